@@ -1,0 +1,115 @@
+// Package config resolves system3's settings from flags, environment
+// variables, the YAML config file and built-in defaults, in that order of
+// precedence, and knows where the config and state directories live.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Environment variables that override the config file.
+const (
+	EnvConfig         = "SYSTEM3_CONFIG"
+	EnvStateDir       = "SYSTEM3_STATE_DIR"
+	EnvTasksDir       = "SYSTEM3_TASKS_DIR"
+	EnvTmuxSocket     = "SYSTEM3_TMUX_SOCKET"
+	EnvTmuxSocketPath = "SYSTEM3_TMUX_SOCKET_PATH"
+)
+
+// maxConfigSize bounds how much of a config file is read; a config larger
+// than this is certainly not one we wrote or documented.
+const maxConfigSize = 1 << 20
+
+// Config is the content of config.yaml. Every field is optional.
+type Config struct {
+	Tmux     TmuxConfig `yaml:"tmux"`
+	TasksDir string     `yaml:"tasks_dir"`
+	StateDir string     `yaml:"state_dir"`
+	LogLevel string     `yaml:"log_level"`
+}
+
+// TmuxConfig selects the tmux server system3 watches.
+type TmuxConfig struct {
+	// Socket is a socket name, as for tmux -L.
+	Socket string `yaml:"socket"`
+	// SocketPath is a socket path, as for tmux -S.
+	SocketPath string `yaml:"socket_path"`
+}
+
+// Dirs are the user's base directories, injected so tests never depend on
+// the real home directory.
+type Dirs struct {
+	Home       string
+	ConfigHome string // XDG_CONFIG_HOME, or empty
+	StateHome  string // XDG_STATE_HOME, or empty
+}
+
+// DirsFromEnv reads the base directories from the process environment.
+func DirsFromEnv() Dirs {
+	home, _ := os.UserHomeDir()
+	return Dirs{
+		Home:       home,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+		StateHome:  os.Getenv("XDG_STATE_HOME"),
+	}
+}
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/system3/config.yaml, falling back to
+// ~/.config/system3/config.yaml.
+func (d Dirs) DefaultConfigPath() string {
+	base := d.ConfigHome
+	if base == "" || !filepath.IsAbs(base) {
+		base = filepath.Join(d.Home, ".config")
+	}
+	return filepath.Join(base, "system3", "config.yaml")
+}
+
+// DefaultStateDir is $XDG_STATE_HOME/system3, falling back to
+// ~/.local/state/system3.
+func (d Dirs) DefaultStateDir() string {
+	base := d.StateHome
+	if base == "" || !filepath.IsAbs(base) {
+		base = filepath.Join(d.Home, ".local", "state")
+	}
+	return filepath.Join(base, "system3")
+}
+
+// DefaultTasksDir is ~/.claude/tasks, where Claude Code keeps task lists.
+func (d Dirs) DefaultTasksDir() string {
+	return filepath.Join(d.Home, ".claude", "tasks")
+}
+
+// Load reads a config file. A missing file is not an error when the path is
+// the default one (explicit is false): system3 runs fine without a config.
+func Load(path string, explicit bool) (Config, error) {
+	var c Config
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			return c, nil
+		}
+		return c, fmt.Errorf("open config %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return c, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if len(data) > maxConfigSize {
+		return c, fmt.Errorf("config %s is larger than %d bytes; is it the right file?", path, maxConfigSize)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("config %s: %w (fix the file or pass --config with another one)", path, err)
+	}
+	return c, nil
+}

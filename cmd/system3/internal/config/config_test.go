@@ -1,0 +1,130 @@
+package config
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestResolvePrecedence(t *testing.T) {
+	home := t.TempDir()
+	dirs := Dirs{Home: home}
+	cfgDir := filepath.Join(home, ".config", "system3")
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "tmux:\n  socket: fromfile\ntasks_dir: ~/tasks-from-file\nlog_level: debug\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name                 string
+		o                    Overrides
+		env                  map[string]string
+		wantSocket, wantPath string
+		wantTasks, wantState string
+		wantLevel            slog.Level
+	}{
+		{
+			name:       "file beats defaults",
+			wantSocket: "fromfile",
+			wantTasks:  filepath.Join(home, "tasks-from-file"),
+			wantState:  filepath.Join(home, ".local", "state", "system3"),
+			wantLevel:  slog.LevelDebug,
+		},
+		{
+			name:      "env beats file, and a path in env replaces the file's socket name",
+			env:       map[string]string{EnvTmuxSocketPath: "/tmp/s", EnvTasksDir: "/t", EnvStateDir: "/st"},
+			wantPath:  "/tmp/s",
+			wantTasks: "/t",
+			wantState: "/st",
+			wantLevel: slog.LevelDebug,
+		},
+		{
+			name:       "flags beat env",
+			o:          Overrides{TmuxSocket: "flag", StateDir: "/fs", LogLevel: "warn"},
+			env:        map[string]string{EnvTmuxSocketPath: "/tmp/s", EnvStateDir: "/st"},
+			wantSocket: "flag",
+			wantTasks:  filepath.Join(home, "tasks-from-file"),
+			wantState:  "/fs",
+			wantLevel:  slog.LevelWarn,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Resolve(tt.o, env(tt.env), dirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.TmuxSocket != tt.wantSocket || s.TmuxSocketPath != tt.wantPath {
+				t.Errorf("socket = %q/%q, want %q/%q", s.TmuxSocket, s.TmuxSocketPath, tt.wantSocket, tt.wantPath)
+			}
+			if s.TasksDir != tt.wantTasks {
+				t.Errorf("tasks dir = %q, want %q", s.TasksDir, tt.wantTasks)
+			}
+			if want := filepath.Join(filepath.Dir(tt.wantTasks), "todos"); s.TodosDir != want {
+				t.Errorf("todos dir = %q, want %q", s.TodosDir, want)
+			}
+			if s.StateDir != tt.wantState {
+				t.Errorf("state dir = %q, want %q", s.StateDir, tt.wantState)
+			}
+			if s.LogLevel != tt.wantLevel {
+				t.Errorf("log level = %v, want %v", s.LogLevel, tt.wantLevel)
+			}
+		})
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	home := t.TempDir()
+	bad := filepath.Join(home, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("tmux:\n  sockt: typo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		o    Overrides
+		want string
+	}{
+		{"missing explicit config", Overrides{ConfigPath: filepath.Join(home, "nope.yaml")}, "open config"},
+		{"unknown key", Overrides{ConfigPath: bad}, "sockt"},
+		{"both socket kinds", Overrides{TmuxSocket: "a", TmuxSocketPath: "/b"}, "choose one"},
+		{"bad level", Overrides{LogLevel: "loud"}, "log level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Resolve(tt.o, env(nil), Dirs{Home: home})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestXDGDirs(t *testing.T) {
+	d := Dirs{Home: "/h", ConfigHome: "/c", StateHome: "relative"}
+	if got := d.DefaultConfigPath(); got != "/c/system3/config.yaml" {
+		t.Errorf("config path = %q", got)
+	}
+	// The XDG spec says relative paths are invalid and must be ignored.
+	if got := d.DefaultStateDir(); got != "/h/.local/state/system3" {
+		t.Errorf("state dir = %q", got)
+	}
+}
+
+func TestMissingDefaultConfigIsFine(t *testing.T) {
+	s, err := Resolve(Overrides{}, env(nil), Dirs{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LogLevel != slog.LevelInfo {
+		t.Errorf("level = %v", s.LogLevel)
+	}
+}
