@@ -1,0 +1,196 @@
+package wake
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"time"
+)
+
+// Reason says why a wake was raised. The values are a contract with the CLI,
+// the MCP tools and anyone reading the journal: add, never rename.
+type Reason string
+
+// The reasons a wake can have.
+const (
+	ReasonAwaitingInput     Reason = "awaiting_input"
+	ReasonErrorLoopDetected Reason = "error_loop_detected"
+	ReasonWorkerFailed      Reason = "worker_failed"
+	ReasonAPIError          Reason = "api_error"
+	ReasonSessionIdle       Reason = "session_idle"
+	ReasonValidationFailed  Reason = "validation_failed"
+	ReasonHeartbeat         Reason = "heartbeat"
+	ReasonSummary           Reason = "summary"
+)
+
+// Reasons lists every reason, in the order they are documented, for help texts
+// and MCP enums.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonAwaitingInput, ReasonErrorLoopDetected, ReasonWorkerFailed, ReasonAPIError,
+		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary,
+	}
+}
+
+// Known reports whether r is one of the documented reasons. Readers accept
+// unknown reasons (a newer system3 may have written them); [Store.Raise] does not.
+func (r Reason) Known() bool { return slices.Contains(Reasons(), r) }
+
+// Evidence is why the monitor believes the condition holds: which source it
+// looked at, which rule matched, and the lines it matched on.
+type Evidence struct {
+	Source string   `json:"source"` // "screen", "transcript", "hook", ...
+	Rule   string   `json:"rule"`
+	Lines  []string `json:"lines"`
+}
+
+// TaskProgress is the progress of the session's task list when the wake was raised.
+type TaskProgress struct {
+	ListID     string   `json:"list_id"`
+	Completed  int      `json:"completed"`
+	Total      int      `json:"total"`
+	InProgress []string `json:"in_progress,omitempty"`
+}
+
+// Event is one wake. The JSON form is stable: the journal, `system3 wait
+// --json` and the MCP tools all use it.
+type Event struct {
+	// ID is unique and sorts in creation order ("w" + zero-padded seq + "-" +
+	// creation time in base 36). Set by the store.
+	ID string `json:"id"`
+	// Seq increases by one per wake and keeps increasing across restarts, so a
+	// reader can ask for "wakes after seq N". Set by the store.
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"` // set by the store from its clock
+	Reason Reason    `json:"reason"`
+	// Key names the condition, e.g. "awaiting_input/%3". While a condition is
+	// active (raised and not cleared) raising it again does nothing, even once
+	// the wake is acknowledged. Leave it empty for wakes that are no condition
+	// (heartbeats, summaries): the store sets it to the ID, and such wakes
+	// always raise and need no Clear. A raiser that makes its own unique keys
+	// must Clear them, or their wakes are kept for good.
+	Key     string `json:"key"`
+	Session string `json:"session"`
+	Pane    string `json:"pane"`
+	Agent   string `json:"agent"`
+	State   string `json:"state"` // the monitor's vocabulary, kept as is
+	Kind    string `json:"kind"`  // the monitor's vocabulary, kept as is
+
+	Evidence        Evidence      `json:"evidence"`
+	Question        string        `json:"question,omitempty"`
+	Options         []string      `json:"options,omitempty"`
+	Tasks           *TaskProgress `json:"tasks,omitempty"`
+	SuggestedAction string        `json:"suggested_action"`
+	Details         string        `json:"details,omitempty"` // e.g. the tail of a validation run
+
+	Acked   bool      `json:"acked"`
+	AckedAt time.Time `json:"acked_at,omitzero"`
+	AckedBy string    `json:"acked_by,omitempty"` // "tui", "cli", "mcp:<client>"
+}
+
+// clone returns a copy that shares no slices or pointers with e, so callers can
+// never edit the store's copy.
+func (e Event) clone() Event {
+	e.Evidence.Lines = slices.Clone(e.Evidence.Lines)
+	e.Options = slices.Clone(e.Options)
+	if e.Tasks != nil {
+		t := *e.Tasks
+		t.InProgress = slices.Clone(t.InProgress)
+		e.Tasks = &t
+	}
+	return e
+}
+
+// eventID makes an ID that sorts by seq (fixed width) and stays unique even if
+// the journal is deleted and seq starts again, thanks to the time suffix.
+func eventID(seq uint64, t time.Time) string {
+	return fmt.Sprintf("w%010d-%s", seq, formatBase36(t.UnixMilli()))
+}
+
+func formatBase36(n int64) string {
+	if n < 0 {
+		n = -n
+	}
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	if n == 0 {
+		return "0"
+	}
+	var b [16]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = digits[n%36]
+		n /= 36
+	}
+	return string(b[i:])
+}
+
+// Filter selects wakes. The zero Filter selects every unacknowledged wake.
+type Filter struct {
+	Reasons      []Reason // any of these; empty means all
+	Session      string   // a path.Match pattern on the session name; empty means all
+	SinceSeq     uint64   // only wakes with Seq > SinceSeq (a cursor)
+	IncludeAcked bool
+	// Limit caps [Store.List] to the first Limit wakes, oldest first, so a
+	// reader pages with SinceSeq = last seq seen. 0 means no limit. Subscribe
+	// and Wait ignore it.
+	Limit int
+}
+
+// Validate reports a malformed session pattern, so a bad pattern from a user
+// is rejected with a clear message instead of silently matching nothing.
+func (f Filter) Validate() error {
+	if f.Session != "" {
+		if _, err := path.Match(f.Session, ""); err != nil {
+			return fmt.Errorf("session pattern %q is not a valid glob (use *, ? and [a-z]): %w", f.Session, err)
+		}
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("limit %d is negative; use 0 for no limit", f.Limit)
+	}
+	return nil
+}
+
+// matches ignores IncludeAcked and Limit: callers decide how those apply (an
+// ack notification must reach a subscriber that only wants unacked wakes).
+func (f Filter) matches(e *Event) bool {
+	if e.Seq <= f.SinceSeq {
+		return false
+	}
+	if len(f.Reasons) > 0 && !slices.Contains(f.Reasons, e.Reason) {
+		return false
+	}
+	if f.Session != "" {
+		if ok, _ := path.Match(f.Session, e.Session); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// MessageKind says what happened to the event of a [Message].
+type MessageKind string
+
+// The kinds of [Message].
+const (
+	// Raised: a new wake (or, with Replayed set, one that was unacked when the
+	// subscription started).
+	Raised MessageKind = "raised"
+	// Acked: the wake was acknowledged; Event carries the ack fields.
+	Acked MessageKind = "acked"
+	// Cleared: the wake's condition ended (the prompt went away); it may still
+	// be unacknowledged.
+	Cleared MessageKind = "cleared"
+	// Resync: messages were dropped because the reader was slow. Re-read
+	// [Store.Unacked] (or [Store.List]) and treat the messages that follow
+	// idempotently, by event ID.
+	Resync MessageKind = "resync"
+)
+
+// Message is what a [Subscription] delivers.
+type Message struct {
+	Kind     MessageKind `json:"kind"`
+	Event    Event       `json:"event,omitzero"` // zero for Resync
+	Replayed bool        `json:"replayed,omitempty"`
+	Missed   uint64      `json:"missed,omitempty"` // for Resync: messages dropped so far
+}

@@ -1,0 +1,184 @@
+package wake
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// Subscription delivers messages about the wakes its filter selects. Read C
+// until it is closed, which happens on [Subscription.Close], when the
+// context given to [Store.Subscribe] is done, or on [Store.Close].
+type Subscription struct {
+	// C delivers first the unacknowledged wakes that existed when the
+	// subscription started (Replayed), then every change as it happens.
+	C <-chan Message
+
+	store  *Store
+	filter Filter
+	from   uint64 // changes up to this rev are in the replay; set before registration
+	limit  int    // messages C may hold; one more slot is kept for a Resync
+
+	mu       sync.Mutex
+	ch       chan Message
+	closed   bool
+	stop     func() bool // unregisters the context callback
+	sent     uint64
+	markerAt uint64 // value of sent just after the last Resync was queued
+	missed   uint64
+}
+
+// Subscribe starts a subscription. The replay and the live messages come from
+// one snapshot taken under the store's lock: no change is missed between them
+// and none is delivered twice. The replay shows the state in memory, which may
+// include a change whose fsync is in progress.
+//
+// A subscriber that falls behind never slows the store: once its buffer
+// (Config.Buffer messages, plus room for the replay) is full, messages are
+// dropped and counted, and one Resync message is queued telling it to re-read
+// [Store.Unacked]. Filter.IncludeAcked adds acknowledged wakes to the replay;
+// Acked messages are sent either way, so a view of unacked wakes can drop them.
+func (s *Store) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	f.Limit = 0
+	f.Reasons = slices.Clone(f.Reasons)
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	replay := s.list(f)
+	sub := &Subscription{store: s, filter: f, from: s.rev, limit: len(replay) + s.cfg.Buffer}
+	sub.ch = make(chan Message, sub.limit+1)
+	sub.C = sub.ch
+	for _, ev := range replay {
+		sub.ch <- Message{Kind: Raised, Event: ev, Replayed: true}
+		sub.sent++
+	}
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
+
+	// AfterFunc starts no goroutine until ctx is done, and then only for the
+	// time Close takes.
+	stop := context.AfterFunc(ctx, sub.Close)
+	sub.mu.Lock()
+	if sub.closed {
+		stop()
+	} else {
+		sub.stop = stop
+	}
+	sub.mu.Unlock()
+	return sub, nil
+}
+
+// Missed returns how many messages were dropped because C was full.
+func (sub *Subscription) Missed() uint64 {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.missed
+}
+
+// Close ends the subscription and closes C. It is safe to call more than once.
+func (sub *Subscription) Close() {
+	s := sub.store
+	s.mu.Lock()
+	if i := slices.Index(s.subs, sub); i >= 0 {
+		s.subs = slices.Delete(s.subs, i, i+1)
+	}
+	s.mu.Unlock()
+	sub.shut()
+}
+
+func (sub *Subscription) shut() {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return
+	}
+	sub.closed = true
+	close(sub.ch)
+	if sub.stop != nil {
+		sub.stop()
+	}
+}
+
+func (sub *Subscription) wants(m Message) bool {
+	if !sub.filter.matches(&m.Event) {
+		return false
+	}
+	switch m.Kind {
+	case Acked:
+		return true // the subscriber may hold the wake as unacked
+	default:
+		return sub.filter.IncludeAcked || !m.Event.Acked
+	}
+}
+
+// send never blocks: it is called by the flushing goroutine, whose caller is a
+// monitor. Only one goroutine sends at a time (the store's flushMu) and the
+// reader only takes messages out, so the len checks below cannot be outrun:
+// while the marker is not queued len(ch) <= limit, leaving the Resync its slot.
+func (sub *Subscription) send(rev uint64, m Message) {
+	if rev <= sub.from || !sub.wants(m) {
+		return
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return
+	}
+	// While a Resync is still queued, the reader has yet to re-read the
+	// state, and that read will include this change: drop it.
+	if sub.markerAt > 0 && sub.sent-uint64(len(sub.ch)) < sub.markerAt {
+		sub.missed++
+		return
+	}
+	if len(sub.ch) < sub.limit {
+		sub.ch <- m
+		sub.sent++
+		return
+	}
+	sub.missed++
+	sub.ch <- Message{Kind: Resync, Missed: sub.missed}
+	sub.sent++
+	sub.markerAt = sub.sent
+}
+
+// Wait returns the oldest unacknowledged wake f selects, waiting for one if
+// there is none. It returns ctx's error when ctx is done first, and ErrClosed
+// if the store closes.
+func (s *Store) Wait(ctx context.Context, f Filter) (Event, error) {
+	f.IncludeAcked = false
+	sub, err := s.Subscribe(ctx, f)
+	if err != nil {
+		return Event{}, err
+	}
+	defer sub.Close()
+	for {
+		select {
+		case m, ok := <-sub.C:
+			if !ok {
+				if err := ctx.Err(); err != nil {
+					return Event{}, err
+				}
+				return Event{}, ErrClosed
+			}
+			switch m.Kind {
+			case Raised:
+				// It may have been acknowledged since it was queued.
+				if cur, ok := s.Get(m.Event.ID); ok && !cur.Acked {
+					return cur, nil
+				}
+			case Resync:
+				if evs, _ := s.List(f); len(evs) > 0 {
+					return evs[0], nil
+				}
+			}
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
