@@ -1,0 +1,363 @@
+package rules
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+//go:embed default.yaml
+var defaultRules []byte
+
+// FileVersion is the rules file format version this build reads.
+const FileVersion = 1
+
+// File is the content of a rules file.
+type File struct {
+	Version int     `yaml:"version"`
+	Agents  []Agent `yaml:"agents"`
+	Rules   []Rule  `yaml:"rules"`
+	// Disable lists rule ids (from earlier files) to switch off.
+	Disable []string `yaml:"disable"`
+}
+
+// Agent tells how to recognise one kind of agent.
+type Agent struct {
+	Name string `yaml:"name" json:"name"`
+	// Processes are regexps matched against the names of the processes in
+	// the pane (the foreground command and its descendants).
+	Processes []string `yaml:"processes" json:"processes"`
+	// Signatures are regexps; one found on screen identifies the agent when
+	// no process did (an agent run through node, a wrapper, or a rename).
+	Signatures []string `yaml:"signatures" json:"signatures,omitempty"`
+	// Shell marks a plain shell: when a shell is in the foreground, an agent
+	// recognised only by its leftovers on screen is no longer running.
+	Shell  bool   `yaml:"shell" json:"shell,omitempty"`
+	Source string `yaml:"-" json:"source"`
+
+	procs []*regexp.Regexp
+	// sig is all signatures in one alternation: one pass per line.
+	sig *regexp.Regexp
+}
+
+func (a *Agent) compile() error {
+	if a.Name == "" {
+		return fmt.Errorf("an agent has no name")
+	}
+	a.procs, a.sig = nil, nil
+	for _, p := range a.Processes {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return fmt.Errorf("agent %s: process pattern %q: %w", a.Name, p, err)
+		}
+		a.procs = append(a.procs, re)
+	}
+	var alts []string
+	for _, p := range a.Signatures {
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Errorf("agent %s: signature %q: %w", a.Name, p, err)
+		}
+		alts = append(alts, "(?:"+p+")")
+	}
+	if len(alts) > 0 {
+		a.sig = regexp.MustCompile(strings.Join(alts, "|"))
+	}
+	return nil
+}
+
+func (a *Agent) matchesProcess(name string) bool {
+	for _, re := range a.procs {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Engine classifies screens with a fixed set of agents and rules. It is
+// immutable after construction and safe for concurrent use.
+type Engine struct {
+	agents  []*Agent
+	rules   []*Rule
+	byAgent map[string][]*Rule
+}
+
+// Source is one rules file to load: a name for messages and its content.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// Builtin is the embedded default rules file.
+func Builtin() Source { return Source{Name: "builtin", Data: defaultRules} }
+
+// LoadFile reads a user rules file. A missing file yields ok=false and no
+// error: user rules are optional.
+func LoadFile(path string) (src Source, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return Source{}, false, nil
+	}
+	if err != nil {
+		return Source{}, false, fmt.Errorf("read rules %s: %w", path, err)
+	}
+	return Source{Name: path, Data: data}, true, nil
+}
+
+// New builds an engine from rules files, later ones extending earlier ones:
+// an agent or rule with an existing name or id replaces it in place, new
+// ones are added, and `disable` removes rules by id.
+func New(sources ...Source) (*Engine, error) {
+	e := &Engine{byAgent: map[string][]*Rule{}}
+	for _, src := range sources {
+		var f File
+		dec := yaml.NewDecoder(strings.NewReader(string(src.Data)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+		}
+		if f.Version != FileVersion {
+			return nil, fmt.Errorf("rules %s: version %d is not supported (this system3 reads version %d)", src.Name, f.Version, FileVersion)
+		}
+		for i := range f.Agents {
+			a := f.Agents[i]
+			a.Source = src.Name
+			if err := a.compile(); err != nil {
+				return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+			}
+			if j := slices.IndexFunc(e.agents, func(x *Agent) bool { return x.Name == a.Name }); j >= 0 {
+				e.agents[j] = &a
+			} else {
+				e.agents = append(e.agents, &a)
+			}
+		}
+		seen := map[string]bool{}
+		for i := range f.Rules {
+			r := f.Rules[i]
+			r.Source = src.Name
+			if seen[r.ID] {
+				return nil, fmt.Errorf("rules %s: rule id %s is defined twice", src.Name, r.ID)
+			}
+			seen[r.ID] = true
+			if err := r.compile(); err != nil {
+				return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+			}
+			if j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == r.ID }); j >= 0 {
+				e.rules[j] = &r
+			} else {
+				e.rules = append(e.rules, &r)
+			}
+		}
+		for _, id := range f.Disable {
+			j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == id })
+			if j < 0 {
+				return nil, fmt.Errorf("rules %s: disable: no rule with id %s", src.Name, id)
+			}
+			e.rules = slices.Delete(e.rules, j, j+1)
+		}
+	}
+	for _, r := range e.rules {
+		for _, name := range r.Agents {
+			if !slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name }) {
+				return nil, fmt.Errorf("rules %s: rule %s names agent %q, which no rules file defines", r.Source, r.ID, name)
+			}
+		}
+	}
+	// Highest priority first; the stable sort keeps file order for ties.
+	slices.SortStableFunc(e.rules, func(a, b *Rule) int { return b.Priority - a.Priority })
+	for _, a := range e.agents {
+		for _, r := range e.rules {
+			if len(r.Agents) == 0 || slices.Contains(r.Agents, a.Name) {
+				e.byAgent[a.Name] = append(e.byAgent[a.Name], r)
+			}
+		}
+	}
+	for _, r := range e.rules {
+		if len(r.Agents) == 0 {
+			e.byAgent[""] = append(e.byAgent[""], r)
+		}
+	}
+	return e, nil
+}
+
+// Rules returns the active rules, highest priority first.
+func (e *Engine) Rules() []Rule {
+	out := make([]Rule, len(e.rules))
+	for i, r := range e.rules {
+		out[i] = *r
+	}
+	return out
+}
+
+// Agents returns the known agents in detection order.
+func (e *Engine) Agents() []Agent {
+	out := make([]Agent, len(e.agents))
+	for i, a := range e.agents {
+		out[i] = *a
+	}
+	return out
+}
+
+// HasAgent reports whether name is a known agent.
+func (e *Engine) HasAgent(name string) bool {
+	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name })
+}
+
+// Input is what the engine looks at for one pane.
+type Input struct {
+	// Screen is the capture, with or without escape sequences.
+	Screen string
+	// Processes are the names of the processes in the pane: the foreground
+	// command first, then its descendants. Empty when unknown (a saved
+	// capture).
+	Processes []string
+	// Dead is set when the pane's process has exited and tmux kept the pane.
+	Dead       bool
+	DeadStatus int
+	// Agent forces the agent instead of detecting it.
+	Agent string
+}
+
+// Result is a classification with the evidence for it.
+type Result struct {
+	Agent string `json:"agent"`
+	// AgentBy says how the agent was recognised: process, screen or given.
+	AgentBy  string   `json:"agent_by,omitempty"`
+	State    State    `json:"state"`
+	Kind     string   `json:"kind"`
+	Rule     string   `json:"rule"`
+	Evidence []string `json:"evidence"`
+	Question string   `json:"question,omitempty"`
+	// Detail is what a prompt is about (the command to approve, the file to
+	// edit), when the rule extracts it.
+	Detail  string   `json:"detail,omitempty"`
+	Options []string `json:"options"`
+}
+
+// Built-in rule ids for decisions that come from the process, not the screen.
+const (
+	RulePaneDead    = "builtin.pane_dead"
+	RuleProcessGone = "builtin.process_gone"
+	RuleNoMatch     = "builtin.no_match"
+)
+
+// Classify decides the state of one pane.
+func (e *Engine) Classify(in Input) Result {
+	s := NewScreen(in.Screen)
+	res := Result{Evidence: []string{}, Options: []string{}}
+	var agent *Agent
+	agent, res.AgentBy = e.detect(in, s)
+	if agent != nil {
+		res.Agent = agent.Name
+	}
+	if in.Dead {
+		res.State, res.Kind, res.Rule = Exited, "dead", RulePaneDead
+		res.Evidence = []string{fmt.Sprintf("the pane's process exited with status %d", in.DeadStatus)}
+		return res
+	}
+	candidates := e.byAgent[res.Agent]
+	for _, r := range candidates {
+		lines, ok := r.matches(s)
+		if !ok {
+			continue
+		}
+		res.State, res.Kind, res.Rule = r.State, r.Kind, r.ID
+		res.Evidence = lines
+		if r.Extract != nil {
+			res.Question, res.Detail, res.Options = r.Extract.run(s)
+			if res.Options == nil {
+				res.Options = []string{}
+			}
+		}
+		break
+	}
+	// An agent recognised only by what it left on screen while a shell is
+	// in the foreground has exited, whatever its last screen says.
+	if agent != nil && !agent.Shell && res.AgentBy == "screen" && len(in.Processes) > 0 && e.isShell(in.Processes[0]) && res.State != Exited {
+		res.State, res.Kind, res.Rule = Exited, "process_gone", RuleProcessGone
+		res.Evidence = []string{fmt.Sprintf("no %s process in the pane; %s is in the foreground", agent.Name, in.Processes[0])}
+		res.Question, res.Detail, res.Options = "", "", []string{}
+	}
+	if res.State == "" {
+		res.State, res.Rule = Unknown, RuleNoMatch
+		if n := len(s.nonBlank); n > 0 {
+			res.Evidence = []string{s.Lines[s.nonBlank[n-1]]}
+		}
+	}
+	return res
+}
+
+func (e *Engine) isShell(proc string) bool {
+	for _, a := range e.agents {
+		if a.Shell && a.matchesProcess(proc) {
+			return true
+		}
+	}
+	return false
+}
+
+// detect finds the agent: given, else by process (any non-shell agent
+// process in the pane wins over a shell), else by screen signature (the one
+// lowest on screen, i.e. most recent), else a shell by process.
+func (e *Engine) detect(in Input, s *Screen) (*Agent, string) {
+	if in.Agent != "" {
+		for _, a := range e.agents {
+			if a.Name == in.Agent {
+				return a, "given"
+			}
+		}
+		return &Agent{Name: in.Agent}, "given"
+	}
+	var shell *Agent
+	for _, p := range in.Processes {
+		for _, a := range e.agents {
+			if !a.matchesProcess(p) {
+				continue
+			}
+			if !a.Shell {
+				return a, "process"
+			}
+			if shell == nil {
+				shell = a
+			}
+		}
+	}
+	// The agent whose signature is lowest on screen (most recent) wins;
+	// scanning from the bottom stops at the first line that has one.
+	for i := len(s.Lines) - 1; i >= 0; i-- {
+		for _, a := range e.agents {
+			if a.sig != nil && !a.Shell && a.sig.MatchString(s.Lines[i]) {
+				return a, "screen"
+			}
+		}
+	}
+	if shell != nil {
+		return shell, "process"
+	}
+	return nil, ""
+}
+
+// matches checks a rule against a screen and returns the matched lines.
+func (r *Rule) matches(s *Screen) ([]string, bool) {
+	var lines []string
+	for i := range r.Match {
+		at := r.Match[i].find(s)
+		if at < 0 {
+			return nil, false
+		}
+		if l := strings.TrimSpace(s.Lines[at]); !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	for i := range r.Unless {
+		if r.Unless[i].find(s) >= 0 {
+			return nil, false
+		}
+	}
+	return lines, true
+}

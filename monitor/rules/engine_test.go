@@ -1,0 +1,266 @@
+package rules
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAgentDetection(t *testing.T) {
+	e := engine(t)
+	idle, err := os.ReadFile("../testdata/captures/claude/idle.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited, err := os.ReadFile("../testdata/captures/claude/exited_shell.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		in        Input
+		agent, by string
+		state     State
+		rule      string
+	}{
+		{"claude process, plain screen", Input{Screen: "hello\n", Processes: []string{"claude"}}, "claude", "process", Unknown, RuleNoMatch},
+		{"wrapper shell running claude", Input{Screen: string(idle), Processes: []string{"bash", "claude"}}, "claude", "process", Idle, "claude.idle"},
+		{"claude through node, by screen", Input{Screen: string(idle), Processes: []string{"node"}}, "claude", "screen", Idle, "claude.idle"},
+		{"claude screen left over in a shell", Input{Screen: string(idle), Processes: []string{"zsh"}}, "claude", "screen", Exited, RuleProcessGone},
+		{"claude exit screen in a shell", Input{Screen: string(exited), Processes: []string{"bash"}}, "claude", "screen", Exited, "claude.exited"},
+		{"dead pane", Input{Screen: string(idle), Processes: []string{"claude"}, Dead: true, DeadStatus: 137}, "claude", "process", Exited, RulePaneDead},
+		{"given agent", Input{Screen: string(idle), Agent: "claude"}, "claude", "given", Idle, "claude.idle"},
+		{"plain shell", Input{Screen: "$ ls\nfile\n$ ", Processes: []string{"bash"}}, "shell", "process", Idle, "shell.prompt"},
+		{"unknown program", Input{Screen: "compiling...\n", Processes: []string{"make"}}, "", "", Unknown, RuleNoMatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := e.Classify(tt.in)
+			if got.Agent != tt.agent || got.AgentBy != tt.by || got.State != tt.state || got.Rule != tt.rule {
+				t.Fatalf("got agent %q by %q, %s by %s; want %q by %q, %s by %s (evidence %q)",
+					got.Agent, got.AgentBy, got.State, got.Rule, tt.agent, tt.by, tt.state, tt.rule, got.Evidence)
+			}
+			if len(got.Evidence) == 0 && got.Rule != RuleNoMatch {
+				t.Errorf("no evidence")
+			}
+		})
+	}
+}
+
+func TestStaleErrorAboveNewTurnIsIgnored(t *testing.T) {
+	// An API error from an earlier turn stays on screen after the user sends
+	// a new prompt; only the current turn may decide the state.
+	screen := strings.Join([]string{
+		"❯ first try",
+		"● API Error: 500 Internal server error. This is a server-side issue",
+		"❯ try again please",
+		"● Done, all tests pass.",
+		"✻ Brewed for 3s · done 5:40 AM",
+		strings.Repeat("─", 40),
+		"❯ ",
+		strings.Repeat("─", 40),
+		"  ⏸ manual mode on · ? for shortcuts",
+	}, "\n")
+	got := engine(t).Classify(Input{Screen: screen, Processes: []string{"claude"}})
+	if got.State != Idle {
+		t.Fatalf("state = %s by %s (%q), want idle", got.State, got.Rule, got.Evidence)
+	}
+}
+
+func TestUserRulesExtendAndOverride(t *testing.T) {
+	user := Source{Name: "/home/u/.config/system3/rules.yaml", Data: []byte(`
+version: 1
+agents:
+  - name: mybot
+    processes: ['^mybot$']
+rules:
+  - id: mybot.asks
+    agents: [mybot]
+    state: awaiting_input
+    kind: question
+    priority: 50
+    match:
+      - regexp: '^\? (.+)$'
+    extract:
+      question: '^\? (?P<question>.+)$'
+      option: '^\s+\[(?P<label>\w+)\]'
+  - id: shell.prompt
+    agents: [shell]
+    state: idle
+    priority: 10
+    region: bottom:1
+    match:
+      - contains: 'READY>'
+disable: [claude.compacting]
+`)}
+	e, err := New(Builtin(), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.Classify(Input{Screen: "working\n? Deploy now\n  [yes]\n  [no]\n", Processes: []string{"mybot"}})
+	if got.Rule != "mybot.asks" || got.Question != "Deploy now" || strings.Join(got.Options, ",") != "yes,no" {
+		t.Fatalf("user rule: %+v", got)
+	}
+	if got := e.Classify(Input{Screen: "$ ", Processes: []string{"bash"}}); got.State != Unknown {
+		t.Fatalf("overridden shell.prompt still matches a $ prompt: %+v", got)
+	}
+	if got := e.Classify(Input{Screen: "READY>", Processes: []string{"bash"}}); got.Rule != "shell.prompt" {
+		t.Fatalf("override not applied: %+v", got)
+	}
+	for _, r := range e.Rules() {
+		if r.ID == "claude.compacting" {
+			t.Fatalf("disabled rule still active")
+		}
+		if r.ID == "shell.prompt" && r.Source != user.Name {
+			t.Fatalf("source of overridden rule = %q", r.Source)
+		}
+	}
+}
+
+func TestRuleFileErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"bad version", "version: 9\n", "version 9"},
+		{"unknown field", "version: 1\nrules:\n  - id: x\n    stat: idle\n", "stat"},
+		{"unknown state", "version: 1\nrules:\n  - id: x\n    state: sleepy\n    match: [{contains: a}]\n", `unknown state "sleepy"`},
+		{"wrong kind", "version: 1\nrules:\n  - id: x\n    state: error\n    kind: permission\n    match: [{contains: a}]\n", "kind"},
+		{"no match", "version: 1\nrules:\n  - id: x\n    state: idle\n", "no match"},
+		{"bad regexp", "version: 1\nrules:\n  - id: x\n    state: idle\n    match: [{regexp: '('}]\n", "regexp"},
+		{"bad region", "version: 1\nrules:\n  - id: x\n    state: idle\n    region: middle\n    match: [{contains: a}]\n", "unknown region"},
+		{"both kinds of match", "version: 1\nrules:\n  - id: x\n    state: idle\n    match: [{contains: a, regexp: b}]\n", "not both"},
+		{"unknown agent", "version: 1\nrules:\n  - id: x\n    agents: [nobody]\n    state: idle\n    match: [{contains: a}]\n", `agent "nobody"`},
+		{"duplicate id", "version: 1\nrules:\n  - {id: x, state: idle, match: [{contains: a}]}\n  - {id: x, state: idle, match: [{contains: b}]}\n", "defined twice"},
+		{"disable unknown", "version: 1\ndisable: [nope]\n", "no rule with id nope"},
+		{"error loop from screen", "version: 1\nrules:\n  - id: x\n    state: error_loop\n    match: [{contains: a}]\n", "error_loop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(Builtin(), Source{Name: "user.yaml", Data: []byte(tt.yaml)})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "user.yaml") {
+				t.Fatalf("err = %v, want it to name user.yaml and mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, ok, err := LoadFile(filepath.Join(dir, "rules.yaml")); ok || err != nil {
+		t.Fatalf("missing file: ok=%v err=%v", ok, err)
+	}
+	p := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(p, []byte("version: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, ok, err := LoadFile(p)
+	if !ok || err != nil || src.Name != p {
+		t.Fatalf("ok=%v err=%v src=%v", ok, err, src.Name)
+	}
+}
+
+func TestRegions(t *testing.T) {
+	rule := strings.Repeat("─", 20)
+	s := NewScreen("history\n❯ do it\nout 1\nout 2\n\n" + rule + "\n❯ typed text\n" + rule + "\n  footer hint\n\n\n")
+	tests := []struct {
+		region string
+		want   []string
+	}{
+		{"input", []string{"❯ typed text"}},
+		{"footer", []string{"  footer hint"}},
+		{"above_input:2", []string{"out 1", "out 2", ""}},
+		{"turn", []string{"❯ do it", "out 1", "out 2", ""}},
+		{"bottom:2", []string{rule, "  footer hint"}},
+		{"whole", s.Lines},
+	}
+	for _, tt := range tests {
+		r, err := parseRegion(tt.region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := s.bounds(r)
+		if got := s.Lines[lo:hi]; strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s = %q, want %q", tt.region, got, tt.want)
+		}
+	}
+	if s.InputText() != "typed text" {
+		t.Errorf("input text = %q", s.InputText())
+	}
+}
+
+func TestStripANSI(t *testing.T) {
+	in := "\x1b[1;31mred\x1b[0m \x1b]0;title\x07plain \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b(Bdone\x1b"
+	if got := StripANSI(in); got != "red plain link done" {
+		t.Fatalf("StripANSI = %q", got)
+	}
+}
+
+func bigCapture(lines int) string {
+	data, err := os.ReadFile("../testdata/captures/claude/permission_bash.txt")
+	if err != nil {
+		panic(err)
+	}
+	var b strings.Builder
+	for i := 0; i < lines-30; i++ {
+		fmt.Fprintf(&b, "● line %d of output: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	b.Write(data)
+	return b.String()
+}
+
+func BenchmarkClassify2000Lines(b *testing.B) {
+	e, err := New(Builtin())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Screen: bigCapture(2000), Processes: []string{"claude"}}
+	b.SetBytes(int64(len(in.Screen)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := e.Classify(in); r.State != AwaitingInput {
+			b.Fatalf("state %s", r.State)
+		}
+	}
+}
+
+func BenchmarkClassify2000LinesDetectByScreen(b *testing.B) {
+	e, err := New(Builtin())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Screen: bigCapture(2000)}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Classify(in)
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/captures/*/*.txt")
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(string(data), "")
+		}
+	}
+	f.Add("\x1b[", "claude")
+	f.Add("────────────\n❯\n────────────", "")
+	e, err := New(Builtin())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, screen, proc string) {
+		in := Input{Screen: screen}
+		if proc != "" {
+			in.Processes = []string{proc}
+		}
+		r := e.Classify(in)
+		if !r.State.Valid() || r.Rule == "" || r.Evidence == nil || r.Options == nil {
+			t.Fatalf("invalid result %+v", r)
+		}
+		if !validKind(r.State, r.Kind) {
+			t.Fatalf("kind %q not valid for %s", r.Kind, r.State)
+		}
+	})
+}

@@ -1,0 +1,338 @@
+// Package rules classifies what an agent in a terminal is doing from a
+// capture of its screen and the processes in its pane. Rules are data: a
+// versioned YAML file embedded as defaults, extended or overridden by the
+// user's rules.yaml, so new agent versions need a rule, not a release.
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// State is what a session is doing. The values are a contract shared by the
+// CLI, the dashboard and the MCP server.
+type State string
+
+// The states, from most to least in need of a person.
+const (
+	AwaitingInput State = "awaiting_input"
+	ErrorLoop     State = "error_loop"
+	Error         State = "error"
+	Exited        State = "exited"
+	Working       State = "working"
+	Idle          State = "idle"
+	Unknown       State = "unknown"
+)
+
+// States lists every state in display order.
+var States = []State{AwaitingInput, ErrorLoop, Error, Exited, Working, Idle, Unknown}
+
+// Valid reports whether s is one of the contract states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds refine a state. Each state accepts only its own kinds, so a typo in
+// a rules file is caught when the file loads.
+var Kinds = map[State][]string{
+	AwaitingInput: {"permission", "question", "plan", "trust", "other"},
+	Error:         {"api_error", "rate_limited", "auth"},
+	Idle:          {"", "interrupted"},
+	Working:       {"", "tool", "compacting"},
+	Exited:        {"", "dead", "process_gone"},
+	ErrorLoop:     {""},
+	Unknown:       {""},
+}
+
+// Rule is one detection rule. All Match conditions must hold and no Unless
+// condition may hold; among matching rules the highest Priority wins, then
+// the one defined first.
+type Rule struct {
+	ID       string   `yaml:"id" json:"id"`
+	Agents   []string `yaml:"agents" json:"agents"`
+	State    State    `yaml:"state" json:"state"`
+	Kind     string   `yaml:"kind" json:"kind,omitempty"`
+	Priority int      `yaml:"priority" json:"priority"`
+	// Region is where conditions look unless they name their own.
+	Region      string   `yaml:"region" json:"region,omitempty"`
+	Match       []Cond   `yaml:"match" json:"match"`
+	Unless      []Cond   `yaml:"unless" json:"unless,omitempty"`
+	Extract     *Extract `yaml:"extract" json:"extract,omitempty"`
+	Description string   `yaml:"description" json:"description,omitempty"`
+	// Source says which file defined the rule ("builtin" or a path).
+	Source string `yaml:"-" json:"source"`
+
+	region region
+}
+
+// Cond is one condition: a literal or a regular expression that must be
+// found on some line of a region of the screen.
+type Cond struct {
+	Region   string `yaml:"region" json:"region,omitempty"`
+	Contains string `yaml:"contains" json:"contains,omitempty"`
+	Regexp   string `yaml:"regexp" json:"regexp,omitempty"`
+
+	region region
+	re     *regexp.Regexp
+}
+
+// Extract pulls the question, what it is about, and its options out of a
+// prompt.
+type Extract struct {
+	// Question is a regexp; group "question" (or group 1, or the whole
+	// match) of the lowest line it matches is the question.
+	Question string `yaml:"question" json:"question,omitempty"`
+	// Detail is a regexp for the heading of what the prompt is about (e.g.
+	// "Bash command"); the heading and up to three lines after it, before
+	// the question, make the detail.
+	Detail string `yaml:"detail" json:"detail,omitempty"`
+	// DetailSkip is a regexp for lines left out of the detail (tips,
+	// separators).
+	DetailSkip string `yaml:"detail_skip" json:"detail_skip,omitempty"`
+	// Option matches one option line below the question; group "label"
+	// (or group 1) is the option as shown.
+	Option string `yaml:"option" json:"option,omitempty"`
+	// OptionInline matches every option written on the question line
+	// itself, as in "(Y)es/(N)o"; the label is all its groups joined.
+	OptionInline string `yaml:"option_inline" json:"option_inline,omitempty"`
+	// Region bounds the search; default the rule's region.
+	Region string `yaml:"region" json:"region,omitempty"`
+
+	region                              region
+	question, detail, skip, opt, inline *regexp.Regexp
+}
+
+// region is a parsed region name.
+type region struct {
+	kind  string // whole, bottom, footer, above_input, input
+	lines int
+}
+
+var regionKinds = map[string]int{
+	"whole":       0,
+	"bottom":      15,
+	"footer":      3,
+	"above_input": 8,
+	"input":       0,
+	"turn":        40,
+}
+
+func parseRegion(s string) (region, error) {
+	if s == "" {
+		return region{kind: "bottom", lines: regionKinds["bottom"]}, nil
+	}
+	name, num, hasNum := strings.Cut(s, ":")
+	def, ok := regionKinds[name]
+	if !ok {
+		return region{}, fmt.Errorf("unknown region %q (use whole, bottom:N, footer, above_input:N, turn:N or input)", s)
+	}
+	r := region{kind: name, lines: def}
+	if hasNum {
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= 0 || n > 10000 {
+			return region{}, fmt.Errorf("region %q: the line count must be a number from 1 to 10000", s)
+		}
+		r.lines = n
+	}
+	return r, nil
+}
+
+func (r region) String() string {
+	if r.lines == 0 {
+		return r.kind
+	}
+	return r.kind + ":" + strconv.Itoa(r.lines)
+}
+
+// compile checks the rule and prepares its regions and expressions.
+func (r *Rule) compile() error {
+	if r.ID == "" {
+		return fmt.Errorf("a rule has no id")
+	}
+	if !r.State.Valid() {
+		return fmt.Errorf("rule %s: unknown state %q", r.ID, r.State)
+	}
+	if !validKind(r.State, r.Kind) {
+		return fmt.Errorf("rule %s: kind %q is not one of %s's kinds %q", r.ID, r.Kind, r.State, Kinds[r.State])
+	}
+	if r.State == ErrorLoop {
+		return fmt.Errorf("rule %s: error_loop comes from repeated errors over time, not from one screen; match the error with an error rule instead", r.ID)
+	}
+	if len(r.Match) == 0 {
+		return fmt.Errorf("rule %s: no match conditions", r.ID)
+	}
+	var err error
+	if r.region, err = parseRegion(r.Region); err != nil {
+		return fmt.Errorf("rule %s: %w", r.ID, err)
+	}
+	for i := range r.Match {
+		if err := r.Match[i].compile(r.region); err != nil {
+			return fmt.Errorf("rule %s: match %d: %w", r.ID, i+1, err)
+		}
+	}
+	for i := range r.Unless {
+		if err := r.Unless[i].compile(r.region); err != nil {
+			return fmt.Errorf("rule %s: unless %d: %w", r.ID, i+1, err)
+		}
+	}
+	if r.Extract != nil {
+		if err := r.Extract.compile(r.region); err != nil {
+			return fmt.Errorf("rule %s: extract: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+func validKind(s State, k string) bool {
+	for _, v := range Kinds[s] {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Cond) compile(def region) error {
+	c.region = def
+	if c.Region != "" {
+		var err error
+		if c.region, err = parseRegion(c.Region); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Contains != "" && c.Regexp != "":
+		return fmt.Errorf("set contains or regexp, not both")
+	case c.Contains != "":
+		return nil
+	case c.Regexp != "":
+		re, err := regexp.Compile(c.Regexp)
+		if err != nil {
+			return fmt.Errorf("regexp %q: %w", c.Regexp, err)
+		}
+		c.re = re
+		return nil
+	}
+	return fmt.Errorf("a condition needs contains or regexp")
+}
+
+// find returns the index of the last line in the region that satisfies the
+// condition, or -1.
+func (c *Cond) find(s *Screen) int {
+	lo, hi := s.bounds(c.region)
+	for i := hi - 1; i >= lo; i-- {
+		line := s.Lines[i]
+		if c.re != nil {
+			if c.re.MatchString(line) {
+				return i
+			}
+		} else if strings.Contains(line, c.Contains) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (e *Extract) compile(def region) error {
+	e.region = def
+	if e.Region != "" {
+		var err error
+		if e.region, err = parseRegion(e.Region); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		src  string
+		dst  **regexp.Regexp
+	}{
+		{"question", e.Question, &e.question},
+		{"detail", e.Detail, &e.detail},
+		{"detail_skip", e.DetailSkip, &e.skip},
+		{"option", e.Option, &e.opt},
+		{"option_inline", e.OptionInline, &e.inline},
+	} {
+		if f.src == "" {
+			continue
+		}
+		re, err := regexp.Compile(f.src)
+		if err != nil {
+			return fmt.Errorf("%s regexp %q: %w", f.name, f.src, err)
+		}
+		*f.dst = re
+	}
+	return nil
+}
+
+// maxDetailLines bounds the detail so a long diff does not become one.
+const maxDetailLines = 3
+
+// run extracts question, detail and options. Options are read from the
+// lines after the question (or from the whole region when there is no
+// question pattern) in screen order.
+func (e *Extract) run(s *Screen) (question, detail string, options []string) {
+	lo, hi := s.bounds(e.region)
+	start, qline := lo, hi
+	if e.question != nil {
+		for i := hi - 1; i >= lo; i-- {
+			if m := e.question.FindStringSubmatch(s.Lines[i]); m != nil {
+				question = strings.TrimSpace(group(m, e.question, "question"))
+				start, qline = i+1, i
+				break
+			}
+		}
+	}
+	if e.detail != nil {
+		for i := lo; i < qline; i++ {
+			m := e.detail.FindStringSubmatch(s.Lines[i])
+			if m == nil {
+				continue
+			}
+			parts := []string{strings.TrimSpace(group(m, e.detail, "detail"))}
+			for j := i + 1; j < qline && len(parts) <= maxDetailLines; j++ {
+				t := strings.TrimSpace(s.Lines[j])
+				if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" || (e.skip != nil && e.skip.MatchString(t)) {
+					continue
+				}
+				parts = append(parts, t)
+			}
+			detail = strings.Join(parts, " · ")
+			break
+		}
+	}
+	if e.inline != nil && qline < hi {
+		for _, m := range e.inline.FindAllStringSubmatch(s.Lines[qline], -1) {
+			if label := strings.TrimSpace(strings.Join(m[1:], "")); label != "" {
+				options = append(options, label)
+			}
+		}
+	}
+	if e.opt != nil {
+		for i := start; i < hi; i++ {
+			if m := e.opt.FindStringSubmatch(s.Lines[i]); m != nil {
+				if label := strings.TrimSpace(group(m, e.opt, "label")); label != "" {
+					options = append(options, label)
+				}
+			}
+		}
+	}
+	return question, detail, options
+}
+
+// group returns the named group, else group 1, else the whole match.
+func group(m []string, re *regexp.Regexp, name string) string {
+	if i := re.SubexpIndex(name); i > 0 && i < len(m) {
+		return m[i]
+	}
+	if len(m) > 1 {
+		return m[1]
+	}
+	return m[0]
+}

@@ -1,0 +1,144 @@
+package rules
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type want struct {
+	agent, state, kind, rule string
+	question                 string
+	options                  []string
+	detail                   string // substring
+}
+
+// expectations covers every capture under monitor/testdata/captures; a
+// capture without one fails TestEveryCaptureHasExpectation.
+var expectations = map[string]want{
+	"claude/api_error_500.txt":                 {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_error"},
+	"claude/api_error_retry_attempt2.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/api_error_retry_attempt3.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/api_error_retry_attempt4.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/api_error_retry_in_flight.txt":     {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/api_overloaded_final.txt":          {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_error"},
+	"claude/api_overloaded_retry.txt":          {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/auth_error.txt":                    {agent: "claude", state: "error", kind: "auth", rule: "claude.auth"},
+	"claude/compacted.txt":                     {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/compacting.txt":                    {agent: "claude", state: "working", kind: "compacting", rule: "claude.compacting"},
+	"claude/error_tool_failures.txt":           {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/error_tool_failures_working.txt":   {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/exit_pending_ctrl_c.txt":           {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/exited_shell.txt":                  {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/exited_shell_ctrl_c.txt":           {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/idle.ansi.txt":                     {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle.txt":                          {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle_200x50.txt":                   {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle_80x24.txt":                    {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle_after_turn.txt":               {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle_plan_mode.txt":                {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/idle_tasks.txt":                    {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/interrupted.txt":                   {agent: "claude", state: "idle", kind: "interrupted", rule: "claude.interrupted"},
+	"claude/interrupted_permission.txt":        {agent: "claude", state: "idle", kind: "interrupted", rule: "claude.interrupted"},
+	"claude/permission_bash.ansi.txt":          {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}, detail: "./deploy.sh --prod"},
+	"claude/permission_bash.txt":               {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}, detail: "Bash command"},
+	"claude/permission_bash_200x50.txt":        {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod"},
+	"claude/permission_bash_80x24.txt":         {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod"},
+	"claude/permission_edit.txt":               {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to make this edit to notes.txt?", detail: "Edit file"},
+	"claude/permission_write.txt":              {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to create hello.go?", detail: "hello.go"},
+	"claude/plan_approval.txt":                 {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Would you like to proceed?", options: []string{"Yes, and use auto mode", "Yes, manually approve edits", "Tell Claude what to change"}},
+	"claude/plan_exit_no_plan_file.txt":        {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Exit plan mode?", options: []string{"Yes, and switch to default (ask each time) for this session", "No"}},
+	"claude/question_multi_select.txt":         {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which features do you want?", options: []string{"Login", "Search", "Export", "Type something", "Chat about this"}},
+	"claude/question_multiple_choice.ansi.txt": {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
+	"claude/question_multiple_choice.txt":      {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
+	"claude/question_review.txt":               {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question_review", question: "Review your answers", options: []string{"Submit answers", "Cancel"}},
+	"claude/rate_limited.txt":                  {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
+	"claude/trust_declined_shell.txt":          {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/trust_dialog.ansi.txt":             {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
+	"claude/trust_dialog.txt":                  {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
+	"claude/working_spinner.ansi.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/working_spinner_late.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/working_spinner_start.txt":         {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/working_spinner_streaming.txt":     {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/working_tasks.txt":                 {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/working_tool_running.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+
+	"codex/permission.txt":  {agent: "codex", state: "awaiting_input", kind: "permission", rule: "codex.permission", question: "Would you like to run the following command?", options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}},
+	"codex/working.txt":     {agent: "codex", state: "working", rule: "codex.working"},
+	"codex/idle.txt":        {agent: "codex", state: "idle", rule: "codex.idle"},
+	"gemini/permission.txt": {agent: "gemini", state: "awaiting_input", kind: "permission", rule: "gemini.permission", question: "Allow execution of: 'npm'?", options: []string{"Yes, allow once", "Yes, allow always ...", "No, suggest changes (esc)"}},
+	"gemini/working.txt":    {agent: "gemini", state: "working", rule: "gemini.working"},
+	"gemini/idle.txt":       {agent: "gemini", state: "idle", rule: "gemini.idle"},
+	"aider/confirm.txt":     {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
+	"aider/idle.txt":        {agent: "aider", state: "idle", rule: "aider.idle"},
+	"shell/prompt.txt":      {agent: "shell", state: "idle", rule: "shell.prompt"},
+}
+
+// processFor gives the non-Claude fixtures the process a live pane would
+// show, so they are classified as in production; Claude captures are
+// classified from the screen alone, as `system3 classify FILE` does.
+var processFor = map[string]string{"shell": "bash"}
+
+func engine(t testing.TB) *Engine {
+	t.Helper()
+	e, err := New(Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestCaptures(t *testing.T) {
+	e := engine(t)
+	for name, w := range expectations {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "testdata", "captures", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := Input{Screen: string(data)}
+			if p, ok := processFor[filepath.Dir(name)]; ok {
+				in.Processes = []string{p}
+			}
+			got := e.Classify(in)
+			if got.Agent != w.agent || string(got.State) != w.state || got.Kind != w.kind || got.Rule != w.rule {
+				t.Fatalf("got %s %s/%s by %s (evidence %q), want %s %s/%s by %s",
+					got.Agent, got.State, got.Kind, got.Rule, got.Evidence, w.agent, w.state, w.kind, w.rule)
+			}
+			if len(got.Evidence) == 0 {
+				t.Errorf("no evidence")
+			}
+			if got.Question != w.question {
+				t.Errorf("question = %q, want %q", got.Question, w.question)
+			}
+			if w.options != nil && !slices.Equal(got.Options, w.options) {
+				t.Errorf("options = %q, want %q", got.Options, w.options)
+			}
+			if w.state == "awaiting_input" && len(got.Options) == 0 {
+				t.Errorf("a prompt without options: %+v", got)
+			}
+			if !strings.Contains(got.Detail, w.detail) {
+				t.Errorf("detail = %q, want it to contain %q", got.Detail, w.detail)
+			}
+		})
+	}
+}
+
+func TestEveryCaptureHasExpectation(t *testing.T) {
+	root := filepath.Join("..", "testdata", "captures")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".txt" {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if _, ok := expectations[filepath.ToSlash(rel)]; !ok {
+			t.Errorf("capture %s has no expectation in rules_test.go", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

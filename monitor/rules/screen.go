@@ -1,0 +1,208 @@
+package rules
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Screen is a capture prepared for matching: escape sequences removed,
+// trailing blanks trimmed, and the agent's input box located once so every
+// rule's regions are cheap to compute.
+type Screen struct {
+	Lines []string
+	// nonBlank holds the indexes of lines with visible text.
+	nonBlank []int
+	// inputTop and inputBottom are the border lines around the input box, or
+	// -1 when the screen shows none.
+	inputTop, inputBottom int
+}
+
+// NewScreen prepares a capture (plain text, or with escape sequences).
+func NewScreen(capture string) *Screen {
+	capture = StripANSI(capture)
+	if !utf8.ValidString(capture) {
+		capture = strings.ToValidUTF8(capture, "\uFFFD")
+	}
+	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	s := &Screen{Lines: make([]string, 0, len(raw)), inputTop: -1, inputBottom: -1}
+	for _, l := range raw {
+		s.Lines = append(s.Lines, strings.TrimRight(l, " \t\r\u00a0"))
+	}
+	for len(s.Lines) > 0 && s.Lines[len(s.Lines)-1] == "" {
+		s.Lines = s.Lines[:len(s.Lines)-1]
+	}
+	for i, l := range s.Lines {
+		if strings.TrimSpace(l) != "" {
+			s.nonBlank = append(s.nonBlank, i)
+		}
+	}
+	s.findInputBox()
+	return s
+}
+
+// findInputBox looks, from the bottom, for two horizontal rules with at most
+// four lines between them, the first of which is a prompt line. That is the
+// shape of the input box of Claude Code and similar Ink-based CLIs; a dialog
+// drawn in its place has no such pair, so its regions fall back to the
+// bottom of the screen.
+func (s *Screen) findInputBox() {
+	const maxInner = 4
+	bottom := -1
+	for i := len(s.Lines) - 1; i >= 0 && i >= len(s.Lines)-12; i-- {
+		if isRule(s.Lines[i]) {
+			bottom = i
+			break
+		}
+	}
+	if bottom < 0 {
+		return
+	}
+	for i := bottom - 1; i >= 0 && i >= bottom-1-maxInner; i-- {
+		if isRule(s.Lines[i]) {
+			if i+1 < bottom && isPromptLine(s.Lines[i+1]) {
+				s.inputTop, s.inputBottom = i, bottom
+			}
+			return
+		}
+	}
+}
+
+// isRule reports whether a line is a horizontal border: at least 10 box
+// drawing dashes and nothing else.
+func isRule(l string) bool {
+	n := 0
+	for _, r := range l {
+		switch r {
+		case '─', '━', '═':
+			n++
+		case ' ':
+		default:
+			return false
+		}
+	}
+	return n >= 10
+}
+
+func isPromptLine(l string) bool {
+	t := strings.TrimLeft(l, " ")
+	return strings.HasPrefix(t, "❯") || strings.HasPrefix(t, ">") || strings.HasPrefix(t, "│")
+}
+
+// HasInputBox reports whether the screen shows an agent's input box.
+func (s *Screen) HasInputBox() bool { return s.inputTop >= 0 }
+
+// InputText is the text typed in the input box (without the prompt glyph),
+// or "" when there is no input box.
+func (s *Screen) InputText() string {
+	if !s.HasInputBox() {
+		return ""
+	}
+	var parts []string
+	for i := s.inputTop + 1; i < s.inputBottom; i++ {
+		t := strings.TrimSpace(s.Lines[i])
+		t = strings.TrimPrefix(t, "❯")
+		t = strings.TrimPrefix(t, ">")
+		parts = append(parts, strings.TrimSpace(t))
+	}
+	return strings.TrimSpace(strings.Join(parts, "\n"))
+}
+
+// bounds returns the half-open line range [lo, hi) of a region.
+func (s *Screen) bounds(r region) (int, int) {
+	n := len(s.Lines)
+	switch r.kind {
+	case "whole":
+		return 0, n
+	case "input":
+		if s.HasInputBox() {
+			return s.inputTop + 1, s.inputBottom
+		}
+		return n, n
+	case "footer":
+		if s.HasInputBox() {
+			return s.inputBottom + 1, min(n, s.inputBottom+1+r.lines)
+		}
+		return s.lastNonBlank(n, r.lines), n
+	case "above_input":
+		if s.HasInputBox() {
+			return s.lastNonBlank(s.inputTop, r.lines), s.inputTop
+		}
+		return s.lastNonBlank(n, r.lines), n
+	case "turn":
+		end := n
+		if s.HasInputBox() {
+			end = s.inputTop
+		}
+		lo := s.lastNonBlank(end, r.lines)
+		for i := end - 1; i >= lo; i-- {
+			if t := strings.TrimSpace(s.Lines[i]); strings.HasPrefix(t, "❯ ") && len(t) > len("❯ ") {
+				return i, end
+			}
+		}
+		return lo, end
+	default: // bottom
+		return s.lastNonBlank(n, r.lines), n
+	}
+}
+
+// lastNonBlank returns the index of the k-th non-blank line counting back
+// from (not including) end, or the first non-blank line if there are fewer.
+func (s *Screen) lastNonBlank(end, k int) int {
+	count, lo := 0, end
+	for j := len(s.nonBlank) - 1; j >= 0; j-- {
+		i := s.nonBlank[j]
+		if i >= end {
+			continue
+		}
+		lo = i
+		count++
+		if count == k {
+			break
+		}
+	}
+	return lo
+}
+
+// StripANSI removes terminal escape sequences (CSI, OSC, and two-byte ESC
+// sequences) so captures taken with colours match the same rules.
+func StripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 0x1b {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		switch s[i+1] {
+		case '[': // CSI: parameters, then a final byte in 0x40..0x7e
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+		case ']': // OSC: ends with BEL or ESC \
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			if j < len(s) && s[j] == 0x1b {
+				j++
+			}
+			i = j
+		default: // ESC, intermediate bytes (0x20-0x2f), final byte
+			j := i + 1
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
+				j++
+			}
+			i = j
+		}
+	}
+	return b.String()
+}
