@@ -1,0 +1,37 @@
+// Package tmux is system3's only door to tmux: it lists and captures panes,
+// watches a server for changes through control-mode clients, sends text and
+// keys into panes, and creates and kills sessions. Nothing else in system3
+// builds tmux argv.
+//
+// Facts about tmux 3.3 that shape this package (all checked against a real
+// server; the tests keep them true):
+//
+//   - A control-mode client (tmux -C attach -t SESSION) receives %output only
+//     for panes in windows linked to the session it is attached to, so the
+//     Watcher keeps one control client per session and re-evaluates the set
+//     on %sessions-changed. A bare "tmux -C" would create a session, so it is
+//     never used.
+//   - A control client that has not set its size with refresh-client -C never
+//     affects window sizes, and Conn never sets one. Conn also attaches with
+//     -f ignore-size, but that flag only helps while a normal client is
+//     attached: a sized ignore-size client that is the only one attached
+//     does resize windows. So never send refresh-client -C over a Conn.
+//   - Replies to commands written by a control client arrive as
+//     %begin/%end (or %error) blocks whose third field (flags) is 1. Blocks
+//     with flags 0 come from commands tmux ran on the client's behalf: the
+//     attach command itself and hooks (after-* hooks run right after the
+//     command that fired them). Conn matches replies to commands in order
+//     using only flags-1 blocks.
+//   - Format values for names and titles are sanitized by tmux (control
+//     characters become octal escapes) but pane_current_path and
+//     pane_current_command are not: they may contain tabs, newlines or any
+//     separator. ListPanes therefore prefixes every string field with its
+//     byte length (#{n:...}) instead of trusting a separator.
+//   - send-keys -l and paste-buffer -r are byte-exact; paste-buffer -p only
+//     adds bracketed-paste markers when the application asked for them.
+//   - attach-session starts a server when none is running (which then reads
+//     the user's configuration), so control clients are started with -N.
+//   - display-message -t does not fail on a missing target (it silently
+//     uses another pane), so single-pane queries use list-panes -t and pick
+//     the pane by id.
+package tmux

@@ -1,0 +1,326 @@
+package tmux_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+)
+
+func TestListPanesSeesEverything(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t)
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 20*time.Second)
+	start := time.Now().Add(-2 * time.Second)
+
+	dir := filepath.Join(t.TempDir(), "work dir ✓")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(t.TempDir(), "env")
+
+	// Session "second": 100x30, a named window in dir, cursor parked at
+	// row 5 column 10, environment passed with -e.
+	cursorPane, err := c.NewSession(ctx, tmux.NewSessionOptions{
+		Name: "second", WindowName: "win one", Dir: dir, Width: 100, Height: 30,
+		Env:     map[string]string{"SYSTEM3_FOO": "bar baz"},
+		Command: []string{`printf '%s' "$SYSTEM3_FOO" > ` + envFile + `; printf '\033[2J\033[5;10H'; exec sleep 100`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second pane in that window, split off, titled and in copy mode.
+	splitPane := tmuxRun(t, srv, "split-window", "-d", "-P", "-F", "#{pane_id}", "-t", cursorPane, "sleep 100")
+	tmuxRun(t, srv, "select-pane", "-t", splitPane, "-T", "my title ☃ #x")
+	tmuxRun(t, srv, "copy-mode", "-t", splitPane)
+
+	// In "main": a window with scrollback and a dead pane that exited 3.
+	histPane := newWindow(t, c, "seq 1 100; exec sleep 100")
+	tmuxRun(t, srv, "set-option", "-g", "remain-on-exit", "on")
+	deadPane := newWindow(t, c, "sleep 0.2; exit 3")
+
+	var panes []tmux.Pane
+	byID := map[string]tmux.Pane{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		panes, err = c.ListPanes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID = map[string]tmux.Pane{}
+		for _, p := range panes {
+			byID[p.ID] = p
+		}
+		cp, hp, dp := byID[cursorPane], byID[histPane], byID[deadPane]
+		if cp.CursorY == 4 && hp.HistorySize > 70 && dp.Dead && dp.DeadStatus == 3 {
+			break
+		}
+		// Rarely (seen under heavy load) tmux never records a dead pane's
+		// status; Pane.DeadStatus documents that.
+		if cp.CursorY == 4 && hp.HistorySize > 70 && dp.Dead && time.Now().After(deadline.Add(-7*time.Second)) {
+			t.Logf("tmux did not record the exit status of %s", deadPane)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("panes did not settle:\n%+v\n%+v\n%+v", cp, hp, dp)
+		}
+	}
+	if len(panes) != 5 {
+		t.Fatalf("got %d panes, want 5: %+v", len(panes), panes)
+	}
+	sessions, err := c.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := map[string]string{}
+	for _, s := range sessions {
+		sid[s.Name] = s.ID
+		if s.Created.Before(start) || s.Windows == 0 {
+			t.Errorf("session %+v", s)
+		}
+	}
+	if len(sessions) != 2 || sid["main"] == "" || sid["second"] == "" {
+		t.Fatalf("sessions = %+v", sessions)
+	}
+
+	cp := byID[cursorPane]
+	want := tmux.Pane{
+		ID: cursorPane, SessionID: sid["second"], SessionName: "second", WindowID: cp.WindowID,
+		WindowIndex: 0, WindowName: "win one", WindowActive: true, Index: 0, Active: true,
+		PID: cp.PID, TTY: cp.TTY, Command: "sleep", Path: dir, Title: cp.Title,
+		Width: 100, Height: 30, CursorX: 9, CursorY: 4, Activity: cp.Activity, HistorySize: 0,
+	}
+	// The split halves the height: 30 = 14 + 1 (border) + 15.
+	want.Height = cp.Height
+	if cp != want {
+		t.Errorf("cursor pane\n got %+v\nwant %+v", cp, want)
+	}
+	if cp.Height < 14 || cp.Height > 15 || cp.PID <= 0 || !strings.HasPrefix(cp.TTY, "/dev/") || cp.Activity.Before(start) {
+		t.Errorf("cursor pane odd values: %+v", cp)
+	}
+	if b, _ := os.ReadFile(envFile); string(b) != "bar baz" {
+		t.Errorf("environment: pane saw SYSTEM3_FOO=%q", b)
+	}
+
+	sp := byID[splitPane]
+	if sp.Title != "my title ☃ #x" || !sp.InMode || sp.Mode != "copy-mode" || sp.Index != 1 ||
+		sp.Active || sp.WindowID != cp.WindowID || sp.SessionName != "second" {
+		t.Errorf("split pane %+v", sp)
+	}
+
+	hp := byID[histPane]
+	if hp.SessionName != "main" || hp.SessionID != sid["main"] || hp.WindowIndex != 1 || hp.WindowActive ||
+		hp.Width != 80 || hp.Height != 24 || hp.HistorySize < 70 || hp.Dead || hp.InMode {
+		t.Errorf("history pane %+v", hp)
+	}
+
+	dp := byID[deadPane]
+	if !dp.Dead || (dp.DeadStatus != 3 && dp.DeadStatus != 0) || dp.WindowIndex != 2 {
+		t.Errorf("dead pane %+v", dp)
+	}
+
+	// PaneInfo returns the same record for one pane.
+	one, err := c.PaneInfo(ctx, splitPane)
+	if err != nil || one.ID != splitPane || one.Title != sp.Title {
+		t.Errorf("PaneInfo = %+v, %v", one, err)
+	}
+	if _, err := c.PaneInfo(ctx, "%999"); !errors.Is(err, tmux.ErrNotFound) {
+		t.Errorf("PaneInfo(%%999) error = %v, want ErrNotFound", err)
+	}
+
+	ok, err := c.HasSession(ctx, "second")
+	if !ok || err != nil {
+		t.Errorf("HasSession(second) = %v, %v", ok, err)
+	}
+	// Exact matching: "sec" is a prefix, which tmux alone would accept.
+	if ok, _ := c.HasSession(ctx, "sec"); ok {
+		t.Error("HasSession matched a prefix")
+	}
+	if err := c.KillSession(ctx, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.HasSession(ctx, "second"); ok {
+		t.Error("session survived KillSession")
+	}
+}
+
+func TestListPanesHostilePath(t *testing.T) {
+	t.Parallel()
+	// pane_current_path and pane_current_command are not sanitized by tmux:
+	// separators, tabs and newlines in them must not break the listing.
+	srv := tmuxtest.NewServer(t)
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 10*time.Second)
+	dir := filepath.Join(t.TempDir(), "a\x1fb\tc\nd:12:e")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "sl\x1fe\nep")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sleep, prog); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := c.NewWindow(ctx, tmux.NewWindowOptions{Session: "main", Dir: dir, Command: []string{prog, "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p tmux.Pane
+	waitFor(t, 5*time.Second, "the hostile pane", func() bool {
+		panes, err := c.ListPanes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == pane })
+		if i < 0 {
+			return false
+		}
+		p = panes[i]
+		// Until the process has started, tmux reports an escaped argv
+		// and no path.
+		return p.Path == dir && p.Command == filepath.Base(prog)
+	})
+	if p.Width != 80 || p.SessionName != "main" {
+		t.Errorf("fields after the hostile ones are wrong: %+v", p)
+	}
+}
+
+func TestNoServer(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewStoppedServer(t)
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 10*time.Second)
+	if v, err := srv.Version(ctx); err != nil || !strings.HasPrefix(v, "tmux ") {
+		t.Errorf("Version = %q, %v", v, err)
+	}
+	panes, err := c.ListPanes(ctx)
+	if len(panes) != 0 || !errors.Is(err, tmux.ErrNoServer) {
+		t.Fatalf("ListPanes = %v, %v; want empty and ErrNoServer", panes, err)
+	}
+	if !strings.Contains(err.Error(), srv.String()) {
+		t.Errorf("error does not name the server: %v", err)
+	}
+	if _, err := c.ListSessions(ctx); !errors.Is(err, tmux.ErrNoServer) {
+		t.Errorf("ListSessions error = %v", err)
+	}
+	if ok, err := c.HasSession(ctx, "main"); ok || err != nil {
+		t.Errorf("HasSession = %v, %v", ok, err)
+	}
+	if err := c.KillServer(ctx); err != nil {
+		t.Errorf("KillServer on no server: %v", err)
+	}
+	if _, err := tmux.Attach(ctx, srv, "main", tmux.ConnOptions{}); !errors.Is(err, tmux.ErrNoServer) {
+		t.Errorf("Attach error = %v, want ErrNoServer", err)
+	}
+	// Attach must not have started a server.
+	if _, err := os.Stat(srv.Path); err == nil {
+		t.Error("attaching started a server")
+	}
+}
+
+func TestCapture(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t)
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 10*time.Second)
+	pane := newWindow(t, c, `printf 'héllo 中文 🎉 wide\n'; seq 1 50; printf 'tab\there  \n\033[31mred\033[0m end\n'; exec sleep 100`)
+	waitFor(t, 5*time.Second, "output", func() bool {
+		s, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
+		return err == nil && strings.HasSuffix(s, "red end")
+	})
+
+	visible, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(visible, "\n")
+	// 24 rows: 21 of seq output, the tab line, the red line; the cursor row is blank and trimmed.
+	if len(lines) != 23 || lines[0] != "30" || lines[21] != "tab     here" || lines[22] != "red end" {
+		t.Errorf("visible capture (%d lines):\n%s", len(lines), visible)
+	}
+
+	all, err := c.Capture(ctx, pane, tmux.CaptureOptions{History: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(all, "\n")
+	if lines[0] != "héllo 中文 🎉 wide" || lines[1] != "1" || lines[len(lines)-1] != "red end" || len(lines) != 53 {
+		t.Errorf("history capture (%d lines) starts %q", len(lines), lines[:3])
+	}
+	if some, _ := c.Capture(ctx, pane, tmux.CaptureOptions{History: 5}); !strings.HasPrefix(some, "25\n") {
+		t.Errorf("History: 5 starts %q", some[:10])
+	}
+	if full, _ := c.Capture(ctx, pane, tmux.CaptureOptions{History: -1}); full != all {
+		t.Errorf("History: -1 differs from History: 100")
+	}
+
+	raw, _ := c.Capture(ctx, pane, tmux.CaptureOptions{KeepTrailing: true})
+	if rows := strings.Split(raw, "\n"); len(rows) != 24 || rows[21] != "tab     here  " {
+		t.Errorf("KeepTrailing: %d rows, tab row %q", len(rows), rows[21])
+	}
+
+	colour, _ := c.Capture(ctx, pane, tmux.CaptureOptions{Escapes: true})
+	if !strings.Contains(colour, "\x1b[31mred") {
+		t.Errorf("Escapes capture has no colour: %q", colour[len(colour)-40:])
+	}
+
+	// A long line wider than the pane comes back joined.
+	long := strings.Repeat("x", 100)
+	wide := newWindow(t, c, "printf '"+long+"\\n'; exec sleep 100")
+	waitFor(t, 5*time.Second, "long line", func() bool {
+		s, _ := c.Capture(ctx, wide, tmux.CaptureOptions{})
+		return s == long
+	})
+
+	if _, err := c.Capture(ctx, "%999", tmux.CaptureOptions{}); !errors.Is(err, tmux.ErrNotFound) ||
+		err.Error() != "capture %999 on "+srv.String()+": can't find pane: %999" {
+		t.Errorf("capture of a missing pane: %v", err)
+	}
+}
+
+func TestMissingAndWedgedBinary(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 20*time.Second)
+	dir := t.TempDir()
+
+	missing := tmux.Server{Path: filepath.Join(dir, "sock"), Bin: filepath.Join(dir, "no-such-tmux")}
+	start := time.Now()
+	_, err := tmux.NewClient(missing).ListPanes(ctx)
+	if !errors.Is(err, tmux.ErrNoTmux) || !strings.Contains(err.Error(), "cannot run tmux binary") || time.Since(start) > time.Second {
+		t.Errorf("missing binary: %v", err)
+	}
+	w := tmux.NewWatcher(missing, tmux.WatcherOptions{})
+	if err := w.Run(ctx); err == nil || !strings.Contains(err.Error(), "cannot run tmux binary") {
+		t.Errorf("Watcher with a missing binary: %v", err)
+	}
+
+	// A tmux that never answers (its child keeps the pipes open, too).
+	wedged := filepath.Join(dir, "wedged-tmux")
+	if err := os.WriteFile(wedged, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := tmux.Server{Path: filepath.Join(dir, "sock"), Bin: wedged, Timeout: 300 * time.Millisecond}
+	start = time.Now()
+	_, err = tmux.NewClient(srv).Capture(ctx, "%1", tmux.CaptureOptions{})
+	took := time.Since(start)
+	if !errors.Is(err, ctxDeadline) || !strings.Contains(err.Error(), "did not answer within 300ms") || took > 3*time.Second {
+		t.Errorf("wedged capture after %s: %v", took, err)
+	}
+	start = time.Now()
+	_, err = tmux.Attach(ctx, srv, "main", tmux.ConnOptions{})
+	if took := time.Since(start); err == nil || took > 3*time.Second {
+		t.Errorf("wedged attach after %s: %v", took, err)
+	}
+	if n := tmuxChildren(t); n != 0 {
+		t.Errorf("%d tmux children left", n)
+	}
+}

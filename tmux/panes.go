@@ -1,0 +1,276 @@
+package tmux
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pane is one tmux pane as list-panes reports it.
+type Pane struct {
+	ID           string // "%3": unique on the server for its lifetime
+	SessionID    string // "$1"
+	SessionName  string
+	WindowID     string // "@2"
+	WindowIndex  int
+	WindowName   string
+	WindowActive bool // the window is its session's current window
+	Index        int  // pane index within the window
+	Active       bool // the window's active pane
+	PID          int
+	TTY          string
+	Command      string // pane_current_command: the foreground process name
+	Path         string // pane_current_path
+	Title        string
+	Dead         bool // the process exited and remain-on-exit kept the pane
+	DeadStatus   int  // exit status when Dead; 0 until tmux has reaped the process (it can lag Dead, and tmux may miss it for a command that exits at once)
+	Width        int
+	Height       int
+	CursorX      int
+	CursorY      int
+	InMode       bool   // in copy mode, view mode or another mode that swallows keys
+	Mode         string // "copy-mode", "view-mode"... empty when not in a mode
+	AlternateOn  bool   // the alternate screen is active (full-screen apps)
+	Activity     time.Time
+	HistorySize  int // lines of scrollback above the visible screen
+}
+
+// Session is one tmux session.
+type Session struct {
+	ID       string // "$1"
+	Name     string
+	Windows  int
+	Attached int // number of attached clients, system3's control clients included
+	Created  time.Time
+}
+
+// field is one tmux format variable in a record. String fields are written
+// as "<byte length>:<value>" because some values (pane_current_path,
+// pane_current_command) are not sanitized by tmux and may contain any byte,
+// including the separators.
+type field struct {
+	name string
+	str  bool
+}
+
+// recordSep separates fields; records end with '\n'. Only non-string fields
+// (numbers, ids, flags) are delimited by it, so it cannot be forged.
+const recordSep = '\x1f'
+
+var paneFields = []field{
+	{"pane_id", false},
+	{"session_id", false},
+	{"session_name", true},
+	{"window_id", false},
+	{"window_index", false},
+	{"window_name", true},
+	{"window_active", false},
+	{"pane_index", false},
+	{"pane_active", false},
+	{"pane_pid", false},
+	{"pane_tty", true},
+	{"pane_current_command", true},
+	{"pane_current_path", true},
+	{"pane_title", true},
+	{"pane_dead", false},
+	{"pane_dead_status", false},
+	{"pane_width", false},
+	{"pane_height", false},
+	{"cursor_x", false},
+	{"cursor_y", false},
+	{"pane_in_mode", false},
+	{"pane_mode", true},
+	{"alternate_on", false},
+	{"window_activity", false},
+	{"history_size", false},
+}
+
+var sessionFields = []field{
+	{"session_id", false},
+	{"session_name", true},
+	{"session_windows", false},
+	{"session_attached", false},
+	{"session_created", false},
+}
+
+var (
+	paneFormat    = recordFormat(paneFields)
+	sessionFormat = recordFormat(sessionFields)
+)
+
+func recordFormat(fields []field) string {
+	var b strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(recordSep)
+		}
+		if f.str {
+			fmt.Fprintf(&b, "#{n:%s}:#{%s}", f.name, f.name)
+		} else {
+			fmt.Fprintf(&b, "#{%s}", f.name)
+		}
+	}
+	return b.String()
+}
+
+// parseRecords splits tmux output made with recordFormat into records of
+// raw field values.
+func parseRecords(out []byte, fields []field) ([][]string, error) {
+	var recs [][]string
+	pos := 0
+	for pos < len(out) {
+		rec := make([]string, len(fields))
+		for i, f := range fields {
+			last := i == len(fields)-1
+			if f.str {
+				colon := bytes.IndexByte(out[pos:], ':')
+				if colon < 0 || colon > 10 {
+					return nil, fmt.Errorf("record %d field %s: missing length", len(recs)+1, f.name)
+				}
+				n, err := strconv.Atoi(string(out[pos : pos+colon]))
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("record %d field %s: bad length %q", len(recs)+1, f.name, out[pos:pos+colon])
+				}
+				pos += colon + 1
+				if n > len(out)-pos {
+					return nil, fmt.Errorf("record %d field %s: length %d past end of output", len(recs)+1, f.name, n)
+				}
+				rec[i] = string(out[pos : pos+n])
+				pos += n
+			} else {
+				end := pos
+				for end < len(out) && out[end] != recordSep && out[end] != '\n' {
+					end++
+				}
+				rec[i] = string(out[pos:end])
+				pos = end
+			}
+			// The byte after each value must be the separator (or the end of
+			// the record): this catches a value that changed between tmux
+			// expanding its length and expanding it (a process changing
+			// directory mid-listing) instead of misreading every later field.
+			want := byte(recordSep)
+			if last {
+				want = '\n'
+			}
+			if pos >= len(out) {
+				if last {
+					break // tolerate a missing final newline
+				}
+				return nil, fmt.Errorf("record %d: truncated after %s", len(recs)+1, f.name)
+			}
+			if out[pos] != want {
+				return nil, fmt.Errorf("record %d: unexpected %q after %s", len(recs)+1, out[pos], f.name)
+			}
+			pos++
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// fieldReader converts raw record values, remembering the first error.
+type fieldReader struct {
+	rec []string
+	i   int
+	err error
+}
+
+func (r *fieldReader) str() string {
+	s := r.rec[r.i]
+	r.i++
+	return s
+}
+
+func (r *fieldReader) int() int {
+	s := r.str()
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("field %d: %w", r.i, err)
+	}
+	return n
+}
+
+func (r *fieldReader) bool() bool { return r.int() != 0 }
+
+func (r *fieldReader) time() time.Time {
+	n := r.int()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(n), 0)
+}
+
+func parsePanes(out []byte) ([]Pane, error) {
+	recs, err := parseRecords(out, paneFields)
+	if err != nil {
+		return nil, err
+	}
+	panes := make([]Pane, 0, len(recs))
+	for _, rec := range recs {
+		r := fieldReader{rec: rec}
+		p := Pane{
+			ID:           r.str(),
+			SessionID:    r.str(),
+			SessionName:  r.str(),
+			WindowID:     r.str(),
+			WindowIndex:  r.int(),
+			WindowName:   r.str(),
+			WindowActive: r.bool(),
+			Index:        r.int(),
+			Active:       r.bool(),
+			PID:          r.int(),
+			TTY:          r.str(),
+			Command:      r.str(),
+			Path:         r.str(),
+			Title:        r.str(),
+			Dead:         r.bool(),
+			DeadStatus:   r.int(),
+			Width:        r.int(),
+			Height:       r.int(),
+			CursorX:      r.int(),
+			CursorY:      r.int(),
+			InMode:       r.bool(),
+			Mode:         r.str(),
+			AlternateOn:  r.bool(),
+			Activity:     r.time(),
+			HistorySize:  r.int(),
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("pane %q: %w", p.ID, r.err)
+		}
+		if !strings.HasPrefix(p.ID, "%") {
+			return nil, fmt.Errorf("pane id %q does not start with %%", p.ID)
+		}
+		panes = append(panes, p)
+	}
+	return panes, nil
+}
+
+func parseSessions(out []byte) ([]Session, error) {
+	recs, err := parseRecords(out, sessionFields)
+	if err != nil {
+		return nil, err
+	}
+	sessions := make([]Session, 0, len(recs))
+	for _, rec := range recs {
+		r := fieldReader{rec: rec}
+		s := Session{
+			ID:       r.str(),
+			Name:     r.str(),
+			Windows:  r.int(),
+			Attached: r.int(),
+			Created:  r.time(),
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("session %q: %w", s.ID, r.err)
+		}
+		sessions = append(sessions, s)
+	}
+	return sessions, nil
+}

@@ -1,0 +1,98 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds every tmux invocation whose Server has no Timeout.
+const DefaultTimeout = 5 * time.Second
+
+// waitDelay is how long a killed tmux client may keep its pipes open before
+// exec gives up on them; it stops a wedged child from wedging us.
+const waitDelay = time.Second
+
+// Server selects a tmux server: the user's default one, a named socket
+// (-L Name) or a socket path (-S Path). The zero value is the default server,
+// reached the way a plain "tmux" command reaches it (including $TMUX when
+// system3 runs inside tmux).
+type Server struct {
+	Name    string        // -L socket name; ignored when Path is set
+	Path    string        // -S socket path
+	Bin     string        // tmux binary; "tmux" (looked up in $PATH) when empty
+	Timeout time.Duration // deadline for each invocation; DefaultTimeout when zero
+	// Config is passed as -f to commands that may start the server
+	// (NewSession). Empty means tmux's usual configuration files. Tests set
+	// it to /dev/null so a private server never reads the user's config.
+	Config string
+}
+
+// String names the server for messages: "default tmux server",
+// "tmux server -L foo" or "tmux server -S /path".
+func (s Server) String() string {
+	switch {
+	case s.Path != "":
+		return "tmux server -S " + s.Path
+	case s.Name != "":
+		return "tmux server -L " + s.Name
+	}
+	return "default tmux server"
+}
+
+func (s Server) bin() string {
+	if s.Bin == "" {
+		return "tmux"
+	}
+	return s.Bin
+}
+
+func (s Server) timeout() time.Duration {
+	if s.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return s.Timeout
+}
+
+// argv prefixes a tmux command with the server selection flags.
+func (s Server) argv(args ...string) []string {
+	var a []string
+	switch {
+	case s.Path != "":
+		a = append(a, "-S", s.Path)
+	case s.Name != "":
+		a = append(a, "-L", s.Name)
+	}
+	return append(a, args...)
+}
+
+// run forks one tmux client with the server's deadline. op and target only
+// label errors. stdin, when non-nil, is fed to the client (load-buffer -).
+func (s Server) run(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bin(), s.argv(args...)...)
+	cmd.WaitDelay = waitDelay
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), s.execError(ctx, op, target, err, stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// Version reports the tmux binary's version string, such as "tmux 3.3a". It
+// does not need a running server.
+func (s Server) Version(ctx context.Context) (string, error) {
+	out, err := s.run(ctx, "version", "", nil, "-V")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,96 @@
+// Package tmuxtest starts private tmux servers for tests, so no test ever
+// touches the user's own server.
+package tmuxtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/tmux"
+)
+
+// config keeps private servers predictable whatever the user's environment:
+// a plain POSIX shell and a fixed history size.
+const config = `set -g default-shell /bin/sh
+set -g history-limit 2000
+`
+
+// NewServer starts a private tmux server listening on a socket in a fresh
+// temporary directory, with one detached 80x24 session named "main" whose
+// pane runs command (/bin/sh when none is given; one element is a shell
+// command line, several an argv). The server is killed and the directory
+// removed when the test ends. Without tmux the test fails when CI is set
+// and is skipped otherwise.
+//
+// The directory is made with a short name under os.TempDir() rather than
+// t.TempDir(): Unix socket paths are limited to about 107 bytes, and test
+// names are long.
+func NewServer(t testing.TB, command ...string) tmux.Server {
+	t.Helper()
+	s := NewStoppedServer(t)
+	if len(command) == 0 {
+		command = []string{"/bin/sh"}
+	}
+	Start(t, s, command...)
+	return s
+}
+
+// NewStoppedServer is NewServer without starting the server: it returns a
+// Server whose socket does not exist yet. Start (or any command that
+// creates a session) starts it; it is still killed when the test ends.
+func NewStoppedServer(t testing.TB) tmux.Server {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		// CI installs tmux, so there a missing tmux is a broken setup, not
+		// a reason to pass without testing anything.
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed; .ci/run installs it with apt-get")
+		}
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	dir, err := os.MkdirTemp("", "s3t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "tmux.conf")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := tmux.Server{Path: filepath.Join(dir, "sock"), Config: cfg}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tmux.NewClient(s).KillServer(ctx); err != nil {
+			t.Errorf("kill test server: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return s
+}
+
+// Start creates the "main" session (starting the server if it is not
+// running) with an 80x24 pane running command, and returns the pane id.
+func Start(t testing.TB, s tmux.Server, command ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		pane, err := tmux.NewClient(s).NewSession(ctx, tmux.NewSessionOptions{
+			Name: "main", Command: command, Width: 80, Height: 24,
+		})
+		if err == nil {
+			return pane
+		}
+		// Right after kill-server the old server may still hold the
+		// socket ("server exited unexpectedly"): try again shortly.
+		if !errors.Is(err, tmux.ErrNoServer) || ctx.Err() != nil {
+			t.Fatalf("start tmux test server: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

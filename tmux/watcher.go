@@ -1,0 +1,504 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	minBackoff      = 500 * time.Millisecond
+	maxBackoff      = 2 * time.Second
+	recheckInterval = 10 * time.Second
+	defaultBuffer   = 4096
+	defaultPoll     = time.Second
+)
+
+// WatcherOptions configures a Watcher. The zero value is ready to use.
+type WatcherOptions struct {
+	// Poll disables control mode and polls with list-panes instead.
+	Poll bool
+	// PollInterval is the polling period (default 1s).
+	PollInterval time.Duration
+	// Buffer is how many events may wait for the consumer before they are
+	// replaced by one EventResync (default 4096).
+	Buffer int
+	// OutputBytes is how much decoded pane output an EventOutput may carry.
+	// Zero (the default) carries none and skips decoding: the event only
+	// says which pane changed.
+	OutputBytes int
+	// Logger receives connection changes and errors, each repeated error
+	// once; nil discards.
+	Logger *slog.Logger
+}
+
+// Watcher reports changes on every session of a tmux server without
+// polling: it keeps one control-mode client per session (tmux sends a
+// client %output only for its own session's panes), attaches to sessions
+// as they appear, and survives the server going away and coming back.
+//
+// Events arrive on Events. EventUnlinkedWindowAdd and ...Close are reported
+// as EventWindowAdd and EventWindowClose: "unlinked" only says which of
+// the Watcher's clients heard it (tmux 3.3 even reports kill-window as
+// %unlinked-window-close to the window's own session). Publishing never blocks the control clients:
+// output events are coalesced per pane and an overflowing queue turns into
+// one EventResync (see queue). The consumer should re-list panes on
+// EventResync and EventSessionsChanged and capture a pane on EventOutput.
+//
+// When control mode cannot work (the attach command fails for any reason
+// other than a missing session or server, e.g. a tmux older than 3.2) or
+// Poll is set, the Watcher polls list-panes every PollInterval and sends
+// EventOutput for panes whose activity, cursor, size, mode, title or
+// history changed. window_activity has one-second resolution, so a change
+// that moves nothing else can be reported up to a second late.
+type Watcher struct {
+	server  Server
+	opts    WatcherOptions
+	log     *slog.Logger
+	q       *queue
+	events  chan Event
+	kick    chan struct{}
+	started atomic.Bool
+
+	mu    sync.Mutex
+	conns map[string]*Conn // by the session id it was attached to
+}
+
+// NewWatcher returns a Watcher for the server. Call Run to start it.
+func NewWatcher(s Server, opts WatcherOptions) *Watcher {
+	if opts.Buffer <= 0 {
+		opts.Buffer = defaultBuffer
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = defaultPoll
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Watcher{
+		server: s,
+		opts:   opts,
+		log:    log.With("tmux", s.String()),
+		q:      newQueue(opts.Buffer, max(opts.OutputBytes, 0)),
+		events: make(chan Event),
+		kick:   make(chan struct{}, 1),
+		conns:  make(map[string]*Conn),
+	}
+}
+
+// Events delivers the Watcher's events. It is closed when Run returns.
+func (w *Watcher) Events() <-chan Event { return w.events }
+
+// Run watches until ctx is cancelled, then detaches every control client,
+// waits for them to exit and returns nil. It returns an error only when
+// watching cannot work at all (no tmux binary). Run may be called once.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("tmux: Watcher.Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.pump(ctx)
+	}()
+
+	var err error
+	if w.opts.Poll {
+		err = w.poll(ctx, "control mode disabled")
+	} else {
+		err = w.control(ctx)
+	}
+	w.closeAll()
+	cancel()
+	wg.Wait()
+	close(w.events)
+	return err
+}
+
+// pump hands queued events to the consumer, one at a time.
+func (w *Watcher) pump(ctx context.Context) {
+	for {
+		e, ok := w.q.pop(ctx)
+		if !ok {
+			return
+		}
+		select {
+		case w.events <- e:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *Watcher) wakeUp() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// control is the control-mode loop: list sessions, attach to those without
+// a client, then sleep until a client reports a change or exits.
+func (w *Watcher) control(ctx context.Context) error {
+	lister := &Client{Server: w.server, Control: w}
+	backoff := minBackoff
+	var (
+		up       bool // connected and announced
+		everUp   bool
+		downNews bool // lost every client; not yet announced
+		known    map[string]bool
+		lastErr  string
+	)
+	logErr := func(msg string, err error) {
+		if s := err.Error(); s != lastErr {
+			lastErr = s
+			w.log.Info(msg, "err", err)
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		lost := w.prune()
+		if w.count() == 0 && up {
+			up, downNews = false, true
+		}
+
+		sessions, err := lister.ListSessions(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if isExecError(err) {
+			return err
+		}
+		if err == nil && len(sessions) == 0 {
+			err = &Error{Op: "list-sessions", Server: w.server.String(), Msg: "no sessions", Err: ErrNoServer}
+		}
+		if err != nil {
+			if errors.Is(err, ErrNoServer) {
+				w.closeAll()
+				if up || downNews {
+					up, downNews = false, false
+					w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
+				}
+			}
+			logErr("tmux: waiting for server", err)
+			if !wait(ctx, w.kick, backoff) {
+				return nil
+			}
+			backoff = min(backoff*2, maxBackoff)
+			continue
+		}
+		backoff = minBackoff
+
+		var attachErr error
+		resync := ""
+		for _, s := range sessions {
+			if w.has(s.ID) {
+				continue
+			}
+			conn, err := Attach(ctx, w.server, s.ID, ConnOptions{
+				OnEvent: w.handler(s.ID),
+				Output:  w.opts.OutputBytes > 0,
+				Logger:  w.log,
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				switch {
+				case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoServer):
+					// The session or server went away meanwhile; the next
+					// look will tell.
+				case errors.Is(err, context.DeadlineExceeded):
+					logErr("tmux: attach timed out", err)
+				default:
+					attachErr = err // tmux refused: control mode does not work here
+				}
+				continue
+			}
+			w.add(s.ID, conn)
+			if lost[s.ID] {
+				resync = "control client for session " + s.ID + " was detached"
+			}
+		}
+		if w.count() == 0 && attachErr != nil {
+			w.log.Warn("tmux: control mode unavailable, polling instead", "err", attachErr)
+			return w.poll(ctx, attachErr.Error())
+		}
+		if attachErr != nil {
+			logErr("tmux: attach failed", attachErr)
+		}
+
+		ids := make(map[string]bool, len(sessions))
+		for _, s := range sessions {
+			ids[s.ID] = true
+		}
+		if w.count() > 0 {
+			lastErr = ""
+			switch {
+			case !up:
+				up, downNews = true, false
+				reason := "watching started"
+				if everUp {
+					reason = "reconnected to the server"
+				}
+				everUp = true
+				w.log.Info("tmux: watching", "sessions", len(sessions))
+				w.q.push(Event{Kind: EventResync, Reason: reason})
+			case resync != "":
+				w.q.push(Event{Kind: EventResync, Reason: resync})
+			case !sameKeys(ids, known):
+				// Sent only now, after attaching, so a consumer that
+				// re-lists on it cannot miss a new session's output.
+				w.q.push(Event{Kind: EventSessionsChanged})
+			}
+			known = ids
+		}
+		if !wait(ctx, w.kick, recheckInterval) {
+			return nil
+		}
+	}
+}
+
+// handler turns a control client's events into queued events, and the
+// events that change which clients we need into a wake-up of the loop.
+func (w *Watcher) handler(sessionID string) func(Event) {
+	return func(e Event) {
+		switch e.Kind {
+		case EventSessionsChanged, EventExit:
+			w.wakeUp()
+			return
+		case EventSessionChanged:
+			if e.SessionID != sessionID {
+				w.wakeUp() // tmux moved the client to another session
+			}
+			return
+		case EventUnlinkedWindowAdd:
+			// "Unlinked" only says the window is not in this client's
+			// session; server-wide, it is a window being added.
+			e.Kind = EventWindowAdd
+		case EventUnlinkedWindowClose:
+			e.Kind = EventWindowClose
+		}
+		w.q.push(e)
+	}
+}
+
+// prune drops clients that have exited, and clients that tmux moved to a
+// session another client already covers. It returns the sessions whose
+// client exited.
+func (w *Watcher) prune() map[string]bool {
+	w.mu.Lock()
+	lost := make(map[string]bool)
+	var dups []*Conn
+	moved := make(map[string]*Conn)
+	for id, c := range w.conns {
+		select {
+		case <-c.Done():
+			delete(w.conns, id)
+			lost[id] = true
+			continue
+		default:
+		}
+		if sid := c.SessionID(); sid != "" && sid != id {
+			delete(w.conns, id)
+			moved[sid] = c
+		}
+	}
+	for sid, c := range moved {
+		if _, dup := w.conns[sid]; dup {
+			dups = append(dups, c)
+		} else {
+			w.conns[sid] = c
+		}
+	}
+	w.mu.Unlock()
+	for _, c := range dups {
+		c.Close()
+	}
+	return lost
+}
+
+func (w *Watcher) has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.conns[id]
+	return ok
+}
+
+func (w *Watcher) add(id string, c *Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conns[id] = c
+}
+
+func (w *Watcher) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.conns)
+}
+
+// Clients reports how many control clients the Watcher has attached.
+func (w *Watcher) Clients() int { return w.count() }
+
+// closeAll detaches every control client and waits for them to exit.
+func (w *Watcher) closeAll() {
+	w.mu.Lock()
+	conns := make([]*Conn, 0, len(w.conns))
+	for id, c := range w.conns {
+		conns = append(conns, c)
+		delete(w.conns, id)
+	}
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// Command runs a tmux command over one of the Watcher's control clients
+// (see Conn.Command). With no client attached it returns an error matching
+// ErrNoControl, so a Client using the Watcher as its Control forks instead.
+func (w *Watcher) Command(ctx context.Context, args ...string) ([]string, error) {
+	w.mu.Lock()
+	ids := make([]string, 0, len(w.conns))
+	for id := range w.conns {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // the same client each time keeps replies in order for one caller
+	var conn *Conn
+	for _, id := range ids {
+		if c := w.conns[id]; c.Err() == nil {
+			conn = c
+			break
+		}
+	}
+	w.mu.Unlock()
+	if conn == nil {
+		op := ""
+		if len(args) > 0 {
+			op = args[0]
+		}
+		return nil, &Error{Op: op, Target: targetOf(args), Server: w.server.String(), Msg: "no control client attached", Err: ErrNoControl}
+	}
+	return conn.Command(ctx, args...)
+}
+
+// paneSig is what the polling fallback compares between ticks.
+type paneSig struct {
+	activity          int64
+	cx, cy, w, h, hst int
+	dead, inMode      bool
+	title, command    string
+}
+
+func sigOf(p Pane) paneSig {
+	return paneSig{
+		activity: p.Activity.Unix(), cx: p.CursorX, cy: p.CursorY, w: p.Width, h: p.Height,
+		hst: p.HistorySize, dead: p.Dead, inMode: p.InMode, title: p.Title, command: p.Command,
+	}
+}
+
+// poll is the fallback loop: one list-panes per tick, never overlapping
+// (the next tick waits for this one), no captures.
+func (w *Watcher) poll(ctx context.Context, why string) error {
+	lister := &Client{Server: w.server}
+	ticker := time.NewTicker(w.opts.PollInterval)
+	defer ticker.Stop()
+	var (
+		prev    map[string]paneSig
+		up      bool
+		lastErr string
+	)
+	for {
+		panes, err := lister.ListPanes(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if isExecError(err) {
+			return err
+		}
+		switch {
+		case err != nil:
+			if s := err.Error(); s != lastErr {
+				lastErr = s
+				w.log.Info("tmux: polling failed", "err", err)
+			}
+			if errors.Is(err, ErrNoServer) && up {
+				up, prev = false, nil
+				w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
+			}
+		case !up:
+			up, lastErr = true, ""
+			prev = make(map[string]paneSig, len(panes))
+			for _, p := range panes {
+				prev[p.ID] = sigOf(p)
+			}
+			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
+		default:
+			cur := make(map[string]paneSig, len(panes))
+			topology := len(panes) != len(prev)
+			for _, p := range panes {
+				s := sigOf(p)
+				cur[p.ID] = s
+				old, ok := prev[p.ID]
+				if !ok {
+					topology = true
+				} else if old != s {
+					w.q.push(Event{Kind: EventOutput, PaneID: p.ID})
+				}
+			}
+			if topology {
+				w.q.push(Event{Kind: EventSessionsChanged})
+			}
+			prev = cur
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// wait sleeps for d, or until kicked; false means ctx is done.
+func wait(ctx context.Context, kick <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-kick:
+	case <-t.C:
+	}
+	return true
+}
+
+func sameKeys(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// isExecError reports a tmux binary that cannot be run at all: retrying
+// will not help, so the Watcher gives up.
+func isExecError(err error) bool { return errors.Is(err, ErrNoTmux) }
