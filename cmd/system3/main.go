@@ -1,0 +1,55 @@
+// Command system3 supervises AI coding agents running in tmux panes: it
+// watches every pane and task list, classifies what each agent is doing, and
+// wakes a person or a supervising agent when one needs help.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries a specific exit status out of a subcommand (for example
+// `wait` exits 2 on timeout). Its message, if any, is printed like any error.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// run executes one system3 invocation and returns its exit status. It is the
+// whole program minus process globals, so tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	defer a.close()
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "system3: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "system3: %s\n", err)
+	return 1
+}

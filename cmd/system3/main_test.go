@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+)
+
+// invoke runs system3 in-process with a private state dir and the given
+// extra environment, and returns its exit status and output.
+func invoke(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	vars := map[string]string{
+		"SYSTEM3_STATE_DIR": t.TempDir(),
+		"SYSTEM3_CONFIG":    "",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return vars[k] })
+	return code, out.String(), errb.String()
+}
+
+func socketArgs(s tmux.Server) []string {
+	return []string{"--tmux-socket-path", s.Path}
+}
+
+func TestStatusListsPanesOnPrivateServer(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	c := tmux.NewClient(srv)
+	ctx := context.Background()
+	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "orch-auth", Command: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := invoke(t, nil, append(socketArgs(srv), "status")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"2 sessions, 2 panes", "orch-auth", "main", "sleep", "running"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errOut = invoke(t, nil, append(socketArgs(srv), "status", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
+	}
+	if doc.Schema != "system3.status/v1" || !doc.ServerRunning || len(doc.Panes) != 2 {
+		t.Fatalf("unexpected document: %+v", doc)
+	}
+	seen := map[string]bool{}
+	for _, p := range doc.Panes {
+		seen[p.Session] = true
+		if !strings.HasPrefix(p.Pane, "%") || p.PID <= 0 || p.Command != "sleep" || p.Width == 0 {
+			t.Errorf("pane fields incomplete: %+v", p)
+		}
+	}
+	if !seen["main"] || !seen["orch-auth"] {
+		t.Errorf("sessions = %v, want main and orch-auth", seen)
+	}
+}
+
+func TestStatusWithoutServer(t *testing.T) {
+	srv := tmuxtest.NewStoppedServer(t)
+	code, out, _ := invoke(t, nil, append(socketArgs(srv), "status")...)
+	if code != 0 || !strings.Contains(out, "no tmux server is running") {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+	code, out, _ = invoke(t, nil, append(socketArgs(srv), "status", "--json")...)
+	var doc statusDoc
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.ServerRunning || doc.Panes == nil {
+		t.Fatalf("exit %d, document %q", code, out)
+	}
+}
+
+func TestSocketFromEnvironment(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_TMUX_SOCKET_PATH": srv.Path}, "status")
+	if code != 0 || !strings.Contains(out, "1 sessions, 1 panes") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestTasksCommand(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tasks")
+	list := filepath.Join(root, "PRD-AUTH-001")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"1.json": `{"id":"1","subject":"Implement login form","status":"completed","blocks":["2"],"blockedBy":[]}`,
+		"2.json": `{"id":"2","subject":"Add session cookies","activeForm":"Adding session cookies","status":"in_progress","blocks":[],"blockedBy":["1"]}`,
+		"3.json": `{"id":"3","subject":"Write docs","status":"pending"`, // truncated mid-write
+		".lock":  "",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(list, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"SYSTEM3_TASKS_DIR": root}
+
+	code, out, errOut := invoke(t, env, "tasks")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"PRD-AUTH-001", "1/2", "Implement login form", "Adding session cookies", "3.json"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tasks output lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, _ = invoke(t, env, "tasks", "--json", "PRD-AUTH-001")
+	var doc struct {
+		Schema string `json:"schema"`
+		Lists  []struct {
+			ID    string            `json:"id"`
+			Tasks []json.RawMessage `json:"tasks"`
+		} `json:"lists"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+	if doc.Schema != "system3.tasks/v1" || len(doc.Lists) != 1 || doc.Lists[0].ID != "PRD-AUTH-001" || len(doc.Lists[0].Tasks) != 2 {
+		t.Fatalf("unexpected document: %s", out)
+	}
+
+	code, _, errOut = invoke(t, env, "tasks", "NOPE")
+	if code != 1 || !strings.Contains(errOut, `no task list "NOPE"`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+
+	code, out, _ = invoke(t, map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(root, "missing")}, "tasks")
+	if code != 0 || !strings.Contains(out, "does not exist yet") {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+}
+
+func TestUsageAndConfigErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(bad, []byte("tmux: [unclosed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"both sockets", []string{"--tmux-socket", "a", "--tmux-socket-path", "/b", "status"}, "choose one"},
+		{"broken config", []string{"--config", bad, "status"}, "fix the file"},
+		{"extra argument", []string{"status", "extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := invoke(t, nil, tt.args...)
+			if code == 0 || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want non-zero and %q", code, errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestVersionWorksWithBrokenConfig(t *testing.T) {
+	code, out, _ := invoke(t, map[string]string{"SYSTEM3_CONFIG": "/nonexistent/config.yaml"}, "version", "--json")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	a := &app{}
+	for _, c := range newRootCmd(a).Commands() {
+		if c.Hidden || c.Name() == "help" {
+			continue
+		}
+		code, out, _ := invoke(t, nil, c.Name(), "--help")
+		if code != 0 || !strings.Contains(out, "Usage:") || c.Short == "" {
+			t.Errorf("%s --help: exit %d, output %q", c.Name(), code, out)
+		}
+	}
+}
+
+func TestLogWrittenToStateDir(t *testing.T) {
+	state := t.TempDir()
+	code, _, _ := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir()}, "--log-level", "debug", "tasks")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	data, err := os.ReadFile(filepath.Join(state, "system3.log"))
+	if err != nil || !strings.Contains(string(data), "command start") {
+		t.Fatalf("log = %q, %v", data, err)
+	}
+}
