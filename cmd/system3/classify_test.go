@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestClassifyCommand(t *testing.T) {
+	capture := filepath.Join("..", "..", "monitor", "testdata", "captures", "codex", "permission.txt")
+	code, out, errOut := invoke(t, nil, "classify", "--json", capture)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"agent", "state", "kind", "rule", "evidence", "question", "options"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("classify --json lacks key %q: %s", key, out)
+		}
+	}
+	if doc["state"] != "awaiting_input" || doc["kind"] != "permission" || doc["agent"] != "codex" {
+		t.Errorf("unexpected classification: %s", out)
+	}
+
+	code, out, _ = invoke(t, nil, "classify", capture)
+	if code != 0 || !strings.Contains(out, "awaiting_input / permission") || !strings.Contains(out, "1. Yes, proceed (y)") {
+		t.Fatalf("text output (exit %d):\n%s", code, out)
+	}
+
+	code, _, errOut = invoke(t, nil, "classify", "--agent", "nobody", capture)
+	if code != 1 || !strings.Contains(errOut, `unknown agent "nobody"`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = invoke(t, nil, "classify", filepath.Join(t.TempDir(), "missing.txt"))
+	if code != 1 || !strings.Contains(errOut, "open capture") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestRulesCommandShowsUserRules(t *testing.T) {
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("log_level: info\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	user := "version: 1\nrules:\n  - id: my.rule\n    agents: [shell]\n    state: working\n    priority: 99\n    match: [{contains: BUILDING}]\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "rules.yaml"), []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_CONFIG": cfg}, "rules")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "my.rule") || !strings.Contains(out, filepath.Join(cfgDir, "rules.yaml")) || !strings.Contains(out, "claude.permission") {
+		t.Fatalf("rules output:\n%s", out)
+	}
+
+	if err := os.WriteFile(filepath.Join(cfgDir, "rules.yaml"), []byte("version: 1\nrules:\n  - id: broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = invoke(t, map[string]string{"SYSTEM3_CONFIG": cfg}, "rules")
+	if code != 1 || !strings.Contains(errOut, "rules.yaml") || !strings.Contains(errOut, "move it aside") {
+		t.Fatalf("broken rules: exit %d, stderr %q", code, errOut)
+	}
+}
