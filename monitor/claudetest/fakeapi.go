@@ -1,0 +1,682 @@
+package claudetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// FakeAPI is a scripted stand-in for the Anthropic Messages API, served on
+// 127.0.0.1 at a random port. Point the CLI at URL with ANTHROPIC_BASE_URL.
+//
+// Every main conversation request (see RequestKind) is answered, in order of
+// precedence, by a pending FailNext error, by the rule that issued the
+// tool_use whose result the request carries, by the first Rule whose Contains
+// occurs in the latest user turn, or by the default steps ("OK."). Compaction
+// requests and auxiliary side calls get answers of their own and never
+// consume a rule's steps. Every request is recorded.
+type FakeAPI struct {
+	// URL is the base URL, e.g. "http://127.0.0.1:40123", without a trailing slash.
+	URL string
+
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	rules    []*ruleState
+	def      ruleState
+	compact  Step
+	failNext []APIError
+	toolRule map[string]*ruleState // tool_use id -> the rule that issued it
+	requests []Request
+	nextID   int
+	closed   chan struct{}
+}
+
+// Rule scripts the fake's answers to prompts that contain a keyword.
+type Rule struct {
+	// Name identifies the rule in recorded Requests; Contains is used when empty.
+	Name string
+	// Contains selects the rule: a substring of the latest user turn (see
+	// Request.Prompt). Pick keywords the CLI's own prompts do not contain:
+	// compaction, for one, asks about "Pending Tasks" and "errors".
+	Contains string
+	// Steps are served one per matching main request, in order; the last step
+	// repeats once the others are used up. A request that carries the result
+	// of a tool_use this rule issued also matches the rule, so a rule can run a
+	// whole tool loop: [tool call, final text].
+	Steps []Step
+}
+
+// Step is one scripted answer to a main conversation request: an HTTP error,
+// or an assistant message made of optional text followed by an optional tool
+// call.
+type Step struct {
+	// Text is the assistant's text. Empty with a nil Tool means "OK.".
+	Text string
+	// Chunks splits Text into this many text_delta events when streaming (at
+	// least 1), each preceded by ChunkDelay: a slow stream keeps the CLI busy.
+	Chunks     int
+	ChunkDelay time.Duration
+	// Tool, when set, follows the text as a tool_use block and ends the turn
+	// with stop_reason "tool_use".
+	Tool *ToolCall
+	// Err, when set, answers with this HTTP error instead of a message.
+	Err *APIError
+	// Repeat serves the step this many times (0 and 1 both mean once) before
+	// moving to the next one.
+	Repeat int
+}
+
+// ToolCall is a tool_use block. Input must hold a JSON object; the helpers in
+// tools.go build the inputs of the CLI's built-in tools.
+type ToolCall struct {
+	Name  string
+	Input json.RawMessage
+}
+
+// APIError is an error answer in the Anthropic API's shape:
+// {"type":"error","error":{"type":Type,"message":Message}}.
+type APIError struct {
+	Status  int    // HTTP status, e.g. 500, 529, 429, 401
+	Type    string // error type; filled from Status by ErrorStatus when empty
+	Message string
+	// Header is added to the response, e.g. "retry-after".
+	Header http.Header
+	// Delay holds the answer back, like a slow upstream: the CLI shows
+	// "retrying…" while a retry is in flight.
+	Delay time.Duration
+}
+
+// RequestKind tells the CLI's main conversation requests from the rest.
+type RequestKind string
+
+const (
+	// KindMain is a request for the next assistant turn of the conversation
+	// shown on screen (it offers tools to the model).
+	KindMain RequestKind = "main"
+	// KindCompact is the CLI's request to summarise the conversation (/compact
+	// or auto-compaction), answered with the compaction step; it never
+	// consumes rule steps.
+	KindCompact RequestKind = "compact"
+	// KindAux is a side call to /v1/messages without tools, such as session
+	// title generation. Answered with AuxText; never consumes rule steps.
+	KindAux RequestKind = "aux"
+	// KindOther is any other endpoint (count_tokens, model listing, ...).
+	KindOther RequestKind = "other"
+)
+
+// Request is one request the fake received.
+type Request struct {
+	Time   time.Time
+	Method string
+	Path   string // URL path without the query
+	Query  string // raw query, e.g. "beta=true"
+	Header http.Header
+	Body   []byte
+	Kind   RequestKind
+	// Prompt is the latest user turn, for /v1/messages requests: the last
+	// block of the last user message, <system-reminder>s skipped. That is the
+	// text the user typed last (the CLI sends prompts that got no answer, after
+	// an API error, as earlier blocks of the same message), or the text of the
+	// tool result the request carries.
+	Prompt string
+	// Rule names the rule that answered a main request: "" for the default
+	// steps, "FailNext" for an injected failure.
+	Rule string
+	// Status is the HTTP status the fake answered with.
+	Status int
+}
+
+// AuxText answers auxiliary /v1/messages calls.
+const AuxText = "Fake session"
+
+// CompactSummary is the default answer to a compaction request: the CLI
+// wants an <analysis> block and a <summary> block.
+const CompactSummary = "<analysis>Fake analysis.</analysis>\n\n<summary>The user talked to a fake API.</summary>"
+
+// compactMarker is part of the CLI's summarisation prompt (seen in 2.1.329).
+const compactMarker = "create a detailed summary of the conversation"
+
+// NewFakeAPI starts a fake serving rules and stops it when the test ends.
+func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
+	t.Helper()
+	f := &FakeAPI{
+		def:      ruleState{rule: Rule{Steps: []Step{{Text: "OK."}}}},
+		compact:  Step{Text: CompactSummary},
+		toolRule: map[string]*ruleState{},
+		closed:   make(chan struct{}),
+	}
+	for _, r := range rules {
+		f.AddRule(r)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("fake Anthropic API: listen on 127.0.0.1: %v", err)
+	}
+	srv.Listener = l
+	srv.Start()
+	f.srv = srv
+	f.URL = srv.URL
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			t.Logf("fake Anthropic API requests:\n%s", f.Summary())
+		}
+	})
+	return f
+}
+
+// Summary lists the requests received, one line each, for failure messages.
+func (f *FakeAPI) Summary() string {
+	var b strings.Builder
+	for i, r := range f.Requests() {
+		p := r.Prompt
+		if rs := []rune(p); len(rs) > 60 {
+			p = string(rs[:60]) + "…"
+		}
+		fmt.Fprintf(&b, "%3d %s %s %s %d kind=%s rule=%q prompt=%q\n",
+			i, r.Time.Format("15:04:05.000"), r.Method, r.Path, r.Status, r.Kind, r.Rule, p)
+	}
+	return b.String()
+}
+
+// Close stops the server, cutting off streams that are still being sent.
+func (f *FakeAPI) Close() {
+	f.mu.Lock()
+	select {
+	case <-f.closed:
+		f.mu.Unlock()
+		return
+	default:
+		close(f.closed)
+	}
+	f.mu.Unlock()
+	f.srv.CloseClientConnections()
+	f.srv.Close()
+}
+
+// AddRule appends a rule; earlier rules win when several match.
+func (f *FakeAPI) AddRule(r Rule) {
+	if r.Name == "" {
+		r.Name = r.Contains
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = append(f.rules, &ruleState{rule: r})
+}
+
+// SetDefault sets the steps served when no rule matches (initially "OK.").
+func (f *FakeAPI) SetDefault(steps ...Step) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.def = ruleState{rule: Rule{Steps: steps}}
+}
+
+// SetCompactReply sets the answer to compaction requests; its Text must hold
+// a <summary> block. A slow stream keeps "Compacting conversation…" on screen.
+func (f *FakeAPI) SetCompactReply(st Step) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.compact = st
+}
+
+// FailNext makes the next n main requests fail with e, before any rule is
+// consulted; the CLI's retries count as requests. It replaces failures still
+// pending from an earlier call, so FailNext(0, APIError{}) cancels them.
+func (f *FakeAPI) FailNext(n int, e APIError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failNext = nil
+	for range n {
+		f.failNext = append(f.failNext, e)
+	}
+}
+
+// Requests returns a copy of every request received so far, oldest first.
+func (f *FakeAPI) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.requests...)
+}
+
+// MainPrompts returns the latest user turn of every main request, oldest first.
+func (f *FakeAPI) MainPrompts() []string {
+	var out []string
+	for _, r := range f.Requests() {
+		if r.Kind == KindMain {
+			out = append(out, r.Prompt)
+		}
+	}
+	return out
+}
+
+type ruleState struct {
+	rule Rule
+	step int // index into rule.Steps
+	used int // times rule.Steps[step] has been served
+}
+
+// next returns the step to serve and advances.
+func (s *ruleState) next() Step {
+	if len(s.rule.Steps) == 0 {
+		return Step{}
+	}
+	st := s.rule.Steps[s.step]
+	s.used++
+	if s.used >= max(st.Repeat, 1) && s.step < len(s.rule.Steps)-1 {
+		s.step++
+		s.used = 0
+	}
+	return st
+}
+
+// ErrorStatus returns the usual Anthropic error for an HTTP status.
+func ErrorStatus(status int) APIError {
+	e := APIError{Status: status}
+	e.fill()
+	return e
+}
+
+func (e *APIError) fill() {
+	if e.Type == "" {
+		switch e.Status {
+		case http.StatusBadRequest:
+			e.Type = "invalid_request_error"
+		case http.StatusUnauthorized:
+			e.Type = "authentication_error"
+		case http.StatusForbidden:
+			e.Type = "permission_error"
+		case http.StatusNotFound:
+			e.Type = "not_found_error"
+		case http.StatusRequestEntityTooLarge:
+			e.Type = "request_too_large"
+		case http.StatusTooManyRequests:
+			e.Type = "rate_limit_error"
+		case 529:
+			e.Type = "overloaded_error"
+		default:
+			e.Type = "api_error"
+		}
+	}
+	if e.Message == "" {
+		switch e.Type {
+		case "authentication_error":
+			e.Message = "invalid x-api-key"
+		case "rate_limit_error":
+			e.Message = "Number of requests has exceeded your rate limit. Please try again later."
+		case "overloaded_error":
+			e.Message = "Overloaded"
+		case "api_error":
+			e.Message = "Internal server error"
+		default:
+			e.Message = http.StatusText(e.Status)
+		}
+	}
+}
+
+// messagesRequest is the part of a Messages API request body the fake reads.
+type messagesRequest struct {
+	Model     string            `json:"model"`
+	MaxTokens int               `json:"max_tokens"`
+	Stream    bool              `json:"stream"`
+	Messages  []message         `json:"messages"`
+	Tools     []json.RawMessage `json:"tools"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content content `json:"content"`
+}
+
+// content is a message's content: a plain string or a list of blocks.
+type content []block
+
+func (c *content) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = content{{Type: "text", Text: s}}
+		return nil
+	}
+	var blocks []block
+	if err := json.Unmarshal(b, &blocks); err != nil {
+		return err
+	}
+	*c = blocks
+	return nil
+}
+
+type block struct {
+	Type      string  `json:"type"`
+	Text      string  `json:"text,omitempty"`
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	Content   content `json:"content,omitempty"`
+	IsError   bool    `json:"is_error,omitempty"`
+}
+
+// latestUserTurn returns the last block of the last user message, system
+// reminders skipped: the text the user typed last (the CLI merges prompts that
+// got no answer into one message), or a tool result's text. toolUseID is set
+// when that block is a tool result.
+func latestUserTurn(msgs []message) (text, toolUseID string) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "user" {
+			continue
+		}
+		blocks := msgs[i].Content
+		for j := len(blocks) - 1; j >= 0; j-- {
+			b := blocks[j]
+			switch b.Type {
+			case "text":
+				if t := stripReminders(b.Text); t != "" {
+					return t, ""
+				}
+			case "tool_result":
+				var parts []string
+				for _, c := range b.Content {
+					if c.Type == "text" && c.Text != "" {
+						parts = append(parts, c.Text)
+					}
+				}
+				return strings.Join(parts, "\n"), b.ToolUseID
+			}
+		}
+		return "", ""
+	}
+	return "", ""
+}
+
+// stripReminders drops the <system-reminder> blocks the CLI adds to user turns.
+func stripReminders(s string) string {
+	const open, end = "<system-reminder>", "</system-reminder>"
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			s = s[:i]
+			break
+		}
+		s = s[:i] + s[i+j+len(end):]
+	}
+	return strings.TrimSpace(s)
+}
+
+func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec := Request{
+		Time:   time.Now(),
+		Method: r.Method,
+		Path:   r.URL.Path,
+		Query:  r.URL.RawQuery,
+		Header: r.Header.Clone(),
+		Body:   body,
+		Kind:   KindOther,
+	}
+	// Keep arrival order: a slow stream is recorded before later requests.
+	f.mu.Lock()
+	i := len(f.requests)
+	f.requests = append(f.requests, rec)
+	f.mu.Unlock()
+	rec.Status = f.route(w, r, body, &rec)
+	f.mu.Lock()
+	f.requests[i] = rec
+	f.mu.Unlock()
+}
+
+// route answers one request and returns the HTTP status it sent.
+func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		return f.messages(w, body, rec)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
+		return writeJSON(w, http.StatusOK, map[string]int{"input_tokens": 1000})
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
+		return writeJSON(w, http.StatusOK, map[string]any{
+			"data":     []any{},
+			"has_more": false,
+			"first_id": nil,
+			"last_id":  nil,
+		})
+	case r.Method == http.MethodHead || r.URL.Path == "/":
+		w.WriteHeader(http.StatusOK)
+		return http.StatusOK
+	default:
+		return writeError(w, APIError{Status: http.StatusNotFound, Message: "Not found: " + r.URL.Path})
+	}
+}
+
+func (f *FakeAPI) messages(w http.ResponseWriter, body []byte, rec *Request) int {
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return writeError(w, APIError{Status: http.StatusBadRequest, Message: "bad JSON: " + err.Error()})
+	}
+	prompt, toolID := latestUserTurn(req.Messages)
+	rec.Prompt = prompt
+	if len(req.Tools) == 0 {
+		rec.Kind = KindAux
+		return f.reply(w, req, Step{Text: AuxText}, "")
+	}
+	if strings.Contains(prompt, compactMarker) {
+		rec.Kind = KindCompact
+		f.mu.Lock()
+		st := f.compact
+		f.mu.Unlock()
+		if st.Err != nil {
+			return f.writeError(w, *st.Err)
+		}
+		st.Tool = nil
+		return f.reply(w, req, st, "")
+	}
+	rec.Kind = KindMain
+
+	f.mu.Lock()
+	if len(f.failNext) > 0 {
+		e := f.failNext[0]
+		f.failNext = f.failNext[1:]
+		f.mu.Unlock()
+		rec.Rule = "FailNext"
+		return f.writeError(w, e)
+	}
+	rs := f.pick(prompt, toolID)
+	st := rs.next()
+	rec.Rule = rs.rule.Name
+	var newToolID string
+	if st.Err == nil && st.Tool != nil {
+		f.nextID++
+		newToolID = fmt.Sprintf("toolu_fake%06d", f.nextID)
+		f.toolRule[newToolID] = rs
+	}
+	f.mu.Unlock()
+
+	if st.Err != nil {
+		return f.writeError(w, *st.Err)
+	}
+	return f.reply(w, req, st, newToolID)
+}
+
+// pick chooses the rule for a main request. Called with f.mu held.
+func (f *FakeAPI) pick(prompt, toolUseID string) *ruleState {
+	if rs, ok := f.toolRule[toolUseID]; ok {
+		return rs
+	}
+	for _, rs := range f.rules {
+		if rs.rule.Contains != "" && strings.Contains(prompt, rs.rule.Contains) {
+			return rs
+		}
+	}
+	return &f.def
+}
+
+// reply answers with an assistant message built from st, streamed or not as
+// the request asked.
+func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, toolID string) int {
+	text := st.Text
+	if text == "" && st.Tool == nil {
+		text = "OK."
+	}
+	model := req.Model
+	if model == "" {
+		model = "claude-fake"
+	}
+	f.mu.Lock()
+	f.nextID++
+	msgID := fmt.Sprintf("msg_fake%06d", f.nextID)
+	f.mu.Unlock()
+
+	stop := "end_turn"
+	if st.Tool != nil {
+		stop = "tool_use"
+	}
+	input := json.RawMessage(`{}`)
+	if st.Tool != nil && len(st.Tool.Input) > 0 {
+		input = st.Tool.Input
+	}
+	usage := map[string]int{"input_tokens": 100, "output_tokens": max(1, len(text)/4)}
+
+	if !req.Stream {
+		var blocks []any
+		if text != "" {
+			blocks = append(blocks, map[string]any{"type": "text", "text": text})
+		}
+		if st.Tool != nil {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": input})
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{
+			"id": msgID, "type": "message", "role": "assistant", "model": model,
+			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		})
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("request-id", "req_"+msgID)
+	w.WriteHeader(http.StatusOK)
+	s := sseWriter{w: w, closed: f.closed}
+	s.event("message_start", map[string]any{
+		"type": "message_start",
+		"message": map[string]any{
+			"id": msgID, "type": "message", "role": "assistant", "model": model,
+			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+			"usage": map[string]int{"input_tokens": 100, "output_tokens": 1},
+		},
+	})
+	idx := 0
+	if text != "" {
+		s.event("content_block_start", map[string]any{
+			"type": "content_block_start", "index": idx,
+			"content_block": map[string]any{"type": "text", "text": ""},
+		})
+		for _, chunk := range splitChunks(text, st.Chunks) {
+			if !s.sleep(st.ChunkDelay) {
+				return http.StatusOK
+			}
+			s.event("content_block_delta", map[string]any{
+				"type": "content_block_delta", "index": idx,
+				"delta": map[string]any{"type": "text_delta", "text": chunk},
+			})
+		}
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		idx++
+	}
+	if st.Tool != nil {
+		s.event("content_block_start", map[string]any{
+			"type": "content_block_start", "index": idx,
+			"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": map[string]any{}},
+		})
+		for _, chunk := range splitChunks(string(input), 2) {
+			s.event("content_block_delta", map[string]any{
+				"type": "content_block_delta", "index": idx,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": chunk},
+			})
+		}
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+	}
+	s.event("message_delta", map[string]any{
+		"type":  "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]int{"output_tokens": usage["output_tokens"]},
+	})
+	s.event("message_stop", map[string]any{"type": "message_stop"})
+	return http.StatusOK
+}
+
+// splitChunks cuts s into n pieces of about equal length, on rune boundaries.
+func splitChunks(s string, n int) []string {
+	r := []rune(s)
+	if n <= 1 || len(r) <= 1 {
+		return []string{s}
+	}
+	n = min(n, len(r))
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
+	}
+	return out
+}
+
+type sseWriter struct {
+	w      http.ResponseWriter
+	closed <-chan struct{}
+}
+
+func (s sseWriter) event(name string, data any) {
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
+	if fl, ok := s.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// sleep waits d, or reports false if the fake is closing.
+func (s sseWriter) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.closed:
+		return false
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) int {
+	var buf bytes.Buffer
+	_ = json.NewEncoder(&buf).Encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return status
+}
+
+func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
+	sseWriter{closed: f.closed}.sleep(e.Delay)
+	return writeError(w, e)
+}
+
+func writeError(w http.ResponseWriter, e APIError) int {
+	e.fill()
+	for k, vs := range e.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("request-id", "req_fake_error")
+	return writeJSON(w, e.Status, map[string]any{
+		"type":  "error",
+		"error": map[string]string{"type": e.Type, "message": e.Message},
+	})
+}
