@@ -237,6 +237,8 @@ type Result struct {
 	// edit), when the rule extracts it.
 	Detail  string   `json:"detail,omitempty"`
 	Options []string `json:"options"`
+	// LastLine is the last line of text above the input box.
+	LastLine string `json:"last_line,omitempty"`
 }
 
 // Built-in rule ids for decisions that come from the process, not the screen.
@@ -249,7 +251,7 @@ const (
 // Classify decides the state of one pane.
 func (e *Engine) Classify(in Input) Result {
 	s := NewScreen(in.Screen)
-	res := Result{Evidence: []string{}, Options: []string{}}
+	res := Result{Evidence: []string{}, Options: []string{}, LastLine: s.LastLine()}
 	var agent *Agent
 	agent, res.AgentBy = e.detect(in, s)
 	if agent != nil {

@@ -206,3 +206,20 @@ func StripANSI(s string) string {
 	}
 	return b.String()
 }
+
+// LastLine is the last line with text above the input box (or at the
+// bottom when there is none), skipping borders: a one-line summary of what
+// the agent last said.
+func (s *Screen) LastLine() string {
+	end := len(s.Lines)
+	if s.HasInputBox() {
+		end = s.inputTop
+	}
+	for i := end - 1; i >= 0; i-- {
+		t := strings.TrimSpace(s.Lines[i])
+		if t != "" && !isRule(t) && strings.Trim(t, "╌┄┈-▔▁─") != "" {
+			return t
+		}
+	}
+	return ""
+}

@@ -1,0 +1,129 @@
+package monitor
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/system3-dev/system3/wake"
+)
+
+// watchBuffer bounds each Watch subscriber; past it updates are counted as
+// missed and the subscriber is sent a Resync.
+const watchBuffer = 256
+
+type watcher struct {
+	ch     chan Update
+	missed uint64
+}
+
+// publishLocked delivers an update to every watcher without blocking.
+func (s *Supervisor) publishLocked(u Update) {
+	for w := range s.subs {
+		if w.missed > 0 {
+			select {
+			case w.ch <- Update{Kind: Resync, Missed: w.missed}:
+				w.missed = 0
+			default:
+				w.missed++
+				continue
+			}
+		}
+		select {
+		case w.ch <- u:
+		default:
+			w.missed++
+		}
+	}
+}
+
+// Snapshot returns every session, those needing a person first, then by
+// session, window and pane.
+func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
+	s.mu.Lock()
+	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: s.problem}
+	snap.Sessions = make([]Session, 0, len(s.panes))
+	for _, st := range s.panes {
+		snap.Sessions = append(snap.Sessions, st.sess.clone())
+	}
+	s.mu.Unlock()
+	if h := s.cfg.Wakes.Health(); h.Err != nil {
+		msg := h.Err.Error()
+		if snap.Problem != "" {
+			msg = snap.Problem + "; " + msg
+		}
+		snap.Problem = msg
+	}
+	SortSessions(snap.Sessions)
+	return snap, nil
+}
+
+// SortSessions orders sessions for display: those needing a person first
+// (awaiting input, error loop, error), then by name, window and pane, so the
+// order is stable while states stay the same.
+func SortSessions(ss []Session) {
+	slices.SortStableFunc(ss, func(a, b Session) int {
+		if a.NeedsPerson() != b.NeedsPerson() {
+			if a.NeedsPerson() {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.Session, b.Session); c != 0 {
+			return c
+		}
+		if a.WindowIndex != b.WindowIndex {
+			return a.WindowIndex - b.WindowIndex
+		}
+		if a.PaneIndex != b.PaneIndex {
+			return a.PaneIndex - b.PaneIndex
+		}
+		return strings.Compare(a.Pane, b.Pane)
+	})
+}
+
+// Watch delivers registry updates until ctx ends; the channel is closed
+// then.
+func (s *Supervisor) Watch(ctx context.Context) (<-chan Update, error) {
+	w := &watcher{ch: make(chan Update, watchBuffer)}
+	s.mu.Lock()
+	s.subs[w] = struct{}{}
+	s.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		delete(s.subs, w)
+		close(w.ch)
+		s.mu.Unlock()
+	}()
+	return w.ch, nil
+}
+
+// Wakes lists wakes.
+func (s *Supervisor) Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error) {
+	return s.cfg.Wakes.List(f)
+}
+
+// WaitWake returns the first unacked wake matching f, waiting for one.
+func (s *Supervisor) WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
+	return s.cfg.Wakes.Wait(ctx, f)
+}
+
+// SubscribeWakes delivers wake messages until ctx ends.
+func (s *Supervisor) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error) {
+	sub, err := s.cfg.Wakes.Subscribe(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return sub.C, nil
+}
+
+// Ack acknowledges one wake.
+func (s *Supervisor) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	return s.cfg.Wakes.Ack(id, by)
+}
+
+// AckAll acknowledges every unacked wake.
+func (s *Supervisor) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+	return s.cfg.Wakes.AckAll(by)
+}

@@ -1,0 +1,111 @@
+// Package monitor watches every tmux pane and task list, classifies what
+// each agent is doing with the rules engine, keeps the live registry of
+// sessions, and raises wake events when a person or a supervising agent must
+// act. The dashboard, the MCP server and the CLI read it through Service.
+package monitor
+
+import (
+	"context"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Session is one watched pane and what system3 believes about it. A state
+// always carries why: the rule, its source and the matched lines.
+type Session struct {
+	Pane        string `json:"pane"` // tmux pane id, "%3"
+	Session     string `json:"session"`
+	SessionID   string `json:"session_id"`
+	Window      string `json:"window"`
+	WindowIndex int    `json:"window_index"`
+	PaneIndex   int    `json:"pane_index"`
+	Target      string `json:"target"` // "session:window.pane"
+	Command     string `json:"command"`
+	PID         int    `json:"pid"`
+	Path        string `json:"path"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+
+	Agent    string      `json:"agent"`
+	AgentBy  string      `json:"agent_by,omitempty"`
+	State    rules.State `json:"state"`
+	Kind     string      `json:"kind"`
+	Evidence Evidence    `json:"evidence"`
+	Question string      `json:"question,omitempty"`
+	Detail   string      `json:"detail,omitempty"`
+	Options  []string    `json:"options"`
+	// Since is when the current state began; Updated is the last capture.
+	Since   time.Time `json:"since"`
+	Updated time.Time `json:"updated"`
+	// LastLine is the last meaningful line on screen, for one-line views.
+	LastLine string `json:"last_line,omitempty"`
+	// ErrorCount is how many times the current error signature was seen in
+	// the error-loop window.
+	ErrorCount int `json:"error_count,omitempty"`
+}
+
+// Evidence says which source and rule decided a state, and on which lines.
+type Evidence struct {
+	Source string   `json:"source"` // "screen", "process", "history"
+	Rule   string   `json:"rule"`
+	Lines  []string `json:"lines"`
+}
+
+// NeedsPerson reports whether the state asks for a human or a supervisor.
+func (s Session) NeedsPerson() bool {
+	switch s.State {
+	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
+		return true
+	}
+	return false
+}
+
+// Update is one change in the registry, delivered to subscribers.
+type Update struct {
+	Kind    UpdateKind `json:"kind"`
+	Session Session    `json:"session"`
+	// Previous is the state before a change.
+	Previous rules.State `json:"previous,omitempty"`
+	// Missed counts updates a slow subscriber lost before this one; it
+	// should take a new snapshot.
+	Missed uint64 `json:"missed,omitempty"`
+}
+
+// UpdateKind says what changed.
+type UpdateKind string
+
+// The update kinds.
+const (
+	SessionAdded   UpdateKind = "added"
+	SessionChanged UpdateKind = "changed"
+	SessionRemoved UpdateKind = "removed"
+	Resync         UpdateKind = "resync"
+)
+
+// Snapshot is the registry at one moment.
+type Snapshot struct {
+	Server   string    `json:"server"`
+	Running  bool      `json:"server_running"`
+	Sessions []Session `json:"sessions"`
+	Taken    time.Time `json:"taken"`
+	// Problem is a condition the operator should know about (tmux
+	// unreachable, journal not writable), as one sentence; empty when fine.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Service is the one API the dashboard, the MCP server and the CLI use,
+// in-process or over the local socket.
+type Service interface {
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// Watch delivers registry updates until ctx ends.
+	Watch(ctx context.Context) (<-chan Update, error)
+	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
+	// WaitWake returns the first unacked wake matching f, waiting for one.
+	WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error)
+	// SubscribeWakes delivers wake messages (raised, acked, cleared).
+	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
+	Ack(ctx context.Context, id, by string) (wake.Event, error)
+	AckAll(ctx context.Context, by string) ([]wake.Event, error)
+}

@@ -1,0 +1,392 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Tmux is what the supervisor needs from tmux.
+type Tmux interface {
+	ListPanes(ctx context.Context) ([]tmux.Pane, error)
+	Capture(ctx context.Context, pane string, opt tmux.CaptureOptions) (string, error)
+}
+
+// Config configures a Supervisor. Zero durations take the defaults below.
+type Config struct {
+	// Server names the tmux server in snapshots and messages.
+	Server string
+	Tmux   Tmux
+	// Events are tmux change notifications (a tmux.Watcher's). Without
+	// them the supervisor polls: it lists panes every Tick and captures
+	// only panes whose activity, cursor or history changed.
+	Events <-chan tmux.Event
+	Rules  *rules.Engine
+	Wakes  *wake.Store
+	// Processes returns the names of the processes below pid (the pane's
+	// process), for recognising agents run by wrappers. Nil: none.
+	Processes func(pid int) []string
+	Clock     func() time.Time
+	Logger    *slog.Logger
+
+	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
+	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
+	ErrorGrace     time.Duration // an error state this old → api_error wake (default 30s)
+	LoopThreshold  int           // same error this many times → error_loop (default 3)
+	LoopWindow     time.Duration // ... within this window (default 10m)
+
+	// Settle coalesces bursts of output before capturing (default 30ms).
+	Settle time.Duration
+	// Tick drives time-based checks, and polling without events (default 1s).
+	Tick time.Duration
+	// Rescan is how often panes are listed even with events, to notice
+	// dead panes and renames that send no notification (default 5s).
+	Rescan time.Duration
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.IdleAfter, 10*time.Minute)
+	def(&c.HeartbeatEvery, 5*time.Minute)
+	def(&c.ErrorGrace, 30*time.Second)
+	def(&c.LoopWindow, 10*time.Minute)
+	def(&c.Settle, 30*time.Millisecond)
+	def(&c.Tick, time.Second)
+	def(&c.Rescan, 5*time.Second)
+	if c.LoopThreshold <= 0 {
+		c.LoopThreshold = 3
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// paneState is what the supervisor remembers about one pane between
+// captures.
+type paneState struct {
+	sess  Session
+	pane  tmux.Pane
+	dirty bool
+	// seenAgent is the last non-shell agent recognised in the pane, so an
+	// agent that quits to its shell is reported as exited, not as a shell.
+	seenAgent string
+	errs      errorHistory
+	// timeWoke is set once the current state's time-based wake (error
+	// grace, idle) is raised, so it is not re-raised every tick.
+	timeWoke bool
+}
+
+// Supervisor keeps the live registry of sessions, classifies panes when
+// tmux says they changed, and raises and clears wakes. It implements
+// Service.
+type Supervisor struct {
+	cfg Config
+
+	mu       sync.Mutex
+	panes    map[string]*paneState
+	running  bool
+	problem  string
+	lastWake time.Time
+	lastScan time.Time
+	subs     map[*watcher]struct{}
+
+	// scanErr remembers the last rescan error so it is logged once per
+	// change, not every tick.
+	scanErr string
+}
+
+var _ Service = (*Supervisor)(nil)
+
+// New returns a supervisor; Run starts it.
+func New(cfg Config) (*Supervisor, error) {
+	if cfg.Tmux == nil || cfg.Rules == nil || cfg.Wakes == nil {
+		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
+	}
+	cfg.defaults()
+	return &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastWake: cfg.Clock()}, nil
+}
+
+// Run watches until ctx ends. It never returns an error for tmux trouble:
+// an unreachable server is a state the snapshot reports, not a crash.
+func (s *Supervisor) Run(ctx context.Context) error {
+	s.rescan(ctx)
+	s.flush(ctx)
+	tick := time.NewTicker(s.cfg.Tick)
+	defer tick.Stop()
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	armed, needScan := false, false
+	events := s.cfg.Events
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil // the watcher stopped; keep going by polling
+				continue
+			}
+			if s.handle(ev) {
+				needScan = true
+			}
+			if !armed {
+				settle.Reset(s.cfg.Settle)
+				armed = true
+			}
+		case <-settle.C:
+			armed = false
+			if needScan {
+				s.rescan(ctx)
+				needScan = false
+			}
+			s.flush(ctx)
+		case <-tick.C:
+			now := s.cfg.Clock()
+			if events == nil || now.Sub(s.lastScanTime()) >= s.cfg.Rescan {
+				s.rescan(ctx)
+				s.flush(ctx)
+			}
+			s.timeChecks(now)
+		}
+	}
+}
+
+func (s *Supervisor) lastScanTime() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastScan
+}
+
+// handle notes one tmux event and reports whether panes must be listed
+// again.
+func (s *Supervisor) handle(ev tmux.Event) bool {
+	switch ev.Kind {
+	case tmux.EventOutput:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p, ok := s.panes[ev.PaneID]; ok {
+			p.dirty = true
+			return false
+		}
+		return true // output from a pane we have not listed yet
+	case tmux.EventPaneModeChanged:
+		return false
+	default:
+		return true
+	}
+}
+
+// rescan lists panes, adds new ones (dirty), drops vanished ones and marks
+// panes whose activity, cursor, size or liveness changed.
+func (s *Supervisor) rescan(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	panes, err := s.cfg.Tmux.ListPanes(cctx)
+	cancel()
+	s.mu.Lock()
+	ops := s.rescanLocked(panes, err)
+	s.mu.Unlock()
+	s.runOps(ops)
+}
+
+func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
+	now := s.cfg.Clock()
+	s.lastScan = now
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, tmux.ErrNoServer) {
+			s.running = false
+			msg = fmt.Sprintf("no tmux server is running (%s); system3 will pick it up when it starts", s.cfg.Server)
+			panes = nil
+		} else {
+			s.problem = fmt.Sprintf("cannot list tmux panes: %v; showing the last known states", err)
+			if s.scanErr != msg {
+				s.cfg.Logger.Warn("list panes", "err", err)
+			}
+			s.scanErr = msg
+			return nil
+		}
+		if s.scanErr != msg {
+			s.cfg.Logger.Info("tmux server not running", "server", s.cfg.Server)
+		}
+		s.scanErr = msg
+	} else {
+		s.running, s.scanErr = true, ""
+	}
+	s.problem = ""
+	if !s.running {
+		s.problem = s.scanErr
+	}
+	seen := make(map[string]bool, len(panes))
+	for _, p := range panes {
+		seen[p.ID] = true
+		st, ok := s.panes[p.ID]
+		if !ok {
+			st = &paneState{dirty: true}
+			st.sess = Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: Evidence{Lines: []string{}}}
+			s.panes[p.ID] = st
+		} else if changed(st.pane, p) {
+			st.dirty = true
+		}
+		st.pane = p
+		st.sess.applyPane(p)
+		if !ok {
+			s.publishLocked(Update{Kind: SessionAdded, Session: st.sess.clone()})
+		}
+	}
+	var ops []wakeOp
+	for id, st := range s.panes {
+		if !seen[id] {
+			delete(s.panes, id)
+			ops = append(ops, s.clearWakesLocked(id)...)
+			s.publishLocked(Update{Kind: SessionRemoved, Session: st.sess.clone()})
+		}
+	}
+	return ops
+}
+
+// changed reports whether a listing suggests the screen may differ.
+func changed(a, b tmux.Pane) bool {
+	return !a.Activity.Equal(b.Activity) || a.CursorX != b.CursorX || a.CursorY != b.CursorY ||
+		a.HistorySize != b.HistorySize || a.Dead != b.Dead || a.Width != b.Width || a.Height != b.Height ||
+		a.Command != b.Command || a.PID != b.PID
+}
+
+func (ss *Session) applyPane(p tmux.Pane) {
+	ss.Session, ss.SessionID = p.SessionName, p.SessionID
+	ss.Window, ss.WindowIndex, ss.PaneIndex = p.WindowName, p.WindowIndex, p.Index
+	ss.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
+	ss.Command, ss.PID, ss.Path = p.Command, p.PID, p.Path
+	ss.Width, ss.Height = p.Width, p.Height
+}
+
+func (ss Session) clone() Session {
+	ss.Options = slices.Clone(ss.Options)
+	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
+	return ss
+}
+
+// flush captures and classifies every dirty pane.
+func (s *Supervisor) flush(ctx context.Context) {
+	s.mu.Lock()
+	var todo []tmux.Pane
+	for _, st := range s.panes {
+		if st.dirty {
+			st.dirty = false
+			todo = append(todo, st.pane)
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range todo {
+		if ctx.Err() != nil {
+			return
+		}
+		in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
+		if !p.Dead {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			screen, err := s.cfg.Tmux.Capture(cctx, p.ID, tmux.CaptureOptions{})
+			cancel()
+			if err != nil {
+				// The pane may have closed between listing and capture; the
+				// next rescan removes it.
+				s.cfg.Logger.Debug("capture", "pane", p.ID, "err", err)
+				continue
+			}
+			in.Screen = screen
+			if s.cfg.Processes != nil {
+				in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
+			}
+		}
+		res := s.cfg.Rules.Classify(in)
+		s.apply(p.ID, res)
+	}
+}
+
+// apply records a classification, derives error loops and exits, publishes
+// the change and raises or clears wakes.
+func (s *Supervisor) apply(paneID string, res rules.Result) {
+	now := s.cfg.Clock()
+	s.mu.Lock()
+	ops := s.applyLocked(now, paneID, res)
+	s.mu.Unlock()
+	s.runOps(ops)
+}
+
+func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result) []wakeOp {
+	st, ok := s.panes[paneID]
+	if !ok {
+		return nil
+	}
+	if res.Agent != "" && res.Agent != "shell" {
+		st.seenAgent = res.Agent
+	}
+	ev := Evidence{Source: "screen", Rule: res.Rule, Lines: res.Evidence}
+	state, kind := res.State, res.Kind
+	agent := res.Agent
+	switch {
+	case res.Rule == rules.RulePaneDead:
+		ev.Source = "process"
+		if agent == "" {
+			agent = st.seenAgent
+		}
+	case agent == "shell" && st.seenAgent != "":
+		// The agent this pane ran has quit to its shell.
+		agent, state, kind = st.seenAgent, rules.Exited, "process_gone"
+		ev = Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
+	}
+	st.sess.ErrorCount = 0
+	if state == rules.Error {
+		n := st.errs.observe(now, res.Evidence, s.cfg.LoopWindow)
+		st.sess.ErrorCount = n
+		if n >= s.cfg.LoopThreshold {
+			state, kind = rules.ErrorLoop, ""
+			ev = Evidence{Source: "history", Rule: "monitor.error_loop", Lines: append(slices.Clone(res.Evidence),
+				fmt.Sprintf("the same error was seen %d times within %s", n, s.cfg.LoopWindow))}
+		}
+	} else {
+		st.errs.leave()
+	}
+
+	prev := st.sess
+	ss := &st.sess
+	ss.Agent, ss.AgentBy, ss.Kind = agent, res.AgentBy, kind
+	ss.Evidence, ss.Question, ss.Detail = ev, res.Question, res.Detail
+	ss.Options = res.Options
+	if ss.Options == nil {
+		ss.Options = []string{}
+	}
+	ss.LastLine = res.LastLine
+	ss.Updated = now
+	if state != prev.State || kind != prev.Kind {
+		ss.State = state
+		ss.Since = now
+		st.timeWoke = false
+	}
+	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) || ss.Agent != prev.Agent {
+		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
+		return s.stateWakesLocked(st, prev)
+	}
+	return nil
+}
+
+// timeChecks raises the wakes that come from time passing.
+func (s *Supervisor) timeChecks(now time.Time) {
+	s.mu.Lock()
+	ops := s.timeChecksLocked(now)
+	s.mu.Unlock()
+	s.runOps(ops)
+}

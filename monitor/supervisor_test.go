@@ -1,0 +1,420 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type fakeTmux struct {
+	mu      sync.Mutex
+	panes   []tmux.Pane
+	screens map[string]string
+	err     error
+}
+
+func (f *fakeTmux) ListPanes(ctx context.Context) ([]tmux.Pane, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.panes), f.err
+}
+
+func (f *fakeTmux) Capture(ctx context.Context, pane string, _ tmux.CaptureOptions) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.screens[pane]
+	if !ok {
+		return "", tmux.ErrNotFound
+	}
+	return s, nil
+}
+
+// show puts a capture fixture on a pane's screen, with cmd in the
+// foreground, and makes its activity change as tmux would.
+func (f *fakeTmux) show(t *testing.T, pane, cmd, fixture string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "captures", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.screens[pane] = string(data)
+	for i := range f.panes {
+		if f.panes[i].ID == pane {
+			f.panes[i].Command = cmd
+			f.panes[i].Activity = f.panes[i].Activity.Add(time.Second)
+			return
+		}
+	}
+	f.panes = append(f.panes, tmux.Pane{ID: pane, SessionName: "orch-" + strings.TrimPrefix(pane, "%"), Command: cmd, PID: 100, Width: 100, Height: 30, Activity: time.Unix(1, 0)})
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type harness struct {
+	t     *testing.T
+	tm    *fakeTmux
+	clock *clock
+	store *wake.Store
+	sup   *Supervisor
+}
+
+func newHarness(t *testing.T, mod func(*Config)) *harness {
+	t.Helper()
+	eng, err := rules.New(rules.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+	store, _, err := wake.Open(wake.Config{Dir: t.TempDir(), Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	tm := &fakeTmux{screens: map[string]string{}}
+	cfg := Config{Server: "test", Tmux: tm, Rules: eng, Wakes: store, Clock: c.Now, HeartbeatEvery: -1}
+	if mod != nil {
+		mod(&cfg)
+	}
+	sup, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, tm: tm, clock: c, store: store, sup: sup}
+}
+
+// step is one refresh: list panes, capture what changed, check time.
+func (h *harness) step() {
+	ctx := context.Background()
+	h.sup.rescan(ctx)
+	h.sup.flush(ctx)
+	h.sup.timeChecks(h.clock.Now())
+}
+
+func (h *harness) session(pane string) Session {
+	h.t.Helper()
+	snap, _ := h.sup.Snapshot(context.Background())
+	for _, s := range snap.Sessions {
+		if s.Pane == pane {
+			return s
+		}
+	}
+	h.t.Fatalf("no session for pane %s in %+v", pane, snap.Sessions)
+	return Session{}
+}
+
+func (h *harness) unacked(reason wake.Reason) []wake.Event {
+	var out []wake.Event
+	for _, e := range h.store.Unacked() {
+		if e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (h *harness) allWakes(reason wake.Reason) []wake.Event {
+	evs, err := h.store.List(wake.Filter{Reasons: []wake.Reason{reason}, IncludeAcked: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return evs
+}
+
+func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.step()
+	s := h.session("%1")
+	if s.State != rules.AwaitingInput || s.Kind != "permission" || s.Agent != "claude" || s.Evidence.Rule != "claude.permission" {
+		t.Fatalf("session = %+v", s)
+	}
+	w := h.unacked(wake.ReasonAwaitingInput)
+	if len(w) != 1 || w[0].Question != "Do you want to proceed?" || len(w[0].Options) != 4 || w[0].Pane != "%1" ||
+		w[0].SuggestedAction == "" || !strings.Contains(w[0].Details, "./deploy.sh --prod") {
+		t.Fatalf("wakes = %+v", w)
+	}
+
+	// The same prompt captured again, even after an ack: no new wake.
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.step()
+	if _, err := h.store.Ack(w[0].ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	h.tm.show(t, "%1", "claude", "claude/permission_bash_80x24.txt")
+	h.step()
+	if n := len(h.allWakes(wake.ReasonAwaitingInput)); n != 1 {
+		t.Fatalf("%d awaiting_input wakes while one prompt stayed on screen", n)
+	}
+
+	// The prompt is answered, then a new one appears: a new wake.
+	h.tm.show(t, "%1", "claude", "claude/working_tool_running.txt")
+	h.step()
+	if s := h.session("%1"); s.State != rules.Working {
+		t.Fatalf("state after answer = %s", s.State)
+	}
+	h.tm.show(t, "%1", "claude", "claude/permission_edit.txt")
+	h.step()
+	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 1 || w[0].Question != "Do you want to make this edit to notes.txt?" {
+		t.Fatalf("second prompt wakes = %+v", w)
+	}
+}
+
+func TestErrorWaitsForGraceThenWakes(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%2", "claude", "claude/api_error_500.txt")
+	h.step()
+	if s := h.session("%2"); s.State != rules.Error || s.Kind != "api_error" {
+		t.Fatalf("session = %+v", s)
+	}
+	if len(h.unacked(wake.ReasonAPIError)) != 0 {
+		t.Fatal("api_error wake raised before the grace period")
+	}
+	h.clock.Add(31 * time.Second)
+	h.step()
+	w := h.unacked(wake.ReasonAPIError)
+	if len(w) != 1 || w[0].Kind != "api_error" {
+		t.Fatalf("wakes after grace = %+v", w)
+	}
+	// Recovery clears the condition; a later error wakes again.
+	h.tm.show(t, "%2", "claude", "claude/idle_after_turn.txt")
+	h.step()
+	h.tm.show(t, "%2", "claude", "claude/api_overloaded_final.txt")
+	h.step()
+	h.clock.Add(31 * time.Second)
+	h.step()
+	if n := len(h.allWakes(wake.ReasonAPIError)); n != 2 {
+		t.Fatalf("%d api_error wakes, want 2", n)
+	}
+}
+
+func TestRetryCountdownBecomesErrorLoop(t *testing.T) {
+	h := newHarness(t, nil)
+	for i, f := range []string{"api_error_retry_attempt2.txt", "api_error_retry_attempt2.txt", "api_error_retry_attempt3.txt"} {
+		h.tm.show(t, "%3", "claude", "claude/"+f)
+		h.step()
+		if s := h.session("%3"); s.State != rules.Error {
+			t.Fatalf("step %d: state %s, want error (count %d)", i, s.State, s.ErrorCount)
+		}
+		h.clock.Add(5 * time.Second)
+	}
+	h.tm.show(t, "%3", "claude", "claude/api_error_retry_attempt4.txt")
+	h.step()
+	s := h.session("%3")
+	if s.State != rules.ErrorLoop || s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
+		t.Fatalf("session = %+v", s)
+	}
+	if w := h.unacked(wake.ReasonErrorLoopDetected); len(w) != 1 {
+		t.Fatalf("error loop wakes = %+v", w)
+	}
+}
+
+func TestRepeatsOutsideWindowAreNotALoop(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.LoopWindow = time.Minute; c.ErrorGrace = time.Hour })
+	for i := 0; i < 4; i++ {
+		h.tm.show(t, "%4", "claude", "claude/api_error_500.txt")
+		h.step()
+		if s := h.session("%4"); s.State != rules.Error {
+			t.Fatalf("repeat %d: state %s", i, s.State)
+		}
+		h.tm.show(t, "%4", "claude", "claude/idle_after_turn.txt")
+		h.step()
+		h.clock.Add(2 * time.Minute)
+	}
+	// Three times within the window is a loop.
+	for i := 0; i < 3; i++ {
+		h.tm.show(t, "%4", "claude", "claude/api_error_500.txt")
+		h.step()
+		h.tm.show(t, "%4", "claude", "claude/idle_after_turn.txt")
+		h.step()
+		h.clock.Add(time.Second)
+	}
+	h.tm.show(t, "%4", "claude", "claude/api_error_500.txt")
+	h.step()
+	if s := h.session("%4"); s.State != rules.ErrorLoop {
+		t.Fatalf("state %s, want error_loop", s.State)
+	}
+}
+
+func TestIdleAndHeartbeat(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.HeartbeatEvery = 5 * time.Minute })
+	h.tm.show(t, "%5", "claude", "claude/idle.txt")
+	h.step()
+	h.clock.Add(5*time.Minute + time.Second)
+	h.step()
+	hb := h.unacked(wake.ReasonHeartbeat)
+	if len(hb) != 1 || !strings.Contains(hb[0].SuggestedAction, "1 idle") {
+		t.Fatalf("heartbeat = %+v", hb)
+	}
+	if len(h.unacked(wake.ReasonSessionIdle)) != 0 {
+		t.Fatal("idle wake before idle_after")
+	}
+	h.clock.Add(5 * time.Minute)
+	h.step()
+	idle := h.unacked(wake.ReasonSessionIdle)
+	if len(idle) != 1 || idle[0].Pane != "%5" {
+		t.Fatalf("idle wakes = %+v", idle)
+	}
+	// The idle wake counts as activity: no heartbeat right after it.
+	if n := len(h.unacked(wake.ReasonHeartbeat)); n != 1 {
+		t.Fatalf("%d heartbeats, want 1", n)
+	}
+}
+
+func TestAgentExitWakesWorkerFailed(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%6", "claude", "claude/working_spinner_streaming.txt")
+	h.step()
+	h.tm.show(t, "%6", "bash", "shell/prompt.txt")
+	h.step()
+	s := h.session("%6")
+	if s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Source != "process" {
+		t.Fatalf("session = %+v", s)
+	}
+	w := h.unacked(wake.ReasonWorkerFailed)
+	if len(w) != 1 || w[0].Agent != "claude" {
+		t.Fatalf("worker_failed wakes = %+v", w)
+	}
+	// A plain shell pane that never ran an agent is idle, not failed.
+	h.tm.show(t, "%7", "bash", "shell/prompt.txt")
+	h.step()
+	if s := h.session("%7"); s.State != rules.Idle || s.Agent != "shell" {
+		t.Fatalf("shell pane = %+v", s)
+	}
+}
+
+func TestDeadPaneAndRemoval(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	updates, err := h.sup.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tm.show(t, "%8", "claude", "claude/permission_bash.txt")
+	h.step()
+	h.tm.mu.Lock()
+	h.tm.panes[0].Dead, h.tm.panes[0].DeadStatus = true, 1
+	h.tm.mu.Unlock()
+	h.step()
+	if s := h.session("%8"); s.State != rules.Exited || s.Kind != "dead" || s.Agent != "claude" {
+		t.Fatalf("dead pane = %+v", s)
+	}
+	if len(h.unacked(wake.ReasonAwaitingInput)) != 1 || len(h.unacked(wake.ReasonWorkerFailed)) != 1 {
+		t.Fatalf("wakes = %+v", h.store.Unacked())
+	}
+	h.tm.mu.Lock()
+	h.tm.panes = nil
+	h.tm.mu.Unlock()
+	h.step()
+	snap, _ := h.sup.Snapshot(ctx)
+	if len(snap.Sessions) != 0 {
+		t.Fatalf("removed pane still listed: %+v", snap.Sessions)
+	}
+	var kinds []UpdateKind
+	for len(updates) > 0 {
+		kinds = append(kinds, (<-updates).Kind)
+	}
+	want := []UpdateKind{SessionAdded, SessionChanged, SessionChanged, SessionRemoved}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("updates = %v, want %v", kinds, want)
+	}
+}
+
+func TestNoServerIsAStateNotACrash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.err = tmux.ErrNoServer
+	h.step()
+	snap, _ := h.sup.Snapshot(context.Background())
+	if snap.Running || !strings.Contains(snap.Problem, "no tmux server") {
+		t.Fatalf("snapshot = %+v", snap)
+	}
+	h.tm.err = nil
+	h.tm.show(t, "%9", "claude", "claude/idle.txt")
+	h.step()
+	snap, _ = h.sup.Snapshot(context.Background())
+	if !snap.Running || snap.Problem != "" || len(snap.Sessions) != 1 {
+		t.Fatalf("snapshot after server start = %+v", snap)
+	}
+}
+
+func TestSlowWatcherGetsResync(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	updates, _ := h.sup.Watch(ctx)
+	fixtures := []string{"claude/idle.txt", "claude/working_spinner_start.txt"}
+	for i := 0; i < watchBuffer+10; i++ {
+		h.tm.show(t, "%1", "claude", fixtures[i%2])
+		h.step()
+	}
+	n, resync := 0, false
+	for len(updates) > 0 {
+		u := <-updates
+		n++
+		resync = resync || u.Kind == Resync
+	}
+	if n != watchBuffer {
+		t.Fatalf("received %d updates, want the buffer's %d", n, watchBuffer)
+	}
+	// The next update after draining is the resync notice.
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.step()
+	if u := <-updates; u.Kind != Resync || u.Missed == 0 {
+		t.Fatalf("after overflow got %+v, want a resync with a missed count", u)
+	}
+	cancel()
+	for range updates {
+	}
+}
+
+func TestSortSessions(t *testing.T) {
+	ss := []Session{
+		{Session: "b", Pane: "%2", State: rules.Idle},
+		{Session: "a", Pane: "%1", State: rules.Working},
+		{Session: "c", Pane: "%3", State: rules.AwaitingInput},
+		{Session: "a", Pane: "%4", WindowIndex: 1, State: rules.Error},
+	}
+	SortSessions(ss)
+	var got []string
+	for _, s := range ss {
+		got = append(got, s.Pane)
+	}
+	if want := []string{"%4", "%3", "%1", "%2"}; !slices.Equal(got, want) {
+		t.Fatalf("order = %v, want %v", got, want)
+	}
+}
+
+func TestNormalizeError(t *testing.T) {
+	a := normalizeError("Error: open /home/u/proj/a.go:12: no such file (after 3.2s) id 3f2a9c1d77")
+	b := normalizeError("Error: open /tmp/x/b.go:99: no such file (after 12s) id 9a8b7c6d5e")
+	if a != b {
+		t.Fatalf("%q != %q", a, b)
+	}
+	if normalizeError("permission denied") == normalizeError("connection refused") {
+		t.Fatal("different errors share a signature")
+	}
+}

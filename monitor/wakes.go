@@ -1,0 +1,194 @@
+package monitor
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// wakeOp is a raise or clear decided under the registry lock and carried
+// out after it is released, so a slow disk never blocks readers.
+type wakeOp struct {
+	clear string // key to clear, or
+	raise *wake.Event
+}
+
+func wakeKey(r wake.Reason, pane string) string { return string(r) + "/" + pane }
+
+// stateWakesLocked decides the wakes for a state change from prev to the
+// pane's current session.
+func (s *Supervisor) stateWakesLocked(st *paneState, prev Session) []wakeOp {
+	cur := st.sess
+	var ops []wakeOp
+	leaving := func(state rules.State, r wake.Reason, stillSame bool) {
+		if prev.State == state && !stillSame {
+			ops = append(ops, wakeOp{clear: wakeKey(r, cur.Pane)})
+		}
+	}
+	samePrompt := cur.State == rules.AwaitingInput && cur.Kind == prev.Kind && cur.Question == prev.Question
+	leaving(rules.AwaitingInput, wake.ReasonAwaitingInput, samePrompt)
+	leaving(rules.Error, wake.ReasonAPIError, cur.State == rules.Error)
+	leaving(rules.ErrorLoop, wake.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop)
+	leaving(rules.Exited, wake.ReasonWorkerFailed, cur.State == rules.Exited)
+	leaving(rules.Idle, wake.ReasonSessionIdle, cur.State == rules.Idle)
+
+	switch cur.State {
+	case rules.AwaitingInput:
+		if !(prev.State == rules.AwaitingInput && samePrompt) {
+			ops = append(ops, s.raiseOp(cur, wake.ReasonAwaitingInput))
+		}
+	case rules.ErrorLoop:
+		if prev.State != rules.ErrorLoop {
+			ops = append(ops, s.raiseOp(cur, wake.ReasonErrorLoopDetected))
+		}
+	case rules.Exited:
+		if prev.State != rules.Exited && cur.Agent != "" && cur.Agent != "shell" {
+			ops = append(ops, s.raiseOp(cur, wake.ReasonWorkerFailed))
+		}
+	}
+	return ops
+}
+
+// timeChecksLocked decides the wakes that come from time passing: errors
+// past their grace, idleness, and the heartbeat.
+func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
+	var ops []wakeOp
+	for _, st := range s.panes {
+		cur := st.sess
+		if st.timeWoke {
+			continue
+		}
+		age := now.Sub(cur.Since)
+		switch {
+		case cur.State == rules.Error && age >= s.cfg.ErrorGrace:
+			ops = append(ops, s.raiseOp(cur, wake.ReasonAPIError))
+			st.timeWoke = true
+		case cur.State == rules.Idle && cur.Agent != "" && cur.Agent != "shell" && age >= s.cfg.IdleAfter:
+			ops = append(ops, s.raiseOp(cur, wake.ReasonSessionIdle))
+			st.timeWoke = true
+		}
+	}
+	if len(ops) > 0 {
+		s.lastWake = now
+	}
+	if s.cfg.HeartbeatEvery > 0 && now.Sub(s.lastWake) >= s.cfg.HeartbeatEvery {
+		s.lastWake = now
+		ev := wake.Event{
+			Reason:          wake.ReasonHeartbeat,
+			State:           "",
+			SuggestedAction: fmt.Sprintf("Nothing needed attention for %s: %s.", s.cfg.HeartbeatEvery, s.countsLocked()),
+		}
+		ops = append(ops, wakeOp{raise: &ev})
+	}
+	return ops
+}
+
+// countsLocked summarises the registry: "4 sessions: 2 working, 1 idle, 1 awaiting_input".
+func (s *Supervisor) countsLocked() string {
+	counts := map[rules.State]int{}
+	for _, st := range s.panes {
+		counts[st.sess.State]++
+	}
+	var parts []string
+	for _, state := range rules.States {
+		if n := counts[state]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, state))
+		}
+	}
+	if len(parts) == 0 {
+		return "no sessions"
+	}
+	return fmt.Sprintf("%d sessions: %s", len(s.panes), strings.Join(parts, ", "))
+}
+
+func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {
+	var ops []wakeOp
+	for _, r := range []wake.Reason{wake.ReasonAwaitingInput, wake.ReasonAPIError, wake.ReasonErrorLoopDetected, wake.ReasonWorkerFailed, wake.ReasonSessionIdle} {
+		ops = append(ops, wakeOp{clear: wakeKey(r, pane)})
+	}
+	return ops
+}
+
+func (s *Supervisor) raiseOp(cur Session, r wake.Reason) wakeOp {
+	ev := wake.Event{
+		Reason:          r,
+		Key:             wakeKey(r, cur.Pane),
+		Session:         cur.Session,
+		Pane:            cur.Pane,
+		Agent:           cur.Agent,
+		State:           string(cur.State),
+		Kind:            cur.Kind,
+		Evidence:        wake.Evidence{Source: cur.Evidence.Source, Rule: cur.Evidence.Rule, Lines: cur.Evidence.Lines},
+		Question:        cur.Question,
+		Options:         cur.Options,
+		SuggestedAction: s.suggest(cur, r),
+	}
+	if cur.Detail != "" {
+		ev.Details = cur.Detail
+	}
+	return wakeOp{raise: &ev}
+}
+
+// suggest is the one-sentence next step shown with a wake.
+func (s *Supervisor) suggest(cur Session, r wake.Reason) string {
+	where := fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane)
+	agent := cur.Agent
+	if agent == "" {
+		agent = "the agent"
+	}
+	switch r {
+	case wake.ReasonAwaitingInput:
+		switch cur.Kind {
+		case "permission":
+			return fmt.Sprintf("Check what %s asks to do in %s and approve or decline it.", agent, where)
+		case "question":
+			return fmt.Sprintf("Answer %s's question in %s: pick an option or type guidance.", agent, where)
+		case "plan":
+			return fmt.Sprintf("Review %s's plan in %s and approve it or say what to change.", agent, where)
+		case "trust":
+			return fmt.Sprintf("Decide whether %s may work in %s (folder-trust dialog in %s).", agent, cur.Path, where)
+		}
+		return fmt.Sprintf("%s waits for input in %s; look at the pane and answer.", agent, where)
+	case wake.ReasonErrorLoopDetected:
+		return fmt.Sprintf("%s keeps hitting the same error in %s; read the evidence, interrupt it and suggest a different approach.", agent, where)
+	case wake.ReasonAPIError:
+		switch cur.Kind {
+		case "rate_limited":
+			return fmt.Sprintf("%s in %s is held by a rate or usage limit; wait for the reset or switch credentials, then tell it to continue.", agent, where)
+		case "auth":
+			return fmt.Sprintf("%s in %s cannot authenticate; fix the API key or log in, then resend the last message.", agent, where)
+		}
+		return fmt.Sprintf("%s in %s has been failing on an API error for over %s; check the API and tell it to retry.", agent, where, s.cfg.ErrorGrace)
+	case wake.ReasonWorkerFailed:
+		return fmt.Sprintf("%s in %s has exited; read its last lines, then restart it or hand its tasks to another session.", agent, where)
+	case wake.ReasonSessionIdle:
+		return fmt.Sprintf("%s in %s has been idle for %s; give it its next task or stop it.", agent, where, s.cfg.IdleAfter)
+	}
+	return fmt.Sprintf("Look at %s.", where)
+}
+
+// runOps carries out wake decisions outside the registry lock.
+func (s *Supervisor) runOps(ops []wakeOp) {
+	for _, op := range ops {
+		if op.clear != "" {
+			if err := s.cfg.Wakes.Clear(op.clear); err != nil {
+				s.cfg.Logger.Warn("clear wake", "key", op.clear, "err", err)
+			}
+			continue
+		}
+		ev, created, err := s.cfg.Wakes.Raise(*op.raise)
+		if err != nil {
+			// A journal error still delivered the wake; Health reports it.
+			s.cfg.Logger.Warn("raise wake", "reason", op.raise.Reason, "pane", op.raise.Pane, "err", err)
+		}
+		if created {
+			s.mu.Lock()
+			s.lastWake = ev.Time
+			s.mu.Unlock()
+			s.cfg.Logger.Info("wake", "id", ev.ID, "reason", ev.Reason, "pane", ev.Pane, "state", ev.State, "kind", ev.Kind)
+		}
+	}
+}
