@@ -390,3 +390,10 @@ func (s *Supervisor) timeChecks(now time.Time) {
 	s.mu.Unlock()
 	s.runOps(ops)
 }
+
+// Refresh lists, captures and classifies every pane once, outside Run:
+// `system3 status` uses it when no monitoring process is running.
+func (s *Supervisor) Refresh(ctx context.Context) {
+	s.rescan(ctx)
+	s.flush(ctx)
+}

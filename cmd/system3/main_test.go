@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -45,7 +46,7 @@ func TestStatusListsPanesOnPrivateServer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"2 sessions, 2 panes", "orch-auth", "main", "sleep", "running"} {
+	for _, want := range []string{"2 sessions, 2 panes", "orch-auth", "main", "sleep", "unknown"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}
@@ -71,6 +72,54 @@ func TestStatusListsPanesOnPrivateServer(t *testing.T) {
 	}
 	if !seen["main"] || !seen["orch-auth"] {
 		t.Errorf("sessions = %v, want main and orch-auth", seen)
+	}
+}
+
+func TestStatusClassifiesPanes(t *testing.T) {
+	capture, err := filepath.Abs(filepath.Join("..", "..", "monitor", "testdata", "captures", "claude", "permission_bash.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	c := tmux.NewClient(srv)
+	ctx := context.Background()
+	pane, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "orch-deploy", Width: 120, Height: 40,
+		Command: []string{"sh", "-c", "cat '" + capture + "'; exec sleep 600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
+		if strings.Contains(screen, "Esc to cancel") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("capture never appeared:\n%s", screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, errOut := invoke(t, nil, append(socketArgs(srv), "status", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got *statusPane
+	for i := range doc.Panes {
+		if doc.Panes[i].Pane == pane {
+			got = &doc.Panes[i]
+		}
+	}
+	if got == nil || got.Agent != "claude" || got.State != "awaiting_input" || got.Kind != "permission" ||
+		got.Question != "Do you want to proceed?" || len(got.Options) != 4 || got.Evidence.Rule != "claude.permission" {
+		t.Fatalf("pane %s = %+v", pane, got)
+	}
+	code, out, _ = invoke(t, nil, append(socketArgs(srv), "status")...)
+	if code != 0 || !strings.Contains(out, "awaiting_input/permission") || !strings.Contains(out, "Do you want to proceed?") {
+		t.Fatalf("text status (exit %d):\n%s", code, out)
 	}
 }
 

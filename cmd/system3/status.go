@@ -1,26 +1,35 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
 )
 
 // statusDoc is the stable JSON document printed by `status --json`.
 type statusDoc struct {
-	Schema        string       `json:"schema"`
-	Server        string       `json:"server"`
-	ServerRunning bool         `json:"server_running"`
-	GeneratedAt   time.Time    `json:"generated_at"`
-	Panes         []statusPane `json:"panes"`
+	Schema        string    `json:"schema"`
+	Server        string    `json:"server"`
+	ServerRunning bool      `json:"server_running"`
+	GeneratedAt   time.Time `json:"generated_at"`
+	// Source says where the states come from: "daemon" (a running
+	// system3's monitors) or "snapshot" (classified once by this command).
+	Source       string       `json:"source"`
+	UnackedWakes int          `json:"unacked_wakes"`
+	Problem      string       `json:"problem,omitempty"`
+	Panes        []statusPane `json:"panes"`
 }
 
 type statusPane struct {
@@ -42,6 +51,16 @@ type statusPane struct {
 	Height      int       `json:"height"`
 	InMode      bool      `json:"in_mode"`
 	Activity    time.Time `json:"activity"`
+
+	Agent    string           `json:"agent"`
+	State    string           `json:"state"`
+	Kind     string           `json:"kind"`
+	Evidence monitor.Evidence `json:"evidence"`
+	Question string           `json:"question,omitempty"`
+	Detail   string           `json:"detail,omitempty"`
+	Options  []string         `json:"options"`
+	Since    time.Time        `json:"since"`
+	LastLine string           `json:"last_line,omitempty"`
 }
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -73,10 +92,34 @@ exits 0 with an empty list.`,
 				Server:        srv.String(),
 				ServerRunning: running,
 				GeneratedAt:   time.Now().UTC(),
+				Source:        "snapshot",
 				Panes:         make([]statusPane, 0, len(panes)),
 			}
+			states, err := a.classifyOnce(cmd.Context())
+			if err != nil {
+				return err
+			}
+			doc.Problem = states.Problem
+			byPane := map[string]monitor.Session{}
+			for _, s := range states.Sessions {
+				byPane[s.Pane] = s
+			}
 			for _, p := range panes {
-				doc.Panes = append(doc.Panes, toStatusPane(p))
+				sp := toStatusPane(p)
+				if s, ok := byPane[p.ID]; ok {
+					sp.Agent, sp.State, sp.Kind, sp.Evidence = s.Agent, string(s.State), s.Kind, s.Evidence
+					sp.Question, sp.Detail, sp.Options, sp.Since, sp.LastLine = s.Question, s.Detail, s.Options, s.Since.UTC(), s.LastLine
+				} else {
+					sp.State, sp.Options, sp.Evidence.Lines = "unknown", []string{}, []string{}
+				}
+				doc.Panes = append(doc.Panes, sp)
+			}
+			if evs, _, err := wake.ReadJournal(filepath.Join(a.settings.StateDir, wake.JournalFile)); err == nil {
+				for _, e := range evs {
+					if !e.Acked {
+						doc.UnackedWakes++
+					}
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -126,21 +169,66 @@ func writeStatusText(w io.Writer, doc statusDoc) error {
 	for _, p := range doc.Panes {
 		sessions[p.Session] = true
 	}
-	fmt.Fprintf(w, "%s: %d sessions, %d panes\n\n", doc.Server, len(sessions), len(doc.Panes))
+	fmt.Fprintf(w, "%s: %d sessions, %d panes, %d unacked wakes\n", doc.Server, len(sessions), len(doc.Panes), doc.UnackedWakes)
+	if doc.Problem != "" {
+		fmt.Fprintf(w, "problem: %s\n", doc.Problem)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tWINDOW\tPANE\tCOMMAND\tPID\tSIZE\tPROCESS")
+	fmt.Fprintln(tw, "SESSION\tWINDOW\tPANE\tCOMMAND\tAGENT\tSTATE\tDETAIL")
 	for _, p := range doc.Panes {
-		proc := "running"
+		state := p.State
+		if p.Kind != "" {
+			state += "/" + p.Kind
+		}
+		detail := p.Question
+		if detail == "" {
+			detail = p.LastLine
+		}
 		if p.Dead {
-			proc = "exited " + strconv.Itoa(*p.ExitStatus)
+			detail = "process exited with status " + strconv.Itoa(*p.ExitStatus)
 		}
 		if p.InMode {
-			proc += " (copy mode)"
+			detail = "(copy mode) " + detail
 		}
-		fmt.Fprintf(tw, "%s\t%d:%s\t%s\t%s\t%d\t%dx%d\t%s\n",
-			sanitize(p.Session), p.WindowIndex, sanitize(p.Window), p.Pane, sanitize(p.Command), p.PID, p.Width, p.Height, proc)
+		agent := p.Agent
+		if agent == "" {
+			agent = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d:%s\t%s\t%s\t%s\t%s\t%s\n",
+			sanitize(p.Session), p.WindowIndex, sanitize(p.Window), p.Pane, sanitize(p.Command), agent, state, truncate(sanitize(detail), 60))
 	}
 	return tw.Flush()
+}
+
+// truncate shortens s to n runes with an ellipsis.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// classifyOnce lists, captures and classifies every pane once with the
+// same supervisor the monitors run, keeping its wakes in memory only.
+func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
+	eng, err := a.loadRules()
+	if err != nil {
+		return monitor.Snapshot{}, err
+	}
+	store, _, err := wake.Open(wake.Config{})
+	if err != nil {
+		return monitor.Snapshot{}, err
+	}
+	defer store.Close()
+	srv := a.tmuxServer()
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Logger: a.log})
+	if err != nil {
+		return monitor.Snapshot{}, err
+	}
+	sup.Refresh(ctx)
+	return sup.Snapshot(ctx)
 }
 
 // sanitize keeps names from other programs from moving the cursor or

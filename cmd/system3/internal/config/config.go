@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -34,6 +35,40 @@ type Config struct {
 	TasksDir string     `yaml:"tasks_dir"`
 	StateDir string     `yaml:"state_dir"`
 	LogLevel string     `yaml:"log_level"`
+	Monitor  Monitor    `yaml:"monitor"`
+}
+
+// Monitor tunes when system3 wakes someone. Zero values take the defaults
+// documented in docs/rules.md and the README.
+type Monitor struct {
+	// IdleAfter: an agent idle this long raises session_idle (default 10m).
+	IdleAfter time.Duration `yaml:"idle_after"`
+	// HeartbeatEvery: a heartbeat wake when nothing else woke anyone for
+	// this long (default 5m; "off" or a negative value disables it).
+	HeartbeatEvery Duration `yaml:"heartbeat_every"`
+	// ErrorGrace: an error state this old raises api_error (default 30s).
+	ErrorGrace time.Duration `yaml:"error_grace"`
+	// LoopThreshold and LoopWindow: the same error this many times within
+	// the window is an error loop (defaults 3 and 10m).
+	LoopThreshold int           `yaml:"loop_threshold"`
+	LoopWindow    time.Duration `yaml:"loop_window"`
+}
+
+// Duration is a time.Duration that also accepts "off" (stored as -1).
+type Duration time.Duration
+
+// UnmarshalYAML accepts Go durations ("90s", "5m") and "off".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Value == "off" {
+		*d = -1
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (use e.g. 90s, 5m or off)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // TmuxConfig selects the tmux server system3 watches.

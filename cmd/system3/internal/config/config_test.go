@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string {
@@ -126,5 +127,27 @@ func TestMissingDefaultConfigIsFine(t *testing.T) {
 	}
 	if s.LogLevel != slog.LevelInfo {
 		t.Errorf("level = %v", s.LogLevel)
+	}
+}
+
+func TestMonitorSettings(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	body := "monitor:\n  idle_after: 15m\n  heartbeat_every: \"off\"\n  error_grace: 45s\n  loop_threshold: 4\n  loop_window: 5m\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Monitor
+	if m.IdleAfter != 15*time.Minute || m.HeartbeatEvery != -1 || m.ErrorGrace != 45*time.Second || m.LoopThreshold != 4 || m.LoopWindow != 5*time.Minute {
+		t.Fatalf("monitor = %+v", m)
+	}
+	if err := os.WriteFile(p, []byte("monitor:\n  heartbeat_every: soon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p, true); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// startMonitors runs the monitors in this process: it takes the state
+// dir's lock (one monitoring process per state dir), opens the wake
+// journal, and starts the tmux watcher and the supervisor. The returned
+// function stops everything and releases the lock.
+func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error, error) {
+	dir := a.settings.StateDir
+	lock, err := wake.AcquireLock(dir)
+	if err != nil {
+		if errors.Is(err, wake.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w; another system3 is monitoring this state dir but its socket does not answer: stop it, or pass another --state-dir", err)
+		}
+		return nil, nil, err
+	}
+	store, warnings, err := wake.Open(wake.Config{Dir: dir})
+	if err != nil {
+		lock.Release()
+		return nil, nil, err
+	}
+	for _, w := range warnings {
+		a.log.Warn("wake journal", "warning", w.String())
+	}
+	eng, err := a.loadRules()
+	if err != nil {
+		store.Close()
+		lock.Release()
+		return nil, nil, err
+	}
+
+	srv := a.tmuxServer()
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.log})
+	client := tmux.NewClient(srv)
+	client.Control = watcher // captures go over the control connection when it is up
+	m := a.settings.File.Monitor
+	sup, err := monitor.New(monitor.Config{
+		Server:         srv.String(),
+		Tmux:           client,
+		Events:         watcher.Events(),
+		Rules:          eng,
+		Wakes:          store,
+		Processes:      monitor.ProcessTree,
+		Logger:         a.log,
+		IdleAfter:      m.IdleAfter,
+		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
+		ErrorGrace:     m.ErrorGrace,
+		LoopThreshold:  m.LoopThreshold,
+		LoopWindow:     m.LoopWindow,
+	})
+	if err != nil {
+		store.Close()
+		lock.Release()
+		return nil, nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return store.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	a.log.Info("monitors started", "server", srv.String(), "state_dir", dir)
+
+	stop := func() error {
+		cancel()
+		err := g.Wait()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		if cerr := store.Close(); err == nil {
+			err = cerr
+		}
+		if rerr := lock.Release(); err == nil {
+			err = rerr
+		}
+		a.log.Info("monitors stopped")
+		return err
+	}
+	return sup, stop, nil
+}
