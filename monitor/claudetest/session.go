@@ -321,3 +321,7 @@ func (s *Session) Transcripts() []string {
 	m, _ := filepath.Glob(filepath.Join(s.ProjectDir(), "*.jsonl"))
 	return m
 }
+
+// Socket is the path of the private tmux server's socket, for code under
+// test that talks to tmux itself (tmux.Server{Path: s.Socket()}).
+func (s *Session) Socket() string { return s.tmux.socket }

@@ -1,0 +1,166 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// TestRealClaudeCode runs the supervisor, event-driven by a tmux control
+// client, against the real Claude Code CLI talking to the scripted fake
+// API, and checks every state it reaches and the wakes it raises.
+func TestRealClaudeCode(t *testing.T) {
+	api := claudetest.NewFakeAPI(t,
+		claudetest.Rule{Contains: "slow-essay", Steps: []claudetest.Step{{
+			Text: strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6), Chunks: 16, ChunkDelay: 250 * time.Millisecond,
+		}}},
+		claudetest.Rule{Contains: "deploy-now", Steps: []claudetest.Step{
+			{Text: "I'll run the deploy script.", Tool: claudetest.Bash("./deploy.sh --prod", "Deploy to production")},
+			{Text: "Deployed."},
+		}},
+		claudetest.Rule{Contains: "pick-db", Steps: []claudetest.Step{
+			{Tool: claudetest.AskUserQuestion(claudetest.Question{
+				Question: "Which database should we use?", Header: "Database",
+				Options: []claudetest.Option{{Label: "Postgres", Description: "Relational, robust"}, {Label: "SQLite", Description: "Embedded file"}},
+			})},
+			{Text: "Using your choice."},
+		}},
+	)
+	cs := claudetest.Start(t, claudetest.Options{API: api, Args: []string{"--permission-mode", "default"}})
+	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := tmux.Server{Path: cs.Socket()}
+	eng, err := rules.New(rules.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	client := tmux.NewClient(srv)
+	client.Control = watcher
+	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
+		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	defer func() {
+		cancel()
+		if err := g.Wait(); err != nil && err != context.Canceled {
+			t.Errorf("monitors: %v", err)
+		}
+	}()
+
+	waitState := func(want rules.State, kind string) Session {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		var last Session
+		for time.Now().Before(deadline) {
+			snap, _ := sup.Snapshot(ctx)
+			for _, s := range snap.Sessions {
+				if s.Pane == cs.Pane {
+					last = s
+					if s.State == want && s.Kind == kind {
+						return s
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, cs.Capture())
+		return last
+	}
+	waitWake := func(r wake.Reason) wake.Event {
+		t.Helper()
+		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer wcancel()
+		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		if err != nil {
+			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
+		}
+		if _, err := store.Ack(ev.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+
+	s := waitState(rules.Idle, "")
+	if s.Agent != "claude" || s.AgentBy != "process" {
+		t.Fatalf("agent = %q by %q", s.Agent, s.AgentBy)
+	}
+
+	cs.Send("write the slow-essay")
+	waitState(rules.Working, "")
+	waitState(rules.Idle, "")
+
+	cs.Send("deploy-now please")
+	ev := waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "permission" || ev.Question != "Do you want to proceed?" || len(ev.Options) < 3 ||
+		ev.Options[0] != "Yes" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != cs.Pane {
+		t.Fatalf("permission wake = %+v", ev)
+	}
+	// Claude Code ignores keys for a moment after a dialog appears.
+	cs.WaitStable(300*time.Millisecond, 0)
+	cs.Keys("1")
+	waitState(rules.Idle, "")
+	if !strings.Contains(cs.Capture(), "Deployed.") {
+		t.Fatalf("approval did not reach the agent:\n%s", cs.Capture())
+	}
+
+	cs.Send("pick-db for me")
+	ev = waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "question" || ev.Question != "Which database should we use?" || len(ev.Options) < 2 || ev.Options[0] != "Postgres" {
+		t.Fatalf("question wake = %+v", ev)
+	}
+	cs.WaitStable(300*time.Millisecond, 0)
+	cs.Keys("Down")
+	cs.WaitForText("❯ 2. SQLite", 0)
+	cs.Keys("Enter")
+	waitState(rules.Idle, "")
+
+	// Server errors: Claude Code retries with a countdown; the state is
+	// error at once, and the wake waits for the grace period.
+	api.FailNext(2, claudetest.ErrorStatus(500))
+	cs.Send("retry-me please")
+	waitState(rules.Error, "api_error")
+	ev = waitWake(wake.ReasonAPIError)
+	if ev.Kind != "api_error" || ev.Evidence.Rule != "claude.api_retry" {
+		t.Fatalf("api error wake = %+v", ev)
+	}
+	waitState(rules.Idle, "")
+
+	// More retries within the window: the countdown climbing is a loop.
+	api.FailNext(3, claudetest.ErrorStatus(500))
+	cs.Send("retry-again please")
+	ev = waitWake(wake.ReasonErrorLoopDetected)
+	if ev.State != "error_loop" || ev.Evidence.Rule != "monitor.error_loop" {
+		t.Fatalf("error loop wake = %+v", ev)
+	}
+	waitState(rules.Idle, "")
+
+	cs.Send("/exit")
+	waitState(rules.Exited, "process_gone")
+	ev = waitWake(wake.ReasonWorkerFailed)
+	if ev.Agent != "claude" {
+		t.Fatalf("worker_failed wake = %+v", ev)
+	}
+}
