@@ -1,0 +1,322 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"sync"
+	"syscall"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/wake"
+)
+
+// streamBuffer is how many items a stream's channel holds before the client
+// stops reading the socket; past that the server's subscription buffers and,
+// when full, drops and sends a resync.
+const streamBuffer = 16
+
+// Client is a monitor.Service served by another process. Each call is one
+// connection; streams hold theirs until their ctx ends or the server goes.
+type Client struct {
+	path string
+	pid  int
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup // stream readers
+}
+
+var _ monitor.Service = (*Client)(nil)
+
+// Dial checks that a system3 server of this protocol version answers on the
+// socket at path and returns a client for it. When nothing serves the path
+// (no socket, or a stale one) the error matches ErrNoDaemon; the caller may
+// then run its own monitors.
+func Dial(ctx context.Context, path string) (*Client, error) {
+	if err := checkPathLen(path); err != nil {
+		// No server can listen there either.
+		return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
+	}
+	c := &Client{path: path, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	// A wedged server must not wedge the CLI that only wanted to find it.
+	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	if err := c.call(hctx, request{Method: methodPing}, nil); err != nil {
+		c.Close()
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("the system3 daemon on %s did not answer within %v; it may be stuck (its pid is in %s)", path, handshakeTimeout, wake.LockFile)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// PID returns the server's process id, as it said when dialled.
+func (c *Client) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pid
+}
+
+// Close ends every call in progress (their streams close) and waits for the
+// client's goroutines. Calls after Close fail with ErrClientClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	conns := c.conns
+	c.conns = nil
+	c.mu.Unlock()
+	for conn := range conns {
+		conn.Close()
+	}
+	c.wg.Wait()
+	return nil
+}
+
+// Snapshot implements monitor.Service.
+func (c *Client) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+	var s monitor.Snapshot
+	err := c.call(ctx, request{Method: methodSnapshot}, &s)
+	return s, err
+}
+
+// Watch implements monitor.Service. The channel closes when ctx ends, the
+// client is closed, or the server goes away.
+func (c *Client) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+	return openStream[monitor.Update](c, ctx, request{Method: methodWatch})
+}
+
+// Wakes implements monitor.Service.
+func (c *Client) Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error) {
+	var evs []wake.Event
+	err := c.call(ctx, request{Method: methodWakes, Filter: toWire(f)}, &evs)
+	return evs, err
+}
+
+// WaitWake implements monitor.Service.
+func (c *Client) WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
+	var ev wake.Event
+	err := c.call(ctx, request{Method: methodWaitWake, Filter: toWire(f)}, &ev)
+	return ev, err
+}
+
+// SubscribeWakes implements monitor.Service, with Watch's channel lifetime.
+func (c *Client) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error) {
+	return openStream[wake.Message](c, ctx, request{Method: methodSubscribeWakes, Filter: toWire(f)})
+}
+
+// Ack implements monitor.Service.
+func (c *Client) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	var ev wake.Event
+	err := c.call(ctx, request{Method: methodAck, ID: id, By: by}, &ev)
+	return ev, err
+}
+
+// AckAll implements monitor.Service.
+func (c *Client) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+	var evs []wake.Event
+	err := c.call(ctx, request{Method: methodAckAll, By: by}, &evs)
+	return evs, err
+}
+
+// call makes one unary call. Like the service, it can return a result and
+// an error together.
+func (c *Client) call(ctx context.Context, req request, out any) error {
+	cc, err := c.start(ctx, req, false)
+	if err != nil {
+		return err
+	}
+	defer cc.close()
+	r, err := cc.readReply(ctx)
+	if err != nil {
+		return err
+	}
+	if out != nil && len(r.Result) > 0 {
+		if err := json.Unmarshal(r.Result, out); err != nil {
+			return fmt.Errorf("bad reply from the system3 daemon on %s: %w", c.path, err)
+		}
+	}
+	return r.Error.err()
+}
+
+// openStream starts a streaming call and relays its items to the returned
+// channel from one goroutine, until ctx ends, the client closes or the
+// server ends the stream.
+func openStream[T any](c *Client, ctx context.Context, req request) (<-chan T, error) {
+	cc, err := c.start(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := cc.readReply(ctx)
+	if err == nil && r.Error != nil {
+		err = r.Error.err()
+	}
+	if err == nil && !r.OK {
+		err = fmt.Errorf("bad reply from the system3 daemon on %s: stream not started", c.path)
+	}
+	if err != nil {
+		cc.close()
+		c.wg.Done()
+		return nil, err
+	}
+	out := make(chan T, streamBuffer)
+	go func() {
+		defer c.wg.Done()
+		defer close(out)
+		defer cc.close()
+		for {
+			line, err := readLine(cc.br, maxReplyLine)
+			if err != nil {
+				return
+			}
+			var item struct {
+				Result T          `json:"result"`
+				Error  *wireError `json:"error"`
+			}
+			if json.Unmarshal(line, &item) != nil || item.Error != nil {
+				return
+			}
+			select {
+			case out <- item.Result:
+			case <-ctx.Done():
+				return
+			case <-c.done:
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// clientConn is one call's connection.
+type clientConn struct {
+	c    *Client
+	conn net.Conn
+	br   *bufio.Reader
+	stop func() bool
+}
+
+// start dials, sends req and checks the server's hello. For a stream it
+// also counts the reader goroutine in c.wg, under the same lock as Close, so
+// Close never waits while one is being added.
+func (c *Client) start(ctx context.Context, req request, streaming bool) (*clientConn, error) {
+	if c.isClosed() {
+		return nil, ErrClientClosed
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, dialError(c.path, err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		conn.Close()
+		return nil, ErrClientClosed
+	}
+	c.conns[conn] = struct{}{}
+	if streaming {
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+
+	cc := &clientConn{c: c, conn: conn, br: bufio.NewReader(conn)}
+	cc.stop = context.AfterFunc(ctx, func() { conn.Close() })
+	fail := func(err error) (*clientConn, error) {
+		cc.close()
+		if streaming {
+			c.wg.Done()
+		}
+		return nil, err
+	}
+
+	req.V = Version
+	b, err := json.Marshal(req)
+	if err != nil {
+		return fail(fmt.Errorf("encode request: %w", err))
+	}
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		return fail(cc.connErr(ctx, err))
+	}
+	line, err := readLine(cc.br, maxReplyLine)
+	if err != nil {
+		return fail(cc.connErr(ctx, err))
+	}
+	var h hello
+	if json.Unmarshal(line, &h) != nil || h.Hello != helloName {
+		return fail(fmt.Errorf("%s does not answer like a system3 daemon; move it away, or use another --state-dir", c.path))
+	}
+	if h.V != Version {
+		return fail(fmt.Errorf("%w: the system3 daemon (pid %d) on %s speaks protocol v%d, this system3 speaks v%d; run the same version for both (restart the daemon after an upgrade)",
+			ErrVersion, h.PID, c.path, h.V, Version))
+	}
+	c.mu.Lock()
+	c.pid = h.PID
+	c.mu.Unlock()
+	return cc, nil
+}
+
+func (cc *clientConn) readReply(ctx context.Context) (replyIn, error) {
+	var r replyIn
+	line, err := readLine(cc.br, maxReplyLine)
+	if err != nil {
+		return r, cc.connErr(ctx, err)
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, fmt.Errorf("bad reply from the system3 daemon on %s: %w", cc.c.path, err)
+	}
+	return r, nil
+}
+
+func (cc *clientConn) close() {
+	cc.stop()
+	cc.conn.Close()
+	c := cc.c
+	c.mu.Lock()
+	delete(c.conns, cc.conn)
+	c.mu.Unlock()
+}
+
+// connErr explains a failed read or write: our ctx ended (the conn was
+// closed for it), the client was closed, or the server went away.
+func (cc *clientConn) connErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if cc.c.isClosed() {
+		return ErrClientClosed
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("%w (%s); is it still running?", ErrConnLost, cc.c.path)
+	}
+	return fmt.Errorf("talk to the system3 daemon on %s: %w", cc.c.path, err)
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+func dialError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w on %s", ErrNoDaemon, path)
+	}
+	return fmt.Errorf("connect to the system3 daemon on %s: %w", path, err)
+}

@@ -1,0 +1,314 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+var (
+	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
+		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the prompt"}
+	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex"}
+	wakeBeat = wake.Event{Reason: wake.ReasonHeartbeat, Session: "orch-api"}
+
+	testSnapshot = monitor.Snapshot{Server: "default", Running: true, Taken: testEpoch, Problem: "journal not writable",
+		Sessions: []monitor.Session{{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
+			State: rules.AwaitingInput, Kind: "permission", Options: []string{"Yes", "No"}, Since: testEpoch,
+			Evidence: monitor.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want"}}}}}
+)
+
+// TestMethodsMatchInProcess runs each call on a service directly and, on an
+// identical one, through the socket: results and errors must be the same,
+// and errors.Is must hold for the sentinels either way.
+func TestMethodsMatchInProcess(t *testing.T) {
+	seed := func(t *testing.T, f *fakeService) {
+		f.setSnapshot(testSnapshot)
+		f.raise(t, wakeAuth)
+		f.raise(t, wakeDocs)
+		f.raise(t, wakeBeat)
+	}
+	journalErr := &wake.JournalError{Path: "/s/wakes.jsonl", Err: errors.New("disk full"), Pending: 1}
+	type call = func(context.Context, monitor.Service) (any, error)
+	snapshot := func(ctx context.Context, s monitor.Service) (any, error) { return s.Snapshot(ctx) }
+	wakes := func(f wake.Filter) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Wakes(ctx, f) }
+	}
+	wait := func(f wake.Filter, timeout time.Duration) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return s.WaitWake(ctx, f)
+		}
+	}
+	// ack acks the nth unacked wake (-1: an unknown id).
+	ack := func(n int, by string) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) {
+			id := "w-nope"
+			if evs, _ := s.Wakes(ctx, wake.Filter{}); n >= 0 && n < len(evs) {
+				id = evs[n].ID
+			}
+			return s.Ack(ctx, id, by)
+		}
+	}
+	ackAll := func(ctx context.Context, s monitor.Service) (any, error) { return s.AckAll(ctx, "cli") }
+	fail := func(method string, err error) func(*testing.T, *fakeService) {
+		return func(_ *testing.T, f *fakeService) { f.fail(method, err) }
+	}
+
+	tests := []struct {
+		name   string
+		prep   func(*testing.T, *fakeService)
+		call   call
+		want   string // a substring of the result's JSON
+		wantIs error
+	}{
+		{name: "snapshot", call: snapshot, want: `"problem":"journal not writable"`},
+		{name: "snapshot error", prep: fail("snapshot", errors.New("tmux wedged")), call: snapshot},
+		{name: "wakes all", call: wakes(wake.Filter{}), want: `"session":"orch-api"`},
+		{name: "wakes filtered", want: `"seq":3`, call: wakes(wake.Filter{
+			Reasons: []wake.Reason{wake.ReasonAwaitingInput, wake.ReasonHeartbeat}, Session: "orch-*", SinceSeq: 1, Limit: 5})},
+		{name: "wakes include acked", call: wakes(wake.Filter{IncludeAcked: true, Limit: 1}), want: `"acked_by":"tui"`,
+			prep: func(_ *testing.T, f *fakeService) { f.store.Ack(f.store.Unacked()[0].ID, "tui") }},
+		{name: "wakes bad glob", call: wakes(wake.Filter{Session: "["})},
+		{name: "wait existing", call: wait(wake.Filter{Reasons: []wake.Reason{wake.ReasonErrorLoopDetected}}, time.Minute), want: `"pane":"%5"`},
+		{name: "wait times out", call: wait(wake.Filter{Session: "nobody"}, 30*time.Millisecond), wantIs: context.DeadlineExceeded},
+		{name: "wait service deadline", prep: fail("wait_wake", context.DeadlineExceeded), call: wait(wake.Filter{}, time.Minute),
+			wantIs: context.DeadlineExceeded},
+		{name: "ack", call: ack(1, "cli"), want: `"acked_by":"cli"`},
+		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
+		{name: "ack not durable", prep: fail("ack", journalErr), call: ack(0, "mcp:x"), want: `"acked_by":"mcp:x"`, wantIs: wake.ErrNotDurable},
+		{name: "ack all", call: ackAll, want: `"seq":3`},
+		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			direct, remote := newFake(t), newFake(t)
+			for _, f := range []*fakeService{direct, remote} {
+				seed(t, f)
+				if tt.prep != nil {
+					tt.prep(t, f)
+				}
+			}
+			c := dial(t, serve(t, remote).path)
+
+			wantV, wantErr := tt.call(ctx, direct)
+			gotV, gotErr := tt.call(ctx, c)
+			if a, b := mustJSON(t, wantV), mustJSON(t, gotV); a != b {
+				t.Errorf("result differs:\nin-process %s\nsocket     %s", a, b)
+			}
+			if !strings.Contains(mustJSON(t, gotV), tt.want) {
+				t.Errorf("result %s lacks %s", mustJSON(t, gotV), tt.want)
+			}
+			if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
+				t.Fatalf("error differs:\nin-process %v\nsocket     %v", wantErr, gotErr)
+			}
+			if tt.wantIs != nil && (!errors.Is(wantErr, tt.wantIs) || !errors.Is(gotErr, tt.wantIs)) {
+				t.Errorf("errors.Is(%v, %v) = false", gotErr, tt.wantIs)
+			}
+		})
+	}
+}
+
+func TestPingAndPID(t *testing.T) {
+	c := dial(t, serve(t, newFake(t)).path)
+	if c.PID() <= 0 {
+		t.Errorf("PID = %d", c.PID())
+	}
+}
+
+func TestWatchStreams(t *testing.T) {
+	f := newFake(t)
+	srv := serve(t, f)
+	c := dial(t, srv.path)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := c.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []monitor.Update{
+		{Kind: monitor.SessionAdded, Session: testSnapshot.Sessions[0]},
+		{Kind: monitor.SessionChanged, Session: monitor.Session{Pane: "%3", State: rules.Working}, Previous: rules.AwaitingInput},
+		{Kind: monitor.Resync, Missed: 7},
+	}
+	for _, u := range want {
+		f.publish(u)
+	}
+	for _, u := range want {
+		if got := recv(t, ch); !reflect.DeepEqual(got, u) {
+			t.Errorf("got %+v\nwant %+v", got, u)
+		}
+	}
+	cancel()
+	closed(t, ch)
+	waitFor(t, "the server to end the watch", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+}
+
+func TestSubscribeWakesStreams(t *testing.T) {
+	f := newFake(t)
+	c := dial(t, serve(t, f).path)
+	first := f.raise(t, wakeAuth)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.SubscribeWakes(ctx, wake.Filter{Session: "orch-*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.raise(t, wakeDocs) // filtered out
+	second := f.raise(t, wakeBeat)
+	if _, err := f.store.Ack(first.ID, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		kind     wake.MessageKind
+		id       string
+		replayed bool
+	}{{wake.Raised, first.ID, true}, {wake.Raised, second.ID, false}, {wake.Acked, first.ID, false}} {
+		m := recv(t, ch)
+		if m.Kind != want.kind || m.Event.ID != want.id || m.Replayed != want.replayed {
+			t.Errorf("got %s %s replayed=%v, want %s %s replayed=%v", m.Kind, m.Event.ID, m.Replayed, want.kind, want.id, want.replayed)
+		}
+	}
+}
+
+func TestStreamErrorsAndEnds(t *testing.T) {
+	t.Run("service refuses", func(t *testing.T) {
+		f := newFake(t)
+		f.fail("watch", errors.New("supervisor not running"))
+		c := dial(t, serve(t, f).path)
+		if _, err := c.Watch(context.Background()); err == nil || err.Error() != "supervisor not running" {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := c.SubscribeWakes(context.Background(), wake.Filter{Session: "["}); err == nil || !strings.Contains(err.Error(), "not a valid glob") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("service ends the stream", func(t *testing.T) {
+		f := newFake(t)
+		srv := serve(t, f)
+		ch, err := dial(t, srv.path).Watch(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.endWatches()
+		closed(t, ch)
+		waitFor(t, "the server to free the connection", func() bool { return srv.active.Load() == 0 })
+	})
+	t.Run("server stops", func(t *testing.T) {
+		f := newFake(t)
+		srv := serve(t, f)
+		c := dial(t, srv.path)
+		ch, err := c.SubscribeWakes(context.Background(), wake.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.stop()
+		closed(t, ch)
+		waitFor(t, "the subscription's ctx to end", func() bool { return f.inflight.Load() == 0 })
+		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrNoDaemon) {
+			t.Errorf("call after the server stopped: %v, want ErrNoDaemon", err)
+		}
+	})
+	t.Run("client closes", func(t *testing.T) {
+		f := newFake(t)
+		srv := serve(t, f)
+		c, err := Dial(context.Background(), srv.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := c.Watch(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.publish(monitor.Update{Kind: monitor.SessionRemoved})
+		c.Close()
+		closed(t, ch)
+		waitFor(t, "the server to end the watch", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrClientClosed) {
+			t.Errorf("call after Close: %v", err)
+		}
+	})
+}
+
+// A client that gives up mid-wait must free the server's goroutine and the
+// service's wait at once, not when a wake finally comes.
+func TestDisconnectFreesWait(t *testing.T) {
+	f := newFake(t)
+	srv := serve(t, f)
+	c := dial(t, srv.path)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.WaitWake(ctx, wake.Filter{})
+		errc <- err
+	}()
+	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitWake = %v, want context.Canceled", err)
+	}
+	waitFor(t, "the server to free the wait", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+}
+
+func TestServerStopsMidWait(t *testing.T) {
+	f := newFake(t)
+	srv := serve(t, f)
+	c := dial(t, srv.path)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.WaitWake(context.Background(), wake.Filter{})
+		errc <- err
+	}()
+	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	srv.stop()
+	if err := <-errc; !errors.Is(err, ErrConnLost) {
+		t.Errorf("WaitWake = %v, want ErrConnLost", err)
+	}
+}
+
+func TestWaitWakeReturnsNewWake(t *testing.T) {
+	f := newFake(t)
+	c := dial(t, serve(t, f).path)
+	type result struct {
+		ev  wake.Event
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ev, err := c.WaitWake(context.Background(), wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+		res <- result{ev, err}
+	}()
+	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	f.raise(t, wakeBeat)
+	raised := f.raise(t, wakeAuth)
+	r := <-res
+	if r.err != nil || r.ev.ID != raised.ID || r.ev.Question != "Edit auth.go?" {
+		t.Fatalf("WaitWake = %+v, %v", r.ev, r.err)
+	}
+}
+
+func TestWireFilterMatchesWakeFilter(t *testing.T) {
+	wt, ft := reflect.TypeOf(wireFilter{}), reflect.TypeOf(wake.Filter{})
+	if wt.NumField() != ft.NumField() {
+		t.Fatalf("wake.Filter has %d fields, wireFilter %d: add the new field to the protocol", ft.NumField(), wt.NumField())
+	}
+	for i := range wt.NumField() {
+		if wt.Field(i).Name != ft.Field(i).Name || wt.Field(i).Type != ft.Field(i).Type {
+			t.Errorf("field %d: %s %s vs %s %s", i, wt.Field(i).Name, wt.Field(i).Type, ft.Field(i).Name, ft.Field(i).Type)
+		}
+	}
+	f := wake.Filter{Reasons: []wake.Reason{wake.ReasonSummary}, Session: "a*", SinceSeq: 9, IncludeAcked: true, Limit: 3}
+	if got := toWire(f).filter(); !reflect.DeepEqual(got, f) {
+		t.Errorf("round trip = %+v", got)
+	}
+}
