@@ -66,6 +66,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		return nil, nil, err
 	}
 
+	// One pass before returning, so the first snapshot a caller takes
+	// already shows the panes.
+	sup.Refresh(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
 	g.Go(func() error { return watcher.Run(gctx) })

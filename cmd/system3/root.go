@@ -54,6 +54,9 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newTasksCmd(a),
 		newClassifyCmd(a),
 		newRulesCmd(a),
+		newWaitCmd(a),
+		newWatchCmd(a),
+		newAckCmd(a),
 	)
 	return root
 }

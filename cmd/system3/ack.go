@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/wake"
+)
+
+// ackBy is how acknowledgements from the CLI are recorded.
+const ackBy = "cli"
+
+func newAckCmd(a *app) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ack ID | --all",
+		Short: "Acknowledge a wake, so wait stops returning it",
+		Long: `Acknowledge a wake once it is handled: ` + "`system3 wait`" + ` stops returning
+it and the dashboard stops showing it as pending. ID is the id wait printed
+("w0000000012-..."); --all acknowledges every pending wake. Acknowledging a
+wake twice is harmless. The condition stays known: an agent still waiting at
+the same prompt does not raise a new wake until the prompt goes away and
+comes back.
+
+With --json, print the acknowledged wake (or, with --all, the list of them)
+as JSON.`,
+		Example: `  system3 ack w0000000012-mh8x3k2
+  system3 ack --all
+  id=$(system3 wait --json | jq -r .id) && system3 ack "$id"`,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case all && len(args) > 0:
+				return errors.New("give a wake ID or --all, not both")
+			case !all && len(args) != 1:
+				return errors.New("give the ID of the wake to acknowledge (`system3 wait` prints it), or --all")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			svc, closeFn, err := a.openService(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.release(closeFn)
+
+			var evs []wake.Event
+			if all {
+				evs, err = svc.AckAll(ctx, ackBy)
+			} else {
+				var ev wake.Event
+				ev, err = svc.Ack(ctx, args[0], ackBy)
+				if errors.Is(err, wake.ErrNotFound) {
+					return fmt.Errorf("no wake %q: it never existed or was acknowledged long ago; see pending wakes with `system3 status`, or wait for one with `system3 wait`", args[0])
+				}
+				if ev.ID != "" {
+					evs = []wake.Event{ev}
+				}
+			}
+			// A change the journal could not take yet is still made, and
+			// written when the disk recovers: report it, but as done.
+			if errors.Is(err, wake.ErrNotDurable) && len(evs) > 0 {
+				fmt.Fprintf(a.stderr, "system3: warning: %v\n", err)
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetEscapeHTML(false)
+				if all {
+					if evs == nil {
+						evs = []wake.Event{}
+					}
+					return enc.Encode(evs)
+				}
+				return enc.Encode(evs[0])
+			}
+			return writeAcked(a.stdout, evs, all)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "acknowledge every pending wake")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the acknowledged wakes as JSON")
+	return cmd
+}
+
+func writeAcked(w io.Writer, evs []wake.Event, all bool) error {
+	if len(evs) == 0 {
+		_, err := fmt.Fprintln(w, "no pending wakes to acknowledge")
+		return err
+	}
+	for _, ev := range evs {
+		fmt.Fprintf(w, "acked %s (%s, %s) by %s at %s\n", ev.ID, ev.Reason, sanitize(wakePlace(ev)),
+			sanitize(ev.AckedBy), ev.AckedAt.Local().Format("15:04:05"))
+	}
+	if all {
+		fmt.Fprintf(w, "acknowledged %d wakes\n", len(evs))
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
+)
+
+// startMonitorsHook replaces startMonitors in tests, which give it a fake
+// service. It is nil in the program.
+var startMonitorsHook func(a *app, ctx context.Context) (monitor.Service, func() error, error)
+
+// socketPath is where the process that runs the monitors for the state dir
+// serves them.
+func (a *app) socketPath() string {
+	return filepath.Join(a.settings.StateDir, ipc.SocketFile)
+}
+
+// openService returns the monitors of the system3 process that runs them
+// for this state dir (the dashboard or `system3 serve`), over its socket.
+// When none runs, it starts monitors in this process. closeFn releases
+// either; call it once the command is done.
+func (a *app) openService(ctx context.Context) (svc monitor.Service, closeFn func() error, err error) {
+	path := a.socketPath()
+	c, err := ipc.Dial(ctx, path)
+	if err == nil {
+		a.log.Debug("using the running system3", "socket", path, "pid", c.PID())
+		return c, c.Close, nil
+	}
+	if !errors.Is(err, ipc.ErrNoDaemon) {
+		return nil, nil, err
+	}
+	a.log.Debug("no running system3; starting monitors in this process", "socket", path)
+	if startMonitorsHook != nil {
+		return startMonitorsHook(a, ctx)
+	}
+	return a.startMonitors(ctx)
+}
+
+// release calls a closeFn from openService. The command's work is done by
+// then, so a failure is logged, not reported.
+func (a *app) release(closeFn func() error) {
+	if err := closeFn(); err != nil {
+		a.log.Warn("stop the monitors", "err", err)
+	}
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// fakeService is a monitor.Service over an in-memory wake store, with a
+// registry the test sets and updates it publishes by hand.
+type fakeService struct {
+	store          *wake.Store
+	starts, stops  atomic.Int32 // in-process starts through startMonitorsHook
+	mu             sync.Mutex
+	snap           monitor.Snapshot
+	watchers       map[chan monitor.Update]struct{}
+	startMonitorsE error // returned by the hook instead of the service
+}
+
+var testEpoch = time.Date(2025, 11, 21, 9, 0, 0, 0, time.UTC)
+
+var (
+	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
+		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
+	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
+		State: "error_loop"}
+)
+
+func newFakeService(t *testing.T) *fakeService {
+	t.Helper()
+	st, _, err := wake.Open(wake.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &fakeService{store: st, watchers: map[chan monitor.Update]struct{}{}}
+}
+
+// useFake makes commands that find no running system3 use a fake service.
+func useFake(t *testing.T) *fakeService {
+	t.Helper()
+	f := newFakeService(t)
+	old := startMonitorsHook
+	startMonitorsHook = func(a *app, ctx context.Context) (monitor.Service, func() error, error) {
+		if f.startMonitorsE != nil {
+			return nil, nil, f.startMonitorsE
+		}
+		f.starts.Add(1)
+		return f, func() error { f.stops.Add(1); return nil }, nil
+	}
+	t.Cleanup(func() { startMonitorsHook = old })
+	return f
+}
+
+func (f *fakeService) raise(t *testing.T, ev wake.Event) wake.Event {
+	t.Helper()
+	got, _, err := f.store.Raise(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (f *fakeService) setSnapshot(s monitor.Snapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snap = s
+}
+
+func (f *fakeService) publish(u monitor.Update) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ch := range f.watchers {
+		ch <- u
+	}
+}
+
+// endWatches closes every Watch channel, as stopping monitors do.
+func (f *fakeService) endWatches() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ch := range f.watchers {
+		delete(f.watchers, ch)
+		close(ch)
+	}
+}
+
+func (f *fakeService) Snapshot(context.Context) (monitor.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.snap, nil
+}
+
+func (f *fakeService) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+	ch := make(chan monitor.Update, 64)
+	f.mu.Lock()
+	f.watchers[ch] = struct{}{}
+	f.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, ok := f.watchers[ch]; ok {
+			delete(f.watchers, ch)
+			close(ch)
+		}
+	})
+	return ch, nil
+}
+
+func (f *fakeService) Wakes(_ context.Context, fl wake.Filter) ([]wake.Event, error) {
+	return f.store.List(fl)
+}
+
+func (f *fakeService) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
+	return f.store.Wait(ctx, fl)
+}
+
+func (f *fakeService) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+	sub, err := f.store.Subscribe(ctx, fl)
+	if err != nil {
+		return nil, err
+	}
+	return sub.C, nil
+}
+
+func (f *fakeService) Ack(_ context.Context, id, by string) (wake.Event, error) {
+	return f.store.Ack(id, by)
+}
+
+func (f *fakeService) AckAll(_ context.Context, by string) ([]wake.Event, error) {
+	return f.store.AckAll(by)
+}
+
+// shortDir is a state dir short enough for a socket path.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "s3c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// With a system3 serving the state dir, commands use it and start no
+// monitors of their own.
+func TestCommandsUseRunningSystem3(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	hooked := useFake(t)
+	daemon := newFakeService(t)
+	state := shortDir(t)
+	ln, err := ipc.Listen(filepath.Join(state, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ipc.NewServer(ln, daemon, nil).Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	raised := daemon.raise(t, wakeAuth)
+	env := map[string]string{"SYSTEM3_STATE_DIR": state}
+
+	code, out, errOut := invoke(t, env, "wait", "--json", "--timeout", "5s")
+	var got wake.Event
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.ID != raised.ID {
+		t.Fatalf("wait: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = invoke(t, env, "ack", raised.ID)
+	if code != 0 || !strings.Contains(out, "acked "+raised.ID) {
+		t.Fatalf("ack: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if ev, _ := daemon.store.Get(raised.ID); !ev.Acked || ev.AckedBy != "cli" {
+		t.Errorf("the daemon's wake = %+v, want acked by cli", ev)
+	}
+	if n := hooked.starts.Load(); n != 0 {
+		t.Errorf("started monitors in-process %d times beside a running system3", n)
+	}
+}
+
+// Something that answers on the socket but is not a system3 must not make
+// the CLI start a second set of monitors.
+func TestCommandsRefuseStrangeSocket(t *testing.T) {
+	hooked := useFake(t)
+	state := shortDir(t)
+	ln, err := net.Listen("unix", filepath.Join(state, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Write([]byte("220 smtp ready\r\n"))
+			bufio.NewReader(conn).ReadString('\n')
+			conn.Close()
+		}
+	})
+	code, _, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, "ack", "--all")
+	if code != 1 || !strings.Contains(errOut, "does not answer like a system3 daemon") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if hooked.starts.Load() != 0 {
+		t.Error("started monitors in-process")
+	}
+}
+
+func TestStartMonitorsFailure(t *testing.T) {
+	f := useFake(t)
+	f.startMonitorsE = errors.New("another system3 (pid 7) is already using /s")
+	for _, args := range [][]string{{"wait"}, {"watch"}, {"ack", "--all"}} {
+		code, _, errOut := invoke(t, nil, args...)
+		if code != 1 || !strings.Contains(errOut, "pid 7") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// sessions used by the watch tests.
+var (
+	sessAuth = monitor.Session{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
+		State: rules.AwaitingInput, Kind: "permission", Since: testEpoch,
+		Evidence: monitor.Evidence{Source: "screen", Rule: "claude.permission"}}
+	sessDocs = monitor.Session{Pane: "%5", Session: "docs", Target: "docs:0.0", Agent: "codex",
+		State: rules.Working, Kind: "tool", Since: testEpoch, Evidence: monitor.Evidence{Source: "screen", Rule: "codex.working"}}
+)

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/wake"
+)
+
+// errWaitTimeout is the cause of wait's context when --timeout passes.
+var errWaitTimeout = errors.New("wait timed out")
+
+func newWaitCmd(a *app) *cobra.Command {
+	var (
+		reasons []string
+		session string
+		timeout time.Duration
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "wait",
+		Short: "Block until an agent needs attention, then print the wake",
+		Long: fmt.Sprintf(`Block until a wake matches (an agent awaiting input, an error loop, a failed
+worker, an API error, an idle session...), print it and exit 0. A matching
+wake that is already pending is printed at once, and keeps being printed by
+every wait until it is acknowledged with `+"`system3 ack ID`"+`.
+
+This is how a supervising Claude Code session gets woken: run wait as a
+background command (the Bash tool with run_in_background). Its completion
+wakes the main thread, which reads the wake, acts on it (answers the prompt,
+restarts the worker...), acks it, and starts the next wait.
+
+wait uses the monitors of the system3 that is already running for this state
+dir (the dashboard or `+"`system3 serve`"+`); without one, it runs its own until
+it returns.
+
+--reason takes one or more of (comma-separated or repeated; default all):
+%s
+--session is a glob on the tmux session name, like 'orch-*'. --json prints
+the wake as one line of JSON.
+
+Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
+1 any other error.`, wrapIndent(joinReasons(wake.Reasons()), "  ", 78)),
+		Example: `  system3 wait
+  system3 wait --reason awaiting_input,error_loop_detected --session 'orch-*'
+  system3 wait --timeout 30m --json
+  id=$(system3 wait --json | jq -r .id) && system3 ack "$id"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := waitFilter(reasons, session)
+			if err != nil {
+				return err
+			}
+			if timeout < 0 {
+				return fmt.Errorf("--timeout %v is negative; use 0 to wait for ever", timeout)
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
+				defer cancel()
+			}
+			ev, err := a.waitWake(ctx, f)
+			if err != nil {
+				switch {
+				case errors.Is(context.Cause(ctx), errWaitTimeout):
+					return &exitError{code: 2, msg: fmt.Sprintf("no matching wake within %v", timeout)}
+				case cmd.Context().Err() != nil:
+					return &exitError{code: 130, msg: "interrupted before a matching wake"}
+				}
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetEscapeHTML(false)
+				return enc.Encode(ev)
+			}
+			return writeWake(a.stdout, ev, time.Now())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&reasons, "reason", nil, "only wakes with these reasons (comma-separated or repeated)")
+	fl.StringVar(&session, "session", "", "only wakes from tmux sessions matching this glob, like 'orch-*'")
+	fl.DurationVar(&timeout, "timeout", 0, "give up after this long and exit 2, like 90s or 30m (default: wait for ever)")
+	fl.BoolVar(&asJSON, "json", false, "print the wake as one line of JSON")
+	return cmd
+}
+
+func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
+	svc, closeFn, err := a.openService(ctx)
+	if err != nil {
+		return wake.Event{}, err
+	}
+	defer a.release(closeFn)
+	return svc.WaitWake(ctx, f)
+}
+
+// waitFilter checks the flags a person typed, so a typo is an error rather
+// than a wait that never returns.
+func waitFilter(reasons []string, session string) (wake.Filter, error) {
+	var f wake.Filter
+	for _, r := range reasons {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !wake.Reason(r).Known() {
+			return f, fmt.Errorf("unknown reason %q; valid reasons: %s", r, joinReasons(wake.Reasons()))
+		}
+		f.Reasons = append(f.Reasons, wake.Reason(r))
+	}
+	f.Session = session
+	return f, f.Validate()
+}
+
+func joinReasons(rs []wake.Reason) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ", ")
+}
+
+// wrapIndent wraps s at spaces into lines of at most width, each indented.
+func wrapIndent(s, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(s) {
+		if line != indent && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// writeWake prints one wake as a block a person or an agent can act on.
+// Every text in it came from a terminal, so it is sanitized.
+func writeWake(w io.Writer, ev wake.Event, now time.Time) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wake %s: %s\n", ev.ID, ev.Reason)
+	field := func(label, text string) {
+		for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			if i > 0 {
+				label = ""
+			}
+			if line != "" || i > 0 {
+				fmt.Fprintf(&b, "  %-10s %s\n", label, sanitize(line))
+			}
+		}
+	}
+	field("session", wakePlace(ev))
+	field("agent", ev.Agent)
+	field("state", stateKind(ev.State, ev.Kind))
+	field("age", fmt.Sprintf("%s (raised %s)", age(now.Sub(ev.Time)), ev.Time.Local().Format("2006-01-02 15:04:05")))
+	field("question", ev.Question)
+	for i, o := range ev.Options {
+		field("", fmt.Sprintf("%d. %s", i+1, o))
+	}
+	if t := ev.Tasks; t != nil {
+		s := fmt.Sprintf("%s: %d/%d done", t.ListID, t.Completed, t.Total)
+		if len(t.InProgress) > 0 {
+			s += "; in progress: " + strings.Join(t.InProgress, "; ")
+		}
+		field("tasks", s)
+	}
+	field("suggested", ev.SuggestedAction)
+	if e := ev.Evidence; e.Rule != "" || e.Source != "" {
+		s := strings.TrimSpace(e.Source + " rule " + e.Rule)
+		if len(e.Lines) > 0 {
+			s += ": " + e.Lines[0]
+		}
+		field("evidence", s)
+	}
+	field("details", ev.Details)
+	if ev.Acked {
+		field("acked", fmt.Sprintf("by %s at %s", ev.AckedBy, ev.AckedAt.Local().Format("15:04:05")))
+	} else {
+		field("ack with", "system3 ack "+ev.ID)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wakePlace is "session %pane", or whichever of the two is known.
+func wakePlace(ev wake.Event) string {
+	return strings.TrimSpace(ev.Session + " " + ev.Pane)
+}
+
+func stateKind(state, kind string) string {
+	if kind == "" {
+		return state
+	}
+	return state + "/" + kind
+}
+
+func age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String() + " ago"
+}

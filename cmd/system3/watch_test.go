@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// syncBuffer lets a test read what a running command has printed so far.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// started is a command running in the background.
+type started struct {
+	out, err *syncBuffer
+	cancel   context.CancelFunc
+	code     chan int
+}
+
+func startCmd(t *testing.T, args ...string) *started {
+	t.Helper()
+	vars := map[string]string{"SYSTEM3_STATE_DIR": t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &started{out: &syncBuffer{}, err: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.code <- run(ctx, args, strings.NewReader(""), s.out, s.err, func(k string) string { return vars[k] })
+	}()
+	// The command reads startMonitorsHook, which the next test sets.
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return s
+}
+
+// waitOut waits until the output contains every want.
+func (s *started) waitOut(t *testing.T, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out := s.out.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output lacks %q:\n%s\nstderr: %s", missing, out, s.err.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (s *started) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-s.code:
+		return code
+	case <-time.After(5 * time.Second):
+		t.Fatal("command did not end")
+		return -1
+	}
+}
+
+func TestWatchText(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	f := useFake(t)
+	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	auth := f.raise(t, wakeAuth)
+
+	w := startCmd(t, "watch")
+	w.waitOut(t,
+		"default: 2 sessions; watching",
+		"session  orch-auth:0.1 %3  claude  awaiting_input/permission  (rule claude.permission)",
+		"session  docs:0.0 %5  codex  working/tool  (rule codex.working)",
+		"wake     pending  "+auth.ID+"  awaiting_input  orch-auth %3",
+	)
+
+	working := sessAuth
+	working.State, working.Kind, working.Evidence.Rule = rules.Working, "", "claude.working"
+	docsAgain := sessDocs
+	docsAgain.LastLine = "still working" // no state change: nothing to print
+	added := monitor.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: rules.Idle}
+	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: working, Previous: rules.AwaitingInput})
+	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: docsAgain, Previous: rules.Working})
+	f.publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
+	f.publish(monitor.Update{Kind: monitor.SessionRemoved, Session: monitor.Session{Pane: "%5"}})
+	docs := f.raise(t, wakeDocs)
+	f.store.Ack(auth.ID, "tui")
+
+	out := w.waitOut(t,
+		"session  orch-auth:0.1 %3  claude  awaiting_input/permission → working  (rule claude.working)",
+		"session  api:1.0 %7  claude  new, idle",
+		"session  docs:0.0 %5  codex  removed",
+		"wake     raised   "+docs.ID+"  error_loop_detected  docs %5",
+		"wake     acked    "+auth.ID+"  awaiting_input  orch-auth %3  by tui",
+	)
+	if n := strings.Count(out, "%5  codex"); n != 2 {
+		t.Errorf("docs printed %d times, want the snapshot and the removal:\n%s", n, out)
+	}
+	w.cancel()
+	if code := w.exit(t); code != 0 {
+		t.Errorf("exit %d after interrupt, stderr %q", code, w.err.String())
+	}
+	if f.stops.Load() != 1 {
+		t.Error("monitors not stopped")
+	}
+}
+
+func TestWatchJSON(t *testing.T) {
+	f := useFake(t)
+	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth}})
+	w := startCmd(t, "watch", "--json")
+	w.waitOut(t, `"kind":"snapshot"`)
+	changed := sessAuth
+	changed.State, changed.Kind = rules.Error, "api_error"
+	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: changed})
+	f.raise(t, wakeDocs)
+	w.waitOut(t, `"kind":"changed"`, `"type":"wake"`)
+	w.cancel()
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	var lines []watchLine
+	for _, l := range strings.Split(strings.TrimSpace(w.out.String()), "\n") {
+		var wl watchLine
+		if err := json.Unmarshal([]byte(l), &wl); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		lines = append(lines, wl)
+	}
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3: %+v", len(lines), lines)
+	}
+	if l := lines[0]; l.Type != "session" || l.Kind != "snapshot" || l.Session.Pane != "%3" || !l.Time.Equal(testEpoch) {
+		t.Errorf("line 1 = %+v", l)
+	}
+	if l := lines[1]; l.Type != "session" || l.Kind != "changed" || l.Previous != rules.AwaitingInput || l.Session.Kind != "api_error" {
+		t.Errorf("line 2 = %+v", l)
+	}
+	if l := lines[2]; l.Type != "wake" || l.Kind != "raised" || l.Wake == nil || l.Wake.Pane != "%5" || l.Replayed {
+		t.Errorf("line 3 = %+v", l)
+	}
+}
+
+func TestWatchResync(t *testing.T) {
+	f := useFake(t)
+	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	w := startCmd(t, "watch")
+	w.waitOut(t, "docs:0.0 %5")
+	// Updates were dropped; the registry now differs.
+	working := sessAuth
+	working.State, working.Kind = rules.Working, ""
+	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{working}})
+	f.publish(monitor.Update{Kind: monitor.Resync, Missed: 3})
+	w.waitOut(t, "awaiting_input/permission → working", "docs:0.0 %5  codex  removed")
+	w.cancel()
+	w.exit(t)
+}
+
+func TestWatchEndsWhenMonitorsStop(t *testing.T) {
+	f := useFake(t)
+	f.setSnapshot(monitor.Snapshot{Server: "/tmp/tmux-1/default", Problem: "tmux is not installed"})
+	w := startCmd(t, "watch")
+	w.waitOut(t, "no tmux server is running (/tmp/tmux-1/default)", "problem: tmux is not installed")
+	f.endWatches()
+	if code := w.exit(t); code != 1 || !strings.Contains(w.err.String(), "the monitors stopped") {
+		t.Fatalf("exit %d, stderr %q", code, w.err.String())
+	}
+}
