@@ -104,10 +104,15 @@ type Supervisor struct {
 	lastWake time.Time
 	lastScan time.Time
 	subs     map[*watcher]struct{}
+}
 
-	// scanErr remembers the last rescan error so it is logged once per
-	// change, not every tick.
-	scanErr string
+// setProblemLocked records the condition the snapshot reports, logging it
+// once per change rather than every tick.
+func (s *Supervisor) setProblemLocked(p string) {
+	if p != s.problem && p != "" {
+		s.cfg.Logger.Warn("monitor problem", "problem", p)
+	}
+	s.problem = p
 }
 
 var _ Service = (*Supervisor)(nil)
@@ -206,30 +211,16 @@ func (s *Supervisor) rescan(ctx context.Context) {
 func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 	now := s.cfg.Clock()
 	s.lastScan = now
-	if err != nil {
-		msg := err.Error()
-		if errors.Is(err, tmux.ErrNoServer) {
-			s.running = false
-			msg = fmt.Sprintf("no tmux server is running (%s); system3 will pick it up when it starts", s.cfg.Server)
-			panes = nil
-		} else {
-			s.problem = fmt.Sprintf("cannot list tmux panes: %v; showing the last known states", err)
-			if s.scanErr != msg {
-				s.cfg.Logger.Warn("list panes", "err", err)
-			}
-			s.scanErr = msg
-			return nil
-		}
-		if s.scanErr != msg {
-			s.cfg.Logger.Info("tmux server not running", "server", s.cfg.Server)
-		}
-		s.scanErr = msg
-	} else {
-		s.running, s.scanErr = true, ""
-	}
-	s.problem = ""
-	if !s.running {
-		s.problem = s.scanErr
+	switch {
+	case err == nil:
+		s.running = true
+		s.setProblemLocked("")
+	case errors.Is(err, tmux.ErrNoServer):
+		s.running, panes = false, nil
+		s.setProblemLocked(fmt.Sprintf("no tmux server is running (%s); system3 will pick it up when it starts", s.cfg.Server))
+	default:
+		s.setProblemLocked(fmt.Sprintf("cannot list tmux panes: %v; showing the last known states", err))
+		return nil
 	}
 	seen := make(map[string]bool, len(panes))
 	for _, p := range panes {
@@ -252,6 +243,18 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 	for id, st := range s.panes {
 		if !seen[id] {
 			delete(s.panes, id)
+			if st.seenAgent != "" && st.sess.State != rules.Exited {
+				// The pane closed with its agent (tmux closes a pane whose
+				// command exits): the worker is gone as surely as if it had
+				// crashed in place. Raised, then cleared: the pane cannot
+				// come back.
+				gone := st.sess.clone()
+				gone.Agent, gone.State, gone.Kind = st.seenAgent, rules.Exited, "closed"
+				gone.Evidence = Evidence{Source: "process", Rule: "monitor.pane_closed",
+					Lines: []string{fmt.Sprintf("the pane closed while %s was %s", st.seenAgent, st.sess.State)}}
+				gone.Question, gone.Detail, gone.Options = "", "", []string{}
+				ops = append(ops, s.raiseOp(gone, wake.ReasonWorkerFailed))
+			}
 			ops = append(ops, s.clearWakesLocked(id)...)
 			s.publishLocked(Update{Kind: SessionRemoved, Session: st.sess.clone()})
 		}

@@ -345,6 +345,26 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	}
 }
 
+func TestClosedAgentPaneWakesWorkerFailed(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/working_spinner_streaming.txt")
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	h.step()
+	h.tm.mu.Lock()
+	h.tm.panes = nil
+	h.tm.mu.Unlock()
+	h.step()
+	w := h.unacked(wake.ReasonWorkerFailed)
+	if len(w) != 1 || w[0].Pane != "%1" || w[0].Kind != "closed" || w[0].Agent != "claude" || w[0].Evidence.Rule != "monitor.pane_closed" {
+		t.Fatalf("worker_failed wakes = %+v", w)
+	}
+	// Later refreshes raise nothing more; the wake stays until acknowledged.
+	h.step()
+	if n := len(h.allWakes(wake.ReasonWorkerFailed)); n != 1 {
+		t.Fatalf("%d worker_failed wakes, want 1", n)
+	}
+}
+
 func TestNoServerIsAStateNotACrash(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.err = tmux.ErrNoServer

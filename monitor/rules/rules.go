@@ -46,7 +46,7 @@ var Kinds = map[State][]string{
 	Error:         {"api_error", "rate_limited", "auth"},
 	Idle:          {"", "interrupted"},
 	Working:       {"", "tool", "compacting"},
-	Exited:        {"", "dead", "process_gone"},
+	Exited:        {"", "dead", "process_gone", "closed"},
 	ErrorLoop:     {""},
 	Unknown:       {""},
 }
