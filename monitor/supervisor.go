@@ -45,6 +45,9 @@ type Config struct {
 
 	// Settle coalesces bursts of output before capturing (default 30ms).
 	Settle time.Duration
+	// MinCapture is the least time between two captures of one pane
+	// (default 80ms; negative: no limit).
+	MinCapture time.Duration
 	// Tick drives time-based checks, and polling without events (default 1s).
 	Tick time.Duration
 	// Rescan is how often panes are listed even with events, to notice
@@ -63,6 +66,7 @@ func (c *Config) defaults() {
 	def(&c.ErrorGrace, 30*time.Second)
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.Settle, 30*time.Millisecond)
+	def(&c.MinCapture, 80*time.Millisecond)
 	def(&c.Tick, time.Second)
 	def(&c.Rescan, 5*time.Second)
 	if c.LoopThreshold <= 0 {
@@ -86,6 +90,8 @@ type paneState struct {
 	// agent that quits to its shell is reported as exited, not as a shell.
 	seenAgent string
 	errs      errorHistory
+	// captured is when the pane was last captured.
+	captured time.Time
 	// timeWoke is set once the current state's time-based wake (error
 	// grace, idle) is raised, so it is not re-raised every tick.
 	timeWoke bool
@@ -136,6 +142,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	armed, needScan := false, false
+	// flush, and come back for panes held back by MinCapture.
+	flush := func() {
+		if wait := s.flush(ctx); wait > 0 && !armed {
+			settle.Reset(wait)
+			armed = true
+		}
+	}
 	events := s.cfg.Events
 	for {
 		select {
@@ -159,12 +172,12 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				s.rescan(ctx)
 				needScan = false
 			}
-			s.flush(ctx)
+			flush()
 		case <-tick.C:
 			now := s.cfg.Clock()
 			if events == nil || now.Sub(s.lastScanTime()) >= s.cfg.Rescan {
 				s.rescan(ctx)
-				s.flush(ctx)
+				flush()
 			}
 			s.timeChecks(now)
 		}
@@ -283,20 +296,33 @@ func (ss Session) clone() Session {
 	return ss
 }
 
-// flush captures and classifies every dirty pane.
-func (s *Supervisor) flush(ctx context.Context) {
+// flush captures and classifies every dirty pane, except panes captured
+// less than MinCapture ago: they stay dirty, and flush returns how long
+// until the first of them may be captured (0 when none is held back). A
+// spinner redraws many times a second; capturing it each time would cost
+// CPU and change nothing.
+func (s *Supervisor) flush(ctx context.Context) time.Duration {
+	now := s.cfg.Clock()
+	var wait time.Duration
 	s.mu.Lock()
 	var todo []tmux.Pane
 	for _, st := range s.panes {
-		if st.dirty {
-			st.dirty = false
-			todo = append(todo, st.pane)
+		if !st.dirty {
+			continue
 		}
+		if d := s.cfg.MinCapture - now.Sub(st.captured); s.cfg.MinCapture > 0 && !st.captured.IsZero() && d > 0 {
+			if wait == 0 || d < wait {
+				wait = d
+			}
+			continue
+		}
+		st.dirty, st.captured = false, now
+		todo = append(todo, st.pane)
 	}
 	s.mu.Unlock()
 	for _, p := range todo {
 		if ctx.Err() != nil {
-			return
+			return 0
 		}
 		in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
 		if !p.Dead {
@@ -310,13 +336,16 @@ func (s *Supervisor) flush(ctx context.Context) {
 				continue
 			}
 			in.Screen = screen
-			if s.cfg.Processes != nil {
+			// Look below the pane's process only when its foreground
+			// command is not an agent already (a wrapper, node, a shell).
+			if s.cfg.Processes != nil && !s.cfg.Rules.IsAgentProcess(p.Command) {
 				in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
 			}
 		}
 		res := s.cfg.Rules.Classify(in)
 		s.apply(p.ID, res)
 	}
+	return wait
 }
 
 // apply records a classification, derives error loops and exits, publishes

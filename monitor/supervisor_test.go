@@ -96,7 +96,7 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	}
 	t.Cleanup(func() { store.Close() })
 	tm := &fakeTmux{screens: map[string]string{}}
-	cfg := Config{Server: "test", Tmux: tm, Rules: eng, Wakes: store, Clock: c.Now, HeartbeatEvery: -1}
+	cfg := Config{Server: "test", Tmux: tm, Rules: eng, Wakes: store, Clock: c.Now, HeartbeatEvery: -1, MinCapture: -1}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -408,6 +408,31 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 	}
 	cancel()
 	for range updates {
+	}
+}
+
+func TestCapturesOfOnePaneAreSpaced(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MinCapture = 80 * time.Millisecond })
+	ctx := context.Background()
+	h.tm.show(t, "%1", "claude", "claude/working_spinner_start.txt")
+	h.step()
+	// Output again right away: the pane stays dirty and flush says when
+	// to come back.
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
+	h.clock.Add(30 * time.Millisecond)
+	if wait := h.sup.flush(ctx); wait != 50*time.Millisecond {
+		t.Fatalf("flush wait = %s, want 50ms", wait)
+	}
+	if s := h.session("%1"); s.State != rules.Working {
+		t.Fatalf("captured again too soon: %s", s.State)
+	}
+	h.clock.Add(50 * time.Millisecond)
+	if wait := h.sup.flush(ctx); wait != 0 {
+		t.Fatalf("flush wait = %s, want 0", wait)
+	}
+	if s := h.session("%1"); s.State != rules.AwaitingInput {
+		t.Fatalf("held-back capture never happened: %s", s.State)
 	}
 }
 

@@ -208,6 +208,17 @@ func (e *Engine) HasAgent(name string) bool {
 	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name })
 }
 
+// IsAgentProcess reports whether a process name is an agent's (not a
+// shell's), so the caller need not look at its children.
+func (e *Engine) IsAgentProcess(name string) bool {
+	for _, a := range e.agents {
+		if !a.Shell && a.matchesProcess(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Input is what the engine looks at for one pane.
 type Input struct {
 	// Screen is the capture, with or without escape sequences.

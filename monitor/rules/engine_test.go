@@ -49,6 +49,15 @@ func TestAgentDetection(t *testing.T) {
 	}
 }
 
+func TestIsAgentProcess(t *testing.T) {
+	e := engine(t)
+	for name, want := range map[string]bool{"claude": true, "codex": true, "bash": false, "node": false, "": false} {
+		if got := e.IsAgentProcess(name); got != want {
+			t.Errorf("IsAgentProcess(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestStaleErrorAboveNewTurnIsIgnored(t *testing.T) {
 	// An API error from an earlier turn stays on screen after the user sends
 	// a new prompt; only the current turn may decide the state.
