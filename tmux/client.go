@@ -290,6 +290,16 @@ func (c *Client) NewSession(ctx context.Context, opt NewSessionOptions) (string,
 	return strings.TrimSpace(string(out)), nil
 }
 
+// ResizeWindow sets the size of the window holding pane (resize-window -x
+// -y, which also makes that window's size manual).
+func (c *Client) ResizeWindow(ctx context.Context, pane string, width, height int) error {
+	if width <= 0 || height <= 0 {
+		return &Error{Op: "resize-window", Target: pane, Server: c.Server.String(), Msg: fmt.Sprintf("size %dx%d: width and height must be positive", width, height)}
+	}
+	_, err := c.run(ctx, "resize-window", pane, "resize-window", "-t", pane, "-x", fmt.Sprint(width), "-y", fmt.Sprint(height))
+	return err
+}
+
 // NewWindowOptions describes a window to add to a session.
 type NewWindowOptions struct {
 	Session string // name or id ("$1") of the session; required

@@ -324,3 +324,27 @@ func TestMissingAndWedgedBinary(t *testing.T) {
 		t.Errorf("%d tmux children left", n)
 	}
 }
+
+func TestResizeWindow(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "sleep", "100")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 10*time.Second)
+	panes, err := c.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("panes %v, err %v", panes, err)
+	}
+	if err := c.ResizeWindow(ctx, panes[0].ID, 132, 40); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.PaneInfo(ctx, panes[0].ID)
+	if err != nil || p.Width != 132 || p.Height != 40 {
+		t.Fatalf("after resize: %dx%d, err %v", p.Width, p.Height, err)
+	}
+	if err := c.ResizeWindow(ctx, panes[0].ID, 0, 40); err == nil || !strings.Contains(err.Error(), "must be positive") {
+		t.Fatalf("zero width: err = %v", err)
+	}
+	if err := c.ResizeWindow(ctx, "%99", 80, 24); !errors.Is(err, tmux.ErrNotFound) {
+		t.Fatalf("missing pane: err = %v, want ErrNotFound", err)
+	}
+}

@@ -1,6 +1,7 @@
 package claudetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // FakeKey is the API key the CLI is given; it is pre-approved in .claude.json.
@@ -47,7 +51,7 @@ type Session struct {
 	Pane string // tmux pane id, e.g. "%0"
 
 	t    testing.TB
-	tmux *tmuxServer
+	tmux *tmux.Client
 }
 
 var sessionSeq atomic.Int64
@@ -110,10 +114,14 @@ func Start(t testing.TB, opts Options) *Session {
 	}
 	env = append(env, opts.Env...)
 	s := &Session{API: opts.API, Home: home, Dir: dir, t: t}
-	s.tmux = newTmuxServer(t, env)
+	s.tmux = tmux.NewClient(tmuxtest.NewStoppedServer(t))
 	name := fmt.Sprintf("claude%d", sessionSeq.Add(1))
-	pane, err := s.tmux.newSession(name, dir, opts.Width, opts.Height,
-		"/bin/bash", "--noprofile", "--norc", "-i")
+	pane, err := s.tmux.NewSession(context.Background(), tmux.NewSessionOptions{
+		Name: name, Dir: dir, Width: opts.Width, Height: opts.Height,
+		// env -i: the CLI sees only this environment, never the developer's
+		// own ANTHROPIC_* or CLAUDE_* settings.
+		Command: append(append([]string{"env", "-i"}, env...), "/bin/bash", "--noprofile", "--norc", "-i"),
+	})
 	if err != nil {
 		t.Fatalf("start tmux session: %v", err)
 	}
@@ -188,7 +196,7 @@ func shellQuote(s string) string {
 // Capture returns the visible screen as plain text (capture-pane -p -J).
 func (s *Session) Capture() string {
 	s.t.Helper()
-	out, err := s.tmux.capture(s.Pane, false)
+	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true})
 	if err != nil {
 		s.t.Fatalf("capture: %v", err)
 	}
@@ -198,7 +206,7 @@ func (s *Session) Capture() string {
 // CaptureANSI returns the visible screen with colour escapes (capture-pane -e).
 func (s *Session) CaptureANSI() string {
 	s.t.Helper()
-	out, err := s.tmux.capture(s.Pane, true)
+	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true, Escapes: true})
 	if err != nil {
 		s.t.Fatalf("capture: %v", err)
 	}
@@ -208,15 +216,24 @@ func (s *Session) CaptureANSI() string {
 // Type types text literally, without pressing Enter.
 func (s *Session) Type(text string) {
 	s.t.Helper()
-	if err := s.tmux.sendText(s.Pane, text); err != nil {
+	if _, err := s.tmux.SendText(context.Background(), s.Pane, text, tmux.SendOptions{NoEnter: true, NoVerify: true}); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
-// Keys sends tmux key names: "Enter", "Escape", "C-c", "Down", "Tab", "1"...
-func (s *Session) Keys(keys ...string) {
+// Keys presses keys by name: "Enter", "Escape", "C-c", "Down", "Tab", "1"...
+// (the closed set of tmux.AllowedKeys).
+func (s *Session) Keys(names ...string) {
 	s.t.Helper()
-	if err := s.tmux.sendKeys(s.Pane, keys...); err != nil {
+	keys := make([]tmux.Key, len(names))
+	for i, n := range names {
+		k, err := tmux.ParseKey(n)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	if err := s.tmux.SendKeys(context.Background(), s.Pane, keys...); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -241,7 +258,7 @@ func (s *Session) Send(text string) {
 // Resize changes the pane's size.
 func (s *Session) Resize(width, height int) {
 	s.t.Helper()
-	if err := s.tmux.resize(s.Pane, width, height); err != nil {
+	if err := s.tmux.ResizeWindow(context.Background(), s.Pane, width, height); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -250,11 +267,11 @@ func (s *Session) Resize(width, height int) {
 // #{pane_current_command}): "claude" while the CLI runs, "bash" after.
 func (s *Session) CurrentCommand() string {
 	s.t.Helper()
-	out, err := s.tmux.display(s.Pane, "#{pane_current_command}")
+	p, err := s.tmux.PaneInfo(context.Background(), s.Pane)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return out
+	return p.Command
 }
 
 // WaitFor polls the screen until cond holds and returns that screen. It
@@ -324,4 +341,4 @@ func (s *Session) Transcripts() []string {
 
 // Socket is the path of the private tmux server's socket, for code under
 // test that talks to tmux itself (tmux.Server{Path: s.Socket()}).
-func (s *Session) Socket() string { return s.tmux.socket }
+func (s *Session) Socket() string { return s.tmux.Server.Path }

@@ -15,7 +15,8 @@ import (
 )
 
 // config keeps private servers predictable whatever the user's environment:
-// a plain POSIX shell and a fixed history size.
+// a plain POSIX shell and a fixed history size. (Not window-size manual in
+// the file: tmux 3.3a's server exits at start-up with it.)
 const config = `set -g default-shell /bin/sh
 set -g history-limit 2000
 `
@@ -65,9 +66,20 @@ func NewStoppedServer(t testing.TB) tmux.Server {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := tmux.NewClient(s).KillServer(ctx); err != nil {
+		c := tmux.NewClient(s)
+		// Remember what the panes run before the server goes, then wait for
+		// it to end, so no test leaves processes writing into removed
+		// directories.
+		var pids []int
+		if panes, err := c.ListPanes(ctx); err == nil {
+			for _, p := range panes {
+				pids = append(pids, descendants(p.PID)...)
+			}
+		}
+		if err := c.KillServer(ctx); err != nil {
 			t.Errorf("kill test server: %v", err)
 		}
+		reap(pids, 5*time.Second)
 		os.RemoveAll(dir)
 	})
 	return s
