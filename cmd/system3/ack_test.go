@@ -10,17 +10,17 @@ import (
 
 func TestAckOne(t *testing.T) {
 	f := useFake(t)
-	auth := f.raise(t, wakeAuth)
-	docs := f.raise(t, wakeDocs)
+	auth := f.Raise(t, wakeAuth)
+	docs := f.Raise(t, wakeDocs)
 
 	code, out, errOut := invoke(t, nil, "ack", auth.ID)
 	if code != 0 || !strings.Contains(out, "acked "+auth.ID+" (awaiting_input, orch-auth %3) by cli at ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if ev, _ := f.store.Get(auth.ID); !ev.Acked || ev.AckedBy != "cli" {
+	if ev, _ := f.Store.Get(auth.ID); !ev.Acked || ev.AckedBy != "cli" {
 		t.Errorf("acked wake = %+v", ev)
 	}
-	if ev, _ := f.store.Get(docs.ID); ev.Acked {
+	if ev, _ := f.Store.Get(docs.ID); ev.Acked {
 		t.Error("acked the other wake too")
 	}
 	if f.stops.Load() != 1 {
@@ -28,7 +28,7 @@ func TestAckOne(t *testing.T) {
 	}
 
 	// Twice is harmless and says who acked it first.
-	f.store.Ack(docs.ID, "tui")
+	f.Store.Ack(docs.ID, "tui")
 	code, out, _ = invoke(t, nil, "ack", "--json", docs.ID)
 	var ev wake.Event
 	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.ID != docs.ID || ev.AckedBy != "tui" {
@@ -38,8 +38,8 @@ func TestAckOne(t *testing.T) {
 
 func TestAckAll(t *testing.T) {
 	f := useFake(t)
-	auth := f.raise(t, wakeAuth)
-	docs := f.raise(t, wakeDocs)
+	auth := f.Raise(t, wakeAuth)
+	docs := f.Raise(t, wakeDocs)
 
 	code, out, errOut := invoke(t, nil, "ack", "--all")
 	if code != 0 {
@@ -50,7 +50,7 @@ func TestAckAll(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := len(f.store.Unacked()); n != 0 {
+	if n := len(f.Store.Unacked()); n != 0 {
 		t.Errorf("%d wakes still pending", n)
 	}
 

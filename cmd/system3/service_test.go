@@ -18,18 +18,16 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
 
-// fakeService is a monitor.Service over an in-memory wake store, with a
-// registry the test sets and updates it publishes by hand.
+// fakeService is the shared fake service, counting the in-process starts
+// and stops that go through startMonitorsHook.
 type fakeService struct {
-	store          *wake.Store
-	starts, stops  atomic.Int32 // in-process starts through startMonitorsHook
-	mu             sync.Mutex
-	snap           monitor.Snapshot
-	watchers       map[chan monitor.Update]struct{}
+	*monitortest.Service
+	starts, stops  atomic.Int32
 	startMonitorsE error // returned by the hook instead of the service
 }
 
@@ -46,12 +44,7 @@ var (
 
 func newFakeService(t *testing.T) *fakeService {
 	t.Helper()
-	st, _, err := wake.Open(wake.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return &fakeService{store: st, watchers: map[chan monitor.Update]struct{}{}}
+	return &fakeService{Service: monitortest.NewService(t, nil)}
 }
 
 // useFake makes commands that find no running system3 use a fake service.
@@ -68,85 +61,6 @@ func useFake(t *testing.T) *fakeService {
 	}
 	t.Cleanup(func() { startMonitorsHook = old })
 	return f
-}
-
-func (f *fakeService) raise(t *testing.T, ev wake.Event) wake.Event {
-	t.Helper()
-	got, _, err := f.store.Raise(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func (f *fakeService) setSnapshot(s monitor.Snapshot) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.snap = s
-}
-
-func (f *fakeService) publish(u monitor.Update) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for ch := range f.watchers {
-		ch <- u
-	}
-}
-
-// endWatches closes every Watch channel, as stopping monitors do.
-func (f *fakeService) endWatches() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for ch := range f.watchers {
-		delete(f.watchers, ch)
-		close(ch)
-	}
-}
-
-func (f *fakeService) Snapshot(context.Context) (monitor.Snapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.snap, nil
-}
-
-func (f *fakeService) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	ch := make(chan monitor.Update, 64)
-	f.mu.Lock()
-	f.watchers[ch] = struct{}{}
-	f.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if _, ok := f.watchers[ch]; ok {
-			delete(f.watchers, ch)
-			close(ch)
-		}
-	})
-	return ch, nil
-}
-
-func (f *fakeService) Wakes(_ context.Context, fl wake.Filter) ([]wake.Event, error) {
-	return f.store.List(fl)
-}
-
-func (f *fakeService) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
-	return f.store.Wait(ctx, fl)
-}
-
-func (f *fakeService) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
-	sub, err := f.store.Subscribe(ctx, fl)
-	if err != nil {
-		return nil, err
-	}
-	return sub.C, nil
-}
-
-func (f *fakeService) Ack(_ context.Context, id, by string) (wake.Event, error) {
-	return f.store.Ack(id, by)
-}
-
-func (f *fakeService) AckAll(_ context.Context, by string) ([]wake.Event, error) {
-	return f.store.AckAll(by)
 }
 
 // shortDir is a state dir short enough for a socket path.
@@ -180,7 +94,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	raised := daemon.raise(t, wakeAuth)
+	raised := daemon.Raise(t, wakeAuth)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 
 	code, out, errOut := invoke(t, env, "wait", "--json", "--timeout", "5s")
@@ -192,7 +106,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "acked "+raised.ID) {
 		t.Fatalf("ack: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if ev, _ := daemon.store.Get(raised.ID); !ev.Acked || ev.AckedBy != "cli" {
+	if ev, _ := daemon.Store.Get(raised.ID); !ev.Acked || ev.AckedBy != "cli" {
 		t.Errorf("the daemon's wake = %+v, want acked by cli", ev)
 	}
 	if n := hooked.starts.Load(); n != 0 {

@@ -95,8 +95,8 @@ func (s *started) exit(t *testing.T) int {
 func TestWatchText(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	f := useFake(t)
-	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
-	auth := f.raise(t, wakeAuth)
+	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	auth := f.Raise(t, wakeAuth)
 
 	w := startCmd(t, "watch")
 	w.waitOut(t,
@@ -111,12 +111,12 @@ func TestWatchText(t *testing.T) {
 	docsAgain := sessDocs
 	docsAgain.LastLine = "still working" // no state change: nothing to print
 	added := monitor.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: rules.Idle}
-	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: working, Previous: rules.AwaitingInput})
-	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: docsAgain, Previous: rules.Working})
-	f.publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
-	f.publish(monitor.Update{Kind: monitor.SessionRemoved, Session: monitor.Session{Pane: "%5"}})
-	docs := f.raise(t, wakeDocs)
-	f.store.Ack(auth.ID, "tui")
+	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: working, Previous: rules.AwaitingInput})
+	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: docsAgain, Previous: rules.Working})
+	f.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
+	f.Publish(monitor.Update{Kind: monitor.SessionRemoved, Session: monitor.Session{Pane: "%5"}})
+	docs := f.Raise(t, wakeDocs)
+	f.Store.Ack(auth.ID, "tui")
 
 	out := w.waitOut(t,
 		"session  orch-auth:0.1 %3  claude  awaiting_input/permission → working  (rule claude.working)",
@@ -139,13 +139,13 @@ func TestWatchText(t *testing.T) {
 
 func TestWatchJSON(t *testing.T) {
 	f := useFake(t)
-	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth}})
+	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth}})
 	w := startCmd(t, "watch", "--json")
 	w.waitOut(t, `"kind":"snapshot"`)
 	changed := sessAuth
 	changed.State, changed.Kind = rules.Error, "api_error"
-	f.publish(monitor.Update{Kind: monitor.SessionChanged, Session: changed})
-	f.raise(t, wakeDocs)
+	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: changed})
+	f.Raise(t, wakeDocs)
 	w.waitOut(t, `"kind":"changed"`, `"type":"wake"`)
 	w.cancel()
 	if code := w.exit(t); code != 0 {
@@ -176,14 +176,14 @@ func TestWatchJSON(t *testing.T) {
 
 func TestWatchResync(t *testing.T) {
 	f := useFake(t)
-	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
 	w := startCmd(t, "watch")
 	w.waitOut(t, "docs:0.0 %5")
 	// Updates were dropped; the registry now differs.
 	working := sessAuth
 	working.State, working.Kind = rules.Working, ""
-	f.setSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{working}})
-	f.publish(monitor.Update{Kind: monitor.Resync, Missed: 3})
+	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{working}})
+	f.Publish(monitor.Update{Kind: monitor.Resync, Missed: 3})
 	w.waitOut(t, "awaiting_input/permission → working", "docs:0.0 %5  codex  removed")
 	w.cancel()
 	w.exit(t)
@@ -191,10 +191,10 @@ func TestWatchResync(t *testing.T) {
 
 func TestWatchEndsWhenMonitorsStop(t *testing.T) {
 	f := useFake(t)
-	f.setSnapshot(monitor.Snapshot{Server: "/tmp/tmux-1/default", Problem: "tmux is not installed"})
+	f.SetSnapshot(monitor.Snapshot{Server: "/tmp/tmux-1/default", Problem: "tmux is not installed"})
 	w := startCmd(t, "watch")
 	w.waitOut(t, "no tmux server is running (/tmp/tmux-1/default)", "problem: tmux is not installed")
-	f.endWatches()
+	f.EndWatches()
 	if code := w.exit(t); code != 1 || !strings.Contains(w.err.String(), "the monitors stopped") {
 		t.Fatalf("exit %d, stderr %q", code, w.err.String())
 	}

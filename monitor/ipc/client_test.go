@@ -32,10 +32,10 @@ var (
 // and errors.Is must hold for the sentinels either way.
 func TestMethodsMatchInProcess(t *testing.T) {
 	seed := func(t *testing.T, f *fakeService) {
-		f.setSnapshot(testSnapshot)
-		f.raise(t, wakeAuth)
-		f.raise(t, wakeDocs)
-		f.raise(t, wakeBeat)
+		f.SetSnapshot(testSnapshot)
+		f.Raise(t, wakeAuth)
+		f.Raise(t, wakeDocs)
+		f.Raise(t, wakeBeat)
 	}
 	journalErr := &wake.JournalError{Path: "/s/wakes.jsonl", Err: errors.New("disk full"), Pending: 1}
 	type call = func(context.Context, monitor.Service) (any, error)
@@ -62,7 +62,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	}
 	ackAll := func(ctx context.Context, s monitor.Service) (any, error) { return s.AckAll(ctx, "cli") }
 	fail := func(method string, err error) func(*testing.T, *fakeService) {
-		return func(_ *testing.T, f *fakeService) { f.fail(method, err) }
+		return func(_ *testing.T, f *fakeService) { f.Fail(method, err) }
 	}
 
 	tests := []struct {
@@ -78,7 +78,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "wakes filtered", want: `"seq":3`, call: wakes(wake.Filter{
 			Reasons: []wake.Reason{wake.ReasonAwaitingInput, wake.ReasonHeartbeat}, Session: "orch-*", SinceSeq: 1, Limit: 5})},
 		{name: "wakes include acked", call: wakes(wake.Filter{IncludeAcked: true, Limit: 1}), want: `"acked_by":"tui"`,
-			prep: func(_ *testing.T, f *fakeService) { f.store.Ack(f.store.Unacked()[0].ID, "tui") }},
+			prep: func(_ *testing.T, f *fakeService) { f.Store.Ack(f.Store.Unacked()[0].ID, "tui") }},
 		{name: "wakes bad glob", call: wakes(wake.Filter{Session: "["})},
 		{name: "wait existing", call: wait(wake.Filter{Reasons: []wake.Reason{wake.ReasonErrorLoopDetected}}, time.Minute), want: `"pane":"%5"`},
 		{name: "wait times out", call: wait(wake.Filter{Session: "nobody"}, 30*time.Millisecond), wantIs: context.DeadlineExceeded},
@@ -88,7 +88,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
 		{name: "ack not durable", prep: fail("ack", journalErr), call: ack(0, "mcp:x"), want: `"acked_by":"mcp:x"`, wantIs: wake.ErrNotDurable},
 		{name: "ack all", call: ackAll, want: `"seq":3`},
-		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
+		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestWatchStreams(t *testing.T) {
 		{Kind: monitor.Resync, Missed: 7},
 	}
 	for _, u := range want {
-		f.publish(u)
+		f.Publish(u)
 	}
 	for _, u := range want {
 		if got := recv(t, ch); !reflect.DeepEqual(got, u) {
@@ -151,22 +151,22 @@ func TestWatchStreams(t *testing.T) {
 	}
 	cancel()
 	closed(t, ch)
-	waitFor(t, "the server to end the watch", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+	waitFor(t, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 func TestSubscribeWakesStreams(t *testing.T) {
 	f := newFake(t)
 	c := dial(t, serve(t, f).path)
-	first := f.raise(t, wakeAuth)
+	first := f.Raise(t, wakeAuth)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch, err := c.SubscribeWakes(ctx, wake.Filter{Session: "orch-*"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.raise(t, wakeDocs) // filtered out
-	second := f.raise(t, wakeBeat)
-	if _, err := f.store.Ack(first.ID, "tui"); err != nil {
+	f.Raise(t, wakeDocs) // filtered out
+	second := f.Raise(t, wakeBeat)
+	if _, err := f.Store.Ack(first.ID, "tui"); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []struct {
@@ -184,7 +184,7 @@ func TestSubscribeWakesStreams(t *testing.T) {
 func TestStreamErrorsAndEnds(t *testing.T) {
 	t.Run("service refuses", func(t *testing.T) {
 		f := newFake(t)
-		f.fail("watch", errors.New("supervisor not running"))
+		f.Fail("watch", errors.New("supervisor not running"))
 		c := dial(t, serve(t, f).path)
 		if _, err := c.Watch(context.Background()); err == nil || err.Error() != "supervisor not running" {
 			t.Fatalf("err = %v", err)
@@ -200,7 +200,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.endWatches()
+		f.EndWatches()
 		closed(t, ch)
 		waitFor(t, "the server to free the connection", func() bool { return srv.active.Load() == 0 })
 	})
@@ -214,7 +214,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		}
 		srv.stop()
 		closed(t, ch)
-		waitFor(t, "the subscription's ctx to end", func() bool { return f.inflight.Load() == 0 })
+		waitFor(t, "the subscription's ctx to end", func() bool { return f.InFlight() == 0 })
 		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrNoDaemon) {
 			t.Errorf("call after the server stopped: %v, want ErrNoDaemon", err)
 		}
@@ -230,10 +230,10 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.publish(monitor.Update{Kind: monitor.SessionRemoved})
+		f.Publish(monitor.Update{Kind: monitor.SessionRemoved})
 		c.Close()
 		closed(t, ch)
-		waitFor(t, "the server to end the watch", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+		waitFor(t, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrClientClosed) {
 			t.Errorf("call after Close: %v", err)
 		}
@@ -252,12 +252,12 @@ func TestDisconnectFreesWait(t *testing.T) {
 		_, err := c.WaitWake(ctx, wake.Filter{})
 		errc <- err
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("WaitWake = %v, want context.Canceled", err)
 	}
-	waitFor(t, "the server to free the wait", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+	waitFor(t, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 func TestServerStopsMidWait(t *testing.T) {
@@ -269,7 +269,7 @@ func TestServerStopsMidWait(t *testing.T) {
 		_, err := c.WaitWake(context.Background(), wake.Filter{})
 		errc <- err
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	srv.stop()
 	if err := <-errc; !errors.Is(err, ErrConnLost) {
 		t.Errorf("WaitWake = %v, want ErrConnLost", err)
@@ -288,9 +288,9 @@ func TestWaitWakeReturnsNewWake(t *testing.T) {
 		ev, err := c.WaitWake(context.Background(), wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
 		res <- result{ev, err}
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
-	f.raise(t, wakeBeat)
-	raised := f.raise(t, wakeAuth)
+	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
+	f.Raise(t, wakeBeat)
+	raised := f.Raise(t, wakeAuth)
 	r := <-res
 	if r.err != nil || r.ev.ID != raised.ID || r.ev.Question != "Edit auth.go?" {
 		t.Fatalf("WaitWake = %+v, %v", r.ev, r.err)

@@ -141,9 +141,9 @@ func TestRawCloseMidWait(t *testing.T) {
 	srv := serve(t, f)
 	r := rawDial(t, srv.path)
 	r.conn.Write([]byte(`{"v":1,"method":"wait_wake","filter":{"reasons":["summary"]}}` + "\n"))
-	waitFor(t, "the wait to reach the service", func() bool { return f.inflight.Load() == 1 })
+	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	r.conn.Close()
-	waitFor(t, "the server to free the wait", func() bool { return f.inflight.Load() == 0 && srv.active.Load() == 0 })
+	waitFor(t, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 // fakePeer answers every connection on a fresh socket with greeting.
