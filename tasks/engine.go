@@ -169,44 +169,57 @@ func (e *engine) syncAll(onlyChanged bool) {
 func (e *engine) syncRoot(full bool) { e.syncRootWith(full, false) }
 
 func (e *engine) syncRootWith(full, onlyChanged bool) {
-	// A root that is missing gets an ancestor watch; if the root appears
-	// between our look and that watch, look again.
-	for range 3 {
-		if e.hooks != nil {
-			e.hooks.watch(e.root)
-		}
-		entries, err := os.ReadDir(e.root)
-		if err == nil {
-			if e.hooks != nil {
-				e.hooks.found(e.root)
-			}
-			e.rootErr = nil
-			e.syncEntries(entries, full, onlyChanged)
-			return
-		}
-		if !isMissing(err) {
-			// Unreadable: keep what we know, say why.
-			e.rootErr = &rootError{root: e.root, err: describeOpenError(err)}
-			return
-		}
+	entries, err, retried := e.readWatchedDir(e.root, false)
+	switch {
+	case err == nil:
+		e.rootErr = nil
+		e.syncEntries(entries, full || retried, onlyChanged)
+	case isMissing(err):
 		e.rootErr = &rootError{root: e.root}
 		if fi, err := os.Stat(e.root); err == nil && !fi.IsDir() {
 			e.rootErr = &rootError{root: e.root, err: errors.New("it is a file, not a directory; pass the directory that holds the task lists")}
 		}
+	default:
+		// Unreadable: keep what we know, say why.
+		e.rootErr = &rootError{root: e.root, err: describeOpenError(err)}
+	}
+}
+
+// readWatchedDir reads dir and keeps it watched (while it is missing, through
+// its nearest existing ancestor). When dir is missing, the lists read from it
+// (the legacy ones for the todos dir, the others for the root) are dropped;
+// if dir appears between the look and the watch, it is read again, and
+// retried says so, because then every file in it is new. An unreadable dir
+// returns its error and keeps what is known.
+func (e *engine) readWatchedDir(dir string, legacy bool) (entries []fs.DirEntry, err error, retried bool) {
+	for attempt := range 3 {
+		if e.hooks != nil {
+			e.hooks.watch(dir)
+		}
+		entries, err = os.ReadDir(dir)
+		if err == nil {
+			if e.hooks != nil {
+				e.hooks.found(dir)
+			}
+			return entries, nil, attempt > 0
+		}
+		if !isMissing(err) {
+			return nil, err, false
+		}
 		for _, p := range e.sortedListPaths() {
-			if ls := e.lists[p]; !ls.legacy {
+			if ls := e.lists[p]; ls.legacy == legacy {
 				e.removeList(ls)
 			}
 		}
 		if e.hooks == nil {
-			return
+			break
 		}
-		e.hooks.waitFor(e.root)
-		if !isDir(e.root) {
-			return
+		e.hooks.waitFor(dir)
+		if !isDir(dir) {
+			break
 		}
-		full = true
 	}
+	return nil, err, false
 }
 
 func (e *engine) syncEntries(entries []fs.DirEntry, full, onlyChanged bool) {
@@ -358,49 +371,26 @@ func (e *engine) syncTodosWith(full, onlyChanged bool) {
 	if e.todos == "" {
 		return
 	}
-	for range 3 {
-		if e.hooks != nil {
-			e.hooks.watch(e.todos)
+	// A missing or unreadable todos dir is normal: most users have none.
+	entries, err, retried := e.readWatchedDir(e.todos, true)
+	if err != nil {
+		return
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, ent := range entries {
+		if !wanted(ent.Name()) {
+			continue
 		}
-		entries, err := os.ReadDir(e.todos)
-		if err == nil {
-			if e.hooks != nil {
-				e.hooks.found(e.todos)
-			}
-			seen := make(map[string]bool, len(entries))
-			for _, ent := range entries {
-				if !wanted(ent.Name()) {
-					continue
-				}
-				p := filepath.Join(e.todos, ent.Name())
-				seen[p] = true
-				if full || e.lists[p] == nil {
-					e.syncLegacy(p, false, onlyChanged)
-				}
-			}
-			for _, p := range e.sortedListPaths() {
-				if ls := e.lists[p]; ls.legacy && !seen[p] {
-					e.removeList(ls)
-				}
-			}
-			return
+		p := filepath.Join(e.todos, ent.Name())
+		seen[p] = true
+		if full || retried || e.lists[p] == nil {
+			e.syncLegacy(p, false, onlyChanged)
 		}
-		if !isMissing(err) {
-			return // unreadable: keep what we know; most users have no todos at all
+	}
+	for _, p := range e.sortedListPaths() {
+		if ls := e.lists[p]; ls.legacy && !seen[p] {
+			e.removeList(ls)
 		}
-		for _, p := range e.sortedListPaths() {
-			if ls := e.lists[p]; ls.legacy {
-				e.removeList(ls)
-			}
-		}
-		if e.hooks == nil {
-			return
-		}
-		e.hooks.waitFor(e.todos)
-		if !isDir(e.todos) {
-			return
-		}
-		full = true
 	}
 }
 
