@@ -32,7 +32,7 @@ type app struct {
 // reported once and replaced by a discarding logger: logging is never a
 // reason to refuse work.
 func (a *app) setup() error {
-	s, err := config.Resolve(a.flags, a.getenv, config.DirsFromEnv())
+	s, err := config.Resolve(a.flags, a.getenv, config.DirsFrom(a.getenv))
 	if err != nil {
 		return err
 	}

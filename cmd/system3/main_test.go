@@ -18,9 +18,10 @@ import (
 // extra environment, and returns its exit status and output.
 func invoke(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
+	// A private HOME: no test reads the developer's config, rules or tasks.
 	vars := map[string]string{
+		"HOME":              t.TempDir(),
 		"SYSTEM3_STATE_DIR": t.TempDir(),
-		"SYSTEM3_CONFIG":    "",
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -71,6 +72,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	sup.Refresh(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
+	// Serve the monitors to other system3 commands for this state dir, so a
+	// second `wait` shares them instead of finding the lock taken.
+	if ln, err := ipc.Listen(a.socketPath()); err != nil {
+		fmt.Fprintf(a.stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
+		a.log.Warn("serve socket", "err", err)
+	} else {
+		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
+	}
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/wake"
 )
 
 // startMonitorsHook replaces startMonitors in tests, which give it a fake
@@ -25,20 +27,40 @@ func (a *app) socketPath() string {
 // either; call it once the command is done.
 func (a *app) openService(ctx context.Context) (svc monitor.Service, closeFn func() error, err error) {
 	path := a.socketPath()
-	c, err := ipc.Dial(ctx, path)
-	if err == nil {
-		a.log.Debug("using the running system3", "socket", path, "pid", c.PID())
-		return c, c.Close, nil
+	// Another system3 holding the state dir's lock without answering on
+	// its socket is starting up or shutting down: ask again shortly.
+	for range lockRetries {
+		c, dialErr := ipc.Dial(ctx, path)
+		if dialErr == nil {
+			a.log.Debug("using the running system3", "socket", path, "pid", c.PID())
+			return c, c.Close, nil
+		}
+		if !errors.Is(dialErr, ipc.ErrNoDaemon) {
+			return nil, nil, dialErr
+		}
+		a.log.Debug("no running system3; starting monitors in this process", "socket", path)
+		start := a.startMonitors
+		if startMonitorsHook != nil {
+			start = func(ctx context.Context) (monitor.Service, func() error, error) { return startMonitorsHook(a, ctx) }
+		}
+		svc, closeFn, err = start(ctx)
+		if !errors.Is(err, wake.ErrLocked) {
+			return svc, closeFn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(lockRetryDelay):
+		}
 	}
-	if !errors.Is(err, ipc.ErrNoDaemon) {
-		return nil, nil, err
-	}
-	a.log.Debug("no running system3; starting monitors in this process", "socket", path)
-	if startMonitorsHook != nil {
-		return startMonitorsHook(a, ctx)
-	}
-	return a.startMonitors(ctx)
+	return nil, nil, err
 }
+
+// How long openService keeps asking while another process holds the lock.
+const (
+	lockRetries    = 30
+	lockRetryDelay = 100 * time.Millisecond
+)
 
 // release calls a closeFn from openService. The command's work is done by
 // then, so a failure is logged, not reported.

@@ -157,6 +157,31 @@ func TestStartMonitorsFailure(t *testing.T) {
 	}
 }
 
+func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
+	f := newFakeService(t)
+	var tries atomic.Int32
+	old := startMonitorsHook
+	startMonitorsHook = func(a *app, ctx context.Context) (monitor.Service, func() error, error) {
+		if tries.Add(1) <= 3 {
+			return nil, nil, &wake.LockedError{Path: "/s/system3.lock", PID: 7}
+		}
+		return f, func() error { return nil }, nil
+	}
+	t.Cleanup(func() { startMonitorsHook = old })
+	ev := f.Raise(t, wakeAuth)
+	code, out, errOut := invoke(t, nil, "wait", "--json")
+	if code != 0 || !strings.Contains(out, ev.ID) || tries.Load() != 4 {
+		t.Fatalf("exit %d after %d tries, out %q, stderr %q", code, tries.Load(), out, errOut)
+	}
+
+	// A lock that stays taken ends in its error, not in a nil service.
+	tries.Store(-1000)
+	code, _, errOut = invoke(t, nil, "wait", "--json")
+	if code != 1 || !strings.Contains(errOut, "pid 7") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
 // sessions used by the watch tests.
 var (
 	sessAuth = monitor.Session{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -38,8 +39,9 @@ wakes the main thread, which reads the wake, acts on it (answers the prompt,
 restarts the worker...), acks it, and starts the next wait.
 
 wait uses the monitors of the system3 that is already running for this state
-dir (the dashboard or `+"`system3 serve`"+`); without one, it runs its own until
-it returns.
+dir; without one, it runs its own until it returns and serves them to other
+system3 commands meanwhile, so several waits share one set of monitors. If
+the process serving a wait stops first, the wait carries on with another.
 
 --reason takes one or more of (comma-separated or repeated; default all):
 %s
@@ -93,13 +95,24 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 	return cmd
 }
 
+// waitWake waits through whichever process runs the monitors. When that
+// process stops mid-wait (another `system3 wait` that got its wake, say),
+// it asks again: a running system3, or monitors of its own, and the wake,
+// journaled and unacked, is still there.
 func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
-	svc, closeFn, err := a.openService(ctx)
-	if err != nil {
-		return wake.Event{}, err
+	for {
+		svc, closeFn, err := a.openService(ctx)
+		if err != nil {
+			return wake.Event{}, err
+		}
+		ev, err := svc.WaitWake(ctx, f)
+		a.release(closeFn)
+		if errors.Is(err, ipc.ErrConnLost) && ctx.Err() == nil {
+			a.log.Info("the system3 serving this wait stopped; asking again")
+			continue
+		}
+		return ev, err
 	}
-	defer a.release(closeFn)
-	return svc.WaitWake(ctx, f)
 }
 
 // waitFilter checks the flags a person typed, so a typo is an error rather

@@ -87,13 +87,17 @@ type Dirs struct {
 	StateHome  string // XDG_STATE_HOME, or empty
 }
 
-// DirsFromEnv reads the base directories from the process environment.
-func DirsFromEnv() Dirs {
-	home, _ := os.UserHomeDir()
+// DirsFrom reads the base directories from an environment (os.Getenv in
+// the program), so tests never see the real home directory.
+func DirsFrom(getenv func(string) string) Dirs {
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
 	return Dirs{
 		Home:       home,
-		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
-		StateHome:  os.Getenv("XDG_STATE_HOME"),
+		ConfigHome: getenv("XDG_CONFIG_HOME"),
+		StateHome:  getenv("XDG_STATE_HOME"),
 	}
 }
 

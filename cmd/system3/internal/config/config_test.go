@@ -151,3 +151,10 @@ func TestMonitorSettings(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestDirsFromEnvironment(t *testing.T) {
+	d := DirsFrom(env(map[string]string{"HOME": "/h", "XDG_STATE_HOME": "/s"}))
+	if d.DefaultConfigPath() != "/h/.config/system3/config.yaml" || d.DefaultStateDir() != "/s/system3" || d.DefaultTasksDir() != "/h/.claude/tasks" {
+		t.Fatalf("dirs = %+v", d)
+	}
+}

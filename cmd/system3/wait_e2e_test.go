@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/wake"
+)
+
+// TestWaitWithRealMonitors runs `system3 wait` twice at once with real
+// monitors on a private tmux server: the first starts the monitors and
+// serves them, the second shares them; a permission prompt appearing in a
+// pane wakes both with the same wake, which a restart still has until it is
+// acknowledged.
+func TestWaitWithRealMonitors(t *testing.T) {
+	capture, err := filepath.Abs(filepath.Join("..", "..", "monitor", "testdata", "captures", "claude", "permission_bash.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := shortDir(t)
+	env := map[string]string{"SYSTEM3_STATE_DIR": state}
+	args := func(a ...string) []string { return append(socketArgs(srv), a...) }
+
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	results := make(chan result, 2)
+	wait := func() {
+		code, out, errOut := invoke(t, env, args("wait", "--json", "--reason", "awaiting_input", "--timeout", "30s")...)
+		results <- result{code, out, errOut}
+	}
+	go wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first wait never served its monitors")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	go wait()
+	time.Sleep(300 * time.Millisecond) // let the second wait connect
+
+	c := tmux.NewClient(srv)
+	if _, err := c.NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-deploy", Width: 120, Height: 40,
+		Command: []string{"sh", "-c", "cat '" + capture + "'; exec sleep 600"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	var ids []string
+	for range 2 {
+		r := <-results
+		if r.code != 0 {
+			t.Fatalf("wait exit %d, stderr %q", r.code, r.errOut)
+		}
+		var ev wake.Event
+		if err := json.Unmarshal([]byte(r.out), &ev); err != nil {
+			t.Fatalf("wait --json printed %q: %v", r.out, err)
+		}
+		if ev.Reason != wake.ReasonAwaitingInput || ev.Session != "orch-deploy" || ev.Kind != "permission" ||
+			ev.Question != "Do you want to proceed?" || len(ev.Options) != 4 || ev.Agent != "claude" {
+			t.Fatalf("wake = %+v", ev)
+		}
+		ids = append(ids, ev.ID)
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("the two waits got different wakes %v: one condition must raise one wake", ids)
+	}
+
+	// Both waits are gone, and their monitors with them; a new wait reads
+	// the journal and returns the unacked wake at once.
+	code, out, errOut := invoke(t, env, args("wait", "--json", "--timeout", "10s")...)
+	if code != 0 || !strings.Contains(out, ids[0]) {
+		t.Fatalf("wait after restart: exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := invoke(t, env, args("ack", ids[0])...); code != 0 {
+		t.Fatalf("ack: exit %d, %s", code, errOut)
+	}
+	// Acked, and the prompt still on screen raises no new wake.
+	if code, out, _ := invoke(t, env, args("wait", "--json", "--reason", "awaiting_input", "--timeout", "2s")...); code != 2 {
+		t.Fatalf("wait after ack: exit %d, out %q; want the timeout's 2", code, out)
+	}
+}
