@@ -114,6 +114,9 @@ func TestStatusClassifiesPanes(t *testing.T) {
 			got = &doc.Panes[i]
 		}
 	}
+	if doc.Source != "snapshot" {
+		t.Errorf("source = %q, want snapshot (no system3 serves this state dir)", doc.Source)
+	}
 	if got == nil || got.Agent != "claude" || got.State != "awaiting_input" || got.Kind != "permission" ||
 		got.Question != "Do you want to proceed?" || len(got.Options) != 4 || got.Evidence.Rule != "claude.permission" {
 		t.Fatalf("pane %s = %+v", pane, got)

@@ -20,6 +20,7 @@ import (
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -97,7 +98,21 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	raised := daemon.Raise(t, wakeAuth)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 
-	code, out, errOut := invoke(t, env, "wait", "--json", "--timeout", "5s")
+	// status shows the daemon's states (which remember error loops) over
+	// the panes tmux lists.
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	daemon.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{{Pane: "%0", Agent: "claude",
+		State: rules.ErrorLoop, Evidence: monitor.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: []string{"x"}}, Options: []string{}}}})
+	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
+	var doc statusDoc
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("status: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if doc.Source != "daemon" || doc.UnackedWakes != 1 || len(doc.Panes) != 1 || doc.Panes[0].State != "error_loop" || doc.Panes[0].Evidence.Rule != "monitor.error_loop" {
+		t.Fatalf("status from the daemon = %+v", doc)
+	}
+
+	code, out, errOut = invoke(t, env, "wait", "--json", "--timeout", "5s")
 	var got wake.Event
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.ID != raised.ID {
 		t.Fatalf("wait: exit %d, stdout %q, stderr %q", code, out, errOut)

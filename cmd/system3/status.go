@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -24,8 +25,9 @@ type statusDoc struct {
 	Server        string    `json:"server"`
 	ServerRunning bool      `json:"server_running"`
 	GeneratedAt   time.Time `json:"generated_at"`
-	// Source says where the states come from: "daemon" (a running
-	// system3's monitors) or "snapshot" (classified once by this command).
+	// Source says where the states come from: "daemon" (the monitors of
+	// the system3 serving this state dir) or "snapshot" (classified once by
+	// this command).
 	Source       string       `json:"source"`
 	UnackedWakes int          `json:"unacked_wakes"`
 	Problem      string       `json:"problem,omitempty"`
@@ -68,12 +70,20 @@ func newStatusCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "List every pane on the tmux server with its session and command",
-		Long: `List every pane on the selected tmux server: session, window, pane id,
-the command running in it, and whether it is alive.
+		Long: `List every pane on the selected tmux server: session, window, pane id, the
+command running in it, the agent recognised in it and its state (working,
+idle, awaiting_input, error, error_loop, exited, unknown) with the question
+or last line, and the number of unacknowledged wakes.
+
+When a system3 serves this state dir (a dashboard, or a running wait), the
+states are its monitors', which remember what one look cannot (error loops,
+an agent that exited); otherwise status classifies every pane once.
 
 With --json, print a stable document ({"schema": "system3.status/v1", ...})
-for scripts and agents. When no tmux server is running, status says so and
-exits 0 with an empty list.`,
+for scripts and agents: per pane the state, kind, evidence (source, rule,
+matched lines), question and options; "source" says where the states came
+from. When no tmux server is running, status says so and exits 0 with an
+empty list.`,
 		Example: `  system3 status
   system3 --tmux-socket work status --json`,
 		Args: cobra.NoArgs,
@@ -92,13 +102,13 @@ exits 0 with an empty list.`,
 				Server:        srv.String(),
 				ServerRunning: running,
 				GeneratedAt:   time.Now().UTC(),
-				Source:        "snapshot",
 				Panes:         make([]statusPane, 0, len(panes)),
 			}
-			states, err := a.classifyOnce(cmd.Context())
+			states, unacked, source, err := a.sessionStates(cmd.Context())
 			if err != nil {
 				return err
 			}
+			doc.Source, doc.UnackedWakes = source, unacked
 			doc.Problem = states.Problem
 			byPane := map[string]monitor.Session{}
 			for _, s := range states.Sessions {
@@ -113,13 +123,6 @@ exits 0 with an empty list.`,
 					sp.State, sp.Options, sp.Evidence.Lines = "unknown", []string{}, []string{}
 				}
 				doc.Panes = append(doc.Panes, sp)
-			}
-			if evs, _, err := wake.ReadJournal(filepath.Join(a.settings.StateDir, wake.JournalFile)); err == nil {
-				for _, e := range evs {
-					if !e.Acked {
-						doc.UnackedWakes++
-					}
-				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -208,6 +211,34 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// sessionStates returns the states of the running system3's monitors when
+// one serves this state dir (with what they remember: error loops, agents
+// that exited), else classifies every pane once; and the unacked wakes.
+func (a *app) sessionStates(ctx context.Context) (snap monitor.Snapshot, unacked int, source string, err error) {
+	if c, err := ipc.Dial(ctx, a.socketPath()); err == nil {
+		defer c.Close()
+		snap, err := c.Snapshot(ctx)
+		if err != nil {
+			return snap, 0, "", err
+		}
+		wakes, err := c.Wakes(ctx, wake.Filter{})
+		return snap, len(wakes), "daemon", err
+	} else if !errors.Is(err, ipc.ErrNoDaemon) {
+		return snap, 0, "", err
+	}
+	if snap, err = a.classifyOnce(ctx); err != nil {
+		return snap, 0, "", err
+	}
+	if evs, _, err := wake.ReadJournal(filepath.Join(a.settings.StateDir, wake.JournalFile)); err == nil {
+		for _, e := range evs {
+			if !e.Acked {
+				unacked++
+			}
+		}
+	}
+	return snap, unacked, "snapshot", nil
 }
 
 // classifyOnce lists, captures and classifies every pane once with the
