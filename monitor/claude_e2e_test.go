@@ -28,6 +28,10 @@ func TestRealClaudeCode(t *testing.T) {
 			{Text: "I'll run the deploy script.", Tool: claudetest.Bash("./deploy.sh --prod", "Deploy to production")},
 			{Text: "Deployed."},
 		}},
+		claudetest.Rule{Contains: "break-things", Steps: []claudetest.Step{
+			{Tool: claudetest.Bash("ls ./missing-dir", "List the missing directory"), Repeat: 4},
+			{Text: "The directory keeps failing to list."},
+		}},
 		claudetest.Rule{Contains: "pick-db", Steps: []claudetest.Step{
 			{Tool: claudetest.AskUserQuestion(claudetest.Question{
 				Question: "Which database should we use?", Header: "Database",
@@ -55,7 +59,8 @@ func TestRealClaudeCode(t *testing.T) {
 	client := tmux.NewClient(srv)
 	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second})
+		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second,
+		Transcript: func(p tmux.Pane) string { return ClaudeTranscript(p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +161,14 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
 	waitState(rules.Idle, "")
+
+	// Failing tool calls show on screen only collapsed; the transcript
+	// tells each one.
+	cs.Send("break-things now")
+	ev = waitWake(wake.ReasonErrorLoopDetected)
+	if ev.Evidence.Source != "transcript" || ev.Evidence.Rule != "monitor.failing_tools" || !strings.Contains(strings.Join(ev.Evidence.Lines, " "), "missing-dir") {
+		t.Fatalf("failing tools wake = %+v", ev)
+	}
 
 	cs.Send("/exit")
 	waitState(rules.Exited, "process_gone")

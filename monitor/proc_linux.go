@@ -3,6 +3,7 @@
 package monitor
 
 import (
+	"bytes"
 	"os"
 	"strconv"
 	"strings"
@@ -12,13 +13,12 @@ import (
 // processes, a build farm under a pane is not worth listing.
 const maxDescendants = 64
 
-// ProcessTree returns the names of the processes below pid (children,
-// grandchildren...), read from /proc, breadth first. An agent started by a
-// wrapper script is found this way though the pane's command is the shell.
-func ProcessTree(pid int) []string {
-	var names []string
+// walkProcesses calls fn for the processes below pid (children,
+// grandchildren...), read from /proc, breadth first, with each one's
+// command name, until fn returns false.
+func walkProcesses(pid int, fn func(pid int, comm string) bool) {
 	queue := []int{pid}
-	for len(queue) > 0 && len(names) < maxDescendants {
+	for seen := 0; len(queue) > 0 && seen < maxDescendants; {
 		p := queue[0]
 		queue = queue[1:]
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + strconv.Itoa(p) + "/children")
@@ -34,9 +34,54 @@ func ProcessTree(pid int) []string {
 			if err != nil {
 				continue
 			}
-			names = append(names, strings.TrimSpace(string(comm)))
+			seen++
+			if !fn(child, strings.TrimSpace(string(comm))) {
+				return
+			}
 			queue = append(queue, child)
 		}
 	}
+}
+
+// ProcessTree returns the names of the processes below pid. An agent
+// started by a wrapper script is found this way though the pane's command
+// is the shell.
+func ProcessTree(pid int) []string {
+	var names []string
+	walkProcesses(pid, func(_ int, comm string) bool {
+		names = append(names, comm)
+		return true
+	})
 	return names
+}
+
+// findProcess returns pid, or the first process below it, whose command
+// name is name; 0 when there is none.
+func findProcess(pid int, name string) int {
+	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+		return pid
+	}
+	found := 0
+	walkProcesses(pid, func(p int, comm string) bool {
+		if comm == name {
+			found = p
+		}
+		return found == 0
+	})
+	return found
+}
+
+// processEnv reads a process's environment.
+func processEnv(pid int) map[string]string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return nil
+	}
+	env := map[string]string{}
+	for kv := range bytes.SplitSeq(data, []byte{0}) {
+		if k, v, ok := strings.Cut(string(kv), "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }

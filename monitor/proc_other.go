@@ -2,6 +2,12 @@
 
 package monitor
 
-// ProcessTree is not implemented outside Linux: agents are recognised by
-// the pane's command and their screens.
+// Outside Linux there is no /proc to read: agents are recognised by the
+// pane's command and their screens, and transcripts are not followed.
+
+// ProcessTree returns nil outside Linux.
 func ProcessTree(pid int) []string { return nil }
+
+func findProcess(pid int, name string) int { return 0 }
+
+func processEnv(pid int) map[string]string { return nil }

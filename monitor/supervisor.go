@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,8 +35,12 @@ type Config struct {
 	// Processes returns the names of the processes below pid (the pane's
 	// process), for recognising agents run by wrappers. Nil: none.
 	Processes func(pid int) []string
-	Clock     func() time.Time
-	Logger    *slog.Logger
+	// Transcript locates the Claude Code transcript of a pane (see
+	// ClaudeTranscript); "" when there is none. Nil: transcripts are not
+	// read.
+	Transcript func(p tmux.Pane) string
+	Clock      func() time.Time
+	Logger     *slog.Logger
 
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
@@ -110,6 +115,10 @@ type Supervisor struct {
 	lastWake time.Time
 	lastScan time.Time
 	subs     map[*watcher]struct{}
+
+	// tails follow the transcripts of Claude Code panes. Only flush uses
+	// them, so they need no lock.
+	tails map[string]*paneTranscript
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -129,7 +138,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
 	}
 	cfg.defaults()
-	return &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastWake: cfg.Clock()}, nil
+	return &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, tails: map[string]*paneTranscript{}, lastWake: cfg.Clock()}, nil
 }
 
 // Run watches until ctx ends. It never returns an error for tmux trouble:
@@ -305,6 +314,11 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	now := s.cfg.Clock()
 	var wait time.Duration
 	s.mu.Lock()
+	for id := range s.tails {
+		if _, ok := s.panes[id]; !ok {
+			delete(s.tails, id)
+		}
+	}
 	var todo []tmux.Pane
 	for _, st := range s.panes {
 		if !st.dirty {
@@ -343,22 +357,25 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			}
 		}
 		res := s.cfg.Rules.Classify(in)
-		s.apply(p.ID, res)
+		s.apply(p.ID, res, s.failingTools(p, res.Agent))
 	}
 	return wait
 }
 
 // apply records a classification, derives error loops and exits, publishes
 // the change and raises or clears wakes.
-func (s *Supervisor) apply(paneID string, res rules.Result) {
+//
+// failing, when not empty, is the error of a run of failing tool calls
+// found in the agent's transcript.
+func (s *Supervisor) apply(paneID string, res rules.Result, failing string) {
 	now := s.cfg.Clock()
 	s.mu.Lock()
-	ops := s.applyLocked(now, paneID, res)
+	ops := s.applyLocked(now, paneID, res, failing)
 	s.mu.Unlock()
 	s.runOps(ops)
 }
 
-func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result) []wakeOp {
+func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result, failing string) []wakeOp {
 	st, ok := s.panes[paneID]
 	if !ok {
 		return nil
@@ -391,6 +408,12 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result)
 		}
 	} else {
 		st.errs.leave()
+	}
+	if failing != "" && state != rules.AwaitingInput && state != rules.Exited {
+		state, kind = rules.ErrorLoop, ""
+		ev = Evidence{Source: "transcript", Rule: "monitor.failing_tools", Lines: []string{errorSummary(failing),
+			fmt.Sprintf("the last %d tool calls failed with this error within %s", s.cfg.LoopThreshold, s.cfg.LoopWindow)}}
+		st.sess.ErrorCount = s.cfg.LoopThreshold
 	}
 
 	prev := st.sess
@@ -428,4 +451,66 @@ func (s *Supervisor) timeChecks(now time.Time) {
 func (s *Supervisor) Refresh(ctx context.Context) {
 	s.rescan(ctx)
 	s.flush(ctx)
+}
+
+// relocateEvery is how often a pane's transcript is looked for again: a new
+// Claude Code session (after /clear, or a restart) writes a new file.
+const relocateEvery = 10 * time.Second
+
+type paneTranscript struct {
+	tail    *transcriptTail
+	located time.Time
+}
+
+// failingTools follows a Claude Code pane's transcript and returns the
+// error of a run of failing tool calls, or "".
+func (s *Supervisor) failingTools(p tmux.Pane, agent string) string {
+	if agent != "claude" || s.cfg.Transcript == nil || p.Dead {
+		return ""
+	}
+	now := s.cfg.Clock()
+	pt := s.tails[p.ID]
+	if pt == nil {
+		pt = &paneTranscript{}
+		s.tails[p.ID] = pt
+	}
+	if pt.tail == nil || now.Sub(pt.located) >= relocateEvery {
+		pt.located = now
+		if path := s.cfg.Transcript(p); path == "" {
+			pt.tail = nil
+		} else if pt.tail == nil || pt.tail.path != path {
+			pt.tail = &transcriptTail{path: path}
+		}
+	}
+	if pt.tail == nil {
+		return ""
+	}
+	if err := pt.tail.poll(); err != nil {
+		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pt.tail.path, "err", err)
+		return ""
+	}
+	text, ok := pt.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now)
+	if ok && strings.TrimSpace(text) == "" {
+		text = "a tool call failed (no error text)"
+	}
+	return text
+}
+
+// errorSummary is a tool error in one line: its first two non-empty lines
+// ("Exit code 2 · ls: cannot access ..."), at most 200 characters.
+func errorSummary(text string) string {
+	var parts []string
+	for l := range strings.SplitSeq(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+			if len(parts) == 2 {
+				break
+			}
+		}
+	}
+	s := strings.Join(parts, " · ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
 }

@@ -54,6 +54,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		Rules:          eng,
 		Wakes:          store,
 		Processes:      monitor.ProcessTree,
+		Transcript:     claudeTranscript,
 		Logger:         a.log,
 		IdleAfter:      m.IdleAfter,
 		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
@@ -102,3 +103,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	}
 	return sup, stop, nil
 }
+
+// claudeTranscript locates the transcript of the Claude Code session in a
+// pane, from the claude process's environment and working directory.
+func claudeTranscript(p tmux.Pane) string { return monitor.ClaudeTranscript(p.PID, p.Path) }

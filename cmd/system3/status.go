@@ -254,7 +254,7 @@ func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
 	}
 	defer store.Close()
 	srv := a.tmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Logger: a.log})
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Transcript: claudeTranscript, Logger: a.log})
 	if err != nil {
 		return monitor.Snapshot{}, err
 	}

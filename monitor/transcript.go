@@ -1,0 +1,217 @@
+package monitor
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Claude Code writes each session's conversation to a JSONL transcript,
+// ~/.claude/projects/<cwd with every non-alphanumeric byte as '-'>/<id>.jsonl.
+// A tool call that fails is a tool_result with is_error: true there, which
+// the screen only shows collapsed ("Listed 4 directories · 4 failed"), so the
+// transcript is the reliable source for loops of failing tool calls.
+
+// toolResult is one tool result recorded in a transcript.
+type toolResult struct {
+	Time   time.Time
+	Failed bool
+	Text   string // the result's text, for failures
+}
+
+// transcriptLine is the part of a transcript entry system3 reads.
+type transcriptLine struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Message   struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+type contentBlock struct {
+	Type    string          `json:"type"`
+	IsError bool            `json:"is_error"`
+	Content json.RawMessage `json:"content"`
+}
+
+// parseTranscriptLine returns the tool results in one transcript line;
+// lines of other kinds, and lines it cannot read, have none.
+func parseTranscriptLine(line []byte) []toolResult {
+	var l transcriptLine
+	if json.Unmarshal(line, &l) != nil || l.Type != "user" || len(l.Message.Content) == 0 || l.Message.Content[0] != '[' {
+		return nil
+	}
+	var blocks []contentBlock
+	if json.Unmarshal(l.Message.Content, &blocks) != nil {
+		return nil
+	}
+	var out []toolResult
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		r := toolResult{Time: l.Timestamp, Failed: b.IsError}
+		if b.IsError {
+			r.Text = blockText(b.Content)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// blockText is a tool result's content: a string, or text blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// Bounds on following a transcript: how many recent results are kept, how
+// much is read per poll, and the longest line kept while incomplete.
+const (
+	keepResults   = 32
+	maxReadChunk  = 4 << 20
+	maxLineLength = 1 << 20
+)
+
+// transcriptTail follows one transcript file, reading only what was
+// appended since the last poll.
+type transcriptTail struct {
+	path    string
+	off     int64
+	partial []byte
+	results []toolResult
+}
+
+// poll reads what was appended. A file that shrank (rewritten) is read
+// again from the start.
+func (t *transcriptTail) poll() error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < t.off {
+		t.off, t.partial, t.results = 0, nil, nil
+	}
+	if st.Size() == t.off {
+		return nil
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, t.off, min(st.Size()-t.off, maxReadChunk)))
+	if err != nil {
+		return err
+	}
+	t.off += int64(len(data))
+	data = append(t.partial, data...)
+	last := bytes.LastIndexByte(data, '\n')
+	if last < 0 {
+		t.partial = keepPartial(data)
+		return nil
+	}
+	for line := range bytes.SplitSeq(data[:last], []byte{'\n'}) {
+		t.results = append(t.results, parseTranscriptLine(line)...)
+	}
+	if n := len(t.results); n > keepResults {
+		t.results = append([]toolResult(nil), t.results[n-keepResults:]...)
+	}
+	t.partial = keepPartial(data[last+1:])
+	return nil
+}
+
+// keepPartial keeps an incomplete last line for the next poll, unless it
+// is too long to be worth it (a huge tool output): then it is dropped.
+func keepPartial(b []byte) []byte {
+	if len(b) > maxLineLength {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// failingRun reports a loop: the last n tool results all failed with the
+// same error signature within window of now. It returns the error text and
+// true when they did.
+func (t *transcriptTail) failingRun(n int, window time.Duration, now time.Time) (string, bool) {
+	if n <= 0 || len(t.results) < n {
+		return "", false
+	}
+	last := t.results[len(t.results)-n:]
+	sig := normalizeError(last[0].Text)
+	for _, r := range last {
+		if !r.Failed || normalizeError(r.Text) != sig || now.Sub(r.Time) > window {
+			return "", false
+		}
+	}
+	return last[n-1].Text, true
+}
+
+// ClaudeTranscript finds the transcript of the Claude Code session running
+// below pid (the pane's process) in directory cwd: the most recently written
+// .jsonl in the claude process's projects directory (CLAUDE_CONFIG_DIR, or
+// $HOME/.claude, read from its environment). It returns "" when there is
+// no claude process or no transcript yet.
+func ClaudeTranscript(pid int, cwd string) string {
+	cpid := findProcess(pid, "claude")
+	if cpid == 0 || cwd == "" {
+		return ""
+	}
+	env := processEnv(cpid)
+	dir := env["CLAUDE_CONFIG_DIR"]
+	if dir == "" {
+		if env["HOME"] == "" {
+			return ""
+		}
+		dir = filepath.Join(env["HOME"], ".claude")
+	}
+	project := filepath.Join(dir, "projects", encodeProjectDir(cwd))
+	entries, err := os.ReadDir(project)
+	if err != nil {
+		return ""
+	}
+	var newest string
+	var newestMod time.Time
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		info, err := e.Info()
+		if err == nil && info.ModTime().After(newestMod) {
+			newest, newestMod = filepath.Join(project, e.Name()), info.ModTime()
+		}
+	}
+	return newest
+}
+
+// encodeProjectDir names a project directory as Claude Code does: every
+// byte that is not an ASCII letter or digit becomes '-'.
+func encodeProjectDir(cwd string) string {
+	b := []byte(cwd)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
