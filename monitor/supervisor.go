@@ -50,9 +50,13 @@ type Config struct {
 
 	// Settle coalesces bursts of output before capturing (default 30ms).
 	Settle time.Duration
-	// MinCapture is the least time between two captures of one pane
-	// (default 80ms; negative: no limit).
+	// MinCapture is the least time between two captures of one agent's
+	// pane (default 80ms; negative: no limit).
 	MinCapture time.Duration
+	// OtherCapture is the same for panes where no agent was recognised (a
+	// shell, a build): they are watched for an agent starting, less often
+	// (default 1s; negative: no limit).
+	OtherCapture time.Duration
 	// Tick drives time-based checks, and polling without events (default 1s).
 	Tick time.Duration
 	// Rescan is how often panes are listed even with events, to notice
@@ -72,6 +76,7 @@ func (c *Config) defaults() {
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.Settle, 30*time.Millisecond)
 	def(&c.MinCapture, 80*time.Millisecond)
+	def(&c.OtherCapture, time.Second)
 	def(&c.Tick, time.Second)
 	def(&c.Rescan, 5*time.Second)
 	if c.LoopThreshold <= 0 {
@@ -151,11 +156,22 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	armed, needScan := false, false
+	var due time.Time
+	// arm makes the settle timer fire within d: new output must not wait
+	// behind a pane held back for longer (Go 1.23 timers drop a stale
+	// value on Reset).
+	arm := func(d time.Duration) {
+		at := time.Now().Add(d)
+		if armed && !at.Before(due) {
+			return
+		}
+		settle.Reset(d)
+		armed, due = true, at
+	}
 	// flush, and come back for panes held back by MinCapture.
 	flush := func() {
-		if wait := s.flush(ctx); wait > 0 && !armed {
-			settle.Reset(wait)
-			armed = true
+		if wait := s.flush(ctx); wait > 0 {
+			arm(wait)
 		}
 	}
 	events := s.cfg.Events
@@ -171,10 +187,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			if s.handle(ev) {
 				needScan = true
 			}
-			if !armed {
-				settle.Reset(s.cfg.Settle)
-				armed = true
-			}
+			arm(s.cfg.Settle)
 		case <-settle.C:
 			armed = false
 			if needScan {
@@ -306,7 +319,7 @@ func (ss Session) clone() Session {
 }
 
 // flush captures and classifies every dirty pane, except panes captured
-// less than MinCapture ago: they stay dirty, and flush returns how long
+// less than MinCapture (OtherCapture without an agent) ago: they stay dirty, and flush returns how long
 // until the first of them may be captured (0 when none is held back). A
 // spinner redraws many times a second; capturing it each time would cost
 // CPU and change nothing.
@@ -324,7 +337,11 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 		if !st.dirty {
 			continue
 		}
-		if d := s.cfg.MinCapture - now.Sub(st.captured); s.cfg.MinCapture > 0 && !st.captured.IsZero() && d > 0 {
+		gap := s.cfg.MinCapture
+		if a := st.sess.Agent; a == "" || a == "shell" {
+			gap = s.cfg.OtherCapture
+		}
+		if d := gap - now.Sub(st.captured); gap > 0 && !st.captured.IsZero() && d > 0 {
 			if wait == 0 || d < wait {
 				wait = d
 			}

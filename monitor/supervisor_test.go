@@ -96,7 +96,7 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	}
 	t.Cleanup(func() { store.Close() })
 	tm := &fakeTmux{screens: map[string]string{}}
-	cfg := Config{Server: "test", Tmux: tm, Rules: eng, Wakes: store, Clock: c.Now, HeartbeatEvery: -1, MinCapture: -1}
+	cfg := Config{Server: "test", Tmux: tm, Rules: eng, Wakes: store, Clock: c.Now, HeartbeatEvery: -1, MinCapture: -1, OtherCapture: -1}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -436,6 +436,19 @@ func TestCapturesOfOnePaneAreSpaced(t *testing.T) {
 	}
 }
 
+func TestPanesWithoutAgentAreCapturedLessOften(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MinCapture, c.OtherCapture = 80*time.Millisecond, time.Second })
+	ctx := context.Background()
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	h.step()
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%2"})
+	h.clock.Add(100 * time.Millisecond)
+	if wait := h.sup.flush(ctx); wait != 900*time.Millisecond {
+		t.Fatalf("flush wait for a shell pane = %s, want 900ms", wait)
+	}
+}
+
 func TestSortSessions(t *testing.T) {
 	ss := []Session{
 		{Session: "b", Pane: "%2", State: rules.Idle},
@@ -462,4 +475,44 @@ func TestNormalizeError(t *testing.T) {
 	if normalizeError("permission denied") == normalizeError("connection refused") {
 		t.Fatal("different errors share a signature")
 	}
+}
+
+// Output from an agent's pane is captured after Settle even while another
+// pane is held back for much longer.
+func TestHeldBackPaneDoesNotDelayOthers(t *testing.T) {
+	events := make(chan tmux.Event, 16)
+	h := newHarness(t, func(c *Config) {
+		c.Clock, c.Events = time.Now, events
+		c.MinCapture, c.OtherCapture, c.Settle = 10*time.Millisecond, 10*time.Second, 10*time.Millisecond
+	})
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.sup.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitSession := func(pane string, want rules.State) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			snap, _ := h.sup.Snapshot(ctx)
+			for _, s := range snap.Sessions {
+				if s.Pane == pane && s.State == want {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pane %s never reached %s: %+v", pane, want, snap.Sessions)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitSession("%1", rules.Idle)
+	waitSession("%2", rules.Idle)
+	// The shell pane prints: held back for 10s. Then the agent prompts.
+	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%2"}
+	time.Sleep(50 * time.Millisecond)
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"}
+	waitSession("%1", rules.AwaitingInput)
 }
