@@ -41,18 +41,14 @@ func (s *Supervisor) publishLocked(u Update) {
 // session, window and pane.
 func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	s.mu.Lock()
-	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: s.problem}
+	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem)}
 	snap.Sessions = make([]Session, 0, len(s.panes))
 	for _, st := range s.panes {
 		snap.Sessions = append(snap.Sessions, st.sess.clone())
 	}
 	s.mu.Unlock()
 	if h := s.cfg.Wakes.Health(); h.Err != nil {
-		msg := h.Err.Error()
-		if snap.Problem != "" {
-			msg = snap.Problem + "; " + msg
-		}
-		snap.Problem = msg
+		snap.Problem = joinProblems(snap.Problem, h.Err.Error())
 	}
 	SortSessions(snap.Sessions)
 	return snap, nil
@@ -126,4 +122,15 @@ func (s *Supervisor) Ack(ctx context.Context, id, by string) (wake.Event, error)
 // AckAll acknowledges every unacked wake.
 func (s *Supervisor) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	return s.cfg.Wakes.AckAll(by)
+}
+
+// joinProblems joins the non-empty problems into one message.
+func joinProblems(ps ...string) string {
+	var out []string
+	for _, p := range ps {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }

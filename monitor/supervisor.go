@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/system3-dev/system3/monitor/rules"
@@ -121,6 +122,14 @@ type Supervisor struct {
 	lastScan time.Time
 	subs     map[*watcher]struct{}
 
+	rulesProblem string
+
+	// kick asks Run for a flush outside the event flow.
+	kick chan struct{}
+
+	// rules is the engine in use; SetRules swaps it while running.
+	rules atomic.Pointer[rules.Engine]
+
 	// tails follow the transcripts of Claude Code panes. Only flush uses
 	// them, so they need no lock.
 	tails map[string]*paneTranscript
@@ -143,7 +152,32 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
 	}
 	cfg.defaults()
-	return &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, tails: map[string]*paneTranscript{}, lastWake: cfg.Clock()}, nil
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, tails: map[string]*paneTranscript{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s.rules.Store(cfg.Rules)
+	return s, nil
+}
+
+// SetRulesProblem records why the user's rules could not be reloaded
+// ("" once they could); the snapshot reports it.
+func (s *Supervisor) SetRulesProblem(msg string) {
+	s.mu.Lock()
+	s.rulesProblem = msg
+	s.mu.Unlock()
+}
+
+// SetRules replaces the rules engine (after the user's rules file changed)
+// and has every pane classified again with it.
+func (s *Supervisor) SetRules(e *rules.Engine) {
+	s.rules.Store(e)
+	s.mu.Lock()
+	for _, st := range s.panes {
+		st.dirty = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default: // a flush is already asked for
+	}
 }
 
 // Run watches until ctx ends. It never returns an error for tmux trouble:
@@ -188,6 +222,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				needScan = true
 			}
 			arm(s.cfg.Settle)
+		case <-s.kick:
+			arm(0)
 		case <-settle.C:
 			armed = false
 			if needScan {
@@ -351,6 +387,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 		todo = append(todo, st.pane)
 	}
 	s.mu.Unlock()
+	eng := s.rules.Load()
 	for _, p := range todo {
 		if ctx.Err() != nil {
 			return 0
@@ -369,11 +406,11 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			in.Screen = screen
 			// Look below the pane's process only when its foreground
 			// command is not an agent already (a wrapper, node, a shell).
-			if s.cfg.Processes != nil && !s.cfg.Rules.IsAgentProcess(p.Command) {
+			if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
 				in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
 			}
 		}
-		res := s.cfg.Rules.Classify(in)
+		res := eng.Classify(in)
 		s.apply(p.ID, res, s.failingTools(p, res.Agent))
 	}
 	return wait

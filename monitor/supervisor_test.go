@@ -516,3 +516,27 @@ func TestHeldBackPaneDoesNotDelayOthers(t *testing.T) {
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"}
 	waitSession("%1", rules.AwaitingInput)
 }
+
+func TestSetRulesReclassifiesEveryPane(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
+	h.step()
+	if s := h.session("%1"); s.State != rules.Idle {
+		t.Fatalf("state = %s", s.State)
+	}
+	user := rules.Source{Name: "rules.yaml", Data: []byte("version: 1\ndisable: [shell.prompt]\n")}
+	eng, err := rules.New(rules.Builtin(), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sup.SetRules(eng)
+	h.sup.SetRulesProblem("rules not reloaded: bad")
+	// No new output: the swap alone has the pane classified again.
+	h.sup.flush(context.Background())
+	if s := h.session("%1"); s.State != rules.Unknown {
+		t.Fatalf("state after the rule was disabled = %s", s.State)
+	}
+	if snap, _ := h.sup.Snapshot(context.Background()); !strings.Contains(snap.Problem, "rules not reloaded") {
+		t.Fatalf("problem = %q", snap.Problem)
+	}
+}

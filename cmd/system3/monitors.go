@@ -84,6 +84,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
+	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery) })
 	a.log.Info("monitors started", "server", srv.String(), "state_dir", dir)
 
 	stop := func() error {
