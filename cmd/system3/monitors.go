@@ -8,8 +8,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -35,11 +37,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	for _, w := range warnings {
 		a.log.Warn("wake journal", "warning", w.String())
 	}
-	eng, err := a.loadRules()
-	if err != nil {
+	fail := func(err error) (monitor.Service, func() error, error) {
 		store.Close()
 		lock.Release()
 		return nil, nil, err
+	}
+	eng, err := a.loadRules()
+	if err != nil {
+		return fail(err)
 	}
 
 	srv := a.tmuxServer()
@@ -63,9 +68,11 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		LoopWindow:     m.LoopWindow,
 	})
 	if err != nil {
-		store.Close()
-		lock.Release()
-		return nil, nil, err
+		return fail(err)
+	}
+	val, tw, err := a.validator(store)
+	if err != nil {
+		return fail(err)
 	}
 
 	// One pass before returning, so the first snapshot a caller takes
@@ -73,18 +80,28 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	sup.Refresh(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return store.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery) })
+	if val != nil {
+		g.Go(func() error { return tw.Run(gctx) })
+		g.Go(func() error { return val.Run(gctx) })
+		// Completions are transitions from the first read on: wait for it.
+		select {
+		case <-tw.Ready():
+		case <-gctx.Done():
+		}
+	}
 	// Serve the monitors to other system3 commands for this state dir, so a
-	// second `wait` shares them instead of finding the lock taken.
+	// second `wait` shares them instead of finding the lock taken. Last, so
+	// a command that finds the socket finds everything running.
 	if ln, err := ipc.Listen(a.socketPath()); err != nil {
 		fmt.Fprintf(a.stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
 		a.log.Warn("serve socket", "err", err)
 	} else {
 		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
 	}
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return store.Run(gctx) })
-	g.Go(func() error { return sup.Run(gctx) })
-	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery) })
 	a.log.Info("monitors started", "server", srv.String(), "state_dir", dir)
 
 	stop := func() error {
@@ -103,6 +120,25 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		return err
 	}
 	return sup, stop, nil
+}
+
+// validator returns the validation monitor and the task watcher feeding it
+// when the config has validation rules, else nils.
+func (a *app) validator(store *wake.Store) (*monitor.Validator, *tasks.Watcher, error) {
+	vs := a.settings.File.Validation
+	if len(vs) == 0 {
+		return nil, nil, nil
+	}
+	rules := make([]monitor.ValidationRule, len(vs))
+	for i, v := range vs {
+		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.settings.Home), Timeout: v.Timeout}
+	}
+	tw := tasks.NewWatcher(tasks.Config{Root: a.settings.TasksDir, TodosDir: a.settings.TodosDir, Logger: a.log})
+	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), store, nil, a.log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	return val, tw, nil
 }
 
 // claudeTranscript locates the transcript of the Claude Code session in a

@@ -93,3 +93,58 @@ func TestWaitWithRealMonitors(t *testing.T) {
 		t.Fatalf("wait after ack: exit %d, out %q; want the timeout's 2", code, out)
 	}
 }
+
+// A task marked completed whose validation command fails wakes `wait`
+// with the command's output.
+func TestWaitForValidationFailure(t *testing.T) {
+	base := t.TempDir()
+	state := shortDir(t)
+	tasksDir := filepath.Join(base, "tasks")
+	list := filepath.Join(tasksDir, "PRD-AUTH-001")
+	if err := os.MkdirAll(list, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := func(status string) {
+		body := `{"id":"1","subject":"Implement login form","status":"` + status + `","blocks":[],"blockedBy":[]}`
+		if err := os.WriteFile(filepath.Join(list, "1.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task("in_progress")
+	cfg := filepath.Join(base, "config.yaml")
+	conf := "validation:\n  - list: 'PRD-*'\n    dir: " + base + "\n    command: 'echo \"--- FAIL: TestLogin\"; exit 1'\n    timeout: 30s\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_CONFIG": cfg, "SYSTEM3_TASKS_DIR": tasksDir}
+	srv := tmuxtest.NewStoppedServer(t)
+
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	res := make(chan result, 1)
+	go func() {
+		code, out, errOut := invoke(t, env, append(socketArgs(srv), "wait", "--json", "--reason", "validation_failed", "--timeout", "20s")...)
+		res <- result{code, out, errOut}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the monitors never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	task("completed")
+	r := <-res
+	var ev wake.Event
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &ev) != nil {
+		t.Fatalf("wait: exit %d, out %q, stderr %q", r.code, r.out, r.errOut)
+	}
+	if ev.Reason != wake.ReasonValidationFailed || !strings.Contains(ev.Details, "--- FAIL: TestLogin") || !strings.Contains(ev.SuggestedAction, "PRD-AUTH-001") {
+		t.Fatalf("wake = %+v", ev)
+	}
+}

@@ -36,6 +36,19 @@ type Config struct {
 	StateDir string     `yaml:"state_dir"`
 	LogLevel string     `yaml:"log_level"`
 	Monitor  Monitor    `yaml:"monitor"`
+	// Validation lists the commands that check a task list's work when one
+	// of its tasks is completed.
+	Validation []Validation `yaml:"validation"`
+}
+
+// Validation runs Command (through sh -c) in Dir when a task of a list whose
+// id matches List (a glob) becomes completed; it must exit 0 within
+// Timeout (default 10m), else a validation_failed wake is raised.
+type Validation struct {
+	List    string        `yaml:"list"`
+	Command string        `yaml:"command"`
+	Dir     string        `yaml:"dir"`
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Monitor tunes when system3 wakes someone. Zero values take the defaults

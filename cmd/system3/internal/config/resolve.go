@@ -26,7 +26,9 @@ type Settings struct {
 	TmuxSocket     string
 	TmuxSocketPath string
 	LogLevel       slog.Level
-	File           Config
+	// Home is the user's home directory, for expanding ~ in paths.
+	Home string
+	File Config
 }
 
 // Resolve merges command-line overrides, environment variables, the config
@@ -42,10 +44,10 @@ func Resolve(o Overrides, getenv func(string) string, dirs Dirs) (Settings, erro
 	if err != nil {
 		return s, err
 	}
-	s.File = file
+	s.File, s.Home = file, dirs.Home
 
-	s.StateDir = expandHome(first(o.StateDir, getenv(EnvStateDir), file.StateDir, dirs.DefaultStateDir()), dirs.Home)
-	s.TasksDir = expandHome(first(o.TasksDir, getenv(EnvTasksDir), file.TasksDir, dirs.DefaultTasksDir()), dirs.Home)
+	s.StateDir = ExpandHome(first(o.StateDir, getenv(EnvStateDir), file.StateDir, dirs.DefaultStateDir()), dirs.Home)
+	s.TasksDir = ExpandHome(first(o.TasksDir, getenv(EnvTasksDir), file.TasksDir, dirs.DefaultTasksDir()), dirs.Home)
 	// Legacy TodoWrite files live beside the tasks root (~/.claude/todos).
 	s.TodosDir = filepath.Join(filepath.Dir(s.TasksDir), "todos")
 
@@ -63,7 +65,7 @@ func Resolve(o Overrides, getenv func(string) string, dirs Dirs) (Settings, erro
 		if src.Socket != "" && src.SocketPath != "" {
 			return s, fmt.Errorf("both a tmux socket name (%q) and a socket path (%q) are set; choose one", src.Socket, src.SocketPath)
 		}
-		s.TmuxSocket, s.TmuxSocketPath = src.Socket, expandHome(src.SocketPath, dirs.Home)
+		s.TmuxSocket, s.TmuxSocketPath = src.Socket, ExpandHome(src.SocketPath, dirs.Home)
 		break
 	}
 
@@ -83,7 +85,8 @@ func first(vals ...string) string {
 	return ""
 }
 
-func expandHome(p, home string) string {
+// ExpandHome replaces a leading ~ in p with home.
+func ExpandHome(p, home string) string {
 	if p == "~" {
 		return home
 	}
