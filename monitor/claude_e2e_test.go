@@ -60,7 +60,7 @@ func TestRealClaudeCode(t *testing.T) {
 	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second,
-		Transcript: func(p tmux.Pane) string { return ClaudeTranscript(p.PID, p.Path) }})
+		Probe: func(p tmux.Pane) AgentInfo { return ProbeClaude(p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package monitor
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/system3-dev/system3/monitor/rules"
@@ -44,6 +45,25 @@ type Session struct {
 	// ErrorCount is how many times the current error signature was seen in
 	// the error-loop window.
 	ErrorCount int `json:"error_count,omitempty"`
+	// TaskList is the task list the agent writes, and Tasks its progress,
+	// when known.
+	TaskList string        `json:"task_list,omitempty"`
+	Tasks    *TaskProgress `json:"tasks,omitempty"`
+}
+
+// TaskProgress is a task list's progress as a session shows it.
+type TaskProgress struct {
+	Completed  int      `json:"completed"`
+	Total      int      `json:"total"`
+	InProgress []string `json:"in_progress"`
+	Blocked    int      `json:"blocked"`
+}
+
+func (t *TaskProgress) equal(o *TaskProgress) bool {
+	if t == nil || o == nil {
+		return t == o
+	}
+	return t.Completed == o.Completed && t.Total == o.Total && t.Blocked == o.Blocked && slices.Equal(t.InProgress, o.InProgress)
 }
 
 // Evidence says which source and rule decided a state, and on which lines.

@@ -36,12 +36,14 @@ type Config struct {
 	// Processes returns the names of the processes below pid (the pane's
 	// process), for recognising agents run by wrappers. Nil: none.
 	Processes func(pid int) []string
-	// Transcript locates the Claude Code transcript of a pane (see
-	// ClaudeTranscript); "" when there is none. Nil: transcripts are not
-	// read.
-	Transcript func(p tmux.Pane) string
-	Clock      func() time.Time
-	Logger     *slog.Logger
+	// Probe tells what an agent's process says about it: its transcript
+	// and task list (see ProbeClaude). Nil: neither is followed.
+	Probe func(p tmux.Pane) AgentInfo
+	// TaskProgress returns the progress of a task list by id (from a
+	// tasks.Watcher). Nil: sessions carry no task progress.
+	TaskProgress func(listID string) (TaskProgress, bool)
+	Clock        func() time.Time
+	Logger       *slog.Logger
 
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
@@ -130,9 +132,9 @@ type Supervisor struct {
 	// rules is the engine in use; SetRules swaps it while running.
 	rules atomic.Pointer[rules.Engine]
 
-	// tails follow the transcripts of Claude Code panes. Only flush uses
-	// them, so they need no lock.
-	tails map[string]*paneTranscript
+	// probes follow what Claude Code panes' processes say (transcript,
+	// task list). Only flush uses them, so they need no lock.
+	probes map[string]*paneProbe
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -152,7 +154,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
 	}
 	cfg.defaults()
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, tails: map[string]*paneTranscript{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, probes: map[string]*paneProbe{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }
@@ -349,6 +351,11 @@ func (ss *Session) applyPane(p tmux.Pane) {
 }
 
 func (ss Session) clone() Session {
+	if ss.Tasks != nil {
+		t := *ss.Tasks
+		t.InProgress = slices.Clone(t.InProgress)
+		ss.Tasks = &t
+	}
 	ss.Options = slices.Clone(ss.Options)
 	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
 	return ss
@@ -363,9 +370,9 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	now := s.cfg.Clock()
 	var wait time.Duration
 	s.mu.Lock()
-	for id := range s.tails {
+	for id := range s.probes {
 		if _, ok := s.panes[id]; !ok {
-			delete(s.tails, id)
+			delete(s.probes, id)
 		}
 	}
 	var todo []tmux.Pane
@@ -411,25 +418,23 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			}
 		}
 		res := eng.Classify(in)
-		s.apply(p.ID, res, s.failingTools(p, res.Agent))
+		s.apply(p.ID, res, s.probe(p, res.Agent))
 	}
 	return wait
 }
 
 // apply records a classification, derives error loops and exits, publishes
 // the change and raises or clears wakes.
-//
-// failing, when not empty, is the error of a run of failing tool calls
-// found in the agent's transcript.
-func (s *Supervisor) apply(paneID string, res rules.Result, failing string) {
+// pr is what the agent's process and transcript add.
+func (s *Supervisor) apply(paneID string, res rules.Result, pr probeResult) {
 	now := s.cfg.Clock()
 	s.mu.Lock()
-	ops := s.applyLocked(now, paneID, res, failing)
+	ops := s.applyLocked(now, paneID, res, pr)
 	s.mu.Unlock()
 	s.runOps(ops)
 }
 
-func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result, failing string) []wakeOp {
+func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result, pr probeResult) []wakeOp {
 	st, ok := s.panes[paneID]
 	if !ok {
 		return nil
@@ -463,7 +468,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	} else {
 		st.errs.leave()
 	}
-	if failing != "" && state != rules.AwaitingInput && state != rules.Exited {
+	if failing := pr.failing; failing != "" && state != rules.AwaitingInput && state != rules.Exited {
 		state, kind = rules.ErrorLoop, ""
 		ev = Evidence{Source: "transcript", Rule: "monitor.failing_tools", Lines: []string{errorSummary(failing),
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", s.cfg.LoopThreshold, s.cfg.LoopWindow)}}
@@ -479,13 +484,15 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		ss.Options = []string{}
 	}
 	ss.LastLine = res.LastLine
+	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
 	ss.Updated = now
 	if state != prev.State || kind != prev.Kind {
 		ss.State = state
 		ss.Since = now
 		st.timeWoke = false
 	}
-	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) || ss.Agent != prev.Agent {
+	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
+		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) {
 		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
 		return s.stateWakesLocked(st, prev)
 	}
@@ -507,47 +514,65 @@ func (s *Supervisor) Refresh(ctx context.Context) {
 	s.flush(ctx)
 }
 
-// relocateEvery is how often a pane's transcript is looked for again: a new
-// Claude Code session (after /clear, or a restart) writes a new file.
-const relocateEvery = 10 * time.Second
+// reprobeEvery is how often a pane's process is looked at again: a new
+// Claude Code session (after /clear, or a restart) writes a new transcript.
+const reprobeEvery = 10 * time.Second
 
-type paneTranscript struct {
-	tail    *transcriptTail
-	located time.Time
+type paneProbe struct {
+	info   AgentInfo
+	probed time.Time
+	tail   *transcriptTail
 }
 
-// failingTools follows a Claude Code pane's transcript and returns the
-// error of a run of failing tool calls, or "".
-func (s *Supervisor) failingTools(p tmux.Pane, agent string) string {
-	if agent != "claude" || s.cfg.Transcript == nil || p.Dead {
-		return ""
+// probeResult is what a pane's process and transcript add to its screen.
+type probeResult struct {
+	// failing is the error of a run of failing tool calls, or "".
+	failing  string
+	taskList string
+	tasks    *TaskProgress
+}
+
+// probe looks at a Claude Code pane's process (every reprobeEvery) and
+// follows its transcript.
+func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
+	if agent != "claude" || s.cfg.Probe == nil || p.Dead {
+		return probeResult{}
 	}
 	now := s.cfg.Clock()
-	pt := s.tails[p.ID]
-	if pt == nil {
-		pt = &paneTranscript{}
-		s.tails[p.ID] = pt
+	pp := s.probes[p.ID]
+	if pp == nil {
+		pp = &paneProbe{}
+		s.probes[p.ID] = pp
 	}
-	if pt.tail == nil || now.Sub(pt.located) >= relocateEvery {
-		pt.located = now
-		if path := s.cfg.Transcript(p); path == "" {
-			pt.tail = nil
-		} else if pt.tail == nil || pt.tail.path != path {
-			pt.tail = &transcriptTail{path: path}
+	if pp.probed.IsZero() || now.Sub(pp.probed) >= reprobeEvery {
+		pp.probed = now
+		pp.info = s.cfg.Probe(p)
+		if pp.info.Transcript == "" {
+			pp.tail = nil
+		} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
+			pp.tail = &transcriptTail{path: pp.info.Transcript}
 		}
 	}
-	if pt.tail == nil {
-		return ""
+	res := probeResult{taskList: pp.info.TaskList}
+	if res.taskList != "" && s.cfg.TaskProgress != nil {
+		if tp, ok := s.cfg.TaskProgress(res.taskList); ok {
+			res.tasks = &tp
+		}
 	}
-	if err := pt.tail.poll(); err != nil {
-		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pt.tail.path, "err", err)
-		return ""
+	if pp.tail == nil {
+		return res
 	}
-	text, ok := pt.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now)
-	if ok && strings.TrimSpace(text) == "" {
-		text = "a tool call failed (no error text)"
+	if err := pp.tail.poll(); err != nil {
+		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
+		return res
 	}
-	return text
+	if text, ok := pp.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now); ok {
+		res.failing = text
+		if strings.TrimSpace(text) == "" {
+			res.failing = "a tool call failed (no error text)"
+		}
+	}
+	return res
 }
 
 // errorSummary is a tool error in one line: its first two non-empty lines

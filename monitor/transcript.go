@@ -167,25 +167,39 @@ func (t *transcriptTail) failingRun(n int, window time.Duration, now time.Time) 
 	return last[n-1].Text, true
 }
 
-// ClaudeTranscript finds the transcript of the Claude Code session running
-// below pid (the pane's process) in directory cwd: the most recently written
-// .jsonl in the claude process's projects directory (CLAUDE_CONFIG_DIR, or
-// $HOME/.claude, read from its environment). It returns "" when there is
-// no claude process or no transcript yet.
-func ClaudeTranscript(pid int, cwd string) string {
+// AgentInfo is what the process of an agent tells about it.
+type AgentInfo struct {
+	// Transcript is the session's transcript file, "" when unknown.
+	Transcript string
+	// TaskList is the Claude Code task list the session writes
+	// (CLAUDE_CODE_TASK_LIST_ID), "" when not set.
+	TaskList string
+}
+
+// ProbeClaude looks at the Claude Code process running below pid (the
+// pane's process) in directory cwd: its task list id from its environment,
+// and its transcript, the most recently written .jsonl in its projects
+// directory (CLAUDE_CONFIG_DIR, or $HOME/.claude). It returns the zero
+// AgentInfo when there is no claude process.
+func ProbeClaude(pid int, cwd string) AgentInfo {
 	cpid := findProcess(pid, "claude")
-	if cpid == 0 || cwd == "" {
-		return ""
+	if cpid == 0 {
+		return AgentInfo{}
 	}
 	env := processEnv(cpid)
+	info := AgentInfo{TaskList: env["CLAUDE_CODE_TASK_LIST_ID"]}
 	dir := env["CLAUDE_CONFIG_DIR"]
-	if dir == "" {
-		if env["HOME"] == "" {
-			return ""
-		}
+	if dir == "" && env["HOME"] != "" {
 		dir = filepath.Join(env["HOME"], ".claude")
 	}
-	project := filepath.Join(dir, "projects", encodeProjectDir(cwd))
+	if dir != "" && cwd != "" {
+		info.Transcript = newestTranscript(filepath.Join(dir, "projects", encodeProjectDir(cwd)))
+	}
+	return info
+}
+
+// newestTranscript is the most recently written .jsonl in project, or "".
+func newestTranscript(project string) string {
 	entries, err := os.ReadDir(project)
 	if err != nil {
 		return ""

@@ -107,7 +107,7 @@ func TestTranscriptTailReadsAppendsAndPartialLines(t *testing.T) {
 
 func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	h := newHarness(t, func(c *Config) { c.Transcript = func(tmux.Pane) string { return path } })
+	h := newHarness(t, func(c *Config) { c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{Transcript: path} } })
 	h.clock.now = time.Date(2026, 11, 21, 5, 41, 0, 0, time.UTC) // a minute after the fixture's failures
 	data, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "transcript_tool_errors.jsonl"))
 	if err != nil {
@@ -136,5 +136,27 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 func TestEncodeProjectDir(t *testing.T) {
 	if got := encodeProjectDir("/tmp/system3-captures/tool_errors/project.v2"); got != "-tmp-system3-captures-tool-errors-project-v2" {
 		t.Fatalf("encoded = %q", got)
+	}
+}
+
+func TestTaskListLinkedFromTheProcess(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{TaskList: "PRD-AUTH"} }
+		c.TaskProgress = func(id string) (TaskProgress, bool) {
+			if id != "PRD-AUTH" {
+				return TaskProgress{}, false
+			}
+			return TaskProgress{Completed: 1, Total: 3, InProgress: []string{"Add session cookies"}}, true
+		}
+	})
+	h.tm.show(t, "%1", "claude", "claude/permission_bash_tasks.txt")
+	h.step()
+	s := h.session("%1")
+	if s.TaskList != "PRD-AUTH" || s.Tasks == nil || s.Tasks.Total != 3 || s.State != rules.AwaitingInput {
+		t.Fatalf("session = %+v", s)
+	}
+	w := h.unacked(wake.ReasonAwaitingInput)
+	if len(w) != 1 || w[0].Tasks == nil || w[0].Tasks.ListID != "PRD-AUTH" || w[0].Tasks.Completed != 1 || w[0].Tasks.InProgress[0] != "Add session cookies" {
+		t.Fatalf("wake = %+v", w)
 	}
 }

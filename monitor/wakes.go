@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,6 +129,9 @@ func (s *Supervisor) raiseOp(cur Session, r wake.Reason) wakeOp {
 	}
 	if cur.Detail != "" {
 		ev.Details = cur.Detail
+	}
+	if cur.Tasks != nil {
+		ev.Tasks = &wake.TaskProgress{ListID: cur.TaskList, Completed: cur.Tasks.Completed, Total: cur.Tasks.Total, InProgress: slices.Clone(cur.Tasks.InProgress)}
 	}
 	return wakeOp{raise: &ev}
 }

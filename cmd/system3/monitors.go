@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -47,6 +48,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		return fail(err)
 	}
 
+	tw := tasks.NewWatcher(tasks.Config{Root: a.settings.TasksDir, TodosDir: a.settings.TodosDir, Logger: a.log})
 	srv := a.tmuxServer()
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.log})
 	client := tmux.NewClient(srv)
@@ -59,7 +61,8 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		Rules:          eng,
 		Wakes:          store,
 		Processes:      monitor.ProcessTree,
-		Transcript:     claudeTranscript,
+		Probe:          probeAgent,
+		TaskProgress:   watchedProgress(tw, a.settings.TasksDir),
 		Logger:         a.log,
 		IdleAfter:      m.IdleAfter,
 		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
@@ -70,7 +73,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	if err != nil {
 		return fail(err)
 	}
-	val, tw, err := a.validator(store)
+	val, err := a.validator(store, tw)
 	if err != nil {
 		return fail(err)
 	}
@@ -84,14 +87,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
 	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery) })
+	g.Go(func() error { return tw.Run(gctx) })
 	if val != nil {
-		g.Go(func() error { return tw.Run(gctx) })
 		g.Go(func() error { return val.Run(gctx) })
-		// Completions are transitions from the first read on: wait for it.
-		select {
-		case <-tw.Ready():
-		case <-gctx.Done():
-		}
+	}
+	// Task progress and completions count from the first read on.
+	select {
+	case <-tw.Ready():
+	case <-gctx.Done():
 	}
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
@@ -122,25 +125,44 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	return sup, stop, nil
 }
 
-// validator returns the validation monitor and the task watcher feeding it
-// when the config has validation rules, else nils.
-func (a *app) validator(store *wake.Store) (*monitor.Validator, *tasks.Watcher, error) {
+// validator returns the validation monitor, fed by the task watcher, when
+// the config has validation rules, else nil.
+func (a *app) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validator, error) {
 	vs := a.settings.File.Validation
 	if len(vs) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	rules := make([]monitor.ValidationRule, len(vs))
 	for i, v := range vs {
 		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.settings.Home), Timeout: v.Timeout}
 	}
-	tw := tasks.NewWatcher(tasks.Config{Root: a.settings.TasksDir, TodosDir: a.settings.TodosDir, Logger: a.log})
 	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), store, nil, a.log)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
-	return val, tw, nil
+	return val, nil
 }
 
-// claudeTranscript locates the transcript of the Claude Code session in a
-// pane, from the claude process's environment and working directory.
-func claudeTranscript(p tmux.Pane) string { return monitor.ClaudeTranscript(p.PID, p.Path) }
+// probeAgent reads what a Claude Code pane's process tells: its transcript
+// and task list.
+func probeAgent(p tmux.Pane) monitor.AgentInfo { return monitor.ProbeClaude(p.PID, p.Path) }
+
+// watchedProgress looks a task list's progress up in the watcher's model.
+func watchedProgress(tw *tasks.Watcher, root string) func(string) (monitor.TaskProgress, bool) {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return func(id string) (monitor.TaskProgress, bool) {
+		l, ok := tw.Lookup(filepath.Join(root, id))
+		return progressOf(l), ok
+	}
+}
+
+// progressOf is a list's progress as sessions show it.
+func progressOf(l tasks.List) monitor.TaskProgress {
+	tp := monitor.TaskProgress{Completed: l.Progress.Completed, Total: l.Progress.Total, Blocked: len(l.Progress.Blocked), InProgress: []string{}}
+	for _, t := range l.Progress.InProgress {
+		tp.InProgress = append(tp.InProgress, t.Subject)
+	}
+	return tp
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -54,15 +55,17 @@ type statusPane struct {
 	InMode      bool      `json:"in_mode"`
 	Activity    time.Time `json:"activity"`
 
-	Agent    string           `json:"agent"`
-	State    string           `json:"state"`
-	Kind     string           `json:"kind"`
-	Evidence monitor.Evidence `json:"evidence"`
-	Question string           `json:"question,omitempty"`
-	Detail   string           `json:"detail,omitempty"`
-	Options  []string         `json:"options"`
-	Since    time.Time        `json:"since"`
-	LastLine string           `json:"last_line,omitempty"`
+	Agent    string                `json:"agent"`
+	State    string                `json:"state"`
+	Kind     string                `json:"kind"`
+	Evidence monitor.Evidence      `json:"evidence"`
+	Question string                `json:"question,omitempty"`
+	Detail   string                `json:"detail,omitempty"`
+	Options  []string              `json:"options"`
+	Since    time.Time             `json:"since"`
+	LastLine string                `json:"last_line,omitempty"`
+	TaskList string                `json:"task_list,omitempty"`
+	Tasks    *monitor.TaskProgress `json:"tasks,omitempty"`
 }
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -119,6 +122,7 @@ empty list.`,
 				if s, ok := byPane[p.ID]; ok {
 					sp.Agent, sp.State, sp.Kind, sp.Evidence = s.Agent, string(s.State), s.Kind, s.Evidence
 					sp.Question, sp.Detail, sp.Options, sp.Since, sp.LastLine = s.Question, s.Detail, s.Options, s.Since.UTC(), s.LastLine
+					sp.TaskList, sp.Tasks = s.TaskList, s.Tasks
 				} else {
 					sp.State, sp.Options, sp.Evidence.Lines = "unknown", []string{}, []string{}
 				}
@@ -178,7 +182,7 @@ func writeStatusText(w io.Writer, doc statusDoc) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tWINDOW\tPANE\tCOMMAND\tAGENT\tSTATE\tDETAIL")
+	fmt.Fprintln(tw, "SESSION\tWINDOW\tPANE\tCOMMAND\tAGENT\tSTATE\tTASKS\tDETAIL")
 	for _, p := range doc.Panes {
 		state := p.State
 		if p.Kind != "" {
@@ -198,8 +202,12 @@ func writeStatusText(w io.Writer, doc statusDoc) error {
 		if agent == "" {
 			agent = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d:%s\t%s\t%s\t%s\t%s\t%s\n",
-			sanitize(p.Session), p.WindowIndex, sanitize(p.Window), p.Pane, sanitize(p.Command), agent, state, truncate(sanitize(detail), 60))
+		progress := "-"
+		if p.Tasks != nil {
+			progress = fmt.Sprintf("%d/%d", p.Tasks.Completed, p.Tasks.Total)
+		}
+		fmt.Fprintf(tw, "%s\t%d:%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			sanitize(p.Session), p.WindowIndex, sanitize(p.Window), p.Pane, sanitize(p.Command), agent, state, progress, truncate(sanitize(detail), 60))
 	}
 	return tw.Flush()
 }
@@ -254,12 +262,21 @@ func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
 	}
 	defer store.Close()
 	srv := a.tmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Transcript: claudeTranscript, Logger: a.log})
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log})
 	if err != nil {
 		return monitor.Snapshot{}, err
 	}
 	sup.Refresh(ctx)
 	return sup.Snapshot(ctx)
+}
+
+// loadedProgress reads the task lists once and looks progress up in them.
+func loadedProgress(root, todos string) func(string) (monitor.TaskProgress, bool) {
+	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
+	return func(id string) (monitor.TaskProgress, bool) {
+		l, ok := tasks.Find(lists, id)
+		return progressOf(l), ok
+	}
 }
 
 // sanitize keeps names from other programs from moving the cursor or

@@ -35,6 +35,10 @@ type Agent struct {
 	// Signatures are regexps; one found on screen identifies the agent when
 	// no process did (an agent run through node, a wrapper, or a rename).
 	Signatures []string `yaml:"signatures" json:"signatures,omitempty"`
+	// Trailer are regexps for lines the agent may draw below everything
+	// else (a task panel under a dialog); a run of them at the bottom of
+	// the screen is left out before its rules are tried.
+	Trailer []string `yaml:"trailer" json:"trailer,omitempty"`
 	// Shell marks a plain shell: when a shell is in the foreground, an agent
 	// recognised only by its leftovers on screen is no longer running.
 	Shell  bool   `yaml:"shell" json:"shell,omitempty"`
@@ -43,13 +47,15 @@ type Agent struct {
 	procs []*regexp.Regexp
 	// sig is all signatures in one alternation: one pass per line.
 	sig *regexp.Regexp
+	// trailer is all trailer patterns in one alternation.
+	trailer *regexp.Regexp
 }
 
 func (a *Agent) compile() error {
 	if a.Name == "" {
 		return fmt.Errorf("an agent has no name")
 	}
-	a.procs, a.sig = nil, nil
+	a.procs, a.sig, a.trailer = nil, nil, nil
 	for _, p := range a.Processes {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -57,17 +63,30 @@ func (a *Agent) compile() error {
 		}
 		a.procs = append(a.procs, re)
 	}
-	var alts []string
-	for _, p := range a.Signatures {
-		if _, err := regexp.Compile(p); err != nil {
-			return fmt.Errorf("agent %s: signature %q: %w", a.Name, p, err)
-		}
-		alts = append(alts, "(?:"+p+")")
+	var err error
+	if a.sig, err = alternation(a.Signatures); err != nil {
+		return fmt.Errorf("agent %s: signature %w", a.Name, err)
 	}
-	if len(alts) > 0 {
-		a.sig = regexp.MustCompile(strings.Join(alts, "|"))
+	if a.trailer, err = alternation(a.Trailer); err != nil {
+		return fmt.Errorf("agent %s: trailer %w", a.Name, err)
 	}
 	return nil
+}
+
+// alternation compiles patterns into one regexp matching any of them, or
+// nil when there are none.
+func alternation(patterns []string) (*regexp.Regexp, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	alts := make([]string, len(patterns))
+	for i, p := range patterns {
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		alts[i] = "(?:" + p + ")"
+	}
+	return regexp.Compile(strings.Join(alts, "|"))
 }
 
 func (a *Agent) matchesProcess(name string) bool {
@@ -272,6 +291,9 @@ func (e *Engine) Classify(in Input) Result {
 		res.State, res.Kind, res.Rule = Exited, "dead", RulePaneDead
 		res.Evidence = []string{fmt.Sprintf("the pane's process exited with status %d", in.DeadStatus)}
 		return res
+	}
+	if agent != nil && agent.trailer != nil {
+		s = s.withoutTrailer(agent.trailer)
 	}
 	candidates := e.byAgent[res.Agent]
 	for _, r := range candidates {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,6 +39,19 @@ func NewScreen(capture string) *Screen {
 	}
 	s.findInputBox()
 	return s
+}
+
+// withoutTrailer returns the screen without the run of lines matching
+// trailer (and blank lines) at its bottom, or s itself when there is none.
+func (s *Screen) withoutTrailer(trailer *regexp.Regexp) *Screen {
+	end := len(s.Lines)
+	for end > 0 && (strings.TrimSpace(s.Lines[end-1]) == "" || trailer.MatchString(s.Lines[end-1])) {
+		end--
+	}
+	if end == len(s.Lines) {
+		return s
+	}
+	return NewScreen(strings.Join(s.Lines[:end], "\n"))
 }
 
 // findInputBox looks, from the bottom, for two horizontal rules with at most
