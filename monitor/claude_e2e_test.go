@@ -59,7 +59,7 @@ func TestRealClaudeCode(t *testing.T) {
 	client := tmux.NewClient(srv)
 	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second,
+		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
 		Probe: func(p tmux.Pane) AgentInfo { return ProbeClaude(p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,11 @@ func TestRealClaudeCode(t *testing.T) {
 
 	// Server errors: Claude Code retries with a countdown; the state is
 	// error at once, and the wake waits for the grace period.
-	api.FailNext(2, claudetest.ErrorStatus(500))
+	// Slow failures keep the error on screen well past the grace period,
+	// however loaded the machine.
+	slow500 := claudetest.ErrorStatus(500)
+	slow500.Delay = 1500 * time.Millisecond
+	api.FailNext(2, slow500)
 	cs.Send("retry-me please")
 	waitState(rules.Error, "api_error")
 	ev = waitWake(wake.ReasonAPIError)

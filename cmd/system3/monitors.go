@@ -43,6 +43,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		lock.Release()
 		return nil, nil, err
 	}
+	rulesStamp := stampOf(a.rulesPath())
 	eng, err := a.loadRules()
 	if err != nil {
 		return fail(err)
@@ -86,7 +87,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
-	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery) })
+	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery, rulesStamp) })
 	g.Go(func() error { return tw.Run(gctx) })
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })

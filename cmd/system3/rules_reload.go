@@ -20,12 +20,12 @@ type rulesTarget interface {
 	SetRulesProblem(string)
 }
 
-// watchRules reloads the rules whenever rules.yaml changes. A file that does
-// not load keeps the previous rules in force and is reported as a problem
-// until it is fixed.
-func (a *app) watchRules(ctx context.Context, t rulesTarget, every time.Duration) error {
+// watchRules reloads the rules whenever rules.yaml differs from last (its
+// stamp when the rules in force were loaded: taken before loading them, so
+// no change in between is missed). A file that does not load keeps the
+// previous rules in force and is reported as a problem until it is fixed.
+func (a *app) watchRules(ctx context.Context, t rulesTarget, every time.Duration, last fileStamp) error {
 	path := a.rulesPath()
-	last := stampOf(path)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {

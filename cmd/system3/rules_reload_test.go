@@ -60,7 +60,8 @@ func TestRulesReloadOnChange(t *testing.T) {
 	rec := &recordedRules{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- a.watchRules(ctx, rec, 10*time.Millisecond) }()
+	initial := stampOf(a.rulesPath())
+	go func() { done <- a.watchRules(ctx, rec, 10*time.Millisecond, initial) }()
 	defer func() { cancel(); <-done }()
 
 	hasRule := func(e *rules.Engine, id string) bool {
