@@ -48,6 +48,7 @@ type Config struct {
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
 	ErrorGrace     time.Duration // an error state this old → api_error wake (default 30s)
+	SummaryEvery   time.Duration // a summary wake (digest of every session) this often (default 0: off)
 	LoopThreshold  int           // same error this many times → error_loop (default 3)
 	LoopWindow     time.Duration // ... within this window (default 10m)
 
@@ -121,8 +122,10 @@ type Supervisor struct {
 	running  bool
 	problem  string
 	lastWake time.Time
-	lastScan time.Time
-	subs     map[*watcher]struct{}
+	// lastSummary is when the last summary wake was raised.
+	lastSummary time.Time
+	lastScan    time.Time
+	subs        map[*watcher]struct{}
 
 	rulesProblem string
 
@@ -154,7 +157,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
 	}
 	cfg.defaults()
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, probes: map[string]*paneProbe{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }

@@ -540,3 +540,23 @@ func TestSetRulesReclassifiesEveryPane(t *testing.T) {
 		t.Fatalf("problem = %q", snap.Problem)
 	}
 }
+
+func TestSummaryDigest(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.SummaryEvery = time.Hour })
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.tm.show(t, "%2", "claude", "claude/idle.txt")
+	h.step()
+	if len(h.unacked(wake.ReasonSummary)) != 0 {
+		t.Fatal("summary before its time")
+	}
+	h.clock.Add(time.Hour)
+	h.step()
+	w := h.unacked(wake.ReasonSummary)
+	if len(w) != 1 || !strings.Contains(w[0].SuggestedAction, "2 sessions") || !strings.Contains(w[0].SuggestedAction, "1 need attention") {
+		t.Fatalf("summary = %+v", w)
+	}
+	lines := strings.Split(strings.TrimSpace(w[0].Details), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "awaiting_input/permission Do you want to proceed?") || !strings.Contains(lines[1], "idle") {
+		t.Fatalf("digest = %q", w[0].Details)
+	}
+}

@@ -75,6 +75,11 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 	if len(ops) > 0 {
 		s.lastWake = now
 	}
+	if s.cfg.SummaryEvery > 0 && now.Sub(s.lastSummary) >= s.cfg.SummaryEvery {
+		s.lastSummary = now
+		ev := wake.Event{Reason: wake.ReasonSummary, SuggestedAction: s.summaryLocked(), Details: s.digestLocked()}
+		ops = append(ops, wakeOp{raise: &ev})
+	}
 	if s.cfg.HeartbeatEvery > 0 && now.Sub(s.lastWake) >= s.cfg.HeartbeatEvery {
 		s.lastWake = now
 		ev := wake.Event{
@@ -103,6 +108,51 @@ func (s *Supervisor) countsLocked() string {
 		return "no sessions"
 	}
 	return fmt.Sprintf("%d sessions: %s", len(s.panes), strings.Join(parts, ", "))
+}
+
+// summaryLocked is the summary wake's one sentence.
+func (s *Supervisor) summaryLocked() string {
+	need := 0
+	for _, st := range s.panes {
+		if st.sess.NeedsPerson() {
+			need++
+		}
+	}
+	if need == 0 {
+		return fmt.Sprintf("Summary: %s; none needs attention.", s.countsLocked())
+	}
+	return fmt.Sprintf("Summary: %s; %d need attention (see details).", s.countsLocked(), need)
+}
+
+// digestLocked lists every session, those needing a person first, one line
+// each: target, agent, state and what it shows.
+func (s *Supervisor) digestLocked() string {
+	ss := make([]Session, 0, len(s.panes))
+	for _, st := range s.panes {
+		ss = append(ss, st.sess)
+	}
+	SortSessions(ss)
+	var b strings.Builder
+	for _, x := range ss {
+		state := string(x.State)
+		if x.Kind != "" {
+			state += "/" + x.Kind
+		}
+		what := x.Question
+		if what == "" {
+			what = x.LastLine
+		}
+		agent := x.Agent
+		if agent == "" {
+			agent = "-"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s", x.Target, agent, state, what)
+		if x.Tasks != nil {
+			fmt.Fprintf(&b, " [tasks %d/%d]", x.Tasks.Completed, x.Tasks.Total)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {

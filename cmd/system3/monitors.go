@@ -70,6 +70,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		ErrorGrace:     m.ErrorGrace,
 		LoopThreshold:  m.LoopThreshold,
 		LoopWindow:     m.LoopWindow,
+		SummaryEvery:   m.SummaryEvery,
 	})
 	if err != nil {
 		return fail(err)

@@ -65,6 +65,9 @@ type Monitor struct {
 	// the window is an error loop (defaults 3 and 10m).
 	LoopThreshold int           `yaml:"loop_threshold"`
 	LoopWindow    time.Duration `yaml:"loop_window"`
+	// SummaryEvery: a summary wake with a digest of every session this
+	// often (default: off).
+	SummaryEvery time.Duration `yaml:"summary_every"`
 }
 
 // Duration is a time.Duration that also accepts "off" (stored as -1).
