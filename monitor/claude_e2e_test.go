@@ -45,68 +45,8 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
-	client := tmux.NewClient(srv)
-	client.Control = watcher
-	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
-		Probe: func(p tmux.Pane) AgentInfo { return ProbeClaude(p.PID, p.Path) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return sup.Run(gctx) })
-	defer func() {
-		cancel()
-		if err := g.Wait(); err != nil && err != context.Canceled {
-			t.Errorf("monitors: %v", err)
-		}
-	}()
-
-	waitState := func(want rules.State, kind string) Session {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		var last Session
-		for time.Now().Before(deadline) {
-			snap, _ := sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == cs.Pane {
-					last = s
-					if s.State == want && s.Kind == kind {
-						return s
-					}
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, cs.Capture())
-		return last
-	}
-	waitWake := func(r wake.Reason) wake.Event {
-		t.Helper()
-		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-		defer wcancel()
-		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
-		if err != nil {
-			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
-		}
-		if _, err := store.Ack(ev.ID, "test"); err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
+	m := watchClaude(t, cs)
+	waitState, waitWake := m.waitState, m.waitWake
 
 	s := waitState(rules.Idle, "")
 	if s.Agent != "claude" || s.AgentBy != "process" {
@@ -180,4 +120,96 @@ func TestRealClaudeCode(t *testing.T) {
 	if ev.Agent != "claude" {
 		t.Fatalf("worker_failed wake = %+v", ev)
 	}
+}
+
+// TestRealClaudeTrustDialog: the folder-trust dialog of a real Claude Code
+// is awaiting_input/trust with its question and options.
+func TestRealClaudeTrustDialog(t *testing.T) {
+	cs := claudetest.Start(t, claudetest.Options{Untrusted: true})
+	m := watchClaude(t, cs)
+	ev := m.waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "trust" || ev.Question != "Is this a project you created or one you trust?" ||
+		strings.Join(ev.Options, "|") != "No, exit|Yes, I trust this folder" || ev.Agent != "claude" {
+		t.Fatalf("trust wake = %+v", ev)
+	}
+	cs.WaitStable(300*time.Millisecond, 0)
+	cs.Keys("Down") // the dialog starts on "No, exit"
+	cs.WaitForText("❯ Yes, I trust this folder", 0)
+	cs.Keys("Enter")
+	m.waitState(rules.Idle, "")
+}
+
+// claudeMonitors runs real monitors on a claudetest session's tmux server.
+type claudeMonitors struct {
+	sup       *Supervisor
+	store     *wake.Store
+	waitState func(want rules.State, kind string) Session
+	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
+}
+
+func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
+	t.Helper()
+	srv := tmux.Server{Path: cs.Socket()}
+	eng, err := rules.New(rules.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	client := tmux.NewClient(srv)
+	client.Control = watcher
+	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
+		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
+		Probe: func(p tmux.Pane) AgentInfo { return ProbeClaude(p.PID, p.Path) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	t.Cleanup(func() {
+		cancel()
+		if err := g.Wait(); err != nil && err != context.Canceled {
+			t.Errorf("monitors: %v", err)
+		}
+		store.Close()
+	})
+	m := &claudeMonitors{sup: sup, store: store}
+	m.waitState = func(want rules.State, kind string) Session {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		var last Session
+		for time.Now().Before(deadline) {
+			snap, _ := sup.Snapshot(ctx)
+			for _, s := range snap.Sessions {
+				if s.Pane == cs.Pane {
+					last = s
+					if s.State == want && s.Kind == kind {
+						return s
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, cs.Capture())
+		return last
+	}
+	m.waitWake = func(r wake.Reason) wake.Event {
+		t.Helper()
+		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer wcancel()
+		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		if err != nil {
+			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
+		}
+		if _, err := store.Ack(ev.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	return m
 }

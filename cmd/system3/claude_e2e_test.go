@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/wake"
 )
 
 // TestStatusOnRealClaudeCode runs `system3 status --json` against the real
@@ -29,7 +30,7 @@ func TestStatusOnRealClaudeCode(t *testing.T) {
 	)
 	cs := claudetest.Start(t, claudetest.Options{API: api, Args: []string{"--permission-mode", "default"},
 		Env: []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=1", "CLAUDE_CODE_TASK_LIST_ID=PRD-LOGIN"}})
-	env := map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(cs.Home, ".claude", "tasks")}
+	env := map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(cs.Home, ".claude", "tasks"), "SYSTEM3_STATE_DIR": shortDir(t)}
 	args := []string{"--tmux-socket-path", cs.Socket(), "status", "--json"}
 
 	cs.Send("plan-login please")
@@ -49,6 +50,24 @@ func TestStatusOnRealClaudeCode(t *testing.T) {
 	if p.State != "awaiting_input" || p.Kind != "permission" || p.Question != "Do you want to proceed?" ||
 		len(p.Options) < 3 || p.Options[0] != "Yes" || !strings.Contains(p.Detail, "./deploy.sh --prod") || p.Evidence.Rule != "claude.permission" {
 		t.Fatalf("at the permission prompt: %+v", p)
+	}
+
+	// wait, with monitors of its own, reports the same prompt as a wake.
+	code, out, errOut := invoke(t, env, "--tmux-socket-path", cs.Socket(), "wait", "--json", "--reason", "awaiting_input", "--timeout", "20s")
+	var ev wake.Event
+	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil {
+		t.Fatalf("wait: exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	if ev.Pane != cs.Pane || ev.Kind != "permission" || ev.Question != "Do you want to proceed?" || ev.Options[0] != "Yes" ||
+		ev.Tasks == nil || ev.Tasks.ListID != "PRD-LOGIN" || ev.Tasks.Total != 2 || !strings.Contains(ev.SuggestedAction, cs.Pane) {
+		t.Fatalf("wake = %+v", ev)
+	}
+	// A second wait (new monitors, same journal) prints the same wake as text.
+	code, out, _ = invoke(t, env, "--tmux-socket-path", cs.Socket(), "wait", "--reason", "awaiting_input", "--timeout", "20s")
+	for _, want := range []string{"awaiting_input", "Do you want to proceed?", "1. Yes", "system3 ack " + ev.ID} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("wait text output lacks %q (exit %d):\n%s", want, code, out)
+		}
 	}
 }
 

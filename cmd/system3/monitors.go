@@ -80,23 +80,23 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		return fail(err)
 	}
 
-	// One pass before returning, so the first snapshot a caller takes
-	// already shows the panes.
-	sup.Refresh(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
+	// Task progress and completions count from the task watcher's first
+	// read; then one pass over the panes, so the first snapshot a caller
+	// takes (and the first wakes) already show everything.
+	g.Go(func() error { return tw.Run(gctx) })
+	select {
+	case <-tw.Ready():
+	case <-gctx.Done():
+	}
+	sup.Refresh(gctx)
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
 	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery, rulesStamp) })
-	g.Go(func() error { return tw.Run(gctx) })
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })
-	}
-	// Task progress and completions count from the first read on.
-	select {
-	case <-tw.Ready():
-	case <-gctx.Done():
 	}
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
