@@ -40,16 +40,7 @@ func TestWaitWithRealMonitors(t *testing.T) {
 		results <- result{code, out, errOut}
 	}
 	go wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first wait never served its monitors")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitServed(t, state)
 	go wait()
 	time.Sleep(300 * time.Millisecond) // let the second wait connect
 
@@ -128,16 +119,7 @@ func TestWaitForValidationFailure(t *testing.T) {
 		code, out, errOut := invoke(t, env, append(socketArgs(srv), "wait", "--json", "--reason", "validation_failed", "--timeout", "20s")...)
 		res <- result{code, out, errOut}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the monitors never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitServed(t, state)
 	task("completed")
 	r := <-res
 	var ev wake.Event
@@ -146,5 +128,20 @@ func TestWaitForValidationFailure(t *testing.T) {
 	}
 	if ev.Reason != wake.ReasonValidationFailed || !strings.Contains(ev.Details, "--- FAIL: TestLogin") || !strings.Contains(ev.SuggestedAction, "PRD-AUTH-001") {
 		t.Fatalf("wake = %+v", ev)
+	}
+}
+
+// waitServed waits until a system3 serves its monitors for the state dir.
+func waitServed(t *testing.T, state string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no system3 started serving its monitors")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
