@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,5 +146,77 @@ func waitServed(t *testing.T, state string) {
 			t.Fatal("no system3 started serving its monitors")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lineWriter hands each written line to a channel, for reading a command's
+// output while it runs.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		select {
+		case w.lines <- string(w.buf[:i]):
+		default: // the test stopped reading
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// TestWatchWithRealMonitors streams with `watch --json` while a pane on a
+// private tmux server shows a permission prompt: the session's change and
+// the wake both arrive, and Ctrl-C (ctx) ends watch with status 0.
+func TestWatchWithRealMonitors(t *testing.T) {
+	capture, err := filepath.Abs(filepath.Join("..", "..", "monitor", "testdata", "captures", "claude", "permission_bash.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := shortDir(t)
+	vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state}
+	out := &lineWriter{lines: make(chan string, 256)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append(socketArgs(srv), "watch", "--json"), strings.NewReader(""), out, io.Discard, func(k string) string { return vars[k] })
+	}()
+	waitServed(t, state)
+	if _, err := tmux.NewClient(srv).NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-deploy", Width: 120, Height: 40,
+		Command: []string{"sh", "-c", "cat '" + capture + "'; exec sleep 600"}}); err != nil {
+		t.Fatal(err)
+	}
+	var sawSession, sawWake bool
+	timeout := time.After(15 * time.Second)
+	for !sawSession || !sawWake {
+		select {
+		case l := <-out.lines:
+			var wl watchLine
+			if err := json.Unmarshal([]byte(l), &wl); err != nil {
+				t.Fatalf("watch --json printed %q: %v", l, err)
+			}
+			if wl.Type == "session" && wl.Session != nil && wl.Session.Session == "orch-deploy" && wl.Session.State == "awaiting_input" {
+				sawSession = true
+			}
+			if wl.Type == "wake" && wl.Kind == "raised" && wl.Wake != nil && wl.Wake.Session == "orch-deploy" && wl.Wake.Question == "Do you want to proceed?" {
+				sawWake = true
+			}
+		case <-timeout:
+			t.Fatalf("watch never showed the prompt (session %v, wake %v)", sawSession, sawWake)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("watch exited %d after Ctrl-C, want 0", code)
 	}
 }
