@@ -16,7 +16,8 @@ import (
 // the screen only shows collapsed ("Listed 4 directories · 4 failed"), so the
 // transcript is the reliable source for loops of failing tool calls.
 
-// toolResult is one tool result recorded in a transcript.
+// toolResult is one tool result recorded in a transcript (or an API error
+// that ended a turn).
 type toolResult struct {
 	Time   time.Time
 	Failed bool
@@ -27,7 +28,10 @@ type toolResult struct {
 type transcriptLine struct {
 	Type      string    `json:"type"`
 	Timestamp time.Time `json:"timestamp"`
-	Message   struct {
+	// IsAPIError marks the assistant entry Claude Code writes when a turn
+	// ends on an API error ("API Error: ..." as its text).
+	IsAPIError bool `json:"isApiErrorMessage"`
+	Message    struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 }
@@ -38,11 +42,18 @@ type contentBlock struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// parseTranscriptLine returns the tool results in one transcript line;
-// lines of other kinds, and lines it cannot read, have none.
+// parseTranscriptLine returns the tool results in one transcript line, and
+// a turn that ended on an API error as a failed result; lines of other
+// kinds, and lines it cannot read, have none.
 func parseTranscriptLine(line []byte) []toolResult {
 	var l transcriptLine
-	if json.Unmarshal(line, &l) != nil || l.Type != "user" || len(l.Message.Content) == 0 || l.Message.Content[0] != '[' {
+	if json.Unmarshal(line, &l) != nil || len(l.Message.Content) == 0 {
+		return nil
+	}
+	if l.Type == "assistant" && l.IsAPIError {
+		return []toolResult{{Time: l.Timestamp, Failed: true, Text: blockText(l.Message.Content)}}
+	}
+	if l.Type != "user" || l.Message.Content[0] != '[' {
 		return nil
 	}
 	var blocks []contentBlock

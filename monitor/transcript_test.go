@@ -48,6 +48,10 @@ func TestParseTranscriptLine(t *testing.T) {
 			[]toolResult{{Failed: true, Text: "a\nb"}}},
 		{"succeeded", `{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]}}`, []toolResult{{}}},
 		{"a prompt", `{"type":"user","message":{"content":"hello"}}`, nil},
+		// As Claude Code 2.1.329 writes a turn that ended on an API error.
+		{"API error", `{"type":"assistant","isApiErrorMessage":true,"apiErrorStatus":529,"apiErrorType":"overloaded_error","error":"server_error","message":{"model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: Repeated 529 Overloaded errors. The API is at capacity"}]}}`,
+			[]toolResult{{Failed: true, Text: "API Error: Repeated 529 Overloaded errors. The API is at capacity"}}},
+		{"assistant text", `{"type":"assistant","message":{"content":[{"type":"text","text":"API Error: quoted in a normal answer"}]}}`, nil},
 		{"assistant", `{"type":"assistant","message":{"content":[{"type":"tool_use"}]}}`, nil},
 		{"garbage", `{"type":"user","message":`, nil},
 	}
