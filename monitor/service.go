@@ -50,6 +50,9 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	if h := s.cfg.Wakes.Health(); h.Err != nil {
 		snap.Problem = joinProblems(snap.Problem, h.Err.Error())
 	}
+	if err := s.cfg.Audit.Health(); err != nil {
+		snap.Problem = joinProblems(snap.Problem, err.Error())
+	}
 	SortSessions(snap.Sessions)
 	return snap, nil
 }

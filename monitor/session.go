@@ -9,7 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -128,4 +130,20 @@ type Service interface {
 	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
 	Ack(ctx context.Context, id, by string) (wake.Event, error)
 	AckAll(ctx context.Context, by string) ([]wake.Event, error)
+
+	// Preview returns a pane's screen.
+	Preview(ctx context.Context, req PreviewRequest) (Preview, error)
+	// TaskLists returns every task list, or the one with that id.
+	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
+
+	// Inject types text into a pane (and submits it, checked).
+	Inject(ctx context.Context, req InjectRequest) (ActionResult, error)
+	// SendKeys presses keys from tmux's allowed set in a pane.
+	SendKeys(ctx context.Context, req KeysRequest) (ActionResult, error)
+	// Answer answers the prompt a session waits at.
+	Answer(ctx context.Context, req AnswerRequest) (ActionResult, error)
+	// Interrupt stops what an agent is doing.
+	Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error)
+	// Audit records an entry (an MCP tool call) in the audit log.
+	Audit(ctx context.Context, e audit.Entry) error
 }

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -42,8 +44,16 @@ type Config struct {
 	// TaskProgress returns the progress of a task list by id (from a
 	// tasks.Watcher). Nil: sessions carry no task progress.
 	TaskProgress func(listID string) (TaskProgress, bool)
-	Clock        func() time.Time
-	Logger       *slog.Logger
+	// TaskLists returns every watched task list (a tasks.Watcher's
+	// snapshot), for TaskLists. Nil: none.
+	TaskLists func() []tasks.List
+	// Send types into panes for Inject, Answer, Interrupt and SendKeys.
+	// Nil: those fail with ErrNoSender.
+	Send Sender
+	// Audit records every action. Nil: nothing is recorded.
+	Audit  *audit.Log
+	Clock  func() time.Time
+	Logger *slog.Logger
 
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)

@@ -199,41 +199,42 @@ func clean(s string) string {
 }
 
 // The JSON document. Separate types keep the wire format (snake_case keys,
-// [] not null, RFC 3339 times) independent of the Go model.
+// [] not null, RFC 3339 times) independent of the Go model; ListDoc is also
+// what the monitor service, the socket and the MCP server return for a list.
 type (
 	jsonDoc struct {
-		Schema string     `json:"schema"`
-		Lists  []jsonList `json:"lists"`
+		Schema string    `json:"schema"`
+		Lists  []ListDoc `json:"lists"`
 	}
-	jsonList struct {
-		ID         string       `json:"id"`
-		Path       string       `json:"path"`
-		Legacy     bool         `json:"legacy"`
-		Session    string       `json:"session"`
-		Agent      string       `json:"agent"`
-		LastChange *string      `json:"last_change"`
-		Progress   jsonProgress `json:"progress"`
-		Tasks      []jsonTask   `json:"tasks"`
-		Errors     []jsonError  `json:"errors"`
+	ListDoc struct {
+		ID         string      `json:"id"`
+		Path       string      `json:"path"`
+		Legacy     bool        `json:"legacy"`
+		Session    string      `json:"session"`
+		Agent      string      `json:"agent"`
+		LastChange *string     `json:"last_change"`
+		Progress   ProgressDoc `json:"progress"`
+		Tasks      []TaskDoc   `json:"tasks"`
+		Errors     []ErrorDoc  `json:"errors"`
 	}
-	jsonProgress struct {
-		Completed  int           `json:"completed"`
-		Total      int           `json:"total"`
-		Done       bool          `json:"done"`
-		InProgress []jsonActive  `json:"in_progress"`
-		Blocked    []jsonBlocked `json:"blocked"`
+	ProgressDoc struct {
+		Completed  int          `json:"completed"`
+		Total      int          `json:"total"`
+		Done       bool         `json:"done"`
+		InProgress []ActiveDoc  `json:"in_progress"`
+		Blocked    []BlockedDoc `json:"blocked"`
 	}
-	jsonActive struct {
+	ActiveDoc struct {
 		ID         string `json:"id"`
 		Subject    string `json:"subject"`
 		ActiveForm string `json:"active_form"`
 	}
-	jsonBlocked struct {
+	BlockedDoc struct {
 		ID        string   `json:"id"`
 		Subject   string   `json:"subject"`
 		WaitingOn []string `json:"waiting_on"`
 	}
-	jsonTask struct {
+	TaskDoc struct {
 		ID          string                     `json:"id"`
 		Subject     string                     `json:"subject"`
 		Description string                     `json:"description"`
@@ -248,7 +249,7 @@ type (
 		Source      string                     `json:"source"`
 		Modified    *string                    `json:"modified"`
 	}
-	jsonError struct {
+	ErrorDoc struct {
 		Path  string  `json:"path"`
 		Error string  `json:"error"`
 		Since *string `json:"since"`
@@ -261,9 +262,9 @@ type (
 func WriteJSON(w io.Writer, lists []List) error {
 	lists = slices.Clone(lists)
 	sortLists(lists)
-	doc := jsonDoc{Schema: Schema, Lists: make([]jsonList, 0, len(lists))}
+	doc := jsonDoc{Schema: Schema, Lists: make([]ListDoc, 0, len(lists))}
 	for _, l := range lists {
-		doc.Lists = append(doc.Lists, toJSON(l))
+		doc.Lists = append(doc.Lists, Doc(l))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -271,35 +272,36 @@ func WriteJSON(w io.Writer, lists []List) error {
 	return enc.Encode(doc)
 }
 
-func toJSON(l List) jsonList {
+// Doc is l in its JSON form.
+func Doc(l List) ListDoc {
 	p := l.Progress
-	jl := jsonList{
+	jl := ListDoc{
 		ID:         l.ID,
 		Path:       l.Path,
 		Legacy:     l.Legacy,
 		Session:    l.Session,
 		Agent:      l.Agent,
 		LastChange: jsonTime(l.LastChange),
-		Progress: jsonProgress{
+		Progress: ProgressDoc{
 			Completed:  p.Completed,
 			Total:      p.Total,
 			Done:       p.Done(),
-			InProgress: make([]jsonActive, 0, len(p.InProgress)),
-			Blocked:    make([]jsonBlocked, 0, len(p.Blocked)),
+			InProgress: make([]ActiveDoc, 0, len(p.InProgress)),
+			Blocked:    make([]BlockedDoc, 0, len(p.Blocked)),
 		},
-		Tasks:  make([]jsonTask, 0, len(l.Tasks)),
-		Errors: make([]jsonError, 0, len(l.Errors)),
+		Tasks:  make([]TaskDoc, 0, len(l.Tasks)),
+		Errors: make([]ErrorDoc, 0, len(l.Errors)),
 	}
 	blocked := make(map[string]bool, len(p.Blocked))
 	for _, r := range p.InProgress {
-		jl.Progress.InProgress = append(jl.Progress.InProgress, jsonActive{ID: r.ID, Subject: r.Subject, ActiveForm: r.ActiveForm})
+		jl.Progress.InProgress = append(jl.Progress.InProgress, ActiveDoc{ID: r.ID, Subject: r.Subject, ActiveForm: r.ActiveForm})
 	}
 	for _, r := range p.Blocked {
 		blocked[r.ID] = true
-		jl.Progress.Blocked = append(jl.Progress.Blocked, jsonBlocked{ID: r.ID, Subject: r.Subject, WaitingOn: nonNil(r.WaitingOn)})
+		jl.Progress.Blocked = append(jl.Progress.Blocked, BlockedDoc{ID: r.ID, Subject: r.Subject, WaitingOn: nonNil(r.WaitingOn)})
 	}
 	for _, t := range l.Tasks {
-		jt := jsonTask{
+		jt := TaskDoc{
 			ID:          t.ID,
 			Subject:     t.Subject,
 			Description: t.Description,
@@ -323,7 +325,7 @@ func toJSON(l List) jsonList {
 		jl.Tasks = append(jl.Tasks, jt)
 	}
 	for _, e := range l.Errors {
-		jl.Errors = append(jl.Errors, jsonError{Path: e.Path, Error: e.Err, Since: jsonTime(e.Since)})
+		jl.Errors = append(jl.Errors, ErrorDoc{Path: e.Path, Error: e.Err, Since: jsonTime(e.Since)})
 	}
 	return jl
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -64,6 +65,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		Processes:      monitor.ProcessTree,
 		Probe:          probeAgent,
 		TaskProgress:   watchedProgress(tw, a.settings.TasksDir),
+		TaskLists:      tw.Snapshot,
+		Send:           client,
+		Audit:          audit.Open(dir),
 		Logger:         a.log,
 		IdleAfter:      m.IdleAfter,
 		HeartbeatEvery: time.Duration(m.HeartbeatEvery),

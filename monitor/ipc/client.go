@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -130,6 +132,55 @@ func (c *Client) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	var evs []wake.Event
 	err := c.call(ctx, request{Method: methodAckAll, By: by}, &evs)
 	return evs, err
+}
+
+// TaskLists implements monitor.Service.
+func (c *Client) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+	var v []tasks.ListDoc
+	err := c.call(ctx, request{Method: methodTaskLists, ID: id}, &v)
+	return v, err
+}
+
+// Preview implements monitor.Service.
+func (c *Client) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+	return callBody[monitor.Preview](c, ctx, methodPreview, req)
+}
+
+// Inject implements monitor.Service.
+func (c *Client) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+	return callBody[monitor.ActionResult](c, ctx, methodInject, req)
+}
+
+// SendKeys implements monitor.Service.
+func (c *Client) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	return callBody[monitor.ActionResult](c, ctx, methodKeys, req)
+}
+
+// Answer implements monitor.Service.
+func (c *Client) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+	return callBody[monitor.ActionResult](c, ctx, methodAnswer, req)
+}
+
+// Interrupt implements monitor.Service.
+func (c *Client) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+	return callBody[monitor.ActionResult](c, ctx, methodInterrupt, req)
+}
+
+// Audit implements monitor.Service.
+func (c *Client) Audit(ctx context.Context, e audit.Entry) error {
+	_, err := callBody[struct{}](c, ctx, methodAudit, e)
+	return err
+}
+
+// callBody makes a call whose request travels as the body.
+func callBody[Res any](c *Client, ctx context.Context, method string, body any) (Res, error) {
+	var v Res
+	b, err := json.Marshal(body)
+	if err != nil {
+		return v, fmt.Errorf("encode %s request: %w", method, err)
+	}
+	err = c.call(ctx, request{Method: method, Body: b}, &v)
+	return v, err
 }
 
 // call makes one unary call. Like the service, it can return a result and

@@ -15,7 +15,7 @@ import (
 // error for the client, or the end of the input.
 func FuzzReadRequest(f *testing.F) {
 	// More seeds live in testdata/fuzz/FuzzReadRequest.
-	f.Add([]byte(`{"v":1,"method":"wait_wake","filter":{"reasons":["awaiting_input"],"session":"orch-*"}}` + "\n"))
+	f.Add([]byte(`{"v":2,"method":"wait_wake","filter":{"reasons":["awaiting_input"],"session":"orch-*"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		req, err := readRequest(bufio.NewReader(bytes.NewReader(data)))
 		if err != nil {

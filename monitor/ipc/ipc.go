@@ -29,6 +29,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -37,7 +39,7 @@ const SocketFile = "system3.sock"
 
 // Version is the protocol version. Bump it on any change an older peer
 // would misread; both ends refuse a peer with another version.
-const Version = 1
+const Version = 2
 
 // helloName identifies a system3 server, so a client that reaches some other
 // program's socket says so instead of failing on its output.
@@ -67,6 +69,13 @@ const (
 	methodSubscribeWakes = "subscribe_wakes"
 	methodAck            = "ack"
 	methodAckAll         = "ack_all"
+	methodPreview        = "preview"
+	methodTaskLists      = "task_lists"
+	methodInject         = "inject"
+	methodKeys           = "keys"
+	methodAnswer         = "answer"
+	methodInterrupt      = "interrupt"
+	methodAudit          = "audit"
 )
 
 var (
@@ -102,6 +111,9 @@ type request struct {
 	Filter *wireFilter `json:"filter,omitempty"`
 	ID     string      `json:"id,omitempty"`
 	By     string      `json:"by,omitempty"`
+	// Body is the request of the action methods (a monitor.InjectRequest,
+	// ...), in its own JSON form.
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // wireFilter is wake.Filter with a JSON form of its own, so renaming a Go
@@ -162,6 +174,17 @@ var sentinels = []struct {
 	{"deadline_exceeded", context.DeadlineExceeded},
 	{"canceled", context.Canceled},
 	{codeVersion, ErrVersion},
+	{"unknown_target", monitor.ErrUnknownTarget},
+	{"ambiguous_target", monitor.ErrAmbiguousTarget},
+	{"not_awaiting", monitor.ErrNotAwaiting},
+	{"bad_answer", monitor.ErrBadAnswer},
+	{"invalid_request", monitor.ErrBadRequest},
+	{"unknown_list", monitor.ErrUnknownList},
+	{"no_sender", monitor.ErrNoSender},
+	{"pane_dead", tmux.ErrPaneDead},
+	{"tmux_not_found", tmux.ErrNotFound},
+	{"no_tmux_server", tmux.ErrNoServer},
+	{"invalid_key", tmux.ErrInvalidKey},
 }
 
 func toWireError(err error) *wireError {

@@ -76,13 +76,13 @@ func TestBadRequests(t *testing.T) {
 		{"not an object", "[1,2]\n", codeBadRequest, "not one JSON object"},
 		{"no version", `{"method":"ping"}` + "\n", codeBadRequest, `no protocol version`},
 		{"wrong version", `{"v":99,"method":"ping"}` + "\n", codeVersion, "client speaks v99"},
-		{"wrong version, other shape", `{"v":2,"method":{"name":"ping"}}` + "\n", codeVersion, "speaks protocol v1"},
-		{"no method", `{"v":1}` + "\n", codeBadRequest, `no "method"`},
-		{"unknown method", `{"v":1,"method":"shutdown"}` + "\n", codeBadRequest, `unknown method "shutdown"`},
+		{"wrong version, other shape", `{"v":9,"method":{"name":"ping"}}` + "\n", codeVersion, "speaks protocol v2"},
+		{"no method", `{"v":2}` + "\n", codeBadRequest, `no "method"`},
+		{"unknown method", `{"v":2,"method":"shutdown"}` + "\n", codeBadRequest, `unknown method "shutdown"`},
 		{"null", "null\n", codeBadRequest, "not one JSON object"},
 		{"version not a number", `{"v":"1","method":"ping"}` + "\n", codeBadRequest, `("v") "1" is not an integer`},
-		{"bad field type", `{"v":1,"method":"ack","id":7}` + "\n", codeBadRequest, "malformed request"},
-		{"trailing data", `{"v":1,"method":"ping"} {}` + "\n", codeBadRequest, "not one JSON object"},
+		{"bad field type", `{"v":2,"method":"ack","id":7}` + "\n", codeBadRequest, "malformed request"},
+		{"trailing data", `{"v":2,"method":"ping"} {}` + "\n", codeBadRequest, "not one JSON object"},
 		{"oversized", strings.Repeat("x", 2*MaxRequestLine), codeBadRequest, "too long"},
 	}
 	f := newFake(t)
@@ -115,7 +115,7 @@ func TestBadRequests(t *testing.T) {
 func TestRequestTimeout(t *testing.T) {
 	srv := serve(t, newFake(t), func(s *Server) { s.requestTimeout = 50 * time.Millisecond })
 	r := rawDial(t, srv.path)
-	r.conn.Write([]byte(`{"v":1,`)) // and then nothing
+	r.conn.Write([]byte(`{"v":2,`)) // and then nothing
 	rep := r.reply()
 	if rep.Error == nil || !strings.Contains(rep.Error.Message, "no complete request line") {
 		t.Fatalf("reply %+v", rep)
@@ -140,7 +140,7 @@ func TestRawCloseMidWait(t *testing.T) {
 	f := newFake(t)
 	srv := serve(t, f)
 	r := rawDial(t, srv.path)
-	r.conn.Write([]byte(`{"v":1,"method":"wait_wake","filter":{"reasons":["summary"]}}` + "\n"))
+	r.conn.Write([]byte(`{"v":2,"method":"wait_wake","filter":{"reasons":["summary"]}}` + "\n"))
 	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	r.conn.Close()
 	waitFor(t, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
@@ -178,7 +178,7 @@ func TestClientChecksServer(t *testing.T) {
 		wantIs   error
 		wantMsg  string
 	}{
-		{"newer server", `{"hello":"system3","v":2,"pid":42}` + "\n", ErrVersion, "(pid 42)"},
+		{"newer server", `{"hello":"system3","v":9,"pid":42}` + "\n", ErrVersion, "(pid 42)"},
 		{"not system3", "SSH-2.0-OpenSSH_9.6\r\n", nil, "does not answer like a system3 daemon"},
 		{"closes at once", "", ErrConnLost, "closed the connection"},
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
 )
 
 // Listen creates the socket at path, usable by this user only. A socket file
@@ -244,7 +245,12 @@ func decodeRequest(line []byte) (request, error) {
 	}
 	req.V = v // "v" exactly, even if a "V" came after it
 	switch req.Method {
-	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll:
+	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
+		return req, nil
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit:
+		if len(req.Body) == 0 {
+			return bad("method %q needs a request body", req.Method)
+		}
 		return req, nil
 	case "":
 		return bad(`request has no "method"`)
@@ -275,6 +281,23 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 	case methodAckAll:
 		v, err := s.svc.AckAll(ctx, req.By)
 		return reply1(ctx, w, v, err)
+	case methodTaskLists:
+		v, err := s.svc.TaskLists(ctx, req.ID)
+		return reply1(ctx, w, v, err)
+	case methodPreview:
+		return call(ctx, w, req.Body, s.svc.Preview)
+	case methodInject:
+		return call(ctx, w, req.Body, s.svc.Inject)
+	case methodKeys:
+		return call(ctx, w, req.Body, s.svc.SendKeys)
+	case methodAnswer:
+		return call(ctx, w, req.Body, s.svc.Answer)
+	case methodInterrupt:
+		return call(ctx, w, req.Body, s.svc.Interrupt)
+	case methodAudit:
+		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
+			return struct{}{}, s.svc.Audit(ctx, e)
+		})
 	case methodWatch:
 		ch, err := s.svc.Watch(ctx)
 		return stream(ctx, w, ch, err)
@@ -283,6 +306,17 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 		return stream(ctx, w, ch, err)
 	}
 	return fmt.Errorf("unknown method %q", req.Method) // decodeRequest lets none through
+}
+
+// call decodes a request body and replies with fn's result.
+func call[Req, Res any](ctx context.Context, w *connWriter, body json.RawMessage, fn func(context.Context, Req) (Res, error)) error {
+	var req Req
+	if err := json.Unmarshal(body, &req); err != nil {
+		var zero Res
+		return reply1(ctx, w, zero, &Error{Code: codeBadRequest, Message: "malformed request body: " + err.Error()})
+	}
+	v, err := fn(ctx, req)
+	return reply1(ctx, w, v, err)
 }
 
 // stream relays ch until ctx ends or the service closes ch. Item writes have

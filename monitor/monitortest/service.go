@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -30,6 +32,12 @@ type Service struct {
 	snap     monitor.Snapshot
 	errs     map[string]error // method name → error to return
 	watchers map[chan monitor.Update]struct{}
+
+	calls      []Call
+	audits     []audit.Entry
+	previews   map[string][]string
+	lists      []tasks.ListDoc
+	unverified string
 }
 
 var _ monitor.Service = (*Service)(nil)
@@ -60,7 +68,8 @@ func Ticking(start time.Time) func() time.Time {
 }
 
 // Fail makes method ("snapshot", "watch", "wakes", "wait_wake",
-// "subscribe_wakes", "ack", "ack_all") return err; nil restores it. Ack
+// "subscribe_wakes", "ack", "ack_all", "inject", "keys", "answer",
+// "interrupt", "preview", "task_lists", "audit") return err; nil restores it. Ack
 // fails after acknowledging, as a failing journal does.
 func (f *Service) Fail(method string, err error) {
 	f.mu.Lock()

@@ -1,0 +1,196 @@
+package monitortest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tasks"
+)
+
+// Call is one action the fake service received: its method ("inject",
+// "keys", "answer", "interrupt") and request.
+type Call struct {
+	Method  string
+	Target  monitor.Target
+	Text    string
+	Keys    []string
+	Answer  string
+	Urgent  bool
+	NoEnter bool
+	Origin  string
+}
+
+// Calls returns the actions received so far, in order.
+func (f *Service) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// AuditEntries returns the entries given to Audit.
+func (f *Service) AuditEntries() []audit.Entry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.audits)
+}
+
+// SetPreview sets what Preview returns for a pane.
+func (f *Service) SetPreview(pane string, lines ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.previews == nil {
+		f.previews = map[string][]string{}
+	}
+	f.previews[pane] = lines
+}
+
+// SetTaskLists sets what TaskLists returns.
+func (f *Service) SetTaskLists(lists []tasks.ListDoc) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists = lists
+}
+
+// SetUnverified makes injections report delivered but not verified, with
+// detail, as when the pane did not visibly take the text.
+func (f *Service) SetUnverified(detail string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unverified = detail
+}
+
+// target resolves t against the snapshot, as the real service does.
+func (f *Service) target(t monitor.Target) (monitor.Session, error) {
+	f.mu.Lock()
+	sessions, server := f.snap.Sessions, f.snap.Server
+	f.mu.Unlock()
+	return monitor.ResolveTarget(t, sessions, server)
+}
+
+func (f *Service) record(c Call, sess monitor.Session, action string) monitor.ActionResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+	res := monitor.ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target,
+		Text: c.Text, Keys: c.Keys, Delivered: true, Verified: action == "inject" && !c.NoEnter && f.unverified == ""}
+	if action == "inject" && f.unverified != "" {
+		res.Detail = f.unverified
+	}
+	return res
+}
+
+func (f *Service) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+	if err := f.err("inject"); err != nil {
+		return monitor.ActionResult{}, err
+	}
+	if req.Text == "" {
+		return monitor.ActionResult{}, fmt.Errorf("%w: the text is empty", monitor.ErrBadRequest)
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	return f.record(Call{Method: "inject", Target: req.Target, Text: req.Text, Urgent: req.Urgent, NoEnter: req.NoEnter, Origin: req.Origin}, sess, "inject"), nil
+}
+
+func (f *Service) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	if err := f.err("keys"); err != nil {
+		return monitor.ActionResult{}, err
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	return f.record(Call{Method: "keys", Target: req.Target, Keys: req.Keys, Origin: req.Origin}, sess, "keys"), nil
+}
+
+func (f *Service) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+	if err := f.err("answer"); err != nil {
+		return monitor.ActionResult{}, err
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	if sess.State != "awaiting_input" {
+		return monitor.ActionResult{}, fmt.Errorf("%w: %s is %s", monitor.ErrNotAwaiting, sess.Target, sess.State)
+	}
+	option, keys, err := monitor.AnswerKeys(sess, req.Answer)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = string(k)
+	}
+	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin}, sess, "answer")
+	res.Option = option
+	return res, nil
+}
+
+func (f *Service) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+	if err := f.err("interrupt"); err != nil {
+		return monitor.ActionResult{}, err
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	return f.record(Call{Method: "interrupt", Target: req.Target, Keys: []string{"Escape"}, Origin: req.Origin}, sess, "interrupt"), nil
+}
+
+func (f *Service) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+	if err := f.err("preview"); err != nil {
+		return monitor.Preview{}, err
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return monitor.Preview{}, err
+	}
+	f.mu.Lock()
+	lines := slices.Clone(f.previews[sess.Pane])
+	f.mu.Unlock()
+	p := monitor.Preview{Pane: sess.Pane, Session: sess.Session, Lines: lines}
+	if p.Lines == nil {
+		p.Lines = []string{}
+	}
+	if req.Lines > 0 && len(p.Lines) > req.Lines {
+		p.Truncated = len(p.Lines) - req.Lines
+		p.Lines = p.Lines[p.Truncated:]
+	}
+	return p, nil
+}
+
+func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+	if err := f.err("task_lists"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []tasks.ListDoc
+	for _, l := range f.lists {
+		if id == "" || l.ID == id {
+			out = append(out, l)
+		}
+	}
+	if id != "" && len(out) == 0 {
+		return nil, fmt.Errorf("%w: %q", monitor.ErrUnknownList, id)
+	}
+	if out == nil {
+		out = []tasks.ListDoc{}
+	}
+	return out, nil
+}
+
+func (f *Service) Audit(ctx context.Context, e audit.Entry) error {
+	if err := f.err("audit"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.audits = append(f.audits, e)
+	return nil
+}
