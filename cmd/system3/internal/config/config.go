@@ -39,6 +39,60 @@ type Config struct {
 	// Validation lists the commands that check a task list's work when one
 	// of its tasks is completed.
 	Validation []Validation `yaml:"validation"`
+	// Dashboard configures the TUI.
+	Dashboard Dashboard `yaml:"dashboard"`
+	// Notify says how new wakes reach the operator besides the dashboard.
+	Notify Notify `yaml:"notify"`
+	// MCP configures the embedded MCP server.
+	MCP MCP `yaml:"mcp"`
+}
+
+// Dashboard configures the TUI.
+type Dashboard struct {
+	// Templates are saved guidance messages offered by ctrl+t in the
+	// compose box.
+	Templates []Template `yaml:"templates"`
+}
+
+// Template is one saved guidance message.
+type Template struct {
+	Name string `yaml:"name"`
+	Text string `yaml:"text"`
+}
+
+// Notify says how new wakes are announced.
+type Notify struct {
+	// Bell rings the terminal bell in the dashboard (default true).
+	Bell *bool `yaml:"bell"`
+	// TmuxMessage shows `tmux display-message` on the operator's tmux
+	// client when the dashboard runs inside tmux (default false).
+	TmuxMessage bool `yaml:"tmux_message"`
+	// Command runs through sh -c for each new wake, with the wake as JSON
+	// on stdin (e.g. notify-send); empty: none.
+	Command string `yaml:"command"`
+	// Reasons limits notifications to these wake reasons (default: all but
+	// heartbeat and summary).
+	Reasons []string `yaml:"reasons"`
+}
+
+// BellOn reports whether the bell rings (the default).
+func (n Notify) BellOn() bool { return n.Bell == nil || *n.Bell }
+
+// MCP configures the embedded MCP server.
+type MCP struct {
+	// Listen is the Streamable HTTP address (default 127.0.0.1:8889;
+	// "off" disables the server in the dashboard).
+	Listen string `yaml:"listen"`
+	// TokenFile holds the bearer token clients must send; required to
+	// listen on a non-loopback address.
+	TokenFile string `yaml:"token_file"`
+	// ReadOnly registers only the read tools.
+	ReadOnly bool `yaml:"read_only"`
+	// AllowSessions are globs of the tmux sessions MCP clients may type
+	// into (default: every watched session).
+	AllowSessions []string `yaml:"allow_sessions"`
+	// InjectPerMinute caps injections per pane per minute (default 30).
+	InjectPerMinute int `yaml:"inject_per_minute"`
 }
 
 // Validation runs Command (through sh -c) in Dir when a task of a list whose
