@@ -3,13 +3,17 @@ package ipc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -61,6 +65,31 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		}
 	}
 	ackAll := func(ctx context.Context, s monitor.Service) (any, error) { return s.AckAll(ctx, "cli") }
+	inject := func(r monitor.InjectRequest) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Inject(ctx, r) }
+	}
+	answer := func(r monitor.AnswerRequest) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Answer(ctx, r) }
+	}
+	keys := func(ctx context.Context, s monitor.Service) (any, error) {
+		return s.SendKeys(ctx, monitor.KeysRequest{Target: monitor.Target{Pane: "%3"}, Keys: []string{"Down", "Enter"}, Origin: "cli"})
+	}
+	interrupt := func(ctx context.Context, s monitor.Service) (any, error) {
+		return s.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Session: "orch-auth"}, Origin: "tui"})
+	}
+	preview := func(ctx context.Context, s monitor.Service) (any, error) {
+		return s.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Session: "orch-auth"}, Lines: 2})
+	}
+	taskLists := func(id string) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.TaskLists(ctx, id) }
+	}
+	auditCall := func(ctx context.Context, s monitor.Service) (any, error) {
+		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
+	}
+	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
+	withLists := func(_ *testing.T, f *fakeService) {
+		f.SetTaskLists([]tasks.ListDoc{{ID: "PRD-A", Tasks: []tasks.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
+	}
 	fail := func(method string, err error) func(*testing.T, *fakeService) {
 		return func(_ *testing.T, f *fakeService) { f.Fail(method, err) }
 	}
@@ -88,6 +117,27 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
 		{name: "ack not durable", prep: fail("ack", journalErr), call: ack(0, "mcp:x"), want: `"acked_by":"mcp:x"`, wantIs: wake.ErrNotDurable},
 		{name: "ack all", call: ackAll, want: `"seq":3`},
+		{name: "inject", call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "line 1\nline \"2\"", Urgent: true, Origin: "tui"}),
+			want: `"text":"line 1\nline \"2\""`},
+		{name: "inject unknown", call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "nope"}, Text: "x"}), wantIs: monitor.ErrUnknownTarget},
+		{name: "inject empty", call: inject(monitor.InjectRequest{Target: monitor.Target{Pane: "%3"}}), wantIs: monitor.ErrBadRequest},
+		{name: "inject dead pane", prep: fail("inject", fmt.Errorf("inject orch-auth:0.1: %w", tmux.ErrPaneDead)),
+			call: inject(monitor.InjectRequest{Target: monitor.Target{Pane: "%3"}, Text: "x"}), wantIs: tmux.ErrPaneDead},
+		{name: "answer", call: answer(monitor.AnswerRequest{Target: monitor.Target{Session: "orch-auth"}, Answer: "yes"}), want: `"option":"Yes"`},
+		{name: "answer bad", call: answer(monitor.AnswerRequest{Target: monitor.Target{Session: "orch-auth"}, Answer: "7"}), wantIs: monitor.ErrBadAnswer},
+		{name: "answer not awaiting", prep: func(_ *testing.T, f *fakeService) {
+			s := testSnapshot
+			s.Sessions = []monitor.Session{testSnapshot.Sessions[0]}
+			s.Sessions[0].State = rules.Working
+			f.SetSnapshot(s)
+		}, call: answer(monitor.AnswerRequest{Target: monitor.Target{Pane: "%3"}, Answer: "1"}), wantIs: monitor.ErrNotAwaiting},
+		{name: "keys", call: keys, want: `"keys":["Down","Enter"]`},
+		{name: "interrupt", call: interrupt, want: `"action":"interrupt"`},
+		{name: "preview", prep: withPreview, call: preview, want: `"truncated":1`},
+		{name: "task lists", prep: withLists, call: taskLists(""), want: `"subject":"write it"`},
+		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
+		{name: "audit", call: auditCall},
+		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
 		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
 	}
 	for _, tt := range tests {

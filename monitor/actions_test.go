@@ -1,0 +1,290 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+)
+
+func TestAnswerKeys(t *testing.T) {
+	perm := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode", "No"}}
+	question := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
+	trust := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
+	codex := Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
+	gem := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
+	gemNo := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
+	aider := Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
+	bare := Session{Agent: "claude", State: rules.AwaitingInput}
+	cases := []struct {
+		name   string
+		sess   Session
+		answer string
+		option string
+		keys   []string
+		err    error
+	}{
+		{"yes is the first Yes", perm, "yes", "Yes", []string{"1"}, nil},
+		{"y", perm, " Y ", "Yes", []string{"1"}, nil},
+		{"number", perm, "2", perm.Options[1], []string{"2"}, nil},
+		{"label prefix", perm, "yes, and switch", perm.Options[2], []string{"3"}, nil},
+		{"label substring", perm, "don’t ask", perm.Options[1], []string{"2"}, nil},
+		{"claude declines with Escape", perm, "no", "No", []string{"Escape"}, nil},
+		{"out of range", perm, "5", "", nil, ErrBadAnswer},
+		{"zero", perm, "0", "", nil, ErrBadAnswer},
+		{"ambiguous label", perm, "yes, and", "", nil, ErrBadAnswer},
+		{"empty", perm, "  ", "", nil, ErrBadAnswer},
+		{"unknown label", perm, "maybe", "", nil, ErrBadAnswer},
+		{"question label", question, "sqlite", "SQLite", []string{"2"}, nil},
+		{"question has no yes", question, "yes", "", nil, ErrBadAnswer},
+		{"question no is Escape", question, "n", "Escape", []string{"Escape"}, nil},
+		{"trust yes skips No, exit", trust, "yes", "Yes, I trust this folder", []string{"2"}, nil},
+		{"codex no says esc", codex, "no", codex.Options[2], []string{"Escape"}, nil},
+		{"codex yes", codex, "yes", codex.Options[0], []string{"1"}, nil},
+		{"gemini without a No option", gem, "no", "Escape", []string{"Escape"}, nil},
+		{"gemini No option", gemNo, "no", "No", []string{"2"}, nil},
+		{"gemini label", gem, "deny", "Deny", []string{"2"}, nil},
+		{"aider letter and Enter", aider, "yes", "Yes", []string{"y", "Enter"}, nil},
+		{"aider no", aider, "no", "No", []string{"n", "Enter"}, nil},
+		{"aider by number", aider, "2", "No", []string{"n", "Enter"}, nil},
+		{"aider option without an allowed key", aider, "skip all", "", nil, ErrBadAnswer},
+		{"no options: a digit is sent blind", bare, "3", "", []string{"3"}, nil},
+		{"no options: 10 has no key", bare, "10", "", nil, ErrBadAnswer},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			option, keys, err := AnswerKeys(c.sess, c.answer)
+			if c.err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("err = %v, want %v", err, c.err)
+				}
+				if !strings.Contains(err.Error(), "option") && !strings.Contains(err.Error(), "empty") {
+					t.Errorf("error %q does not say what the options are", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, k := range keys {
+				names = append(names, string(k))
+			}
+			if option != c.option || !slices.Equal(names, c.keys) {
+				t.Errorf("AnswerKeys(%q) = %q %q, want %q %q", c.answer, option, names, c.option, c.keys)
+			}
+		})
+	}
+}
+
+func TestResolveTarget(t *testing.T) {
+	ss := []Session{
+		{Pane: "%1", Session: "orch-a", SessionID: "$1", Target: "orch-a:0.0", Agent: "claude"},
+		{Pane: "%2", Session: "orch-a", SessionID: "$1", Target: "orch-a:0.1", Agent: "shell"},
+		{Pane: "%3", Session: "two", SessionID: "$2", Target: "two:0.0", Agent: "claude"},
+		{Pane: "%4", Session: "two", SessionID: "$2", Target: "two:1.0", Agent: "codex"},
+		{Pane: "%5", Session: "logs", SessionID: "$3", Target: "logs:0.0", Agent: "shell"},
+		{Pane: "%6", Session: "logs", SessionID: "$3", Target: "logs:0.1", Agent: "shell"},
+	}
+	cases := []struct {
+		t    Target
+		pane string
+		err  error
+	}{
+		{Target{Session: "orch-a"}, "%1", nil}, // the agent pane of the session
+		{Target{Session: "$1"}, "%1", nil},
+		{Target{Session: "orch-a:0.1"}, "%2", nil},
+		{Target{Pane: "%2"}, "%2", nil},
+		{Target{Session: "%3"}, "%3", nil},
+		{Target{Session: "two"}, "", ErrAmbiguousTarget},
+		{Target{Session: "logs"}, "", ErrAmbiguousTarget},
+		{Target{Session: "nope"}, "", ErrUnknownTarget},
+		{Target{Pane: "%9"}, "", ErrUnknownTarget},
+		{Target{}, "", ErrBadRequest},
+	}
+	for _, c := range cases {
+		got, err := ResolveTarget(c.t, ss, "test server")
+		if c.err != nil {
+			if !errors.Is(err, c.err) {
+				t.Errorf("%v: err = %v, want %v", c.t, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got.Pane != c.pane {
+			t.Errorf("%v: got %s, %v; want %s", c.t, got.Pane, err, c.pane)
+		}
+	}
+	_, err := ResolveTarget(Target{Session: "two"}, ss, "x")
+	if err == nil || !strings.Contains(err.Error(), "two:0.0 (%3, claude)") || !strings.Contains(err.Error(), "two:1.0 (%4, codex)") {
+		t.Errorf("ambiguous error does not list the panes: %v", err)
+	}
+}
+
+// recordingSender records what would be typed.
+type recordingSender struct {
+	mu    sync.Mutex
+	sent  []string
+	fail  error
+	calls []string
+}
+
+func (r *recordingSender) SendText(ctx context.Context, pane, text string, opt tmux.SendOptions) (tmux.SendResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, "text "+pane+" "+text)
+	if r.fail != nil {
+		return tmux.SendResult{Pane: pane}, r.fail
+	}
+	return tmux.SendResult{Pane: pane, Delivered: true, Verified: !opt.NoEnter, Method: "send-keys"}, nil
+}
+
+func (r *recordingSender) SendKeys(ctx context.Context, pane string, keys ...tmux.Key) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, k := range keys {
+		names = append(names, string(k))
+	}
+	r.calls = append(r.calls, "keys "+pane+" "+strings.Join(names, ","))
+	return r.fail
+}
+
+func TestActionsAreSentAndAudited(t *testing.T) {
+	dir := t.TempDir()
+	snd := &recordingSender{}
+	h := newHarness(t, func(c *Config) { c.Send = snd; c.Audit = audit.Open(dir) })
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.tm.show(t, "%2", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	ctx := context.Background()
+
+	res, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Session: "orch-1"}, Answer: "yes", Origin: "tui"})
+	if err != nil || res.Option != "Yes" || !slices.Equal(res.Keys, []string{"1"}) || !res.Delivered || res.Pane != "%1" {
+		t.Fatalf("Answer = %+v, %v", res, err)
+	}
+	if _, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Pane: "%2"}, Answer: "1", Origin: "cli"}); !errors.Is(err, ErrNotAwaiting) {
+		t.Fatalf("Answer on a working pane: %v, want ErrNotAwaiting", err)
+	}
+	res, err = h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Text: "stop and run the tests\nthen report", Urgent: true, Origin: "mcp:claude-code"})
+	if err != nil || !res.Verified || !slices.Equal(res.Keys, []string{"Escape"}) {
+		t.Fatalf("Inject = %+v, %v", res, err)
+	}
+	if _, err := h.sup.Interrupt(ctx, InterruptRequest{Target: Target{Session: "orch-2"}, Origin: "tui"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sup.SendKeys(ctx, KeysRequest{Target: Target{Pane: "%1"}, Keys: []string{"rm -rf"}, Origin: "cli"}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("SendKeys with a non-key: %v, want ErrBadRequest", err)
+	}
+	if _, err := h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Origin: "cli"}); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("Inject without text: %v", err)
+	}
+	want := []string{"keys %1 1", "keys %2 Escape", "text %2 stop and run the tests\nthen report", "keys %2 Escape"}
+	if !slices.Equal(snd.calls, want) {
+		t.Fatalf("sent %q, want %q", snd.calls, want)
+	}
+
+	snd.fail = tmux.ErrPaneDead
+	res, err = h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Text: "hello", Origin: "cli"})
+	if !errors.Is(err, tmux.ErrPaneDead) || res.Delivered {
+		t.Fatalf("Inject into a dead pane = %+v, %v", res, err)
+	}
+
+	entries, err := audit.Read(filepath.Join(dir, audit.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Origin+" "+e.Action+" "+e.Pane+" "+strings.Join(e.Keys, ",")+" "+e.Text+" "+e.Error)
+	}
+	wantAudit := []string{
+		"tui answer %1 1  ",
+		"mcp:claude-code inject %2 Escape stop and run the tests\nthen report ",
+		"tui interrupt %2 Escape  ",
+		"cli inject %2  hello inject orch-2:0.0: " + tmux.ErrPaneDead.Error(),
+	}
+	if !slices.Equal(got, wantAudit) {
+		t.Fatalf("audit:\n%q\nwant\n%q", got, wantAudit)
+	}
+	if !entries[1].Sent || !entries[1].Checked || entries[3].Sent {
+		t.Errorf("audit delivered/verified flags wrong: %+v", entries)
+	}
+}
+
+func TestAuditFailureIsReportedNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	snd := &recordingSender{}
+	h := newHarness(t, func(c *Config) { c.Send = snd; c.Audit = audit.Open(dir) })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	// A directory where the log should be: every write fails.
+	if err := os.Mkdir(filepath.Join(dir, audit.File), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.sup.Inject(context.Background(), InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Origin: "tui"})
+	if err != nil || !res.Delivered {
+		t.Fatalf("Inject with a broken audit log = %+v, %v; the action must still happen", res, err)
+	}
+	snap, _ := h.sup.Snapshot(context.Background())
+	if !strings.Contains(snap.Problem, "audit") {
+		t.Fatalf("snapshot problem %q does not report the audit log", snap.Problem)
+	}
+}
+
+// TestInjectIntoRealPane types into a real pane running cat, through the
+// real tmux client, and reads it back.
+func TestInjectIntoRealPane(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "cat")
+	client := tmux.NewClient(srv)
+	dir := t.TempDir()
+	eng, err := rules.New(rules.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, nil)
+	sup, err := New(Config{Server: srv.String(), Tmux: client, Send: client, Rules: eng, Wakes: h.store, Audit: audit.Open(dir), HeartbeatEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sup.Refresh(ctx)
+	text := "first line with $HOME and #{pane_id}\nsecond line; C-c Enter"
+	res, err := sup.Inject(ctx, InjectRequest{Target: Target{Session: "main"}, Text: text, Origin: "test"})
+	if err != nil || !res.Delivered {
+		t.Fatalf("Inject = %+v, %v", res, err)
+	}
+	var screen string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		p, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "main"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		screen = strings.Join(p.Lines, "\n")
+		// cat echoes each submitted line a second time.
+		if strings.Count(screen, "second line; C-c Enter") == 2 {
+			break
+		}
+	}
+	if strings.Count(screen, "first line with $HOME and #{pane_id}") != 2 || strings.Count(screen, "second line; C-c Enter") != 2 {
+		t.Fatalf("pane shows:\n%s", screen)
+	}
+	p, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "main"}, Lines: 2})
+	if err != nil || len(p.Lines) != 2 || p.Truncated != 2 {
+		t.Fatalf("Preview with Lines 2 = %+v, %v", p, err)
+	}
+	if _, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "gone"}}); !errors.Is(err, ErrUnknownTarget) {
+		t.Fatalf("Preview of an unknown session: %v", err)
+	}
+}
