@@ -57,6 +57,9 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newWaitCmd(a),
 		newWatchCmd(a),
 		newAckCmd(a),
+		newInjectCmd(a),
+		newAnswerCmd(a),
+		newInterruptCmd(a),
 	)
 	return root
 }

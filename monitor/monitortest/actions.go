@@ -93,7 +93,11 @@ func (f *Service) Inject(ctx context.Context, req monitor.InjectRequest) (monito
 	if err != nil {
 		return monitor.ActionResult{}, err
 	}
-	return f.record(Call{Method: "inject", Target: req.Target, Text: req.Text, Urgent: req.Urgent, NoEnter: req.NoEnter, Origin: req.Origin}, sess, "inject"), nil
+	res := f.record(Call{Method: "inject", Target: req.Target, Text: req.Text, Urgent: req.Urgent, NoEnter: req.NoEnter, Origin: req.Origin}, sess, "inject")
+	if req.Urgent {
+		res.Keys = []string{"Escape"}
+	}
+	return res, nil
 }
 
 func (f *Service) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {

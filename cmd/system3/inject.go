@@ -1,0 +1,217 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/monitor"
+)
+
+// actionOrigin is how actions from the CLI are recorded in the audit log.
+const actionOrigin = "cli"
+
+// maxInjectText bounds text read from stdin for inject: guidance, not a file
+// transfer.
+const maxInjectText = 256 << 10
+
+// targetFlags are the --session/--pane flags every action takes.
+type targetFlags struct {
+	session, pane string
+}
+
+func (f *targetFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.session, "session", "s", "", "tmux session name, session:window.pane target, or $id (a session with several agent panes needs --pane)")
+	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane id, such as %3 (see `system3 status`)")
+}
+
+func (f *targetFlags) target() (monitor.Target, error) {
+	switch {
+	case f.session != "" && f.pane != "":
+		return monitor.Target{}, errors.New("give --session or --pane, not both")
+	case f.session == "" && f.pane == "":
+		return monitor.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
+	}
+	return monitor.Target{Session: f.session, Pane: f.pane}, nil
+}
+
+func newInjectCmd(a *app) *cobra.Command {
+	var tf targetFlags
+	var noEnter, urgent, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inject (--session NAME | --pane ID) [--no-enter] [--urgent] TEXT|-",
+		Short: "Type guidance into an agent's pane and submit it, checked",
+		Long: `Type TEXT into the agent's pane exactly as given (it is data, never tmux
+syntax), press Enter, and check that the agent took it. With "-" the text is
+read from stdin (multi-line text is fine). --no-enter types without
+submitting; --urgent interrupts the agent first (Escape) so it reads the
+guidance now rather than after its current step.
+
+Exit status 0 means delivered and verified; 0 with a warning on stderr means
+delivered but not verified (the pane did not visibly take the text: look at
+it); non-zero means not delivered. Every injection is recorded in the audit
+log (audit.jsonl in the state dir).`,
+		Example: `  system3 inject --session orch-auth "Run the tests before you commit."
+  system3 inject --pane %3 --urgent "Stop: you are editing the wrong file."
+  git diff | system3 inject --session orch-auth -`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New(`give the text as one argument (quote it), or "-" to read it from stdin`)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tf.target()
+			if err != nil {
+				return err
+			}
+			text := args[0]
+			if text == "-" {
+				b, err := io.ReadAll(io.LimitReader(a.stdin, maxInjectText+1))
+				if err != nil {
+					return fmt.Errorf("read the text from stdin: %w", err)
+				}
+				if len(b) > maxInjectText {
+					return fmt.Errorf("the text on stdin is over %d KB; send guidance, not files (point the agent at a file instead)", maxInjectText>>10)
+				}
+				text = strings.TrimRight(string(b), "\n")
+			}
+			if strings.TrimSpace(text) == "" {
+				return errors.New("the text is empty; nothing to send")
+			}
+			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
+				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, Origin: actionOrigin})
+			})
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "type the text without pressing Enter")
+	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the agent (Escape) before typing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newAnswerCmd(a *app) *cobra.Command {
+	var tf targetFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "answer (--session NAME | --pane ID) OPTION",
+		Short: "Answer the prompt an agent is waiting at",
+		Long: `Answer the permission prompt or question a session is waiting at
+(state awaiting_input). OPTION is an option's number as the screen shows it,
+an option's label (or a unique part of it), "yes" (the first option that
+starts with Yes) or "no" (declines the way the agent expects: Escape for
+Claude Code, or the agent's No option). system3 presses the keys the agent
+needs (a digit, or a letter and Enter for aider) and prints what it chose.
+
+It refuses when the session is not awaiting input, or when OPTION matches no
+option, and lists the options. Every answer is recorded in the audit log.`,
+		Example: `  system3 answer --session orch-auth yes
+  system3 answer --session orch-db 2
+  system3 answer --session orch-db sqlite
+  system3 answer --pane %3 no`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New(`give one OPTION: a number, an option's label, "yes" or "no"`)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tf.target()
+			if err != nil {
+				return err
+			}
+			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
+				return svc.Answer(cmd.Context(), monitor.AnswerRequest{Target: t, Answer: args[0], Origin: actionOrigin})
+			})
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newInterruptCmd(a *app) *cobra.Command {
+	var tf targetFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "interrupt (--session NAME | --pane ID)",
+		Short: "Interrupt what an agent is doing (Escape, or Ctrl-C for aider and shells)",
+		Long: `Interrupt the agent in a pane: Escape for Claude Code, Codex and Gemini CLI
+(which stop the current step and wait for input), Ctrl-C for aider and plain
+shells. Recorded in the audit log.`,
+		Example: `  system3 interrupt --session orch-auth`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := tf.target()
+			if err != nil {
+				return err
+			}
+			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
+				return svc.Interrupt(cmd.Context(), monitor.InterruptRequest{Target: t, Origin: actionOrigin})
+			})
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// runAction runs one action on the monitors and reports it.
+func (a *app) runAction(cmd *cobra.Command, asJSON bool, do func(monitor.Service) (monitor.ActionResult, error)) error {
+	svc, closeFn, err := a.openService(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer a.release(closeFn)
+	res, err := do(svc)
+	if err != nil {
+		return actionError(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(res)
+	}
+	fmt.Fprintln(a.stdout, describeAction(res))
+	if res.Action == "inject" && res.Delivered && !res.Verified && res.Detail != "" {
+		fmt.Fprintf(a.stderr, "system3: warning: delivered but not verified: %s; look at the pane (`tmux attach -t %s`)\n", res.Detail, res.Target)
+	}
+	return nil
+}
+
+// actionError turns the service's errors into what to do next.
+func actionError(err error) error {
+	switch {
+	case errors.Is(err, monitor.ErrNoSender):
+		return fmt.Errorf("%w; this system3 daemon cannot type into panes", err)
+	}
+	return err
+}
+
+// describeAction is one line saying what was sent where.
+func describeAction(r monitor.ActionResult) string {
+	var b strings.Builder
+	switch r.Action {
+	case "inject":
+		fmt.Fprintf(&b, "sent %d bytes to %s (%s)", len(r.Text), r.Target, r.Pane)
+		if len(r.Keys) > 0 {
+			fmt.Fprintf(&b, " after %s", strings.Join(r.Keys, " "))
+		}
+		switch {
+		case r.Verified:
+			b.WriteString(": delivered and verified")
+		case r.Delivered:
+			b.WriteString(": delivered, not verified")
+		}
+	case "answer":
+		fmt.Fprintf(&b, "answered %s (%s) with %q: pressed %s", r.Target, r.Pane, r.Option, strings.Join(r.Keys, " "))
+	default:
+		fmt.Fprintf(&b, "%s %s (%s): pressed %s", r.Action, r.Target, r.Pane, strings.Join(r.Keys, " "))
+	}
+	return b.String()
+}
