@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/wake"
+)
+
+// notifyTimeout bounds one notification command: a hung notify-send must
+// not hold the next wake back for long.
+const notifyTimeout = 10 * time.Second
+
+// notifyQueue is how many wakes may wait for the command; beyond that they
+// are dropped and counted (a flood of wakes needs the dashboard, not 200
+// desktop notifications).
+const notifyQueue = 16
+
+// notifier announces new wakes outside the dashboard: a message on the
+// operator's tmux status line, and a configured command with the wake as
+// JSON on stdin.
+type notifier struct {
+	reasons []wake.Reason
+	// display shows a line on the operator's tmux client; nil: off.
+	display func(ctx context.Context, text string) error
+	// command runs through sh -c; empty: off.
+	command string
+	log     *slog.Logger
+}
+
+// newNotifier builds the notifier from the config. The reasons default to
+// every reason but heartbeat and summary, which are routine.
+func newNotifier(reasons []string, command string, display func(context.Context, string) error, log *slog.Logger) (*notifier, error) {
+	n := &notifier{command: command, display: display, log: log}
+	if len(reasons) == 0 {
+		for _, r := range wake.Reasons() {
+			if r != wake.ReasonHeartbeat && r != wake.ReasonSummary {
+				n.reasons = append(n.reasons, r)
+			}
+		}
+	}
+	for _, r := range reasons {
+		if !wake.Reason(r).Known() {
+			return nil, fmt.Errorf("notify.reasons: unknown wake reason %q (known: %s)", r, reasonList())
+		}
+		n.reasons = append(n.reasons, wake.Reason(r))
+	}
+	return n, nil
+}
+
+func reasonList() string {
+	var s []string
+	for _, r := range wake.Reasons() {
+		s = append(s, string(r))
+	}
+	return strings.Join(s, ", ")
+}
+
+// active reports whether the notifier has anything to do.
+func (n *notifier) active() bool { return n != nil && (n.display != nil || n.command != "") }
+
+// Run announces every wake raised from now on until ctx ends. Wakes that
+// were pending when it started are not announced again.
+func (n *notifier) Run(ctx context.Context, svc monitor.Service) error {
+	if !n.active() {
+		return nil
+	}
+	msgs, err := svc.SubscribeWakes(ctx, wake.Filter{Reasons: n.reasons})
+	if err != nil {
+		return fmt.Errorf("notifications: %w", err)
+	}
+	queue := make(chan wake.Event, notifyQueue)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range queue {
+			n.runCommand(ctx, ev)
+		}
+	}()
+	defer func() { close(queue); <-done }()
+	dropped := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-msgs:
+			if !ok {
+				return nil
+			}
+			if m.Kind != wake.Raised || m.Replayed || !slices.Contains(n.reasons, m.Event.Reason) {
+				continue
+			}
+			if n.display != nil {
+				if err := n.display(ctx, "system3: "+wakeLine(m.Event)); err != nil {
+					n.log.Debug("notify: tmux message", "err", err)
+				}
+			}
+			if n.command == "" {
+				continue
+			}
+			select {
+			case queue <- m.Event:
+			default:
+				dropped++
+				n.log.Warn("notify: command is slower than the wakes; dropped one", "wake", m.Event.ID, "dropped", dropped)
+			}
+		}
+	}
+}
+
+// wakeLine is one short line about a wake, for a status line.
+func wakeLine(ev wake.Event) string {
+	s := fmt.Sprintf("%s in %s", ev.Reason, wakePlace(ev))
+	if ev.Question != "" {
+		s += ": " + ev.Question
+	}
+	if ev.SuggestedAction != "" {
+		s += " (" + ev.SuggestedAction + ")"
+	}
+	return s
+}
+
+// runCommand runs the notification command with ev as JSON on stdin, in a
+// process group that is killed at the timeout.
+func (n *notifier) runCommand(ctx context.Context, ev wake.Event) {
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	in, err := json.Marshal(ev)
+	if err != nil {
+		n.log.Warn("notify: encode wake", "err", err)
+		return
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", n.command)
+	cmd.Stdin = bytes.NewReader(append(in, '\n'))
+	cmd.Env = append(cmd.Environ(), "SYSTEM3_WAKE_ID="+ev.ID, "SYSTEM3_WAKE_REASON="+string(ev.Reason),
+		"SYSTEM3_WAKE_SESSION="+ev.Session, "SYSTEM3_WAKE_TEXT="+wakeLine(ev))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		n.log.Warn("notify: command failed", "command", n.command, "wake", ev.ID, "err", err, "output", tail(out.String(), 500))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}

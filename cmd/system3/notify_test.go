@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/wake"
+)
+
+func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
+	f := newFakeService(t)
+	f.Raise(t, wakeDocs) // pending before start: not announced again
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var shown []string
+	display := func(_ context.Context, s string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		shown = append(shown, s)
+		return nil
+	}
+	n, err := newNotifier(nil, `cat > "`+dir+`/$SYSTEM3_WAKE_REASON.json"; echo "$SYSTEM3_WAKE_TEXT" > "`+dir+`/text"`, display, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, f) }()
+	eventually(t, "the subscription", func() bool { return f.InFlight() > 0 })
+
+	f.Raise(t, wake.Event{Reason: wake.ReasonHeartbeat, Key: "heartbeat"})
+	auth := f.Raise(t, wakeAuth)
+	path := filepath.Join(dir, "awaiting_input.json")
+	eventually(t, "the command's output", func() bool { _, err := os.Stat(filepath.Join(dir, "text")); return err == nil })
+	var got wake.Event
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &got); err != nil || got.ID != auth.ID || got.Question != "Edit auth.go?" {
+		t.Fatalf("command stdin = %s (%v)", data, err)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "text"))
+	if !strings.Contains(string(text), "awaiting_input in orch-auth %3: Edit auth.go? (answer the permission prompt)") {
+		t.Errorf("SYSTEM3_WAKE_TEXT = %q", text)
+	}
+	for _, r := range []string{"heartbeat.json", "error_loop_detected.json"} {
+		if _, err := os.Stat(filepath.Join(dir, r)); err == nil {
+			t.Errorf("%s was announced", r)
+		}
+	}
+	mu.Lock()
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], "system3: awaiting_input in orch-auth") {
+		t.Errorf("tmux messages = %q", shown)
+	}
+	mu.Unlock()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNotifierConfig(t *testing.T) {
+	if _, err := newNotifier([]string{"awaiting_input", "bogus"}, "", nil, nil); err == nil || !strings.Contains(err.Error(), `unknown wake reason "bogus"`) {
+		t.Fatalf("err = %v", err)
+	}
+	n, err := newNotifier([]string{"heartbeat"}, "", nil, nil)
+	if err != nil || len(n.reasons) != 1 || n.active() {
+		t.Fatalf("n = %+v, %v", n, err)
+	}
+}
+
+func TestNotifierCommandTimeoutKillsGroup(t *testing.T) {
+	n, _ := newNotifier(nil, "sleep 600 & wait", nil, slog.New(slog.DiscardHandler))
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	n.runCommand(ctx, wakeAuth)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("runCommand took %v after its context ended", d)
+	}
+}
+
+// eventually waits up to 10 s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
