@@ -174,3 +174,38 @@ func waitPane(t *testing.T, c *tmux.Client, target string, ok func(string) bool)
 	}
 	t.Fatalf("pane %s shows:\n%s", target, s)
 }
+
+func TestAuditCommand(t *testing.T) {
+	state := t.TempDir()
+	env := map[string]string{"SYSTEM3_STATE_DIR": state}
+	code, out, _ := invoke(t, env, "audit")
+	if code != 0 || !strings.Contains(out, "nothing audited yet") {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	log := audit.Open(state)
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	for _, e := range []audit.Entry{
+		{Time: at, Origin: "tui", Action: "inject", Target: "orch-a", Pane: "%3", Text: "line 1\n\x1b[31mline 2", Sent: true, Checked: true},
+		{Time: at.Add(time.Second), Origin: "mcp:claude-code", Action: "tool_call", Tool: "status", Result: "ok"},
+		{Time: at.Add(2 * time.Second), Origin: "cli", Action: "answer", Target: "orch-b", Pane: "%4", Keys: []string{"2"}, Error: "pane is dead"},
+	} {
+		if err := log.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ = invoke(t, env, "audit")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for i, want := range []string{`inject    orch-a (%3) "line 1\n\x1b[31mline 2" ✓ verified`, "tool_call status → ok", "answer    orch-b (%4) keys 2 FAILED: pane is dead"} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %q, want it to contain %q", i, lines[i], want)
+		}
+	}
+	code, out, _ = invoke(t, env, "audit", "--json", "-n", "1")
+	var e audit.Entry
+	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Action != "answer" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+}

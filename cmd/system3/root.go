@@ -60,6 +60,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newInjectCmd(a),
 		newAnswerCmd(a),
 		newInterruptCmd(a),
+		newAuditCmd(a),
 	)
 	return root
 }

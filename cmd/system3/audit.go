@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/monitor/audit"
+)
+
+func newAuditCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show what was typed into panes, by whom, and whether it arrived",
+		Long: `Show the audit log: every text or key system3 sent into a pane (from the
+dashboard, the CLI or an MCP client) and every MCP tool call, with the time,
+the origin ("tui", "cli", "mcp:<client>"), the target, what was sent, and
+whether it was delivered and verified. The log is audit.jsonl in the state
+dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
+		Example: `  system3 audit
+  system3 audit --limit 100
+  system3 audit --json | jq 'select(.origin | startswith("mcp:"))'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := filepath.Join(a.settings.StateDir, audit.File)
+			entries, err := audit.Read(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				if !asJSON {
+					fmt.Fprintf(a.stdout, "nothing audited yet (%s does not exist): nothing has been sent to a pane from this state dir\n", path)
+					return nil
+				}
+				entries, err = []audit.Entry{}, nil
+			}
+			if err != nil {
+				return fmt.Errorf("read the audit log: %w", err)
+			}
+			if limit > 0 && len(entries) > limit {
+				entries = entries[len(entries)-limit:]
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetEscapeHTML(false)
+				for _, e := range entries {
+					if err := enc.Encode(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for _, e := range entries {
+				fmt.Fprintln(a.stdout, auditLine(e))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON lines")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 50, "show only the last N entries (0: all)")
+	return cmd
+}
+
+// auditLine is one entry on one line, text quoted so a newline or an escape
+// in it cannot garble the terminal.
+func auditLine(e audit.Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-16s %-9s", e.Time.Local().Format("2006-01-02 15:04:05"), sanitize(e.Origin), e.Action)
+	if e.Tool != "" {
+		fmt.Fprintf(&b, " %s", sanitize(e.Tool))
+	}
+	if e.Target != "" {
+		fmt.Fprintf(&b, " %s", sanitize(e.Target))
+		if e.Pane != "" && e.Pane != e.Target {
+			fmt.Fprintf(&b, " (%s)", e.Pane)
+		}
+	}
+	if len(e.Keys) > 0 {
+		fmt.Fprintf(&b, " keys %s", sanitize(strings.Join(e.Keys, " ")))
+	}
+	if e.Text != "" {
+		fmt.Fprintf(&b, " %q", e.Text)
+		if e.Cut > 0 {
+			fmt.Fprintf(&b, " (+%d bytes cut)", e.Cut)
+		}
+	}
+	if e.Args != "" {
+		fmt.Fprintf(&b, " %s", sanitize(e.Args))
+	}
+	switch {
+	case e.Error != "":
+		fmt.Fprintf(&b, " FAILED: %s", sanitize(e.Error))
+	case e.Action == "tool_call":
+		if e.Result != "" {
+			fmt.Fprintf(&b, " → %s", sanitize(e.Result))
+		}
+	case e.Checked:
+		b.WriteString(" ✓ verified")
+	case e.Sent:
+		b.WriteString(" delivered")
+	}
+	return b.String()
+}
