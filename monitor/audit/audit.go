@@ -103,12 +103,12 @@ func (l *Log) Write(e Entry) error {
 	l.rotateLocked()
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return l.failLocked(fmt.Errorf("audit: open %s: %w", l.path, err))
+		return l.failLocked(fmt.Errorf("audit log: %w (fix the state dir; actions still run but are not audited)", err))
 	}
 	_, werr := f.Write(line)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		return l.failLocked(fmt.Errorf("audit: write %s: %w (free space or fix permissions; actions still run but are not audited)", l.path, err))
+		return l.failLocked(fmt.Errorf("audit log: write %s: %w (free space or fix permissions; actions still run but are not audited)", l.path, err))
 	}
 	l.lastErr = nil
 	return nil
