@@ -101,9 +101,16 @@ func (l *Log) Write(e Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rotateLocked()
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return l.failLocked(fmt.Errorf("audit log: %w (fix the state dir; actions still run but are not audited)", err))
+	}
+	// A line torn by a crash must not swallow this one: start on a new line.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	_, werr := f.Write(line)
 	cerr := f.Close()
