@@ -1,0 +1,274 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+func (m *Model) setStatus(level statusLevel, text string) {
+	m.status = status{text: text, level: level, at: m.now}
+}
+
+func (m *Model) closeInput() {
+	switch m.input {
+	case inputCompose:
+		m.compose.Close()
+	case inputFilter:
+		m.filter.Close()
+	}
+	m.input = inputNone
+}
+
+// selected is the session the keys act on.
+func (m *Model) selected() (monitor.Session, bool) {
+	s, ok := m.table.Selected()
+	if !ok {
+		m.setStatus(levelWarn, "no session selected")
+	}
+	return s, ok
+}
+
+// key handles a key press: the open input or overlay first, then the
+// zoomed preview, then the main view.
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	if key.Matches(msg, k.App.ForceQuit) {
+		return m.quit()
+	}
+	switch m.input {
+	case inputCompose:
+		var cmd tea.Cmd
+		m.compose, cmd = m.compose.Update(msg)
+		return cmd
+	case inputFilter:
+		var cmd tea.Cmd
+		m.filter, cmd = m.filter.Update(msg)
+		m.setQuery(m.filter.Value())
+		return cmd
+	}
+	if m.showHelp {
+		switch {
+		case key.Matches(msg, k.App.Quit):
+			return m.quit()
+		case key.Matches(msg, k.App.Help, k.App.ClearFilter):
+			m.showHelp = false
+		}
+		return nil
+	}
+	if m.detail.zoomed {
+		switch {
+		case key.Matches(msg, k.Zoom.Back):
+			m.detail.Zoom(false)
+			return nil
+		case key.Matches(msg, k.Zoom.Up, k.Zoom.Down, k.Zoom.PageUp, k.Zoom.PageDown, k.Zoom.Top, k.Zoom.Bottom):
+			var cmd tea.Cmd
+			m.detail, cmd = m.detail.Update(msg)
+			return cmd
+		case key.Matches(msg, k.App.Focus, k.App.Filter):
+			return nil // the lists are hidden; the session keys below still work
+		}
+	}
+	switch {
+	case key.Matches(msg, k.App.Quit):
+		return m.quit()
+	case key.Matches(msg, k.App.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.App.Focus):
+		if m.focus == focusSessions {
+			m.focus = focusWakes
+			m.followWake()
+		} else {
+			m.focus = focusSessions
+		}
+		m.table.focused, m.feed.focused = m.focus == focusSessions, m.focus == focusWakes
+	case key.Matches(msg, k.App.Filter):
+		m.input = inputFilter
+		m.showHelp = false
+		return m.filter.Open(m.query)
+	case key.Matches(msg, k.App.ClearFilter):
+		if m.query != "" {
+			m.filter.Reset()
+			m.setQuery("")
+			m.setStatus(levelInfo, "filter cleared")
+		}
+	case key.Matches(msg, k.Nav.Up, k.Nav.Down, k.Nav.Top, k.Nav.Bottom):
+		if m.focus == focusWakes {
+			m.feed, _ = m.feed.Update(msg)
+			m.followWake()
+		} else {
+			m.table, _ = m.table.Update(msg)
+		}
+	case key.Matches(msg, k.Session.Zoom):
+		if _, ok := m.selected(); ok {
+			m.detail.Zoom(true)
+			m.previewPending = false
+			return m.refreshPreview()
+		}
+	case key.Matches(msg, k.Session.Compose):
+		s, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		m.input = inputCompose
+		return m.compose.Open(s, slices.Clone(m.history))
+	case key.Matches(msg, k.Session.Answer):
+		return m.answer(msg.String())
+	case key.Matches(msg, k.Session.Yes):
+		return m.answer("yes")
+	case key.Matches(msg, k.Session.No):
+		return m.answer("no")
+	case key.Matches(msg, k.Session.Interrupt):
+		s, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		m.setStatus(levelInfo, "interrupting "+clean(s.Target)+"…")
+		return interrupt(m.ctx, m.svc, s)
+	case key.Matches(msg, k.Session.Jump):
+		s, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		if m.opts.Jump == nil {
+			m.setStatus(levelInfo, "attach with: "+m.attachHint(s))
+			return nil
+		}
+		return jump(m.opts.Jump, s)
+	case key.Matches(msg, k.Wakes.Ack):
+		return m.ack()
+	case key.Matches(msg, k.Wakes.AckAll):
+		if m.feed.unacked == 0 {
+			m.setStatus(levelInfo, "no unacknowledged wakes")
+			return nil
+		}
+		return ackAll(m.ctx, m.svc)
+	}
+	return nil
+}
+
+// followWake selects the session of the selected wake, when it is listed.
+func (m *Model) followWake() {
+	if it, ok := m.feed.Selected(); ok {
+		m.table.Select(it.ev.Pane)
+	}
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.stop()
+	return tea.Quit
+}
+
+// answer answers the selected session's prompt with one key.
+func (m *Model) answer(ans string) tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	if s.State != rules.AwaitingInput {
+		m.setStatus(levelWarn, fmt.Sprintf("%s is %s, not waiting at a prompt; i sends it a message", clean(s.Target), badge(s.State)))
+		return nil
+	}
+	if at, busy := m.answered[s.Pane]; busy && m.now.Sub(at) < answerHold {
+		m.setStatus(levelWarn, "waiting for "+clean(s.Target)+" to take the last answer")
+		return nil
+	}
+	m.answered[s.Pane] = m.now
+	m.setStatus(levelInfo, "answering "+clean(s.Target)+": "+ans+"…")
+	return answer(m.ctx, m.svc, s, ans)
+}
+
+// ack acknowledges the selected wake (focus on wakes) or the newest
+// unacknowledged wake of the selected session.
+func (m *Model) ack() tea.Cmd {
+	if m.focus == focusWakes {
+		it, ok := m.feed.Selected()
+		switch {
+		case !ok:
+			m.setStatus(levelInfo, "no wake selected")
+			return nil
+		case it.ev.Acked:
+			m.setStatus(levelInfo, "that wake is already acknowledged")
+			return nil
+		}
+		return ack(m.ctx, m.svc, it.ev.ID)
+	}
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	for _, it := range m.book.forPane(s.Pane) {
+		if !it.ev.Acked {
+			return ack(m.ctx, m.svc, it.ev.ID)
+		}
+	}
+	m.setStatus(levelInfo, "no unacknowledged wake for "+clean(s.Target))
+	return nil
+}
+
+func (m *Model) onAction(msg actionMsg) {
+	target := msg.target
+	if msg.res.Target != "" {
+		target = msg.res.Target
+	}
+	target = clean(target)
+	if msg.err != nil {
+		if msg.action == "answer" {
+			delete(m.answered, msg.pane)
+		}
+		verb := map[string]string{"inject": "not sent to", "answer": "no answer sent to", "interrupt": "could not interrupt"}[msg.action]
+		m.setStatus(levelError, "✖ "+verb+" "+target+": "+clean(msg.err.Error()))
+		return
+	}
+	keys := strings.Join(msg.res.Keys, " ")
+	switch msg.action {
+	case "inject":
+		switch {
+		case msg.res.Verified:
+			m.setStatus(levelOK, "sent to "+target+" ✓ verified")
+		case msg.res.Delivered:
+			d := clean(msg.res.Detail)
+			if d == "" {
+				d = "the pane did not visibly take the text"
+			}
+			m.setStatus(levelWarn, "delivered to "+target+", not verified: "+d)
+		default:
+			m.setStatus(levelError, "✖ not delivered to "+target+": "+clean(msg.res.Detail))
+		}
+	case "answer":
+		what := "“" + msg.what + "”"
+		if o := clean(msg.res.Option); o != "" {
+			what = "“" + o + "”"
+		}
+		m.setStatus(levelOK, "answered "+target+" (keys "+keys+"): "+what)
+	case "interrupt":
+		m.setStatus(levelOK, "interrupted "+target+" (keys "+keys+")")
+	}
+}
+
+func (m *Model) onAck(msg ackMsg) {
+	for _, ev := range msg.evs {
+		if ev.ID != "" {
+			m.book.apply(wake.Message{Kind: wake.Acked, Event: ev})
+			m.dirtyWakes = true
+		}
+	}
+	switch {
+	case msg.err != nil:
+		m.setStatus(levelError, "✖ ack failed: "+clean(msg.err.Error()))
+	case msg.all && len(msg.evs) == 0:
+		m.setStatus(levelInfo, "no unacknowledged wakes")
+	case msg.all:
+		m.setStatus(levelOK, fmt.Sprintf("acknowledged %d %s", len(msg.evs), plural(len(msg.evs), "wake", "wakes")))
+	case len(msg.evs) == 1:
+		ev := msg.evs[0]
+		m.setStatus(levelOK, "acknowledged "+string(ev.Reason)+" for "+m.where(ev))
+	}
+}

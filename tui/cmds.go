@@ -1,0 +1,311 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Every call to the service happens in a tea.Cmd with a deadline, and
+// comes back to Update as one of these messages.
+
+const (
+	// readTimeout bounds snapshots, wake lists, previews and task lists.
+	readTimeout = 5 * time.Second
+	// actionTimeout bounds an action; an injection waits for the pane to
+	// show the text, which takes a few seconds at most.
+	actionTimeout = 20 * time.Second
+	// tickEvery paces the preview refresh and the age column.
+	tickEvery = 500 * time.Millisecond
+	// zoomHistory is how much scrollback the zoomed preview fetches.
+	zoomHistory = 2000
+	// origin and acker name the dashboard in the audit log and on acks.
+	origin = "tui"
+)
+
+type (
+	// tickMsg paces the preview and the ages; it carries the time and the
+	// MCP status, read off the UI goroutine.
+	tickMsg struct {
+		now time.Time
+		mcp *MCPStatus
+	}
+
+	// watchStartedMsg: Watch answered for stream generation gen.
+	watchStartedMsg struct {
+		gen int
+		ch  <-chan monitor.Update
+		err error
+	}
+	// snapshotMsg: a snapshot for generation gen.
+	snapshotMsg struct {
+		gen  int
+		snap monitor.Snapshot
+		err  error
+	}
+	// updateMsg: one registry update, or (ok false) the end of the stream.
+	updateMsg struct {
+		gen int
+		u   monitor.Update
+		ok  bool
+	}
+
+	// wakesStartedMsg: SubscribeWakes answered for generation gen.
+	wakesStartedMsg struct {
+		gen int
+		ch  <-chan wake.Message
+		err error
+	}
+	// wakeListMsg: the unacknowledged wakes, read to (re)synchronise.
+	wakeListMsg struct {
+		gen int
+		evs []wake.Event
+		err error
+	}
+	// wakeMsg: one wake message, or (ok false) the end of the stream.
+	wakeMsg struct {
+		gen int
+		m   wake.Message
+		ok  bool
+	}
+
+	// retryMsg: time to reconnect a stream.
+	retryMsg struct {
+		stream streamID
+		gen    int
+	}
+
+	previewMsg struct {
+		pane    string
+		history bool
+		p       monitor.Preview
+		err     error
+	}
+	taskListMsg struct {
+		id    string
+		lists []tasks.ListDoc
+		err   error
+	}
+
+	// actionMsg: an inject, answer or interrupt came back.
+	actionMsg struct {
+		action string // "inject", "answer", "interrupt"
+		pane   string
+		target string // the session's target when the action was asked
+		what   string // what was asked: the answer, the text
+		res    monitor.ActionResult
+		err    error
+	}
+	ackMsg struct {
+		all bool
+		evs []wake.Event
+		err error
+	}
+	jumpMsg struct {
+		sess monitor.Session
+		err  error
+	}
+	// bellDoneMsg: the bell was written (or failed to be).
+	bellDoneMsg struct{ err error }
+)
+
+// streamID names one of the two event streams.
+type streamID int
+
+const (
+	streamWatch streamID = iota
+	streamWakes
+)
+
+func (s streamID) String() string {
+	if s == streamWatch {
+		return "session updates"
+	}
+	return "wakes"
+}
+
+// A command that waits (for a timer or a stream) is a method value of
+// one of the types below, never a closure, so it is recognisable.
+
+// timer waits d, then makes its message; it gives up (no message) when
+// ctx ends, so no timer outlives the dashboard.
+type timer struct {
+	ctx context.Context
+	d   time.Duration
+	msg func() tea.Msg
+}
+
+func (t timer) wait() tea.Msg {
+	tm := time.NewTimer(t.d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return t.msg()
+	case <-t.ctx.Done():
+		return nil
+	}
+}
+
+func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus) tea.Cmd {
+	return timer{ctx: ctx, d: tickEvery, msg: func() tea.Msg {
+		msg := tickMsg{now: clock()}
+		if mcp != nil {
+			st := mcp()
+			msg.mcp = &st
+		}
+		return msg
+	}}.wait
+}
+
+func startWatch(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ch, err := svc.Watch(ctx)
+		return watchStartedMsg{gen: gen, ch: ch, err: err}
+	}
+}
+
+func takeSnapshot(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		snap, err := svc.Snapshot(ctx)
+		return snapshotMsg{gen: gen, snap: snap, err: err}
+	}
+}
+
+// updateReader reads one registry update.
+type updateReader struct {
+	ch  <-chan monitor.Update
+	gen int
+}
+
+func (r updateReader) read() tea.Msg {
+	u, ok := <-r.ch
+	return updateMsg{gen: r.gen, u: u, ok: ok}
+}
+
+// nextUpdate reads one update; Update re-issues it after each one.
+func nextUpdate(ch <-chan monitor.Update, gen int) tea.Cmd {
+	return updateReader{ch: ch, gen: gen}.read
+}
+
+func startWakes(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ch, err := svc.SubscribeWakes(ctx, wake.Filter{})
+		return wakesStartedMsg{gen: gen, ch: ch, err: err}
+	}
+}
+
+func listWakes(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		evs, err := svc.Wakes(ctx, wake.Filter{})
+		return wakeListMsg{gen: gen, evs: evs, err: err}
+	}
+}
+
+// wakeReader reads one wake message.
+type wakeReader struct {
+	ch  <-chan wake.Message
+	gen int
+}
+
+func (r wakeReader) read() tea.Msg {
+	m, ok := <-r.ch
+	return wakeMsg{gen: r.gen, m: m, ok: ok}
+}
+
+// nextWake reads one wake message; Update re-issues it after each one.
+func nextWake(ch <-chan wake.Message, gen int) tea.Cmd { return wakeReader{ch: ch, gen: gen}.read }
+
+func retryAfter(ctx context.Context, d time.Duration, s streamID, gen int) tea.Cmd {
+	return timer{ctx: ctx, d: d, msg: func() tea.Msg { return retryMsg{stream: s, gen: gen} }}.wait
+}
+
+func fetchPreview(ctx context.Context, svc monitor.Service, pane string, history bool) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		req := monitor.PreviewRequest{Target: monitor.Target{Pane: pane}, Escapes: true}
+		if history {
+			req.History = zoomHistory
+		}
+		p, err := svc.Preview(ctx, req)
+		return previewMsg{pane: pane, history: history, p: p, err: err}
+	}
+}
+
+func fetchTaskList(ctx context.Context, svc monitor.Service, id string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		lists, err := svc.TaskLists(ctx, id)
+		return taskListMsg{id: id, lists: lists, err: err}
+	}
+}
+
+func inject(ctx context.Context, svc monitor.Service, sess monitor.Session, text string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+		defer cancel()
+		res, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: text, Origin: origin})
+		return actionMsg{action: "inject", pane: sess.Pane, target: sess.Target, what: text, res: res, err: err}
+	}
+}
+
+func answer(ctx context.Context, svc monitor.Service, sess monitor.Session, ans string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+		defer cancel()
+		res, err := svc.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: sess.Pane}, Answer: ans, Origin: origin})
+		return actionMsg{action: "answer", pane: sess.Pane, target: sess.Target, what: ans, res: res, err: err}
+	}
+}
+
+func interrupt(ctx context.Context, svc monitor.Service, sess monitor.Session) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+		defer cancel()
+		res, err := svc.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: origin})
+		return actionMsg{action: "interrupt", pane: sess.Pane, target: sess.Target, res: res, err: err}
+	}
+}
+
+func ack(ctx context.Context, svc monitor.Service, id string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		ev, err := svc.Ack(ctx, id, origin)
+		return ackMsg{evs: []wake.Event{ev}, err: err}
+	}
+}
+
+func ackAll(ctx context.Context, svc monitor.Service) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		evs, err := svc.AckAll(ctx, origin)
+		return ackMsg{all: true, evs: evs, err: err}
+	}
+}
+
+func jump(fn func(monitor.Session) error, sess monitor.Session) tea.Cmd {
+	return func() tea.Msg { return jumpMsg{sess: sess, err: fn(sess)} }
+}
+
+// ringBell writes the terminal bell. In the alternate screen Bubble Tea
+// has no print command, so the bell goes to the output directly; Run
+// serialises it with the renderer's writes.
+func ringBell(w io.Writer) tea.Cmd {
+	return func() tea.Msg {
+		_, err := io.WriteString(w, "\a")
+		return bellDoneMsg{err: err}
+	}
+}

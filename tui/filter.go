@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+)
+
+type (
+	// filterApplyMsg: keep the filter and select the first match.
+	filterApplyMsg struct{}
+	// filterClearMsg: drop the filter.
+	filterClearMsg struct{}
+)
+
+// filterBox is the one-line filter input. The table narrows as it is
+// typed in; the root reads Value after each key.
+type filterBox struct {
+	st   *styles
+	keys filterKeys
+	ti   textinput.Model
+	w    int
+
+	matches, total int
+}
+
+func newFilterBox(st *styles, keys filterKeys) filterBox {
+	ti := textinput.New()
+	ti.Prompt = "/ "
+	ti.Placeholder = "session, agent or state"
+	ti.CharLimit = 200
+	ti.Cursor.SetMode(cursor.CursorStatic)
+	st.styleTextinput(&ti)
+	return filterBox{st: st, keys: keys, ti: ti}
+}
+
+// Open starts editing query.
+func (f *filterBox) Open(query string) tea.Cmd {
+	f.ti.SetValue(query)
+	f.ti.CursorEnd()
+	return f.ti.Focus()
+}
+
+// Close stops editing.
+func (f *filterBox) Close() { f.ti.Blur() }
+
+// Reset empties the input.
+func (f *filterBox) Reset() { f.ti.Reset() }
+
+// Value is the query as typed.
+func (f filterBox) Value() string { return f.ti.Value() }
+
+// SetCounts says how many sessions match, of how many.
+func (f *filterBox) SetCounts(matches, total int) { f.matches, f.total = matches, total }
+
+func (f *filterBox) SetSize(w, _ int) {
+	f.w = w
+	f.ti.Width = max(1, w-30)
+}
+
+// Update edits the query and reports apply and clear as messages.
+func (f filterBox) Update(msg tea.Msg) (filterBox, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(km, f.keys.Apply):
+			return f, func() tea.Msg { return filterApplyMsg{} }
+		case key.Matches(km, f.keys.Clear):
+			return f, func() tea.Msg { return filterClearMsg{} }
+		}
+	}
+	var cmd tea.Cmd
+	f.ti, cmd = f.ti.Update(msg)
+	return f, cmd
+}
+
+func (f filterBox) View() string {
+	count := "  " + strconv.Itoa(f.matches) + " of " + strconv.Itoa(f.total) + " " + plural(f.total, "session", "sessions")
+	return fit(f.ti.View()+f.st.Dim.Render(count), f.w)
+}
+
+// filterTerms splits a query into lower-case words; a session must match
+// every one.
+func filterTerms(query string) []string {
+	return strings.Fields(strings.ToLower(query))
+}
+
+// matches reports whether every term occurs in the session's name (target,
+// session or window), agent or command, or state (its name, its badge word,
+// or its kind).
+func matches(s monitor.Session, terms []string) bool {
+	if len(terms) == 0 {
+		return true
+	}
+	hay := strings.ToLower(strings.Join([]string{s.Target, s.Session, s.Window, s.Pane, s.Agent, s.Command,
+		string(s.State), lookOf(s.State).word, s.Kind}, "\x00"))
+	for _, t := range terms {
+		if !strings.Contains(hay, t) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,272 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// keyMap is every key the dashboard takes, grouped by the component that
+// handles it. The help bar, the help overlay and docs/keys.md are all
+// rendered from it.
+type keyMap struct {
+	Nav     navKeys
+	Session sessionKeys
+	Wakes   wakeKeys
+	App     appKeys
+	Filter  filterKeys
+	Compose composeKeys
+	Picker  pickerKeys
+	Zoom    zoomKeys
+}
+
+// navKeys move the selection in the sessions table and the wake feed.
+type navKeys struct {
+	Up, Down, Top, Bottom key.Binding
+}
+
+// sessionKeys act on the selected session.
+type sessionKeys struct {
+	Zoom, Compose, Answer, Yes, No, Interrupt, Jump key.Binding
+}
+
+// wakeKeys acknowledge wakes.
+type wakeKeys struct {
+	Ack, AckAll key.Binding
+}
+
+// appKeys work in the main view.
+type appKeys struct {
+	Focus, Filter, ClearFilter, Help, Quit key.Binding
+	// ForceQuit quits from anywhere, text inputs included.
+	ForceQuit key.Binding
+}
+
+// filterKeys work while the filter is being typed.
+type filterKeys struct {
+	Apply, Clear key.Binding
+}
+
+// composeKeys work in the compose box.
+type composeKeys struct {
+	Send, Newline, Cancel, Prev, Next, Template key.Binding
+}
+
+// pickerKeys work in the template picker.
+type pickerKeys struct {
+	Up, Down, Choose, Back key.Binding
+}
+
+// zoomKeys work while the preview is zoomed.
+type zoomKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Back key.Binding
+}
+
+func newKeyMap() keyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return keyMap{
+		Nav: navKeys{
+			Up:     b([]string{"k", "up"}, "k/↑", "up"),
+			Down:   b([]string{"j", "down"}, "j/↓", "down"),
+			Top:    b([]string{"g", "home"}, "g", "first"),
+			Bottom: b([]string{"G", "end"}, "G", "last"),
+		},
+		Session: sessionKeys{
+			Zoom:      b([]string{"enter"}, "enter", "zoom"),
+			Compose:   b([]string{"i"}, "i", "message"),
+			Answer:    b([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}, "1-9", "choose option"),
+			Yes:       b([]string{"y"}, "y", "approve"),
+			No:        b([]string{"n"}, "n", "decline"),
+			Interrupt: b([]string{"x"}, "x", "interrupt"),
+			Jump:      b([]string{"o"}, "o", "jump to pane"),
+		},
+		Wakes: wakeKeys{
+			Ack:    b([]string{"a"}, "a", "ack"),
+			AckAll: b([]string{"A"}, "A", "ack all"),
+		},
+		App: appKeys{
+			Focus:       b([]string{"tab", "shift+tab"}, "tab", "switch list"),
+			Filter:      b([]string{"/"}, "/", "filter"),
+			ClearFilter: b([]string{"esc"}, "esc", "clear filter"),
+			Help:        b([]string{"?"}, "?", "help"),
+			Quit:        b([]string{"q", "ctrl+c"}, "q", "quit"),
+			ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		},
+		Filter: filterKeys{
+			Apply: b([]string{"enter"}, "enter", "apply"),
+			Clear: b([]string{"esc"}, "esc", "clear"),
+		},
+		Compose: composeKeys{
+			Send:     b([]string{"enter"}, "enter", "send"),
+			Newline:  b([]string{"alt+enter", "ctrl+j"}, "ctrl+j", "new line"),
+			Cancel:   b([]string{"esc"}, "esc", "cancel"),
+			Prev:     b([]string{"up"}, "↑", "older sent"),
+			Next:     b([]string{"down"}, "↓", "newer sent"),
+			Template: b([]string{"ctrl+t"}, "ctrl+t", "template"),
+		},
+		Picker: pickerKeys{
+			Up:     b([]string{"k", "up"}, "k/↑", "up"),
+			Down:   b([]string{"j", "down"}, "j/↓", "down"),
+			Choose: b([]string{"enter"}, "enter", "insert"),
+			Back:   b([]string{"esc", "ctrl+t"}, "esc", "back"),
+		},
+		Zoom: zoomKeys{
+			Up:       b([]string{"k", "up"}, "k/↑", "scroll up"),
+			Down:     b([]string{"j", "down"}, "j/↓", "scroll down"),
+			PageUp:   b([]string{"pgup", "ctrl+b"}, "pgup", "page up"),
+			PageDown: b([]string{"pgdown", "ctrl+f", " "}, "pgdn", "page down"),
+			Top:      b([]string{"g", "home"}, "g", "top"),
+			Bottom:   b([]string{"G", "end"}, "G", "bottom"),
+			Back:     b([]string{"esc", "enter"}, "esc", "back"),
+		},
+	}
+}
+
+// ShortHelp and FullHelp make each group a help.KeyMap.
+
+func (k navKeys) ShortHelp() []key.Binding { return []key.Binding{k.move()} }
+
+// move stands for up and down in the help bar.
+func (k navKeys) move() key.Binding {
+	return key.NewBinding(key.WithKeys(append(k.Up.Keys(), k.Down.Keys()...)...), key.WithHelp("j/k", "move"))
+}
+func (k navKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}}
+}
+
+func (k sessionKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
+}
+func (k sessionKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump}}
+}
+
+// answerHelp is shown while the selected session waits at a prompt.
+func (k sessionKeys) answerHelp() []key.Binding { return []key.Binding{k.Answer, k.Yes, k.No} }
+
+func (k wakeKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Ack, k.AckAll} }
+func (k wakeKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+func (k appKeys) ShortHelp() []key.Binding { return []key.Binding{k.Focus, k.Filter, k.Help, k.Quit} }
+func (k appKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Help, k.Quit}}
+}
+
+func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Clear} }
+func (k filterKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+func (k composeKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Newline, k.Prev, k.Template, k.Cancel}
+}
+func (k composeKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Send, k.Newline, k.Cancel, k.Prev, k.Next, k.Template}}
+}
+
+func (k pickerKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Choose, k.Back} }
+func (k pickerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+func (k zoomKeys) ShortHelp() []key.Binding {
+	return []key.Binding{
+		k.Back,
+		key.NewBinding(key.WithKeys(append(k.Up.Keys(), k.Down.Keys()...)...), key.WithHelp("j/k", "scroll")),
+		key.NewBinding(key.WithKeys(append(k.PageUp.Keys(), k.PageDown.Keys()...)...), key.WithHelp("pgup/pgdn", "page")),
+	}
+}
+func (k zoomKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Back}}
+}
+
+// ShortHelp is the help bar of the main view.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Nav.Up, k.Nav.Down, k.App.Focus, k.Session.Zoom, k.Session.Compose,
+		k.Session.Interrupt, k.Wakes.Ack, k.App.Filter, k.App.Help, k.App.Quit}
+}
+
+// FullHelp is every group, in the order of the help overlay.
+func (k keyMap) FullHelp() [][]key.Binding {
+	var out [][]key.Binding
+	for _, s := range k.sections() {
+		var bs []key.Binding
+		for _, e := range s.keys {
+			bs = append(bs, e.b)
+		}
+		out = append(out, bs)
+	}
+	return out
+}
+
+// keySection is one group of keys in the help overlay and docs/keys.md.
+type keySection struct {
+	title string
+	// note explains when the keys apply, for docs/keys.md.
+	note string
+	// contextual sections are left out of the help overlay: the help bar
+	// shows them while they apply.
+	contextual bool
+	keys       []keyDoc
+}
+
+// keyDoc is one binding with the longer description docs/keys.md gives it.
+type keyDoc struct {
+	b    key.Binding
+	long string
+}
+
+// sections groups the key map for the help overlay and the docs.
+func (k keyMap) sections() []keySection {
+	return []keySection{
+		{title: "Move", note: "In the sessions table and the wake feed; `tab` moves the focus between them.", keys: []keyDoc{
+			{k.Nav.Up, "Select the previous row."},
+			{k.Nav.Down, "Select the next row."},
+			{k.Nav.Top, "Select the first row."},
+			{k.Nav.Bottom, "Select the last row."},
+			{k.App.Focus, "Move the focus between the sessions table and the wake feed. Selecting a wake selects its session."},
+		}},
+		{title: "Selected session", note: "Act on the selected session (in the wake feed: the wake's session).", keys: []keyDoc{
+			{k.Session.Zoom, "Show the pane's live preview full screen, with scrollback."},
+			{k.Session.Compose, "Write guidance to the pane in the compose box; it is typed into the pane and submitted."},
+			{k.Session.Answer, "When the session waits at a prompt: choose that option (one key sends)."},
+			{k.Session.Yes, "When the session waits at a prompt: approve (its Yes option)."},
+			{k.Session.No, "When the session waits at a prompt: decline (Escape, or its No option)."},
+			{k.Session.Interrupt, "Interrupt what the agent is doing (Escape, or Ctrl-C for aider and shells)."},
+			{k.Session.Jump, "Switch your tmux client to the pane, or show the command that attaches to it."},
+		}},
+		{title: "Wakes", keys: []keyDoc{
+			{k.Wakes.Ack, "Acknowledge the selected wake, or (focus on sessions) the newest unacknowledged wake of the selected session."},
+			{k.Wakes.AckAll, "Acknowledge every unacknowledged wake."},
+		}},
+		{title: "Dashboard", keys: []keyDoc{
+			{k.App.Filter, "Filter the sessions by name, agent or state as you type."},
+			{k.App.ClearFilter, "Clear the filter."},
+			{k.App.Help, "Show or hide this help."},
+			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
+		}},
+		{title: "Filter", note: "While typing a filter.", keys: []keyDoc{
+			{k.Filter.Apply, "Keep the filter and select the first match."},
+			{k.Filter.Clear, "Clear the filter and close it."},
+		}},
+		{title: "Compose box", note: "While writing guidance.", keys: []keyDoc{
+			{k.Compose.Send, "Send the message to the pane; the status line says whether the pane was seen to take it."},
+			{k.Compose.Newline, "Insert a line break (alt+enter does the same)."},
+			{k.Compose.Prev, "On the first line: recall the previous message sent in this run."},
+			{k.Compose.Next, "On the last line: recall the next message sent in this run."},
+			{k.Compose.Template, "Pick a saved template (`dashboard.templates` in config.yaml)."},
+			{k.Compose.Cancel, "Close the box without sending."},
+		}},
+		{title: "Template picker", note: "Opened with `ctrl+t` in the compose box.", contextual: true, keys: []keyDoc{
+			{k.Picker.Up, "Previous template."},
+			{k.Picker.Down, "Next template."},
+			{k.Picker.Choose, "Insert the template into the message."},
+			{k.Picker.Back, "Back to the message."},
+		}},
+		{title: "Zoomed preview", note: "The keys of the selected session work here too.", keys: []keyDoc{
+			{k.Zoom.Up, "Scroll up a line."},
+			{k.Zoom.Down, "Scroll down a line."},
+			{k.Zoom.PageUp, "Scroll up a page."},
+			{k.Zoom.PageDown, "Scroll down a page."},
+			{k.Zoom.Top, "Go to the oldest line."},
+			{k.Zoom.Bottom, "Go to the newest line and follow the pane."},
+			{k.Zoom.Back, "Back to the dashboard."},
+		}},
+	}
+}

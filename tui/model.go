@@ -1,0 +1,266 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+const (
+	// answerHold blocks a second answer to a pane until the monitor
+	// reports the pane again (or this long passes), so a double key press
+	// cannot answer the next prompt by accident.
+	answerHold = 3 * time.Second
+	// flashFor is how long a new wake stands out in the status line.
+	flashFor = 3 * time.Second
+	// headerEvery re-reads the snapshot's problem and server state; the
+	// update stream carries sessions, not those.
+	headerEvery = 5 * time.Second
+	// bellGap keeps a burst of wakes from ringing more than once.
+	bellGap = time.Second
+	// wideAt is the width from which the detail pane sits beside the
+	// table instead of below it.
+	wideAt = 120
+	// maxBackoff caps the wait between reconnection attempts.
+	maxBackoff = 5 * time.Second
+)
+
+// focusID is the list the navigation keys move in.
+type focusID int
+
+const (
+	focusSessions focusID = iota
+	focusWakes
+)
+
+// inputID is the text input that has the keyboard, if any.
+type inputID int
+
+const (
+	inputNone inputID = iota
+	inputFilter
+	inputCompose
+)
+
+// status is the one-line message under the body.
+type status struct {
+	text  string
+	level statusLevel
+	at    time.Time
+}
+
+// Model is the dashboard, a tea.Model. It holds no truth of its own: the
+// sessions and wakes it shows come from the service, through Watch and
+// SubscribeWakes, and every action goes back through the service.
+type Model struct {
+	svc  monitor.Service
+	opts Options
+	ctx  context.Context
+	stop context.CancelFunc
+	st   *styles
+	keys keyMap
+
+	w, h int
+	now  time.Time
+	mcp  *MCPStatus
+
+	// The registry as last reported.
+	loaded   bool
+	server   string
+	running  bool
+	problem  string
+	syncedAt time.Time         // when the registry was last known to be current
+	sessions []monitor.Session // sorted with monitor.SortSessions
+	revs     map[string]uint64 // pane → revision, bumped on every change
+	rev      uint64
+	counts   map[rules.State]int
+	headerAt time.Time
+
+	watch, wakeS stream
+	updates      <-chan monitor.Update
+	wakeCh       <-chan wake.Message
+	book         wakeBook
+	wakeVer      uint64 // bumped whenever the wakes shown change
+	lastBell     time.Time
+
+	table   sessionTable
+	feed    wakeFeed
+	detail  detail
+	compose compose
+	filter  filterBox
+	overlay helpOverlay
+	help    help.Model
+
+	focus    focusID
+	input    inputID
+	showHelp bool
+	query    string // the filter in force
+
+	// preview is fetched for the selected pane only, never overlapping:
+	// a request made while one is out is folded into the next.
+	previewBusy    bool
+	previewPending bool
+	lists          map[string]bool // task lists being read
+	answered       map[string]time.Time
+	history        []string
+	status         status
+
+	dirtyRows, dirtyWakes bool
+	cache                 *viewCaches
+}
+
+// New returns the dashboard for svc. Run runs it; a caller with its own
+// tea.Program may run the Model directly (it stops its streams on quit).
+func New(svc monitor.Service, opts Options) Model {
+	return newModel(context.Background(), svc, opts, nil)
+}
+
+func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles) Model {
+	opts = opts.withDefaults()
+	if st == nil {
+		st = newStyles(rendererFor(nil, opts.NoColor), opts.NoColor)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	keys := newKeyMap()
+	m := Model{
+		svc:  svc,
+		opts: opts,
+		ctx:  ctx,
+		stop: stop,
+		st:   st,
+		keys: keys,
+		now:  opts.Clock(),
+		// Until the terminal tells its size; output that is not a
+		// terminal never does.
+		w:        80,
+		h:        24,
+		revs:     map[string]uint64{},
+		counts:   map[rules.State]int{},
+		book:     newWakeBook(),
+		table:    newSessionTable(st, keys.Nav),
+		feed:     newWakeFeed(st, keys.Nav),
+		detail:   newDetail(st, keys.Zoom),
+		compose:  newCompose(st, keys.Compose, keys.Picker, opts.Templates),
+		filter:   newFilterBox(st, keys.Filter),
+		overlay:  newHelpOverlay(st, keys),
+		help:     st.helpModel(),
+		lists:    map[string]bool{},
+		answered: map[string]time.Time{},
+		cache:    &viewCaches{},
+	}
+	if opts.MCP != nil {
+		s := opts.MCP()
+		m.mcp = &s
+	}
+	m.table.title = "Sessions"
+	m.table.focused = true
+	m.renew(streamWatch)
+	m.renew(streamWakes)
+	m.dirtyRows = true
+	m.wakeVer = 1
+	return m
+}
+
+// Init connects to the service and starts the clock.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.start(streamWatch), m.start(streamWakes), tick(m.ctx, m.opts.Clock, m.opts.MCP))
+}
+
+// Update routes a message to the component it concerns. It does no I/O:
+// service calls go out as commands and come back as messages.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	after := m.sync()
+	return m, tea.Batch(cmd, after)
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := m.onStream(msg); ok {
+		return cmd
+	}
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	case tickMsg:
+		return m.onTick(msg)
+
+	case previewMsg:
+		return m.onPreview(msg)
+	case taskListMsg:
+		delete(m.lists, msg.id)
+		if s, ok := m.table.Selected(); ok && s.TaskList == msg.id {
+			switch {
+			case msg.err != nil:
+				m.detail.SetTaskList(nil, msg.err.Error())
+			case len(msg.lists) > 0:
+				l := msg.lists[0]
+				m.detail.SetTaskList(&l, "")
+			default:
+				m.detail.SetTaskList(nil, "")
+			}
+		}
+		return nil
+	case actionMsg:
+		m.onAction(msg)
+		return nil
+	case ackMsg:
+		m.onAck(msg)
+		return nil
+	case jumpMsg:
+		if msg.err != nil {
+			m.setStatus(levelWarn, fmt.Sprintf("cannot switch to %s (%v); attach with: %s", clean(msg.sess.Target), msg.err, m.attachHint(msg.sess)))
+		} else {
+			m.setStatus(levelOK, "switched to "+clean(msg.sess.Target))
+		}
+		return nil
+	case bellDoneMsg:
+		return nil
+
+	case composeSendMsg:
+		m.closeInput()
+		m.history = append(m.history, msg.text)
+		m.setStatus(levelInfo, "sending to "+clean(msg.sess.Target)+"…")
+		return inject(m.ctx, m.svc, msg.sess, msg.text)
+	case composeCloseMsg:
+		m.closeInput()
+		m.setStatus(levelInfo, "message not sent")
+		return nil
+	case filterApplyMsg:
+		m.closeInput()
+		m.focus = focusSessions
+		m.table.focused, m.feed.focused = true, false
+		m.table.SelectFirst()
+		if q := clean(m.query); q != "" {
+			if s, ok := m.table.Selected(); ok {
+				m.setStatus(levelInfo, "filter: "+q+" · selected "+clean(s.Target))
+			} else {
+				m.setStatus(levelWarn, "no session matches "+q+"; esc clears the filter")
+			}
+		}
+		return nil
+	case filterClearMsg:
+		m.closeInput()
+		m.setQuery("")
+		return nil
+	}
+	// Anything else (a paste, a cursor message) belongs to the input.
+	var cmd tea.Cmd
+	switch m.input {
+	case inputCompose:
+		m.compose, cmd = m.compose.Update(msg)
+	case inputFilter:
+		m.filter, cmd = m.filter.Update(msg)
+		m.setQuery(m.filter.Value())
+	}
+	return cmd
+}

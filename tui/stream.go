@@ -1,0 +1,440 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// stream is the state of one event stream from the service (registry
+// updates or wakes): each (re)connection is a new generation, and
+// messages of older generations are ignored.
+type stream struct {
+	gen    int
+	ctx    context.Context
+	cancel context.CancelFunc
+	// up: synchronised and reading. attempt counts failed connections
+	// since the last success; err is the last failure.
+	up      bool
+	attempt int
+	err     error
+	retryAt time.Time
+}
+
+// errStreamClosed: the service closed a stream (it stopped, or the socket
+// to it broke).
+var errStreamClosed = errors.New("the service closed the stream")
+
+// onStream handles the messages of the two event streams: each stream
+// connects, reads the state (a snapshot, the unacknowledged wakes), then
+// reads events one at a time; a resync reads the state again, and a
+// failure reconnects with backoff. ok is false for other messages.
+func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case watchStartedMsg:
+		if msg.gen != m.watch.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			return m.fail(streamWatch, msg.err), true
+		}
+		m.updates = msg.ch
+		return takeSnapshot(m.watch.ctx, m.svc, msg.gen), true
+	case snapshotMsg:
+		if msg.gen != m.watch.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			return m.fail(streamWatch, msg.err), true
+		}
+		m.applySnapshot(msg.snap)
+		m.watch.up, m.watch.attempt, m.watch.err = true, 0, nil
+		return nextUpdate(m.updates, msg.gen), true
+	case headerMsg:
+		if msg.err == nil && msg.gen == m.watch.gen && m.watch.up {
+			m.setHeader(msg.snap)
+		}
+		return nil, true
+	case updateMsg:
+		if msg.gen != m.watch.gen {
+			return nil, true
+		}
+		if !msg.ok {
+			return m.fail(streamWatch, errStreamClosed), true
+		}
+		if msg.u.Kind == monitor.Resync {
+			// Read the registry again; updates wait in the channel.
+			return takeSnapshot(m.watch.ctx, m.svc, msg.gen), true
+		}
+		m.applyUpdate(msg.u)
+		return nextUpdate(m.updates, msg.gen), true
+
+	case wakesStartedMsg:
+		if msg.gen != m.wakeS.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			return m.fail(streamWakes, msg.err), true
+		}
+		m.wakeCh = msg.ch
+		return listWakes(m.wakeS.ctx, m.svc, msg.gen), true
+	case wakeListMsg:
+		if msg.gen != m.wakeS.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			return m.fail(streamWakes, msg.err), true
+		}
+		m.book.reconcile(msg.evs)
+		m.dirtyWakes = true
+		m.wakeS.up, m.wakeS.attempt, m.wakeS.err = true, 0, nil
+		return nextWake(m.wakeCh, msg.gen), true
+	case wakeMsg:
+		if msg.gen != m.wakeS.gen {
+			return nil, true
+		}
+		if !msg.ok {
+			return m.fail(streamWakes, errStreamClosed), true
+		}
+		if msg.m.Kind == wake.Resync {
+			return listWakes(m.wakeS.ctx, m.svc, msg.gen), true
+		}
+		return tea.Batch(m.applyWake(msg.m), nextWake(m.wakeCh, msg.gen)), true
+	case retryMsg:
+		if msg.gen != m.stream(msg.stream).gen {
+			return nil, true
+		}
+		m.renew(msg.stream)
+		return m.start(msg.stream), true
+
+	default:
+		return nil, false
+	}
+}
+
+// renew starts a new generation of a stream: the previous one's context
+// is cancelled (its channel closes, its reader ends) and its messages
+// will be ignored.
+func (m *Model) renew(id streamID) {
+	s := m.stream(id)
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.gen++
+	s.ctx, s.cancel = context.WithCancel(m.ctx)
+	if id == streamWatch {
+		m.updates = nil
+	} else {
+		m.wakeCh = nil
+	}
+}
+
+// start connects the current generation of a stream.
+func (m Model) start(id streamID) tea.Cmd {
+	if id == streamWatch {
+		return startWatch(m.watch.ctx, m.svc, m.watch.gen)
+	}
+	return startWakes(m.wakeS.ctx, m.svc, m.wakeS.gen)
+}
+
+func (m *Model) stream(id streamID) *stream {
+	if id == streamWatch {
+		return &m.watch
+	}
+	return &m.wakeS
+}
+
+// fail marks a stream down and schedules a new connection, backing off.
+func (m *Model) fail(id streamID, err error) tea.Cmd {
+	if m.ctx.Err() != nil {
+		return nil // quitting
+	}
+	s := m.stream(id)
+	s.up = false
+	s.err = err
+	s.attempt++
+	d := min(maxBackoff, 250*time.Millisecond<<min(s.attempt-1, 5))
+	s.retryAt = m.now.Add(d)
+	if !m.loaded {
+		m.dirtyRows = true // the table says why there is nothing yet
+	}
+	return retryAfter(m.ctx, d, id, s.gen)
+}
+
+// headerMsg carries a snapshot read only for its problem and server state.
+type headerMsg struct {
+	gen  int
+	snap monitor.Snapshot
+	err  error
+}
+
+func (m *Model) onTick(msg tickMsg) tea.Cmd {
+	m.now = msg.now
+	if msg.mcp != nil {
+		m.mcp = msg.mcp
+	}
+	for pane, at := range m.answered {
+		if m.now.Sub(at) >= answerHold {
+			delete(m.answered, pane)
+		}
+	}
+	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP)}
+	if m.watch.up {
+		cmds = append(cmds, m.refreshPreview())
+		if m.now.Sub(m.headerAt) >= headerEvery {
+			m.headerAt = m.now
+			ctx, svc, gen := m.watch.ctx, m.svc, m.watch.gen
+			cmds = append(cmds, func() tea.Msg {
+				ctx, cancel := context.WithTimeout(ctx, readTimeout)
+				defer cancel()
+				snap, err := svc.Snapshot(ctx)
+				return headerMsg{gen: gen, snap: snap, err: err}
+			})
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// refreshPreview reads the selected pane's screen, unless a read is out.
+func (m *Model) refreshPreview() tea.Cmd {
+	s, ok := m.table.Selected()
+	if !ok {
+		return nil
+	}
+	if m.previewBusy {
+		m.previewPending = true
+		return nil
+	}
+	m.previewBusy = true
+	return fetchPreview(m.ctx, m.svc, s.Pane, m.detail.zoomed)
+}
+
+func (m *Model) onPreview(msg previewMsg) tea.Cmd {
+	m.previewBusy = false
+	errText := ""
+	if msg.err != nil {
+		errText = msg.err.Error()
+	}
+	lines := make([]string, len(msg.p.Lines))
+	for i, l := range msg.p.Lines {
+		lines[i] = screenLine(l, m.st.color)
+	}
+	m.detail.SetPreview(msg.pane, lines, errText)
+	if m.previewPending || (m.detail.zoomed && !msg.history) {
+		m.previewPending = false
+		return m.refreshPreview()
+	}
+	return nil
+}
+
+// setHeader keeps a snapshot's server state and problem.
+func (m *Model) setHeader(snap monitor.Snapshot) {
+	m.server, m.running, m.problem = snap.Server, snap.Running, snap.Problem
+}
+
+// applySnapshot replaces the registry.
+func (m *Model) applySnapshot(snap monitor.Snapshot) {
+	m.setHeader(snap)
+	m.headerAt, m.syncedAt = m.now, m.now
+	m.loaded = true
+	m.sessions = slices.Clone(snap.Sessions)
+	monitor.SortSessions(m.sessions)
+	m.revs = make(map[string]uint64, len(m.sessions))
+	for _, s := range m.sessions {
+		m.rev++
+		m.revs[s.Pane] = m.rev
+	}
+	m.dirtyRows = true
+}
+
+// applyUpdate applies one registry change.
+func (m *Model) applyUpdate(u monitor.Update) {
+	s := u.Session
+	i := slices.IndexFunc(m.sessions, func(x monitor.Session) bool { return x.Pane == s.Pane })
+	switch u.Kind {
+	case monitor.SessionAdded, monitor.SessionChanged:
+		if i >= 0 {
+			m.sessions[i] = s
+		} else {
+			m.sessions = append(m.sessions, s)
+		}
+		m.rev++
+		m.revs[s.Pane] = m.rev
+		monitor.SortSessions(m.sessions)
+	case monitor.SessionRemoved:
+		if i >= 0 {
+			m.sessions = slices.Delete(m.sessions, i, i+1)
+		}
+		delete(m.revs, s.Pane)
+	default:
+		return
+	}
+	// The pane moved on: a new answer may go.
+	delete(m.answered, s.Pane)
+	m.syncedAt = m.now
+	m.dirtyRows = true
+}
+
+// applyWake applies one wake message; a new wake that needs a person
+// flashes in the status line and rings the bell.
+func (m *Model) applyWake(msg wake.Message) tea.Cmd {
+	if !m.book.apply(msg) {
+		return nil
+	}
+	m.dirtyWakes = true
+	ev := msg.Event
+	if msg.Kind != wake.Raised || msg.Replayed || ev.Acked || routine(ev) {
+		return nil
+	}
+	text := "new wake: " + string(ev.Reason)
+	if w := m.where(ev); w != "" {
+		text += " · " + w
+	}
+	if q := clean(ev.Question); q != "" {
+		text += " · " + q
+	} else if a := clean(ev.SuggestedAction); a != "" {
+		text += " · " + a
+	}
+	m.setStatus(levelWake, "⚑ "+text)
+	if m.opts.Bell && m.opts.BellOut != nil && (m.lastBell.IsZero() || m.now.Sub(m.lastBell) >= bellGap) {
+		m.lastBell = m.now
+		return ringBell(m.opts.BellOut)
+	}
+	return nil
+}
+
+// where names a wake's pane by its current target, or by the session the
+// wake names when the pane is gone.
+func (m *Model) where(ev wake.Event) string {
+	if ev.Pane != "" {
+		for i := range m.sessions {
+			if m.sessions[i].Pane == ev.Pane {
+				return clean(m.sessions[i].Target)
+			}
+		}
+	}
+	return clean(ev.Session)
+}
+
+// sync brings the components in line with the registry, the wakes, the
+// filter and the window after a message, and asks for what the selected
+// session now needs (its preview, its task list).
+func (m *Model) sync() tea.Cmd {
+	prev, hadPrev := m.detail.sess, m.detail.has
+	if m.dirtyRows {
+		m.dirtyRows = false
+		m.counts = map[rules.State]int{}
+		for _, s := range m.sessions {
+			m.counts[s.State]++
+		}
+		m.rebuildRows()
+		m.dirtyWakes = true // targets may have changed
+	}
+	if m.dirtyWakes {
+		m.dirtyWakes = false
+		targets := make(map[string]string, len(m.sessions))
+		for _, s := range m.sessions {
+			targets[s.Pane] = clean(s.Target)
+		}
+		m.feed.where = func(ev wake.Event) string {
+			if t, ok := targets[ev.Pane]; ok {
+				return t
+			}
+			return clean(ev.Session)
+		}
+		m.feed.SetItems(m.book.sorted())
+		m.wakeVer++
+	}
+	m.layout()
+	m.table.now, m.feed.now, m.detail.now = m.now, m.now, m.now
+
+	sel, ok := m.table.Selected()
+	m.detail.SetSession(sel, m.revs[sel.Pane], ok)
+	if !ok {
+		return nil
+	}
+	if m.detail.wakeVer != m.wakeVer {
+		m.detail.SetWakes(m.book.forPane(sel.Pane), m.wakeVer)
+	}
+	var cmds []tea.Cmd
+	changedPane := !hadPrev || prev.Pane != sel.Pane
+	if changedPane || prev.State != sel.State || prev.Question != sel.Question || !prev.Since.Equal(sel.Since) {
+		cmds = append(cmds, m.refreshPreview())
+	}
+	if sel.TaskList != "" && !m.lists[sel.TaskList] && (changedPane || prev.TaskList != sel.TaskList || !sameProgress(prev.Tasks, sel.Tasks)) {
+		m.lists[sel.TaskList] = true
+		cmds = append(cmds, fetchTaskList(m.ctx, m.svc, sel.TaskList))
+	}
+	return tea.Batch(cmds...)
+}
+
+func sameProgress(a, b *monitor.TaskProgress) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Completed == b.Completed && a.Total == b.Total && a.Blocked == b.Blocked && slices.Equal(a.InProgress, b.InProgress)
+}
+
+// rebuildRows gives the table the sessions the filter lets through.
+func (m *Model) rebuildRows() {
+	terms := filterTerms(m.query)
+	rows := make([]sessionRow, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		if matches(s, terms) {
+			rows = append(rows, sessionRow{sess: s, rev: m.revs[s.Pane]})
+		}
+	}
+	pane := ""
+	if s, ok := m.table.Selected(); ok {
+		pane = s.Pane
+	}
+	m.table.SetRows(rows, pane)
+	m.filter.SetCounts(len(rows), len(m.sessions))
+	title := "Sessions · " + fmt.Sprint(len(m.sessions))
+	if m.query != "" {
+		title = fmt.Sprintf("Sessions · %d of %d · filter: %s", len(rows), len(m.sessions), clean(m.query))
+	}
+	m.table.title = title
+	switch {
+	case !m.loaded:
+		m.table.SetEmpty([]string{m.st.Dim.Render(m.connectText())})
+	case len(m.sessions) == 0:
+		m.table.SetEmpty(emptyLines(m.st, m.serverName(), tmuxArgs(m.serverName())))
+	default:
+		m.table.SetEmpty([]string{"No session matches “" + clean(m.query) + "”. esc clears the filter."})
+	}
+}
+
+// connectText is the table's text before the first snapshot.
+func (m *Model) connectText() string {
+	if m.watch.err != nil {
+		return fmt.Sprintf("Cannot reach system3: %v. Retrying…", m.watch.err)
+	}
+	return "Connecting to system3…"
+}
+
+func (m *Model) serverName() string {
+	if m.opts.Server != "" {
+		return m.opts.Server
+	}
+	if m.server != "" {
+		return m.server
+	}
+	return "default tmux server"
+}
+
+func (m *Model) setQuery(q string) {
+	if q == m.query {
+		return
+	}
+	m.query = q
+	m.rebuildRows()
+}

@@ -1,0 +1,320 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+func TestRegistryUpdates(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	h.selectPane("%2") // orch-auth:1.0, working
+
+	// It starts waiting: it moves up among those needing a person, and
+	// stays selected.
+	s := fixtureSessions()[5]
+	if s.Pane != "%2" {
+		t.Fatalf("fixture order changed: %s", s.Pane)
+	}
+	s.State, s.Kind, s.Question, s.Options = rules.AwaitingInput, "question", "Which database?", []string{"Postgres", "SQLite"}
+	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s, Previous: rules.Working})
+	h.read()
+	if got := h.targets(); strings.Join(got, " ") != "api:1.0 orch-auth:0.0 orch-auth:1.0 web:0.1 db:0.0 docs:0.0 scratch:0.0" {
+		t.Errorf("order after change: %v", got)
+	}
+	if sel, _ := h.m.table.Selected(); sel.Pane != "%2" || sel.State != rules.AwaitingInput {
+		t.Errorf("selected %s (%s), want %%2 awaiting", sel.Pane, sel.State)
+	}
+	if !strings.Contains(h.m.View(), "Which database?") {
+		t.Error("the new question is not shown")
+	}
+
+	added := monitor.Session{Pane: "%20", Session: "new", Target: "new:0.0", Agent: "codex", State: rules.Idle, Since: now}
+	svc.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
+	h.read()
+	if h.m.table.Len() != 8 || h.m.counts[rules.Idle] != 2 {
+		t.Errorf("after add: %d rows, %d idle", h.m.table.Len(), h.m.counts[rules.Idle])
+	}
+	svc.Publish(monitor.Update{Kind: monitor.SessionRemoved, Session: s})
+	h.read()
+	if h.m.table.Len() != 7 {
+		t.Errorf("after remove: %d rows", h.m.table.Len())
+	}
+	if sel, ok := h.m.table.Selected(); !ok || sel.Pane == "%2" {
+		t.Errorf("the removed session is still selected")
+	}
+}
+
+func TestResyncTakesANewSnapshot(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	snap := fixtureSnapshot()
+	snap.Sessions = snap.Sessions[:2]
+	snap.Problem = "the wake journal is not writable: disk full"
+	svc.SetSnapshot(snap)
+	svc.Publish(monitor.Update{Kind: monitor.Resync, Missed: 12})
+	h.read()
+	if h.m.table.Len() != 2 {
+		t.Fatalf("%d rows after resync, want 2", h.m.table.Len())
+	}
+	if v := h.m.View(); !strings.Contains(v, "⚠ the wake journal is not writable: disk full") {
+		t.Fatalf("no problem line:\n%s", v)
+	}
+}
+
+// TestReconnect: when the service goes away (a daemon that stopped), the
+// header says so, the last sessions stay, and the dashboard reconnects
+// with backoff.
+func TestReconnect(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	gen := h.m.watch.gen
+	svc.Fail("watch", errors.New("dial unix system3.sock: connection refused"))
+	svc.EndWatches()
+	h.read()
+	if h.m.watch.up || h.m.watch.attempt != 1 {
+		t.Fatalf("watch up %v, attempt %d", h.m.watch.up, h.m.watch.attempt)
+	}
+	v := h.m.View()
+	if !strings.Contains(v, "session updates: the service closed the stream; reconnecting (attempt 1") {
+		t.Fatalf("no reconnecting line:\n%s", v)
+	}
+	if h.m.table.Len() != 7 {
+		t.Fatal("the last known sessions were dropped")
+	}
+
+	// The retry fails: attempt 2, longer wait.
+	h.send(retryMsg{stream: streamWatch, gen: gen})
+	if h.m.watch.attempt != 2 || !strings.Contains(h.m.View(), "connection refused; reconnecting (attempt 2") {
+		t.Fatalf("attempt %d:\n%s", h.m.watch.attempt, h.m.View())
+	}
+	// A stale retry does nothing.
+	h.send(retryMsg{stream: streamWatch, gen: gen})
+	if h.m.watch.attempt != 2 {
+		t.Fatalf("a stale retry counted: attempt %d", h.m.watch.attempt)
+	}
+
+	// The service is back, with a change made while it was away.
+	svc.Fail("watch", nil)
+	snap := fixtureSnapshot()
+	snap.Sessions = snap.Sessions[1:]
+	svc.SetSnapshot(snap)
+	h.send(retryMsg{stream: streamWatch, gen: h.m.watch.gen})
+	if !h.m.watch.up || h.m.watch.attempt != 0 || h.m.table.Len() != 6 {
+		t.Fatalf("after reconnecting: up %v, attempt %d, %d rows", h.m.watch.up, h.m.watch.attempt, h.m.table.Len())
+	}
+	if strings.Contains(h.m.View(), "reconnecting") {
+		t.Fatal("still says reconnecting")
+	}
+	// And the new stream delivers.
+	s := snap.Sessions[0]
+	s.State = rules.Idle
+	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	h.read()
+	if h.m.counts[rules.Idle] != 2 {
+		t.Fatalf("update after reconnect not applied")
+	}
+}
+
+func TestBackoffGrows(t *testing.T) {
+	h := newHarness(t, newFixtureService(t), Options{}, 100, 30)
+	var waits []time.Duration
+	for range 7 {
+		h.m.fail(streamWakes, errors.New("gone"))
+		waits = append(waits, h.m.wakeS.retryAt.Sub(h.m.now))
+	}
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
+	}
+}
+
+func TestWakeFeedReconnectReconciles(t *testing.T) {
+	svc := newFixtureService(t)
+	evs := raiseFixtureWakes(t, svc)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	if h.m.feed.unacked != 3 {
+		t.Fatalf("%d unacked", h.m.feed.unacked)
+	}
+	// The feed ends (the socket closed); meanwhile a wake is acked from
+	// the CLI.
+	h.m.wakeS.cancel()
+	h.read()
+	if h.m.wakeS.up || !strings.Contains(h.m.View(), "wakes: the service closed the stream; reconnecting (attempt 1") {
+		t.Fatalf("not reconnecting:\n%s", h.m.View())
+	}
+	if _, err := svc.Store.Ack(evs[2].ID, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	h.send(retryMsg{stream: streamWakes, gen: h.m.wakeS.gen})
+	if !h.m.wakeS.up || h.m.feed.unacked != 2 {
+		t.Fatalf("after reconnecting: up %v, %d unacked", h.m.wakeS.up, h.m.feed.unacked)
+	}
+}
+
+func TestWakeStreamResync(t *testing.T) {
+	svc := newFixtureService(t)
+	evs := raiseFixtureWakes(t, svc)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	// Acked elsewhere while the dashboard missed messages: the resync
+	// re-reads the unacknowledged wakes and drops the acked one.
+	if _, err := svc.Store.Ack(evs[3].ID, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	h.send(wakeMsg{gen: h.m.wakeS.gen, m: wake.Message{Kind: wake.Resync, Missed: 1}, ok: true})
+	if h.m.feed.unacked != 2 {
+		t.Fatalf("%d unacked after resync, want 2", h.m.feed.unacked)
+	}
+	// The ack message that was queued arrives late: nothing changes.
+	h.read()
+	if h.m.feed.unacked != 2 {
+		t.Fatalf("%d unacked after the late ack, want 2", h.m.feed.unacked)
+	}
+}
+
+func TestNewWakeRingsAndFlashes(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{Bell: true}, 100, 30)
+	svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%1", Session: "orch-auth", Pane: "%1",
+		Question: "Do you want to make this edit to login.go?", SuggestedAction: "Check it."})
+	h.read()
+	if got := h.bell.String(); got != "\a" {
+		t.Errorf("bell wrote %q", got)
+	}
+	if s := h.statusText(); s != "⚑ new wake: awaiting_input · orch-auth:0.0 · Do you want to make this edit to login.go?" {
+		t.Errorf("status %q", s)
+	}
+	if h.m.status.level != levelWake {
+		t.Error("the new wake does not flash")
+	}
+	// A burst rings once.
+	svc.Raise(t, wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop_detected/%4", Pane: "%4", Session: "api", SuggestedAction: "Look."})
+	h.read()
+	if got := h.bell.String(); got != "\a" {
+		t.Errorf("a burst rang %q", got)
+	}
+	// Routine wakes neither ring nor flash.
+	h.send(tickMsg{now: now.Add(time.Minute)})
+	svc.Raise(t, wake.Event{Reason: wake.ReasonHeartbeat, SuggestedAction: "All quiet."})
+	h.read()
+	if got := h.bell.String(); got != "\a" {
+		t.Errorf("a heartbeat rang: %q", got)
+	}
+	if !strings.Contains(h.statusText(), "error_loop_detected") {
+		t.Errorf("a heartbeat took the status line: %q", h.statusText())
+	}
+	if h.m.feed.unacked != 3 {
+		t.Errorf("%d unacked, want 3 (the heartbeat is listed)", h.m.feed.unacked)
+	}
+}
+
+func TestNoBellWithoutTheOption(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	svc.Raise(t, wake.Event{Reason: wake.ReasonWorkerFailed, Key: "worker_failed/%9", Pane: "%9", Session: "db"})
+	h.read()
+	if got := h.bell.String(); got != "" {
+		t.Errorf("bell wrote %q", got)
+	}
+}
+
+func TestClearedWakeStaysUntilAcked(t *testing.T) {
+	svc := newFixtureService(t)
+	raiseFixtureWakes(t, svc)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	if err := svc.Store.Clear("awaiting_input/%1"); err != nil {
+		t.Fatal(err)
+	}
+	h.read()
+	if h.m.feed.unacked != 3 {
+		t.Fatalf("%d unacked", h.m.feed.unacked)
+	}
+	if !strings.Contains(h.m.View(), "(cleared) Check what claude asks") {
+		t.Fatalf("the cleared wake is not marked:\n%s", h.m.View())
+	}
+}
+
+func TestPreviewFollowsTheSelection(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	h.selectPane("%1")
+	if h.m.detail.previewFor != "%1" {
+		t.Fatalf("preview of %q", h.m.detail.previewFor)
+	}
+	// Colour is dropped: the tests draw without colour.
+	for _, l := range h.m.detail.lines {
+		if strings.Contains(l, "\x1b") {
+			t.Fatalf("escape left in %q", l)
+		}
+	}
+	// A tick reads it again, with what the pane shows now.
+	svc.SetPreview("%1", "Edit applied.")
+	h.send(tickMsg{now: now})
+	if !strings.Contains(h.m.View(), "Edit applied.") {
+		t.Fatalf("the tick did not refresh the preview:\n%s", h.m.View())
+	}
+	// A preview that cannot be read says why.
+	svc.Fail("preview", errors.New("capture %1: pane gone"))
+	h.send(tickMsg{now: now})
+	if !strings.Contains(h.m.View(), "(as last read; preview unavailable: capture %1: pane gone)") {
+		t.Fatalf("no preview error:\n%s", h.m.View())
+	}
+}
+
+func TestPreviewReadsNeverOverlap(t *testing.T) {
+	h := newHarness(t, newFixtureService(t), Options{}, 100, 30)
+	h.m.previewBusy = true
+	if cmd := h.m.refreshPreview(); cmd != nil || !h.m.previewPending {
+		t.Fatal("a second read went out while one was in flight")
+	}
+	// The answer to the first read asks for the pending one.
+	next, cmd := h.m.Update(previewMsg{pane: "%4", p: monitor.Preview{Lines: []string{"x"}}})
+	h.m = next.(Model)
+	if cmd == nil || h.m.previewPending || !h.m.previewBusy {
+		t.Fatal("the pending read was not sent")
+	}
+}
+
+func TestTaskListShown(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 160, 45)
+	h.selectPane("%1")
+	v := h.m.View()
+	for _, want := range []string{"tasks 3/7", "1 in progress · 1 blocked · list auth-list", "▶ 4 Implement login — Implementing login", "✗ 6 Deploy to staging — blocked by 4, 5", "✓ 1 Read the auth spec"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in\n%s", want, v)
+		}
+	}
+	svc.Fail("task_lists", errors.New("no such task list: \"auth-list\""))
+	s := fixtureSessions()[1]
+	s.Tasks = &monitor.TaskProgress{Completed: 4, Total: 7}
+	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	h.read()
+	if v := h.m.View(); !strings.Contains(v, "cannot read the list: no such") {
+		t.Errorf("no list error in\n%s", v)
+	}
+}
+
+func TestHeaderProblemRefresh(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{MCP: func() MCPStatus { return MCPStatus{Err: "port taken"} }}, 100, 30)
+	snap := fixtureSnapshot()
+	snap.Running = false
+	snap.Problem = "no tmux server is running (tmux server -L work); system3 will pick it up when it starts"
+	svc.SetSnapshot(snap)
+	h.send(tickMsg{now: now.Add(headerEvery), mcp: &MCPStatus{Err: "port taken"}})
+	v := h.m.View()
+	for _, want := range []string{"tmux server -L work (not running)", "MCP: port taken", "⚠ no tmux server is running"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in\n%s", want, v)
+		}
+	}
+}
