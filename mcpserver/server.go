@@ -1,0 +1,268 @@
+// Package mcpserver is system3's embedded MCP server: the same service the
+// dashboard uses, offered to AI agents as tools and resources over
+// Streamable HTTP (inside the dashboard or `system3 serve`) and stdio
+// (`system3 mcp`). It keeps no state of its own: every tool calls the
+// monitor service, and every action goes through the service's one
+// injection path and audit log.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Service is the part of monitor.Service the MCP server uses.
+type Service interface {
+	Snapshot(ctx context.Context) (monitor.Snapshot, error)
+	Watch(ctx context.Context) (<-chan monitor.Update, error)
+	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
+	WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error)
+	Ack(ctx context.Context, id, by string) (wake.Event, error)
+	AckAll(ctx context.Context, by string) ([]wake.Event, error)
+	Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error)
+	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
+	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
+	Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error)
+	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
+	Audit(ctx context.Context, e audit.Entry) error
+}
+
+var _ Service = monitor.Service(nil)
+
+// Defaults of Options.
+const (
+	DefaultListen          = "127.0.0.1:8889"
+	DefaultInjectPerMinute = 30
+	DefaultSessionIdleTTL  = 30 * time.Minute
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultProgressEvery   = 5 * time.Second
+)
+
+// Options configure a Server. The zero value serves every tool on
+// loopback without a token.
+type Options struct {
+	// Version and Started are reported by the status tool and /health.
+	Version string
+	Started time.Time
+	// ReadOnly registers only the read tools.
+	ReadOnly bool
+	// AllowSessions are path.Match globs of the tmux sessions MCP clients
+	// may type into; empty allows every watched session.
+	AllowSessions []string
+	// InjectPerMinute caps the actions (inject, answer, interrupt) per pane
+	// per minute; 0 means DefaultInjectPerMinute, negative means no cap.
+	InjectPerMinute int
+	// Token, when set, is the bearer token every HTTP request must carry.
+	// Listening on a non-loopback address requires one.
+	Token string
+	// Logger receives the server's log lines (never stdout); nil discards.
+	Logger *slog.Logger
+	// Clock is the time source of rate limits and uptime; nil is time.Now.
+	Clock func() time.Time
+	// SessionIdleTTL forgets HTTP sessions idle this long (clients that
+	// never say goodbye); 0 means DefaultSessionIdleTTL.
+	SessionIdleTTL time.Duration
+	// MaxBodyBytes caps an HTTP request body (413 past it); 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ProgressEvery is how often wait_for_wake reports progress to a
+	// client that asked for it; 0 means DefaultProgressEvery.
+	ProgressEvery time.Duration
+	// AllowedHosts are extra Host header values (host names, no port)
+	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
+	AllowedHosts []string
+}
+
+// Server is the MCP server of one system3 process.
+type Server struct {
+	svc     Service
+	opts    Options
+	log     *slog.Logger
+	mcp     *server.MCPServer
+	clients *clientNames
+	policy  *policy
+	tracker *progressTracker
+
+	mu       sync.Mutex
+	sessions map[string]struct{} // registered MCP sessions
+	ln       net.Listener
+	addr     string
+	bindErr  error
+	serving  bool
+	extra    []string // allowed Host names learnt from the listen address
+	streams  []*server.StreamableHTTPServer
+}
+
+// New builds a server on svc. It fails on options that cannot work, like a
+// malformed session glob.
+func New(svc Service, opts Options) (*Server, error) {
+	if svc == nil {
+		return nil, errors.New("mcpserver: no service")
+	}
+	for _, g := range opts.AllowSessions {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("mcp.allow_sessions: %q is not a valid glob (use *, ? and [a-z]): %w", g, err)
+		}
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Started.IsZero() {
+		opts.Started = opts.Clock()
+	}
+	if opts.Version == "" {
+		opts.Version = "devel"
+	}
+	if opts.InjectPerMinute == 0 {
+		opts.InjectPerMinute = DefaultInjectPerMinute
+	}
+	if opts.SessionIdleTTL <= 0 {
+		opts.SessionIdleTTL = DefaultSessionIdleTTL
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = DefaultProgressEvery
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		svc:      svc,
+		opts:     opts,
+		log:      log,
+		clients:  newClientNames(opts.Clock),
+		policy:   newPolicy(opts.AllowSessions, opts.InjectPerMinute, opts.Clock),
+		tracker:  newProgressTracker(),
+		sessions: map[string]struct{}{},
+	}
+	hooks := &server.Hooks{}
+	s.addHooks(hooks)
+	s.mcp = server.NewMCPServer("system3", opts.Version,
+		server.WithTitle("system3"),
+		server.WithDescription("Supervise AI coding agents running in tmux panes"),
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, true),
+		server.WithPromptCapabilities(false),
+		server.WithInputSchemaValidation(),
+		server.WithStrictInputSchemaDefault(),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(s.withOrigin),
+	)
+	for _, t := range s.toolSet() {
+		s.mcp.AddTool(t.Tool, t.Handler)
+	}
+	s.addResources()
+	s.addPrompts()
+	return s, nil
+}
+
+// instructions tell a client's model how to use the server.
+const instructions = `system3 watches AI coding agents (Claude Code, Codex, Gemini, aider) running in tmux panes and tells you when one needs attention.
+Start with status. To supervise, loop: call wait_for_wake (it returns within 25 seconds; call it again while it says "waiting"), read the wake, act on it (answer_prompt, inject_guidance or interrupt, after get_session to read the screen), then ack_wake its id.`
+
+// ToolDef is one tool and its handler.
+type ToolDef struct {
+	Tool    mcp.Tool
+	Handler server.ToolHandlerFunc
+	// Write is true for the tools --read-only leaves out.
+	Write bool
+}
+
+// toolSet is the tools this server registers: the read set, and the write
+// set unless read-only.
+func (s *Server) toolSet() []ToolDef {
+	defs := s.AllTools()
+	if !s.opts.ReadOnly {
+		return defs
+	}
+	var read []ToolDef
+	for _, d := range defs {
+		if !d.Write {
+			read = append(read, d)
+		}
+	}
+	return read
+}
+
+// AllTools is every tool the server can offer, read ones first, in the
+// order the reference documents them, whether or not read-only.
+func (s *Server) AllTools() []ToolDef {
+	env := s.env()
+	read := []func(*Env) (mcp.Tool, server.ToolHandlerFunc){
+		StatusTool, ListSessionsTool, GetSessionTool, ListWakesTool, ListTasksTool, WaitForWakeTool,
+	}
+	write := []func(*Env) (mcp.Tool, server.ToolHandlerFunc){
+		InjectGuidanceTool, AnswerPromptTool, InterruptTool, AckWakeTool,
+	}
+	var defs []ToolDef
+	for _, f := range read {
+		t, h := f(env)
+		defs = append(defs, ToolDef{Tool: t, Handler: h})
+	}
+	for _, f := range write {
+		t, h := f(env)
+		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
+	}
+	return defs
+}
+
+// MCPServer is the underlying mcp-go server, for in-process clients.
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+// Status says whether the HTTP server listens, where, why not, and how
+// many MCP sessions are open.
+type Status struct {
+	// Addr is the address listened on ("127.0.0.1:8889"); empty when not.
+	Addr string `json:"addr,omitempty"`
+	// URL is the MCP endpoint clients register ("http://127.0.0.1:8889/mcp").
+	URL string `json:"url,omitempty"`
+	// Err is why the server does not listen (port taken...); nil when it does.
+	Err error `json:"-"`
+	// Sessions counts the MCP sessions open now (HTTP and stdio).
+	Sessions int  `json:"sessions"`
+	Serving  bool `json:"serving"`
+	ReadOnly bool `json:"read_only"`
+}
+
+// Status reports the server's state, for the dashboard's header.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Addr: s.addr, Err: s.bindErr, Sessions: len(s.sessions), Serving: s.serving, ReadOnly: s.opts.ReadOnly}
+	if s.addr != "" {
+		st.URL = "http://" + s.addr + "/mcp"
+	}
+	return st
+}
+
+func (s *Server) sessionOpened(id string) {
+	s.mu.Lock()
+	s.sessions[id] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) sessionClosed(id string) {
+	s.mu.Lock()
+	delete(s.sessions, id)
+	s.mu.Unlock()
+}

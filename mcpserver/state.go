@@ -1,0 +1,95 @@
+package mcpserver
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// The coarse states of an orchestrator, as the seed design names them.
+const (
+	// StatusActive: the agent runs on its own (working, idle, or a screen
+	// no rule recognises).
+	StatusActive = "active"
+	// StatusBlocked: the agent waits for someone (a prompt, an error, an
+	// error loop).
+	StatusBlocked = "blocked"
+	// StatusComplete: the agent exited after finishing every task of its
+	// task list.
+	StatusComplete = "complete"
+	// StatusFailed: the agent exited with work unfinished or unknown (it
+	// crashed, was killed, or quit early).
+	StatusFailed = "failed"
+)
+
+// Statuses lists the coarse states, for enums and docs.
+func Statuses() []string {
+	return []string{StatusActive, StatusBlocked, StatusComplete, StatusFailed}
+}
+
+// States lists the detailed states, for enums and docs.
+func States() []string {
+	return []string{string(rules.Working), string(rules.Idle), string(rules.AwaitingInput), string(rules.Error),
+		string(rules.ErrorLoop), string(rules.Exited), string(rules.Unknown)}
+}
+
+// CoarseState maps a session's detailed state to the coarse one. An exited
+// agent is complete only when its task list shows every task done: system3
+// cannot tell a clean exit from a crash by the screen, but unfinished
+// tasks say the work did not end.
+func CoarseState(s monitor.Session) string {
+	switch s.State {
+	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
+		return StatusBlocked
+	case rules.Exited:
+		if t := s.Tasks; t != nil && t.Total > 0 && t.Completed == t.Total {
+			return StatusComplete
+		}
+		return StatusFailed
+	}
+	return StatusActive
+}
+
+// isAgent reports whether a pane runs (or ran) a coding agent, as opposed
+// to a shell or an unrecognised program.
+func isAgent(s monitor.Session) bool {
+	return s.Agent != "" && s.Agent != "shell"
+}
+
+// progressText is "3/5", or "" without a task list.
+func progressText(t *monitor.TaskProgress) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", t.Completed, t.Total)
+}
+
+// sessionRow is one session in lists: enough to decide what to look at.
+type sessionRow struct {
+	Name     string    `json:"name"`   // tmux session name
+	Target   string    `json:"target"` // session:window.pane
+	Pane     string    `json:"pane"`
+	Agent    string    `json:"agent"`
+	Status   string    `json:"status"` // active, blocked, complete, failed
+	State    string    `json:"state"`  // detailed
+	Kind     string    `json:"kind,omitempty"`
+	Question string    `json:"question,omitempty"`
+	Options  []string  `json:"options,omitempty"`
+	Tasks    string    `json:"tasks,omitempty"` // "3/5"
+	TaskList string    `json:"task_list,omitempty"`
+	LastLine string    `json:"last_line,omitempty"`
+	Since    time.Time `json:"since"`
+	Updated  time.Time `json:"updated"`
+}
+
+func rowOf(s monitor.Session) sessionRow {
+	return sessionRow{
+		Name: s.Session, Target: s.Target, Pane: s.Pane, Agent: s.Agent,
+		Status: CoarseState(s), State: string(s.State), Kind: s.Kind,
+		Question: s.Question, Options: s.Options,
+		Tasks: progressText(s.Tasks), TaskList: s.TaskList,
+		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated,
+	}
+}

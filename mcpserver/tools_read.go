@@ -1,0 +1,557 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/wake"
+)
+
+// StatusTool reports system3 itself and every orchestrator at a glance.
+func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("status",
+		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, exited, unknown), task progress like "3/5", its question when blocked, and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
+		readOnly("system3 status"),
+	)
+	return t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		snap, err := e.Svc.Snapshot(cctx)
+		if err != nil {
+			return serviceError(err)
+		}
+		unacked, err := e.Svc.Wakes(cctx, wake.Filter{})
+		if err != nil {
+			return serviceError(err)
+		}
+		now := e.Clock()
+		up := now.Sub(e.Started).Round(time.Second)
+		doc := statusDoc{
+			Version: e.Version, Started: e.Started, Uptime: up.String(), UptimeSeconds: int64(up / time.Second),
+			TmuxServer: snap.Server, TmuxRunning: snap.Running, Problem: snap.Problem, ReadOnly: e.ReadOnly,
+			UnackedWakes: len(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
+			Orchestrators: []orchestrator{},
+		}
+		for _, s := range Statuses() {
+			doc.ByStatus[s] = 0
+		}
+		for _, s := range States() {
+			doc.ByState[s] = 0
+		}
+		wakesByPane := map[string]int{}
+		for _, w := range unacked {
+			wakesByPane[w.Pane]++
+		}
+		var blocked []string
+		for _, s := range snap.Sessions {
+			if !isAgent(s) {
+				doc.OtherPanes++
+				continue
+			}
+			r := rowOf(s)
+			doc.ByStatus[r.Status]++
+			doc.ByState[r.State]++
+			doc.Orchestrators = append(doc.Orchestrators, orchestrator{
+				Name: r.Name, Target: r.Target, Pane: r.Pane, Agent: r.Agent, Status: r.Status, State: r.State,
+				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, UnackedWakes: wakesByPane[s.Pane],
+				Since: r.Since, Updated: r.Updated,
+			})
+			if r.Status == StatusBlocked {
+				blocked = append(blocked, r.Target)
+			}
+		}
+		switch {
+		case len(blocked) > 0:
+			doc.Next = fmt.Sprintf("%d blocked: call get_session with session %q to see why", len(blocked), blocked[0])
+		case len(unacked) > 0:
+			doc.Next = "call list_wakes to read the unacknowledged wakes"
+		default:
+			doc.Next = "nothing needs you now; call wait_for_wake to be told when something does"
+		}
+		return result(doc)
+	}
+}
+
+type statusDoc struct {
+	Version       string         `json:"version"`
+	Started       time.Time      `json:"started"`
+	Uptime        string         `json:"uptime"`
+	UptimeSeconds int64          `json:"uptime_seconds"`
+	TmuxServer    string         `json:"tmux_server"`
+	TmuxRunning   bool           `json:"tmux_running"`
+	Problem       string         `json:"problem,omitempty"`
+	ReadOnly      bool           `json:"read_only"`
+	UnackedWakes  int            `json:"unacked_wakes"`
+	ByStatus      map[string]int `json:"by_status"`
+	ByState       map[string]int `json:"by_state"`
+	OtherPanes    int            `json:"other_panes"`
+	Orchestrators []orchestrator `json:"orchestrators"`
+	Next          string         `json:"next"`
+}
+
+type orchestrator struct {
+	Name         string    `json:"name"`
+	Target       string    `json:"target"`
+	Pane         string    `json:"pane"`
+	Agent        string    `json:"agent"`
+	Status       string    `json:"status"`
+	State        string    `json:"state"`
+	Kind         string    `json:"kind,omitempty"`
+	Question     string    `json:"question,omitempty"`
+	Tasks        string    `json:"tasks,omitempty"`
+	UnackedWakes int       `json:"unacked_wakes"`
+	Since        time.Time `json:"since"`
+	Updated      time.Time `json:"updated"`
+}
+
+// ListSessionsTool lists the watched panes with their state, filtered.
+func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	states := append(Statuses(), States()...)
+	t := mcp.NewTool("list_sessions",
+		mcp.WithDescription(`List the agent sessions system3 watches, one row each: name (tmux session), target (session:window.pane), pane id, agent, status (active, blocked, complete, failed), detailed state, kind, the question and options when it waits for an answer, task progress, last line and times. Those needing someone come first. Filter by state (a status or a detailed state), agent, or a glob on the session name. Use the name, target or pane of a row as the session argument of the other tools.`),
+		mcp.WithString("state", mcp.Description("Only sessions in this status or detailed state."), mcp.Enum(states...)),
+		mcp.WithString("agent", mcp.Description(`Only this agent: "claude", "codex", "gemini", "aider"...`), mcp.MaxLength(64)),
+		mcp.WithString("name", mcp.Description(`Glob on the tmux session name, like "orch-*".`), mcp.MaxLength(256)),
+		mcp.WithBoolean("include_shells", mcp.Description("Also list panes where no coding agent runs (shells, other programs)."), mcp.DefaultBool(false)),
+		argOrder("state", "agent", "name", "include_shells"),
+		readOnly("List sessions"),
+	)
+	type args struct {
+		State         string `json:"state"`
+		Agent         string `json:"agent"`
+		Name          string `json:"name"`
+		IncludeShells bool   `json:"include_shells"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		if a.Name != "" {
+			if _, err := path.Match(a.Name, ""); err != nil {
+				return badInput("name %q is not a valid glob; use *, ? and [a-z], like \"orch-*\"", a.Name)
+			}
+		}
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		snap, err := e.Svc.Snapshot(cctx)
+		if err != nil {
+			return serviceError(err)
+		}
+		rows := []sessionRow{}
+		for _, s := range snap.Sessions {
+			if !a.IncludeShells && !isAgent(s) && a.Agent == "" {
+				continue
+			}
+			r := rowOf(s)
+			if a.State != "" && r.State != a.State && r.Status != a.State {
+				continue
+			}
+			if a.Agent != "" && !strings.EqualFold(a.Agent, s.Agent) {
+				continue
+			}
+			if a.Name != "" {
+				if ok, _ := path.Match(a.Name, s.Session); !ok {
+					continue
+				}
+			}
+			rows = append(rows, r)
+		}
+		return result(map[string]any{"sessions": rows, "count": len(rows), "watched": len(snap.Sessions)})
+	})
+}
+
+// GetSessionTool shows everything about one session, with its screen.
+func GetSessionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("get_session",
+		mcp.WithDescription(`Everything system3 knows about one agent session: its state and kind with the evidence (the rule and the screen lines it matched), the question and numbered options when it waits for an answer, its task list with each task's status, its recent wakes, and the last lines of its screen (40 by default, up to 500; a first line says how many earlier lines were cut). Name the session by tmux session name, target (session:window.pane) or pane id; a session with several agent panes needs the target or pane.`),
+		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
+		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
+		mcp.WithInteger("lines", mcp.Description("How many of the screen's last lines to return."), mcp.Min(1), mcp.Max(MaxScreenLines), mcp.DefaultNumber(DefaultScreenLines)),
+		argOrder("session", "pane", "lines"),
+		readOnly("Get session"),
+	)
+	type args struct {
+		Session string `json:"session"`
+		Pane    string `json:"pane"`
+		Lines   int    `json:"lines"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		if a.Session == "" && a.Pane == "" {
+			return badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
+		}
+		if a.Lines == 0 {
+			a.Lines = DefaultScreenLines
+		}
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		snap, err := e.Svc.Snapshot(cctx)
+		if err != nil {
+			return serviceError(err)
+		}
+		sess, err := monitor.ResolveTarget(monitor.Target{Session: a.Session, Pane: a.Pane}, snap.Sessions, snap.Server)
+		if err != nil {
+			return serviceError(err)
+		}
+		d, err := sessionDetails(cctx, e.Svc, sess, a.Lines)
+		if err != nil {
+			return serviceError(err)
+		}
+		return result(d)
+	})
+}
+
+// sessionDetail is get_session's answer (and a session resource's).
+type sessionDetail struct {
+	sessionRow
+	Window     string           `json:"window"`
+	Command    string           `json:"command"`
+	Path       string           `json:"path"`
+	Detail     string           `json:"detail,omitempty"`
+	Evidence   monitor.Evidence `json:"evidence"`
+	ErrorCount int              `json:"error_count,omitempty"`
+	// TaskItems are the tasks of the session's task list.
+	TaskItems   []taskView   `json:"task_items,omitempty"`
+	RecentWakes []wake.Event `json:"recent_wakes"`
+	Screen      string       `json:"screen"`
+	// ScreenLinesCut counts the earlier lines left out of Screen.
+	ScreenLinesCut int    `json:"screen_lines_cut"`
+	Next           string `json:"next,omitempty"`
+}
+
+// recentWakes is how many of a session's wakes get_session shows.
+const recentWakes = 5
+
+func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines int) (sessionDetail, error) {
+	d := sessionDetail{
+		sessionRow: rowOf(s), Window: s.Window, Command: s.Command, Path: s.Path, Detail: s.Detail,
+		Evidence: s.Evidence, ErrorCount: s.ErrorCount, RecentWakes: []wake.Event{},
+	}
+	if d.Evidence.Lines == nil {
+		d.Evidence.Lines = []string{}
+	}
+	if s.TaskList != "" {
+		lists, err := svc.TaskLists(ctx, s.TaskList)
+		if err != nil && !errors.Is(err, monitor.ErrUnknownList) {
+			return d, err
+		}
+		for _, l := range lists {
+			for _, t := range l.Tasks {
+				d.TaskItems = append(d.TaskItems, taskOf(t, false))
+			}
+		}
+	}
+	evs, err := svc.Wakes(ctx, wake.Filter{IncludeAcked: true, Session: globEscape(s.Session)})
+	if err != nil {
+		return d, err
+	}
+	for _, ev := range evs {
+		if ev.Pane == s.Pane {
+			d.RecentWakes = append(d.RecentWakes, ev)
+		}
+	}
+	if n := len(d.RecentWakes); n > recentWakes {
+		d.RecentWakes = d.RecentWakes[n-recentWakes:]
+	}
+	// Ask for as much scrollback as lines, so a short screen still fills
+	// the request; blank lines at the bottom are dropped before cutting.
+	p, err := svc.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Pane: s.Pane}, History: lines})
+	if err != nil {
+		return d, err
+	}
+	all := p.Lines
+	for len(all) > 0 && strings.TrimSpace(all[len(all)-1]) == "" {
+		all = all[:len(all)-1]
+	}
+	cut := p.Truncated
+	if len(all) > lines {
+		cut += len(all) - lines
+		all = all[len(all)-lines:]
+	}
+	d.ScreenLinesCut = cut
+	if cut > 0 {
+		more := fmt.Sprintf("pass lines up to %d to see more", MaxScreenLines)
+		if lines >= MaxScreenLines {
+			more = fmt.Sprintf("%d is the most get_session returns", MaxScreenLines)
+		}
+		all = append([]string{fmt.Sprintf("[… %d earlier lines not shown; %s]", cut, more)}, all...)
+	}
+	d.Screen = strings.Join(all, "\n")
+	switch CoarseState(s) {
+	case StatusBlocked:
+		if s.State == "awaiting_input" {
+			d.Next = fmt.Sprintf("answer with answer_prompt (session %q, an option number, yes or no), or send text with inject_guidance", s.Target)
+		} else {
+			d.Next = fmt.Sprintf("read the error above; send guidance with inject_guidance (session %q) or stop it with interrupt", s.Target)
+		}
+	case StatusFailed, StatusComplete:
+		d.Next = "the agent has exited; its last lines are above"
+	}
+	return d, nil
+}
+
+// globEscape makes a session name match itself as a path.Match pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ListWakesTool lists wakes, unacknowledged by default, with a cursor.
+func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("list_wakes",
+		mcp.WithDescription(`List wake events: moments an agent needed someone (awaiting_input, error_loop_detected, worker_failed, api_error, session_idle, validation_failed) plus heartbeats and summaries. Each has an id, seq, time, reason, session, pane, agent, state, the evidence, question and options, task progress and a suggested action. Unacknowledged wakes only, oldest first, unless include_acked. Page with since: pass the cursor of the previous answer to get only newer wakes. Acknowledge handled wakes with ack_wake.`),
+		mcp.WithBoolean("include_acked", mcp.Description("Also list acknowledged wakes."), mcp.DefaultBool(false)),
+		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this (the cursor of a previous answer)."), mcp.Min(0)),
+		mcp.WithArray("reasons", mcp.Description("Only wakes with one of these reasons."), mcp.WithStringEnumItems(reasonValues())),
+		mcp.WithString("session", mcp.Description(`Glob on the tmux session name, like "orch-*".`), mcp.MaxLength(256)),
+		mcp.WithInteger("limit", mcp.Description("At most this many wakes."), mcp.Min(1), mcp.Max(200), mcp.DefaultNumber(50)),
+		argOrder("include_acked", "since", "reasons", "session", "limit"),
+		readOnly("List wakes"),
+	)
+	type args struct {
+		IncludeAcked bool     `json:"include_acked"`
+		Since        uint64   `json:"since"`
+		Reasons      []string `json:"reasons"`
+		Session      string   `json:"session"`
+		Limit        int      `json:"limit"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		if a.Limit == 0 {
+			a.Limit = 50
+		}
+		f := wake.Filter{IncludeAcked: a.IncludeAcked, SinceSeq: a.Since, Session: a.Session, Limit: a.Limit + 1}
+		for _, r := range a.Reasons {
+			f.Reasons = append(f.Reasons, wake.Reason(r))
+		}
+		if err := f.Validate(); err != nil {
+			return badInput("%v", err)
+		}
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		evs, err := e.Svc.Wakes(cctx, f)
+		if err != nil {
+			return serviceError(err)
+		}
+		more := len(evs) > a.Limit
+		if more {
+			evs = evs[:a.Limit]
+		}
+		cursor := a.Since
+		for _, ev := range evs {
+			cursor = max(cursor, ev.Seq)
+		}
+		if evs == nil {
+			evs = []wake.Event{}
+		}
+		return result(map[string]any{"wakes": evs, "count": len(evs), "cursor": cursor, "more": more})
+	})
+}
+
+// ListTasksTool shows task lists with each task's status.
+func ListTasksTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("list_tasks",
+		mcp.WithDescription(`Show the Claude Code task lists system3 watches (~/.claude/tasks): per list its id, the session and agent writing it, progress like "3/5", the tasks in progress and the blocked ones, and every task with its status (pending, in_progress, completed), whether it is blocked and by which tasks. Name one list to also get each task's description.`),
+		mcp.WithString("list", mcp.Description(`One task list id, like "PRD-AUTH-001"; omit for all lists.`), mcp.MaxLength(256)),
+		argOrder("list"),
+		readOnly("List tasks"),
+	)
+	type args struct {
+		List string `json:"list"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		lists, err := e.Svc.TaskLists(cctx, a.List)
+		if err != nil {
+			return serviceError(err)
+		}
+		out := make([]taskListView, 0, len(lists))
+		for _, l := range lists {
+			out = append(out, listView(l, a.List != ""))
+		}
+		return result(map[string]any{"lists": out, "count": len(out)})
+	})
+}
+
+type taskListView struct {
+	ID         string     `json:"id"`
+	Session    string     `json:"session,omitempty"`
+	Agent      string     `json:"agent,omitempty"`
+	Progress   string     `json:"progress"`
+	Done       bool       `json:"done"`
+	InProgress []string   `json:"in_progress"`
+	Blocked    int        `json:"blocked"`
+	LastChange *string    `json:"last_change"`
+	Errors     []string   `json:"errors,omitempty"`
+	Tasks      []taskView `json:"tasks"`
+}
+
+type taskView struct {
+	ID          string   `json:"id"`
+	Subject     string   `json:"subject"`
+	Status      string   `json:"status"`
+	Blocked     bool     `json:"blocked,omitempty"`
+	BlockedBy   []string `json:"blocked_by,omitempty"`
+	Owner       string   `json:"owner,omitempty"`
+	ActiveForm  string   `json:"active_form,omitempty"`
+	Description string   `json:"description,omitempty"`
+}
+
+func taskOf(t tasks.TaskDoc, description bool) taskView {
+	v := taskView{ID: t.ID, Subject: t.Subject, Status: t.Status, Blocked: t.Blocked, BlockedBy: t.BlockedBy, Owner: t.Owner}
+	if t.Status == "in_progress" {
+		v.ActiveForm = t.ActiveForm
+	}
+	if description {
+		v.Description = t.Description
+	}
+	if len(v.BlockedBy) == 0 {
+		v.BlockedBy = nil
+	}
+	return v
+}
+
+func listView(l tasks.ListDoc, description bool) taskListView {
+	v := taskListView{
+		ID: l.ID, Session: l.Session, Agent: l.Agent, Done: l.Progress.Done, LastChange: l.LastChange,
+		Progress:   fmt.Sprintf("%d/%d", l.Progress.Completed, l.Progress.Total),
+		InProgress: []string{}, Blocked: len(l.Progress.Blocked), Tasks: make([]taskView, 0, len(l.Tasks)),
+	}
+	for _, a := range l.Progress.InProgress {
+		v.InProgress = append(v.InProgress, a.Subject)
+	}
+	for _, er := range l.Errors {
+		v.Errors = append(v.Errors, er.Path+": "+er.Error)
+	}
+	for _, t := range l.Tasks {
+		v.Tasks = append(v.Tasks, taskOf(t, description))
+	}
+	return v
+}
+
+// WaitForWakeTool waits, within a client's timeout, for a wake.
+func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("wait_for_wake",
+		mcp.WithDescription(fmt.Sprintf(`Wait until an agent needs you, then return the wake: its id, reason, session, pane, state, question and options, evidence and a suggested action. Returns at once when a matching unacknowledged wake already exists (the same wake keeps being returned until you ack_wake it, so a supervisor that loops never misses one). Otherwise waits up to max_wait_seconds (default %d, at most %d, so the call always finishes before client timeouts) and returns {"status": "waiting", "cursor": N}: then simply call again. Pass since (a cursor) to skip wakes you have seen but not acknowledged. Reports progress while waiting when the client asks for it.`, int(DefaultWait/time.Second), int(MaxWait/time.Second))),
+		mcp.WithArray("reasons", mcp.Description("Only wakes with one of these reasons (default: any)."), mcp.WithStringEnumItems(reasonValues())),
+		mcp.WithString("session", mcp.Description(`Glob on the tmux session name, like "orch-*" (default: any).`), mcp.MaxLength(256)),
+		mcp.WithInteger("max_wait_seconds", mcp.Description("How long to wait before answering \"waiting\"."), mcp.Min(0), mcp.Max(int(MaxWait/time.Second)), mcp.DefaultNumber(int(DefaultWait/time.Second))),
+		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this."), mcp.Min(0)),
+		argOrder("reasons", "session", "max_wait_seconds", "since"),
+		readOnly("Wait for a wake"),
+	)
+	type args struct {
+		Reasons []string `json:"reasons"`
+		Session string   `json:"session"`
+		MaxWait *int     `json:"max_wait_seconds"`
+		Since   uint64   `json:"since"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		wait := DefaultWait
+		if a.MaxWait != nil {
+			wait = min(time.Duration(*a.MaxWait)*time.Second, MaxWait)
+		}
+		f := wake.Filter{Session: a.Session, SinceSeq: a.Since}
+		for _, r := range a.Reasons {
+			f.Reasons = append(f.Reasons, wake.Reason(r))
+		}
+		if err := f.Validate(); err != nil {
+			return badInput("%v", err)
+		}
+		// Elapsed time is real time, whatever the injected clock says.
+		start := time.Now()
+		// A wake already pending answers at once, without progress.
+		lctx, cancel := withTimeout(ctx, callTimeout)
+		pending, err := e.Svc.Wakes(lctx, wake.Filter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, Limit: 1})
+		cancel()
+		if err != nil {
+			return serviceError(err)
+		}
+		if len(pending) > 0 {
+			return wakeResult(pending[0])
+		}
+		prog := newProgressReporter(ctx, req, wait.Seconds(), e.progress)
+		defer prog.flush()
+		wctx, wcancel := context.WithTimeout(ctx, wait)
+		defer wcancel()
+		type got struct {
+			ev  wake.Event
+			err error
+		}
+		done := make(chan got, 1)
+		go func() {
+			ev, err := e.Svc.WaitWake(wctx, f)
+			done <- got{ev, err}
+		}()
+		every := e.ProgressEvery
+		if every <= 0 {
+			every = DefaultProgressEvery
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case g := <-done:
+				waited := time.Since(start).Seconds()
+				if g.err == nil {
+					prog.send(wait.Seconds(), fmt.Sprintf("wake %s: %s in %s", g.ev.ID, g.ev.Reason, g.ev.Session))
+					return wakeResult(g.ev)
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if !errors.Is(g.err, context.DeadlineExceeded) {
+					return serviceError(g.err)
+				}
+				prog.send(wait.Seconds(), "no wake yet")
+				return waitingResult(ctx, e.Svc, f, waited)
+			case <-tick.C:
+				el := math.Round(time.Since(start).Seconds()*10) / 10
+				prog.send(min(el, wait.Seconds()-0.1), fmt.Sprintf("waiting for a wake (%.0fs of %.0fs)", el, wait.Seconds()))
+			}
+		}
+	})
+}
+
+func wakeResult(ev wake.Event) (*mcp.CallToolResult, error) {
+	return result(map[string]any{
+		"status": "wake", "wake": ev, "cursor": ev.Seq,
+		"next": fmt.Sprintf("handle it (get_session %q shows the screen), then ack_wake id %q", ev.Session, ev.ID),
+	})
+}
+
+// waitingResult answers a wait that found nothing, with a cursor past every
+// wake seen so far. A matching wake raised in between is returned instead,
+// so moving the cursor never skips one.
+func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float64) (*mcp.CallToolResult, error) {
+	cctx, cancel := withTimeout(context.WithoutCancel(ctx), callTimeout)
+	defer cancel()
+	all, err := svc.Wakes(cctx, wake.Filter{IncludeAcked: true, SinceSeq: f.SinceSeq})
+	if err != nil {
+		return serviceError(err)
+	}
+	cursor := f.SinceSeq
+	for _, ev := range all {
+		cursor = max(cursor, ev.Seq)
+	}
+	f.Limit = 1
+	if evs, err := svc.Wakes(cctx, f); err == nil && len(evs) > 0 {
+		return wakeResult(evs[0])
+	}
+	return result(map[string]any{
+		"status": "waiting", "cursor": cursor, "waited_seconds": int(waited + 0.5),
+		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
+	})
+}

@@ -1,0 +1,227 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/wake"
+)
+
+// MaxMessage caps inject_guidance's message, like the audit log's text.
+const MaxMessage = audit.MaxText
+
+// target resolves the session or pane a write tool names and applies the
+// policy (allowlist, rate). A refusal is a tool error naming the rule.
+func (e *Env) target(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
+	if session == "" && pane == "" {
+		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
+		return monitor.Session{}, r, err
+	}
+	cctx, cancel := withTimeout(ctx, callTimeout)
+	defer cancel()
+	snap, err := e.Svc.Snapshot(cctx)
+	if err != nil {
+		r, err := serviceError(err)
+		return monitor.Session{}, r, err
+	}
+	sess, err := monitor.ResolveTarget(monitor.Target{Session: session, Pane: pane}, snap.Sessions, snap.Server)
+	if err != nil {
+		r, err := serviceError(err)
+		return monitor.Session{}, r, err
+	}
+	if e.policy != nil {
+		if why := e.policy.check(sess); why != "" {
+			return monitor.Session{}, mcp.NewToolResultError(why), nil
+		}
+	}
+	return sess, nil, nil
+}
+
+type actionView struct {
+	Delivered bool      `json:"delivered"`
+	Verified  *bool     `json:"verified,omitempty"`
+	Submitted *bool     `json:"submitted,omitempty"`
+	Priority  string    `json:"priority,omitempty"`
+	Option    string    `json:"option,omitempty"`
+	Keys      []string  `json:"keys,omitempty"`
+	Pane      string    `json:"pane"`
+	Target    string    `json:"target"`
+	Session   string    `json:"session"`
+	At        time.Time `json:"at"`
+	Method    string    `json:"method,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+	Next      string    `json:"next,omitempty"`
+}
+
+func viewOf(r monitor.ActionResult) actionView {
+	return actionView{Delivered: r.Delivered, Option: r.Option, Keys: r.Keys, Pane: r.Pane, Target: r.Target,
+		Session: r.Session, At: r.At, Method: r.Method, Detail: r.Detail}
+}
+
+// InjectGuidanceTool types a message into an agent's input and submits it.
+func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("inject_guidance",
+		mcp.WithDescription(`Type a message into an agent's input box and submit it, exactly as a person at the keyboard would: use it to give an agent guidance, answer a free-text question, or tell it what to do next. The text is sent literally (never as tmux keys), then Enter, and system3 checks that the agent took it. priority "urgent" first interrupts what the agent is doing (Escape) so it reads the message now; "normal" lets it finish its current step. submit false only types the text. Returns delivered (tmux accepted it), verified (the agent was seen to take it), the pane and target it went to, and when. Only sessions the operator allows (mcp.allow_sessions) can be typed into, at most mcp.inject_per_minute actions per pane per minute; every message is written to system3's audit log.`),
+		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
+		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
+		mcp.WithString("message", mcp.Required(), mcp.Description("The text to type. Newlines are kept (it is pasted as one message)."), mcp.MinLength(1), mcp.MaxLength(MaxMessage)),
+		mcp.WithBoolean("submit", mcp.Description("Press Enter after typing, and check the agent took the message."), mcp.DefaultBool(true)),
+		mcp.WithString("priority", mcp.Description(`"urgent" interrupts the agent (Escape) before typing; "normal" does not.`), mcp.Enum("normal", "urgent"), mcp.DefaultString("normal")),
+		argOrder("session", "pane", "message", "submit", "priority"),
+		writes("Inject guidance", true, false),
+	)
+	type args struct {
+		Session  string `json:"session"`
+		Pane     string `json:"pane"`
+		Message  string `json:"message"`
+		Submit   *bool  `json:"submit"`
+		Priority string `json:"priority"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		if a.Message == "" {
+			return badInput(`message is empty; send the text to type, like {"session": "orch-auth", "message": "Run the tests before committing."}`)
+		}
+		submit := a.Submit == nil || *a.Submit
+		urgent := a.Priority == "urgent"
+		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		if refusal != nil || err != nil {
+			return refusal, err
+		}
+		actx, cancel := withTimeout(ctx, actionTimeout)
+		defer cancel()
+		r, err := e.Svc.Inject(actx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: a.Message,
+			NoEnter: !submit, Urgent: urgent, Origin: originOf(ctx)})
+		if err != nil {
+			return serviceError(err)
+		}
+		v := viewOf(r)
+		v.Verified, v.Submitted = &r.Verified, &submit
+		v.Priority = "normal"
+		if urgent {
+			v.Priority = "urgent"
+		}
+		switch {
+		case !r.Delivered:
+			v.Next = "tmux did not take the text; call get_session to see the pane"
+		case submit && !r.Verified:
+			v.Next = "typed, but system3 did not see the agent take it; call get_session to check its screen"
+		}
+		return result(v)
+	})
+}
+
+// AnswerPromptTool answers the question or permission prompt an agent
+// waits at.
+func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("answer_prompt",
+		mcp.WithDescription(`Answer the prompt an agent is waiting at (state awaiting_input: a permission request like "Do you want to proceed?" or a multiple-choice question). answer is an option number ("1"), "yes" (the first option starting with Yes), "no" (decline, the way the agent expects), or an option's label (or a unique part of it). Read the question and numbered options first with get_session or list_sessions. Fails without acting when the agent is not waiting or the answer matches no option; returns the option chosen and the keys pressed.`),
+		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
+		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
+		mcp.WithString("answer", mcp.Required(), mcp.Description(`"1".."9", "yes", "no", or an option's label.`), mcp.MinLength(1), mcp.MaxLength(256)),
+		argOrder("session", "pane", "answer"),
+		writes("Answer prompt", true, false),
+	)
+	type args struct {
+		Session string `json:"session"`
+		Pane    string `json:"pane"`
+		Answer  string `json:"answer"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		if refusal != nil || err != nil {
+			return refusal, err
+		}
+		actx, cancel := withTimeout(ctx, actionTimeout)
+		defer cancel()
+		r, err := e.Svc.Answer(actx, monitor.AnswerRequest{Target: monitor.Target{Pane: sess.Pane}, Answer: a.Answer, Origin: originOf(ctx)})
+		if err != nil {
+			return serviceError(err)
+		}
+		v := viewOf(r)
+		v.Next = "call get_session in a moment to see the agent carry on"
+		return result(v)
+	})
+}
+
+// InterruptTool stops what an agent is doing.
+func InterruptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("interrupt",
+		mcp.WithDescription(`Stop what an agent is doing right now, like a person pressing Escape (Ctrl-C for aider and shells). The agent keeps its conversation and waits for input: follow up with inject_guidance to tell it what to do instead. Returns the keys pressed and the pane.`),
+		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
+		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
+		argOrder("session", "pane"),
+		writes("Interrupt agent", true, false),
+	)
+	type args struct {
+		Session string `json:"session"`
+		Pane    string `json:"pane"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		if refusal != nil || err != nil {
+			return refusal, err
+		}
+		actx, cancel := withTimeout(ctx, actionTimeout)
+		defer cancel()
+		r, err := e.Svc.Interrupt(actx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: originOf(ctx)})
+		if err != nil {
+			return serviceError(err)
+		}
+		v := viewOf(r)
+		v.Next = "tell it what to do instead with inject_guidance"
+		return result(v)
+	})
+}
+
+// AckWakeTool acknowledges wakes.
+func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	t := mcp.NewTool("ack_wake",
+		mcp.WithDescription(`Acknowledge a wake once you have handled it, so wait_for_wake and list_wakes stop returning it and the dashboard shows it done (acknowledged by "mcp:<your client name>"). Pass the wake's id, or all true to acknowledge every unacknowledged wake. Acknowledging twice is harmless. The condition itself stays: a prompt still on screen raises no new wake until it goes away.`),
+		mcp.WithString("id", mcp.Description(`The wake id, like "w0000000042-m3k2j1"; from wait_for_wake or list_wakes.`), mcp.MaxLength(128)),
+		mcp.WithBoolean("all", mcp.Description("Acknowledge every unacknowledged wake instead of one."), mcp.DefaultBool(false)),
+		argOrder("id", "all"),
+		writes("Acknowledge wake", false, true),
+	)
+	type args struct {
+		ID  string `json:"id"`
+		All bool   `json:"all"`
+	}
+	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+		if (a.ID == "") == !a.All {
+			return badInput(`send either {"id": "<wake id>"} or {"all": true}, not both and not neither`)
+		}
+		cctx, cancel := withTimeout(ctx, callTimeout)
+		defer cancel()
+		var evs []wake.Event
+		if a.All {
+			all, err := e.Svc.AckAll(cctx, originOf(ctx))
+			if err != nil {
+				return serviceError(err)
+			}
+			evs = all
+		} else {
+			ev, err := e.Svc.Ack(cctx, a.ID, originOf(ctx))
+			if err != nil {
+				return serviceError(err)
+			}
+			evs = []wake.Event{ev}
+		}
+		type acked struct {
+			ID      string    `json:"id"`
+			Reason  string    `json:"reason"`
+			Session string    `json:"session"`
+			AckedBy string    `json:"acked_by"`
+			AckedAt time.Time `json:"acked_at"`
+		}
+		out := make([]acked, 0, len(evs))
+		for _, ev := range evs {
+			out = append(out, acked{ID: ev.ID, Reason: string(ev.Reason), Session: ev.Session, AckedBy: ev.AckedBy, AckedAt: ev.AckedAt})
+		}
+		return result(map[string]any{"acked": out, "count": len(out), "next": "call wait_for_wake for the next one"})
+	})
+}
