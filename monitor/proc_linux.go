@@ -85,3 +85,18 @@ func processEnv(pid int) map[string]string {
 	}
 	return env
 }
+
+// envInTree returns the value of the environment variable key in pid or,
+// failing that, in the first process below it that sets it; "" when none
+// does.
+func envInTree(pid int, key string) string {
+	if v := processEnv(pid)[key]; v != "" {
+		return v
+	}
+	found := ""
+	walkProcesses(pid, func(p int, _ string) bool {
+		found = processEnv(p)[key]
+		return found == ""
+	})
+	return found
+}

@@ -187,18 +187,23 @@ type AgentInfo struct {
 	TaskList string
 }
 
+// taskListVar names the task list Claude Code writes.
+const taskListVar = "CLAUDE_CODE_TASK_LIST_ID"
+
 // ProbeClaude looks at the Claude Code process running below pid (the
 // pane's process) in directory cwd: its task list id from its environment,
 // and its transcript, the most recently written .jsonl in its projects
-// directory (CLAUDE_CONFIG_DIR, or $HOME/.claude). It returns the zero
-// AgentInfo when there is no claude process.
+// directory (CLAUDE_CONFIG_DIR, or $HOME/.claude). Without a claude
+// process (a renamed build, a wrapper that runs it under another name,
+// system3's demo agents), the first process in the pane whose environment
+// names a task list links it, and no transcript is followed.
 func ProbeClaude(pid int, cwd string) AgentInfo {
 	cpid := findProcess(pid, "claude")
 	if cpid == 0 {
-		return AgentInfo{}
+		return AgentInfo{TaskList: envInTree(pid, taskListVar)}
 	}
 	env := processEnv(cpid)
-	info := AgentInfo{TaskList: env["CLAUDE_CODE_TASK_LIST_ID"]}
+	info := AgentInfo{TaskList: env[taskListVar]}
 	dir := env["CLAUDE_CONFIG_DIR"]
 	if dir == "" && env["HOME"] != "" {
 		dir = filepath.Join(env["HOME"], ".claude")

@@ -16,6 +16,9 @@ func newRootCmd(a *app) *cobra.Command {
 coding agent is doing (working, idle, awaiting input, error, error loop,
 exited), and wakes a person or a supervising agent when one needs help.
 
+With no command it opens the dashboard (see system3 tui --help); system3 demo
+shows it on scripted agents in a private tmux server.
+
 It selects the tmux server with --tmux-socket (tmux -L) or --tmux-socket-path
 (tmux -S); without either it uses your default tmux server.
 
@@ -23,6 +26,8 @@ Settings come from flags, then environment variables (SYSTEM3_TMUX_SOCKET,
 SYSTEM3_TMUX_SOCKET_PATH, SYSTEM3_STATE_DIR, SYSTEM3_TASKS_DIR, SYSTEM3_CONFIG),
 then the config file ($XDG_CONFIG_HOME/system3/config.yaml), then defaults.
 Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
+		Args:          cobra.NoArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return a.runDashboard(cmd.Context()) },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,6 +55,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 
 	root.AddCommand(
 		newVersionCmd(a),
+		newTUICmd(a),
 		newStatusCmd(a),
 		newTasksCmd(a),
 		newClassifyCmd(a),
@@ -57,10 +63,15 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newWaitCmd(a),
 		newWatchCmd(a),
 		newAckCmd(a),
+		newServeCmd(a), // mcp-server engineer: temporary, for tests
+		newMCPCmd(a),
+		newTokenCmd(a),
 		newInjectCmd(a),
 		newAnswerCmd(a),
 		newInterruptCmd(a),
 		newAuditCmd(a),
+		newDemoCmd(a),
+		newFakeAgentCmd(a),
 	)
 	return root
 }

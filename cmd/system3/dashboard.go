@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tui"
+)
+
+const dashboardLong = `Open the dashboard: every agent pane on the tmux server with its state,
+how long it has been in it, task progress and the question it asks; the
+wakes that need attention; and a live preview of the selected pane. From
+the keyboard you can answer a prompt (1-9, y, n), type guidance into a pane
+(i), interrupt an agent (x), acknowledge wakes (a, A) and jump into a pane
+(o). Press ? for every key (also in docs/keys.md).
+
+If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
+this state dir, the dashboard attaches to it and quitting leaves it running;
+otherwise the dashboard runs the monitors itself and stops them when it
+quits. New wakes ring the terminal bell (notify.bell in the config), can
+show a tmux message (notify.tmux_message) and run a command (notify.command).
+
+Try it without any agent of your own: system3 demo`
+
+func newTUICmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tui",
+		Short: "Open the dashboard (the same as system3 with no command)",
+		Long:  dashboardLong,
+		Example: `  system3
+  system3 --tmux-socket work tui`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDashboard(cmd.Context()) },
+	}
+}
+
+// runDashboard runs the TUI on the monitors of this state dir (a running
+// daemon's, or its own) until the operator quits.
+func (a *app) runDashboard(ctx context.Context) error {
+	if f, ok := a.stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		return errors.New("the dashboard needs a terminal; for scripts use `system3 status`, `system3 watch` or `system3 wait`")
+	}
+	svc, closeFn, err := a.openService(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.release(closeFn)
+	_, attached := svc.(*ipc.Client)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+
+	opts := a.tuiOptions(gctx)
+	notify := a.settings.File.Notify
+	var display func(context.Context, string) error
+	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
+		display = op.DisplayMessage
+	}
+	// The command runs where the monitors run, so a dashboard attached to
+	// a daemon does not run it a second time.
+	command := notify.Command
+	if attached {
+		command = ""
+	}
+	n, err := newNotifier(notify.Reasons, command, display, a.log)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	status, err := a.dashboardMCP(gctx, g, svc)
+	if err != nil {
+		return err
+	}
+	opts.MCP = status
+	g.Go(func() error { return n.Run(gctx, svc) })
+	g.Go(func() error {
+		defer cancel() // quitting the dashboard stops the rest
+		return tui.Run(gctx, svc, opts, a.stdin, a.stdout)
+	})
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// dashboardMCP starts the embedded MCP server (mcp.listen, default
+// 127.0.0.1:8889) for the dashboard's lifetime and returns what the header
+// shows about it. A taken port is shown, not fatal: the dashboard is useful
+// without it (another system3, often `+"`system3 serve`"+`, may hold the port).
+func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.Service) (func() tui.MCPStatus, error) {
+	set, err := a.mcpSettings(&mcpFlags{})
+	if err != nil {
+		return nil, fmt.Errorf("MCP server: %w (or set mcp.listen: off)", err)
+	}
+	if set.listen == "" {
+		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
+	}
+	srv, err := mcpserver.New(svc, set.opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Listen(set.listen); err != nil {
+		a.log.Warn("MCP server not started", "err", err)
+	}
+	g.Go(func() error {
+		defer srv.Close()
+		return srv.Serve(ctx)
+	})
+	return func() tui.MCPStatus {
+		st := srv.Status()
+		ms := tui.MCPStatus{Addr: st.Addr, Clients: st.Sessions}
+		if st.Err != nil {
+			ms.Err = st.Err.Error()
+		}
+		return ms
+	}, nil
+}
+
+// tuiOptions are the dashboard's settings: server, templates, bell, and how
+// `o` reaches a pane.
+func (a *app) tuiOptions(ctx context.Context) tui.Options {
+	srv := a.tmuxServer()
+	opts := tui.Options{
+		Server:     srv.String(),
+		Bell:       a.settings.File.Notify.BellOn(),
+		AttachHint: func(s monitor.Session) string { return srv.AttachCommand(s.Target) },
+	}
+	for _, t := range a.settings.File.Dashboard.Templates {
+		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})
+	}
+	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {
+		opts.Jump = func(s monitor.Session) error { return op.SwitchTo(ctx, s.Pane) }
+	}
+	return opts
+}

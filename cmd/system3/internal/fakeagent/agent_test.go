@@ -1,0 +1,199 @@
+package fakeagent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/tasks"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestKeyParser(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+		want   []key
+	}{
+		{"text", []string{"hé!"}, []key{{kind: kRune, r: 'h'}, {kind: kRune, r: 'é'}, {kind: kRune, r: '!'}}},
+		{"lone escape", []string{"\x1b"}, []key{{kind: kEsc}}},
+		{"arrows", []string{"\x1b[A\x1bOB\x1b[C"}, []key{{kind: kUp}, {kind: kDown}}},
+		{"enter and editing", []string{"a\r\x7f\x15\t"}, []key{{kind: kRune, r: 'a'}, {kind: kEnter}, {kind: kBackspace}, {kind: kCtrlU}, {kind: kTab}}},
+		{"ctrl keys", []string{"\x03\x04"}, []key{{kind: kCtrlC}, {kind: kCtrlD}}},
+		{"sequence split across reads", []string{"\x1b[", "B"}, []key{{kind: kDown}}},
+		{"rune split across reads", []string{"\xc3", "\xa9"}, []key{{kind: kRune, r: 'é'}}},
+		{"bracketed paste", []string{"\x1b[200~hel", "lo\nworld\x1b[2", "01~x"}, []key{{kind: kPaste, text: "hello\nworld"}, {kind: kRune, r: 'x'}}},
+		{"alt key ignored", []string{"\x1bxy"}, []key{{kind: kRune, r: 'y'}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p keyParser
+			var got []key
+			for _, c := range tt.chunks {
+				got = append(got, p.parse([]byte(c))...)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("keys = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTaskListIsClaudeCodes(t *testing.T) {
+	root := t.TempDir()
+	l, err := openTaskList(root, "PRD-X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range authPlan[:2] {
+		if _, err := l.create(p.subject, p.description, p.activeForm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.set("1", statusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.set("2", statusInProgress); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.set("9", statusCompleted); err == nil {
+		t.Error("set on a missing task succeeded")
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, "PRD-X"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !reflect.DeepEqual(names, []string{".lock", "1.json", "2.json"}) {
+		t.Errorf("files = %q, want .lock, 1.json, 2.json and no temporary files", names)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "PRD-X", "2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, problems, err := tasks.ParseTask(data, "2")
+	if err != nil || len(problems) != 0 || task.ID != "2" || task.Status != tasks.StatusInProgress || task.ActiveForm != authPlan[1].activeForm || len(task.Extra) != 0 {
+		t.Fatalf("2.json = %s: %+v, %v, %v", data, task, problems, err)
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", `a\b`} {
+		if _, err := openTaskList(root, bad); err == nil {
+			t.Errorf("list id %q accepted", bad)
+		}
+	}
+}
+
+// syncBuffer is the agent's terminal output, read while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type running struct {
+	out  *syncBuffer
+	in   *io.PipeWriter
+	stop context.CancelFunc
+	done chan error
+}
+
+func start(t *testing.T, opt Options) *running {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{out: &syncBuffer{}, in: pw, stop: cancel, done: make(chan error, 1)}
+	opt.In, opt.Out = pr, r.out
+	go func() { r.done <- Run(ctx, opt) }()
+	t.Cleanup(func() {
+		cancel()
+		pw.Close()
+	})
+	return r
+}
+
+func (r *running) waitOut(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(r.out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output never showed %q", want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *running) result(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+func TestRunAnswersAQuestionAndStops(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	r := start(t, Options{Script: "question", TasksDir: root, TaskList: "L"})
+	r.waitOut(t, "Which database should we use?")
+	if _, err := r.in.Write([]byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitOut(t, "Which database should we use? → Redis")
+	r.waitOut(t, "Going with Redis")
+	r.stop()
+	if err := r.result(t); err != nil {
+		t.Fatalf("Run = %v, want nil after cancel", err)
+	}
+	out := r.out.String()
+	if i := strings.LastIndex(out, "\x1b[?2004l\x1b[?25h"); i < 0 || strings.Contains(out[i:], "\x1b[?25l") {
+		t.Errorf("terminal modes not restored at exit: %q", out[max(0, len(out)-80):])
+	}
+	l, err := tasks.LoadList(filepath.Join(root, "L"))
+	if err != nil || l.Progress.Total != 3 || l.Progress.Completed < 1 {
+		t.Fatalf("task list: %+v, %v", l.Progress, err)
+	}
+}
+
+func TestRunCrashes(t *testing.T) {
+	t.Parallel()
+	r := start(t, Options{Script: "crash"})
+	var crash *CrashError
+	if err := r.result(t); !errors.As(err, &crash) {
+		t.Fatalf("Run = %v, want a CrashError", err)
+	}
+	if out := r.out.String(); !strings.Contains(out, "TypeError: Cannot read properties of undefined (reading 'split')\r\n    at formatToolOutput") {
+		t.Errorf("no stack trace in the output")
+	}
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	for _, opt := range []Options{{Script: "nope"}, {Script: "idle", TaskList: "X"}} {
+		if err := Run(context.Background(), opt); err == nil {
+			t.Errorf("Run(%+v) succeeded", opt)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/system3-dev/system3/monitor/ipc"
+)
+
+// `system3 mcp` speaks MCP on its standard streams with the monitors of the
+// running system3, and when that one goes away, with monitors of its own.
+func TestMCPCommand(t *testing.T) {
+	hooked := useFake(t)
+	state := shortDir(t)
+	daemon := newFakeService(t)
+	ln, err := ipc.Listen(filepath.Join(state, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, stopDaemon := context.WithCancel(context.Background())
+	daemonDone := make(chan error, 1)
+	go func() { daemonDone <- ipc.NewServer(ln, daemon, nil).Run(dctx) }()
+	daemonStopped := false
+	defer func() {
+		if !daemonStopped {
+			stopDaemon()
+			<-daemonDone
+		}
+	}()
+	daemon.Raise(t, wakeAuth)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state}
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"mcp", "--read-only"}, inR, outW, &stderr, func(k string) string { return vars[k] })
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "cmd-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) != 6 {
+		t.Fatalf("read-only tools: %d, %v", len(tools.Tools), err)
+	}
+	callJSON := func(name string) map[string]any {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = name
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &m)
+		return m
+	}
+	if got := callJSON("list_wakes"); got["count"] != 1.0 {
+		t.Fatalf("wakes from the daemon: %v", got)
+	}
+	if hooked.starts.Load() != 0 {
+		t.Fatal("started monitors beside a running system3")
+	}
+
+	// The dashboard closes: mcp carries on with monitors of its own.
+	stopDaemon()
+	<-daemonDone
+	daemonStopped = true
+	if got := callJSON("status"); got["version"] == nil {
+		t.Fatalf("status after the daemon went away: %v", got)
+	}
+	if hooked.starts.Load() != 1 {
+		t.Fatalf("monitors started %d times after the daemon went away, want 1", hooked.starts.Load())
+	}
+
+	c.Close()
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mcp did not exit when stdin closed")
+	}
+	if hooked.stops.Load() != 1 {
+		t.Errorf("own monitors stopped %d times", hooked.stops.Load())
+	}
+}

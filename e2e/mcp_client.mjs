@@ -1,0 +1,158 @@
+// Black-box test of system3's MCP server with the official TypeScript SDK,
+// driven by cmd/system3/mcp_e2e_test.go. It connects over stdio (spawning
+// `system3 mcp`) or Streamable HTTP (a running `system3 serve`), lists the
+// tools, calls status, injects guidance into a pane, waits for a wake and
+// acknowledges it, and over HTTP checks that a request without the token
+// gets 401 and one from a foreign Origin gets 403.
+//
+// Settings come from the environment:
+//   MCP_MODE      stdio | http
+//   MCP_URL       http: the /mcp endpoint
+//   MCP_TOKEN     http: the bearer token
+//   SYSTEM3_BIN   stdio: the system3 binary
+//   SYSTEM3_ARGS  stdio: JSON array of arguments before "mcp"
+//   INJECT_TARGET the session to type into; INJECT_TEXT what to type
+//   WAKE_SESSION  the session whose awaiting_input wake to wait for
+// It prints one JSON object with what it saw and exits 0, or prints the
+// failure and exits 1.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const env = process.env;
+const mode = env.MCP_MODE;
+const report = { mode };
+
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+function parse(result, tool) {
+  check(!result.isError, `${tool} failed: ${JSON.stringify(result.content)}`);
+  const text = result.content.find((c) => c.type === "text")?.text;
+  check(text, `${tool}: no text content`);
+  return JSON.parse(text);
+}
+
+async function connect() {
+  const client = new Client({ name: "system3-e2e-sdk", version: "1.0.0" });
+  let transport;
+  if (mode === "stdio") {
+    transport = new StdioClientTransport({
+      command: env.SYSTEM3_BIN,
+      args: [...JSON.parse(env.SYSTEM3_ARGS || "[]"), "mcp"],
+      env: { ...env },
+      stderr: "inherit",
+    });
+  } else if (mode === "http") {
+    transport = new StreamableHTTPClientTransport(new URL(env.MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${env.MCP_TOKEN}` } },
+    });
+  } else {
+    throw new Error(`MCP_MODE must be stdio or http, not ${mode}`);
+  }
+  await client.connect(transport);
+  return client;
+}
+
+async function rawChecks() {
+  const init = JSON.stringify({
+    jsonrpc: "2.0", id: 1, method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+  const noToken = await fetch(env.MCP_URL, { method: "POST", headers, body: init });
+  check(noToken.status === 401, `no token: status ${noToken.status}, want 401`);
+  const foreign = await fetch(env.MCP_URL, {
+    method: "POST",
+    headers: { ...headers, Authorization: `Bearer ${env.MCP_TOKEN}`, Origin: "https://evil.example.com" },
+    body: init,
+  });
+  check(foreign.status === 403, `foreign origin: status ${foreign.status}, want 403`);
+  const good = await fetch(env.MCP_URL, {
+    method: "POST",
+    headers: { ...headers, Authorization: `Bearer ${env.MCP_TOKEN}`, Origin: "http://localhost:6274" },
+    body: init,
+  });
+  check(good.status === 200, `local origin with token: status ${good.status}, want 200`);
+  const health = await fetch(new URL("/health", env.MCP_URL), { headers: { Authorization: `Bearer ${env.MCP_TOKEN}` } });
+  const h = await health.json();
+  check(health.status === 200 && h.ok === true, `health: ${health.status} ${JSON.stringify(h)}`);
+  report.raw = { no_token: noToken.status, foreign_origin: foreign.status, local_origin: good.status, health: h };
+}
+
+async function main() {
+  if (mode === "http") await rawChecks();
+  const client = await connect();
+  try {
+    const info = client.getServerVersion();
+    check(info?.name === "system3", `server name ${JSON.stringify(info)}`);
+    report.server = info;
+
+    const { tools } = await client.listTools();
+    report.tools = tools.map((t) => t.name).sort();
+    for (const want of ["status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
+      "inject_guidance", "answer_prompt", "interrupt", "ack_wake"]) {
+      check(report.tools.includes(want), `tool ${want} missing from ${report.tools}`);
+    }
+    const status = tools.find((t) => t.name === "status");
+    check(status.annotations?.readOnlyHint === true, "status is not annotated read-only");
+
+    const st = parse(await client.callTool({ name: "status", arguments: {} }), "status");
+    check(st.tmux_running === true && typeof st.uptime_seconds === "number", `status: ${JSON.stringify(st)}`);
+    report.status = { version: st.version, tmux_running: st.tmux_running, unacked_wakes: st.unacked_wakes };
+
+    const bad = await client.callTool({ name: "inject_guidance", arguments: { session: env.INJECT_TARGET } });
+    check(bad.isError && bad.content[0].text.includes("missing required argument"), `bad call: ${JSON.stringify(bad)}`);
+
+    const inj = parse(await client.callTool({
+      name: "inject_guidance",
+      arguments: { session: env.INJECT_TARGET, message: env.INJECT_TEXT },
+    }), "inject_guidance");
+    check(inj.delivered === true && inj.pane.startsWith("%"), `inject: ${JSON.stringify(inj)}`);
+    report.inject = inj;
+
+    // Wait for the wake, calling again while the server says "waiting".
+    // The prompt shows up a few seconds after the start, so the wait
+    // reports progress; the last notification, sent just before the
+    // answer, must arrive before it (the SDK drops progress for a request
+    // that has been answered).
+    let progress = [];
+    let w;
+    for (let i = 0; i < 6; i++) {
+      progress = [];
+      w = parse(await client.callTool(
+        { name: "wait_for_wake", arguments: { reasons: ["awaiting_input"], session: env.WAKE_SESSION, max_wait_seconds: 20 } },
+        undefined,
+        { onprogress: (p) => { progress.push(p); }, timeout: 30000 },
+      ), "wait_for_wake");
+      if (w.status === "wake") break;
+    }
+    check(w.status === "wake" && w.wake.session === env.WAKE_SESSION, `wait: ${JSON.stringify(w)}`);
+    report.wake = { id: w.wake.id, session: w.wake.session, reason: w.wake.reason, question: w.wake.question };
+    report.progress = progress;
+    if (env.EXPECT_PROGRESS === "1") {
+      const last = progress[progress.length - 1];
+      check(progress.length >= 2 && last.message.startsWith("wake ") && last.progress === last.total,
+        `progress: ${JSON.stringify(progress)}`);
+    }
+
+    const ack = parse(await client.callTool({ name: "ack_wake", arguments: { id: w.wake.id } }), "ack_wake");
+    check(ack.count === 1 && ack.acked[0].acked_by === "mcp:system3-e2e-sdk", `ack: ${JSON.stringify(ack)}`);
+
+    const res = await client.readResource({ uri: "system3://sessions" });
+    check(res.contents[0].text.includes(env.INJECT_TARGET), "sessions resource lacks the target");
+    const { resources } = await client.listResources();
+    report.resources = resources.map((r) => r.uri).sort();
+  } finally {
+    await client.close();
+  }
+  console.log(JSON.stringify(report));
+}
+
+main().catch((err) => {
+  console.error(`mcp_client.mjs (${mode}): ${err?.stack || err}`);
+  console.log(JSON.stringify({ ...report, error: String(err) }));
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+//go:build linux
+
+package monitor
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A pane whose process is not named claude (a stand-in such as system3's
+// fake agent, or a wrapper) still links the task list its environment
+// names, from the pane's process or one below it.
+func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
+	start := func(t *testing.T, env []string, args ...string) int {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+		return cmd.Process.Pid
+	}
+	t.Run("pane process", func(t *testing.T) {
+		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID=PRD-AUTH"}, "sleep", "30")
+		if got := ProbeClaude(pid, t.TempDir()); got.TaskList != "PRD-AUTH" || got.Transcript != "" {
+			t.Fatalf("ProbeClaude = %+v, want task list PRD-AUTH and no transcript", got)
+		}
+	})
+	t.Run("below the pane process", func(t *testing.T) {
+		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sh", "-c", "CLAUDE_CODE_TASK_LIST_ID=PRD-DOCS sleep 30 & wait")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := ProbeClaude(pid, "")
+			if got.TaskList == "PRD-DOCS" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ProbeClaude = %+v, want task list PRD-DOCS from the child", got)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sleep", "30")
+		if got := ProbeClaude(pid, ""); got != (AgentInfo{}) {
+			t.Fatalf("ProbeClaude = %+v, want nothing", got)
+		}
+	})
+}
