@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -121,7 +122,9 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 		st := srv.Status()
 		ms := tui.MCPStatus{Addr: st.Addr, Clients: st.Sessions}
 		if st.Err != nil {
-			ms.Err = st.Err.Error()
+			// The header has room for what, not for what to do (that is
+			// in the log): "MCP port 127.0.0.1:8889 is in use".
+			ms.Err, _, _ = strings.Cut(st.Err.Error(), " (")
 		}
 		return ms
 	}, nil

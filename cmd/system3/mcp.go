@@ -217,6 +217,12 @@ func (f *failoverService) reopen(ctx context.Context, failed monitor.Service) (m
 // do runs call on the service, once more on a reopened one if the daemon
 // went away.
 func do[T any](f *failoverService, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
+	return retrying(f, ctx, gone, call)
+}
+
+// retrying runs call, and runs it again on a reopened service when its
+// error passes again.
+func retrying[T any](f *failoverService, ctx context.Context, again func(error) bool, call func(monitor.Service) (T, error)) (T, error) {
 	svc := f.current()
 	if svc == nil {
 		var err error
@@ -226,7 +232,7 @@ func do[T any](f *failoverService, ctx context.Context, call func(monitor.Servic
 		}
 	}
 	v, err := call(svc)
-	if gone(err) && ctx.Err() == nil {
+	if again(err) && ctx.Err() == nil {
 		if svc, rerr := f.reopen(ctx, svc); rerr == nil {
 			return call(svc)
 		}
@@ -289,21 +295,7 @@ func (f *failoverService) Audit(ctx context.Context, e audit.Entry) error {
 // doOnce runs an action; when the daemon is found gone before the action
 // could be sent (no connection at all), it reopens and sends it there.
 func doOnce[T any](f *failoverService, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
-	svc := f.current()
-	if svc == nil {
-		var err error
-		if svc, err = f.reopen(ctx, nil); err != nil {
-			var zero T
-			return zero, err
-		}
-	}
-	v, err := call(svc)
-	if errors.Is(err, ipc.ErrNoDaemon) && ctx.Err() == nil {
-		if svc, rerr := f.reopen(ctx, svc); rerr == nil {
-			return call(svc)
-		}
-	}
-	return v, err
+	return retrying(f, ctx, func(err error) bool { return errors.Is(err, ipc.ErrNoDaemon) }, call)
 }
 
 var _ mcpserver.Service = (*failoverService)(nil)
