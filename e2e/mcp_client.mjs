@@ -132,6 +132,12 @@ async function main() {
     check(w.status === "wake" && w.wake.session === env.WAKE_SESSION, `wait: ${JSON.stringify(w)}`);
     report.wake = { id: w.wake.id, session: w.wake.session, reason: w.wake.reason, question: w.wake.question };
     report.progress = progress;
+    // Over stdio under heavy load the last notification can still arrive
+    // after the answer (docs/mcp.md, Limitations): there, require progress
+    // while waiting, not the last one.
+    if (env.EXPECT_PROGRESS === "some") {
+      check(progress.length >= 1 && progress[0].message.startsWith("waiting for a wake"), `progress: ${JSON.stringify(progress)}`);
+    }
     if (env.EXPECT_PROGRESS === "1") {
       const last = progress[progress.length - 1];
       check(progress.length >= 2 && last.message.startsWith("wake ") && last.progress === last.total,

@@ -34,7 +34,7 @@ import (
 
 // progressWait bounds how long a handler waits for its notifications to be
 // written; past it the response goes out anyway.
-const progressWait = 2 * time.Second
+const progressWait = 5 * time.Second
 
 // progressTracker matches the progress notifications handlers send with the
 // ones the transports write.

@@ -54,6 +54,15 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.setQuery(m.filter.Value())
 		return cmd
 	}
+	// Keys typed faster than the terminal is read arrive as one message
+	// ("qq"); outside a text box each is a command of its own.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		cmds := make([]tea.Cmd, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	if m.showHelp {
 		switch {
 		case key.Matches(msg, k.App.Quit):

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -494,5 +496,27 @@ func TestHelpAndQuitKeys(t *testing.T) {
 	h.press("ctrl+c")
 	if !h.quit {
 		t.Fatal("ctrl+c did not quit from the compose box")
+	}
+}
+
+// TestKeysTypedTogether: keys that arrive in one read ("qq", "jj") act one
+// by one outside a text box, and stay text inside one.
+func TestKeysTypedTogether(t *testing.T) {
+	h := newHarness(t, newFixtureService(t), Options{}, 80, 24)
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	if s, _ := h.m.table.Selected(); s.Pane != "%7" {
+		t.Fatalf(`"jj" selected %s, want the third row %%7`, s.Pane)
+	}
+	h.press("?")
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("qq")})
+	if !h.quit {
+		t.Fatal(`"qq" under the help overlay did not quit`)
+	}
+
+	h = newHarness(t, newFixtureService(t), Options{}, 80, 24)
+	h.press("i")
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("qq")})
+	if h.quit || !strings.Contains(h.m.compose.Value(), "qq") {
+		t.Fatalf(`"qq" in the compose box: quit %v, text %q`, h.quit, h.m.compose.Value())
 	}
 }

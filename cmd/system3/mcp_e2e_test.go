@@ -222,7 +222,7 @@ func TestMCPWithSDK(t *testing.T) {
 	}
 	// A pane that shows a permission prompt some seconds after it starts,
 	// so a client's wait_for_wake waits (and reports progress) first.
-	promptLater := func(name string) {
+	promptLater := func(t *testing.T, name string) {
 		t.Helper()
 		if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: name, Width: 120, Height: 40,
 			Command: []string{"sh", "-c", "sleep 7; cat '" + capture + "'; exec sleep 600"}}); err != nil {
@@ -239,8 +239,8 @@ func TestMCPWithSDK(t *testing.T) {
 		text := guidance + " (stdio)"
 		args, _ := json.Marshal(sockArgs)
 		env := e2eEnv(t, "MCP_MODE=stdio", "SYSTEM3_BIN="+bin, "SYSTEM3_ARGS="+string(args),
-			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-stdio", "EXPECT_PROGRESS=1")
-		promptLater("orch-stdio")
+			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-stdio", "EXPECT_PROGRESS=some")
+		promptLater(t, "orch-stdio")
 		start := time.Now()
 		report := runNode(t, node, script, env)
 		t.Logf("stdio client done in %v: wake %v, progress %v", time.Since(start).Round(time.Millisecond), report["wake"], report["progress"])
@@ -274,7 +274,7 @@ func TestMCPWithSDK(t *testing.T) {
 		}
 		nodeEnv := append(env, "MCP_MODE=http", "MCP_URL="+url, "MCP_TOKEN="+strings.TrimSpace(string(token)),
 			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-http", "EXPECT_PROGRESS=1")
-		promptLater("orch-http")
+		promptLater(t, "orch-http")
 		start := time.Now()
 		report := runNode(t, node, script, nodeEnv)
 		t.Logf("http client done in %v: %v, progress %v", time.Since(start).Round(time.Millisecond), report["raw"], report["progress"])
