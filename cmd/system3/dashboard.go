@@ -83,7 +83,13 @@ func (a *app) runDashboard(ctx context.Context) error {
 		return err
 	}
 	opts.MCP = status
-	g.Go(func() error { return n.Run(gctx, svc) })
+	g.Go(func() error {
+		// Notifications are extra: their failure must not close the dashboard.
+		if err := n.Run(gctx, svc); err != nil {
+			a.log.Warn("notifications stopped", "err", err)
+		}
+		return nil
+	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest
 		return tui.Run(gctx, svc, opts, a.stdin, a.stdout)
