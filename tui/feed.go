@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/wake"
@@ -222,17 +221,7 @@ func (f wakeFeed) Update(msg tea.Msg) (wakeFeed, tea.Cmd) {
 	if !ok {
 		return f, nil
 	}
-	switch {
-	case key.Matches(km, f.keys.Up):
-		f.cursor--
-	case key.Matches(km, f.keys.Down):
-		f.cursor++
-	case key.Matches(km, f.keys.Top):
-		f.cursor = 0
-	case key.Matches(km, f.keys.Bottom):
-		f.cursor = len(f.items) - 1
-	}
-	f.cursor = clamp(f.cursor, 0, max(0, len(f.items)-1))
+	f.cursor = f.keys.step(km, f.cursor, len(f.items))
 	f.scroll()
 	return f, nil
 }

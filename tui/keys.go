@@ -2,6 +2,7 @@ package tui
 
 import (
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // keyMap is every key the dashboard takes, grouped by the component that
@@ -269,4 +270,19 @@ func (k keyMap) sections() []keySection {
 			{k.Zoom.Back, "Back to the dashboard."},
 		}},
 	}
+}
+
+// step is where a list cursor goes for a navigation key, within n items.
+func (k navKeys) step(km tea.KeyMsg, cursor, n int) int {
+	switch {
+	case key.Matches(km, k.Up):
+		cursor--
+	case key.Matches(km, k.Down):
+		cursor++
+	case key.Matches(km, k.Top):
+		cursor = 0
+	case key.Matches(km, k.Bottom):
+		cursor = n - 1
+	}
+	return clamp(cursor, 0, max(0, n-1))
 }

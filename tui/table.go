@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor"
@@ -158,17 +157,7 @@ func (t sessionTable) Update(msg tea.Msg) (sessionTable, tea.Cmd) {
 	if !ok {
 		return t, nil
 	}
-	switch {
-	case key.Matches(km, t.keys.Up):
-		t.cursor--
-	case key.Matches(km, t.keys.Down):
-		t.cursor++
-	case key.Matches(km, t.keys.Top):
-		t.cursor = 0
-	case key.Matches(km, t.keys.Bottom):
-		t.cursor = len(t.rows) - 1
-	}
-	t.cursor = clamp(t.cursor, 0, max(0, len(t.rows)-1))
+	t.cursor = t.keys.step(km, t.cursor, len(t.rows))
 	t.scroll()
 	return t, nil
 }
