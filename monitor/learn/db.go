@@ -1,0 +1,104 @@
+// Package learn is system3's memory: an embedded SQLite database (pure Go,
+// modernc.org/sqlite, with FTS5) in the state dir that keeps outcomes,
+// patterns, capabilities and interventions. The dashboard, the daemon and
+// CLI commands open it at the same time; WAL mode and a busy timeout make
+// that safe.
+package learn
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database's name in the state dir.
+const FileName = "learn.db"
+
+// OpenDB opens (creating it if needed) the database at path with the
+// settings every system3 process uses: WAL journaling, a 5 s busy timeout,
+// foreign keys on. It does not migrate; components call Migrate.
+func OpenDB(path string) (*sql.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w (is it a system3 database? move it aside to start afresh)", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+		db.Close()
+		return nil, fmt.Errorf("restrict %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Migrate brings one component's tables up to date. steps[i] is the SQL
+// that moves the component from version i to i+1; applied versions are
+// recorded in schema_versions, so each step runs once, in a transaction, even
+// when several processes open the database at the same moment. A database
+// newer than this binary (more versions recorded than steps known) is an
+// error: an older system3 must not write to tables it does not understand.
+func Migrate(ctx context.Context, db *sql.DB, component string, steps []string) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_versions (
+		component TEXT PRIMARY KEY,
+		version   INTEGER NOT NULL,
+		applied   TEXT NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	for {
+		done, err := migrateStep(ctx, db, component, steps)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// migrateStep applies the next step, if any, and reports whether the
+// component is up to date.
+func migrateStep(ctx context.Context, db *sql.DB, component string, steps []string) (bool, error) {
+	tx, err := db.BeginTx(ctx, nil) // _txlock=immediate: one migrator at a time
+	if err != nil {
+		return false, fmt.Errorf("migrate %s: %w", component, err)
+	}
+	defer tx.Rollback()
+	var v int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_versions WHERE component = ?`, component).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("migrate %s: %w", component, err)
+	}
+	if v > len(steps) {
+		return false, fmt.Errorf("the %s tables are at version %d but this system3 knows only %d: upgrade system3", component, v, len(steps))
+	}
+	if v == len(steps) {
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, steps[v]); err != nil {
+		return false, fmt.Errorf("migrate %s to version %d: %w", component, v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_versions(component, version, applied) VALUES(?, ?, ?)
+		ON CONFLICT(component) DO UPDATE SET version = excluded.version, applied = excluded.applied`,
+		component, v+1, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return false, fmt.Errorf("migrate %s to version %d: %w", component, v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate %s to version %d: %w", component, v+1, err)
+	}
+	return false, nil
+}
