@@ -162,6 +162,7 @@ const (
 	codeBadRequest = "bad_request"
 	codeVersion    = "version"
 	codeInternal   = "error"
+	codeBusy       = "busy"
 )
 
 var sentinels = []struct {

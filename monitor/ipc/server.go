@@ -89,8 +89,15 @@ type Server struct {
 	log *slog.Logger
 
 	requestTimeout time.Duration // tests shorten it
-	active         atomic.Int64  // connections being served, for tests
+	maxConns       int64         // tests lower it
+	active         atomic.Int64  // connections being served
 }
+
+// maxConns bounds the connections served at once. Watchers (dashboards,
+// MCP proxies) hold one each for as long as they run; a client that opens
+// connections in a loop gets a clear "busy" error instead of exhausting the
+// daemon's memory or descriptors.
+const maxConns = 512
 
 // NewServer returns a server for svc on ln. Run takes ln over and closes it.
 // A nil logger discards.
@@ -98,7 +105,7 @@ func NewServer(ln net.Listener, svc monitor.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{ln: ln, svc: svc, log: log, requestTimeout: requestTimeout}
+	return &Server{ln: ln, svc: svc, log: log, requestTimeout: requestTimeout, maxConns: maxConns}
 }
 
 // Run accepts connections until ctx ends, then closes the listener (which
@@ -137,12 +144,37 @@ func (s *Server) Run(ctx context.Context) error {
 			continue
 		}
 		delay = 0
-		s.active.Add(1)
+		if err := checkPeer(conn); err != nil {
+			s.log.Warn("ipc connection refused", "err", err)
+			conn.Close()
+			continue
+		}
+		if s.active.Add(1) > s.maxConns {
+			s.active.Add(-1)
+			wg.Go(func() { s.refuseBusy(conn) })
+			continue
+		}
 		wg.Go(func() {
 			defer s.active.Add(-1)
 			s.serveConn(ctx, conn)
 		})
 	}
+}
+
+// refuseBusy tells a client over the connection limit why it is refused.
+func (s *Server) refuseBusy(conn net.Conn) {
+	defer conn.Close()
+	s.log.Warn("ipc connection limit reached; refusing a connection", "limit", s.maxConns)
+	w := &connWriter{conn: conn}
+	if err := w.write(hello{Hello: helloName, V: Version, PID: os.Getpid()}, writeTimeout); err != nil {
+		return
+	}
+	// Take the request first, so the client reads the answer rather than
+	// a reset connection.
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	readLine(bufio.NewReader(conn), MaxRequestLine)
+	w.write(reply{Error: &wireError{Code: codeBusy, Message: fmt.Sprintf(
+		"the system3 daemon (pid %d) already serves %d connections; close some dashboards or MCP proxies, or look for a client stuck reconnecting", os.Getpid(), s.maxConns)}}, writeTimeout)
 }
 
 func temporary(err error) bool {
