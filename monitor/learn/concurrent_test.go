@@ -12,23 +12,32 @@ import (
 
 const helperEnv = "SYSTEM3_LEARN_HELPER_DIR"
 
-// TestHelperWriter is not a test: TestConcurrentWriters runs it in other
-// processes to write to the same database.
-func TestHelperWriter(t *testing.T) {
-	dir := os.Getenv(helperEnv)
-	if dir == "" {
-		t.Skip("helper process for TestConcurrentWriters")
+// TestMain doubles as the writer process of TestConcurrentWriters: with
+// helperEnv set, the test binary writes outcomes to that state dir and
+// exits.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		os.Exit(helperWriter(dir))
 	}
+	os.Exit(m.Run())
+}
+
+func helperWriter(dir string) int {
 	n, _ := strconv.Atoi(os.Getenv(helperEnv + "_N"))
 	s, err := Open(dir)
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	defer s.Close()
-	writeMany(t, s, "proc"+os.Getenv(helperEnv+"_ID"), n)
+	if err := writeMany(s, "proc"+os.Getenv(helperEnv+"_ID"), n); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
-func writeMany(t *testing.T, s *Store, who string, n int) {
+func writeMany(s *Store, who string, n int) error {
 	for i := range n {
 		outcome := Success
 		if i%2 == 1 {
@@ -37,10 +46,10 @@ func writeMany(t *testing.T, s *Store, who string, n int) {
 		_, err := s.ReportOutcome(context.Background(), Outcome{Initiative: fmt.Sprintf("%s task %d", who, i), Outcome: outcome,
 			ReasoningPath: goodReasoning, Learnings: []string{"shared lesson about retries", who + " lesson " + strconv.Itoa(i)}, Domain: "shared"})
 		if err != nil {
-			t.Errorf("%s: %v", who, err)
-			return
+			return fmt.Errorf("%s: %w", who, err)
 		}
 	}
+	return nil
 }
 
 // Several processes and several *sql.DB handles in this one (the
@@ -51,7 +60,7 @@ func TestConcurrentWriters(t *testing.T) {
 	const perWriter = 15
 	var procs []*exec.Cmd
 	for i := range 2 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
+		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), helperEnv+"="+dir, helperEnv+"_N="+strconv.Itoa(perWriter), helperEnv+"_ID="+strconv.Itoa(i))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -68,7 +77,9 @@ func TestConcurrentWriters(t *testing.T) {
 				return
 			}
 			defer s.Close()
-			writeMany(t, s, "db"+strconv.Itoa(i), perWriter)
+			if err := writeMany(s, "db"+strconv.Itoa(i), perWriter); err != nil {
+				t.Error(err)
+			}
 			// Readers run alongside the writers.
 			if _, err := s.Reflect(context.Background(), "retries lesson", "", BudgetMid); err != nil {
 				t.Error(err)
