@@ -313,7 +313,7 @@ func (s *Store) runReflect(ctx context.Context, r Reflection, about string) (str
 	err := cmd.Run()
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "", fmt.Errorf("no answer within %s (learn.reflect_timeout)", s.opts.ReflectTimeout)
+		return "", fmt.Errorf("no answer in time (learn.reflect_timeout is %s)", s.opts.ReflectTimeout)
 	case err != nil:
 		msg := strings.TrimSpace(errOut.String())
 		if msg != "" {

@@ -101,8 +101,9 @@ type Options struct {
 	Clock func() time.Time
 }
 
-// DefaultReflectTimeout bounds a reflect command when none is configured.
-const DefaultReflectTimeout = 90 * time.Second
+// DefaultReflectTimeout bounds a reflect command when no timeout is
+// configured: within the 25 s an MCP reflect call waits.
+const DefaultReflectTimeout = 20 * time.Second
 
 // Store is the learning store: outcomes, the patterns and anti-patterns
 // learnt from them, capabilities per domain, and reflection over them. It

@@ -375,7 +375,7 @@ func TestReflectCommand(t *testing.T) {
 	// A hung command (and its children) is killed at the timeout.
 	s.opts.ReflectCommand, s.opts.ReflectTimeout = "sleep 60 & sleep 60", 200*time.Millisecond
 	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", BudgetHigh)
-	if r.Mode != "retrieval" || !strings.Contains(r.Note, "no answer within 200ms (learn.reflect_timeout)") {
+	if r.Mode != "retrieval" || !strings.Contains(r.Note, "no answer in time (learn.reflect_timeout is 200ms)") {
 		t.Fatalf("hung = %+v", r)
 	}
 	s.opts.ReflectCommand = ""
