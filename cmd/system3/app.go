@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -26,6 +27,10 @@ type app struct {
 	settings config.Settings
 	log      *slog.Logger
 	logFile  *os.File
+
+	// learn is the learning store, opened on first use (openLearn).
+	learn    *learn.Store
+	learnErr error
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is
@@ -64,6 +69,9 @@ func openLog(stateDir string) (*os.File, error) {
 }
 
 func (a *app) close() {
+	if a.learn != nil {
+		a.learn.Close()
+	}
 	if a.logFile != nil {
 		a.logFile.Close()
 	}
