@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor/learn"
@@ -29,6 +30,7 @@ type app struct {
 	logFile  *os.File
 
 	// learn is the learning store, opened on first use (openLearn).
+	learnMu  sync.Mutex
 	learn    *learn.Store
 	learnErr error
 }
@@ -69,6 +71,8 @@ func openLog(stateDir string) (*os.File, error) {
 }
 
 func (a *app) close() {
+	a.learnMu.Lock()
+	defer a.learnMu.Unlock()
 	if a.learn != nil {
 		a.learn.Close()
 	}

@@ -13,6 +13,8 @@ import (
 // openLearn opens the learning store of the state dir once per process;
 // the app closes it.
 func (a *app) openLearn() (*learn.Store, error) {
+	a.learnMu.Lock()
+	defer a.learnMu.Unlock()
 	if a.learn != nil || a.learnErr != nil {
 		return a.learn, a.learnErr
 	}
