@@ -2,7 +2,7 @@
 // driven by cmd/system3/mcp_e2e_test.go. It connects over stdio (spawning
 // `system3 mcp`) or Streamable HTTP (a running `system3 serve`), lists the
 // tools, calls status, injects guidance into a pane, waits for a wake and
-// acknowledges it, and over HTTP checks that a request without the token
+// acknowledges it, reports an outcome and reflects on it, and over HTTP checks that a request without the token
 // gets 401 and one from a foreign Origin gets 403.
 //
 // Settings come from the environment:
@@ -93,7 +93,7 @@ async function main() {
     const { tools } = await client.listTools();
     report.tools = tools.map((t) => t.name).sort();
     for (const want of ["status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-      "inject_guidance", "answer_prompt", "interrupt", "ack_wake"]) {
+      "inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect"]) {
       check(report.tools.includes(want), `tool ${want} missing from ${report.tools}`);
     }
     const status = tools.find((t) => t.name === "status");
@@ -146,6 +146,25 @@ async function main() {
 
     const ack = parse(await client.callTool({ name: "ack_wake", arguments: { id: w.wake.id } }), "ack_wake");
     check(ack.count === 1 && ack.acked[0].acked_by === "mcp:system3-e2e-sdk", `ack: ${JSON.stringify(ack)}`);
+
+    // The learning tools: an outcome reported, then recalled.
+    const rep = parse(await client.callTool({
+      name: "report_outcome",
+      arguments: {
+        initiative: `e2e ${mode}: add OAuth login`, outcome: "success", domain: "auth",
+        reasoning_path: "The goal was OAuth login. First tests, then the handler. Chose the session store because it exists. " +
+          "The risk was lockouts, so a fallback stayed. Verified: the tests pass.",
+        learnings: ["Keep OAuth tokens in the session store"],
+      },
+    }), "report_outcome");
+    check(rep.validated === true && rep.pattern_stored === true && rep.capability_updated === true && rep.confidence === 0.67,
+      `report_outcome: ${JSON.stringify(rep)}`);
+    const cap = parse(await client.callTool({ name: "capability_check", arguments: { domain: "auth" } }), "capability_check");
+    check(cap.capabilities[0]?.evidence === "1 successful initiative out of 1", `capability_check: ${JSON.stringify(cap)}`);
+    const refl = parse(await client.callTool({ name: "reflect", arguments: { query: "OAuth tokens", budget: "low" } }), "reflect");
+    check(refl.patterns[0]?.text === "Keep OAuth tokens in the session store" && refl.mode === "retrieval",
+      `reflect: ${JSON.stringify(refl)}`);
+    report.learn = { confidence: rep.confidence, reflect_confidence: refl.confidence };
 
     const res = await client.readResource({ uri: "system3://sessions" });
     check(res.contents[0].text.includes(env.INJECT_TARGET), "sessions resource lacks the target");

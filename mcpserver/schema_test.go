@@ -13,7 +13,7 @@ import (
 // schema, annotations) with its snapshot in testdata/tools; -update
 // rewrites them. A change to what clients see must be deliberate.
 func TestToolSchemas(t *testing.T) {
-	s := newServer(t, fixture(t), Options{})
+	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
 	dir := filepath.Join("testdata", "tools")
 	if *update {
 		if err := os.RemoveAll(dir); err != nil {
@@ -65,7 +65,7 @@ func TestToolSchemas(t *testing.T) {
 // TestToolContract checks what no snapshot shows: read tools say so, write
 // tools are left out by read-only, every argument is described.
 func TestToolContract(t *testing.T) {
-	s := newServer(t, fixture(t), Options{})
+	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
 	names := map[string]bool{}
 	for _, d := range s.AllTools() {
 		tool := d.Tool
@@ -91,21 +91,24 @@ func TestToolContract(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-		"inject_guidance", "answer_prompt", "interrupt", "ack_wake"} {
+		"inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect"} {
 		if !names[want] {
 			t.Errorf("tool %s missing", want)
 		}
 	}
-	ro := newServer(t, fixture(t), Options{ReadOnly: true})
-	if got := len(ro.toolSet()); got != 6 {
-		t.Errorf("read-only registers %d tools, want the 6 read ones", got)
+	ro := newServer(t, fixture(t), Options{ReadOnly: true, Learn: learnStore(t)})
+	if got := len(ro.toolSet()); got != 8 {
+		t.Errorf("read-only registers %d tools, want the 8 read ones", got)
+	}
+	if got := len(newServer(t, fixture(t), Options{}).toolSet()); got != 10 {
+		t.Errorf("without a learning store %d tools, want 10", got)
 	}
 }
 
 // TestReferenceDoc keeps docs/mcp.md's tool and resource reference in step
 // with the definitions; -update rewrites the generated part.
 func TestReferenceDoc(t *testing.T) {
-	s := newServer(t, fixture(t), Options{})
+	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
 	path := filepath.Join("..", "docs", "mcp.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

@@ -85,6 +85,9 @@ type Options struct {
 	// AllowedHosts are extra Host header values (host names, no port)
 	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
 	AllowedHosts []string
+	// Learn is the learning store behind report_outcome, capability_check
+	// and reflect; nil leaves those tools out.
+	Learn Learn
 }
 
 // Server is the MCP server of one system3 process.
@@ -215,6 +218,10 @@ func (s *Server) AllTools() []ToolDef {
 		InjectGuidanceTool, AnswerPromptTool, InterruptTool, AckWakeTool,
 	}
 	var defs []ToolDef
+	if env.Learn != nil {
+		read = append(read, CapabilityCheckTool, ReflectTool)
+		write = append(write, ReportOutcomeTool)
+	}
 	for _, f := range read {
 		t, h := f(env)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})

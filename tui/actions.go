@@ -72,6 +72,21 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.learn.open {
+		switch {
+		case key.Matches(msg, k.Learn.Back):
+			m.learn.open = false
+		case key.Matches(msg, k.Learn.Refresh):
+			return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
+		case key.Matches(msg, k.Learn.Up, k.Learn.Down):
+			m.learn, _ = m.learn.Update(msg)
+		case key.Matches(msg, k.App.Quit):
+			return m.quit()
+		case key.Matches(msg, k.App.Help):
+			m.showHelp = true
+		}
+		return nil
+	}
 	if m.detail.zoomed {
 		switch {
 		case key.Matches(msg, k.Zoom.Back):
@@ -90,6 +105,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.App.Help):
 		m.showHelp = true
+	case key.Matches(msg, k.App.Learnings):
+		if m.opts.Learn == nil {
+			m.setStatus(levelWarn, "no learning store in this dashboard")
+			return nil
+		}
+		m.learn.open, m.learn.offset = true, 0
+		m.detail.Zoom(false)
+		return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
 	case key.Matches(msg, k.App.Focus):
 		if m.focus == focusSessions {
 			m.focus = focusWakes

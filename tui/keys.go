@@ -17,6 +17,7 @@ type keyMap struct {
 	Compose composeKeys
 	Picker  pickerKeys
 	Zoom    zoomKeys
+	Learn   learnKeys
 }
 
 // navKeys move the selection in the sessions table and the wake feed.
@@ -36,7 +37,7 @@ type wakeKeys struct {
 
 // appKeys work in the main view.
 type appKeys struct {
-	Focus, Filter, ClearFilter, Help, Quit key.Binding
+	Focus, Filter, ClearFilter, Learnings, Help, Quit key.Binding
 	// ForceQuit quits from anywhere, text inputs included.
 	ForceQuit key.Binding
 }
@@ -89,6 +90,7 @@ func newKeyMap() keyMap {
 			Focus:       b([]string{"tab", "shift+tab"}, "tab", "switch list"),
 			Filter:      b([]string{"/"}, "/", "filter"),
 			ClearFilter: b([]string{"esc"}, "esc", "clear filter"),
+			Learnings:   b([]string{"L"}, "L", "learnings"),
 			Help:        b([]string{"?"}, "?", "help"),
 			Quit:        b([]string{"q", "ctrl+c"}, "q", "quit"),
 			ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
@@ -110,6 +112,12 @@ func newKeyMap() keyMap {
 			Down:   b([]string{"j", "down"}, "j/↓", "down"),
 			Choose: b([]string{"enter"}, "enter", "insert"),
 			Back:   b([]string{"esc", "ctrl+t"}, "esc", "back"),
+		},
+		Learn: learnKeys{
+			Up:      b([]string{"k", "up"}, "k/↑", "scroll up"),
+			Down:    b([]string{"j", "down"}, "j/↓", "scroll down"),
+			Refresh: b([]string{"r"}, "r", "refresh"),
+			Back:    b([]string{"esc", "L"}, "esc", "back"),
 		},
 		Zoom: zoomKeys{
 			Up:       b([]string{"k", "up"}, "k/↑", "scroll up"),
@@ -150,7 +158,7 @@ func (k wakeKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHel
 
 func (k appKeys) ShortHelp() []key.Binding { return []key.Binding{k.Focus, k.Filter, k.Help, k.Quit} }
 func (k appKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Learnings, k.Help, k.Quit}}
 }
 
 func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Clear} }
@@ -239,6 +247,7 @@ func (k keyMap) sections() []keySection {
 		{title: "Dashboard", keys: []keyDoc{
 			{k.App.Filter, "Filter the sessions by name, agent or state as you type."},
 			{k.App.ClearFilter, "Clear the filter."},
+			{k.App.Learnings, "Show the learnings: capabilities, the most seen patterns and anti-patterns, and the recent outcomes (docs/learning.md)."},
 			{k.App.Help, "Show or hide this help."},
 			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
 		}},
@@ -259,6 +268,12 @@ func (k keyMap) sections() []keySection {
 			{k.Picker.Down, "Next template."},
 			{k.Picker.Choose, "Insert the template into the message."},
 			{k.Picker.Back, "Back to the message."},
+		}},
+		{title: "Learnings", note: "Opened with `L`.", keys: []keyDoc{
+			{k.Learn.Up, "Scroll up a line."},
+			{k.Learn.Down, "Scroll down a line."},
+			{k.Learn.Refresh, "Read the learning store again."},
+			{k.Learn.Back, "Back to the dashboard (`L` does the same)."},
 		}},
 		{title: "Zoomed preview", note: "The keys of the selected session work here too.", keys: []keyDoc{
 			{k.Zoom.Up, "Scroll up a line."},

@@ -96,6 +96,7 @@ type Model struct {
 	compose compose
 	filter  filterBox
 	overlay helpOverlay
+	learn   learnPanel
 	help    help.Model
 
 	focus    focusID
@@ -150,6 +151,7 @@ func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles
 		compose:  newCompose(st, keys.Compose, keys.Picker, opts.Templates),
 		filter:   newFilterBox(st, keys.Filter),
 		overlay:  newHelpOverlay(st, keys),
+		learn:    newLearnPanel(st, keys.Learn),
 		help:     st.helpModel(),
 		lists:    map[string]bool{},
 		answered: map[string]time.Time{},
@@ -224,6 +226,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case bellDoneMsg:
+		return nil
+	case learnSummaryMsg:
+		m.learn.set(msg)
+		if msg.err != nil {
+			m.setStatus(levelWarn, "cannot read the learning store: "+msg.err.Error())
+		}
 		return nil
 
 	case composeSendMsg:

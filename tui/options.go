@@ -38,6 +38,9 @@ type Options struct {
 	// session's pane; nil: one is derived from Server, such as
 	// "tmux -L work attach -t build:0.1".
 	AttachHint func(monitor.Session) string
+	// Learn is the learning store the learnings panel (L) shows; nil: the
+	// key says there is none. It is read off the UI goroutine.
+	Learn LearnSource
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

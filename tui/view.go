@@ -31,6 +31,10 @@ func (m *Model) layout() {
 	}
 	body = max(body, 0)
 	m.overlay.SetSize(w, body)
+	if m.learn.open {
+		m.learn.SetSize(w, body)
+		return
+	}
 	if m.detail.zoomed {
 		m.detail.SetSize(w, body)
 		return
@@ -76,6 +80,8 @@ func (m Model) View() string {
 	switch {
 	case m.showHelp:
 		body = append(body, m.overlay.View())
+	case m.learn.open:
+		body = append(body, m.learn.View())
 	case m.detail.zoomed:
 		body = append(body, m.detail.View())
 	case m.w >= wideAt && !m.emptyState():
@@ -215,6 +221,8 @@ func (m Model) helpBar() string {
 		bs, name = k.Filter.ShortHelp(), "filter"
 	case m.showHelp:
 		bs, name = []key.Binding{k.App.Help, k.App.Quit}, "help"
+	case m.learn.open:
+		bs, tail, name = k.Learn.ShortHelp(), []key.Binding{k.App.Help, k.App.Quit}, "learn"
 	case m.detail.zoomed:
 		bs = k.Zoom.ShortHelp()
 		if awaiting {

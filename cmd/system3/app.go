@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -26,6 +28,11 @@ type app struct {
 	settings config.Settings
 	log      *slog.Logger
 	logFile  *os.File
+
+	// learn is the learning store, opened on first use (openLearn).
+	learnMu  sync.Mutex
+	learn    *learn.Store
+	learnErr error
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is
@@ -64,6 +71,11 @@ func openLog(stateDir string) (*os.File, error) {
 }
 
 func (a *app) close() {
+	a.learnMu.Lock()
+	defer a.learnMu.Unlock()
+	if a.learn != nil {
+		a.learn.Close()
+	}
 	if a.logFile != nil {
 		a.logFile.Close()
 	}

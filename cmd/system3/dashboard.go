@@ -22,8 +22,9 @@ const dashboardLong = `Open the dashboard: every agent pane on the tmux server w
 how long it has been in it, task progress and the question it asks; the
 wakes that need attention; and a live preview of the selected pane. From
 the keyboard you can answer a prompt (1-9, y, n), type guidance into a pane
-(i), interrupt an agent (x), acknowledge wakes (a, A) and jump into a pane
-(o). Press ? for every key (also in docs/keys.md).
+(i), interrupt an agent (x), acknowledge wakes (a, A), jump into a pane
+(o) and see what system3 has learnt (L). Press ? for every key (also in
+docs/keys.md).
 
 If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
 this state dir, the dashboard attaches to it and quitting leaves it running;
@@ -144,6 +145,9 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 		Server:     srv.String(),
 		Bell:       a.settings.File.Notify.BellOn(),
 		AttachHint: func(s monitor.Session) string { return srv.AttachCommand(s.Target) },
+	}
+	if ls := a.learnStore(); ls != nil {
+		opts.Learn = ls
 	}
 	for _, t := range a.settings.File.Dashboard.Templates {
 		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})

@@ -74,6 +74,9 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 	if f.cmd != nil && f.cmd.Flags().Changed("read-only") {
 		s.opts.ReadOnly = f.readOnly
 	}
+	if ls := a.learnStore(); ls != nil {
+		s.opts.Learn = ls
+	}
 	if tokenFile != "" {
 		tok, err := readToken(config.ExpandHome(tokenFile, a.settings.Home))
 		if err != nil {

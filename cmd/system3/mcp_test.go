@@ -60,7 +60,8 @@ func TestMCPCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil || len(tools.Tools) != 6 {
+	// The six monitor read tools and the two learning ones (capability_check, reflect).
+	if err != nil || len(tools.Tools) != 8 {
 		t.Fatalf("read-only tools: %d, %v", len(tools.Tools), err)
 	}
 	callJSON := func(name string) map[string]any {

@@ -111,6 +111,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	} else {
 		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
 	}
+	if ls := a.learnStore(); ls != nil {
+		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
+	}
 	a.log.Info("monitors started", "server", srv.String(), "state_dir", dir)
 
 	stop := func() error {

@@ -45,6 +45,18 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 	// MCP configures the embedded MCP server.
 	MCP MCP `yaml:"mcp"`
+	// Learn configures the learning store (docs/learning.md).
+	Learn Learn `yaml:"learn"`
+}
+
+// Learn configures the learning store.
+type Learn struct {
+	// ReflectCommand, run through sh -c with the retrieved material on
+	// stdin, writes reflections for budget high (e.g. "claude -p");
+	// empty: reflection is retrieval only.
+	ReflectCommand string `yaml:"reflect_command"`
+	// ReflectTimeout bounds it (default 20s).
+	ReflectTimeout time.Duration `yaml:"reflect_timeout"`
 }
 
 // Dashboard configures the TUI.

@@ -1,0 +1,269 @@
+package learn
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Outcome values.
+const (
+	Success = "success"
+	Partial = "partial"
+	Failure = "failure"
+)
+
+// Learning kinds.
+const (
+	KindPattern     = "pattern"
+	KindAntiPattern = "anti-pattern"
+)
+
+// Limits of a reported outcome.
+const (
+	MaxInitiative = 500
+	MaxReasoning  = 20000
+	MaxLearning   = 2000
+	MaxLearnings  = 50
+	MaxDomain     = 64
+)
+
+// Outcome is what an orchestrator reports when an initiative ends.
+type Outcome struct {
+	// Initiative names what was attempted ("migrate sessions to Redis").
+	Initiative string `json:"initiative"`
+	// Outcome is success, partial or failure.
+	Outcome string `json:"outcome"`
+	// ReasoningPath is how the work was reasoned through, in prose or
+	// steps; it is checked against the five criteria.
+	ReasoningPath string `json:"reasoning_path"`
+	// Learnings are the lessons to keep, one sentence each.
+	Learnings []string `json:"learnings,omitempty"`
+	// Blockers are what stood in the way.
+	Blockers []string `json:"blockers,omitempty"`
+	// Domain groups outcomes into a capability ("auth", "frontend");
+	// empty means "general".
+	Domain string `json:"domain,omitempty"`
+}
+
+// Report is what ReportOutcome did.
+type Report struct {
+	OutcomeID int64 `json:"outcome_id"`
+	// Validated is true when the reasoning path evidences at least
+	// PassMin of the five criteria.
+	Validated bool        `json:"validated"`
+	Criteria  []Criterion `json:"criteria"`
+	// PatternStored is true when the learnings were kept as patterns
+	// (success and validated reasoning); otherwise they were kept as
+	// anti-patterns.
+	PatternStored bool `json:"pattern_stored"`
+	// Kind is how the learnings were stored: pattern or anti-pattern.
+	Kind string `json:"kind"`
+	// Learnings are the stored learnings' ids; one already known is
+	// counted again rather than stored twice (Merged).
+	Learnings         []StoredLearning `json:"learnings"`
+	CapabilityUpdated bool             `json:"capability_updated"`
+	Domain            string           `json:"domain"`
+	// Confidence is the domain's capability confidence after this outcome.
+	Confidence float64 `json:"confidence"`
+	Evidence   string  `json:"evidence"`
+}
+
+// StoredLearning is one learning as ReportOutcome kept it.
+type StoredLearning struct {
+	ID     int64  `json:"id"`
+	Text   string `json:"text"`
+	Merged bool   `json:"merged"`
+}
+
+// OutcomeRecord is a stored outcome.
+type OutcomeRecord struct {
+	ID            int64       `json:"id"`
+	At            time.Time   `json:"at"`
+	Initiative    string      `json:"initiative"`
+	Outcome       string      `json:"outcome"`
+	ReasoningPath string      `json:"reasoning_path"`
+	Domain        string      `json:"domain"`
+	Validated     bool        `json:"validated"`
+	Criteria      []Criterion `json:"criteria"`
+	Learnings     []string    `json:"learnings"`
+	Blockers      []string    `json:"blockers"`
+}
+
+// clean validates and normalises o.
+func (o Outcome) clean() (Outcome, error) {
+	o.Initiative = strings.TrimSpace(o.Initiative)
+	o.Outcome = strings.ToLower(strings.TrimSpace(o.Outcome))
+	o.ReasoningPath = strings.TrimSpace(o.ReasoningPath)
+	o.Domain = normDomain(o.Domain)
+	switch {
+	case o.Initiative == "":
+		return o, invalid(`initiative is empty; name what was attempted, like "add login rate limiting"`)
+	case len(o.Initiative) > MaxInitiative:
+		return o, invalid("initiative is %d characters; keep it under %d (put details in reasoning_path)", len(o.Initiative), MaxInitiative)
+	case o.Outcome != Success && o.Outcome != Partial && o.Outcome != Failure:
+		return o, invalid("outcome %q is not one of success, partial, failure", o.Outcome)
+	case len(o.ReasoningPath) > MaxReasoning:
+		return o, invalid("reasoning_path is %d characters; keep it under %d", len(o.ReasoningPath), MaxReasoning)
+	case len(o.Domain) > MaxDomain:
+		return o, invalid("domain is %d characters; use a short name like \"auth\" (at most %d)", len(o.Domain), MaxDomain)
+	case len(o.Learnings) > MaxLearnings || len(o.Blockers) > MaxLearnings:
+		return o, invalid("at most %d learnings and %d blockers; keep the ones that matter", MaxLearnings, MaxLearnings)
+	}
+	var err error
+	if o.Learnings, err = cleanList("learning", o.Learnings); err != nil {
+		return o, err
+	}
+	if o.Blockers, err = cleanList("blocker", o.Blockers); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func cleanList(what string, in []string) ([]string, error) {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if len(s) > MaxLearning {
+			return nil, invalid("a %s is %d characters; keep each under %d", what, len(s), MaxLearning)
+		}
+		if n := normText(s); !seen[n] {
+			seen[n] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// normText is the text learnings are compared by: lower case words
+// separated by single spaces, punctuation dropped.
+func normText(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// ReportOutcome stores an outcome, checks its reasoning path against the
+// criteria, keeps its learnings as patterns (success with validated
+// reasoning) or anti-patterns (anything else), and updates the capability
+// of its domain, all in one transaction.
+func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
+	o, err := o.clean()
+	if err != nil {
+		return Report{}, err
+	}
+	crit, ok := CheckReasoning(o.ReasoningPath)
+	rep := Report{Validated: ok, Criteria: crit, Domain: o.Domain, Kind: KindAntiPattern, Learnings: []StoredLearning{}}
+	if ok && o.Outcome == Success {
+		rep.Kind = KindPattern
+	}
+	now := ms(s.now())
+	critJSON, _ := json.Marshal(crit)
+	learnJSON, _ := json.Marshal(o.Learnings)
+	blockJSON, _ := json.Marshal(o.Blockers)
+	var capab Capability
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO outcomes(at, initiative, outcome, reasoning, domain, validated, criteria, learnings, blockers)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, now, o.Initiative, o.Outcome, o.ReasoningPath, o.Domain, ok, critJSON, learnJSON, blockJSON)
+		if err != nil {
+			return err
+		}
+		if rep.OutcomeID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, l := range o.Learnings {
+			var id int64
+			var seen int
+			// A learning already known (same kind, domain and words) is
+			// seen once more, and comes back from the stale if it was.
+			err := tx.QueryRowContext(ctx, `INSERT INTO learnings(kind, text, norm, domain, outcome_id, created, last_seen)
+				VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT(kind, domain, norm) DO UPDATE SET seen = seen + 1, last_seen = excluded.last_seen, stale = 0
+				RETURNING id, seen`, rep.Kind, l, normText(l), o.Domain, rep.OutcomeID, now, now).Scan(&id, &seen)
+			if err != nil {
+				return err
+			}
+			rep.Learnings = append(rep.Learnings, StoredLearning{ID: id, Text: l, Merged: seen > 1})
+		}
+		succ, part, fail := 0, 0, 0
+		switch o.Outcome {
+		case Success:
+			succ = 1
+		case Partial:
+			part = 1
+		default:
+			fail = 1
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO capabilities(domain, attempts, successes, partials, failures, updated)
+			VALUES (?, 1, ?, ?, ?, ?)
+			ON CONFLICT(domain) DO UPDATE SET attempts = attempts + 1, successes = successes + excluded.successes,
+				partials = partials + excluded.partials, failures = failures + excluded.failures, updated = excluded.updated`,
+			o.Domain, succ, part, fail, now); err != nil {
+			return err
+		}
+		capab, err = scanCapability(tx.QueryRowContext(ctx, capabilitySelect+` WHERE domain = ?`, o.Domain))
+		return err
+	})
+	if err != nil {
+		return Report{}, fmt.Errorf("report outcome: %w", err)
+	}
+	s.lastWrite.Store(now)
+	rep.PatternStored = rep.Kind == KindPattern && len(rep.Learnings) > 0
+	rep.CapabilityUpdated = true
+	rep.Confidence, rep.Evidence = capab.Confidence, capab.Evidence
+	return rep, nil
+}
+
+// OutcomeFilter selects outcomes.
+type OutcomeFilter struct {
+	// Domain keeps one domain's outcomes; empty: all.
+	Domain string
+	// Limit caps how many (newest first); 0 means 50.
+	Limit int
+}
+
+// Outcomes lists stored outcomes, newest first.
+func (s *Store) Outcomes(ctx context.Context, f OutcomeFilter) ([]OutcomeRecord, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	q := `SELECT id, at, initiative, outcome, reasoning, domain, validated, criteria, learnings, blockers FROM outcomes`
+	var args []any
+	if f.Domain != "" {
+		q += ` WHERE domain = ?`
+		args = append(args, normDomain(f.Domain))
+	}
+	q += ` ORDER BY at DESC, id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list outcomes: %w", err)
+	}
+	defer rows.Close()
+	out := []OutcomeRecord{}
+	for rows.Next() {
+		var r OutcomeRecord
+		var at int64
+		var crit, learn, block string
+		if err := rows.Scan(&r.ID, &at, &r.Initiative, &r.Outcome, &r.ReasoningPath, &r.Domain, &r.Validated, &crit, &learn, &block); err != nil {
+			return nil, fmt.Errorf("list outcomes: %w", err)
+		}
+		r.At = fromMS(at)
+		_ = json.Unmarshal([]byte(crit), &r.Criteria)
+		_ = json.Unmarshal([]byte(learn), &r.Learnings)
+		_ = json.Unmarshal([]byte(block), &r.Blockers)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list outcomes: %w", err)
+	}
+	return out, nil
+}
