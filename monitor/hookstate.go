@@ -206,7 +206,16 @@ func (s *Supervisor) kickLocked() {
 func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev Evidence) (rules.State, string, Evidence) {
 	ph := s.hooks[st.sess.Pane]
 	if ph == nil {
-		return state, kind, ev
+		if res.Agent != "claude" {
+			return state, kind, ev
+		}
+		// Remember the screen of Claude Code panes, for the first hook
+		// to be weighed against.
+		if s.hooks == nil {
+			s.hooks = map[string]*paneHooks{}
+		}
+		ph = &paneHooks{seen: now}
+		s.hooks[st.sess.Pane] = ph
 	}
 	ph.lastRes, ph.lastPr, ph.captured = *res, pr, true
 	screen := stateKind{res.State, res.Kind}
