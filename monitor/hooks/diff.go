@@ -38,7 +38,7 @@ func Diff(path, old, new string) string {
 			ops = append(ops, op{' ', a[i], i, j})
 			i++
 			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
 			ops = append(ops, op{'+', b[j], i, j})
 			j++
 		default:

@@ -222,8 +222,11 @@ func parseObject(b []byte) (orderedObject, error) {
 // syntaxAt words a decoding error with the line it occurred on.
 func syntaxAt(b []byte, dec *json.Decoder, err error) error {
 	off := dec.InputOffset()
+	// The decoder's offsets count from where it last buffered; decoding
+	// the whole document again finds where it goes wrong.
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	var v any
+	if errors.As(json.Unmarshal(b, &v), &se) {
 		off = se.Offset
 	}
 	if off > int64(len(b)) {
