@@ -75,11 +75,10 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 		return stateKind{rules.AwaitingInput, "permission"}, "hook.permission_request", []string{line}, true
 	case hooks.Notification:
 		l := []string{fmt.Sprintf("Notification %s: %s", ev.NotificationType, ev.Message)}
-		switch ev.NotificationType {
-		case "permission_prompt":
+		// Other notifications ("idle_prompt": waiting a minute for input)
+		// may come while a question dialog is up: the screen knows better.
+		if ev.NotificationType == "permission_prompt" {
 			return stateKind{rules.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
-		case "idle_prompt":
-			return stateKind{rules.Idle, ""}, "hook.notification.idle_prompt", l, true
 		}
 	case hooks.Stop:
 		return stateKind{rules.Idle, ""}, "hook.stop", []string{line}, true

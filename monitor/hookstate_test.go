@@ -256,3 +256,39 @@ func TestReplaySpool(t *testing.T) {
 		t.Fatalf("spool not emptied: %+v", evs)
 	}
 }
+
+// TestHookSessionLinksTaskList: without CLAUDE_CODE_TASK_LIST_ID, Claude
+// Code names the task list after its session; a hook's session id links it.
+func TestHookSessionLinksTaskList(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.TaskProgress = func(id string) (TaskProgress, bool) {
+			if id == "sess-abc" {
+				return TaskProgress{Completed: 1, Total: 2, InProgress: []string{}}, true
+			}
+			return TaskProgress{}, false
+		}
+	})
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	if s := h.session("%1"); s.TaskList != "" {
+		t.Fatalf("linked before any hook: %+v", s)
+	}
+	h.hook(hooks.Event{Name: hooks.TaskCreated, Pane: "%1", SessionID: "sess-abc", TaskID: "1", TaskSubject: "Write tests"})
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	if s := h.session("%1"); s.TaskList != "sess-abc" || s.Tasks == nil || s.Tasks.Total != 2 {
+		t.Fatalf("session = %+v", s)
+	}
+}
+
+// TestHookIdleNotificationLeavesAQuestion: Claude Code's idle_prompt
+// notification may come while a question waits; it sets no state.
+func TestHookIdleNotificationLeavesAQuestion(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/question_multiple_choice.txt")
+	h.step()
+	h.hook(hooks.Event{Name: hooks.Notification, Pane: "%1", NotificationType: "idle_prompt", Message: "Claude is waiting for your input"})
+	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Source != "screen" {
+		t.Fatalf("session = %+v", s)
+	}
+}

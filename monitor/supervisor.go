@@ -562,7 +562,7 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 		return probeResult{}
 	}
 	hookTranscript, hookSession := s.hookInfo(p.ID)
-	if s.cfg.Probe == nil && hookTranscript == "" {
+	if s.cfg.Probe == nil && hookTranscript == "" && hookSession == "" {
 		return probeResult{}
 	}
 	now := s.cfg.Clock()
