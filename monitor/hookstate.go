@@ -226,7 +226,9 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 		case state == m.state:
 			// The screen shows what the hook said.
 			m.base, m.hasBase, m.confirmed = screen, true, true
-			if kind == "" {
+			// The screen tells a prompt's kind best; StopFailure's error
+			// kind is Claude Code's own word.
+			if kind == "" || (m.state == rules.Error && m.kind != "") {
 				kind = m.kind
 			}
 			ev = Evidence{Source: "hook", Rule: m.rule, Lines: append(slices.Clone(m.lines), ev.Lines...)}

@@ -292,3 +292,23 @@ func TestHookIdleNotificationLeavesAQuestion(t *testing.T) {
 		t.Fatalf("session = %+v", s)
 	}
 }
+
+// TestHookStopFailureKindHolds: the screen confirms the error; the kind
+// stays the hook's.
+func TestHookStopFailureKindHolds(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	h.hook(hooks.Event{Name: hooks.StopFailure, Pane: "%1", Error: "server_error", ErrorDetails: "500 Internal Server Error"})
+	h.tm.show(t, "%1", "claude", "claude/api_error_500.txt")
+	h.step()
+	s := h.session("%1")
+	if s.State != rules.Error || s.Kind != "server_error" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.stop_failure" {
+		t.Fatalf("session = %+v", s)
+	}
+	h.clock.Add(31 * time.Second)
+	h.step()
+	if w := h.unacked(wake.ReasonAPIError); len(w) != 1 || w[0].Kind != "server_error" {
+		t.Fatalf("wakes = %+v", w)
+	}
+}
