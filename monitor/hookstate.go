@@ -165,6 +165,11 @@ func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wak
 	}
 	sk, rule, lines, ok := hookEffect(ev)
 	st, known := s.panes[ev.Pane]
+	if ph.mark != nil && ev.Received.Before(ph.mark.at) {
+		// Out of order (a spooled event replayed after a delivered one):
+		// the later event stands.
+		ok = false
+	}
 	if !ok || !fresh {
 		if known && ph.captured && ev.Name == hooks.PostToolUseFailure {
 			return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)

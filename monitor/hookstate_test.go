@@ -312,3 +312,17 @@ func TestHookStopFailureKindHolds(t *testing.T) {
 		t.Fatalf("wakes = %+v", w)
 	}
 }
+
+// TestHookOlderEventDoesNotReplaceNewer: a spooled event replayed after a
+// later one was delivered does not set the state.
+func TestHookOlderEventDoesNotReplaceNewer(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	now := h.clock.Now()
+	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now})
+	h.hook(hooks.Event{Name: hooks.PreToolUse, Pane: "%1", Received: now.Add(-time.Second)})
+	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+		t.Fatalf("session = %+v", s)
+	}
+}
