@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
@@ -70,7 +71,7 @@ func (t *TaskProgress) equal(o *TaskProgress) bool {
 
 // Evidence says which source and rule decided a state, and on which lines.
 type Evidence struct {
-	Source string   `json:"source"` // "screen", "process", "history"
+	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook"
 	Rule   string   `json:"rule"`
 	Lines  []string `json:"lines"`
 }
@@ -146,4 +147,6 @@ type Service interface {
 	Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error)
 	// Audit records an entry (an MCP tool call) in the audit log.
 	Audit(ctx context.Context, e audit.Entry) error
+	// Hook takes one Claude Code hook event (see docs/hooks.md).
+	Hook(ctx context.Context, ev hooks.Event) error
 }

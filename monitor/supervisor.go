@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -51,9 +52,13 @@ type Config struct {
 	// Nil: those fail with ErrNoSender.
 	Send Sender
 	// Audit records every action. Nil: nothing is recorded.
-	Audit  *audit.Log
-	Clock  func() time.Time
-	Logger *slog.Logger
+	Audit *audit.Log
+	// ToolCall is told every tool call Claude Code's PostToolUse and
+	// PostToolUseFailure hooks report (see Hook), outside the lock, on the
+	// caller's goroutine: it must not block. Nil: none.
+	ToolCall func(call hooks.ToolCall)
+	Clock    func() time.Time
+	Logger   *slog.Logger
 
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
@@ -148,6 +153,10 @@ type Supervisor struct {
 	// probes follow what Claude Code panes' processes say (transcript,
 	// task list). Only flush uses them, so they need no lock.
 	probes map[string]*paneProbe
+
+	// hooks is what Claude Code hook events said about each pane (see
+	// hookstate.go).
+	hooks map[string]*paneHooks
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -487,6 +496,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", s.cfg.LoopThreshold, s.cfg.LoopWindow)}}
 		st.sess.ErrorCount = s.cfg.LoopThreshold
 	}
+	state, kind, ev = s.hookOverlayLocked(st, now, &res, pr, state, kind, ev)
 
 	prev := st.sess
 	ss := &st.sess
@@ -548,7 +558,11 @@ type probeResult struct {
 // probe looks at a Claude Code pane's process (every reprobeEvery) and
 // follows its transcript.
 func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
-	if agent != "claude" || s.cfg.Probe == nil || p.Dead {
+	if agent != "claude" || p.Dead {
+		return probeResult{}
+	}
+	hookTranscript, hookSession := s.hookInfo(p.ID)
+	if s.cfg.Probe == nil && hookTranscript == "" && hookSession == "" {
 		return probeResult{}
 	}
 	now := s.cfg.Clock()
@@ -559,14 +573,28 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	}
 	if pp.probed.IsZero() || now.Sub(pp.probed) >= reprobeEvery {
 		pp.probed = now
-		pp.info = s.cfg.Probe(p)
-		if pp.info.Transcript == "" {
-			pp.tail = nil
-		} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
-			pp.tail = &transcriptTail{path: pp.info.Transcript}
+		if s.cfg.Probe != nil {
+			pp.info = s.cfg.Probe(p)
 		}
 	}
+	// The transcript a hook named is the session's; the probe's is a
+	// guess (the newest file in the project's directory).
+	if hookTranscript != "" {
+		pp.info.Transcript = hookTranscript
+	}
+	if pp.info.Transcript == "" {
+		pp.tail = nil
+	} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
+		pp.tail = &transcriptTail{path: pp.info.Transcript}
+	}
 	res := probeResult{taskList: pp.info.TaskList}
+	if res.taskList == "" && hookSession != "" && s.cfg.TaskProgress != nil {
+		// Without CLAUDE_CODE_TASK_LIST_ID, Claude Code names the task
+		// list after its session.
+		if _, ok := s.cfg.TaskProgress(hookSession); ok {
+			res.taskList = hookSession
+		}
+	}
 	if res.taskList != "" && s.cfg.TaskProgress != nil {
 		if tp, ok := s.cfg.TaskProgress(res.taskList); ok {
 			res.tasks = &tp

@@ -12,6 +12,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -95,6 +96,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	case <-gctx.Done():
 	}
 	sup.Refresh(gctx)
+	// Hook events Claude Code sent while no system3 ran wait in the spool.
+	spool := hooks.Spool{Path: filepath.Join(dir, hooks.SpoolFile)}
+	a.replayHooks(gctx, sup, spool)
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
@@ -110,6 +114,8 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		a.log.Warn("serve socket", "err", err)
 	} else {
 		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
+		// Events spooled while the socket was not yet up.
+		a.replayHooks(gctx, sup, spool)
 	}
 	if ls := a.learnStore(); ls != nil {
 		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
@@ -132,6 +138,17 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		return err
 	}
 	return sup, stop, nil
+}
+
+// replayHooks feeds the hook spool to the supervisor.
+func (a *app) replayHooks(ctx context.Context, sup *monitor.Supervisor, spool hooks.Spool) {
+	n, err := sup.ReplaySpool(ctx, spool)
+	if err != nil {
+		a.log.Warn("hook spool", "path", spool.Path, "err", err)
+	}
+	if n > 0 {
+		a.log.Info("hook spool replayed", "events", n)
+	}
 }
 
 // validator returns the validation monitor, fed by the task watcher, when

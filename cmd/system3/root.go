@@ -76,6 +76,8 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newCapabilitiesCmd(a),
 		newDemoCmd(a),
 		newFakeAgentCmd(a),
+		newHookCmd(a),
+		newHooksCmd(a),
 	)
 	return root
 }

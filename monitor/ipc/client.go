@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -169,6 +170,12 @@ func (c *Client) Interrupt(ctx context.Context, req monitor.InterruptRequest) (m
 // Audit implements monitor.Service.
 func (c *Client) Audit(ctx context.Context, e audit.Entry) error {
 	_, err := callBody[struct{}](c, ctx, methodAudit, e)
+	return err
+}
+
+// Hook implements monitor.Service.
+func (c *Client) Hook(ctx context.Context, ev hooks.Event) error {
+	_, err := callBody[struct{}](c, ctx, methodHook, ev)
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -86,6 +87,10 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	auditCall := func(ctx context.Context, s monitor.Service) (any, error) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
+	hookCall := func(ctx context.Context, s monitor.Service) (any, error) {
+		return nil, s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
+			Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)})
+	}
 	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
 	withLists := func(_ *testing.T, f *fakeService) {
 		f.SetTaskLists([]tasks.ListDoc{{ID: "PRD-A", Tasks: []tasks.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
@@ -138,6 +143,8 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
 		{name: "audit", call: auditCall},
 		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
+		{name: "hook", call: hookCall},
+		{name: "hook refused", prep: fail("hook", fmt.Errorf("%w: the hook event has no name", monitor.ErrBadRequest)), call: hookCall, wantIs: monitor.ErrBadRequest},
 		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
 	}
 	for _, tt := range tests {
@@ -167,6 +174,21 @@ func TestMethodsMatchInProcess(t *testing.T) {
 				t.Errorf("errors.Is(%v, %v) = false", gotErr, tt.wantIs)
 			}
 		})
+	}
+}
+
+// TestHookArrivesIntact checks that a hook event crosses the socket whole.
+func TestHookArrivesIntact(t *testing.T) {
+	f := newFake(t)
+	c := dial(t, serve(t, f).path)
+	ev := hooks.Event{Name: hooks.StopFailure, SessionID: "s1", TranscriptPath: "/t.jsonl", Error: "rate_limit", Pane: "%7",
+		ToolName: "Bash", TaskID: "3", Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
+	if err := c.Hook(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Hooks()
+	if len(got) != 1 || !reflect.DeepEqual(got[0], ev) {
+		t.Fatalf("received %+v, want %+v", got, ev)
 	}
 }
 

@@ -76,6 +76,10 @@ const (
 	methodAnswer         = "answer"
 	methodInterrupt      = "interrupt"
 	methodAudit          = "audit"
+	// methodHook delivers a Claude Code hook event (a hooks.Event body).
+	// Added within v2: a daemon that predates it answers bad_request
+	// "unknown method", and `system3 hook` then spools the event.
+	methodHook = "hook"
 )
 
 var (

@@ -19,6 +19,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // Listen creates the socket at path, usable by this user only. A socket file
@@ -279,7 +280,7 @@ func decodeRequest(line []byte) (request, error) {
 	switch req.Method {
 	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit:
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook:
 		if len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
@@ -329,6 +330,10 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 	case methodAudit:
 		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
 			return struct{}{}, s.svc.Audit(ctx, e)
+		})
+	case methodHook:
+		return call(ctx, w, req.Body, func(ctx context.Context, ev hooks.Event) (struct{}, error) {
+			return struct{}{}, s.svc.Hook(ctx, ev)
 		})
 	case methodWatch:
 		ch, err := s.svc.Watch(ctx)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -187,6 +188,24 @@ func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 		out = []tasks.ListDoc{}
 	}
 	return out, nil
+}
+
+// Hook records a hook event; Hooks returns them.
+func (f *Service) Hook(ctx context.Context, ev hooks.Event) error {
+	if err := f.err("hook"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hooks = append(f.hooks, ev)
+	return nil
+}
+
+// Hooks returns the hook events received, in order.
+func (f *Service) Hooks() []hooks.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.hooks)
 }
 
 func (f *Service) Audit(ctx context.Context, e audit.Entry) error {

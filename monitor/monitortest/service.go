@@ -13,6 +13,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -35,6 +36,7 @@ type Service struct {
 
 	calls      []Call
 	audits     []audit.Entry
+	hooks      []hooks.Event
 	previews   map[string][]string
 	lists      []tasks.ListDoc
 	unverified string
@@ -69,7 +71,7 @@ func Ticking(start time.Time) func() time.Time {
 
 // Fail makes method ("snapshot", "watch", "wakes", "wait_wake",
 // "subscribe_wakes", "ack", "ack_all", "inject", "keys", "answer",
-// "interrupt", "preview", "task_lists", "audit") return err; nil restores it. Ack
+// "interrupt", "preview", "task_lists", "audit", "hook") return err; nil restores it. Ack
 // fails after acknowledging, as a failing journal does.
 func (f *Service) Fail(method string, err error) {
 	f.mu.Lock()

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/ipc"
+)
+
+// Time budget of `system3 hook`: Claude Code waits for it (PreToolUse
+// holds the tool back), so it gives up on the daemon quickly, spools, and
+// returns within hookBudget whatever happens.
+const (
+	hookDeliver = 500 * time.Millisecond
+	hookBudget  = 900 * time.Millisecond
+)
+
+func newHookCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook",
+		Short: "Deliver one Claude Code hook event to system3 (Claude Code runs this)",
+		Long: `Read one Claude Code hook payload (JSON) on stdin, add the tmux pane it ran in
+($TMUX_PANE), and deliver it to the running system3 over its socket in the
+state dir. Claude Code runs this command from the hooks that system3 hooks
+print shows and system3 hooks install adds; you do not run it yourself.
+
+It never slows down or breaks the agent: it prints nothing, exits 0 within
+a second whatever happens, and when no system3 runs (or it does not answer
+within half a second) it appends the event to the spool (hooks.spool in the
+state dir), which system3 reads when it starts. A payload that is not a
+hook event is logged to system3.log and dropped. See docs/hooks.md.`,
+		Args:        cobra.ArbitraryArgs, // a newer settings snippet may pass more
+		Annotations: map[string]string{skipSetup: "1"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.runHook(cmd.Context())
+			return nil
+		},
+	}
+}
+
+// runHook is `system3 hook`. It reports nothing but to the log.
+func (a *app) runHook(ctx context.Context) {
+	start := time.Now()
+	if err := a.setup(); err != nil {
+		// A broken config file must not cost the event: find the state
+		// dir without it.
+		dirs := config.DirsFrom(a.getenv)
+		a.settings.StateDir = config.ExpandHome(firstNonEmpty(a.flags.StateDir, a.getenv(config.EnvStateDir), dirs.DefaultStateDir()), dirs.Home)
+		a.log = slog.New(slog.DiscardHandler)
+		if f, lerr := openLog(a.settings.StateDir); lerr == nil {
+			a.logFile = f
+			a.log = slog.New(slog.NewTextHandler(f, nil))
+		}
+		a.log.Warn("hook: config", "err", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, hookBudget)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.deliverHook(ctx, start)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		a.log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
+	}
+}
+
+func (a *app) deliverHook(ctx context.Context, start time.Time) {
+	data, err := readBounded(ctx, a.stdin, hooks.MaxPayload)
+	if err != nil {
+		a.log.Warn("hook: read stdin", "err", err)
+		return
+	}
+	ev, err := hooks.Parse(data)
+	if err != nil {
+		a.log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
+		return
+	}
+	ev.Pane, ev.Received = a.getenv("TMUX_PANE"), start
+	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
+	err = sendHook(dctx, a.socketPath(), ev)
+	cancel()
+	if err == nil {
+		a.log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
+		return
+	}
+	sp := hooks.Spool{Path: filepath.Join(a.settings.StateDir, hooks.SpoolFile)}
+	if mkErr := os.MkdirAll(a.settings.StateDir, 0o700); mkErr != nil {
+		a.log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
+		return
+	}
+	if serr := sp.Append(ev); serr != nil {
+		a.log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
+		return
+	}
+	level := slog.LevelDebug
+	if !errors.Is(err, ipc.ErrNoDaemon) {
+		level = slog.LevelWarn
+	}
+	a.log.Log(ctx, level, "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+}
+
+func sendHook(ctx context.Context, path string, ev hooks.Event) error {
+	c, err := ipc.Dial(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Hook(ctx, ev)
+}
+
+// readBounded reads r to its end, at most max bytes, or until ctx ends.
+func readBounded(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, max+1))
+		ch <- result{b, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err == nil && int64(len(res.b)) > max {
+			return nil, fmt.Errorf("%w: more than %d bytes on stdin", hooks.ErrTooLarge, max)
+		}
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("stdin not closed in time: %w", ctx.Err())
+	}
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

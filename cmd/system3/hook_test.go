@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/monitortest"
+)
+
+const permissionPayload = `{"session_id":"sess-1","transcript_path":"/tmp/t.jsonl","cwd":"/p","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"./deploy.sh --prod"}}`
+
+type hookRun struct {
+	code     int
+	stdout   string
+	stderr   string
+	took     time.Duration
+	finished bool
+}
+
+// runHookProcess runs `system3 hook` as Claude Code does: a process of its
+// own with the payload on stdin (this test binary doubles as system3).
+// With keepOpen, stdin is never closed. A run that has not returned
+// within 10 s is killed and reported as not finished.
+func runHookProcess(t *testing.T, stateDir, stdin string, keepOpen bool) hookRun {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "hook")
+	cmd.Env = []string{runMainEnv + "=1", "HOME=" + t.TempDir(), "SYSTEM3_STATE_DIR=" + stateDir, "TMUX_PANE=%42", "PATH=/usr/bin:/bin"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, stdin)
+	if !keepOpen {
+		w.Close()
+	} else {
+		t.Cleanup(func() { w.Close() })
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	r := hookRun{}
+	select {
+	case err = <-done:
+		r.finished = true
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		err = <-done
+	}
+	r.took = time.Since(start)
+	r.code = cmd.ProcessState.ExitCode()
+	r.stdout, r.stderr = out.String(), errb.String()
+	t.Logf("system3 hook returned in %v (exit %d)", r.took, r.code)
+	return r
+}
+
+func (r hookRun) check(t *testing.T) {
+	t.Helper()
+	if !r.finished || r.code != 0 || r.stdout != "" {
+		t.Fatalf("system3 hook: finished %v, exit %d, stdout %q, stderr %q", r.finished, r.code, r.stdout, r.stderr)
+	}
+}
+
+func drainSpool(t *testing.T, stateDir string) []hooks.Event {
+	t.Helper()
+	evs, skipped, err := hooks.Spool{Path: filepath.Join(stateDir, hooks.SpoolFile)}.Drain()
+	if err != nil || skipped != 0 {
+		t.Fatalf("drain spool: %v (%d skipped)", err, skipped)
+	}
+	return evs
+}
+
+func TestHookWithoutDaemonSpools(t *testing.T) {
+	dir := shortDir(t)
+	runHookProcess(t, dir, permissionPayload, false).check(t)
+	evs := drainSpool(t, dir)
+	if len(evs) != 1 || evs[0].Name != hooks.PermissionRequest || evs[0].Pane != "%42" || evs[0].ToolInput != "./deploy.sh --prod" ||
+		evs[0].SessionID != "sess-1" || evs[0].Received.IsZero() {
+		t.Fatalf("spool = %+v", evs)
+	}
+}
+
+// A daemon that accepts and never answers (or answers the hello and then
+// nothing) costs the agent at most the delivery deadline: the event goes
+// to the spool.
+func TestHookWithSlowDaemonSpools(t *testing.T) {
+	for _, hello := range []bool{false, true} {
+		name := "silent"
+		if hello {
+			name = "hello then silent"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := shortDir(t)
+			ln, err := net.Listen("unix", filepath.Join(dir, ipc.SocketFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var conns []net.Conn
+			var mu sync.Mutex
+			wg.Go(func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					conns = append(conns, c)
+					mu.Unlock()
+					if hello {
+						io.WriteString(c, `{"hello":"system3","v":2,"pid":1}`+"\n")
+					}
+				}
+			})
+			t.Cleanup(func() {
+				ln.Close()
+				mu.Lock()
+				for _, c := range conns {
+					c.Close()
+				}
+				mu.Unlock()
+				wg.Wait()
+			})
+			r := runHookProcess(t, dir, permissionPayload, false)
+			r.check(t)
+			if evs := drainSpool(t, dir); len(evs) != 1 || evs[0].Name != hooks.PermissionRequest {
+				t.Fatalf("spool = %+v", evs)
+			}
+		})
+	}
+}
+
+func TestHookGarbageIsDropped(t *testing.T) {
+	for name, in := range map[string]string{"text": "garbage\x00\xff", "empty": "", "no event": `{"session_id":"x"}`} {
+		t.Run(name, func(t *testing.T) {
+			dir := shortDir(t)
+			runHookProcess(t, dir, in, false).check(t)
+			if evs := drainSpool(t, dir); len(evs) != 0 {
+				t.Fatalf("spooled %+v", evs)
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "system3.log"))
+			if !strings.Contains(string(log), "hook: payload dropped") {
+				t.Fatalf("log:\n%s", log)
+			}
+		})
+	}
+}
+
+// Claude Code closes the hook's stdin; if something does not, the hook
+// still returns.
+func TestHookStdinNeverClosed(t *testing.T) {
+	dir := shortDir(t)
+	runHookProcess(t, dir, `{"hook_event_name":"Stop"}`, true).check(t)
+}
+
+func TestHookDeliversToDaemon(t *testing.T) {
+	dir := shortDir(t)
+	svc := monitortest.NewService(t, nil)
+	ln, err := ipc.Listen(filepath.Join(dir, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	before := time.Now()
+	runHookProcess(t, dir, permissionPayload, false).check(t)
+	got := svc.Hooks()
+	if len(got) != 1 || got[0].Name != hooks.PermissionRequest || got[0].Pane != "%42" || got[0].TranscriptPath != "/tmp/t.jsonl" || got[0].Received.Before(before) {
+		t.Fatalf("delivered %+v", got)
+	}
+	if evs := drainSpool(t, dir); len(evs) != 0 {
+		t.Fatalf("spooled although delivered: %+v", evs)
+	}
+}
+
+// The monitors read the spool when they start, and empty it.
+func TestSpoolReplayedWhenMonitorsStart(t *testing.T) {
+	dir := shortDir(t)
+	runHookProcess(t, dir, permissionPayload, false).check(t)
+	if fi, err := os.Stat(filepath.Join(dir, hooks.SpoolFile)); err != nil || fi.Size() == 0 {
+		t.Fatalf("nothing spooled: %v", err)
+	}
+	srv := agentServer(t)
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": dir, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stop, err := a.startMonitors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if fi, err := os.Stat(filepath.Join(dir, hooks.SpoolFile)); err != nil || fi.Size() != 0 {
+		t.Fatalf("spool not emptied on start: %v, %d bytes", err, fi.Size())
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "system3.log"))
+	if !strings.Contains(string(log), "hook spool replayed") || !strings.Contains(string(log), "events=1") {
+		t.Fatalf("log:\n%s", log)
+	}
+	// With monitors running, the hook is delivered, not spooled.
+	runHookProcess(t, dir, permissionPayload, false).check(t)
+	if fi, _ := os.Stat(filepath.Join(dir, hooks.SpoolFile)); fi.Size() != 0 {
+		t.Fatal("spooled while the monitors run")
+	}
+}
+
+func TestHooksPrint(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "hooks", "print", "--command", "/opt/system3 hook")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct {
+				Type, Command string
+				Timeout       int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, e := range hooks.Events {
+		if g := doc.Hooks[e]; len(g) != 1 || g[0].Hooks[0].Command != "/opt/system3 hook" || g[0].Hooks[0].Type != "command" {
+			t.Fatalf("%s: %+v", e, g)
+		}
+	}
+	// Without --command: this executable, with the chosen state dir.
+	dir := shortDir(t)
+	code, out, _ = invoke(t, map[string]string{"SYSTEM3_STATE_DIR": dir}, "hooks", "print")
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	if code != 0 || !strings.Contains(out, exe+" --state-dir "+dir+" hook") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestHooksInstall(t *testing.T) {
+	proj := t.TempDir()
+	settings := filepath.Join(proj, ".claude", "settings.local.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	existing := "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"matcher\": \"\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"say done\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+	os.WriteFile(settings, []byte(existing), 0o600)
+	args := []string{"hooks", "install", "--project", proj, "--command", "/opt/system3 hook"}
+
+	code, out, errOut := invoke(t, nil, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "+            \"command\": \"/opt/system3 hook\",") || !strings.Contains(out, "dry run") {
+		t.Fatalf("dry run: exit %d, %s\n%s", code, errOut, out)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != existing {
+		t.Fatal("dry run changed the file")
+	}
+
+	code, out, errOut = invoke(t, nil, args...)
+	if code != 0 || !strings.Contains(out, "--- "+settings) || !strings.Contains(out, "the previous file is "+settings+".system3-backup-") {
+		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
+	}
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), `"say done"`) || strings.Count(string(b), "/opt/system3 hook") != len(hooks.Events) {
+		t.Fatalf("installed:\n%s", b)
+	}
+
+	code, out, _ = invoke(t, nil, args...)
+	if code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("again: exit %d\n%s", code, out)
+	}
+
+	bad := filepath.Join(t.TempDir(), ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	os.WriteFile(bad, []byte("{ // no\n}"), 0o600)
+	code, _, errOut = invoke(t, map[string]string{"CLAUDE_CONFIG_DIR": filepath.Dir(bad)}, "hooks", "install", "--user", "--command", "x hook")
+	if code != 1 || !strings.Contains(errOut, "not a valid JSON settings object") || !strings.Contains(errOut, "nothing was changed") {
+		t.Fatalf("invalid: exit %d, %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != "{ // no\n}" {
+		t.Fatal("invalid file changed")
+	}
+	if code, _, errOut = invoke(t, nil, "hooks", "install", "--project", filepath.Join(proj, "nope"), "--command", "x"); code != 1 || !strings.Contains(errOut, "not a directory") {
+		t.Fatalf("missing project: exit %d, %s", code, errOut)
+	}
+}

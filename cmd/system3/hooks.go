@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/hooks"
+)
+
+func newHooksCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "Show or install the Claude Code hooks that report agent state to system3",
+		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
+permission prompt, a finished turn, an API failure), instead of system3 reading
+it from the screen a moment later. Each hook runs system3 hook.
+
+system3 hooks print shows the settings snippet; system3 hooks install merges it
+into a Claude Code settings file. See docs/hooks.md.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
+	return cmd
+}
+
+func newHooksPrintCmd(a *app) *cobra.Command {
+	var command string
+	cmd := &cobra.Command{
+		Use:   "print",
+		Short: "Print the Claude Code settings that send every hook event to system3",
+		Long: `Print Claude Code settings JSON whose hooks run system3 hook for every event
+system3 uses. Use it as the value of claude --settings for one process, or
+merge it into a settings file by hand (system3 hooks install does that for you).
+
+The command is this system3's absolute path followed by "hook" (and by
+--state-dir when one was chosen), unless --command says otherwise.`,
+		Example: `  system3 hooks print
+  claude --settings "$(system3 hooks print)"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := a.hookSettings(command)
+			if err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			if err := json.Indent(&out, b, "", "  "); err != nil {
+				return err
+			}
+			out.WriteByte('\n')
+			_, err = a.stdout.Write(out.Bytes())
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
+	return cmd
+}
+
+func newHooksInstallCmd(a *app) *cobra.Command {
+	var (
+		project, command string
+		user, dryRun     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Merge system3's hooks into a Claude Code settings file",
+		Long: `Merge the hooks system3 hooks print shows into a Claude Code settings file,
+keeping every other setting and every other hook. Events that already run the
+command are left alone, so running it again changes nothing.
+
+--user (the default) writes ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR's),
+for every Claude Code session of this user. --project DIR writes
+DIR/.claude/settings.local.json, for sessions in that project only; it is the
+personal, uncommitted settings file, since the hook names a binary on this
+machine.
+
+The old file is copied to FILE.system3-backup-TIME first, and the change is
+shown as a diff. A file that is not valid JSON (Claude Code allows no comments)
+is refused and left as it was. --dry-run shows the diff and changes nothing.`,
+		Example: `  system3 hooks install --dry-run
+  system3 hooks install --user
+  system3 hooks install --project ~/src/app`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user && project != "" {
+				return fmt.Errorf("choose either --user or --project, not both")
+			}
+			path := a.userSettingsPath()
+			if project != "" {
+				abs, err := filepath.Abs(config.ExpandHome(project, a.settings.Home))
+				if err != nil {
+					return err
+				}
+				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+					return fmt.Errorf("--project %s is not a directory; pass the project's root directory", project)
+				}
+				path = filepath.Join(abs, ".claude", "settings.local.json")
+			}
+			cmdline, err := a.hookCommand(command)
+			if err != nil {
+				return err
+			}
+			var res hooks.Result
+			if dryRun {
+				res, _, err = hooks.Plan(path, cmdline)
+			} else {
+				res, err = hooks.Install(path, cmdline)
+			}
+			if err != nil {
+				return err
+			}
+			w := a.stdout
+			if !res.Changed {
+				fmt.Fprintf(w, "%s already runs %s for every event; nothing to change\n", path, cmdline)
+				return nil
+			}
+			fmt.Fprint(w, res.Diff)
+			switch {
+			case dryRun:
+				fmt.Fprintf(w, "dry run: %s was not changed; run without --dry-run to add hooks for %s\n", path, strings.Join(res.Added, ", "))
+			case res.Backup != "":
+				fmt.Fprintf(w, "updated %s (hooks added for %s); the previous file is %s\n", path, strings.Join(res.Added, ", "), res.Backup)
+			default:
+				fmt.Fprintf(w, "created %s (hooks added for %s)\n", path, strings.Join(res.Added, ", "))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json instead")
+	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
+	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
+	return cmd
+}
+
+// userSettingsPath is Claude Code's user settings file.
+func (a *app) userSettingsPath() string {
+	dir := a.getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		dir = filepath.Join(a.settings.Home, ".claude")
+	}
+	return filepath.Join(dir, "settings.json")
+}
+
+// hookCommand is the shell command Claude Code's hooks run: command when
+// set, else this executable's absolute path with "hook", and --state-dir
+// when the state dir was chosen by flag or environment (the agent may not
+// share this environment).
+func (a *app) hookCommand(command string) (string, error) {
+	if command != "" {
+		return command, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell where this system3 is (%v); pass --command", err)
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	parts := []string{shellQuote(exe)}
+	if a.flags.StateDir != "" || a.getenv(config.EnvStateDir) != "" {
+		parts = append(parts, "--state-dir", shellQuote(a.settings.StateDir))
+	}
+	parts = append(parts, "hook")
+	return strings.Join(parts, " "), nil
+}
+
+// hookSettings is the settings JSON for `claude --settings` that sends
+// every hook event to this system3 (command as for hookCommand). Spawn
+// passes it to the Claude Code sessions it starts.
+func (a *app) hookSettings(command string) ([]byte, error) {
+	cmdline, err := a.hookCommand(command)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.Settings(cmdline)
+}

@@ -1,0 +1,204 @@
+// Package hooks reads Claude Code hook payloads, produces the hook settings
+// that send them to system3, merges those settings into a settings file, and
+// keeps the spool where hook events wait while no system3 daemon runs.
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The hook events system3 consumes (Claude Code's hook_event_name values).
+const (
+	SessionStart       = "SessionStart"
+	SessionEnd         = "SessionEnd"
+	UserPromptSubmit   = "UserPromptSubmit"
+	PreToolUse         = "PreToolUse"
+	PermissionRequest  = "PermissionRequest"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
+	Notification       = "Notification"
+	Stop               = "Stop"
+	StopFailure        = "StopFailure"
+	TaskCreated        = "TaskCreated"
+	TaskCompleted      = "TaskCompleted"
+)
+
+// Events lists every event Settings registers, in a stable order.
+var Events = []string{
+	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
+	Notification, Stop, StopFailure, TaskCreated, TaskCompleted, SessionEnd,
+}
+
+// MaxPayload bounds one payload. Payloads carry tool inputs and responses
+// (a whole file read), so the bound is generous; a larger one is refused.
+const MaxPayload = 8 << 20
+
+// Bounds on the text an Event keeps, so events stay small on the socket and
+// in the spool whatever the tool printed.
+const (
+	maxSummary = 300
+	maxField   = 4 << 10
+)
+
+// ErrTooLarge matches Parse's error for a payload over MaxPayload.
+var ErrTooLarge = errors.New("hook payload too large")
+
+// Event is one hook event as system3 keeps it: the fields it uses from
+// Claude Code's payload, tool input and output reduced to one-line
+// summaries, plus the pane the hook ran in and when it was received.
+type Event struct {
+	Name           string `json:"hook_event_name"`
+	SessionID      string `json:"session_id,omitempty"`
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	Cwd            string `json:"cwd,omitempty"`
+
+	// NotificationType and Message: Notification ("permission_prompt",
+	// "idle_prompt", ...).
+	NotificationType string `json:"notification_type,omitempty"`
+	Message          string `json:"message,omitempty"`
+	// Error: StopFailure's error kind ("rate_limit", "server_error"), or
+	// PostToolUseFailure's error text. ErrorDetails: StopFailure's details.
+	Error        string `json:"error,omitempty"`
+	ErrorDetails string `json:"error_details,omitempty"`
+	// Tool events: the tool, its input and its response, summarised.
+	ToolName     string `json:"tool_name,omitempty"`
+	ToolInput    string `json:"tool_input,omitempty"`
+	ToolResponse string `json:"tool_response,omitempty"`
+	IsInterrupt  bool   `json:"is_interrupt,omitempty"`
+	// Task events.
+	TaskID      string `json:"task_id,omitempty"`
+	TaskSubject string `json:"task_subject,omitempty"`
+	// Reason: SessionEnd's reason ("clear", "logout", "prompt_input_exit").
+	Reason string `json:"reason,omitempty"`
+
+	// Pane is the tmux pane the hook ran in ($TMUX_PANE), "" outside tmux.
+	Pane string `json:"pane,omitempty"`
+	// Received is when `system3 hook` read the payload.
+	Received time.Time `json:"received"`
+}
+
+// payload is Claude Code's hook input, as far as system3 reads it.
+type payload struct {
+	SessionID        string          `json:"session_id"`
+	TranscriptPath   string          `json:"transcript_path"`
+	Cwd              string          `json:"cwd"`
+	Name             string          `json:"hook_event_name"`
+	NotificationType string          `json:"notification_type"`
+	Message          string          `json:"message"`
+	Error            json.RawMessage `json:"error"`
+	ErrorDetails     json.RawMessage `json:"error_details"`
+	ToolName         string          `json:"tool_name"`
+	ToolInput        json.RawMessage `json:"tool_input"`
+	ToolResponse     json.RawMessage `json:"tool_response"`
+	IsInterrupt      bool            `json:"is_interrupt"`
+	TaskID           json.RawMessage `json:"task_id"`
+	TaskSubject      string          `json:"task_subject"`
+	Reason           string          `json:"reason"`
+}
+
+// Parse reads one Claude Code hook payload. It is pure: the caller sets
+// Pane and Received. A payload that is not a JSON object naming its event,
+// or is larger than MaxPayload, is an error that says so.
+func Parse(data []byte) (Event, error) {
+	if len(data) > MaxPayload {
+		return Event{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return Event{}, errors.New("empty hook payload: Claude Code sends one JSON object on stdin")
+	}
+	if data[0] != '{' {
+		return Event{}, errors.New("hook payload is not a JSON object: Claude Code sends one JSON object on stdin")
+	}
+	var p payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return Event{}, fmt.Errorf("hook payload is not valid JSON: %v", err)
+	}
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		return Event{}, errors.New(`hook payload has no "hook_event_name"; is this a Claude Code hook?`)
+	}
+	ev := Event{
+		Name:             clip(name, 64),
+		SessionID:        clip(p.SessionID, 256),
+		TranscriptPath:   clip(p.TranscriptPath, maxField),
+		Cwd:              clip(p.Cwd, maxField),
+		NotificationType: clip(p.NotificationType, 64),
+		Message:          clip(oneLine(p.Message), maxSummary),
+		Error:            clip(text(p.Error), maxField),
+		ErrorDetails:     clip(text(p.ErrorDetails), maxSummary),
+		ToolName:         clip(p.ToolName, 128),
+		ToolInput:        summarizeInput(p.ToolInput),
+		ToolResponse:     clip(oneLine(text(p.ToolResponse)), maxSummary),
+		IsInterrupt:      p.IsInterrupt,
+		TaskID:           clip(text(p.TaskID), 64),
+		TaskSubject:      clip(oneLine(p.TaskSubject), maxSummary),
+		Reason:           clip(p.Reason, 64),
+	}
+	return ev, nil
+}
+
+// text is a JSON value as text: a string's contents, anything else compact.
+func text(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.String()
+	}
+	return string(raw)
+}
+
+// summarizeInput reduces a tool input to what identifies the call: a
+// command, a file, a pattern, else the compact JSON, on one line.
+func summarizeInput(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil {
+		for _, k := range []string{"command", "file_path", "notebook_path", "pattern", "url", "query", "subject", "prompt", "description"} {
+			if v := text(m[k]); v != "" {
+				return clip(oneLine(v), maxSummary)
+			}
+		}
+	}
+	return clip(oneLine(text(raw)), maxSummary)
+}
+
+// oneLine joins the lines of s with " · ".
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return strings.TrimSpace(s)
+	}
+	var parts []string
+	for l := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut, and
+// makes it valid UTF-8.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

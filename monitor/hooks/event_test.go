@@ -1,0 +1,112 @@
+package hooks
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    Event
+		wantErr string
+	}{
+		{name: "permission request", in: `{"session_id":"abc","transcript_path":"/h/.claude/projects/p/abc.jsonl","cwd":"/p",
+			"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf ./build &&\nmake deploy","description":"Deploy"},
+			"permission_suggestions":[{"type":"addRules"}]}`,
+			want: Event{Name: PermissionRequest, SessionID: "abc", TranscriptPath: "/h/.claude/projects/p/abc.jsonl", Cwd: "/p",
+				ToolName: "Bash", ToolInput: "rm -rf ./build && · make deploy"}},
+		{name: "notification", in: `{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`,
+			want: Event{Name: Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"}},
+		{name: "stop failure", in: `{"hook_event_name":"StopFailure","error":"rate_limit","error_details":"429 too many requests","last_assistant_message":"x"}`,
+			want: Event{Name: StopFailure, Error: "rate_limit", ErrorDetails: "429 too many requests"}},
+		{name: "stop failure with an object error", in: `{"hook_event_name":"StopFailure","error":{"type":"server_error"}}`,
+			want: Event{Name: StopFailure, Error: `{"type":"server_error"}`}},
+		{name: "tool failure", in: `{"hook_event_name":"PostToolUseFailure","tool_name":"Read","tool_input":{"file_path":"/x"},"error":"File does not exist.","is_interrupt":false}`,
+			want: Event{Name: PostToolUseFailure, ToolName: "Read", ToolInput: "/x", Error: "File does not exist."}},
+		{name: "tool success", in: `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb","stderr":""}}`,
+			want: Event{Name: PostToolUse, ToolName: "Bash", ToolInput: "ls", ToolResponse: `{"stdout":"a\nb","stderr":""}`}},
+		{name: "unknown tool input", in: `{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"a":1}}`,
+			want: Event{Name: PreToolUse, ToolName: "mcp__x__y", ToolInput: `{"a":1}`}},
+		{name: "task created", in: `{"hook_event_name":"TaskCreated","task_id":"3","task_subject":"Write tests","task_description":"..."}`,
+			want: Event{Name: TaskCreated, TaskID: "3", TaskSubject: "Write tests"}},
+		{name: "numeric task id", in: `{"hook_event_name":"TaskCompleted","task_id":3}`, want: Event{Name: TaskCompleted, TaskID: "3"}},
+		{name: "session end", in: `{"hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`, want: Event{Name: SessionEnd, Reason: "prompt_input_exit"}},
+		{name: "unknown fields and events pass", in: `{"hook_event_name":"PreCompact","trigger":"auto","extra":[1,2]}`, want: Event{Name: "PreCompact"}},
+		{name: "empty", in: "  \n", wantErr: "empty hook payload"},
+		{name: "not an object", in: `["x"]`, wantErr: "not a JSON object"},
+		{name: "garbage", in: "hello", wantErr: "not a JSON object"},
+		{name: "truncated", in: `{"hook_event_name":"Stop"`, wantErr: "not valid JSON"},
+		{name: "no event name", in: `{"session_id":"x"}`, wantErr: "no \"hook_event_name\""},
+		{name: "wrong type", in: `{"hook_event_name":3}`, wantErr: "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseBounds(t *testing.T) {
+	big := make([]byte, MaxPayload+1)
+	if _, err := Parse(big); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversized: %v", err)
+	}
+	long := strings.Repeat("é", 10000)
+	ev, err := Parse([]byte(`{"hook_event_name":"PostToolUseFailure","tool_input":{"command":"` + long + `"},"error":"` + long + `","tool_response":"` + long + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{ev.ToolInput, ev.Error, ev.ToolResponse} {
+		if len(f) > maxField || !utf8.ValidString(f) || !strings.HasSuffix(f, "…") {
+			t.Fatalf("field not clipped on a rune boundary: %d bytes, valid %v", len(f), utf8.ValidString(f))
+		}
+	}
+}
+
+func TestToolCall(t *testing.T) {
+	ev := Event{Name: PostToolUseFailure, Pane: "%1", SessionID: "s", ToolName: "Bash", ToolInput: "ls", Error: "boom"}
+	tc, ok := ev.ToolCall()
+	if !ok || !tc.Failed || tc.Error != "boom" || tc.Tool != "Bash" || tc.Input != "ls" || tc.Pane != "%1" {
+		t.Fatalf("ToolCall = %+v, %v", tc, ok)
+	}
+	if _, ok := (Event{Name: PreToolUse}).ToolCall(); ok {
+		t.Fatal("PreToolUse reported as a finished call")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"hook_event_name":"Stop"}`, `{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}`,
+		`{"hook_event_name":"StopFailure","error":{"a":[1]}}`, `[]`, ``, `{"hook_event_name":"\u00e9\ud800"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if ev.Name == "" {
+			t.Fatal("parsed an event without a name")
+		}
+		for _, s := range []string{ev.Name, ev.SessionID, ev.ToolInput, ev.ToolResponse, ev.Error, ev.Message} {
+			if !utf8.ValidString(s) || len(s) > maxField {
+				t.Fatalf("field %q is not valid UTF-8 or too long", s)
+			}
+		}
+	})
+}

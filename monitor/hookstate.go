@@ -1,0 +1,312 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// How hook events are weighed against the screen.
+const (
+	// HookFresh is how old a hook event may be and still set a session's
+	// state; older ones (replayed from the spool) only add history: the
+	// transcript path and failing tool calls.
+	HookFresh = 3 * time.Minute
+	// hookUnconfirmed is how long a hook state the screen never showed
+	// holds while the screen stays as it was: if the screen has not
+	// caught up by then, it was right.
+	hookUnconfirmed = 30 * time.Second
+	// hookForget drops what is known about a pane that is gone.
+	hookForget = 10 * time.Minute
+)
+
+// stateKind is a classification without its evidence.
+type stateKind struct {
+	state rules.State
+	kind  string
+}
+
+// hookMark is the state the latest hook event set for a pane, and what the
+// screen said when it arrived.
+type hookMark struct {
+	stateKind
+	rule  string
+	lines []string
+	at    time.Time
+	// base is the screen's classification the hook arrived over; hasBase
+	// is false while the pane had no capture yet (the first capture may
+	// predate the hook, so it is taken as the base).
+	base    stateKind
+	hasBase bool
+	// confirmed: a capture has shown the hook's state.
+	confirmed bool
+}
+
+// paneHooks is what hook events have told about one pane.
+type paneHooks struct {
+	mark       *hookMark
+	transcript string
+	sessionID  string
+	// fails are the failing tool calls since the last successful one.
+	fails []hooks.Event
+	// lastRes and lastPr are the last capture's classification, which a
+	// hook is applied over until the next capture.
+	lastRes  rules.Result
+	lastPr   probeResult
+	captured bool
+	seen     time.Time
+}
+
+// hookEffect is the state a hook event says the session is in.
+func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok bool) {
+	line := ev.Name
+	if ev.ToolName != "" {
+		line += ": " + ev.ToolName
+		if ev.ToolInput != "" {
+			line += ": " + ev.ToolInput
+		}
+	}
+	switch ev.Name {
+	case hooks.PermissionRequest:
+		return stateKind{rules.AwaitingInput, "permission"}, "hook.permission_request", []string{line}, true
+	case hooks.Notification:
+		l := []string{fmt.Sprintf("Notification %s: %s", ev.NotificationType, ev.Message)}
+		// Other notifications ("idle_prompt": waiting a minute for input)
+		// may come while a question dialog is up: the screen knows better.
+		if ev.NotificationType == "permission_prompt" {
+			return stateKind{rules.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
+		}
+	case hooks.Stop:
+		return stateKind{rules.Idle, ""}, "hook.stop", []string{line}, true
+	case hooks.StopFailure:
+		l := []string{"StopFailure: " + ev.Error}
+		if ev.ErrorDetails != "" {
+			l = append(l, ev.ErrorDetails)
+		}
+		return stateKind{rules.Error, ev.Error}, "hook.stop_failure", l, true
+	case hooks.UserPromptSubmit:
+		return stateKind{rules.Working, ""}, "hook.user_prompt_submit", []string{line}, true
+	case hooks.PreToolUse:
+		return stateKind{rules.Working, ""}, "hook.pre_tool_use", []string{line}, true
+	case hooks.PostToolUse:
+		return stateKind{rules.Working, ""}, "hook.post_tool_use", []string{line}, true
+	case hooks.PostToolUseFailure:
+		if !ev.IsInterrupt {
+			return stateKind{rules.Working, ""}, "hook.post_tool_use_failure", []string{line, errorSummary(ev.Error)}, true
+		}
+	case hooks.SessionEnd:
+		return stateKind{rules.Exited, "session_end"}, "hook.session_end", []string{"SessionEnd: " + ev.Reason}, true
+	}
+	return stateKind{}, "", nil, false
+}
+
+// Hook takes one Claude Code hook event (from `system3 hook`, or replayed
+// from the spool). A fresh event sets its pane's state at once; the screen
+// takes over again as soon as a capture shows something else than it did
+// when the event came (see docs/hooks.md). Every event adds what it
+// knows: the transcript path, the session id, failing tool calls.
+func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
+	if ev.Name == "" {
+		return fmt.Errorf("%w: the hook event has no name", ErrBadRequest)
+	}
+	now := s.cfg.Clock()
+	if ev.Received.IsZero() || ev.Received.After(now) {
+		ev.Received = now
+	}
+	fresh := now.Sub(ev.Received) <= HookFresh
+	call, isCall := ev.ToolCall()
+	var ops []wakeOp
+	s.mu.Lock()
+	if ev.Pane != "" {
+		ops = s.hookLocked(now, ev, fresh)
+	}
+	s.mu.Unlock()
+	s.runOps(ops)
+	if isCall && s.cfg.ToolCall != nil {
+		s.cfg.ToolCall(call)
+	}
+	s.cfg.Logger.Debug("hook", "event", ev.Name, "pane", ev.Pane, "fresh", fresh)
+	return nil
+}
+
+func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wakeOp {
+	if s.hooks == nil {
+		s.hooks = map[string]*paneHooks{}
+	}
+	for id, ph := range s.hooks {
+		if _, ok := s.panes[id]; !ok && now.Sub(ph.seen) > hookForget {
+			delete(s.hooks, id)
+		}
+	}
+	ph := s.hooks[ev.Pane]
+	if ph == nil {
+		ph = &paneHooks{}
+		s.hooks[ev.Pane] = ph
+	}
+	ph.seen = now
+	if ev.SessionID != "" && (fresh || ph.sessionID == "") {
+		ph.sessionID = ev.SessionID
+	}
+	if ev.TranscriptPath != "" && fresh {
+		ph.transcript = ev.TranscriptPath
+	}
+	switch {
+	case ev.Name == hooks.PostToolUseFailure && !ev.IsInterrupt:
+		ph.fails = append(ph.fails, ev)
+		if n := max(s.cfg.LoopThreshold, 1); len(ph.fails) > n {
+			ph.fails = slices.Delete(ph.fails, 0, len(ph.fails)-n)
+		}
+	case ev.Name == hooks.PostToolUse:
+		ph.fails = nil
+	}
+	sk, rule, lines, ok := hookEffect(ev)
+	st, known := s.panes[ev.Pane]
+	if ph.mark != nil && ev.Received.Before(ph.mark.at) {
+		// Out of order (a spooled event replayed after a delivered one):
+		// the later event stands.
+		ok = false
+	}
+	if !ok || !fresh {
+		if known && ph.captured && ev.Name == hooks.PostToolUseFailure {
+			return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)
+		}
+		return nil
+	}
+	ph.mark = &hookMark{stateKind: sk, rule: rule, lines: lines, at: ev.Received}
+	if !known {
+		// A pane tmux has not listed yet: the next rescan adds it, and
+		// its first capture meets the mark.
+		s.kickLocked()
+		return nil
+	}
+	// The next capture fills in what the screen shows (the question and
+	// options of a prompt the hook announced).
+	st.dirty = true
+	s.kickLocked()
+	if !ph.captured {
+		return nil
+	}
+	ph.mark.base, ph.mark.hasBase = stateKind{ph.lastRes.State, ph.lastRes.Kind}, true
+	return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)
+}
+
+func (s *Supervisor) kickLocked() {
+	select {
+	case s.kick <- struct{}{}:
+	default: // a flush is already asked for
+	}
+}
+
+// hookOverlayLocked weighs the pane's hook state against a classification
+// from the screen (state, kind, ev, and res for its question and options),
+// and returns the state to show. The rule: a hook state holds until a
+// capture shows something else than the screen did when the hook came; a
+// capture that shows the hook's state confirms it (the screen then fills
+// the question and options); a process that is gone always wins.
+func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev Evidence) (rules.State, string, Evidence) {
+	ph := s.hooks[st.sess.Pane]
+	if ph == nil {
+		if res.Agent != "claude" {
+			return state, kind, ev
+		}
+		// Remember the screen of Claude Code panes, for the first hook
+		// to be weighed against.
+		if s.hooks == nil {
+			s.hooks = map[string]*paneHooks{}
+		}
+		ph = &paneHooks{seen: now}
+		s.hooks[st.sess.Pane] = ph
+	}
+	ph.lastRes, ph.lastPr, ph.captured = *res, pr, true
+	screen := stateKind{res.State, res.Kind}
+	if m := ph.mark; m != nil {
+		switch {
+		case ev.Source == "process" || state == rules.ErrorLoop:
+			// The agent is gone, or history decided: no hook says otherwise.
+			ph.mark = nil
+		case state == m.state:
+			// The screen shows what the hook said.
+			m.base, m.hasBase, m.confirmed = screen, true, true
+			// The screen tells a prompt's kind best; StopFailure's error
+			// kind is Claude Code's own word.
+			if kind == "" || (m.state == rules.Error && m.kind != "") {
+				kind = m.kind
+			}
+			ev = Evidence{Source: "hook", Rule: m.rule, Lines: append(slices.Clone(m.lines), ev.Lines...)}
+		case !m.hasBase:
+			m.base, m.hasBase = screen, true
+			state, kind, ev = m.hold(res)
+		case screen == m.base && (m.confirmed || now.Sub(m.at) < hookUnconfirmed):
+			state, kind, ev = m.hold(res)
+		default:
+			// The screen changed after the hook: it knows better now.
+			ph.mark = nil
+		}
+	}
+	if failing, n := s.hookFailing(ph, now); failing != "" && state != rules.AwaitingInput && state != rules.Exited && state != rules.ErrorLoop {
+		state, kind = rules.ErrorLoop, ""
+		ev = Evidence{Source: "hook", Rule: "hook.failing_tools", Lines: []string{errorSummary(failing),
+			fmt.Sprintf("the last %d tool calls failed with this error within %s", n, s.cfg.LoopWindow)}}
+		st.sess.ErrorCount = n
+	}
+	return state, kind, ev
+}
+
+// hold returns the hook's state over a screen that does not show it; what
+// the screen said about a prompt does not apply.
+func (m *hookMark) hold(res *rules.Result) (rules.State, string, Evidence) {
+	res.Question, res.Detail, res.Options = "", "", nil
+	return m.state, m.kind, Evidence{Source: "hook", Rule: m.rule, Lines: slices.Clone(m.lines)}
+}
+
+// hookFailing reports a run of LoopThreshold failing tool calls with the
+// same error within LoopWindow, as PostToolUseFailure told them.
+func (s *Supervisor) hookFailing(ph *paneHooks, now time.Time) (string, int) {
+	n := s.cfg.LoopThreshold
+	if n <= 0 || len(ph.fails) < n {
+		return "", 0
+	}
+	last := ph.fails[len(ph.fails)-n:]
+	sig := normalizeError(last[0].Error)
+	for _, f := range last {
+		if normalizeError(f.Error) != sig || now.Sub(f.Received) > s.cfg.LoopWindow {
+			return "", 0
+		}
+	}
+	text := last[n-1].Error
+	if text == "" {
+		text = "a tool call failed (no error text)"
+	}
+	return text, n
+}
+
+// hookInfo returns the transcript path and Claude Code session id hook
+// events gave for a pane.
+func (s *Supervisor) hookInfo(pane string) (transcript, sessionID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ph := s.hooks[pane]; ph != nil {
+		return ph.transcript, ph.sessionID
+	}
+	return "", ""
+}
+
+// ReplaySpool feeds the events `system3 hook` left in the spool while no
+// daemon ran, in order, and empties it. Old events only add history (see
+// HookFresh). It returns how many events it fed.
+func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, error) {
+	evs, skipped, err := sp.Drain()
+	if skipped > 0 {
+		s.cfg.Logger.Warn("hook spool: skipped lines that are not events", "path", sp.Path, "skipped", skipped)
+	}
+	for _, ev := range evs {
+		if err := s.Hook(ctx, ev); err != nil {
+			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
+		}
+	}
+	return len(evs), err
+}
