@@ -146,4 +146,8 @@ type Service interface {
 	Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error)
 	// Audit records an entry (an MCP tool call) in the audit log.
 	Audit(ctx context.Context, e audit.Entry) error
+	// Link links a session or pane to a task list (an empty list removes
+	// the link), kept across restarts; it returns the session as it now
+	// shows.
+	Link(ctx context.Context, req LinkRequest) (Session, error)
 }

@@ -86,6 +86,9 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	auditCall := func(ctx context.Context, s monitor.Service) (any, error) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
+	link := func(r monitor.LinkRequest) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Link(ctx, r) }
+	}
 	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
 	withLists := func(_ *testing.T, f *fakeService) {
 		f.SetTaskLists([]tasks.ListDoc{{ID: "PRD-A", Tasks: []tasks.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
@@ -136,6 +139,10 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "preview", prep: withPreview, call: preview, want: `"truncated":1`},
 		{name: "task lists", prep: withLists, call: taskLists(""), want: `"subject":"write it"`},
 		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
+		{name: "link", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "cli"}),
+			want: `"task_list":"PRD-AUTH"`},
+		{name: "link bad list", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "../x"}), wantIs: monitor.ErrBadRequest},
+		{name: "link unknown", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "nope"}, TaskList: "PRD-A"}), wantIs: monitor.ErrUnknownTarget},
 		{name: "audit", call: auditCall},
 		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
 		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},

@@ -76,6 +76,7 @@ const (
 	methodAnswer         = "answer"
 	methodInterrupt      = "interrupt"
 	methodAudit          = "audit"
+	methodLink           = "link"
 )
 
 var (
