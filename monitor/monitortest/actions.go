@@ -2,6 +2,7 @@ package monitortest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -214,7 +215,7 @@ func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Se
 		}
 	}
 	sess, err := f.target(req.Target)
-	if err != nil {
+	if err != nil && (req.TaskList != "" || req.Pane != "" || !errors.Is(err, monitor.ErrUnknownTarget)) {
 		return monitor.Session{}, err
 	}
 	f.mu.Lock()
@@ -222,7 +223,7 @@ func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Se
 	var changed []monitor.Session
 	f.snap.Sessions = slices.Clone(f.snap.Sessions)
 	for i, s := range f.snap.Sessions {
-		if s.Pane == sess.Pane || (req.Pane == "" && s.Session == sess.Session) {
+		if err == nil && s.Pane == sess.Pane || (req.Pane == "" && s.Session == sess.Session) {
 			f.snap.Sessions[i].TaskList = req.TaskList
 			if s.Pane == sess.Pane {
 				sess = f.snap.Sessions[i]
@@ -231,6 +232,9 @@ func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Se
 		}
 	}
 	f.mu.Unlock()
+	if err != nil { // unlinking a session that is gone
+		return monitor.Session{Session: req.Session}, nil
+	}
 	for _, s := range changed {
 		f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
 	}
