@@ -425,13 +425,15 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// selectedYes matches the trust dialog's cursor on its Yes option.
-var selectedYes = regexp.MustCompile(`^\s*❯\s*(\d+\.\s*)?Yes\b`)
+// cursorRE matches the line of a menu option under the cursor.
+var cursorRE = regexp.MustCompile(`^\s*❯\s*(?:\d+\.\s*)?(\S.*)$`)
 
 // trust accepts the folder-trust dialog: the user asked system3 to work in
-// the worktree it has just created. It moves the cursor to the Yes option,
-// checks that the screen shows it selected, and only then presses Enter
-// (Enter on the default "No, exit" would quit the agent).
+// the worktree it has just created. Once the dialog has settled, it moves
+// the cursor down while it is on an option above Yes, and presses Enter
+// only when the screen shows Yes selected (Enter on the default "No, exit"
+// would quit the agent). A key pressed while the dialog is still drawing
+// can be lost, so it looks again before each press.
 func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 	sp.progress(StepTrust, fmt.Sprintf("answering the folder-trust dialog for %s (the worktree system3 just created)", sp.res.Worktree))
 	yes := -1
@@ -445,23 +447,36 @@ func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 		return fmt.Errorf("the trust dialog shows no Yes option (options: %s); answer it in session %s", strings.Join(s.Options, ", "), sp.res.Session)
 	}
 	svc, t := sp.m.cfg.Service, monitor.Target{Pane: sp.res.Pane}
-	keys := make([]string, yes)
-	for i := range keys {
-		keys[i] = "Down"
-	}
-	if len(keys) > 0 {
-		if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: keys, Origin: sp.req.Origin}); err != nil {
-			return err
-		}
-	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	var since, pressed time.Time
 	for {
 		p, err := svc.Preview(ctx, monitor.PreviewRequest{Target: t})
-		if err == nil && previewShows(p, selectedYes) {
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the trust dialog's Yes option never showed as selected; answer it in session %s", sp.res.Session)
+		screen := strings.Join(p.Lines, "\n")
+		now := time.Now()
+		if screen != last {
+			last, since = screen, now
+		}
+		label := cursorLabel(p.Lines)
+		switch {
+		case strings.HasPrefix(strings.ToLower(label), "yes"):
+			if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: sp.req.Origin}); err != nil {
+				return err
+			}
+			sp.res.AutoTrusted = true
+			sp.m.cfg.Logger.Info("answered the folder-trust dialog", "initiative", sp.req.Initiative, "worktree", sp.res.Worktree, "session", sp.res.Session)
+			return nil
+		case label != "" && now.Sub(since) >= trustSettle && now.Sub(pressed) >= trustRepress:
+			if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Down"}, Origin: sp.req.Origin}); err != nil {
+				return err
+			}
+			pressed = now
+		}
+		if now.After(deadline) {
+			return fmt.Errorf("the trust dialog's Yes option never showed as selected (cursor on %q); answer it in session %s", label, sp.res.Session)
 		}
 		select {
 		case <-ctx.Done():
@@ -469,21 +484,23 @@ func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: sp.req.Origin}); err != nil {
-		return err
-	}
-	sp.res.AutoTrusted = true
-	sp.m.cfg.Logger.Info("answered the folder-trust dialog", "initiative", sp.req.Initiative, "worktree", sp.res.Worktree, "session", sp.res.Session)
-	return nil
 }
 
-func previewShows(p monitor.Preview, re *regexp.Regexp) bool {
-	for _, l := range p.Lines {
-		if re.MatchString(l) {
-			return true
+// How long the trust dialog must be unchanged before a key is pressed, and
+// the least time between two presses.
+const (
+	trustSettle  = 300 * time.Millisecond
+	trustRepress = time.Second
+)
+
+// cursorLabel is the label of the option under the cursor, or "".
+func cursorLabel(lines []string) string {
+	for _, l := range lines {
+		if m := cursorRE.FindStringSubmatch(l); m != nil {
+			return strings.TrimSpace(m[1])
 		}
 	}
-	return false
+	return ""
 }
 
 // wisdom asks the learning store for what fits the goal.

@@ -45,6 +45,16 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 	// MCP configures the embedded MCP server.
 	MCP MCP `yaml:"mcp"`
+	// Agents are the commands `system3 spawn --agent NAME` starts, by
+	// name, over the built-in claude, codex, gemini and aider.
+	Agents map[string]Agent `yaml:"agents"`
+}
+
+// Agent is how spawn starts one agent: its argv (run directly, not by a
+// shell) and extra environment variables.
+type Agent struct {
+	Command []string          `yaml:"command"`
+	Env     map[string]string `yaml:"env"`
 }
 
 // Dashboard configures the TUI.
