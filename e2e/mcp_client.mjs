@@ -93,7 +93,7 @@ async function main() {
     const { tools } = await client.listTools();
     report.tools = tools.map((t) => t.name).sort();
     for (const want of ["status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-      "inject_guidance", "answer_prompt", "interrupt", "ack_wake"]) {
+      "inject_guidance", "answer_prompt", "interrupt", "ack_wake", "spawn_orchestrator", "stop_orchestrator", "link_task_list"]) {
       check(report.tools.includes(want), `tool ${want} missing from ${report.tools}`);
     }
     const status = tools.find((t) => t.name === "status");

@@ -91,7 +91,7 @@ func TestToolContract(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-		"inject_guidance", "answer_prompt", "interrupt", "ack_wake"} {
+		"inject_guidance", "answer_prompt", "interrupt", "ack_wake", "spawn_orchestrator", "stop_orchestrator", "link_task_list"} {
 		if !names[want] {
 			t.Errorf("tool %s missing", want)
 		}

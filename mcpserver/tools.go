@@ -28,6 +28,8 @@ type Env struct {
 	// ProgressEvery is wait_for_wake's progress interval.
 	ProgressEvery time.Duration
 	Log           *slog.Logger
+	// Lifecycle starts and stops orchestrators; nil: it cannot.
+	Lifecycle Lifecycle
 
 	policy   *policy
 	progress *progressTracker
@@ -36,7 +38,7 @@ type Env struct {
 func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
-		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log,
+		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Lifecycle: s.opts.Lifecycle,
 		policy: s.policy, progress: s.tracker,
 	}
 }

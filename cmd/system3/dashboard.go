@@ -113,6 +113,9 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
+	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+		return nil, err
+	}
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 // lifecycleConfig is how this system3 spawns: the agents of the config
 // file, the tmux server it watches, and (when wired) hook settings and the
 // learning store.
-func (a *app) lifecycleConfig(svc monitor.Service) lifecycle.Config {
+func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	agents := map[string]lifecycle.Agent{}
 	for name, ag := range a.settings.File.Agents {
 		agents[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
@@ -30,7 +30,7 @@ func (a *app) lifecycleConfig(svc monitor.Service) lifecycle.Config {
 }
 
 // lifecycle returns the spawn/stop manager over svc.
-func (a *app) lifecycle(svc monitor.Service) (*lifecycle.Manager, error) {
+func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	m, err := lifecycle.New(a.lifecycleConfig(svc))
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
