@@ -38,6 +38,9 @@ type Options struct {
 	// session's pane; nil: one is derived from Server, such as
 	// "tmux -L work attach -t build:0.1".
 	AttachHint func(monitor.Session) string
+	// Lifecycle starts orchestrators from the spawn form (s); nil: the
+	// dashboard says it cannot.
+	Lifecycle Lifecycle
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

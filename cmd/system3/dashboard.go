@@ -63,6 +63,11 @@ func (a *app) runDashboard(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 
 	opts := a.tuiOptions(gctx)
+	lc, err := a.lifecycle(svc)
+	if err != nil {
+		return err
+	}
+	opts.Lifecycle = lc
 	notify := a.settings.File.Notify
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
