@@ -150,7 +150,9 @@ func (f *form) move(d int) tea.Cmd {
 }
 
 // ShortHelp is the help bar while the form is open.
-func (f form) ShortHelp() []key.Binding { return []key.Binding{f.keys.Submit, f.keys.Next, f.keys.Cancel} }
+func (f form) ShortHelp() []key.Binding {
+	return []key.Binding{f.keys.Submit, f.keys.Next, f.keys.Cancel}
+}
 
 func (f form) View() string {
 	if f.w <= 0 || f.h <= 0 || len(f.fields) == 0 {

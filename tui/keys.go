@@ -177,8 +177,10 @@ func (k composeKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Send, k.Newline, k.Cancel, k.Prev, k.Next, k.Template}}
 }
 
-func (k formKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Submit, k.Next, k.Cancel} }
-func (k formKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}} }
+func (k formKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Next, k.Cancel} }
+func (k formKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}}
+}
 
 func (k pickerKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Choose, k.Back} }
 func (k pickerKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
