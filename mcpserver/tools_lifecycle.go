@@ -122,12 +122,20 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		defer tick.Stop()
 		start := time.Now()
 		last := "starting"
+		// Progress must grow with every notification, even two in the
+		// same tenth of a second.
+		var sent float64
 		elapsed := func() float64 {
-			return min(math.Round(time.Since(start).Seconds()*10)/10+0.1, SpawnTimeout.Seconds()-0.1)
+			sent = min(max(math.Round(time.Since(start).Seconds()*10)/10, sent+0.01), SpawnTimeout.Seconds()-0.01)
+			return sent
 		}
 		for {
 			select {
 			case d := <-out:
+				for len(steps) > 0 { // steps reported just before the end
+					s := <-steps
+					prog.send(elapsed(), s.msg)
+				}
 				if d.err != nil {
 					return lifecycleError(d.err)
 				}

@@ -179,13 +179,23 @@ func TestSpawnReportsProgress(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	joined := strings.Join(msgs, "|")
-	for _, want := range []string{"doing " + lifecycle.StepWorktree, "spawned orch-auth"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("progress %q lacks %q", joined, want)
+	// In-process notifications may arrive after the result.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		joined := strings.Join(msgs, "|")
+		mu.Unlock()
+		ok := true
+		for _, want := range []string{"doing " + lifecycle.StepCheck, "doing " + lifecycle.StepWorktree, "doing " + lifecycle.StepReady, "spawned orch-auth"} {
+			ok = ok && strings.Contains(joined, want)
 		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress %q lacks a step or the end", joined)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
