@@ -508,3 +508,21 @@ func TestStop(t *testing.T) {
 		t.Fatalf("no name: %v", err)
 	}
 }
+
+// TestSpawnRollsBackAFailedWorktree: git makes the branch before it fails
+// on the directory; the branch is deleted and nothing else was made.
+func TestSpawnRollsBackAFailedWorktree(t *testing.T) {
+	repo := gitRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, "trees"), []byte("a file in the way\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo})
+	var e *Error
+	if !errors.As(err, &e) || e.Step != StepWorktree || !slices.Equal(e.CleanedUp, []string{"deleted branch a"}) || len(e.Left) != 0 {
+		t.Fatalf("err = %v (%+v)", err, e)
+	}
+	if gitOK(repo, "show-ref", "--verify", "--quiet", "refs/heads/a") || len(w.opts) != 0 {
+		t.Fatal("the branch or a session is left")
+	}
+}
