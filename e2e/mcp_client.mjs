@@ -147,6 +147,12 @@ async function main() {
     const ack = parse(await client.callTool({ name: "ack_wake", arguments: { id: w.wake.id } }), "ack_wake");
     check(ack.count === 1 && ack.acked[0].acked_by === "mcp:system3-e2e-sdk", `ack: ${JSON.stringify(ack)}`);
 
+    const link = parse(await client.callTool({ name: "link_task_list", arguments: { session: env.INJECT_TARGET, task_list: "PRD-E2E" } }), "link_task_list");
+    check(link.task_list === "PRD-E2E" && link.session === env.INJECT_TARGET, `link: ${JSON.stringify(link)}`);
+    report.link = link;
+    const stop = await client.callTool({ name: "stop_orchestrator", arguments: { name: "nosuch-e2e" } });
+    check(stop.isError && stop.content[0].text.includes("no tmux session orch-nosuch-e2e"), `stop: ${JSON.stringify(stop)}`);
+
     const res = await client.readResource({ uri: "system3://sessions" });
     check(res.contents[0].text.includes(env.INJECT_TARGET), "sessions resource lacks the target");
     const { resources } = await client.listResources();
