@@ -75,7 +75,9 @@ which step failed and what it cleaned up.
 
 --agent is claude (default), codex, gemini, aider, another agent named in
 the config file (agents: NAME: {command: [...], env: {...}}), or a command
-line run by the shell. See docs/lifecycle.md.`,
+line run by the shell. With --json a failure is printed as a document too
+({"status": "failed", "step": ..., "cleaned_up": [...]}). See
+docs/lifecycle.md.`,
 		Example: `  system3 spawn --initiative auth --goal "Add OAuth login" --repo ~/src/app
   system3 spawn --initiative billing --goal "Invoice PDFs" --base main --context "Use the pdf package we vendor"
   system3 spawn --initiative docs --goal "Fix the README" --agent codex --json`,
@@ -98,6 +100,15 @@ line run by the shell. See docs/lifecycle.md.`,
 				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
 			}
 			res, err := m.Spawn(cmd.Context(), req)
+			var serr *lifecycle.Error
+			if asJSON && errors.As(err, &serr) {
+				// Scripts get the failure as a document too; the exit
+				// status and stderr still say it failed.
+				if perr := a.printJSON(map[string]any{"status": "failed", "initiative": serr.Initiative, "step": serr.Step,
+					"error": serr.Err.Error(), "cleaned_up": nonNil(serr.CleanedUp), "left": nonNil(serr.Left)}); perr != nil {
+					return perr
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -241,4 +252,11 @@ system3 keeps them. --remove removes the link.`,
 	cmd.Flags().BoolVar(&remove, "remove", false, "remove the link")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as JSON")
 	return cmd
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -75,6 +75,7 @@ func TestSpawnAndStopRefusals(t *testing.T) {
 		{args: []string{"spawn", "--goal", "g"}, out: "give --initiative NAME and --goal TEXT"},
 		{args: []string{"spawn", "--initiative", "a.b", "--goal", "g", "--repo", repo}, out: "not a valid initiative name"},
 		{args: []string{"spawn", "--initiative", "a", "--goal", "g", "--repo", repo}, out: "commit or stash them"},
+		{args: []string{"spawn", "--initiative", "a", "--goal", "g", "--repo", repo, "--json"}, out: `"step": "check repository"`},
 		{args: []string{"spawn", "--initiative", "a", "--goal", "g", "--repo", repo, "--agent", "nosuchagent"}, out: `unknown agent "nosuchagent"`},
 		{args: []string{"spawn", "--initiative", "a", "--goal", "g", "--repo", repo}, env: map[string]string{"SYSTEM3_CONFIG": cfg}, out: "agents.broken: command is empty"},
 		{args: []string{"stop"}, out: "system3 stop auth"},
