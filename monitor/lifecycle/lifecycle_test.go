@@ -526,3 +526,14 @@ func TestSpawnRollsBackAFailedWorktree(t *testing.T) {
 		t.Fatal("the branch or a session is left")
 	}
 }
+
+func TestPrompt(t *testing.T) {
+	got := Prompt(" Add login ", "Use OAuth.\n", "PRD-AUTH", []WisdomItem{{ID: 1, Text: "Run  the\ntests."}})
+	want := "Goal: Add login\n\nContext:\nUse OAuth.\n\nLessons from earlier work (from system3's learning store):\n- Run the tests.\n\nPlan the work as tasks in your task list (PRD-AUTH) and keep their status current as you go."
+	if got != want {
+		t.Fatalf("Prompt =\n%q\nwant\n%q", got, want)
+	}
+	if got := Prompt("Fix it", "", "", nil); got != "Goal: Fix it" {
+		t.Fatalf("bare prompt = %q", got)
+	}
+}

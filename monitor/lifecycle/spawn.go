@@ -202,7 +202,12 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	// First prompt.
 	sp.progress(StepPrompt, "sending the first prompt")
 	sp.wisdom(ctx)
-	r.Prompt = Prompt(req.Goal, req.Context, r.TaskList, r.Wisdom)
+	// Only Claude Code writes task lists; other agents are not asked to.
+	planIn := ""
+	if agent == "claude" {
+		planIn = r.TaskList
+	}
+	r.Prompt = Prompt(req.Goal, req.Context, planIn, r.Wisdom)
 	ar, err := m.cfg.Service.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: r.Pane}, Text: r.Prompt, Origin: req.Origin})
 	if err != nil {
 		return *r, StepPrompt, err
@@ -523,8 +528,8 @@ func (sp *spawn) wisdom(ctx context.Context) {
 	}
 }
 
-// Prompt is the first prompt of an orchestrator: its goal, context, task
-// list and what earlier work taught.
+// Prompt is the first prompt of an orchestrator: its goal, context, what
+// earlier work taught, and (taskList not empty) where to plan its tasks.
 func Prompt(goal, context, taskList string, wisdom []WisdomItem) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n", strings.TrimSpace(goal))
@@ -537,6 +542,8 @@ func Prompt(goal, context, taskList string, wisdom []WisdomItem) string {
 			fmt.Fprintf(&b, "- %s\n", strings.Join(strings.Fields(w.Text), " "))
 		}
 	}
-	fmt.Fprintf(&b, "\nPlan the work as tasks in your task list (%s) and keep their status current as you go.", taskList)
-	return b.String()
+	if taskList != "" {
+		fmt.Fprintf(&b, "\nPlan the work as tasks in your task list (%s) and keep their status current as you go.", taskList)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
