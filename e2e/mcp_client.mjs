@@ -93,7 +93,8 @@ async function main() {
     const { tools } = await client.listTools();
     report.tools = tools.map((t) => t.name).sort();
     for (const want of ["status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-      "inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect"]) {
+      "inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect",
+      "spawn_orchestrator", "stop_orchestrator", "link_task_list"]) {
       check(report.tools.includes(want), `tool ${want} missing from ${report.tools}`);
     }
     const status = tools.find((t) => t.name === "status");
@@ -165,6 +166,11 @@ async function main() {
     check(refl.patterns[0]?.text === "Keep OAuth tokens in the session store" && refl.mode === "retrieval",
       `reflect: ${JSON.stringify(refl)}`);
     report.learn = { confidence: rep.confidence, reflect_confidence: refl.confidence };
+    const link = parse(await client.callTool({ name: "link_task_list", arguments: { session: env.INJECT_TARGET, task_list: "PRD-E2E" } }), "link_task_list");
+    check(link.task_list === "PRD-E2E" && link.session === env.INJECT_TARGET, `link: ${JSON.stringify(link)}`);
+    report.link = link;
+    const stop = await client.callTool({ name: "stop_orchestrator", arguments: { name: "nosuch-e2e" } });
+    check(stop.isError && stop.content[0].text.includes("no tmux session orch-nosuch-e2e"), `stop: ${JSON.stringify(stop)}`);
 
     const res = await client.readResource({ uri: "system3://sessions" });
     check(res.contents[0].text.includes(env.INJECT_TARGET), "sessions resource lacks the target");

@@ -39,6 +39,7 @@ type Service interface {
 	Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error)
 	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
 	Audit(ctx context.Context, e audit.Entry) error
+	Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error)
 }
 
 var _ Service = monitor.Service(nil)
@@ -82,6 +83,9 @@ type Options struct {
 	// ProgressEvery is how often wait_for_wake reports progress to a
 	// client that asked for it; 0 means DefaultProgressEvery.
 	ProgressEvery time.Duration
+	// Lifecycle starts and stops orchestrators for spawn_orchestrator and
+	// stop_orchestrator; nil makes those tools say this server cannot.
+	Lifecycle Lifecycle
 	// AllowedHosts are extra Host header values (host names, no port)
 	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
 	AllowedHosts []string
@@ -216,6 +220,7 @@ func (s *Server) AllTools() []ToolDef {
 	}
 	write := []func(*Env) (mcp.Tool, server.ToolHandlerFunc){
 		InjectGuidanceTool, AnswerPromptTool, InterruptTool, AckWakeTool,
+		SpawnOrchestratorTool, StopOrchestratorTool, LinkTaskListTool,
 	}
 	var defs []ToolDef
 	if env.Learn != nil {

@@ -30,6 +30,8 @@ type Env struct {
 	Log           *slog.Logger
 	// Learn is the learning store; nil when the learning tools are off.
 	Learn Learn
+	// Lifecycle starts and stops orchestrators; nil: it cannot.
+	Lifecycle Lifecycle
 
 	policy   *policy
 	progress *progressTracker
@@ -38,7 +40,7 @@ type Env struct {
 func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
-		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn,
+		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
 		policy: s.policy, progress: s.tracker,
 	}
 }

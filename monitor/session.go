@@ -149,4 +149,8 @@ type Service interface {
 	Audit(ctx context.Context, e audit.Entry) error
 	// Hook takes one Claude Code hook event (see docs/hooks.md).
 	Hook(ctx context.Context, ev hooks.Event) error
+	// Link links a session or pane to a task list (an empty list removes
+	// the link), kept across restarts; it returns the session as it now
+	// shows.
+	Link(ctx context.Context, req LinkRequest) (Session, error)
 }

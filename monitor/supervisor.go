@@ -48,6 +48,9 @@ type Config struct {
 	// TaskLists returns every watched task list (a tasks.Watcher's
 	// snapshot), for TaskLists. Nil: none.
 	TaskLists func() []tasks.List
+	// LinksPath is the file that keeps session → task list links (see
+	// Link). Empty: links last as long as the supervisor.
+	LinksPath string
 	// Send types into panes for Inject, Answer, Interrupt and SendKeys.
 	// Nil: those fail with ErrNoSender.
 	Send Sender
@@ -157,6 +160,8 @@ type Supervisor struct {
 	// hooks is what Claude Code hook events said about each pane (see
 	// hookstate.go).
 	hooks map[string]*paneHooks
+	// links are the session → task list links (link.go).
+	links linkTable
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -440,7 +445,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			}
 		}
 		res := eng.Classify(in)
-		s.apply(p.ID, res, s.probe(p, res.Agent))
+		s.apply(p.ID, res, s.withLink(p, s.probe(p, res.Agent)))
 	}
 	return wait
 }

@@ -23,6 +23,8 @@ func (m *Model) closeInput() {
 		m.compose.Close()
 	case inputFilter:
 		m.filter.Close()
+	case inputForm:
+		m.form.Close()
 	}
 	m.input = inputNone
 }
@@ -52,6 +54,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.filter, cmd = m.filter.Update(msg)
 		m.setQuery(m.filter.Value())
+		return cmd
+	case inputForm:
+		var cmd tea.Cmd
+		m.form, cmd = m.form.Update(msg)
 		return cmd
 	}
 	// Keys typed faster than the terminal is read arrive as one message
@@ -121,6 +127,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.focus = focusSessions
 		}
 		m.table.focused, m.feed.focused = m.focus == focusSessions, m.focus == focusWakes
+	case key.Matches(msg, k.App.Spawn):
+		m.showHelp = false
+		return m.openSpawn()
+	case key.Matches(msg, k.Session.Link):
+		return m.openLink()
 	case key.Matches(msg, k.App.Filter):
 		m.input = inputFilter
 		m.showHelp = false

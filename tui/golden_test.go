@@ -101,6 +101,16 @@ func TestGolden(t *testing.T) {
 			},
 		},
 		{
+			name: "spawn",
+			opts: Options{Lifecycle: &fakeLifecycle{}},
+			steps: []goldenStep{
+				{wait: ready},
+				{keys: keys("s"), text: "auth", wait: []string{"spawn an orchestrator", "auth"}},
+				{keys: keys("tab"), text: "Add OAuth login", wait: []string{"Add OAuth login"}},
+				{keys: keys("tab", "tab", "tab"), text: "codex", wait: []string{"codex"}},
+			},
+		},
+		{
 			name: "filter",
 			steps: []goldenStep{
 				{wait: ready},

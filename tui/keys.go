@@ -18,6 +18,7 @@ type keyMap struct {
 	Picker  pickerKeys
 	Zoom    zoomKeys
 	Learn   learnKeys
+	Form    formKeys
 }
 
 // navKeys move the selection in the sessions table and the wake feed.
@@ -27,7 +28,7 @@ type navKeys struct {
 
 // sessionKeys act on the selected session.
 type sessionKeys struct {
-	Zoom, Compose, Answer, Yes, No, Interrupt, Jump key.Binding
+	Zoom, Compose, Answer, Yes, No, Interrupt, Jump, Link key.Binding
 }
 
 // wakeKeys acknowledge wakes.
@@ -37,7 +38,7 @@ type wakeKeys struct {
 
 // appKeys work in the main view.
 type appKeys struct {
-	Focus, Filter, ClearFilter, Learnings, Help, Quit key.Binding
+	Focus, Filter, ClearFilter, Learnings, Spawn, Help, Quit key.Binding
 	// ForceQuit quits from anywhere, text inputs included.
 	ForceQuit key.Binding
 }
@@ -55,6 +56,11 @@ type composeKeys struct {
 // pickerKeys work in the template picker.
 type pickerKeys struct {
 	Up, Down, Choose, Back key.Binding
+}
+
+// formKeys work in the spawn and link forms.
+type formKeys struct {
+	Submit, Next, Prev, Cancel key.Binding
 }
 
 // zoomKeys work while the preview is zoomed.
@@ -81,6 +87,7 @@ func newKeyMap() keyMap {
 			No:        b([]string{"n"}, "n", "decline"),
 			Interrupt: b([]string{"x"}, "x", "interrupt"),
 			Jump:      b([]string{"o"}, "o", "jump to pane"),
+			Link:      b([]string{"t"}, "t", "link task list"),
 		},
 		Wakes: wakeKeys{
 			Ack:    b([]string{"a"}, "a", "ack"),
@@ -91,6 +98,7 @@ func newKeyMap() keyMap {
 			Filter:      b([]string{"/"}, "/", "filter"),
 			ClearFilter: b([]string{"esc"}, "esc", "clear filter"),
 			Learnings:   b([]string{"L"}, "L", "learnings"),
+			Spawn:       b([]string{"s"}, "s", "spawn"),
 			Help:        b([]string{"?"}, "?", "help"),
 			Quit:        b([]string{"q", "ctrl+c"}, "q", "quit"),
 			ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
@@ -118,6 +126,12 @@ func newKeyMap() keyMap {
 			Down:    b([]string{"j", "down"}, "j/↓", "scroll down"),
 			Refresh: b([]string{"r"}, "r", "refresh"),
 			Back:    b([]string{"esc", "L"}, "esc", "back"),
+		},
+		Form: formKeys{
+			Submit: b([]string{"enter"}, "enter", "submit"),
+			Next:   b([]string{"tab", "down"}, "tab", "next field"),
+			Prev:   b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
+			Cancel: b([]string{"esc"}, "esc", "cancel"),
 		},
 		Zoom: zoomKeys{
 			Up:       b([]string{"k", "up"}, "k/↑", "scroll up"),
@@ -147,7 +161,7 @@ func (k sessionKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
 }
 func (k sessionKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump}}
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link}}
 }
 
 // answerHelp is shown while the selected session waits at a prompt.
@@ -158,7 +172,7 @@ func (k wakeKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHel
 
 func (k appKeys) ShortHelp() []key.Binding { return []key.Binding{k.Focus, k.Filter, k.Help, k.Quit} }
 func (k appKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Learnings, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Spawn, k.Learnings, k.Help, k.Quit}}
 }
 
 func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Clear} }
@@ -169,6 +183,11 @@ func (k composeKeys) ShortHelp() []key.Binding {
 }
 func (k composeKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Send, k.Newline, k.Cancel, k.Prev, k.Next, k.Template}}
+}
+
+func (k formKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Next, k.Cancel} }
+func (k formKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Submit, k.Next, k.Prev, k.Cancel}}
 }
 
 func (k pickerKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Choose, k.Back} }
@@ -239,6 +258,7 @@ func (k keyMap) sections() []keySection {
 			{k.Session.No, "When the session waits at a prompt: decline (Escape, or its No option)."},
 			{k.Session.Interrupt, "Interrupt what the agent is doing (Escape, or Ctrl-C for aider and shells)."},
 			{k.Session.Jump, "Switch your tmux client to the pane, or show the command that attaches to it."},
+			{k.Session.Link, "Link the session to a task list (adopt an orchestrator started by hand); an empty id removes the link."},
 		}},
 		{title: "Wakes", keys: []keyDoc{
 			{k.Wakes.Ack, "Acknowledge the selected wake, or (focus on sessions) the newest unacknowledged wake of the selected session."},
@@ -248,6 +268,7 @@ func (k keyMap) sections() []keySection {
 			{k.App.Filter, "Filter the sessions by name, agent or state as you type."},
 			{k.App.ClearFilter, "Clear the filter."},
 			{k.App.Learnings, "Show the learnings: capabilities, the most seen patterns and anti-patterns, and the recent outcomes (docs/learning.md)."},
+			{k.App.Spawn, "Start an orchestrator: a form for the initiative, goal, repository, base, agent, task list and context (see docs/lifecycle.md)."},
 			{k.App.Help, "Show or hide this help."},
 			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
 		}},
@@ -262,6 +283,12 @@ func (k keyMap) sections() []keySection {
 			{k.Compose.Next, "On the last line: recall the next message sent in this run."},
 			{k.Compose.Template, "Pick a saved template (`dashboard.templates` in config.yaml)."},
 			{k.Compose.Cancel, "Close the box without sending."},
+		}},
+		{title: "Spawn and link forms", note: "Opened with `s` (spawn) and `L` (link).", keys: []keyDoc{
+			{k.Form.Submit, "Submit: spawn the orchestrator (the status line follows its steps), or link the session."},
+			{k.Form.Next, "Next field."},
+			{k.Form.Prev, "Previous field."},
+			{k.Form.Cancel, "Close the form without doing anything."},
 		}},
 		{title: "Template picker", note: "Opened with `ctrl+t` in the compose box.", contextual: true, keys: []keyDoc{
 			{k.Picker.Up, "Previous template."},

@@ -81,7 +81,8 @@ func TestKeyMapHasNoClashes(t *testing.T) {
 	modes := map[string][]key.Binding{
 		"main": {k.Nav.Up, k.Nav.Down, k.Nav.Top, k.Nav.Bottom, k.App.Focus, k.App.Filter, k.App.ClearFilter, k.App.Learnings, k.App.Help, k.App.Quit,
 			k.Session.Zoom, k.Session.Compose, k.Session.Answer, k.Session.Yes, k.Session.No, k.Session.Interrupt, k.Session.Jump,
-			k.Wakes.Ack, k.Wakes.AckAll},
+			k.Wakes.Ack, k.Wakes.AckAll, k.App.Spawn, k.Session.Link},
+		"form":    {k.Form.Submit, k.Form.Next, k.Form.Prev, k.Form.Cancel, k.App.ForceQuit},
 		"compose": {k.Compose.Send, k.Compose.Newline, k.Compose.Cancel, k.Compose.Prev, k.Compose.Next, k.Compose.Template, k.App.ForceQuit},
 		"picker":  {k.Picker.Up, k.Picker.Down, k.Picker.Choose, k.Picker.Back, k.App.ForceQuit},
 		"filter":  {k.Filter.Apply, k.Filter.Clear, k.App.ForceQuit},

@@ -47,6 +47,7 @@ const (
 	inputNone inputID = iota
 	inputFilter
 	inputCompose
+	inputForm
 )
 
 // status is the one-line message under the body.
@@ -95,6 +96,7 @@ type Model struct {
 	detail  detail
 	compose compose
 	filter  filterBox
+	form    form
 	overlay helpOverlay
 	learn   learnPanel
 	help    help.Model
@@ -112,6 +114,8 @@ type Model struct {
 	answered       map[string]time.Time
 	history        []string
 	status         status
+	// spawning is the initiative being spawned, if any.
+	spawning string
 
 	dirtyRows, dirtyWakes bool
 	cache                 *viewCaches
@@ -150,6 +154,7 @@ func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles
 		detail:   newDetail(st, keys.Zoom),
 		compose:  newCompose(st, keys.Compose, keys.Picker, opts.Templates),
 		filter:   newFilterBox(st, keys.Filter),
+		form:     newForm(st, keys.Form),
 		overlay:  newHelpOverlay(st, keys),
 		learn:    newLearnPanel(st, keys.Learn),
 		help:     st.helpModel(),
@@ -260,6 +265,22 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.closeInput()
 		m.setQuery("")
 		return nil
+	case formSubmitMsg:
+		return m.onFormSubmit(msg)
+	case formCloseMsg:
+		m.closeInput()
+		return nil
+	case spawnProgressMsg:
+		if m.spawning != "" {
+			m.setStatus(levelInfo, "spawning "+clean(m.spawning)+": "+clean(msg.text))
+		}
+		return nextSpawnStep(msg.ch)
+	case spawnDoneMsg:
+		m.onSpawnDone(msg)
+		return nil
+	case linkDoneMsg:
+		m.onLinkDone(msg)
+		return nil
 	}
 	// Anything else (a paste, a cursor message) belongs to the input.
 	var cmd tea.Cmd
@@ -269,6 +290,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case inputFilter:
 		m.filter, cmd = m.filter.Update(msg)
 		m.setQuery(m.filter.Value())
+	case inputForm:
+		m.form, cmd = m.form.Update(msg)
 	}
 	return cmd
 }

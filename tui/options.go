@@ -41,6 +41,9 @@ type Options struct {
 	// Learn is the learning store the learnings panel (L) shows; nil: the
 	// key says there is none. It is read off the UI goroutine.
 	Learn LearnSource
+	// Lifecycle starts orchestrators from the spawn form (s); nil: the
+	// dashboard says it cannot.
+	Lifecycle Lifecycle
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

@@ -28,6 +28,10 @@ func (m *Model) layout() {
 		ch := min(clamp(m.h/5, 3, 9)+1, max(2, body))
 		m.compose.SetSize(w, ch)
 		body -= ch
+	case inputForm:
+		fh := min(m.form.Height(), max(2, body))
+		m.form.SetSize(w, fh)
+		body -= fh
 	}
 	body = max(body, 0)
 	m.overlay.SetSize(w, body)
@@ -110,6 +114,8 @@ func (m Model) View() string {
 		panel = m.filter.View()
 	case inputCompose:
 		panel = m.compose.View()
+	case inputForm:
+		panel = m.form.View()
 	}
 	// The status line and the help bar stay at the bottom and the open
 	// input above them, whatever the height; the body is cut to fit.
@@ -217,6 +223,8 @@ func (m Model) helpBar() string {
 	case m.input == inputCompose:
 		bs = m.compose.ShortHelp()
 		name = fmt.Sprint("compose", m.compose.Picking())
+	case m.input == inputForm:
+		bs, name = m.form.ShortHelp(), "form"
 	case m.input == inputFilter:
 		bs, name = k.Filter.ShortHelp(), "filter"
 	case m.showHelp:

@@ -64,6 +64,11 @@ func (a *app) runDashboard(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 
 	opts := a.tuiOptions(gctx)
+	lc, err := a.lifecycle(svc)
+	if err != nil {
+		return err
+	}
+	opts.Lifecycle = lc
 	notify := a.settings.File.Notify
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
@@ -113,6 +118,9 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	}
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
+	}
+	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+		return nil, err
 	}
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -138,6 +139,9 @@ tools.`,
 			svc := &failoverService{open: a.openService, log: a}
 			defer svc.close()
 			if err := svc.connect(ctx); err != nil {
+				return err
+			}
+			if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 				return err
 			}
 			srv, err := mcpserver.New(svc, set.opts)
@@ -290,6 +294,15 @@ func (f *failoverService) Interrupt(ctx context.Context, req monitor.InterruptRe
 	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Interrupt(ctx, req) })
 }
 
+func (f *failoverService) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.SendKeys(ctx, req) })
+}
+
+// Link is idempotent: the same link made twice is one link.
+func (f *failoverService) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+	return do(f, ctx, func(s monitor.Service) (monitor.Session, error) { return s.Link(ctx, req) })
+}
+
 func (f *failoverService) Audit(ctx context.Context, e audit.Entry) error {
 	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Audit(ctx, e) })
 	return err
@@ -301,4 +314,7 @@ func doOnce[T any](f *failoverService, ctx context.Context, call func(monitor.Se
 	return retrying(f, ctx, func(err error) bool { return errors.Is(err, ipc.ErrNoDaemon) }, call)
 }
 
-var _ mcpserver.Service = (*failoverService)(nil)
+var (
+	_ mcpserver.Service = (*failoverService)(nil)
+	_ lifecycle.Service = (*failoverService)(nil)
+)

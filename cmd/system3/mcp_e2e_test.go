@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
@@ -251,6 +252,12 @@ func TestMCPWithSDK(t *testing.T) {
 		entries := auditOf(t, envValue(env, "SYSTEM3_STATE_DIR"))
 		if !strings.Contains(entries, `"origin":"mcp:system3-e2e-sdk","action":"inject"`) || !strings.Contains(entries, `"tool":"inject_guidance"`) {
 			t.Errorf("audit log lacks the injection and the tool call:\n%s", entries)
+		}
+		if !strings.Contains(entries, `"origin":"mcp:system3-e2e-sdk","action":"link"`) || !strings.Contains(entries, `"tool":"stop_orchestrator"`) {
+			t.Errorf("audit log lacks the link and the stop call:\n%s", entries)
+		}
+		if links, err := os.ReadFile(filepath.Join(envValue(env, "SYSTEM3_STATE_DIR"), monitor.LinksFile)); err != nil || !strings.Contains(string(links), `"task_list": "PRD-E2E"`) {
+			t.Errorf("links file: %v\n%s", err, links)
 		}
 	})
 

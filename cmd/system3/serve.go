@@ -97,6 +97,9 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		<-ctx.Done()
 		return nil
 	}
+	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+		return err
+	}
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
 		return err

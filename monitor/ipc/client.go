@@ -179,6 +179,11 @@ func (c *Client) Hook(ctx context.Context, ev hooks.Event) error {
 	return err
 }
 
+// Link implements monitor.Service.
+func (c *Client) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+	return callBody[monitor.Session](c, ctx, methodLink, req)
+}
+
 // callBody makes a call whose request travels as the body.
 func callBody[Res any](c *Client, ctx context.Context, method string, body any) (Res, error) {
 	var v Res

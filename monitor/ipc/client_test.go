@@ -91,6 +91,9 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		return nil, s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
 			Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)})
 	}
+	link := func(r monitor.LinkRequest) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Link(ctx, r) }
+	}
 	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
 	withLists := func(_ *testing.T, f *fakeService) {
 		f.SetTaskLists([]tasks.ListDoc{{ID: "PRD-A", Tasks: []tasks.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
@@ -141,6 +144,10 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "preview", prep: withPreview, call: preview, want: `"truncated":1`},
 		{name: "task lists", prep: withLists, call: taskLists(""), want: `"subject":"write it"`},
 		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
+		{name: "link", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "cli"}),
+			want: `"task_list":"PRD-AUTH"`},
+		{name: "link bad list", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "../x"}), wantIs: monitor.ErrBadRequest},
+		{name: "link unknown", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "nope"}, TaskList: "PRD-A"}), wantIs: monitor.ErrUnknownTarget},
 		{name: "audit", call: auditCall},
 		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
 		{name: "hook", call: hookCall},

@@ -80,6 +80,7 @@ const (
 	// Added within v2: a daemon that predates it answers bad_request
 	// "unknown method", and `system3 hook` then spools the event.
 	methodHook = "hook"
+	methodLink = "link"
 )
 
 var (

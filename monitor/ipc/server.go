@@ -280,7 +280,7 @@ func decodeRequest(line []byte) (request, error) {
 	switch req.Method {
 	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook:
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink:
 		if len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
@@ -327,6 +327,8 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 		return call(ctx, w, req.Body, s.svc.Answer)
 	case methodInterrupt:
 		return call(ctx, w, req.Body, s.svc.Interrupt)
+	case methodLink:
+		return call(ctx, w, req.Body, s.svc.Link)
 	case methodAudit:
 		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
 			return struct{}{}, s.svc.Audit(ctx, e)

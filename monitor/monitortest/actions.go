@@ -2,6 +2,7 @@ package monitortest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // Call is one action the fake service received: its method ("inject",
-// "keys", "answer", "interrupt") and request.
+// "keys", "answer", "interrupt", "link") and request.
 type Call struct {
 	Method  string
 	Target  monitor.Target
@@ -22,6 +23,8 @@ type Call struct {
 	Urgent  bool
 	NoEnter bool
 	Origin  string
+	// TaskList is a link's task list ("" unlinks).
+	TaskList string
 }
 
 // Calls returns the actions received so far, in order.
@@ -216,4 +219,43 @@ func (f *Service) Audit(ctx context.Context, e audit.Entry) error {
 	defer f.mu.Unlock()
 	f.audits = append(f.audits, e)
 	return nil
+}
+
+// Link records the call and sets the task list of the sessions the target
+// names in the snapshot (every pane of a named session), publishing the
+// change, as the real service does.
+func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+	if err := f.err("link"); err != nil {
+		return monitor.Session{}, err
+	}
+	if req.TaskList != "" {
+		if why := monitor.ValidTaskListID(req.TaskList); why != "" {
+			return monitor.Session{}, fmt.Errorf("%w: %s", monitor.ErrBadRequest, why)
+		}
+	}
+	sess, err := f.target(req.Target)
+	if err != nil && (req.TaskList != "" || req.Pane != "" || !errors.Is(err, monitor.ErrUnknownTarget)) {
+		return monitor.Session{}, err
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, Call{Method: "link", Target: req.Target, TaskList: req.TaskList, Origin: req.Origin})
+	var changed []monitor.Session
+	f.snap.Sessions = slices.Clone(f.snap.Sessions)
+	for i, s := range f.snap.Sessions {
+		if err == nil && s.Pane == sess.Pane || (req.Pane == "" && s.Session == sess.Session) {
+			f.snap.Sessions[i].TaskList = req.TaskList
+			if s.Pane == sess.Pane {
+				sess = f.snap.Sessions[i]
+			}
+			changed = append(changed, f.snap.Sessions[i])
+		}
+	}
+	f.mu.Unlock()
+	if err != nil { // unlinking a session that is gone
+		return monitor.Session{Session: req.Session}, nil
+	}
+	for _, s := range changed {
+		f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	}
+	return sess, nil
 }

@@ -71,7 +71,7 @@ func Ticking(start time.Time) func() time.Time {
 
 // Fail makes method ("snapshot", "watch", "wakes", "wait_wake",
 // "subscribe_wakes", "ack", "ack_all", "inject", "keys", "answer",
-// "interrupt", "preview", "task_lists", "audit", "hook") return err; nil restores it. Ack
+// "interrupt", "preview", "task_lists", "audit", "hook", "link") return err; nil restores it. Ack
 // fails after acknowledging, as a failing journal does.
 func (f *Service) Fail(method string, err error) {
 	f.mu.Lock()

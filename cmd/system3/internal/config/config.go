@@ -47,6 +47,9 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Learn configures the learning store (docs/learning.md).
 	Learn Learn `yaml:"learn"`
+	// Agents are the commands `system3 spawn --agent NAME` starts, by
+	// name, over the built-in claude, codex, gemini and aider.
+	Agents map[string]Agent `yaml:"agents"`
 }
 
 // Learn configures the learning store.
@@ -57,6 +60,13 @@ type Learn struct {
 	ReflectCommand string `yaml:"reflect_command"`
 	// ReflectTimeout bounds it (default 20s).
 	ReflectTimeout time.Duration `yaml:"reflect_timeout"`
+}
+
+// Agent is how spawn starts one agent: its argv (run directly, not by a
+// shell) and extra environment variables.
+type Agent struct {
+	Command []string          `yaml:"command"`
+	Env     map[string]string `yaml:"env"`
 }
 
 // Dashboard configures the TUI.

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// lifecycleConfig is how this system3 spawns: the agents of the config
+// file, the tmux server it watches, system3's hooks for Claude Code, and
+// wisdom from the learning store.
+
+
+func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
+	agents := map[string]lifecycle.Agent{}
+	for name, ag := range a.settings.File.Agents {
+		agents[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
+	}
+	cfg := lifecycle.Config{
+		Service: svc,
+		Tmux:    tmux.NewClient(a.tmuxServer()),
+		Agents:  agents,
+		Logger:  a.log,
+		// Claude Code reports its state by hook from its first second,
+		// for this process only: the user's settings are left alone.
+		AgentArgs: func(agent string) ([]string, error) {
+			if agent != "claude" {
+				return nil, nil
+			}
+			settings, err := a.hookSettings("")
+			if err != nil {
+				return nil, fmt.Errorf("hook settings: %w", err)
+			}
+			return []string{"--settings", string(settings)}, nil
+		},
+	}
+	if ls := a.learnStore(); ls != nil {
+		cfg.Wisdom = func(ctx context.Context, goal string) ([]lifecycle.WisdomItem, error) {
+			items, err := ls.Wisdom(ctx, goal, 5)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]lifecycle.WisdomItem, len(items))
+			for i, it := range items {
+				text := it.Text
+				if it.Kind == learn.KindAntiPattern {
+					text = "Avoid: " + text
+				}
+				out[i] = lifecycle.WisdomItem{ID: it.ID, Text: text}
+			}
+			return out, nil
+		}
+		cfg.Injected = ls.RecordInjected
+	}
+	return cfg
+}
+
+// lifecycle returns the spawn/stop manager over svc.
+func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
+	m, err := lifecycle.New(a.lifecycleConfig(svc))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	return m, nil
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newSpawnCmd(a *app) *cobra.Command {
+	var req lifecycle.SpawnRequest
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "spawn --initiative NAME --goal TEXT [--repo DIR] [--base BRANCH] [--agent AGENT] [--task-list ID] [--context TEXT]",
+		Short: "Start an orchestrator in its own git worktree and tmux session",
+		Long: `Start an orchestrator: an agent working on one initiative in its own git
+worktree, watched by system3 from its first second.
+
+spawn creates the worktree <repo>/trees/<NAME> on a new branch NAME (from
+--base, default HEAD), starts tmux session orch-<NAME> there running the
+agent with CLAUDE_CODE_TASK_LIST_ID set to the task list (default
+PRD-<NAME>), links the session to that list, waits until the agent is ready
+for input, and sends the first prompt: the goal, the context, and what the
+learning store knows about the goal when one is configured.
+
+Claude Code asks whether to trust a folder it has not seen; spawn answers
+Yes for the worktree it has just created (you asked to work there) and logs
+that it did. --no-auto-trust leaves the dialog to you: answer it within the
+ready timeout (45s).
+
+It refuses when the branch, the directory or the session exists, or when the
+repository has uncommitted changes to tracked files and no --base is given
+(the worktree starts from HEAD and would not have them). trees/ is added to
+.git/info/exclude when it is not ignored. If a step fails, spawn undoes what
+it did (kills the session, removes the worktree and the branch) and says
+which step failed and what it cleaned up.
+
+--agent is claude (default), codex, gemini, aider, another agent named in
+the config file (agents: NAME: {command: [...], env: {...}}), or a command
+line run by the shell. With --json a failure is printed as a document too
+({"status": "failed", "step": ..., "cleaned_up": [...]}). See
+docs/lifecycle.md.`,
+		Example: `  system3 spawn --initiative auth --goal "Add OAuth login" --repo ~/src/app
+  system3 spawn --initiative billing --goal "Invoice PDFs" --base main --context "Use the pdf package we vendor"
+  system3 spawn --initiative docs --goal "Fix the README" --agent codex --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if req.Initiative == "" || req.Goal == "" {
+				return errors.New("give --initiative NAME and --goal TEXT")
+			}
+			svc, closeFn, err := a.openService(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.release(closeFn)
+			m, err := a.lifecycle(svc)
+			if err != nil {
+				return err
+			}
+			req.Origin = actionOrigin
+			if !asJSON {
+				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
+			}
+			res, err := m.Spawn(cmd.Context(), req)
+			var serr *lifecycle.Error
+			if asJSON && errors.As(err, &serr) {
+				// Scripts get the failure as a document too; the exit
+				// status and stderr still say it failed.
+				if perr := a.printJSON(map[string]any{"status": "failed", "initiative": serr.Initiative, "step": serr.Step,
+					"error": serr.Err.Error(), "cleaned_up": nonNil(serr.CleanedUp), "left": nonNil(serr.Left)}); perr != nil {
+					return perr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(res)
+			}
+			fmt.Fprintf(a.stdout, "spawned %s: session %s (%s), worktree %s, branch %s, task list %s\n",
+				res.Initiative, res.Session, res.Pane, res.Worktree, res.Branch, res.TaskList)
+			if res.AutoTrusted {
+				fmt.Fprintf(a.stdout, "answered Claude Code's folder-trust dialog for %s\n", res.Worktree)
+			}
+			if len(res.Wisdom) > 0 {
+				fmt.Fprintf(a.stdout, "wisdom: %d learning(s) in the first prompt\n", len(res.Wisdom))
+			} else {
+				fmt.Fprintf(a.stdout, "wisdom: %s\n", res.WisdomNote)
+			}
+			if res.Detail != "" {
+				fmt.Fprintf(a.stderr, "system3: warning: %s\n", res.Detail)
+			}
+			fmt.Fprintf(a.stdout, "watch it: %s\n", a.tmuxServer().AttachCommand(res.Session))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Initiative, "initiative", "", "initiative name: the branch, trees/NAME and tmux session orch-NAME")
+	f.StringVar(&req.Goal, "goal", "", "what the orchestrator is to achieve (opens the first prompt)")
+	f.StringVar(&req.Repo, "repo", "", "a directory in the git repository (default: the working directory)")
+	f.StringVar(&req.Base, "base", "", "branch, tag or commit the new branch starts from (default HEAD)")
+	f.StringVar(&req.Agent, "agent", "claude", "claude, codex, gemini, aider, an agent from the config file, or a command line")
+	f.StringVar(&req.TaskList, "task-list", "", "task list id (default PRD-<NAME>, upper-cased)")
+	f.StringVar(&req.Context, "context", "", "more text for the first prompt")
+	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newStopCmd(a *app) *cobra.Command {
+	var req lifecycle.StopRequest
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stop NAME [--remove-worktree]",
+		Short: "Stop an orchestrator: interrupt its agent and kill its tmux session",
+		Long: `Stop the orchestrator NAME (the initiative, like auth, or its session,
+like orch-auth): interrupt its agent, then kill its tmux session and remove
+its task list link. The worktree and branch are kept, so no work is lost;
+--remove-worktree also removes the worktree when it has no uncommitted
+changes (the branch is always kept).`,
+		Example: `  system3 stop auth
+  system3 stop orch-auth --remove-worktree`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("name the orchestrator to stop, like `system3 stop auth`")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, closeFn, err := a.openService(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.release(closeFn)
+			m, err := a.lifecycle(svc)
+			if err != nil {
+				return err
+			}
+			req.Name, req.Origin = args[0], actionOrigin
+			res, err := m.Stop(cmd.Context(), req)
+			if asJSON && res.Status != "" {
+				if perr := a.printJSON(res); perr != nil {
+					return perr
+				}
+			} else if res.Status != "" {
+				fmt.Fprintf(a.stdout, "stopped %s", res.Session)
+				if res.Interrupted {
+					fmt.Fprint(a.stdout, " (interrupted its agent first)")
+				}
+				fmt.Fprintln(a.stdout)
+				if res.Detail != "" && err == nil {
+					fmt.Fprintln(a.stdout, res.Detail)
+				}
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&req.RemoveWorktree, "remove-worktree", false, "also remove the worktree (not one with uncommitted changes; the branch is kept)")
+	cmd.Flags().StringVar(&req.Repo, "repo", "", "the repository, to find trees/NAME when the session does not show it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newLinkCmd(a *app) *cobra.Command {
+	var tf targetFlags
+	var list string
+	var remove, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "link (--session NAME | --pane ID) (--task-list ID | --remove)",
+		Short: "Link a session to a task list (adopt an orchestrator started by hand)",
+		Long: `Link a tmux session (or one pane) to a Claude Code task list, so system3
+shows that list's progress for it and puts it in its wakes, whatever the
+agent's process says. Use it to adopt an orchestrator you started by hand.
+A link by session name holds when the agent is restarted in a new pane of
+the session; links are kept in the state dir (links.json), so a restarted
+system3 keeps them. --remove removes the link.`,
+		Example: `  system3 link --session orch-auth --task-list PRD-AUTH
+  system3 link --pane %3 --task-list PRD-DOCS
+  system3 link --session orch-auth --remove`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := tf.target()
+			if err != nil {
+				return err
+			}
+			if (list == "") != remove {
+				return errors.New("give --task-list ID to link, or --remove to unlink")
+			}
+			svc, closeFn, err := a.openService(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.release(closeFn)
+			sess, err := svc.Link(cmd.Context(), monitor.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(sess)
+			}
+			switch {
+			case remove:
+				fmt.Fprintf(a.stdout, "removed the task list link of %s\n", t)
+			case sess.Tasks != nil:
+				fmt.Fprintf(a.stdout, "linked %s (%s) to task list %s: %d/%d done\n", sess.Target, sess.Pane, sess.TaskList, sess.Tasks.Completed, sess.Tasks.Total)
+			default:
+				fmt.Fprintf(a.stdout, "linked %s (%s) to task list %s (no tasks in it yet)\n", sess.Target, sess.Pane, sess.TaskList)
+			}
+			return nil
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().StringVar(&list, "task-list", "", "task list id, like PRD-AUTH (a directory under the tasks dir)")
+	cmd.Flags().BoolVar(&remove, "remove", false, "remove the link")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as JSON")
+	return cmd
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,215 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/monitortest"
+)
+
+// fakeLifecycle records requests and answers with canned results.
+type fakeLifecycle struct {
+	mu     sync.Mutex
+	spawns []lifecycle.SpawnRequest
+	stops  []lifecycle.StopRequest
+	err    error
+	stopR  lifecycle.StopResult
+	delay  time.Duration
+}
+
+func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	f.mu.Lock()
+	f.spawns = append(f.spawns, req)
+	err, delay := f.err, f.delay
+	f.mu.Unlock()
+	for _, step := range []string{lifecycle.StepCheck, lifecycle.StepWorktree, lifecycle.StepReady} {
+		if req.Progress != nil {
+			req.Progress(step, "doing "+step)
+		}
+		select {
+		case <-ctx.Done():
+			return lifecycle.SpawnResult{}, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	if err != nil {
+		return lifecycle.SpawnResult{}, err
+	}
+	return lifecycle.SpawnResult{Status: "spawned", Initiative: req.Initiative, Session: lifecycle.SessionName(req.Initiative), Pane: "%9",
+		Worktree: "/repo/trees/" + req.Initiative, Branch: req.Initiative, TaskList: lifecycle.DefaultTaskList(req.Initiative), Agent: "claude",
+		Wisdom: []lifecycle.WisdomItem{}, WisdomNote: "none configured", Prompt: "Goal: " + req.Goal, PromptVerified: true}, nil
+}
+
+func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stops = append(f.stops, req)
+	return f.stopR, f.err
+}
+
+func TestLifecycleTools(t *testing.T) {
+	spawnErr := &lifecycle.Error{Initiative: "auth", Step: lifecycle.StepCheck, Err: fmt.Errorf("%w: branch auth exists", lifecycle.ErrExists)}
+	tests := []struct {
+		name    string
+		opts    Options
+		noLife  bool
+		lc      *fakeLifecycle
+		tool    string
+		args    map[string]any
+		wantErr string
+		check   func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any)
+	}{
+		{name: "spawn", tool: "spawn_orchestrator", args: map[string]any{"initiative": "auth", "goal": "Add login", "repo": "/repo", "base": "main", "context": "OAuth", "no_auto_trust": true},
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if out["status"] != "spawned" || out["session"] != "orch-auth" || out["task_list"] != "PRD-AUTH" || out["wisdom_note"] != "none configured" ||
+					!strings.Contains(out["next"].(string), "wait_for_wake") {
+					t.Errorf("out = %v", out)
+				}
+				r := lc.spawns[0]
+				if r.Initiative != "auth" || r.Goal != "Add login" || r.Repo != "/repo" || r.Base != "main" || r.Context != "OAuth" || !r.NoAutoTrust || r.Origin != "mcp:lc-test" {
+					t.Errorf("request = %+v", r)
+				}
+			}},
+		{name: "spawn bad name", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a.b", "goal": "g"}, wantErr: "initiative"},
+		{name: "spawn blank goal", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "  "}, wantErr: "goal is empty"},
+		{name: "spawn command line refused", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "rm -rf /"}, wantErr: "not a command line"},
+		{name: "spawn not allowed", tool: "spawn_orchestrator", opts: Options{AllowSessions: []string{"orch-db*"}}, args: map[string]any{"initiative": "a", "goal": "g"},
+			wantErr: "mcp.allow_sessions"},
+		{name: "spawn fails", tool: "spawn_orchestrator", lc: &fakeLifecycle{err: spawnErr}, args: map[string]any{"initiative": "auth", "goal": "g"},
+			wantErr: `failed at step "check repository": already exists: branch auth exists; pick another initiative name`},
+		{name: "spawn without lifecycle", noLife: true, tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g"}, wantErr: "cannot start or stop"},
+		{name: "stop", tool: "stop_orchestrator", args: map[string]any{"name": "auth"},
+			lc: &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"}},
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if out["status"] != "stopped" || out["interrupted"] != true || out["worktree_removed"] != false {
+					t.Errorf("out = %v", out)
+				}
+				if r := lc.stops[0]; r.Name != "auth" || r.RemoveWorktree || r.Origin != "mcp:lc-test" {
+					t.Errorf("request = %+v", r)
+				}
+			}},
+		{name: "stop unknown", tool: "stop_orchestrator", args: map[string]any{"name": "nope"}, lc: &fakeLifecycle{err: fmt.Errorf("%w: no tmux session orch-nope", lifecycle.ErrNotFound)},
+			wantErr: "call list_sessions"},
+		{name: "stop keeps a dirty worktree", tool: "stop_orchestrator", args: map[string]any{"name": "auth", "remove_worktree": true},
+			lc:      &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-auth"}, err: errors.New("worktree has uncommitted changes")},
+			wantErr: "stopped orch-auth, but: worktree has uncommitted changes"},
+		{name: "stop not allowed", tool: "stop_orchestrator", opts: Options{AllowSessions: []string{"orch-db*"}}, args: map[string]any{"name": "auth"}, wantErr: "mcp.allow_sessions"},
+		{name: "link", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "PRD-DB"},
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if out["task_list"] != "PRD-DB" || out["pane"] != "%2" {
+					t.Errorf("out = %v", out)
+				}
+				c := f.Calls()
+				if len(c) != 1 || c[0].Method != "link" || c[0].TaskList != "PRD-DB" || c[0].Origin != "mcp:lc-test" {
+					t.Errorf("calls = %+v", c)
+				}
+			}},
+		{name: "unlink", tool: "link_task_list", args: map[string]any{"session": "orch-auth", "task_list": ""},
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if out["tasks"] != "link removed" {
+					t.Errorf("out = %v", out)
+				}
+			}},
+		{name: "link bad id", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "../etc"}, wantErr: "not a task list id"},
+		{name: "link no target", tool: "link_task_list", args: map[string]any{"task_list": "X"}, wantErr: "name the session"},
+		{name: "link unknown session", tool: "link_task_list", args: map[string]any{"session": "nope", "task_list": "X"}, wantErr: "list_sessions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fixture(t)
+			lc := tt.lc
+			if lc == nil {
+				lc = &fakeLifecycle{}
+			}
+			if !tt.noLife {
+				tt.opts.Lifecycle = lc
+			}
+			c := inProcess(t, newServer(t, f, tt.opts), "lc-test")
+			res, out := call(t, c, tt.tool, tt.args)
+			txt := text(res)
+			switch {
+			case tt.wantErr == "" && res.IsError:
+				t.Fatalf("tool error: %s", txt)
+			case tt.wantErr != "" && !res.IsError:
+				t.Fatalf("want a tool error containing %q, got %s", tt.wantErr, txt)
+			case tt.wantErr != "" && !strings.Contains(txt, tt.wantErr):
+				t.Fatalf("tool error %q lacks %q", txt, tt.wantErr)
+			}
+			if tt.check != nil {
+				tt.check(t, f, lc, out)
+			}
+			found := false
+			for _, e := range f.AuditEntries() {
+				if e.Action == "tool_call" && e.Tool == tt.tool && e.Origin == "mcp:lc-test" && (tt.wantErr != "") == (e.Error != "") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no audit entry for %s: %+v", tt.tool, f.AuditEntries())
+			}
+		})
+	}
+}
+
+// TestSpawnReportsProgress: a client that asks for progress hears each
+// step of a spawn before the result.
+func TestSpawnReportsProgress(t *testing.T) {
+	f := fixture(t)
+	lc := &fakeLifecycle{delay: 30 * time.Millisecond}
+	c := inProcess(t, newServer(t, f, Options{Lifecycle: lc, ProgressEvery: 10 * time.Millisecond}), "progress-test")
+	var mu sync.Mutex
+	var msgs []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			msgs = append(msgs, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	res := callWithProgress(t, c, "spawn_orchestrator", map[string]any{"initiative": "auth", "goal": "g"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	// In-process notifications may arrive after the result.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		joined := strings.Join(msgs, "|")
+		mu.Unlock()
+		ok := true
+		for _, want := range []string{"doing " + lifecycle.StepCheck, "doing " + lifecycle.StepWorktree, "doing " + lifecycle.StepReady, "spawned orch-auth"} {
+			ok = ok && strings.Contains(joined, want)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress %q lacks a step or the end", joined)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func callWithProgress(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	req.Params.Meta = &mcp.Meta{ProgressToken: "p1"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

@@ -1,0 +1,267 @@
+// Package lifecycle starts and stops orchestrators: an agent in its own git
+// worktree and tmux session, linked to its task list and given its first
+// prompt. The CLI, the dashboard and the MCP server all spawn and stop
+// through Manager, on top of the one monitor.Service.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// TreesDir is the directory under a repository that holds the worktrees
+// of spawned orchestrators: <repo>/trees/<initiative>.
+const TreesDir = "trees"
+
+// SessionPrefix starts the tmux session name of every orchestrator.
+const SessionPrefix = "orch-"
+
+// Defaults of Config.
+const (
+	DefaultReadyTimeout = 45 * time.Second
+	DefaultGitTimeout   = 30 * time.Second
+)
+
+// Service is what the lifecycle needs from the monitors.
+type Service interface {
+	Snapshot(ctx context.Context) (monitor.Snapshot, error)
+	Watch(ctx context.Context) (<-chan monitor.Update, error)
+	Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error)
+	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
+	SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error)
+	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
+	Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error)
+	Audit(ctx context.Context, e audit.Entry) error
+}
+
+// Tmux is what the lifecycle needs from tmux; *tmux.Client is one.
+type Tmux interface {
+	HasSession(ctx context.Context, name string) (bool, error)
+	NewSession(ctx context.Context, opt tmux.NewSessionOptions) (string, error)
+	KillSession(ctx context.Context, name string) error
+}
+
+// Agent is how one agent is started: its argv and extra environment.
+type Agent struct {
+	Command []string          `json:"command" yaml:"command"`
+	Env     map[string]string `json:"env,omitempty" yaml:"env"`
+}
+
+// DefaultAgents are the agents spawn knows without configuration. Claude
+// Code gets its task tools (TaskCreate, TaskUpdate), which write the task
+// list the session is linked to.
+func DefaultAgents() map[string]Agent {
+	return map[string]Agent{
+		"claude": {Command: []string{"claude"}, Env: map[string]string{"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}},
+		"codex":  {Command: []string{"codex"}},
+		"gemini": {Command: []string{"gemini"}},
+		"aider":  {Command: []string{"aider"}},
+	}
+}
+
+// WisdomItem is one learning from earlier work offered to a new
+// orchestrator in its first prompt.
+type WisdomItem struct {
+	ID   int64  `json:"id"`
+	Text string `json:"text"`
+}
+
+// Config configures a Manager.
+type Config struct {
+	Service Service
+	Tmux    Tmux
+	// Agents are the agents by name, over DefaultAgents (a configured
+	// agent replaces the default of that name).
+	Agents map[string]Agent
+	// AgentArgs returns extra arguments for a named agent (Claude Code's
+	// --settings with system3's hooks). Nil: none.
+	AgentArgs func(agent string) ([]string, error)
+	// Wisdom returns the learnings relevant to a goal. Nil: none
+	// configured.
+	Wisdom func(ctx context.Context, goal string) ([]WisdomItem, error)
+	// Injected records which learnings went into an initiative's first
+	// prompt. Nil: not recorded.
+	Injected func(ctx context.Context, initiative string, ids []int64) error
+	// Git is the git executable (default "git").
+	Git string
+	// LookPath finds an agent command on PATH (default exec.LookPath).
+	LookPath func(string) (string, error)
+	// ReadyTimeout bounds the wait for the agent to be ready for input
+	// (default 45s).
+	ReadyTimeout time.Duration
+	// GitTimeout bounds each git command (default 30s).
+	GitTimeout time.Duration
+	// Width and Height size the new session (default 200x50).
+	Width, Height int
+	Logger        *slog.Logger
+}
+
+// Manager spawns and stops orchestrators.
+type Manager struct {
+	cfg Config
+}
+
+// New returns a Manager.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Service == nil || cfg.Tmux == nil {
+		return nil, errors.New("lifecycle: Config needs Service and Tmux")
+	}
+	agents := DefaultAgents()
+	for name, a := range cfg.Agents {
+		if len(a.Command) == 0 {
+			return nil, fmt.Errorf("agents.%s: command is empty; give the argv, like [%q]", name, name)
+		}
+		agents[name] = a
+	}
+	cfg.Agents = agents
+	if cfg.Git == "" {
+		cfg.Git = "git"
+	}
+	if cfg.LookPath == nil {
+		cfg.LookPath = exec.LookPath
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.GitTimeout <= 0 {
+		cfg.GitTimeout = DefaultGitTimeout
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		cfg.Width, cfg.Height = 200, 50
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{cfg: cfg}, nil
+}
+
+// AgentNames lists the named agents, sorted.
+func (m *Manager) AgentNames() []string {
+	names := make([]string, 0, len(m.cfg.Agents))
+	for n := range m.cfg.Agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Errors a caller can tell apart with errors.Is.
+var (
+	// ErrInvalid: the request itself cannot work (a bad name, no goal).
+	ErrInvalid = errors.New("invalid request")
+	// ErrExists: the initiative's branch, worktree or session exists.
+	ErrExists = errors.New("already exists")
+	// ErrDirty: the repository has changes the worktree would not have.
+	ErrDirty = errors.New("uncommitted changes")
+	// ErrNotFound: no orchestrator session by that name.
+	ErrNotFound = errors.New("no such orchestrator")
+)
+
+// Steps of a spawn, as progress and errors name them.
+const (
+	StepValidate = "validate"
+	StepCheck    = "check repository"
+	StepWorktree = "create worktree"
+	StepSession  = "start session"
+	StepLink     = "link task list"
+	StepReady    = "wait until ready"
+	StepTrust    = "answer trust dialog"
+	StepPrompt   = "send first prompt"
+)
+
+// Error is a failed spawn: the step that failed and what was undone.
+type Error struct {
+	Initiative string
+	Step       string
+	Err        error
+	// CleanedUp lists what was undone ("killed tmux session orch-auth").
+	CleanedUp []string
+	// Left lists what could not be undone, with how to do it by hand.
+	Left []string
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("spawn %s failed at step %q: %v", e.Initiative, e.Step, e.Err)
+	switch {
+	case len(e.CleanedUp) > 0:
+		msg += "; cleaned up: " + strings.Join(e.CleanedUp, ", ")
+	case e.Step != StepValidate && e.Step != StepCheck:
+		msg += "; nothing to clean up"
+	}
+	if len(e.Left) > 0 {
+		msg += "; left behind: " + strings.Join(e.Left, ", ")
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// nameRE is what an initiative name may be: safe as a git branch, a
+// directory and a tmux session name (tmux turns '.' and ':' into '_').
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
+
+// ValidName reports why name cannot name an initiative ("" when it can).
+func ValidName(name string) string {
+	if !nameRE.MatchString(name) {
+		return fmt.Sprintf("%q is not a valid initiative name: use 1 to 48 letters, digits, '-' and '_', starting with a letter or digit (like auth-login)", name)
+	}
+	return ""
+}
+
+// SessionName is the tmux session of an initiative.
+func SessionName(initiative string) string { return SessionPrefix + initiative }
+
+// DefaultTaskList is the task list id of an initiative: PRD-<NAME>.
+func DefaultTaskList(initiative string) string { return "PRD-" + strings.ToUpper(initiative) }
+
+// audit writes an entry for a spawn or stop; a failing audit log is
+// logged, never a reason to fail.
+func (m *Manager) audit(ctx context.Context, e audit.Entry) {
+	e.Time = time.Now()
+	if err := m.cfg.Service.Audit(ctx, e); err != nil {
+		m.cfg.Logger.Warn("audit", "action", e.Action, "err", err)
+	}
+}
+
+// cleanupCtx bounds undo work that must run even when the caller's
+// context has ended.
+func cleanupCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// repoRoot resolves dir (default: the working directory) to the top of its
+// git work tree.
+func (m *Manager) repoRoot(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: repository %s is not a directory; pass --repo with a git checkout", ErrInvalid, abs)
+	}
+	top, err := git{bin: m.cfg.Git, dir: abs, timeout: m.cfg.GitTimeout}.run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("%w: %s is not inside a git repository (%v); pass --repo with a git checkout", ErrInvalid, abs, err)
+	}
+	return top, nil
+}

@@ -1,0 +1,539 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// gitRepo makes a repository with one commit and returns its path.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(dir, "repo")
+	runGit(t, "", "init", "-q", "-b", "main", dir)
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "add", "README")
+	runGit(t, dir, "commit", "-q", "-m", "first")
+	return dir
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func gitOK(dir string, args ...string) bool {
+	return exec.Command("git", append([]string{"-C", dir}, args...)...).Run() == nil
+}
+
+// world is a fake tmux and monitor service: a session created with
+// NewSession shows up in the service's snapshot in the state start gives
+// it; keys sent to a trust dialog move its cursor and accept it.
+type world struct {
+	*monitortest.Service
+	t *testing.T
+
+	mu       sync.Mutex
+	sessions map[string]string // name → pane
+	opts     []tmux.NewSessionOptions
+	killed   []string
+	newErr   error
+	start    monitor.Session // the new pane's session, as first seen
+	onEnter  monitor.Session // what Enter on "Yes" turns it into
+	panes    int
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{Service: monitortest.NewService(t, nil), t: t, sessions: map[string]string{}}
+	w.start = monitor.Session{Agent: "claude", State: rules.Idle}
+	return w
+}
+
+func (w *world) HasSession(ctx context.Context, name string) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.sessions[name]
+	return ok, nil
+}
+
+func (w *world) NewSession(ctx context.Context, opt tmux.NewSessionOptions) (string, error) {
+	w.mu.Lock()
+	w.opts = append(w.opts, opt)
+	if w.newErr != nil {
+		defer w.mu.Unlock()
+		return "", w.newErr
+	}
+	w.panes++
+	pane := "%" + string(rune('0'+w.panes))
+	w.sessions[opt.Name] = pane
+	s := w.start
+	w.mu.Unlock()
+	s.Pane, s.Session, s.Target, s.Path = pane, opt.Name, opt.Name+":0.0", opt.Dir
+	w.put(s)
+	if s.Kind == "trust" {
+		w.SetPreview(pane, " ❯ No, exit", "   Yes, I trust this folder")
+	}
+	return pane, nil
+}
+
+func (w *world) KillSession(ctx context.Context, name string) error {
+	w.mu.Lock()
+	pane, ok := w.sessions[name]
+	delete(w.sessions, name)
+	w.killed = append(w.killed, name)
+	w.mu.Unlock()
+	if !ok {
+		return tmux.ErrNotFound
+	}
+	w.drop(pane)
+	return nil
+}
+
+// put adds or replaces a session in the snapshot.
+func (w *world) put(s monitor.Session) {
+	snap, _ := w.Snapshot(context.Background())
+	out := slices.DeleteFunc(snap.Sessions, func(o monitor.Session) bool { return o.Pane == s.Pane })
+	if s.Options == nil {
+		s.Options = []string{}
+	}
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true, Sessions: append(out, s)})
+	w.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+}
+
+func (w *world) drop(pane string) {
+	snap, _ := w.Snapshot(context.Background())
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true, Sessions: slices.DeleteFunc(snap.Sessions, func(o monitor.Session) bool { return o.Pane == pane })})
+}
+
+func (w *world) session(pane string) monitor.Session {
+	snap, _ := w.Snapshot(context.Background())
+	for _, s := range snap.Sessions {
+		if s.Pane == pane {
+			return s
+		}
+	}
+	return monitor.Session{}
+}
+
+func (w *world) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	res, err := w.Service.SendKeys(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	s := w.session(req.Pane)
+	for _, k := range req.Keys {
+		switch k {
+		case "Down":
+			w.SetPreview(req.Pane, "   No, exit", " ❯ Yes, I trust this folder")
+		case "Enter":
+			n := w.onEnter
+			n.Pane, n.Session, n.Target, n.Path = s.Pane, s.Session, s.Target, s.Path
+			w.put(n)
+		}
+	}
+	return res, nil
+}
+
+func (w *world) manager(t *testing.T, mod func(*Config)) *Manager {
+	t.Helper()
+	cfg := Config{Service: w, Tmux: w, ReadyTimeout: 2 * time.Second,
+		LookPath: func(s string) (string, error) {
+			if s == "my-agent" {
+				return "/usr/bin/my-agent", nil
+			}
+			return "", errors.New("not found")
+		}}
+	if mod != nil {
+		mod(&cfg)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (w *world) calls(method string) []monitortest.Call {
+	var out []monitortest.Call
+	for _, c := range w.Calls() {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestValidName(t *testing.T) {
+	for _, ok := range []string{"auth", "auth-login", "A1_b", "x", strings.Repeat("a", 48)} {
+		if why := ValidName(ok); why != "" {
+			t.Errorf("ValidName(%q) = %s", ok, why)
+		}
+	}
+	for _, bad := range []string{"", "-x", "_x", "a.b", "a:b", "a b", "a/b", "a..b", "ä", strings.Repeat("a", 49), "a\n", "HEAD@{1}"} {
+		if ValidName(bad) == "" {
+			t.Errorf("ValidName(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestSpawnEndToEndOnFakes(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	var injected []int64
+	m := w.manager(t, func(c *Config) {
+		c.AgentArgs = func(agent string) ([]string, error) { return []string{"--settings", `{"hooks":{}}`}, nil }
+		c.Wisdom = func(ctx context.Context, goal string) ([]WisdomItem, error) {
+			return []WisdomItem{{ID: 7, Text: "Run the tests\nbefore committing."}}, nil
+		}
+		c.Injected = func(ctx context.Context, initiative string, ids []int64) error {
+			injected = append(injected, ids...)
+			return nil
+		}
+	})
+	var steps []string
+	res, err := m.Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "Add login", Context: "Use OAuth.", Repo: filepath.Join(repo),
+		Origin: "cli", Progress: func(step, msg string) { steps = append(steps, step) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(repo, "trees", "auth")
+	if res.Status != "spawned" || res.Session != "orch-auth" || res.Worktree != wt || res.Branch != "auth" || res.TaskList != "PRD-AUTH" ||
+		res.Agent != "claude" || res.AutoTrusted || !res.PromptVerified || !res.TreesExcluded || len(res.Wisdom) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := runGit(t, wt, "branch", "--show-current"); got != "auth" {
+		t.Fatalf("worktree branch = %q", got)
+	}
+	if out := runGit(t, repo, "status", "--porcelain"); out != "" {
+		t.Fatalf("the main checkout shows changes after spawn:\n%s", out)
+	}
+	opt := w.opts[0]
+	if opt.Name != "orch-auth" || opt.Dir != wt || opt.Env["CLAUDE_CODE_TASK_LIST_ID"] != "PRD-AUTH" || opt.Env["CLAUDE_CODE_ENABLE_TODO_TOOLS"] != "1" ||
+		strings.Join(opt.Command, " ") != `claude --settings {"hooks":{}}` {
+		t.Fatalf("session options = %+v", opt)
+	}
+	links := w.calls("link")
+	if len(links) != 1 || links[0].Target.Session != "orch-auth" || links[0].TaskList != "PRD-AUTH" {
+		t.Fatalf("links = %+v", links)
+	}
+	inj := w.calls("inject")
+	if len(inj) != 1 || inj[0].Target.Pane != res.Pane {
+		t.Fatalf("injections = %+v", inj)
+	}
+	for _, want := range []string{"Goal: Add login", "Context:\nUse OAuth.", "- Run the tests before committing.", "PRD-AUTH"} {
+		if !strings.Contains(inj[0].Text, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, inj[0].Text)
+		}
+	}
+	if !slices.Equal(injected, []int64{7}) {
+		t.Errorf("injected wisdom recorded = %v", injected)
+	}
+	if !slices.Contains(steps, StepWorktree) || !slices.Contains(steps, StepPrompt) || steps[len(steps)-1] != "done" {
+		t.Errorf("progress steps = %v", steps)
+	}
+	if a := w.AuditEntries(); len(a) != 1 || a[0].Action != "spawn" || a[0].Error != "" || a[0].Origin != "cli" {
+		t.Errorf("audit = %+v", a)
+	}
+	// trees/ is excluded, so a second spawn from the same repo is clean.
+	if _, err := m.Spawn(context.Background(), SpawnRequest{Initiative: "billing", Goal: "Bill", Repo: repo}); err != nil {
+		t.Fatalf("second spawn: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "info", "exclude")); strings.Count(string(b), "/trees/") != 1 {
+		t.Errorf("exclude file:\n%s", b)
+	}
+}
+
+func TestSpawnWisdomNotes(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo})
+	if err != nil || res.WisdomNote != "none configured" || res.Wisdom == nil {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	m := w.manager(t, func(c *Config) {
+		c.Wisdom = func(context.Context, string) ([]WisdomItem, error) { return nil, errors.New("db locked") }
+	})
+	res, err = m.Spawn(context.Background(), SpawnRequest{Initiative: "b", Goal: "g", Repo: repo})
+	if err != nil || !strings.Contains(res.WisdomNote, "db locked") {
+		t.Fatalf("a failing learning store must not fail the spawn: %+v, %v", res, err)
+	}
+}
+
+func TestSpawnAnswersTrustDialog(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Question: "Is this a project you created or one you trust?",
+		Options: []string{"No, exit", "Yes, I trust this folder"}}
+	w.onEnter = monitor.Session{Agent: "claude", State: rules.Idle}
+	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, Origin: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AutoTrusted {
+		t.Fatalf("result = %+v", res)
+	}
+	var keys []string
+	for _, c := range w.calls("keys") {
+		keys = append(keys, c.Keys...)
+	}
+	if strings.Join(keys, ",") != "Down,Enter" {
+		t.Fatalf("keys = %v", keys)
+	}
+}
+
+func TestSpawnNoAutoTrustWaitsForOperator(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+	_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, NoAutoTrust: true})
+	var e *Error
+	if !errors.As(err, &e) || e.Step != StepReady || !strings.Contains(err.Error(), "awaiting_input") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(w.calls("keys")) != 0 {
+		t.Fatalf("keys were pressed: %+v", w.calls("keys"))
+	}
+}
+
+func TestSpawnRefusals(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		prep func(t *testing.T, repo string, w *world)
+		req  SpawnRequest
+		want error
+		step string
+		msg  string
+	}{
+		{name: "bad name", req: SpawnRequest{Initiative: "a b", Goal: "g"}, want: ErrInvalid, step: StepValidate, msg: "not a valid initiative name"},
+		{name: "no goal", req: SpawnRequest{Initiative: "a", Goal: " "}, want: ErrInvalid, step: StepValidate, msg: "goal is empty"},
+		{name: "bad task list", req: SpawnRequest{Initiative: "a", Goal: "g", TaskList: "../x"}, want: ErrInvalid, step: StepValidate},
+		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrInvalid, step: StepValidate, msg: "aider, claude, codex, gemini"},
+		{name: "not a repo", prep: func(t *testing.T, repo string, w *world) { os.RemoveAll(filepath.Join(repo, ".git")) },
+			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrInvalid, step: StepCheck, msg: "not inside a git repository"},
+		{name: "bad base", req: SpawnRequest{Initiative: "a", Goal: "g", Base: "nope"}, want: ErrInvalid, step: StepCheck, msg: "--base"},
+		{name: "branch exists", prep: func(t *testing.T, repo string, w *world) { runGit(t, repo, "branch", "a") },
+			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrExists, step: StepCheck, msg: "branch a exists"},
+		{name: "dir exists", prep: func(t *testing.T, repo string, w *world) { os.MkdirAll(filepath.Join(repo, "trees", "a"), 0o755) },
+			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrExists, step: StepCheck},
+		{name: "session exists", prep: func(t *testing.T, repo string, w *world) { w.sessions["orch-a"] = "%9" },
+			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrExists, step: StepCheck, msg: "system3 stop a"},
+		{name: "dirty tracked file", prep: func(t *testing.T, repo string, w *world) {
+			os.WriteFile(filepath.Join(repo, "README"), []byte("changed\n"), 0o644)
+		}, req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrDirty, step: StepCheck, msg: "commit or stash"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			w := newWorld(t)
+			if tc.prep != nil {
+				tc.prep(t, repo, w)
+			}
+			tc.req.Repo = repo
+			_, err := w.manager(t, nil).Spawn(ctx, tc.req)
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, tc.want) || e.Step != tc.step || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want %v at step %q mentioning %q", err, tc.want, tc.step, tc.msg)
+			}
+			if len(e.CleanedUp) != 0 || len(w.opts) != 0 {
+				t.Fatalf("a refusal did something: %+v, sessions %+v", e, w.opts)
+			}
+			if tc.name != "not a repo" && gitOK(repo, "show-ref", "--verify", "--quiet", "refs/heads/a") != (tc.name == "branch exists") {
+				t.Fatal("branch state changed")
+			}
+		})
+	}
+}
+
+// TestSpawnDirtyButOtherBase: uncommitted changes do not matter when the
+// worktree starts from another commit; untracked files never do.
+func TestSpawnDirtyButOtherBase(t *testing.T) {
+	repo := gitRepo(t)
+	os.WriteFile(filepath.Join(repo, "README"), []byte("changed\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("untracked\n"), 0o644)
+	w := newWorld(t)
+	if _, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo, Base: "main"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpawnRollsBackAtEachStep(t *testing.T) {
+	tests := []struct {
+		name    string
+		prep    func(w *world)
+		step    string
+		session bool // a session was made and must be killed
+		msg     string
+	}{
+		{name: "session fails", prep: func(w *world) { w.newErr = errors.New("tmux: no space") }, step: StepSession, msg: "no space"},
+		{name: "link fails", prep: func(w *world) { w.Fail("link", errors.New("state dir read-only")) }, step: StepLink, session: true},
+		{name: "never ready", prep: func(w *world) { w.start.State = rules.Working }, step: StepReady, session: true, msg: "not ready for input within 2s (it was working"},
+		{name: "agent exits", prep: func(w *world) { w.start.State, w.start.LastLine = rules.Exited, "command not found" }, step: StepReady, session: true, msg: "command not found"},
+		{name: "trust fails", prep: func(w *world) {
+			w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+			w.Fail("keys", errors.New("pane dead"))
+		}, step: StepTrust, session: true},
+		{name: "prompt fails", prep: func(w *world) { w.Fail("inject", errors.New("pane dead")) }, step: StepPrompt, session: true, msg: "pane dead"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			w := newWorld(t)
+			tc.prep(w)
+			_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo})
+			var e *Error
+			if !errors.As(err, &e) || e.Step != tc.step || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want step %q mentioning %q", err, tc.step, tc.msg)
+			}
+			want := []string{"removed worktree " + filepath.Join(repo, "trees", "a"), "deleted branch a"}
+			if tc.session {
+				want = append([]string{"killed tmux session orch-a"}, want...)
+			}
+			got := slices.DeleteFunc(slices.Clone(e.CleanedUp), func(s string) bool { return s == "removed the task list link" })
+			if !slices.Equal(got, want) || len(e.Left) != 0 {
+				t.Fatalf("cleaned up %q (left %q), want %q", e.CleanedUp, e.Left, want)
+			}
+			if tc.session != slices.Contains(w.killed, "orch-a") {
+				t.Fatalf("killed = %v", w.killed)
+			}
+			if gitOK(repo, "show-ref", "--verify", "--quiet", "refs/heads/a") {
+				t.Fatal("branch a is left")
+			}
+			if _, err := os.Stat(filepath.Join(repo, "trees", "a")); !os.IsNotExist(err) {
+				t.Fatalf("worktree left: %v", err)
+			}
+			if out := runGit(t, repo, "worktree", "list"); strings.Contains(out, "trees/a") {
+				t.Fatalf("git still lists the worktree:\n%s", out)
+			}
+			if a := w.AuditEntries(); len(a) != 1 || a[0].Error == "" {
+				t.Fatalf("audit = %+v", a)
+			}
+		})
+	}
+}
+
+func TestSpawnCustomCommand(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo, Agent: "my-agent --fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Agent != "my-agent" || !slices.Equal(w.opts[0].Command, []string{"my-agent --fast"}) {
+		t.Fatalf("result %+v, command %q", res, w.opts[0].Command)
+	}
+}
+
+func TestStop(t *testing.T) {
+	ctx := context.Background()
+	repo := gitRepo(t)
+	w := newWorld(t)
+	m := w.manager(t, nil)
+	spawnA := func(name string) SpawnResult {
+		t.Helper()
+		res, err := m.Spawn(ctx, SpawnRequest{Initiative: name, Goal: "g", Repo: repo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := spawnA("a")
+	st, err := m.Stop(ctx, StopRequest{Name: "a", Origin: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "stopped" || st.Session != "orch-a" || !st.Interrupted || st.Removed || st.Worktree != res.Worktree || st.Branch != "a" {
+		t.Fatalf("stop = %+v", st)
+	}
+	if _, err := os.Stat(res.Worktree); err != nil {
+		t.Fatalf("worktree not kept: %v", err)
+	}
+	if len(w.calls("interrupt")) != 1 || !slices.Contains(w.killed, "orch-a") {
+		t.Fatalf("calls %+v, killed %v", w.Calls(), w.killed)
+	}
+	if _, err := m.Stop(ctx, StopRequest{Name: "a"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("stop twice: %v", err)
+	}
+
+	// --remove-worktree: a dirty worktree is kept, a clean one removed
+	// (the branch stays).
+	res = spawnA("b")
+	os.WriteFile(filepath.Join(res.Worktree, "README"), []byte("work\n"), 0o644)
+	st, err = m.Stop(ctx, StopRequest{Name: "orch-b", RemoveWorktree: true})
+	if err == nil || !strings.Contains(err.Error(), "uncommitted changes") || st.Removed || st.Status != "stopped" {
+		t.Fatalf("dirty: %+v, %v", st, err)
+	}
+	res = spawnA("c")
+	st, err = m.Stop(ctx, StopRequest{Name: "c", RemoveWorktree: true})
+	if err != nil || !st.Removed {
+		t.Fatalf("clean: %+v, %v", st, err)
+	}
+	if _, err := os.Stat(res.Worktree); !os.IsNotExist(err) {
+		t.Fatalf("worktree not removed: %v", err)
+	}
+	if !gitOK(repo, "show-ref", "--verify", "--quiet", "refs/heads/c") {
+		t.Fatal("branch c was deleted")
+	}
+	if _, err := m.Stop(ctx, StopRequest{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("no name: %v", err)
+	}
+}
+
+// TestSpawnRollsBackAFailedWorktree: git makes the branch before it fails
+// on the directory; the branch is deleted and nothing else was made.
+func TestSpawnRollsBackAFailedWorktree(t *testing.T) {
+	repo := gitRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, "trees"), []byte("a file in the way\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo})
+	var e *Error
+	if !errors.As(err, &e) || e.Step != StepWorktree || !slices.Equal(e.CleanedUp, []string{"deleted branch a"}) || len(e.Left) != 0 {
+		t.Fatalf("err = %v (%+v)", err, e)
+	}
+	if gitOK(repo, "show-ref", "--verify", "--quiet", "refs/heads/a") || len(w.opts) != 0 {
+		t.Fatal("the branch or a session is left")
+	}
+}
+
+func TestPrompt(t *testing.T) {
+	got := Prompt(" Add login ", "Use OAuth.\n", "PRD-AUTH", []WisdomItem{{ID: 1, Text: "Run  the\ntests."}})
+	want := "Goal: Add login\n\nContext:\nUse OAuth.\n\nLessons from earlier work (from system3's learning store):\n- Run the tests.\n\nPlan the work as tasks in your task list (PRD-AUTH) and keep their status current as you go."
+	if got != want {
+		t.Fatalf("Prompt =\n%q\nwant\n%q", got, want)
+	}
+	if got := Prompt("Fix it", "", "", nil); got != "Goal: Fix it" {
+		t.Fatalf("bare prompt = %q", got)
+	}
+}

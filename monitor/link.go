@@ -1,0 +1,259 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// LinksFile is the name of the file in the state dir that keeps the links
+// between sessions and task lists.
+const LinksFile = "links.json"
+
+// LinkRequest links a session (or one pane) to a task list, so the session
+// shows that list's progress whatever its agent's process says. A link made
+// by session name survives the pane being recreated (the agent restarted in
+// a new pane of that session); a link made by pane id holds for that pane
+// only. An empty TaskList removes the link.
+type LinkRequest struct {
+	Target
+	TaskList string `json:"task_list"`
+	Origin   string `json:"origin"`
+}
+
+// Link is one link as kept in the state dir.
+type Link struct {
+	// Session is the tmux session name the link follows, or "" for a link
+	// to one pane.
+	Session string `json:"session,omitempty"`
+	// Pane is the pane id of a link to one pane.
+	Pane     string    `json:"pane,omitempty"`
+	TaskList string    `json:"task_list"`
+	By       string    `json:"by,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// taskListIDRE is what a task list id may look like: a directory name
+// under the tasks dir.
+var taskListIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidTaskListID reports why id cannot name a task list ("" when it can).
+func ValidTaskListID(id string) string {
+	if !taskListIDRE.MatchString(id) || strings.Contains(id, "..") {
+		return fmt.Sprintf("%q is not a task list id: use letters, digits, '.', '_' and '-' (like PRD-AUTH), at most 128 characters", id)
+	}
+	return ""
+}
+
+// linkTable holds the links and the file they persist to. Its own lock: it
+// is read while the supervisor's lock is held, never the other way round.
+type linkTable struct {
+	mu     sync.Mutex
+	loaded bool
+	links  []Link
+}
+
+type linksDoc struct {
+	Version int    `json:"version"`
+	Links   []Link `json:"links"`
+}
+
+// linksLocked reads the links file once. A missing file is no links; a damaged
+// one is logged and set aside, so a bad file never stops the monitors.
+func (s *Supervisor) linksLocked() []Link {
+	t := &s.links
+	if t.loaded {
+		return t.links
+	}
+	t.loaded = true
+	path := s.cfg.LinksPath
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var doc linksDoc
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("links file unreadable; starting without links", "path", path, "err", err)
+		_ = os.Rename(path, path+".bad")
+		return nil
+	}
+	for _, l := range doc.Links {
+		if ValidTaskListID(l.TaskList) == "" && (l.Session != "") != (l.Pane != "") {
+			t.links = append(t.links, l)
+		}
+	}
+	return t.links
+}
+
+// saveLocked writes the links file atomically.
+func (s *Supervisor) saveLinksLocked() error {
+	path := s.cfg.LinksPath
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(linksDoc{Version: 1, Links: s.links.links}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// linkFor returns the task list linked to a pane: a link to the pane
+// itself first, then one to its session.
+func (s *Supervisor) linkFor(p tmux.Pane) (string, bool) {
+	s.links.mu.Lock()
+	defer s.links.mu.Unlock()
+	var bySession string
+	for _, l := range s.linksLocked() {
+		switch {
+		case l.Pane != "" && l.Pane == p.ID:
+			return l.TaskList, true
+		case l.Session != "" && l.Session == p.SessionName:
+			bySession = l.TaskList
+		}
+	}
+	return bySession, bySession != ""
+}
+
+// withLink puts a linked task list (and its progress) in place of what the
+// agent's process said.
+func (s *Supervisor) withLink(p tmux.Pane, pr probeResult) probeResult {
+	id, ok := s.linkFor(p)
+	if !ok {
+		return pr
+	}
+	pr.taskList, pr.tasks = id, nil
+	if s.cfg.TaskProgress != nil {
+		if tp, ok := s.cfg.TaskProgress(id); ok {
+			pr.tasks = &tp
+		}
+	}
+	return pr
+}
+
+// Links returns every link, sessions first.
+func (s *Supervisor) Links() []Link {
+	s.links.mu.Lock()
+	defer s.links.mu.Unlock()
+	out := slices.Clone(s.linksLocked())
+	slices.SortFunc(out, func(a, b Link) int {
+		return strings.Compare(a.Session+"\x00"+a.Pane, b.Session+"\x00"+b.Pane)
+	})
+	return out
+}
+
+// Link links a session or pane to a task list (or, with an empty task
+// list, removes the link) and returns the session as it now shows. The
+// link is kept in the state dir, so a restarted system3 keeps it.
+func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error) {
+	id := strings.TrimSpace(req.TaskList)
+	if id != "" {
+		if why := ValidTaskListID(id); why != "" {
+			return Session{}, fmt.Errorf("%w: %s", ErrBadRequest, why)
+		}
+	}
+	sess, err := s.resolve(req.Target)
+	if err != nil && (id != "" || req.Pane != "" || !errors.Is(err, ErrUnknownTarget)) {
+		return Session{}, err
+	}
+	// Unlinking a session that is gone is allowed: its link is stale.
+	l := Link{TaskList: id, By: req.Origin, At: s.cfg.Clock()}
+	if req.Pane != "" {
+		l.Pane = sess.Pane
+	} else if err == nil {
+		l.Session = sess.Session
+	} else {
+		l.Session = strings.TrimSpace(req.Session)
+	}
+
+	s.links.mu.Lock()
+	links := slices.DeleteFunc(slices.Clone(s.linksLocked()), func(o Link) bool {
+		return o.Session == l.Session && o.Pane == l.Pane
+	})
+	if id != "" {
+		links = append(links, l)
+	}
+	prev := s.links.links
+	s.links.links = links
+	serr := s.saveLinksLocked()
+	if serr != nil {
+		s.links.links = prev
+	}
+	s.links.mu.Unlock()
+
+	action := "link"
+	if id == "" {
+		action = "unlink"
+	}
+	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: sess.Pane, Sent: serr == nil, Result: "task list: " + id}
+	if id == "" {
+		e.Result = "task list link removed"
+	}
+	if serr != nil {
+		e.Error = serr.Error()
+	}
+	if aerr := s.cfg.Audit.Write(e); aerr != nil {
+		s.cfg.Logger.Warn("audit", "err", aerr)
+	}
+	if serr != nil {
+		return Session{}, fmt.Errorf("save task list links to %s: %w; check that the state dir is writable", s.cfg.LinksPath, serr)
+	}
+	if err != nil { // a stale link removed
+		return Session{Session: l.Session, Options: []string{}, Evidence: Evidence{Lines: []string{}}}, nil
+	}
+
+	// Show the link at once, without waiting for the pane's next capture.
+	s.mu.Lock()
+	var out Session
+	for _, st := range s.panes {
+		if st.pane.ID != sess.Pane && (l.Session == "" || st.pane.SessionName != l.Session) {
+			continue
+		}
+		prevSess := st.sess
+		if id != "" {
+			pr := s.withLink(st.pane, probeResult{})
+			st.sess.TaskList, st.sess.Tasks = pr.taskList, pr.tasks
+		} else {
+			st.sess.TaskList, st.sess.Tasks = "", nil
+		}
+		st.dirty = true // the next capture restores what the process says
+		if st.sess.TaskList != prevSess.TaskList || !st.sess.Tasks.equal(prevSess.Tasks) {
+			s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: prevSess.State})
+		}
+		if st.pane.ID == sess.Pane {
+			out = st.sess.clone()
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	s.cfg.Logger.Info("task list "+action, "session", l.Session, "pane", l.Pane, "task_list", id, "origin", req.Origin)
+	return out, nil
+}

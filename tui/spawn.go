@@ -1,0 +1,192 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/lifecycle"
+)
+
+// Lifecycle starts orchestrators for the spawn form; *lifecycle.Manager
+// is one.
+type Lifecycle interface {
+	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
+}
+
+// spawnTimeout bounds a spawn from the dashboard: git, the agent's ready
+// wait and the first prompt.
+const spawnTimeout = 2 * time.Minute
+
+type (
+	// spawnProgressMsg is one step of a spawn under way.
+	spawnProgressMsg struct {
+		text string
+		ch   <-chan string
+	}
+	// spawnDoneMsg ends a spawn.
+	spawnDoneMsg struct {
+		initiative string
+		res        lifecycle.SpawnResult
+		err        error
+	}
+	// linkDoneMsg ends a link.
+	linkDoneMsg struct {
+		target string
+		list   string
+		sess   monitor.Session
+		err    error
+	}
+)
+
+// The spawn form's fields, in order.
+const (
+	spawnInitiative = iota
+	spawnGoal
+	spawnRepo
+	spawnBase
+	spawnAgent
+	spawnTaskList
+	spawnContext
+)
+
+func spawnFields() []fieldSpec {
+	return []fieldSpec{
+		spawnInitiative: {label: "initiative", placeholder: "auth-login (branch, trees/NAME, session orch-NAME)", required: true, limit: 48},
+		spawnGoal:       {label: "goal", placeholder: "what the orchestrator is to achieve", required: true, limit: 4000},
+		spawnRepo:       {label: "repo", placeholder: "the dashboard's working directory", limit: 4096},
+		spawnBase:       {label: "base", placeholder: "HEAD", limit: 256},
+		spawnAgent:      {label: "agent", placeholder: "claude (or codex, gemini, aider, a configured agent)", limit: 256},
+		spawnTaskList:   {label: "task list", placeholder: "PRD-<INITIATIVE>", limit: 128},
+		spawnContext:    {label: "context", placeholder: "more for the first prompt (optional)", limit: 4000},
+	}
+}
+
+// openSpawn opens the spawn form.
+func (m *Model) openSpawn() tea.Cmd {
+	if m.opts.Lifecycle == nil {
+		m.setStatus(levelWarn, "this dashboard cannot spawn orchestrators; use `system3 spawn` in a terminal")
+		return nil
+	}
+	if m.spawning != "" {
+		m.setStatus(levelWarn, "spawning "+clean(m.spawning)+" already; wait for it to finish")
+		return nil
+	}
+	m.input = inputForm
+	return m.form.Open(formSpawn, "spawn an orchestrator", monitor.Session{}, spawnFields())
+}
+
+// openLink opens the link form for the selected session.
+func (m *Model) openLink() tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	m.input = inputForm
+	return m.form.Open(formLink, "link "+clean(s.Target)+" to a task list (empty: remove the link)", s, []fieldSpec{
+		{label: "task list", placeholder: "PRD-AUTH", value: s.TaskList, limit: 128},
+	})
+}
+
+// onFormSubmit runs what a form asked for.
+func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
+	m.closeInput()
+	switch msg.kind {
+	case formSpawn:
+		v := msg.values
+		req := lifecycle.SpawnRequest{Initiative: v[spawnInitiative], Goal: v[spawnGoal], Repo: v[spawnRepo], Base: v[spawnBase],
+			Agent: v[spawnAgent], TaskList: v[spawnTaskList], Context: v[spawnContext], Origin: origin}
+		m.spawning = req.Initiative
+		m.setStatus(levelInfo, "spawning "+clean(req.Initiative)+"…")
+		ch := make(chan string, 16)
+		return tea.Batch(runSpawn(m.ctx, m.opts.Lifecycle, req, ch), nextSpawnStep(ch))
+	case formLink:
+		// By session name when the session has one pane, so the link
+		// holds if the agent is restarted in a new pane.
+		t := monitor.Target{Pane: msg.sess.Pane}
+		n := 0
+		for _, s := range m.sessions {
+			if s.Session == msg.sess.Session {
+				n++
+			}
+		}
+		name := msg.sess.Target
+		if n == 1 {
+			t, name = monitor.Target{Session: msg.sess.Session}, msg.sess.Session
+		}
+		m.setStatus(levelInfo, "linking "+clean(name)+"…")
+		return link(m.ctx, m.svc, t, name, msg.values[0])
+	}
+	return nil
+}
+
+func (m *Model) onSpawnDone(msg spawnDoneMsg) {
+	m.spawning = ""
+	if msg.err != nil {
+		m.setStatus(levelError, "✖ "+clean(msg.err.Error()))
+		return
+	}
+	r := msg.res
+	text := fmt.Sprintf("spawned %s in %s (task list %s)", clean(r.Session), clean(r.Worktree), clean(r.TaskList))
+	if r.AutoTrusted {
+		text += " · trusted the new worktree"
+	}
+	if r.Detail != "" {
+		m.setStatus(levelWarn, text+" · "+clean(r.Detail))
+		return
+	}
+	m.setStatus(levelOK, text)
+}
+
+func (m *Model) onLinkDone(msg linkDoneMsg) {
+	switch {
+	case msg.err != nil:
+		m.setStatus(levelError, "✖ could not link "+clean(msg.target)+": "+clean(msg.err.Error()))
+	case msg.list == "":
+		m.setStatus(levelOK, "removed the task list link of "+clean(msg.target))
+	case msg.sess.Tasks != nil:
+		m.setStatus(levelOK, fmt.Sprintf("linked %s to %s (%d/%d done)", clean(msg.target), clean(msg.list), msg.sess.Tasks.Completed, msg.sess.Tasks.Total))
+	default:
+		m.setStatus(levelOK, "linked "+clean(msg.target)+" to "+clean(msg.list))
+	}
+}
+
+// runSpawn spawns, reporting each step on ch, which it closes when done.
+func runSpawn(ctx context.Context, lc Lifecycle, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
+	return func() tea.Msg {
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(ctx, spawnTimeout)
+		defer cancel()
+		req.Progress = func(_, msg string) {
+			select {
+			case ch <- msg:
+			default: // a slow screen skips a step; the result still comes
+			}
+		}
+		res, err := lc.Spawn(ctx, req)
+		return spawnDoneMsg{initiative: req.Initiative, res: res, err: err}
+	}
+}
+
+// nextSpawnStep reads one step of a spawn; it is issued again after each.
+func nextSpawnStep(ch <-chan string) tea.Cmd {
+	return func() tea.Msg {
+		text, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return spawnProgressMsg{text: text, ch: ch}
+	}
+}
+
+func link(ctx context.Context, svc monitor.Service, t monitor.Target, name, list string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+		defer cancel()
+		got, err := svc.Link(ctx, monitor.LinkRequest{Target: t, TaskList: list, Origin: origin})
+		return linkDoneMsg{target: name, list: list, sess: got, err: err}
+	}
+}
