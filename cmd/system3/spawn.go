@@ -19,7 +19,6 @@ import (
 // file, the tmux server it watches, system3's hooks for Claude Code, and
 // wisdom from the learning store.
 
-
 func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	agents := map[string]lifecycle.Agent{}
 	for name, ag := range a.settings.File.Agents {
