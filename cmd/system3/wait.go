@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -107,7 +106,7 @@ func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
 		}
 		ev, err := svc.WaitWake(ctx, f)
 		a.release(closeFn)
-		if errors.Is(err, ipc.ErrConnLost) && ctx.Err() == nil {
+		if gone(err) && ctx.Err() == nil {
 			a.log.Info("the system3 serving this wait stopped; asking again")
 			continue
 		}
