@@ -239,6 +239,10 @@ func (c *Conn) wait(o *output) {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	// No command can be written any more (closed is set): release our end
+	// of the client's stdin now, so a client that died by itself (server
+	// killed, client killed) leaves no descriptor behind for its owner.
+	_ = c.stdin.Close()
 	for _, cl := range pending {
 		close(cl.reply)
 	}
@@ -262,6 +266,7 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 		return nil, errors.New("tmux control: empty command")
 	}
 	op, target := args[0], targetOf(args)
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.server.timeout())
 	defer cancel()
 	line := commandLine(args) + "\n"
@@ -303,6 +308,15 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 		e := &Error{Op: op, Target: target, Server: c.server.String(), Err: ctx.Err()}
 		if ctx.Err() == context.DeadlineExceeded {
 			e.Msg = "tmux did not answer in time over the control client"
+		}
+		if parent.Err() == nil {
+			// Our own deadline, not the caller's: tmux is wedged, or the
+			// stream is out of step (a stray %begin would swallow every
+			// later reply and notification). Either way this client is no
+			// use any more; end it, so its owner attaches a new one and
+			// later commands fork tmux meanwhile.
+			c.log.Warn("tmux control: no reply in time; ending the control client", "command", op, "timeout", c.server.timeout())
+			c.kill()
 		}
 		return nil, e
 	}
