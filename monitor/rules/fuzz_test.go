@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzRegion checks region extraction on any screen: a region that parses
@@ -84,6 +85,32 @@ func FuzzUserRules(f *testing.F) {
 			if !validKind(r.State, r.Kind) {
 				t.Fatalf("kind %q not valid for %s", r.Kind, r.State)
 			}
+			for _, l := range append(append([]string{r.LastLine, r.Question, r.Detail}, r.Evidence...), r.Options...) {
+				if n := utf8.RuneCountInString(l); n > MaxLineRunes {
+					t.Fatalf("a line of %d characters in %+v", n, r)
+				}
+			}
 		}
 	})
+}
+
+// TestResilienceLongLinesAreClipped: a screen with lines of 100,000
+// characters yields a result of bounded lines, whatever rule matches.
+func TestResilienceLongLinesAreClipped(t *testing.T) {
+	e, err := New(Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", 100_000)
+	for i, screen := range []string{long, long + "\nError: 500 " + long, "Do you want to proceed? " + long + "\n❯ 1. Yes " + long + "\n  2. No"} {
+		r := e.Classify(Input{Screen: screen, Processes: []string{"claude"}})
+		for _, l := range append(append([]string{r.LastLine, r.Question, r.Detail}, r.Evidence...), r.Options...) {
+			if n := utf8.RuneCountInString(l); n > MaxLineRunes || !utf8.ValidString(l) {
+				t.Fatalf("%s: a line of %d characters (valid UTF-8: %v)", r.Rule, n, utf8.ValidString(l))
+			}
+		}
+		if i < 2 && !strings.HasSuffix(r.LastLine, "…") {
+			t.Fatalf("%s: last line %.40q… not clipped with an ellipsis", r.Rule, r.LastLine)
+		}
+	}
 }
