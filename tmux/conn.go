@@ -97,7 +97,7 @@ func Attach(ctx context.Context, s Server, session string, opts ConnOptions) (*C
 	// -N: attach-session starts a server when none is running (one that
 	// loads the user's configuration, which may create sessions); a watcher
 	// must never do that.
-	c.cmd = exec.CommandContext(ctx, s.bin(), s.argv("-N", "-C",
+	c.cmd = exec.CommandContext(ctx, s.bin(), s.clientArgv("-N", "-C",
 		"attach-session", "-f", "ignore-size", "-t", exactSession(session))...)
 	c.cmd.Stdin = pr
 	c.cmd.Stderr = &c.stderr

@@ -216,3 +216,35 @@ func TestResiliencePaneKilledMidCapture(t *testing.T) {
 		t.Fatalf("ListPanes after the kills: %d panes, %v", len(panes), err)
 	}
 }
+
+// Started from an environment without a UTF-8 locale (cron, systemd, an
+// MCP client's minimal environment), system3's tmux clients still list
+// panes and capture non-ASCII screens intact, over forks and the control
+// client alike.
+func TestResilienceNoUTF8Locale(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "printf '❯ ünïcödé ─── ✻\\n'; exec sleep 600")
+	t.Setenv("LC_ALL", "C")
+	t.Setenv("LC_CTYPE", "C")
+	t.Setenv("LANG", "C")
+	ctx := ctxFor(t, 30*time.Second)
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	evs := collect(w)
+	runWatcher(t, w)
+	evs.await(t, 10*time.Second, "the first resync", kind(tmux.EventResync))
+	viaControl := tmux.NewClient(srv)
+	viaControl.Control = w
+	for name, c := range map[string]*tmux.Client{"fork": tmux.NewClient(srv), "control": viaControl} {
+		panes, err := c.ListPanes(ctx)
+		if err != nil || len(panes) != 1 || panes[0].SessionName != "main" {
+			t.Fatalf("%s: ListPanes = %+v, %v", name, panes, err)
+		}
+		var screen string
+		waitFor(t, 5*time.Second, name+": the pane's text", func() bool {
+			screen, err = c.Capture(ctx, panes[0].ID, tmux.CaptureOptions{})
+			return err == nil && strings.Contains(screen, "✻")
+		})
+		if !strings.Contains(screen, "❯ ünïcödé ─── ✻") {
+			t.Fatalf("%s: capture %q", name, screen)
+		}
+	}
+}
