@@ -14,10 +14,14 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -372,6 +376,12 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			if !strings.Contains(snap.Problem, problem) || !strings.Contains(snap.Problem, "kept in memory") {
 				t.Fatalf("problem %q does not say %q and that wakes are kept in memory", snap.Problem, problem)
 			}
+			// The dashboard's header says it too.
+			tm := teatest.NewTestModel(t, tui.New(c, tui.Options{NoColor: true}), teatest.WithInitialTermSize(200, 40))
+			teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("⚠ cannot write the wake journal")) },
+				teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}})
+			tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 			code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}, "status")
 			if code != 0 || !strings.Contains(out+errOut, "cannot write the wake journal") {
 				t.Fatalf("status (exit %d) does not show the problem:\n%s%s", code, out, errOut)
@@ -413,7 +423,9 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 					t.Fatalf("%s after the restart: %v", s, err)
 				}
 			}
-			_ = ev
+			if ev.ID == "" {
+				t.Fatal("the first prompt's wake has no id")
+			}
 		})
 	}
 }
