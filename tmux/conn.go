@@ -266,7 +266,6 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 		return nil, errors.New("tmux control: empty command")
 	}
 	op, target := args[0], targetOf(args)
-	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.server.timeout())
 	defer cancel()
 	line := commandLine(args) + "\n"
@@ -285,6 +284,7 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 	_ = c.stdin.SetWriteDeadline(deadline)
 	_, err := io.WriteString(c.stdin, line)
 	c.writeMu.Unlock()
+	sent := time.Now()
 	if err != nil {
 		// A half-written line would garble every later command: give up on
 		// this client. The reader fails the pending calls when it exits.
@@ -309,12 +309,14 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 		if ctx.Err() == context.DeadlineExceeded {
 			e.Msg = "tmux did not answer in time over the control client"
 		}
-		if parent.Err() == nil {
-			// Our own deadline, not the caller's: tmux is wedged, or the
-			// stream is out of step (a stray %begin would swallow every
-			// later reply and notification). Either way this client is no
-			// use any more; end it, so its owner attaches a new one and
-			// later commands fork tmux meanwhile.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && time.Since(sent) >= c.server.timeout()*9/10 {
+			// No reply for (about) the server's whole timeout, whoever's
+			// deadline ended the wait: tmux is wedged, or the stream is
+			// out of step (a stray %begin would swallow every later reply
+			// and notification). Either way this client is no use any
+			// more; end it, so its owner attaches a new one and later
+			// commands fork tmux meanwhile. A caller's shorter deadline
+			// says nothing about the client and ends only its call.
 			c.log.Warn("tmux control: no reply in time; ending the control client", "command", op, "timeout", c.server.timeout())
 			c.kill()
 		}

@@ -78,7 +78,11 @@ func TestResilienceControlClientGarbage(t *testing.T) {
 	// client rather than leave every later command hanging.
 	var screen string
 	waitFor(t, 20*time.Second, "a capture showing the output", func() bool {
-		s, err := c.Capture(ctx, p, tmux.CaptureOptions{})
+		// Bounded like the supervisor's captures: by a deadline of the
+		// caller's no longer than the server's timeout.
+		cctx, cancel := context.WithTimeout(ctx, gs.Timeout)
+		defer cancel()
+		s, err := c.Capture(cctx, p, tmux.CaptureOptions{})
 		if err != nil {
 			t.Logf("capture: %v", err)
 			return false
