@@ -44,8 +44,10 @@ exec tmux "$@"
 // swallows everything, is neither fatal nor silent: the first command that
 // gets no reply in time ends that client, the watcher attaches a new one
 // and resyncs, and output is reported again.
+//
+// Not parallel (none of these tests is): other tests count this process's
+// tmux children, and these start and kill control clients.
 func TestResilienceControlClientGarbage(t *testing.T) {
-	t.Parallel()
 	srv := tmuxtest.NewServer(t, "/bin/sh")
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "tmux")
@@ -105,7 +107,6 @@ func TestResilienceControlClientGarbage(t *testing.T) {
 // stops) is replaced: resync, then output again, and no process is left
 // behind.
 func TestResilienceControlClientEOF(t *testing.T) {
-	t.Parallel()
 	srv := tmuxtest.NewServer(t, "/bin/sh")
 	c := tmux.NewClient(srv)
 	ctx := ctxFor(t, 60*time.Second)
@@ -146,7 +147,6 @@ func TestResilienceControlClientEOF(t *testing.T) {
 // by forking, give "not found" (or, for the pane that goes first, an empty
 // screen), never another error or a hang, and the survivors keep working.
 func TestResiliencePaneKilledMidCapture(t *testing.T) {
-	t.Parallel()
 	srv := tmuxtest.NewServer(t, "/bin/sh")
 	c := tmux.NewClient(srv)
 	ctx := ctxFor(t, 60*time.Second)
