@@ -333,10 +333,17 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 		} else if changed(st.pane, p) {
 			st.dirty = true
 		}
+		// A renamed session or a moved window keeps its panes (and their
+		// wakes): only where they are shown changes.
+		moved := ok && (st.pane.SessionName != p.SessionName || st.pane.SessionID != p.SessionID ||
+			st.pane.WindowName != p.WindowName || st.pane.WindowIndex != p.WindowIndex || st.pane.Index != p.Index)
 		st.pane = p
 		st.sess.applyPane(p)
-		if !ok {
+		switch {
+		case !ok:
 			s.publishLocked(Update{Kind: SessionAdded, Session: st.sess.clone()})
+		case moved:
+			s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: st.sess.State})
 		}
 	}
 	var ops []wakeOp

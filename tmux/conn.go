@@ -97,7 +97,7 @@ func Attach(ctx context.Context, s Server, session string, opts ConnOptions) (*C
 	// -N: attach-session starts a server when none is running (one that
 	// loads the user's configuration, which may create sessions); a watcher
 	// must never do that.
-	c.cmd = exec.CommandContext(ctx, s.bin(), s.argv("-N", "-C",
+	c.cmd = exec.CommandContext(ctx, s.bin(), s.clientArgv("-N", "-C",
 		"attach-session", "-f", "ignore-size", "-t", exactSession(session))...)
 	c.cmd.Stdin = pr
 	c.cmd.Stderr = &c.stderr
@@ -239,6 +239,10 @@ func (c *Conn) wait(o *output) {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	// No command can be written any more (closed is set): release our end
+	// of the client's stdin now, so a client that died by itself (server
+	// killed, client killed) leaves no descriptor behind for its owner.
+	_ = c.stdin.Close()
 	for _, cl := range pending {
 		close(cl.reply)
 	}
@@ -280,6 +284,7 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 	_ = c.stdin.SetWriteDeadline(deadline)
 	_, err := io.WriteString(c.stdin, line)
 	c.writeMu.Unlock()
+	sent := time.Now()
 	if err != nil {
 		// A half-written line would garble every later command: give up on
 		// this client. The reader fails the pending calls when it exits.
@@ -303,6 +308,17 @@ func (c *Conn) Command(ctx context.Context, args ...string) ([]string, error) {
 		e := &Error{Op: op, Target: target, Server: c.server.String(), Err: ctx.Err()}
 		if ctx.Err() == context.DeadlineExceeded {
 			e.Msg = "tmux did not answer in time over the control client"
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && time.Since(sent) >= c.server.timeout()*9/10 {
+			// No reply for (about) the server's whole timeout, whoever's
+			// deadline ended the wait: tmux is wedged, or the stream is
+			// out of step (a stray %begin would swallow every later reply
+			// and notification). Either way this client is no use any
+			// more; end it, so its owner attaches a new one and later
+			// commands fork tmux meanwhile. A caller's shorter deadline
+			// says nothing about the client and ends only its call.
+			c.log.Warn("tmux control: no reply in time; ending the control client", "command", op, "timeout", c.server.timeout())
+			c.kill()
 		}
 		return nil, e
 	}

@@ -68,12 +68,21 @@ func (s Server) argv(args ...string) []string {
 	return append(a, args...)
 }
 
+// clientArgv is argv for the clients system3 itself runs. -u: tmux
+// replaces every non-ASCII character, and the control character that
+// separates listed fields, with "_" for a client whose locale is not UTF-8
+// (LANG unset, as under cron, systemd or an MCP client's minimal
+// environment), which would garble every listing and capture.
+func (s Server) clientArgv(args ...string) []string {
+	return s.argv(append([]string{"-u"}, args...)...)
+}
+
 // run forks one tmux client with the server's deadline. op and target only
 // label errors. stdin, when non-nil, is fed to the client (load-buffer -).
 func (s Server) run(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.bin(), s.argv(args...)...)
+	cmd := exec.CommandContext(ctx, s.bin(), s.clientArgv(args...)...)
 	cmd.WaitDelay = waitDelay
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

@@ -12,7 +12,7 @@ import (
 
 const (
 	minBackoff      = 500 * time.Millisecond
-	maxBackoff      = 2 * time.Second
+	maxBackoff      = time.Second
 	recheckInterval = 10 * time.Second
 	defaultBuffer   = 4096
 	defaultPoll     = time.Second

@@ -188,7 +188,10 @@ func skipEscape(s string, i int, keepColor bool, b *strings.Builder, sgr *bool) 
 		if s[j] < 0x40 || s[j] > 0x7e {
 			return j // malformed: drop what was read, go on from there
 		}
-		if s[j] == 'm' && keepColor {
+		// Colour is parameters (0x30-0x3f) and m, nothing else: with an
+		// intermediate byte (0x20-0x2f) it is another sequence, which
+		// terminals read differently, so it is dropped.
+		if s[j] == 'm' && keepColor && !strings.ContainsFunc(s[i+2:j], func(r rune) bool { return r < 0x30 }) {
 			b.WriteString(s[i : j+1])
 			*sgr = true
 		}

@@ -47,13 +47,13 @@ type Lock struct {
 // process fails too.
 func AcquireLock(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the state dir: %w", err)
+		return nil, fmt.Errorf("cannot create the state dir (%w); give system3 a writable one with --state-dir or SYSTEM3_STATE_DIR", err)
 	}
 	path := filepath.Join(dir, LockFile)
 	// Not O_TRUNC: the pid in the file belongs to the holder until we hold it.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open the lock file: %w", err)
+		return nil, fmt.Errorf("the state dir %s is not writable (%w); give system3 a writable one with --state-dir or SYSTEM3_STATE_DIR", dir, err)
 	}
 	if err := flock(f); err != nil {
 		f.Close()

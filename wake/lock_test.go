@@ -51,3 +51,20 @@ func TestLockedErrorWithoutPID(t *testing.T) {
 		t.Fatalf("message = %q", got)
 	}
 }
+
+// A state dir that cannot be written (read-only, or not ours) is refused
+// with a sentence that says what to do.
+func TestResilienceLockInUnwritableDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A path below a regular file can be neither created nor opened, for
+	// root too.
+	for _, dir := range []string{filepath.Join(file, "state"), file} {
+		_, err := AcquireLock(dir)
+		if err == nil || !strings.Contains(err.Error(), "--state-dir") || errors.Is(err, ErrLocked) {
+			t.Errorf("AcquireLock(%s) = %v, want an error naming --state-dir", dir, err)
+		}
+	}
+}

@@ -324,7 +324,34 @@ func (e *Engine) Classify(in Input) Result {
 			res.Evidence = []string{s.Lines[s.nonBlank[n-1]]}
 		}
 	}
+	res.LastLine, res.Question, res.Detail = clipLine(res.LastLine), clipLine(res.Question), clipLine(res.Detail)
+	for i := range res.Evidence {
+		res.Evidence[i] = clipLine(res.Evidence[i])
+	}
+	for i := range res.Options {
+		res.Options[i] = clipLine(res.Options[i])
+	}
 	return res
+}
+
+// MaxLineRunes bounds every line a Result carries. A pane can hold one
+// line of megabytes (a capture joins wrapped lines); the result goes into
+// every snapshot, update and wake, where a few hundred characters say all
+// a reader can use.
+const MaxLineRunes = 1000
+
+func clipLine(s string) string {
+	if len(s) <= MaxLineRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxLineRunes-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }
 
 func (e *Engine) isShell(proc string) bool {
