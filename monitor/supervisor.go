@@ -47,6 +47,10 @@ type Config struct {
 	// TaskLists returns every watched task list (a tasks.Watcher's
 	// snapshot), for TaskLists. Nil: none.
 	TaskLists func() []tasks.List
+	// OnToolCall receives every tool call read from an agent's transcript
+	// (monitor/coach detects behaviour patterns in them). It is called from
+	// the monitor's loop and must not block. Nil: calls are not handed on.
+	OnToolCall func(ToolCall)
 	// Send types into panes for Inject, Answer, Interrupt and SendKeys.
 	// Nil: those fail with ErrNoSender.
 	Send Sender
@@ -578,6 +582,13 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	if err := pp.tail.poll(); err != nil {
 		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
 		return res
+	}
+	if calls := pp.tail.takeCalls(); s.cfg.OnToolCall != nil {
+		for _, c := range calls {
+			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, agent
+			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
+			s.cfg.OnToolCall(c)
+		}
 	}
 	if text, ok := pp.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now); ok {
 		res.failing = text
