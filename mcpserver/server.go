@@ -85,6 +85,11 @@ type Options struct {
 	// AllowedHosts are extra Host header values (host names, no port)
 	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
 	AllowedHosts []string
+	// Coach serves behaviour patterns, alerts, directives and
+	// interventions (query_pattern_history, request_intervention,
+	// report_intervention and the system3://patterns, alerts and
+	// directives resources). Nil: those are not registered.
+	Coach Coach
 }
 
 // Server is the MCP server of one system3 process.
@@ -172,6 +177,9 @@ func New(svc Service, opts Options) (*Server, error) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
 	s.addResources()
+	if opts.Coach != nil {
+		s.addCoachResources()
+	}
 	s.addPrompts()
 	return s, nil
 }
@@ -186,22 +194,21 @@ type ToolDef struct {
 	Handler server.ToolHandlerFunc
 	// Write is true for the tools --read-only leaves out.
 	Write bool
+	// Coach is true for the tools that need Options.Coach.
+	Coach bool
 }
 
 // toolSet is the tools this server registers: the read set, and the write
 // set unless read-only.
 func (s *Server) toolSet() []ToolDef {
-	defs := s.AllTools()
-	if !s.opts.ReadOnly {
-		return defs
-	}
-	var read []ToolDef
-	for _, d := range defs {
-		if !d.Write {
-			read = append(read, d)
+	var set []ToolDef
+	for _, d := range s.AllTools() {
+		if (s.opts.ReadOnly && d.Write) || (d.Coach && s.opts.Coach == nil) {
+			continue
 		}
+		set = append(set, d)
 	}
-	return read
+	return set
 }
 
 // AllTools is every tool the server can offer, read ones first, in the
@@ -219,9 +226,17 @@ func (s *Server) AllTools() []ToolDef {
 		t, h := f(env)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})
 	}
+	for _, f := range []func(*Env) (mcp.Tool, server.ToolHandlerFunc){QueryPatternHistoryTool} {
+		t, h := f(env)
+		defs = append(defs, ToolDef{Tool: t, Handler: h, Coach: true})
+	}
 	for _, f := range write {
 		t, h := f(env)
 		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
+	}
+	for _, f := range []func(*Env) (mcp.Tool, server.ToolHandlerFunc){RequestInterventionTool, ReportInterventionTool} {
+		t, h := f(env)
+		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true, Coach: true})
 	}
 	return defs
 }

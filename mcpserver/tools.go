@@ -28,6 +28,8 @@ type Env struct {
 	// ProgressEvery is wait_for_wake's progress interval.
 	ProgressEvery time.Duration
 	Log           *slog.Logger
+	// Coach serves the behaviour-pattern tools; nil when there is none.
+	Coach Coach
 
 	policy   *policy
 	progress *progressTracker
@@ -37,7 +39,7 @@ func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
 		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log,
-		policy: s.policy, progress: s.tracker,
+		policy: s.policy, progress: s.tracker, Coach: s.opts.Coach,
 	}
 }
 
