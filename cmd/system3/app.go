@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -26,6 +27,9 @@ type app struct {
 	settings config.Settings
 	log      *slog.Logger
 	logFile  *os.File
+	// coach detects behaviour patterns when this process runs the
+	// monitors (see startMonitors); nil otherwise.
+	coach *coach.Coach
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is

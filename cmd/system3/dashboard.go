@@ -113,14 +113,17 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
+	closeCoach := a.withCoach(ctx, &set.opts, svc)
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
+		closeCoach()
 		return nil, err
 	}
 	if err := srv.Listen(set.listen); err != nil {
 		a.log.Warn("MCP server not started", "err", err)
 	}
 	g.Go(func() error {
+		defer closeCoach()
 		defer srv.Close()
 		return srv.Serve(ctx)
 	})

@@ -137,6 +137,7 @@ tools.`,
 			if err := svc.connect(ctx); err != nil {
 				return err
 			}
+			defer a.withCoach(ctx, &set.opts, svc)()
 			srv, err := mcpserver.New(svc, set.opts)
 			if err != nil {
 				return err

@@ -97,6 +97,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		<-ctx.Done()
 		return nil
 	}
+	defer a.withCoach(ctx, &set.opts, svc)()
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
 		return err

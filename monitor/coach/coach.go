@@ -50,6 +50,9 @@ type Config struct {
 	// Patterns are the behaviour patterns in force (rules.Engine.Patterns);
 	// SetPatterns replaces them.
 	Patterns []rules.Pattern
+	// Source, when set, is asked for the patterns instead (a process that
+	// does not detect but serves the CLI or MCP, reading the rules file).
+	Source func() []rules.Pattern
 	// Directives are the CLAUDE.md files to quote (see DirectiveFiles);
 	// they are read again whenever a reminder is composed.
 	Directives []DirectiveFile
@@ -128,7 +131,12 @@ func (c *Coach) SetPatterns(ps []rules.Pattern) {
 }
 
 // Patterns returns the patterns in force.
-func (c *Coach) Patterns() []rules.Pattern { return *c.patterns.Load() }
+func (c *Coach) Patterns() []rules.Pattern {
+	if c.cfg.Source != nil {
+		return c.cfg.Source()
+	}
+	return *c.patterns.Load()
+}
 
 // Pattern returns one pattern by id.
 func (c *Coach) Pattern(id string) (rules.Pattern, bool) {
