@@ -27,6 +27,8 @@ type navKeys struct {
 // sessionKeys act on the selected session.
 type sessionKeys struct {
 	Zoom, Compose, Answer, Yes, No, Interrupt, Jump key.Binding
+	// Remind sends the reminder of a detected behaviour pattern.
+	Remind key.Binding
 }
 
 // wakeKeys acknowledge wakes.
@@ -80,6 +82,7 @@ func newKeyMap() keyMap {
 			No:        b([]string{"n"}, "n", "decline"),
 			Interrupt: b([]string{"x"}, "x", "interrupt"),
 			Jump:      b([]string{"o"}, "o", "jump to pane"),
+			Remind:    b([]string{"r"}, "r", "send reminder"),
 		},
 		Wakes: wakeKeys{
 			Ack:    b([]string{"a"}, "a", "ack"),
@@ -139,7 +142,7 @@ func (k sessionKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
 }
 func (k sessionKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump}}
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Remind}}
 }
 
 // answerHelp is shown while the selected session waits at a prompt.
@@ -231,6 +234,7 @@ func (k keyMap) sections() []keySection {
 			{k.Session.No, "When the session waits at a prompt: decline (Escape, or its No option)."},
 			{k.Session.Interrupt, "Interrupt what the agent is doing (Escape, or Ctrl-C for aider and shells)."},
 			{k.Session.Jump, "Switch your tmux client to the pane, or show the command that attaches to it."},
+			{k.Session.Remind, "When system3 detected a loop in the session (a behaviour pattern, shown as `remind` in the detail): type its reminder into the pane (your CLAUDE.md directive quoted, a suggestion, the expected outcome); system3 then measures whether it worked. In the wake feed: the selected wake's reminder."},
 		}},
 		{title: "Wakes", keys: []keyDoc{
 			{k.Wakes.Ack, "Acknowledge the selected wake, or (focus on sessions) the newest unacknowledged wake of the selected session."},

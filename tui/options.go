@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"io"
 	"os"
 	"strconv"
@@ -38,6 +39,11 @@ type Options struct {
 	// session's pane; nil: one is derived from Server, such as
 	// "tmux -L work attach -t build:0.1".
 	AttachHint func(monitor.Session) string
+	// ReminderSent is told when `r` typed a behaviour pattern's reminder
+	// into its pane (alert is wake.Reminder.Alert), so its effect is
+	// measured (the coach's MarkSent). It is called off the UI goroutine.
+	// Nil: the reminder is only typed.
+	ReminderSent func(ctx context.Context, alert int64) error
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

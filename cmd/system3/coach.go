@@ -11,6 +11,7 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tui"
 )
 
 // directiveFiles are the CLAUDE.md files reminders quote: the user's
@@ -114,5 +115,25 @@ func (a *app) withCoach(ctx context.Context, opts *mcpserver.Options, svc coach.
 		return func() {}
 	}
 	opts.Coach = co
+	return closeFn
+}
+
+// withReminders lets the dashboard's `r` record the reminders it sends, so
+// the coach measures them: through this process's coach, or the database
+// the monitoring process shares.
+func (a *app) withReminders(ctx context.Context, opts *tui.Options) func() {
+	co, closeFn := a.coach, func() {}
+	if co == nil {
+		var err error
+		co, closeFn, err = a.openCoach(ctx, nil, nil, nil)
+		if err != nil {
+			a.log.Warn("reminders sent from the dashboard will not be measured", "err", err)
+			return func() {}
+		}
+	}
+	opts.ReminderSent = func(ctx context.Context, alert int64) error {
+		_, err := co.MarkSent(ctx, alert, "tui")
+		return err
+	}
 	return closeFn
 }

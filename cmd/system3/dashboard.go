@@ -28,8 +28,10 @@ the keyboard you can answer a prompt (1-9, y, n), type guidance into a pane
 If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
 this state dir, the dashboard attaches to it and quitting leaves it running;
 otherwise the dashboard runs the monitors itself and stops them when it
-quits. New wakes ring the terminal bell (notify.bell in the config), can
-show a tmux message (notify.tmux_message) and run a command (notify.command).
+quits. When system3 detects a loop (a behaviour pattern), r sends the agent
+its reminder. New wakes ring the terminal bell (notify.bell in the config),
+can show a tmux message (notify.tmux_message) and run a command
+(notify.command).
 
 Try it without any agent of your own: system3 demo`
 
@@ -63,6 +65,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 
 	opts := a.tuiOptions(gctx)
+	defer a.withReminders(gctx, &opts)()
 	notify := a.settings.File.Notify
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
