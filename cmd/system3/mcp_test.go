@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,9 @@ func TestMCPCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil || len(tools.Tools) != 6 {
+	// The six read tools, and query_pattern_history: system3 mcp opens the
+	// learning database in the state dir.
+	if err != nil || len(tools.Tools) != 7 || !slices.ContainsFunc(tools.Tools, func(t mcp.Tool) bool { return t.Name == "query_pattern_history" }) {
 		t.Fatalf("read-only tools: %d, %v", len(tools.Tools), err)
 	}
 	callJSON := func(name string) map[string]any {
