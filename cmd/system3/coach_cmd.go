@@ -25,7 +25,7 @@ func (a *app) readCoach(ctx context.Context) (*coach.Coach, func(), error) {
 	return co, closeFn, nil
 }
 
-func writeJSON(w io.Writer, v any) error {
+func writeCoachJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -71,7 +71,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 					return err
 				}
 				if asJSON {
-					return writeJSON(a.stdout, map[string]any{"pattern": p, "recent_alerts": recent})
+					return writeCoachJSON(a.stdout, map[string]any{"pattern": p, "recent_alerts": recent})
 				}
 				writePattern(a.stdout, p, recent)
 				return nil
@@ -84,7 +84,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 				if ps == nil {
 					ps = []coach.PatternInfo{}
 				}
-				return writeJSON(a.stdout, map[string]any{"patterns": ps})
+				return writeCoachJSON(a.stdout, map[string]any{"patterns": ps})
 			}
 			if len(ps) == 0 {
 				fmt.Fprintf(a.stdout, "no behaviour patterns: rules.yaml disables them all (%s)\n", a.rulesPath())
@@ -101,7 +101,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 						eff = fmt.Sprintf("%.2f (%d/%d)", s.Effectiveness, s.Worked+s.ReportedWorked, s.Shown+s.Reported)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", p.ID, p.Threshold, p.Window, mode(p.Preventive, p.AutoSend), linkText(p.Link), chosen, eff, p.Open)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", p.ID, p.Threshold, p.Window, patternMode(p.Preventive, p.AutoSend), linkText(p.Link), chosen, eff, p.Open)
 			}
 			return tw.Flush()
 		},
@@ -110,7 +110,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 	return cmd
 }
 
-func mode(preventive, auto bool) string {
+func patternMode(preventive, auto bool) string {
 	var m []string
 	if preventive {
 		m = append(m, "preventive")
@@ -141,7 +141,7 @@ func writePattern(w io.Writer, p coach.PatternInfo, recent []coach.Alert) {
 	if p.Description != "" {
 		fmt.Fprintf(w, "  %s\n", p.Description)
 	}
-	fmt.Fprintf(w, "  threshold %d within %s, %s; defined in %s line %d\n", p.Threshold, p.Window, mode(p.Preventive, p.AutoSend), p.Source, p.Line)
+	fmt.Fprintf(w, "  threshold %d within %s, %s; defined in %s line %d\n", p.Threshold, p.Window, patternMode(p.Preventive, p.AutoSend), p.Source, p.Line)
 	fmt.Fprintf(w, "  directive: %s\n", linkText(p.Link))
 	if p.Link.Text != "" {
 		fmt.Fprintf(w, "    %q\n", p.Link.Text)
@@ -193,7 +193,7 @@ correct a link, set directive: <id> on the pattern in rules.yaml.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(a.stdout, v)
+				return writeCoachJSON(a.stdout, v)
 			}
 			for _, p := range v.Problems {
 				fmt.Fprintf(a.stderr, "system3: warning: %s\n", p)
@@ -263,7 +263,7 @@ system3 measures outcomes itself; ` + "`system3 interventions report`" + ` adds 
 				return err
 			}
 			if asJSON {
-				return writeJSON(a.stdout, map[string]any{"alerts": alerts, "interventions": stats})
+				return writeCoachJSON(a.stdout, map[string]any{"alerts": alerts, "interventions": stats})
 			}
 			if len(alerts) == 0 {
 				fmt.Fprintln(a.stdout, "no alerts")
