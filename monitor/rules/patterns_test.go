@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +114,27 @@ func TestPatternErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to name user.yaml and mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDocsPatternExample keeps the patterns example in docs/rules.md a
+// file that loads.
+func TestDocsPatternExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "rules.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\npatterns:\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/rules.md has no ```yaml block starting with patterns:")
+	}
+	e, err := New(Builtin(), Source{Name: "docs/rules.md", Data: []byte("version: 1\npatterns:\n" + block)})
+	if err != nil {
+		t.Fatalf("the example does not load: %v", err)
+	}
+	p, _ := e.Pattern("formatter_loop")
+	if p.Source != "docs/rules.md" || p.Trigger.After == nil || p.Trigger.Reset == nil || len(p.When.Repos) != 2 {
+		t.Fatalf("example pattern = %+v", p)
 	}
 }
