@@ -9,6 +9,9 @@ import (
 // transcript (or a hook) tells it. monitor/coach detects behaviour
 // patterns in a stream of them.
 type ToolCall struct {
+	// ID is the call's tool_use id, when known: the same call seen in a
+	// transcript and by a hook is counted once.
+	ID   string    `json:"id,omitempty"`
 	Time time.Time `json:"time"`
 	// Pane, Target and Session say where the agent runs; Repo is its
 	// working directory; Agent is "claude", "codex"...
@@ -95,7 +98,7 @@ func (t *transcriptTail) toolCalls(line []byte) {
 				continue
 			}
 			delete(t.uses, b.ToolUseID)
-			c := ToolCall{Time: l.Timestamp, Tool: u.name, Command: u.command, File: u.file, Failed: b.IsError, Source: "transcript"}
+			c := ToolCall{ID: b.ToolUseID, Time: l.Timestamp, Tool: u.name, Command: u.command, File: u.file, Failed: b.IsError, Source: "transcript"}
 			if b.IsError {
 				c.Error = blockText(b.Content)
 			}

@@ -45,7 +45,7 @@ func TestToolCallPairing(t *testing.T) {
 	if len(calls) != 2 {
 		t.Fatalf("calls = %+v", calls)
 	}
-	if c := calls[0]; c.Tool != "Edit" || c.File != "/src/main.go" || c.Failed || c.Error != "" {
+	if c := calls[0]; c.ID != "a" || c.Tool != "Edit" || c.File != "/src/main.go" || c.Failed || c.Error != "" {
 		t.Errorf("edit = %+v", c)
 	}
 	if c := calls[1]; c.Tool != "Bash" || c.Command != "gofmt -l ." || !c.Failed || c.Error != "main.go" || !c.Time.Equal(time.Date(2026, 11, 21, 5, 40, 2, 0, time.UTC)) {

@@ -83,7 +83,14 @@ type Coach struct {
 
 	mu    sync.Mutex
 	panes map[string]*paneHistory
+	// seen are the ids of recent calls, oldest first in seenOrder, so a
+	// call reported by both a transcript and a hook counts once.
+	seen      map[string]struct{}
+	seenOrder []string
 }
+
+// maxSeen bounds the call ids remembered for de-duplication.
+const maxSeen = 4096
 
 // paneHistory is the recent tool calls of one pane.
 type paneHistory struct {
@@ -117,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*Coach, error) {
 	if err := Migrate(ctx, cfg.DB); err != nil {
 		return nil, err
 	}
-	c := &Coach{cfg: cfg, db: cfg.DB, queue: make(chan monitor.ToolCall, cfg.Queue), panes: map[string]*paneHistory{}}
+	c := &Coach{cfg: cfg, db: cfg.DB, queue: make(chan monitor.ToolCall, cfg.Queue), panes: map[string]*paneHistory{}, seen: map[string]struct{}{}}
 	c.SetPatterns(cfg.Patterns)
 	return c, nil
 }
@@ -197,6 +204,18 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 		tc.Time = now
 	}
 	c.mu.Lock()
+	if tc.ID != "" {
+		if _, dup := c.seen[tc.ID]; dup {
+			c.mu.Unlock()
+			return nil, nil
+		}
+		c.seen[tc.ID] = struct{}{}
+		c.seenOrder = append(c.seenOrder, tc.ID)
+		if len(c.seenOrder) > maxSeen {
+			delete(c.seen, c.seenOrder[0])
+			c.seenOrder = c.seenOrder[1:]
+		}
+	}
 	h := c.panes[tc.Pane]
 	if h == nil {
 		h = &paneHistory{}
@@ -550,6 +569,7 @@ func (c *Coach) Settle(ctx context.Context) error {
 		return err
 	}
 	now := c.now()
+	c.forgetQuiet(now)
 	var errs []error
 	for _, a := range open {
 		switch {
@@ -560,6 +580,18 @@ func (c *Coach) Settle(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// forgetQuiet drops the history of panes with no call for a day (closed
+// panes, finished agents).
+func (c *Coach) forgetQuiet(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for pane, h := range c.panes {
+		if n := len(h.calls); n == 0 || now.Sub(h.calls[n-1].Time) > maxHistoryAge {
+			delete(c.panes, pane)
+		}
+	}
 }
 
 // settle closes an alert, counts a sent reminder's outcome, and clears its

@@ -499,3 +499,33 @@ func mustPattern(t *testing.T, c *Coach, id string) rules.Pattern {
 	}
 	return p
 }
+
+// TestSameCallFromTwoSources: a call reported by the transcript and by a
+// hook (same tool_use id) counts once.
+func TestSameCallFromTwoSources(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	tc := monitor.ToolCall{ID: "toolu_1", Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "transcript"}
+	if _, err := h.c.Handle(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	tc.Source = "hook"
+	if a, err := h.c.Handle(ctx, tc); err != nil || len(a) != 0 {
+		t.Fatalf("the same call twice raised %+v, %v", a, err)
+	}
+	tc.ID, tc.Time = "toolu_2", h.clock.advance(time.Second)
+	if a, err := h.c.Handle(ctx, tc); err != nil || len(a) != 1 || a[0].Count != 2 {
+		t.Fatalf("the second call: %+v, %v", a, err)
+	}
+	// A day later the pane's history is forgotten.
+	h.clock.advance(25 * time.Hour)
+	if err := h.c.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.c.mu.Lock()
+	n := len(h.c.panes)
+	h.c.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d pane histories kept", n)
+	}
+}
