@@ -98,10 +98,11 @@ type paneHistory struct {
 	language string
 }
 
-// Bounds on the history kept per pane.
+// Bounds on the history kept per pane (up to twice as much is held
+// between trims).
 const (
 	maxHistory    = 512
-	maxHistoryAge = 24 * time.Hour
+	maxHistoryAge = rules.MaxPatternWindow
 )
 
 // New opens the coach on a database, migrating its tables.
@@ -224,12 +225,16 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 	if lang := languageOf(tc); lang != "" {
 		h.language = lang
 	}
+	// Appending never changes the calls a reader already holds; trimming
+	// (at twice the bound, so rarely) copies into a new array.
 	h.calls = append(h.calls, tc)
-	cut := 0
-	for cut < len(h.calls) && (len(h.calls)-cut > maxHistory || tc.Time.Sub(h.calls[cut].Time) > maxHistoryAge) {
-		cut++
+	if len(h.calls) > 2*maxHistory || tc.Time.Sub(h.calls[0].Time) > 2*maxHistoryAge {
+		cut := 0
+		for cut < len(h.calls) && (len(h.calls)-cut > maxHistory || tc.Time.Sub(h.calls[cut].Time) > maxHistoryAge) {
+			cut++
+		}
+		h.calls = append([]monitor.ToolCall(nil), h.calls[cut:]...)
 	}
-	h.calls = append([]monitor.ToolCall(nil), h.calls[cut:]...)
 	calls := h.calls
 	lang := h.language
 	c.mu.Unlock()

@@ -51,7 +51,7 @@ func (f *injector) texts() []string {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	c     *Coach
 	clock *clock
 	inj   *injector
@@ -59,7 +59,7 @@ type harness struct {
 	db    string
 }
 
-func patterns(t *testing.T, extra string) []rules.Pattern {
+func patterns(t testing.TB, extra string) []rules.Pattern {
 	t.Helper()
 	srcs := []rules.Source{rules.Builtin()}
 	if extra != "" {
@@ -72,7 +72,7 @@ func patterns(t *testing.T, extra string) []rules.Pattern {
 	return e.Patterns()
 }
 
-func newHarness(t *testing.T, extra string) *harness {
+func newHarness(t testing.TB, extra string) *harness {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), learn.FileName)
 	db, err := learn.OpenDB(path)

@@ -114,6 +114,8 @@ var SameValues = []string{"", "command", "file", "error", "tool"}
 const (
 	DefaultPatternThreshold = 3
 	DefaultPatternWindow    = 10 * time.Minute
+	// MaxPatternWindow is as far back as the coach keeps tool calls.
+	MaxPatternWindow = 24 * time.Hour
 )
 
 // WindowDuration is the pattern's window, parsed.
@@ -243,8 +245,8 @@ func (p *Pattern) compile(at func(fields ...string) int) error {
 	p.window = DefaultPatternWindow
 	if p.Window != "" {
 		d, err := time.ParseDuration(p.Window)
-		if err != nil || d <= 0 || d > 7*24*time.Hour {
-			return fail(at("window"), "window %q is not a duration from 1s to 168h (write it like 10m or 1h)", p.Window)
+		if err != nil || d < time.Second || d > MaxPatternWindow {
+			return fail(at("window"), "window %q is not a duration from 1s to 24h (write it like 10m or 1h)", p.Window)
 		}
 		p.window = d
 	} else {
