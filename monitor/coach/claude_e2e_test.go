@@ -144,8 +144,20 @@ patterns:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if a, _ := co.Alert(ctx, r.Alert); a.Status != StatusSent && a.Status != StatusFailed {
-		t.Fatalf("after sending: %+v", a)
+	// Inject returns once it has checked the pane took the text, which
+	// may be after the agent already answered it.
+	for {
+		a, err := co.Alert(ctx, r.Alert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Status == StatusSent && a.SentBy == "auto" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after sending: %+v", a)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

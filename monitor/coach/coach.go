@@ -96,6 +96,62 @@ const maxSeen = 4096
 type paneHistory struct {
 	calls    []monitor.ToolCall
 	language string
+	// recent are the last calls with whether another source's report of
+	// them was seen (see duplicate).
+	recent []recentCall
+}
+
+type recentCall struct {
+	tc     monitor.ToolCall
+	paired bool
+}
+
+// Pairing one call reported by two sources (a transcript and a hook)
+// without a shared id: the same tool, command, file and result, this close
+// in time. maxRecent bounds the calls kept for it.
+const (
+	pairWithin = 5 * time.Second
+	maxRecent  = 64
+)
+
+// duplicate reports whether tc is another source's report of a call
+// already seen, and remembers it otherwise. Each report pairs with at
+// most one other, so a call genuinely repeated still counts.
+func (h *paneHistory) duplicate(tc monitor.ToolCall) bool {
+	for i := len(h.recent) - 1; i >= 0; i-- {
+		r := &h.recent[i]
+		if r.paired || r.tc.Source == tc.Source {
+			continue
+		}
+		if r.tc.ID != "" && tc.ID != "" {
+			continue // both have ids, and they differ (equal ids never get here)
+		}
+		dt := tc.Time.Sub(r.tc.Time)
+		if dt < -pairWithin || dt > pairWithin || r.tc.Tool != tc.Tool || r.tc.Failed != tc.Failed ||
+			!sameText(r.tc.Command, tc.Command) || !sameText(r.tc.File, tc.File) {
+			continue
+		}
+		r.paired = true
+		return true
+	}
+	h.recent = append(h.recent, recentCall{tc: tc})
+	if len(h.recent) > maxRecent {
+		h.recent = append([]recentCall(nil), h.recent[len(h.recent)-maxRecent:]...)
+	}
+	return false
+}
+
+// sameText: equal, or one a shortened form of the other (a hook's summary
+// of a long command, cut with "…").
+func sameText(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = strings.TrimSuffix(a, "…"), strings.TrimSuffix(b, "…")
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 20 && strings.HasPrefix(b, a)
 }
 
 // Bounds on the history kept per pane (up to twice as much is held
@@ -221,6 +277,10 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 	if h == nil {
 		h = &paneHistory{}
 		c.panes[tc.Pane] = h
+	}
+	if h.duplicate(tc) {
+		c.mu.Unlock()
+		return nil, nil
 	}
 	if lang := languageOf(tc); lang != "" {
 		h.language = lang

@@ -529,3 +529,30 @@ func TestSameCallFromTwoSources(t *testing.T) {
 		t.Fatalf("%d pane histories kept", n)
 	}
 }
+
+// TestSameCallWithoutIDs: without tool_use ids, a hook's report of a call
+// the transcript already gave (same tool, command and result, within a few
+// seconds) counts once, while a real repeat still counts.
+func TestSameCallWithoutIDs(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	long := "go test ./billing/... -run 'TestInvoice|TestRefund' -count=1 -v"
+	at := h.clock.advance(time.Second)
+	for i, tc := range []monitor.ToolCall{
+		{Time: at, Source: "transcript", Command: long},
+		{Time: at.Add(800 * time.Millisecond), Source: "hook", Command: long[:30] + "…"}, // the same call
+		{Time: at.Add(2 * time.Second), Source: "transcript", Command: long},           // a repeat
+	} {
+		tc.Pane, tc.Tool, tc.Failed = "%1", "Bash", true
+		a, err := h.c.Handle(ctx, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i == 2; (len(a) == 1) != want {
+			t.Fatalf("call %d raised %+v", i, a)
+		}
+		if i == 2 && a[0].Count != 2 {
+			t.Fatalf("count = %d, want 2", a[0].Count)
+		}
+	}
+}

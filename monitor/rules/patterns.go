@@ -250,7 +250,7 @@ func (p *Pattern) compile(at func(fields ...string) int) error {
 		}
 		p.window = d
 	} else {
-		p.Window = DefaultPatternWindow.String()
+		p.Window = shortDuration(DefaultPatternWindow)
 	}
 	if !slices.Contains(SameValues, p.Trigger.Same) {
 		return fail(at("trigger", "same"), "same %q is not one of command, file, error, tool (or leave it out for any call)", p.Trigger.Same)
@@ -299,6 +299,18 @@ func (p *Pattern) compile(at func(fields ...string) int) error {
 		}
 	}
 	return nil
+}
+
+// shortDuration writes d without zero units: "10m", "1h", "1h30m".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func (c *ToolCond) compile() error {

@@ -138,3 +138,11 @@ func TestDocsPatternExample(t *testing.T) {
 		t.Fatalf("example pattern = %+v", p)
 	}
 }
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{10 * time.Minute: "10m", time.Hour: "1h", 90 * time.Minute: "1h30m", 45 * time.Second: "45s", 90 * time.Second: "1m30s"} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
