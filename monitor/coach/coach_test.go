@@ -541,7 +541,7 @@ func TestSameCallWithoutIDs(t *testing.T) {
 	for i, tc := range []monitor.ToolCall{
 		{Time: at, Source: "transcript", Command: long},
 		{Time: at.Add(800 * time.Millisecond), Source: "hook", Command: long[:30] + "…"}, // the same call
-		{Time: at.Add(2 * time.Second), Source: "transcript", Command: long},           // a repeat
+		{Time: at.Add(2 * time.Second), Source: "transcript", Command: long},             // a repeat
 	} {
 		tc.Pane, tc.Tool, tc.Failed = "%1", "Bash", true
 		a, err := h.c.Handle(ctx, tc)
