@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // seedCoach records a formatter loop alert in stateDir's database, as the
@@ -112,5 +114,55 @@ func TestCoachCommands(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &hist) != nil || len(hist.Alerts) != 1 || hist.Alerts[0].ID != alert.ID || len(hist.Interventions) != 1 {
 		t.Fatalf("interventions --json: exit %d\n%s", code, out)
+	}
+}
+
+// TestMonitorsRunTheCoach: the monitoring process runs the coach on the
+// state dir's database, and a changed rules.yaml reaches its patterns, and
+// those of commands that only read.
+func TestMonitorsRunTheCoach(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "cat")
+	base := t.TempDir()
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": base, "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, stop, err := a.startMonitors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		if err := stop(); err != nil {
+			t.Errorf("stop monitors: %v", err)
+		}
+		if a.coach != nil {
+			t.Error("the coach outlives the monitors")
+		}
+	}()
+	co := a.coach
+	if co == nil || len(co.Patterns()) != 4 {
+		t.Fatalf("coach = %v", co)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "system3"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "system3", "rules.yaml"), []byte("version: 1\ndisable: [ci_push_loop]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(co.Patterns()) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("patterns after the reload: %d", len(co.Patterns()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, errOut := invoke(t, env, "patterns")
+	if code != 0 || strings.Contains(out, "ci_push_loop") || !strings.Contains(out, "formatter_loop") {
+		t.Fatalf("patterns while the monitors run: exit %d\n%s%s", code, out, errOut)
 	}
 }
