@@ -68,6 +68,7 @@ func formatterLoop(t *testing.T, c *coach.Coach) coach.Alert {
 func TestCoachTools(t *testing.T) {
 	type tc struct {
 		name    string
+		opts    Options
 		setup   func(t *testing.T, c *coach.Coach)
 		tool    string
 		args    map[string]any
@@ -120,6 +121,15 @@ func TestCoachTools(t *testing.T) {
 					t.Errorf("got %s", txt)
 				}
 			}},
+		{name: "composing is allowed outside the allowlist", tool: "request_intervention", opts: Options{AllowSessions: []string{"orch-db"}},
+			args: map[string]any{"session": "orch-auth", "pattern": "formatter_loop", "send": false},
+			check: func(t *testing.T, f *monitortest.Service, c *coach.Coach, out map[string]any, txt string) {
+				if out["sent"] != false || len(f.Calls()) != 0 {
+					t.Errorf("got %s", txt)
+				}
+			}},
+		{name: "sending is not", tool: "request_intervention", opts: Options{AllowSessions: []string{"orch-db"}}, setup: loop,
+			args: map[string]any{"session": "orch-auth"}, wantErr: "mcp.allow_sessions"},
 		{name: "request without a loop says what to do", tool: "request_intervention", args: map[string]any{"session": "orch-db"}, wantErr: "name a pattern"},
 		{name: "request with an unknown pattern", tool: "request_intervention", args: map[string]any{"session": "orch-db", "pattern": "nope"}, wantErr: "system3://patterns"},
 		{name: "request for an unknown session", tool: "request_intervention", args: map[string]any{"session": "ghost"}, wantErr: "list_sessions"},
@@ -158,7 +168,9 @@ func TestCoachTools(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, co)
 			}
-			s := newServer(t, f, Options{Coach: co})
+			opts := tt.opts
+			opts.Coach = co
+			s := newServer(t, f, opts)
 			c := inProcess(t, s, "tools-test")
 			res, err := callErr(c, tt.tool, tt.args)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/coach"
 )
 
@@ -98,6 +99,27 @@ func QueryPatternHistoryTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
+// resolve finds the session a tool names, without the write policy.
+func (e *Env) resolve(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
+	if session == "" && pane == "" {
+		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
+		return monitor.Session{}, r, err
+	}
+	cctx, cancel := withTimeout(ctx, callTimeout)
+	defer cancel()
+	snap, err := e.Svc.Snapshot(cctx)
+	if err != nil {
+		r, err := serviceError(err)
+		return monitor.Session{}, r, err
+	}
+	sess, err := monitor.ResolveTarget(monitor.Target{Session: session, Pane: pane}, snap.Sessions, snap.Server)
+	if err != nil {
+		r, err := serviceError(err)
+		return monitor.Session{}, r, err
+	}
+	return sess, nil, nil
+}
+
 // parseSince reads an RFC 3339 time or a duration back from now.
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -113,7 +135,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // a loop in a session.
 func RequestInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("request_intervention",
-		mcp.WithDescription(`Send an agent the reminder for the loop it is in: "⚠️ Loop detected: <pattern>", the user's own CLAUDE.md directive quoted, a concrete suggestion and the expected outcome, using the intervention that has worked best so far. Without pattern it uses the session's open alert (see system3://alerts/active); with pattern it reminds the agent of that pattern even if system3 has not detected it. send false only composes it. system3 then measures whether it worked (the loop ends within the pattern's window, or recurs) and counts it toward the intervention's effectiveness. The text is typed like inject_guidance: only allowed sessions, rate-limited, audited. Returns the alert (reminder, status, sent_by) and the interventions' standings.`),
+		mcp.WithDescription(`Send an agent the reminder for the loop it is in: "⚠️ Loop detected: <pattern>", the user's own CLAUDE.md directive quoted, a concrete suggestion and the expected outcome, using the intervention that has worked best so far. Without pattern it uses the session's open alert (see system3://alerts/active); with pattern it reminds the agent of that pattern even if system3 has not detected it. send false only composes it. system3 then measures whether it worked (the loop ends within the pattern's window, or recurs) and counts it toward the intervention's effectiveness. The text is typed like inject_guidance: only allowed sessions, rate-limited, audited (composing with send false is not limited). Returns the alert (reminder, status, sent_by) and the interventions' standings.`),
 		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
 		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
 		mcp.WithString("pattern", mcp.Description(`A pattern id ("formatter_loop"); empty to use the session's open alert.`), mcp.MaxLength(128)),
@@ -129,7 +151,13 @@ func RequestInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		send := a.Send == nil || *a.Send
-		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		// Only typing is an action the allowlist and rate limit govern;
+		// composing is a read.
+		resolve := e.target
+		if !send {
+			resolve = e.resolve
+		}
+		sess, refusal, err := resolve(ctx, a.Session, a.Pane)
 		if refusal != nil || err != nil {
 			return refusal, err
 		}
