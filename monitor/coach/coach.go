@@ -410,12 +410,11 @@ func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc monitor.Tool
 			continue
 		}
 		if a.Status == StatusSent {
-			if !tc.Time.After(a.SentAt) {
-				continue
-			}
-			// Counted only when it is a real occurrence (after its `after`).
-			if count(p, subject, calls, a.SentAt) == 0 {
-				continue
+			// A recurrence is a counted occurrence (after its `after`, when
+			// the pattern has one) since the reminder was sent; anything
+			// else leaves the alert being measured.
+			if !tc.Time.After(a.SentAt) || count(p, subject, calls, a.SentAt) == 0 {
+				return nil, nil
 			}
 			return nil, c.settle(ctx, a, StatusFailed, fmt.Sprintf("the loop went on: %s again at %s", describe(tc), tc.Time.UTC().Format(time.TimeOnly)))
 		}

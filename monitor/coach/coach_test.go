@@ -556,3 +556,34 @@ func TestSameCallWithoutIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestSentReminderNotDoubled: after a formatter reminder is sent, an edit
+// with no formatter run before it is no recurrence, and raises no second
+// alert for the same file; an edit after the linter ran again is one.
+func TestSentReminderNotDoubled(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	h.call("Bash", "npx prettier --check src", "", true)
+	h.editLintRound("src/app.ts")
+	a := h.call("Edit", "", "src/app.ts", false)
+	if len(a) != 1 {
+		t.Fatalf("alerts = %+v", a)
+	}
+	if _, err := h.c.Send(ctx, a[0].ID, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	if more := h.call("Edit", "", "src/app.ts", false); len(more) != 0 {
+		t.Fatalf("an edit right after the reminder raised %+v", more)
+	}
+	if got := h.alert(a[0].ID); got.Status != StatusSent {
+		t.Fatalf("an edit without a lint run settled it: %+v", got)
+	}
+	h.call("Bash", "npx prettier --check src", "", true)
+	h.call("Edit", "", "src/app.ts", false)
+	if got := h.alert(a[0].ID); got.Status != StatusFailed {
+		t.Fatalf("edit, lint, edit after the reminder: %+v", got)
+	}
+	if open, _ := h.c.ActiveAlerts(ctx); len(open) != 0 {
+		t.Fatalf("open alerts = %+v", open)
+	}
+}
