@@ -587,3 +587,13 @@ func TestSentReminderNotDoubled(t *testing.T) {
 		t.Fatalf("open alerts = %+v", open)
 	}
 }
+
+func TestStoredTimesSortAsText(t *testing.T) {
+	whole := time.Date(2026, 11, 21, 8, 0, 5, 0, time.UTC)
+	if a, b := fmtTime(whole), fmtTime(whole.Add(100*time.Millisecond)); a >= b {
+		t.Fatalf("%q sorts after %q", a, b)
+	}
+	if got := parseTime(fmtTime(whole.Add(time.Nanosecond))); !got.Equal(whole.Add(time.Nanosecond)) {
+		t.Fatalf("round trip = %s", got)
+	}
+}

@@ -143,11 +143,15 @@ func scanAlert(s scanner) (Alert, error) {
 	return a, nil
 }
 
+// timeLayout has a fixed width, so stored times compare as strings
+// (RFC3339Nano drops trailing zeros: "…05Z" would sort after "…05.1Z").
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(timeLayout)
 }
 
 func parseTime(s string) time.Time {
