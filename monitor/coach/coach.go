@@ -142,12 +142,18 @@ func (h *paneHistory) duplicate(tc monitor.ToolCall) bool {
 }
 
 // sameText: equal, or one a shortened form of the other (a hook's summary
-// of a long command, cut with "…").
+// of a long command: its lines joined with " · ", cut with "…").
 func sameText(a, b string) bool {
 	if a == b {
 		return true
 	}
-	a, b = strings.TrimSuffix(a, "…"), strings.TrimSuffix(b, "…")
+	flat := func(s string) string {
+		return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSuffix(s, "…"), " · ", " ")), " ")
+	}
+	a, b = flat(a), flat(b)
+	if a == b {
+		return true
+	}
 	if len(a) > len(b) {
 		a, b = b, a
 	}

@@ -597,3 +597,20 @@ func TestStoredTimesSortAsText(t *testing.T) {
 		t.Fatalf("round trip = %s", got)
 	}
 }
+
+func TestSameText(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"go test ./...", "go test ./...", true},
+		{"cd web &&\n  npm test -- --watch=false", "cd web && · npm test -- --watch=false", true},
+		{"go test ./billing/... -run TestInvoice -count=1", "go test ./billing/... -run T…", true},
+		{"go test ./a", "go test ./b", false},
+		{"go", "go test", false}, // too short to be a summary
+	} {
+		if got := sameText(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameText(%q, %q) = %v", tt.a, tt.b, got)
+		}
+	}
+}
