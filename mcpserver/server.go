@@ -194,21 +194,22 @@ type ToolDef struct {
 	Handler server.ToolHandlerFunc
 	// Write is true for the tools --read-only leaves out.
 	Write bool
-	// Coach is true for the tools that need Options.Coach.
-	Coach bool
 }
 
 // toolSet is the tools this server registers: the read set, and the write
 // set unless read-only.
 func (s *Server) toolSet() []ToolDef {
-	var set []ToolDef
-	for _, d := range s.AllTools() {
-		if (s.opts.ReadOnly && d.Write) || (d.Coach && s.opts.Coach == nil) {
-			continue
-		}
-		set = append(set, d)
+	defs := s.AllTools()
+	if !s.opts.ReadOnly {
+		return defs
 	}
-	return set
+	var read []ToolDef
+	for _, d := range defs {
+		if !d.Write {
+			read = append(read, d)
+		}
+	}
+	return read
 }
 
 // AllTools is every tool the server can offer, read ones first, in the
@@ -222,21 +223,17 @@ func (s *Server) AllTools() []ToolDef {
 		InjectGuidanceTool, AnswerPromptTool, InterruptTool, AckWakeTool,
 	}
 	var defs []ToolDef
+	if env.Coach != nil {
+		read = append(read, QueryPatternHistoryTool)
+		write = append(write, RequestInterventionTool, ReportInterventionTool)
+	}
 	for _, f := range read {
 		t, h := f(env)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})
 	}
-	for _, f := range []func(*Env) (mcp.Tool, server.ToolHandlerFunc){QueryPatternHistoryTool} {
-		t, h := f(env)
-		defs = append(defs, ToolDef{Tool: t, Handler: h, Coach: true})
-	}
 	for _, f := range write {
 		t, h := f(env)
 		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
-	}
-	for _, f := range []func(*Env) (mcp.Tool, server.ToolHandlerFunc){RequestInterventionTool, ReportInterventionTool} {
-		t, h := f(env)
-		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true, Coach: true})
 	}
 	return defs
 }
