@@ -99,6 +99,24 @@ type paneHistory struct {
 	// recent are the last calls with whether another source's report of
 	// them was seen (see duplicate).
 	recent []recentCall
+	// The session the pane's calls came from, as last told.
+	target, session, repo, agent string
+}
+
+// where fills what a call leaves out about its session (a hook knows the
+// pane, not the repo) from the pane's earlier calls, and remembers it.
+func (h *paneHistory) where(tc *monitor.ToolCall) {
+	fill := func(dst *string, known *string) {
+		if *dst == "" {
+			*dst = *known
+		} else {
+			*known = *dst
+		}
+	}
+	fill(&tc.Target, &h.target)
+	fill(&tc.Session, &h.session)
+	fill(&tc.Repo, &h.repo)
+	fill(&tc.Agent, &h.agent)
 }
 
 type recentCall struct {
@@ -288,6 +306,7 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 		c.mu.Unlock()
 		return nil, nil
 	}
+	h.where(&tc)
 	if lang := languageOf(tc); lang != "" {
 		h.language = lang
 	}

@@ -614,3 +614,21 @@ func TestSameText(t *testing.T) {
 		}
 	}
 }
+
+// TestHookCallsTakeThePanesContext: a hook's call names only its pane; the
+// session, repo and agent come from the pane's earlier calls.
+func TestHookCallsTakeThePanesContext(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	if _, err := h.c.Handle(ctx, monitor.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing",
+		Repo: "/src/billing", Agent: "claude", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "transcript"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := h.c.Handle(ctx, monitor.ToolCall{Time: h.clock.advance(time.Minute), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "hook"})
+	if err != nil || len(a) != 1 {
+		t.Fatalf("alerts %+v, %v", a, err)
+	}
+	if a[0].Target != "billing:0.0" || a[0].Repo != "/src/billing" || a[0].Agent != "claude" || a[0].Context != "repo:/src/billing" {
+		t.Fatalf("alert = %+v", a[0])
+	}
+}
