@@ -27,7 +27,7 @@ func (s *Server) Reference() string {
 		first, _, _ := strings.Cut(d.Tool.Description, ". ")
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", d.Tool.Name, d.Tool.Name, kind, mdCell(strings.TrimSuffix(first, ".")+"."))
 	}
-	b.WriteString("\n`--read-only` (or `mcp.read_only`) registers only the read tools.\n")
+	b.WriteString("\n`--read-only` (or `mcp.read_only`) registers only the read tools. The behaviour-pattern tools (`query_pattern_history`, `request_intervention`, `report_intervention`) and resources (`system3://patterns`, `system3://alerts/active`, `system3://directives`) are offered when system3 can open its learning database.\n")
 	for _, d := range s.AllTools() {
 		t := d.Tool
 		fmt.Fprintf(&b, "\n### %s\n\n", t.Name)
@@ -63,7 +63,7 @@ func (s *Server) Reference() string {
 	}
 	fmt.Fprintf(&b, "| `%s` | %s | %s |\n", p.Name, mdCell(strings.Join(args, "; ")), mdCell(p.Description))
 	b.WriteString("\n## Resources\n\n| URI | what it holds |\n| --- | --- |\n")
-	for _, r := range Resources() {
+	for _, r := range append(Resources(), CoachResources()...) {
 		kind := ""
 		if r.Template {
 			kind = " (template)"

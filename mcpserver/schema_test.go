@@ -13,7 +13,8 @@ import (
 // schema, annotations) with its snapshot in testdata/tools; -update
 // rewrites them. A change to what clients see must be deliberate.
 func TestToolSchemas(t *testing.T) {
-	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
+	f := fixture(t)
+	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	dir := filepath.Join("testdata", "tools")
 	if *update {
 		if err := os.RemoveAll(dir); err != nil {
@@ -65,7 +66,8 @@ func TestToolSchemas(t *testing.T) {
 // TestToolContract checks what no snapshot shows: read tools say so, write
 // tools are left out by read-only, every argument is described.
 func TestToolContract(t *testing.T) {
-	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
+	f := fixture(t)
+	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	names := map[string]bool{}
 	for _, d := range s.AllTools() {
 		tool := d.Tool
@@ -108,7 +110,8 @@ func TestToolContract(t *testing.T) {
 // TestReferenceDoc keeps docs/mcp.md's tool and resource reference in step
 // with the definitions; -update rewrites the generated part.
 func TestReferenceDoc(t *testing.T) {
-	s := newServer(t, fixture(t), Options{Learn: learnStore(t)})
+	f := fixture(t)
+	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	path := filepath.Join("..", "docs", "mcp.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

@@ -92,6 +92,11 @@ type Options struct {
 	// Learn is the learning store behind report_outcome, capability_check
 	// and reflect; nil leaves those tools out.
 	Learn Learn
+	// Coach serves behaviour patterns, alerts, directives and
+	// interventions (query_pattern_history, request_intervention,
+	// report_intervention and the system3://patterns, alerts and
+	// directives resources). Nil: those are not registered.
+	Coach Coach
 }
 
 // Server is the MCP server of one system3 process.
@@ -179,6 +184,9 @@ func New(svc Service, opts Options) (*Server, error) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
 	s.addResources()
+	if opts.Coach != nil {
+		s.addCoachResources()
+	}
 	s.addPrompts()
 	return s, nil
 }
@@ -226,6 +234,10 @@ func (s *Server) AllTools() []ToolDef {
 	if env.Learn != nil {
 		read = append(read, CapabilityCheckTool, ReflectTool)
 		write = append(write, ReportOutcomeTool)
+	}
+	if env.Coach != nil {
+		read = append(read, QueryPatternHistoryTool)
+		write = append(write, RequestInterventionTool, ReportInterventionTool)
 	}
 	for _, f := range read {
 		t, h := f(env)

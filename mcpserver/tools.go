@@ -32,6 +32,8 @@ type Env struct {
 	Learn Learn
 	// Lifecycle starts and stops orchestrators; nil: it cannot.
 	Lifecycle Lifecycle
+	// Coach serves the behaviour-pattern tools; nil when there is none.
+	Coach Coach
 
 	policy   *policy
 	progress *progressTracker
@@ -41,7 +43,7 @@ func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
 		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
-		policy: s.policy, progress: s.tracker,
+		policy: s.policy, progress: s.tracker, Coach: s.opts.Coach,
 	}
 }
 

@@ -120,14 +120,21 @@ func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
 	fresh := now.Sub(ev.Received) <= HookFresh
 	call, isCall := ev.ToolCall()
 	var ops []wakeOp
+	var tc ToolCall
 	s.mu.Lock()
 	if ev.Pane != "" {
 		ops = s.hookLocked(now, ev, fresh)
 	}
+	if isCall && s.cfg.OnToolCall != nil {
+		tc = hookToolCall(call)
+		if st, ok := s.panes[ev.Pane]; ok {
+			tc.Session, tc.Target, tc.Repo, tc.Agent = st.sess.Session, st.sess.Target, st.sess.Path, st.sess.Agent
+		}
+	}
 	s.mu.Unlock()
 	s.runOps(ops)
-	if isCall && s.cfg.ToolCall != nil {
-		s.cfg.ToolCall(call)
+	if isCall && s.cfg.OnToolCall != nil {
+		s.cfg.OnToolCall(tc)
 	}
 	s.cfg.Logger.Debug("hook", "event", ev.Name, "pane", ev.Pane, "fresh", fresh)
 	return nil
@@ -309,4 +316,17 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 		}
 	}
 	return len(evs), err
+}
+
+// hookToolCall is a hook's tool call in the form transcripts give: the
+// command of a shell call, the file of an edit.
+func hookToolCall(c hooks.ToolCall) ToolCall {
+	tc := ToolCall{ID: c.ID, Pane: c.Pane, Tool: c.Tool, Failed: c.Failed, Error: c.Error, Time: c.At, Source: "hook"}
+	switch c.Tool {
+	case "Bash":
+		tc.Command = c.Input
+	case "Edit", "MultiEdit", "Write", "Read", "NotebookEdit":
+		tc.File = c.Input
+	}
+	return tc
 }

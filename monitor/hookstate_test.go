@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -157,15 +158,15 @@ func TestHookOldEventsOnlyAddHistory(t *testing.T) {
 // the same error are an error loop; a successful call ends it.
 func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	var mu sync.Mutex
-	var calls []hooks.ToolCall
+	var calls []ToolCall
 	h := newHarness(t, func(c *Config) {
-		c.ToolCall = func(tc hooks.ToolCall) { mu.Lock(); calls = append(calls, tc); mu.Unlock() }
+		c.OnToolCall = func(tc ToolCall) { mu.Lock(); calls = append(calls, tc); mu.Unlock() }
 	})
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
 	for i := range 3 {
 		h.clock.Add(time.Second)
-		h.hook(hooks.Event{Name: hooks.PostToolUseFailure, Pane: "%1", ToolName: "Bash", ToolInput: "ls /nope",
+		h.hook(hooks.Event{Name: hooks.PostToolUseFailure, Pane: "%1", ToolName: "Bash", ToolInput: "ls /nope", ToolUseID: fmt.Sprintf("toolu_%d", i),
 			Error: "Exit code 2\nls: cannot access '/nope': No such file or directory"})
 		if s := h.session("%1"); (i < 2) != (s.State != rules.ErrorLoop) {
 			t.Fatalf("after %d failures: %+v", i+1, s)
@@ -184,7 +185,10 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(calls) != 4 || !calls[0].Failed || calls[0].Tool != "Bash" || calls[0].Pane != "%1" || calls[3].Failed || calls[3].Response != "bin etc" {
+	// Handed on as transcripts give them: the command, the pane's session and
+	// agent, the tool_use id.
+	if len(calls) != 4 || !calls[0].Failed || calls[0].Tool != "Bash" || calls[0].Command != "ls /nope" || calls[0].ID != "toolu_0" ||
+		calls[0].Pane != "%1" || calls[0].Agent != "claude" || calls[0].Source != "hook" || calls[3].Failed || calls[3].Command != "ls /" {
 		t.Fatalf("tool calls = %+v", calls)
 	}
 }

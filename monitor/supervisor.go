@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -51,15 +50,16 @@ type Config struct {
 	// LinksPath is the file that keeps session → task list links (see
 	// Link). Empty: links last as long as the supervisor.
 	LinksPath string
+	// OnToolCall receives every tool call read from an agent's transcript
+	// or reported by a Claude Code hook (PostToolUse, PostToolUseFailure);
+	// monitor/coach detects behaviour patterns in them. It is called from
+	// the monitor's loop and must not block. Nil: calls are not handed on.
+	OnToolCall func(ToolCall)
 	// Send types into panes for Inject, Answer, Interrupt and SendKeys.
 	// Nil: those fail with ErrNoSender.
 	Send Sender
 	// Audit records every action. Nil: nothing is recorded.
 	Audit *audit.Log
-	// ToolCall is told every tool call Claude Code's PostToolUse and
-	// PostToolUseFailure hooks report (see Hook), outside the lock, on the
-	// caller's goroutine: it must not block. Nil: none.
-	ToolCall func(call hooks.ToolCall)
 	Clock    func() time.Time
 	Logger   *slog.Logger
 
@@ -618,6 +618,13 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	if err := pp.tail.poll(); err != nil {
 		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
 		return res
+	}
+	if calls := pp.tail.takeCalls(); s.cfg.OnToolCall != nil {
+		for _, c := range calls {
+			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, agent
+			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
+			s.cfg.OnToolCall(c)
+		}
 	}
 	if text, ok := pp.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now); ok {
 		res.failing = text

@@ -111,6 +111,10 @@ type transcriptTail struct {
 	off     int64
 	partial []byte
 	results []toolResult
+	// uses wait for their results; calls are the completed tool calls
+	// not yet taken (see toolcall.go).
+	uses  map[string]toolUse
+	calls []ToolCall
 }
 
 // poll reads what was appended. A file that shrank (rewritten) is read
@@ -126,7 +130,7 @@ func (t *transcriptTail) poll() error {
 		return err
 	}
 	if st.Size() < t.off {
-		t.off, t.partial, t.results = 0, nil, nil
+		t.off, t.partial, t.results, t.uses = 0, nil, nil, nil
 	}
 	if st.Size() == t.off {
 		return nil
@@ -144,6 +148,7 @@ func (t *transcriptTail) poll() error {
 	}
 	for line := range bytes.SplitSeq(data[:last], []byte{'\n'}) {
 		t.results = append(t.results, parseTranscriptLine(line)...)
+		t.toolCalls(line)
 	}
 	if n := len(t.results); n > keepResults {
 		t.results = append([]toolResult(nil), t.results[n-keepResults:]...)

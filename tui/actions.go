@@ -185,6 +185,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return jump(m.opts.Jump, s)
+	case key.Matches(msg, k.Session.Remind):
+		return m.remind()
 	case key.Matches(msg, k.Wakes.Ack):
 		return m.ack()
 	case key.Matches(msg, k.Wakes.AckAll):
@@ -256,6 +258,56 @@ func (m *Model) ack() tea.Cmd {
 	return nil
 }
 
+// reminder is the reminder `r` sends: the selected wake's (focus on
+// wakes), else the newest of the selected session's wakes whose loop is
+// still on.
+func (m *Model) reminder() (monitor.Session, wake.Reminder, bool) {
+	if m.focus == focusWakes {
+		if it, ok := m.feed.Selected(); ok && it.ev.Reminder != nil {
+			// Selecting a wake selects its session, when it is listed.
+			s, ok := m.table.Selected()
+			if !ok || s.Pane != it.ev.Pane {
+				s = monitor.Session{Pane: it.ev.Pane, Session: it.ev.Session, Target: it.ev.Session}
+			}
+			return s, *it.ev.Reminder, true
+		}
+	}
+	s, ok := m.table.Selected()
+	if !ok {
+		return monitor.Session{}, wake.Reminder{}, false
+	}
+	if r := reminderOf(m.book.forPane(s.Pane)); r != nil {
+		return s, *r, true
+	}
+	return s, wake.Reminder{}, false
+}
+
+// reminderOf is the newest reminder among a pane's wakes (newest first)
+// whose condition still holds.
+func reminderOf(items []feedItem) *wake.Reminder {
+	for _, it := range items {
+		if it.ev.Reminder != nil && !it.cleared {
+			return it.ev.Reminder
+		}
+	}
+	return nil
+}
+
+// remind sends the reminder of the loop detected in the selected session.
+func (m *Model) remind() tea.Cmd {
+	s, r, ok := m.reminder()
+	if !ok {
+		if s.Pane == "" {
+			m.setStatus(levelWarn, "no session selected")
+		} else {
+			m.setStatus(levelInfo, "no reminder for "+clean(s.Target)+": system3 has detected no loop there")
+		}
+		return nil
+	}
+	m.setStatus(levelInfo, "sending the "+clean(r.Pattern)+" reminder to "+clean(s.Target)+"…")
+	return remind(m.ctx, m.svc, m.opts.ReminderSent, s, r)
+}
+
 func (m *Model) onAction(msg actionMsg) {
 	target := msg.target
 	if msg.res.Target != "" {
@@ -266,7 +318,7 @@ func (m *Model) onAction(msg actionMsg) {
 		if msg.action == "answer" {
 			delete(m.answered, msg.pane)
 		}
-		verb := map[string]string{"inject": "not sent to", "answer": "no answer sent to", "interrupt": "could not interrupt"}[msg.action]
+		verb := map[string]string{"inject": "not sent to", "remind": "reminder not sent to", "answer": "no answer sent to", "interrupt": "could not interrupt"}[msg.action]
 		m.setStatus(levelError, "✖ "+verb+" "+target+": "+clean(msg.err.Error()))
 		return
 	}
@@ -284,6 +336,17 @@ func (m *Model) onAction(msg actionMsg) {
 			m.setStatus(levelWarn, "delivered to "+target+", not verified: "+d)
 		default:
 			m.setStatus(levelError, "✖ not delivered to "+target+": "+clean(msg.res.Detail))
+		}
+	case "remind":
+		switch {
+		case !msg.res.Delivered:
+			m.setStatus(levelError, "✖ reminder not delivered to "+target+": "+clean(msg.res.Detail))
+		case msg.note != nil:
+			m.setStatus(levelWarn, "reminder sent to "+target+", but its effect will not be measured: "+clean(msg.note.Error()))
+		case msg.res.Verified:
+			m.setStatus(levelOK, clean(msg.what)+" reminder sent to "+target+" ✓ verified; system3 measures whether it works")
+		default:
+			m.setStatus(levelWarn, clean(msg.what)+" reminder delivered to "+target+", not verified: "+clean(msg.res.Detail))
 		}
 	case "answer":
 		what := "“" + msg.what + "”"

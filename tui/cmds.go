@@ -101,6 +101,8 @@ type (
 		what   string // what was asked: the answer, the text
 		res    monitor.ActionResult
 		err    error
+		// note: recording a sent reminder failed (it was typed).
+		note error
 	}
 	ackMsg struct {
 		all bool
@@ -257,6 +259,21 @@ func inject(ctx context.Context, svc monitor.Service, sess monitor.Session, text
 		defer cancel()
 		res, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: text, Origin: origin})
 		return actionMsg{action: "inject", pane: sess.Pane, target: sess.Target, what: text, res: res, err: err}
+	}
+}
+
+// remind types a wake's reminder into its pane, then tells sent (when
+// set) so the coach measures it.
+func remind(ctx context.Context, svc monitor.Service, sent func(context.Context, int64) error, sess monitor.Session, r wake.Reminder) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+		defer cancel()
+		res, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: r.Text, Origin: origin})
+		msg := actionMsg{action: "remind", pane: sess.Pane, target: sess.Target, what: r.Pattern, res: res, err: err}
+		if err == nil && res.Delivered && sent != nil {
+			msg.note = sent(ctx, r.Alert)
+		}
+		return msg
 	}
 }
 

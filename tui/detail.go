@@ -20,6 +20,8 @@ import (
 type detail struct {
 	st   *styles
 	keys zoomKeys
+	// remind is the key that sends a loop's reminder, for its hint.
+	remind key.Binding
 
 	w, h int
 	now  time.Time
@@ -352,6 +354,16 @@ func (d detail) normalView() string {
 			mark = st.Acked.Render("✓")
 		}
 		add(dropWakes, l+mark+" "+string(it.ev.Reason)+" "+since(d.now, it.ev.Time)+" ago · "+clean(it.ev.SuggestedAction))
+	}
+
+	if r := reminderOf(d.wakes); r != nil {
+		// The key first: the reminder's line is cut to the pane's width.
+		first, _, _ := strings.Cut(r.Text, "\n")
+		l := label("remind")
+		if h := d.remind.Help(); h.Key != "" {
+			l += st.Key.Render(h.Key) + st.Dim.Render(" sends ")
+		}
+		add(keep, l+st.Problem.Render(clean(first)))
 	}
 
 	// Drop lines, highest rank and last first, until the preview has its

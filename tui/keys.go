@@ -29,6 +29,8 @@ type navKeys struct {
 // sessionKeys act on the selected session.
 type sessionKeys struct {
 	Zoom, Compose, Answer, Yes, No, Interrupt, Jump, Link key.Binding
+	// Remind sends the reminder of a detected behaviour pattern.
+	Remind key.Binding
 }
 
 // wakeKeys acknowledge wakes.
@@ -88,6 +90,7 @@ func newKeyMap() keyMap {
 			Interrupt: b([]string{"x"}, "x", "interrupt"),
 			Jump:      b([]string{"o"}, "o", "jump to pane"),
 			Link:      b([]string{"t"}, "t", "link task list"),
+			Remind:    b([]string{"r"}, "r", "send reminder"),
 		},
 		Wakes: wakeKeys{
 			Ack:    b([]string{"a"}, "a", "ack"),
@@ -161,7 +164,7 @@ func (k sessionKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
 }
 func (k sessionKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link}}
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link, k.Remind}}
 }
 
 // answerHelp is shown while the selected session waits at a prompt.
@@ -259,6 +262,7 @@ func (k keyMap) sections() []keySection {
 			{k.Session.Interrupt, "Interrupt what the agent is doing (Escape, or Ctrl-C for aider and shells)."},
 			{k.Session.Jump, "Switch your tmux client to the pane, or show the command that attaches to it."},
 			{k.Session.Link, "Link the session to a task list (adopt an orchestrator started by hand); an empty id removes the link."},
+			{k.Session.Remind, "When system3 detected a loop in the session (a behaviour pattern, shown as `remind` in the detail): type its reminder into the pane (your CLAUDE.md directive quoted, a suggestion, the expected outcome); system3 then measures whether it worked. In the wake feed: the selected wake's reminder."},
 		}},
 		{title: "Wakes", keys: []keyDoc{
 			{k.Wakes.Ack, "Acknowledge the selected wake, or (focus on sessions) the newest unacknowledged wake of the selected session."},

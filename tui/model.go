@@ -166,6 +166,7 @@ func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles
 		s := opts.MCP()
 		m.mcp = &s
 	}
+	m.detail.remind = keys.Session.Remind
 	m.table.title = "Sessions"
 	m.table.focused = true
 	m.renew(streamWatch)

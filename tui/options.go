@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"io"
 	"os"
 	"strconv"
@@ -44,6 +45,11 @@ type Options struct {
 	// Lifecycle starts orchestrators from the spawn form (s); nil: the
 	// dashboard says it cannot.
 	Lifecycle Lifecycle
+	// ReminderSent is told when `r` typed a behaviour pattern's reminder
+	// into its pane (alert is wake.Reminder.Alert), so its effect is
+	// measured (the coach's MarkSent). It is called off the UI goroutine.
+	// Nil: the reminder is only typed.
+	ReminderSent func(ctx context.Context, alert int64) error
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

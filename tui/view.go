@@ -248,12 +248,16 @@ func (m Model) helpBar() string {
 		if awaiting {
 			bs = append(bs, k.Session.answerHelp()...)
 		}
+		remind := ok && reminderOf(m.book.forPane(sel.Pane)) != nil
+		if remind {
+			bs = append(bs, k.Session.Remind)
+		}
 		bs = append(bs, k.Session.Compose, k.Session.Zoom, k.Session.Interrupt, k.Wakes.Ack, k.App.Focus, k.App.Filter)
 		if m.query != "" {
 			bs = append(bs, k.App.ClearFilter)
 		}
 		tail = []key.Binding{k.App.Help, k.App.Quit}
-		name = fmt.Sprint("main", awaiting, m.query != "")
+		name = fmt.Sprint("main", awaiting, remind, m.query != "")
 	}
 	return m.cache.help.get(fmt.Sprint(name, m.w), func() string { return m.renderHelp(bs, tail) })
 }

@@ -52,6 +52,23 @@ type TaskProgress struct {
 	InProgress []string `json:"in_progress,omitempty"`
 }
 
+// Reminder is a composed intervention for a detected behaviour pattern:
+// the text to type into the agent's pane and what it is made of.
+type Reminder struct {
+	// Alert is the coach's alert id, for reporting what the reminder did.
+	Alert        int64  `json:"alert"`
+	Pattern      string `json:"pattern"`
+	Intervention string `json:"intervention"`
+	// Directive is the CLAUDE.md directive quoted, by id; empty when none.
+	Directive string `json:"directive,omitempty"`
+	// Text is the whole reminder, ready to send.
+	Text string `json:"text"`
+	// Preventive: raised at threshold-1 occurrences, before the loop.
+	Preventive bool `json:"preventive,omitempty"`
+	// AutoSend: system3 types it itself (the pattern says so).
+	AutoSend bool `json:"auto_send,omitempty"`
+}
+
 // Event is one wake. The JSON form is stable: the journal, `system3 wait
 // --json` and the MCP tools all use it.
 type Event struct {
@@ -82,6 +99,9 @@ type Event struct {
 	Tasks           *TaskProgress `json:"tasks,omitempty"`
 	SuggestedAction string        `json:"suggested_action"`
 	Details         string        `json:"details,omitempty"` // e.g. the tail of a validation run
+	// Reminder is what system3 offers to tell the agent when a behaviour
+	// pattern (a loop) was detected; nil for other wakes.
+	Reminder *Reminder `json:"reminder,omitempty"`
 
 	Acked   bool      `json:"acked"`
 	AckedAt time.Time `json:"acked_at,omitzero"`
@@ -93,6 +113,10 @@ type Event struct {
 func (e Event) clone() Event {
 	e.Evidence.Lines = slices.Clone(e.Evidence.Lines)
 	e.Options = slices.Clone(e.Options)
+	if e.Reminder != nil {
+		r := *e.Reminder
+		e.Reminder = &r
+	}
 	if e.Tasks != nil {
 		t := *e.Tasks
 		t.InProgress = slices.Clone(t.InProgress)

@@ -284,3 +284,28 @@ func TestEventJSONKeys(t *testing.T) {
 		t.Fatalf("zero event JSON: %s", got)
 	}
 }
+
+// TestReminderSurvivesTheJournal checks that a wake's reminder is written
+// and read back, and that the reminder key only appears when set (older
+// journals and readers are unaffected).
+func TestReminderSurvivesTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, Config{Dir: dir})
+	rem := &Reminder{Alert: 7, Pattern: "formatter_loop", Intervention: "run-the-formatter", Directive: "user/style/1", Text: "⚠️ Loop detected: Formatter loop", Preventive: true}
+	ev, _, err := s.Raise(Event{Reason: ReasonErrorLoopDetected, Key: "pattern/formatter_loop/%1", Pane: "%1", Reminder: rem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem.Text = "changed by the caller"
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, Config{Dir: dir})
+	got, ok := s2.Get(ev.ID)
+	if !ok || got.Reminder == nil || got.Reminder.Alert != 7 || got.Reminder.Text != "⚠️ Loop detected: Formatter loop" || !got.Reminder.Preventive {
+		t.Fatalf("reminder after reopening = %+v", got.Reminder)
+	}
+	if strings.Contains(mustJSON(t, Event{}), "reminder") {
+		t.Fatal("an event without a reminder must not write the key")
+	}
+}

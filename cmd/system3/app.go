@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -33,6 +34,9 @@ type app struct {
 	learnMu  sync.Mutex
 	learn    *learn.Store
 	learnErr error
+	// coach detects behaviour patterns when this process runs the
+	// monitors (see startMonitors); nil otherwise.
+	coach *coach.Coach
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is

@@ -29,8 +29,10 @@ docs/keys.md).
 If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
 this state dir, the dashboard attaches to it and quitting leaves it running;
 otherwise the dashboard runs the monitors itself and stops them when it
-quits. New wakes ring the terminal bell (notify.bell in the config), can
-show a tmux message (notify.tmux_message) and run a command (notify.command).
+quits. When system3 detects a loop (a behaviour pattern), r sends the agent
+its reminder. New wakes ring the terminal bell (notify.bell in the config),
+can show a tmux message (notify.tmux_message) and run a command
+(notify.command).
 
 Try it without any agent of your own: system3 demo`
 
@@ -69,6 +71,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 		return err
 	}
 	opts.Lifecycle = lc
+	defer a.withReminders(gctx, &opts)()
 	notify := a.settings.File.Notify
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
@@ -122,14 +125,17 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 		return nil, err
 	}
+	closeCoach := a.withCoach(ctx, &set.opts, svc)
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
+		closeCoach()
 		return nil, err
 	}
 	if err := srv.Listen(set.listen); err != nil {
 		a.log.Warn("MCP server not started", "err", err)
 	}
 	g.Go(func() error {
+		defer closeCoach()
 		defer srv.Close()
 		return srv.Serve(ctx)
 	})

@@ -144,6 +144,7 @@ tools.`,
 			if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 				return err
 			}
+			defer a.withCoach(ctx, &set.opts, svc)()
 			srv, err := mcpserver.New(svc, set.opts)
 			if err != nil {
 				return err

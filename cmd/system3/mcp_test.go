@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +61,10 @@ func TestMCPCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	// The six monitor read tools and the two learning ones (capability_check, reflect).
-	if err != nil || len(tools.Tools) != 8 {
+	// The six monitor read tools, the two learning ones (capability_check,
+	// reflect) and query_pattern_history: system3 mcp opens the learning
+	// database in the state dir.
+	if err != nil || len(tools.Tools) != 9 || !slices.ContainsFunc(tools.Tools, func(t mcp.Tool) bool { return t.Name == "query_pattern_history" }) {
 		t.Fatalf("read-only tools: %d, %v", len(tools.Tools), err)
 	}
 	callJSON := func(name string) map[string]any {

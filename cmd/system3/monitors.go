@@ -57,7 +57,21 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	client := tmux.NewClient(srv)
 	client.Control = watcher // captures go over the control connection when it is up
 	m := a.settings.File.Monitor
-	sup, err := monitor.New(monitor.Config{
+	// The coach watches tool calls for behaviour patterns; without its
+	// database the monitors still run.
+	var sup *monitor.Supervisor
+	co, closeCoach, err := a.openCoach(ctx, eng.Patterns(), injectFunc(func(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+		return sup.Inject(ctx, req)
+	}), store)
+	if err != nil {
+		a.log.Warn("behaviour patterns off", "err", err)
+		co, closeCoach = nil, func() {}
+	}
+	var onToolCall func(monitor.ToolCall)
+	if co != nil {
+		onToolCall = co.Observe
+	}
+	sup, err = monitor.New(monitor.Config{
 		Server:         srv.String(),
 		Tmux:           client,
 		Events:         watcher.Events(),
@@ -69,6 +83,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		TaskLists:      tw.Snapshot,
 		LinksPath:      filepath.Join(dir, monitor.LinksFile),
 		Send:           client,
+		OnToolCall:     onToolCall,
 		Audit:          audit.Open(dir),
 		Logger:         a.log,
 		IdleAfter:      m.IdleAfter,
@@ -79,10 +94,12 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		SummaryEvery:   m.SummaryEvery,
 	})
 	if err != nil {
+		closeCoach()
 		return fail(err)
 	}
 	val, err := a.validator(store, tw)
 	if err != nil {
+		closeCoach()
 		return fail(err)
 	}
 
@@ -103,7 +120,13 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
-	g.Go(func() error { return a.watchRules(gctx, sup, rulesCheckEvery, rulesStamp) })
+	var rulesTo rulesTarget = sup
+	if co != nil {
+		g.Go(func() error { return co.Run(gctx) })
+		rulesTo = coachedRules{sup, co}
+		a.coach = co
+	}
+	g.Go(func() error { return a.watchRules(gctx, rulesTo, rulesCheckEvery, rulesStamp) })
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })
 	}
@@ -129,6 +152,8 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
+		a.coach = nil
+		closeCoach()
 		if cerr := store.Close(); err == nil {
 			err = cerr
 		}

@@ -100,6 +100,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 		return err
 	}
+	defer a.withCoach(ctx, &set.opts, svc)()
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
 		return err

@@ -70,7 +70,9 @@ type Event struct {
 	ToolName     string `json:"tool_name,omitempty"`
 	ToolInput    string `json:"tool_input,omitempty"`
 	ToolResponse string `json:"tool_response,omitempty"`
-	IsInterrupt  bool   `json:"is_interrupt,omitempty"`
+	// ToolUseID pairs the event with the tool call in the transcript.
+	ToolUseID   string `json:"tool_use_id,omitempty"`
+	IsInterrupt bool   `json:"is_interrupt,omitempty"`
 	// Task events.
 	TaskID      string `json:"task_id,omitempty"`
 	TaskSubject string `json:"task_subject,omitempty"`
@@ -96,6 +98,7 @@ type payload struct {
 	ToolName         string          `json:"tool_name"`
 	ToolInput        json.RawMessage `json:"tool_input"`
 	ToolResponse     json.RawMessage `json:"tool_response"`
+	ToolUseID        string          `json:"tool_use_id"`
 	IsInterrupt      bool            `json:"is_interrupt"`
 	TaskID           json.RawMessage `json:"task_id"`
 	TaskSubject      string          `json:"task_subject"`
@@ -136,6 +139,7 @@ func Parse(data []byte) (Event, error) {
 		ToolName:         clip(p.ToolName, 128),
 		ToolInput:        summarizeInput(p.ToolInput),
 		ToolResponse:     clip(oneLine(text(p.ToolResponse)), maxSummary),
+		ToolUseID:        clip(p.ToolUseID, 128),
 		IsInterrupt:      p.IsInterrupt,
 		TaskID:           clip(text(p.TaskID), 64),
 		TaskSubject:      clip(oneLine(p.TaskSubject), maxSummary),

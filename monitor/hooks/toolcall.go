@@ -5,6 +5,8 @@ import "time"
 // ToolCall is one finished tool call as PostToolUse and PostToolUseFailure
 // report it: what a coaching engine observes.
 type ToolCall struct {
+	// ID is the call's tool_use id.
+	ID        string    `json:"id,omitempty"`
 	Pane      string    `json:"pane,omitempty"`
 	SessionID string    `json:"session_id,omitempty"`
 	Tool      string    `json:"tool"`
@@ -21,7 +23,7 @@ func (e Event) ToolCall() (ToolCall, bool) {
 	if e.Name != PostToolUse && e.Name != PostToolUseFailure {
 		return ToolCall{}, false
 	}
-	tc := ToolCall{Pane: e.Pane, SessionID: e.SessionID, Tool: e.ToolName, Input: e.ToolInput, At: e.Received}
+	tc := ToolCall{ID: e.ToolUseID, Pane: e.Pane, SessionID: e.SessionID, Tool: e.ToolName, Input: e.ToolInput, At: e.Received}
 	if e.Name == PostToolUseFailure {
 		tc.Failed, tc.Error = true, e.Error
 	} else {

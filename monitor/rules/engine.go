@@ -22,7 +22,9 @@ type File struct {
 	Version int     `yaml:"version"`
 	Agents  []Agent `yaml:"agents"`
 	Rules   []Rule  `yaml:"rules"`
-	// Disable lists rule ids (from earlier files) to switch off.
+	// Patterns are behaviour patterns over tool calls (see Pattern).
+	Patterns []Pattern `yaml:"patterns"`
+	// Disable lists rule and pattern ids (from earlier files) to switch off.
 	Disable []string `yaml:"disable"`
 }
 
@@ -101,9 +103,10 @@ func (a *Agent) matchesProcess(name string) bool {
 // Engine classifies screens with a fixed set of agents and rules. It is
 // immutable after construction and safe for concurrent use.
 type Engine struct {
-	agents  []*Agent
-	rules   []*Rule
-	byAgent map[string][]*Rule
+	agents   []*Agent
+	rules    []*Rule
+	byAgent  map[string][]*Rule
+	patterns []*Pattern
 }
 
 // Source is one rules file to load: a name for messages and its content.
@@ -172,12 +175,27 @@ func New(sources ...Source) (*Engine, error) {
 				e.rules = append(e.rules, &r)
 			}
 		}
+		if err := e.addPatterns(src, f.Patterns); err != nil {
+			return nil, err
+		}
 		for _, id := range f.Disable {
 			j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == id })
-			if j < 0 {
-				return nil, fmt.Errorf("rules %s: disable: no rule with id %s", src.Name, id)
+			if j >= 0 {
+				e.rules = slices.Delete(e.rules, j, j+1)
+				continue
 			}
-			e.rules = slices.Delete(e.rules, j, j+1)
+			j = slices.IndexFunc(e.patterns, func(x *Pattern) bool { return x.ID == id })
+			if j < 0 {
+				return nil, fmt.Errorf("rules %s: disable: no rule with id %s, and no pattern either", src.Name, id)
+			}
+			e.patterns = slices.Delete(e.patterns, j, j+1)
+		}
+	}
+	for _, p := range e.patterns {
+		for _, name := range p.When.Agents {
+			if !slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name }) {
+				return nil, fmt.Errorf("rules %s: line %d: pattern %s names agent %q, which no rules file defines", p.Source, p.Line, p.ID, name)
+			}
 		}
 	}
 	for _, r := range e.rules {
@@ -202,6 +220,54 @@ func New(sources ...Source) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// addPatterns checks one file's patterns and merges them: a pattern with
+// an existing id replaces it in place.
+func (e *Engine) addPatterns(src Source, ps []Pattern) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	lines := newPatternLines(src.Data)
+	seen := map[string]bool{}
+	for i := range ps {
+		p := ps[i]
+		p.Source = src.Name
+		at := lines.at(i)
+		p.Line = at()
+		if err := p.compile(at); err != nil {
+			return fmt.Errorf("rules %s: %w", src.Name, err)
+		}
+		if seen[p.ID] {
+			return fmt.Errorf("rules %s: line %d: pattern id %s is defined twice", src.Name, p.Line, p.ID)
+		}
+		seen[p.ID] = true
+		if j := slices.IndexFunc(e.patterns, func(x *Pattern) bool { return x.ID == p.ID }); j >= 0 {
+			e.patterns[j] = &p
+		} else {
+			e.patterns = append(e.patterns, &p)
+		}
+	}
+	return nil
+}
+
+// Patterns returns the active behaviour patterns in file order.
+func (e *Engine) Patterns() []Pattern {
+	out := make([]Pattern, len(e.patterns))
+	for i, p := range e.patterns {
+		out[i] = *p
+	}
+	return out
+}
+
+// Pattern returns the pattern with that id.
+func (e *Engine) Pattern(id string) (Pattern, bool) {
+	for _, p := range e.patterns {
+		if p.ID == id {
+			return *p, true
+		}
+	}
+	return Pattern{}, false
 }
 
 // Rules returns the active rules, highest priority first.

@@ -1,0 +1,285 @@
+package coach
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// Directive is one instruction from a user's CLAUDE.md: a bullet, or a
+// paragraph, under its heading.
+type Directive struct {
+	// ID is stable while the text's first words and heading stay the same:
+	// "<source>/<heading>/<first words>", e.g.
+	// "user/testing/never-rerun-a-failing-test".
+	ID      string `json:"id"`
+	Source  string `json:"source"` // "user" or "project"
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Heading string `json:"heading,omitempty"`
+	Text    string `json:"text"`
+}
+
+// DirectiveFile is a CLAUDE.md to read, and the source name its
+// directives get.
+type DirectiveFile struct {
+	Source string `json:"source"`
+	Path   string `json:"path"`
+}
+
+// DirectiveFiles are the files Claude Code itself reads as memory: the
+// user's (in claudeDir, normally ~/.claude) and the project's (CLAUDE.md
+// and .claude/CLAUDE.md in projectDir, the orchestrator's directory).
+// Empty arguments are skipped.
+func DirectiveFiles(claudeDir, projectDir string) []DirectiveFile {
+	var fs []DirectiveFile
+	if claudeDir != "" {
+		fs = append(fs, DirectiveFile{Source: "user", Path: filepath.Join(claudeDir, "CLAUDE.md")})
+	}
+	if projectDir != "" {
+		fs = append(fs, DirectiveFile{Source: "project", Path: filepath.Join(projectDir, "CLAUDE.md")},
+			DirectiveFile{Source: "project", Path: filepath.Join(projectDir, ".claude", "CLAUDE.md")})
+	}
+	return fs
+}
+
+// LoadDirectives reads every file that exists; a file that cannot be read
+// (other than missing) is reported and skipped.
+func LoadDirectives(files []DirectiveFile) ([]Directive, []error) {
+	var out []Directive
+	var errs []error
+	ids := map[string]int{}
+	for _, f := range files {
+		data, err := os.ReadFile(f.Path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read directives %s: %w", f.Path, err))
+			continue
+		}
+		for _, d := range ParseDirectives(f.Source, f.Path, data) {
+			// The same first words twice (two project files): keep both.
+			if n := ids[d.ID]; n > 0 {
+				ids[d.ID] = n + 1
+				d.ID = fmt.Sprintf("%s-%d", d.ID, n+1)
+			} else {
+				ids[d.ID] = 1
+			}
+			out = append(out, d)
+		}
+	}
+	return out, errs
+}
+
+var (
+	headingRe = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	bulletRe  = regexp.MustCompile(`^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$`)
+	fenceRe   = regexp.MustCompile("^\\s*(```|~~~)")
+	wordRe    = regexp.MustCompile(`[\p{L}\p{N}]+`)
+)
+
+// ParseDirectives splits a CLAUDE.md into directives: every bullet (with
+// its continuation lines) and every paragraph, under the nearest heading.
+// Code blocks, HTML comments and imports (@path lines) are left out.
+func ParseDirectives(source, file string, data []byte) []Directive {
+	var out []Directive
+	heading := ""
+	var cur *Directive
+	flush := func() {
+		if cur != nil {
+			cur.Text = strings.TrimSpace(cur.Text)
+			if cur.Text != "" {
+				out = append(out, *cur)
+			}
+		}
+		cur = nil
+	}
+	inFence, inComment := false, false
+	for i, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
+		n := i + 1
+		if fenceRe.MatchString(line) {
+			flush()
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		trimmed := strings.TrimSpace(line)
+		if inComment || strings.HasPrefix(trimmed, "<!--") {
+			flush()
+			inComment = !strings.Contains(trimmed, "-->")
+			continue
+		}
+		if m := headingRe.FindStringSubmatch(line); m != nil {
+			flush()
+			heading = m[2]
+			continue
+		}
+		if trimmed == "" || strings.HasPrefix(trimmed, "@") || strings.Trim(trimmed, "-*_= ") == "" {
+			flush()
+			continue
+		}
+		if m := bulletRe.FindStringSubmatch(line); m != nil {
+			flush()
+			cur = &Directive{Source: source, File: file, Line: n, Heading: heading, Text: m[3]}
+			continue
+		}
+		if cur != nil {
+			// A paragraph's next line, or a bullet's continuation (indented
+			// or lazy, as Markdown allows).
+			cur.Text += " " + trimmed
+			continue
+		}
+		cur = &Directive{Source: source, File: file, Line: n, Heading: heading, Text: trimmed}
+	}
+	flush()
+	seen := map[string]int{}
+	for i := range out {
+		id := source + "/"
+		if out[i].Heading != "" {
+			id += slug(out[i].Heading, 4) + "/"
+		}
+		id += slug(out[i].Text, 5)
+		seen[id]++
+		if seen[id] > 1 {
+			id = fmt.Sprintf("%s-%d", id, seen[id])
+		}
+		out[i].ID = id
+	}
+	return out
+}
+
+// slug is the first n words of s, lower case, joined by '-'.
+func slug(s string, n int) string {
+	words := wordRe.FindAllString(strings.ToLower(s), -1)
+	if len(words) > n {
+		words = words[:n]
+	}
+	if len(words) == 0 {
+		return "untitled"
+	}
+	return strings.Join(words, "-")
+}
+
+// Link is which directive a pattern's reminders quote, and why.
+type Link struct {
+	Pattern   string `json:"pattern"`
+	Directive string `json:"directive,omitempty"`
+	// Score is 1 for an explicit link, else the text match's strength in
+	// [0, 1]; By says which: "explicit", "text match", "none" (no
+	// directive matched well enough), or "missing" (the rules file names a
+	// directive that no CLAUDE.md has now).
+	Score float64 `json:"score"`
+	By    string  `json:"by"`
+	Text  string  `json:"text,omitempty"`
+}
+
+// MinLinkScore is the weakest text match that still links a directive.
+const MinLinkScore = 0.2
+
+// LinkDirective finds the directive for a pattern: the one its rules name,
+// else the best text match over its name, description and keywords.
+func LinkDirective(p rules.Pattern, ds []Directive) Link {
+	l := Link{Pattern: p.ID, By: "none"}
+	if p.Directive != "" {
+		for _, d := range ds {
+			if d.ID == p.Directive {
+				return Link{Pattern: p.ID, Directive: d.ID, Score: 1, By: "explicit", Text: d.Text}
+			}
+		}
+		l.Directive, l.By = p.Directive, "missing"
+		return l
+	}
+	query := terms(p.Name + " " + p.Description + " " + strings.Join(p.Keywords, " "))
+	if len(query) == 0 || len(ds) == 0 {
+		return l
+	}
+	docs := make([][]string, len(ds))
+	for i, d := range ds {
+		docs[i] = terms(d.Heading + " " + d.Text)
+	}
+	// idf: a word every directive has says little.
+	weight := map[string]float64{}
+	total := 0.0
+	for _, q := range query {
+		df := 0
+		for _, doc := range docs {
+			if hasTerm(doc, q) {
+				df++
+			}
+		}
+		w := math.Log(1 + float64(len(ds))/float64(1+df))
+		weight[q] = w
+		total += w
+	}
+	best, bestScore := -1, 0.0
+	for i, doc := range docs {
+		got := 0.0
+		for _, q := range query {
+			if hasTerm(doc, q) {
+				got += weight[q]
+			}
+		}
+		score := got / total
+		if score > bestScore+1e-9 {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 || bestScore < MinLinkScore {
+		l.Score = math.Round(bestScore*100) / 100
+		return l
+	}
+	return Link{Pattern: p.ID, Directive: ds[best].ID, Score: math.Round(bestScore*100) / 100, By: "text match", Text: ds[best].Text}
+}
+
+var stopwords = map[string]bool{
+	"the": true, "a": true, "an": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true,
+	"for": true, "is": true, "it": true, "its": true, "be": true, "by": true, "with": true, "same": true, "again": true,
+	"that": true, "this": true, "when": true, "while": true, "keeps": true, "agent": true, "you": true, "your": true,
+	"do": true, "not": true, "don": true, "t": true, "s": true, "are": true, "as": true, "at": true, "if": true,
+	"loop": true, "repeated": true, "repeatedly": true, "without": true, "one": true, "every": true, "always": true, "never": true,
+}
+
+// terms are the distinct significant words of s.
+func terms(s string) []string {
+	var out []string
+	for _, w := range wordRe.FindAllString(strings.ToLower(s), -1) {
+		if len(w) < 2 || stopwords[w] {
+			continue
+		}
+		if !hasExact(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func hasExact(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTerm: equal words, or one a prefix of the other when both have four
+// letters or more (format, formatter, formatting; test, tests).
+func hasTerm(doc []string, q string) bool {
+	for _, w := range doc {
+		if w == q {
+			return true
+		}
+		if len(w) >= 4 && len(q) >= 4 && (strings.HasPrefix(w, q) || strings.HasPrefix(q, w)) {
+			return true
+		}
+	}
+	return false
+}
