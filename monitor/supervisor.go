@@ -59,9 +59,9 @@ type Config struct {
 	// Nil: those fail with ErrNoSender.
 	Send Sender
 	// Audit records every action. Nil: nothing is recorded.
-	Audit *audit.Log
-	Clock    func() time.Time
-	Logger   *slog.Logger
+	Audit  *audit.Log
+	Clock  func() time.Time
+	Logger *slog.Logger
 
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
