@@ -18,21 +18,9 @@ const MaxMessage = audit.MaxText
 // target resolves the session or pane a write tool names and applies the
 // policy (allowlist, rate). A refusal is a tool error naming the rule.
 func (e *Env) target(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
-	if session == "" && pane == "" {
-		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
-		return monitor.Session{}, r, err
-	}
-	cctx, cancel := withTimeout(ctx, callTimeout)
-	defer cancel()
-	snap, err := e.Svc.Snapshot(cctx)
-	if err != nil {
-		r, err := serviceError(err)
-		return monitor.Session{}, r, err
-	}
-	sess, err := monitor.ResolveTarget(monitor.Target{Session: session, Pane: pane}, snap.Sessions, snap.Server)
-	if err != nil {
-		r, err := serviceError(err)
-		return monitor.Session{}, r, err
+	sess, r, err := e.resolve(ctx, session, pane)
+	if r != nil || err != nil {
+		return sess, r, err
 	}
 	if e.policy != nil {
 		if why := e.policy.check(sess); why != "" {
