@@ -132,6 +132,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.openSpawn()
 	case key.Matches(msg, k.Session.Link):
 		return m.openLink()
+	case key.Matches(msg, k.Session.Stop):
+		return m.openStop()
 	case key.Matches(msg, k.App.Filter):
 		m.input = inputFilter
 		m.showHelp = false

@@ -17,6 +17,7 @@ type formKind int
 const (
 	formSpawn formKind = iota // start an orchestrator
 	formLink                  // link the selected session to a task list
+	formStop                  // confirm stopping the selected orchestrator
 )
 
 type (
@@ -35,11 +36,12 @@ type (
 type formField struct {
 	label    string
 	required bool
+	check    func(string) string
 	ti       textinput.Model
 }
 
 // form is a small stack of one-line text inputs (the spawn form, the
-// task list link): tab moves between them, enter submits once the
+// task list link, the stop confirmation): tab moves between them, enter submits once the
 // required ones are filled in.
 type form struct {
 	st   *styles
@@ -59,6 +61,9 @@ type fieldSpec struct {
 	label, placeholder, value string
 	required                  bool
 	limit                     int
+	// check, when set, says what is wrong with a value ("" when nothing);
+	// the form is not submitted until it passes.
+	check func(string) string
 }
 
 func newForm(st *styles, keys formKeys) form { return form{st: st, keys: keys} }
@@ -77,7 +82,7 @@ func (f *form) Open(kind formKind, title string, sess monitor.Session, specs []f
 		f.st.styleTextinput(&ti)
 		ti.SetValue(s.value)
 		ti.CursorEnd()
-		f.fields[i] = formField{label: s.label, required: s.required, ti: ti}
+		f.fields[i] = formField{label: s.label, required: s.required, check: s.check, ti: ti}
 	}
 	f.SetSize(f.w, f.h)
 	return f.fields[0].ti.Focus()
@@ -123,6 +128,12 @@ func (f form) Update(msg tea.Msg) (form, tea.Cmd) {
 				if fl.required && values[i] == "" {
 					f.err = fl.label + " is required"
 					return f, f.move(i - f.focus)
+				}
+				if fl.check != nil {
+					if e := fl.check(values[i]); e != "" {
+						f.err = fl.label + ": " + e
+						return f, f.move(i - f.focus)
+					}
 				}
 			}
 			kind, sess := f.kind, f.sess

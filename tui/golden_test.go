@@ -111,6 +111,15 @@ func TestGolden(t *testing.T) {
 			},
 		},
 		{
+			name: "stop",
+			opts: Options{Lifecycle: &fakeLifecycle{}},
+			steps: []goldenStep{
+				{wait: ready},
+				{keys: keys("j"), wait: []string{"3. No, and tell"}},
+				{keys: keys("S"), wait: []string{"stop orchestrator auth", "remove worktree? (y/N)"}},
+			},
+		},
+		{
 			name: "filter",
 			steps: []goldenStep{
 				{wait: ready},

@@ -31,6 +31,8 @@ type sessionKeys struct {
 	Zoom, Compose, Answer, Yes, No, Interrupt, Jump, Link key.Binding
 	// Remind sends the reminder of a detected behaviour pattern.
 	Remind key.Binding
+	// Stop stops the selected orchestrator, after a confirmation.
+	Stop key.Binding
 }
 
 // wakeKeys acknowledge wakes.
@@ -60,7 +62,7 @@ type pickerKeys struct {
 	Up, Down, Choose, Back key.Binding
 }
 
-// formKeys work in the spawn and link forms.
+// formKeys work in the spawn, link and stop forms.
 type formKeys struct {
 	Submit, Next, Prev, Cancel key.Binding
 }
@@ -91,6 +93,7 @@ func newKeyMap() keyMap {
 			Jump:      b([]string{"o"}, "o", "jump to pane"),
 			Link:      b([]string{"t"}, "t", "link task list"),
 			Remind:    b([]string{"r"}, "r", "send reminder"),
+			Stop:      b([]string{"S"}, "S", "stop (orch-*)"),
 		},
 		Wakes: wakeKeys{
 			Ack:    b([]string{"a"}, "a", "ack"),
@@ -164,7 +167,7 @@ func (k sessionKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
 }
 func (k sessionKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link, k.Remind}}
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link, k.Remind, k.Stop}}
 }
 
 // answerHelp is shown while the selected session waits at a prompt.
@@ -273,6 +276,7 @@ func (k keyMap) sections() []keySection {
 			{k.App.ClearFilter, "Clear the filter."},
 			{k.App.Learnings, "Show the learnings: capabilities, the most seen patterns and anti-patterns, and the recent outcomes (docs/learning.md)."},
 			{k.App.Spawn, "Start an orchestrator: a form for the initiative, goal, repository, base, agent, task list and context (see docs/lifecycle.md)."},
+			{k.Session.Stop, "Stop the selected session's orchestrator, when it is a spawned one (a session named `orch-NAME`): a confirmation asks whether to remove its worktree too (`y`; empty or `n` keeps it, and the branch is always kept), then its agent is interrupted and its tmux session killed, as `system3 stop NAME` does (see docs/lifecycle.md). Other sessions are not stopped from here; `x` interrupts them."},
 			{k.App.Help, "Show or hide this help."},
 			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
 		}},
@@ -288,8 +292,8 @@ func (k keyMap) sections() []keySection {
 			{k.Compose.Template, "Pick a saved template (`dashboard.templates` in config.yaml)."},
 			{k.Compose.Cancel, "Close the box without sending."},
 		}},
-		{title: "Spawn and link forms", note: "Opened with `s` (spawn) and `L` (link).", keys: []keyDoc{
-			{k.Form.Submit, "Submit: spawn the orchestrator (the status line follows its steps), or link the session."},
+		{title: "Spawn, link, stop forms", note: "Opened with `s` (spawn), `t` (link) and `S` (stop).", keys: []keyDoc{
+			{k.Form.Submit, "Submit: spawn the orchestrator (the status line follows its steps), link the session, or stop the orchestrator (the status line says whether its worktree was kept or removed)."},
 			{k.Form.Next, "Next field."},
 			{k.Form.Prev, "Previous field."},
 			{k.Form.Cancel, "Close the form without doing anything."},

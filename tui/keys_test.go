@@ -81,14 +81,14 @@ func TestKeyMapHasNoClashes(t *testing.T) {
 	modes := map[string][]key.Binding{
 		"main": {k.Nav.Up, k.Nav.Down, k.Nav.Top, k.Nav.Bottom, k.App.Focus, k.App.Filter, k.App.ClearFilter, k.App.Learnings, k.App.Help, k.App.Quit,
 			k.Session.Zoom, k.Session.Compose, k.Session.Answer, k.Session.Yes, k.Session.No, k.Session.Interrupt, k.Session.Jump,
-			k.Wakes.Ack, k.Wakes.AckAll, k.App.Spawn, k.Session.Link},
+			k.Wakes.Ack, k.Wakes.AckAll, k.App.Spawn, k.Session.Link, k.Session.Remind, k.Session.Stop},
 		"form":    {k.Form.Submit, k.Form.Next, k.Form.Prev, k.Form.Cancel, k.App.ForceQuit},
 		"compose": {k.Compose.Send, k.Compose.Newline, k.Compose.Cancel, k.Compose.Prev, k.Compose.Next, k.Compose.Template, k.App.ForceQuit},
 		"picker":  {k.Picker.Up, k.Picker.Down, k.Picker.Choose, k.Picker.Back, k.App.ForceQuit},
 		"filter":  {k.Filter.Apply, k.Filter.Clear, k.App.ForceQuit},
 		"learn":   {k.Learn.Up, k.Learn.Down, k.Learn.Refresh, k.Learn.Back, k.App.Help, k.App.Quit},
 		"zoom": {k.Zoom.Up, k.Zoom.Down, k.Zoom.PageUp, k.Zoom.PageDown, k.Zoom.Top, k.Zoom.Bottom, k.Zoom.Back,
-			k.Session.Compose, k.Session.Answer, k.Session.Yes, k.Session.No, k.Session.Interrupt, k.Session.Jump, k.App.Quit},
+			k.Session.Compose, k.Session.Answer, k.Session.Yes, k.Session.No, k.Session.Interrupt, k.Session.Jump, k.Session.Stop, k.App.Quit},
 	}
 	for mode, bs := range modes {
 		seen := map[string]string{}

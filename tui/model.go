@@ -116,6 +116,8 @@ type Model struct {
 	status         status
 	// spawning is the initiative being spawned, if any.
 	spawning string
+	// stopping is the session being stopped, if any.
+	stopping string
 
 	dirtyRows, dirtyWakes bool
 	cache                 *viewCaches
@@ -281,6 +283,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case linkDoneMsg:
 		m.onLinkDone(msg)
+		return nil
+	case stopDoneMsg:
+		m.onStopDone(msg)
 		return nil
 	}
 	// Anything else (a paste, a cursor message) belongs to the input.

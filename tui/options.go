@@ -42,8 +42,8 @@ type Options struct {
 	// Learn is the learning store the learnings panel (L) shows; nil: the
 	// key says there is none. It is read off the UI goroutine.
 	Learn LearnSource
-	// Lifecycle starts orchestrators from the spawn form (s); nil: the
-	// dashboard says it cannot.
+	// Lifecycle starts orchestrators from the spawn form (s) and stops
+	// them (S); nil: the dashboard says it cannot.
 	Lifecycle Lifecycle
 	// ReminderSent is told when `r` typed a behaviour pattern's reminder
 	// into its pane (alert is wake.Reminder.Alert), so its effect is

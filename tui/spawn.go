@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -11,15 +12,20 @@ import (
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
-// Lifecycle starts orchestrators for the spawn form; *lifecycle.Manager
-// is one.
+// Lifecycle starts orchestrators for the spawn form and stops them for
+// the stop key; *lifecycle.Manager is one.
 type Lifecycle interface {
 	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
+	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
 }
 
 // spawnTimeout bounds a spawn from the dashboard: git, the agent's ready
 // wait and the first prompt.
 const spawnTimeout = 2 * time.Minute
+
+// stopTimeout bounds a stop from the dashboard: the interrupt, the kill
+// and git (status, worktree remove).
+const stopTimeout = 30 * time.Second
 
 type (
 	// spawnProgressMsg is one step of a spawn under way.
@@ -32,6 +38,12 @@ type (
 		initiative string
 		res        lifecycle.SpawnResult
 		err        error
+	}
+	// stopDoneMsg ends a stop.
+	stopDoneMsg struct {
+		session string
+		res     lifecycle.StopResult
+		err     error
 	}
 	// linkDoneMsg ends a link.
 	linkDoneMsg struct {
@@ -91,6 +103,55 @@ func (m *Model) openLink() tea.Cmd {
 	})
 }
 
+// openStop opens the stop confirmation for the selected session, when it
+// is a spawned orchestrator. Stop kills a whole tmux session, and a bare
+// name means orch-NAME first, so only orch-* sessions are stopped from
+// here: the selected row then names exactly the session that goes.
+func (m *Model) openStop() tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	if m.opts.Lifecycle == nil {
+		m.setStatus(levelWarn, "this dashboard cannot stop orchestrators; use `system3 stop NAME` in a terminal")
+		return nil
+	}
+	initiative, ok := strings.CutPrefix(s.Session, lifecycle.SessionPrefix)
+	if !ok || initiative == "" {
+		m.setStatus(levelWarn, "only spawned orchestrators (sessions named "+lifecycle.SessionPrefix+"*) can be stopped from here; "+
+			clean(s.Session)+" is not one: x interrupts its agent")
+		return nil
+	}
+	if m.stopping != "" {
+		m.setStatus(levelWarn, "stopping "+clean(m.stopping)+" already; wait for it to finish")
+		return nil
+	}
+	m.showHelp = false
+	m.input = inputForm
+	title := fmt.Sprintf("stop orchestrator %s: interrupt its agent and kill session %s", clean(initiative), clean(s.Session))
+	return m.form.Open(formStop, title, s, []fieldSpec{
+		{label: "remove worktree? (y/N)", placeholder: "n: keep trees/" + clean(initiative) + " (the branch is always kept)", limit: 3, check: yesNo},
+	})
+}
+
+// yesNo accepts an empty answer (no), y, yes, n or no.
+func yesNo(v string) string {
+	if _, ok := parseYesNo(v); !ok {
+		return "answer y or n (empty: n)"
+	}
+	return ""
+}
+
+func parseYesNo(v string) (yes, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "y", "yes":
+		return true, true
+	case "", "n", "no":
+		return false, true
+	}
+	return false, false
+}
+
 // onFormSubmit runs what a form asked for.
 func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 	m.closeInput()
@@ -119,8 +180,45 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 		}
 		m.setStatus(levelInfo, "linking "+clean(name)+"…")
 		return link(m.ctx, m.svc, t, name, msg.values[0])
+	case formStop:
+		remove, _ := parseYesNo(msg.values[0]) // the form checked it
+		req := lifecycle.StopRequest{Name: msg.sess.Session, RemoveWorktree: remove, Origin: origin}
+		m.stopping = req.Name
+		m.setStatus(levelInfo, "stopping "+clean(req.Name)+"…")
+		return runStop(m.ctx, m.opts.Lifecycle, req)
 	}
 	return nil
+}
+
+func (m *Model) onStopDone(msg stopDoneMsg) {
+	m.stopping = ""
+	r := msg.res
+	if msg.err != nil {
+		if r.Status != "" { // stopped, but the worktree could not go
+			m.setStatus(levelError, "✖ stopped "+clean(r.Session)+", but: "+clean(msg.err.Error()))
+			return
+		}
+		m.setStatus(levelError, "✖ could not stop "+clean(msg.session)+": "+clean(msg.err.Error()))
+		return
+	}
+	text := "stopped " + clean(r.Session)
+	if r.Interrupted {
+		text += " (its agent was interrupted first)"
+	}
+	branch := ""
+	if r.Branch != "" {
+		branch = "; branch " + clean(r.Branch) + " kept"
+	}
+	switch {
+	case r.Removed:
+		m.setStatus(levelOK, text+" · worktree "+clean(r.Worktree)+" removed"+branch)
+	case r.Worktree != "":
+		m.setStatus(levelOK, text+" · worktree "+clean(r.Worktree)+" kept"+branch)
+	case r.Detail != "":
+		m.setStatus(levelWarn, text+" · "+clean(r.Detail))
+	default:
+		m.setStatus(levelOK, text)
+	}
 }
 
 func (m *Model) onSpawnDone(msg spawnDoneMsg) {
@@ -168,6 +266,16 @@ func runSpawn(ctx context.Context, lc Lifecycle, req lifecycle.SpawnRequest, ch 
 		}
 		res, err := lc.Spawn(ctx, req)
 		return spawnDoneMsg{initiative: req.Initiative, res: res, err: err}
+	}
+}
+
+// runStop stops an orchestrator.
+func runStop(ctx context.Context, lc Lifecycle, req lifecycle.StopRequest) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+		defer cancel()
+		res, err := lc.Stop(ctx, req)
+		return stopDoneMsg{session: req.Name, res: res, err: err}
 	}
 }
 

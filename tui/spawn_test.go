@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,12 +12,15 @@ import (
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
-// fakeLifecycle records spawn requests, reports two steps and answers
-// with err or a result.
+// fakeLifecycle records spawn and stop requests, reports two spawn
+// steps and answers with err or a result.
 type fakeLifecycle struct {
-	mu   sync.Mutex
-	reqs []lifecycle.SpawnRequest
-	err  error
+	mu    sync.Mutex
+	reqs  []lifecycle.SpawnRequest
+	stops []lifecycle.StopRequest
+	err   error
+	// stopRes is what Stop answers (with err).
+	stopRes lifecycle.StopResult
 }
 
 func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
@@ -31,6 +35,22 @@ func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	}
 	return lifecycle.SpawnResult{Status: "spawned", Session: lifecycle.SessionName(req.Initiative), Worktree: "/repo/trees/" + req.Initiative,
 		TaskList: lifecycle.DefaultTaskList(req.Initiative), AutoTrusted: true}, nil
+}
+
+func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stops = append(f.stops, req)
+	if _, ok := ctx.Deadline(); !ok {
+		return lifecycle.StopResult{}, errors.New("stop without a deadline")
+	}
+	return f.stopRes, f.err
+}
+
+func (f *fakeLifecycle) stopRequests() []lifecycle.StopRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]lifecycle.StopRequest(nil), f.stops...)
 }
 
 func (f *fakeLifecycle) requests() []lifecycle.SpawnRequest {
@@ -141,5 +161,111 @@ func TestLinkKey(t *testing.T) {
 	h.press("enter")
 	if s := h.statusText(); !strings.Contains(s, "✖ could not link") || !strings.Contains(s, "not a task list id") {
 		t.Fatalf("status = %q", s)
+	}
+}
+
+func TestStopKey(t *testing.T) {
+	lc := &fakeLifecycle{stopRes: lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true,
+		Worktree: "/repo/trees/auth", Branch: "auth"}}
+	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h.selectPane("%1")
+	h.press("S")
+	if v := h.m.View(); h.m.input != inputForm || !strings.Contains(v, "stop orchestrator auth") || !strings.Contains(v, "remove worktree? (y/N)") {
+		t.Fatalf("S did not open the stop confirmation:\n%s", v)
+	}
+	if len(lc.stopRequests()) != 0 {
+		t.Fatal("S stopped before the confirmation")
+	}
+	// enter with the answer empty keeps the worktree.
+	h.press("enter")
+	stops := lc.stopRequests()
+	if want := (lifecycle.StopRequest{Name: "orch-auth", Origin: "tui"}); len(stops) != 1 || stops[0] != want {
+		t.Fatalf("stops = %+v, want %+v", stops, want)
+	}
+	if h.m.input != inputNone || h.m.stopping != "" {
+		t.Fatalf("input %v, stopping %q after the stop", h.m.input, h.m.stopping)
+	}
+	if s, want := h.statusText(), "stopped orch-auth (its agent was interrupted first) · worktree /repo/trees/auth kept; branch auth kept"; s != want {
+		t.Fatalf("status = %q, want %q", s, want)
+	}
+
+	// y removes the worktree.
+	lc.stopRes = lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth", Removed: true, Branch: "auth"}
+	h.selectPane("%2") // another pane of the same session: the same orchestrator
+	h.press("S")
+	h.typeText("y")
+	h.press("enter")
+	stops = lc.stopRequests()
+	if want := (lifecycle.StopRequest{Name: "orch-auth", RemoveWorktree: true, Origin: "tui"}); len(stops) != 2 || stops[1] != want {
+		t.Fatalf("stops = %+v, want %+v last", stops, want)
+	}
+	if s, want := h.statusText(), "stopped orch-auth · worktree /repo/trees/auth removed; branch auth kept"; s != want {
+		t.Fatalf("status = %q, want %q", s, want)
+	}
+
+	// Another answer is refused in the form, and nothing is stopped.
+	h.press("S")
+	h.typeText("maybe")
+	h.press("enter")
+	if v := h.m.View(); h.m.input != inputForm || len(lc.stopRequests()) != 2 || !strings.Contains(v, "answer y or n") {
+		t.Fatalf("a bad answer: input %v, stops %d:\n%s", h.m.input, len(lc.stopRequests()), v)
+	}
+	// esc cancels.
+	h.press("esc")
+	if h.m.input != inputNone || len(lc.stopRequests()) != 2 {
+		t.Fatalf("esc: input %v, stops %d", h.m.input, len(lc.stopRequests()))
+	}
+
+	// A failure says so; stopped-but-worktree-kept says both.
+	lc.stopRes, lc.err = lifecycle.StopResult{}, fmt.Errorf("%w: no tmux session orch-auth; run `system3 status` to list sessions", lifecycle.ErrNotFound)
+	h.press("S", "enter")
+	if s, want := h.statusText(), "✖ could not stop orch-auth: no such orchestrator: no tmux session orch-auth; run `system3 status` to list sessions"; s != want {
+		t.Fatalf("status = %q, want %q", s, want)
+	}
+	lc.stopRes = lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth"}
+	lc.err = errors.New("the session is stopped, but worktree /repo/trees/auth has uncommitted changes, so it was kept")
+	h.press("S")
+	h.typeText("yes")
+	h.press("enter")
+	if s := h.statusText(); !strings.HasPrefix(s, "✖ stopped orch-auth, but: the session is stopped, but worktree /repo/trees/auth has uncommitted changes") {
+		t.Fatalf("status = %q", s)
+	}
+	if n := len(lc.stopRequests()); n != 4 {
+		t.Fatalf("stops = %d, want 4", n)
+	}
+}
+
+func TestStopKeyRefuses(t *testing.T) {
+	// A session not named orch-* is not stopped: stop kills the whole
+	// tmux session, and a bare name would mean orch-NAME first.
+	lc := &fakeLifecycle{}
+	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h.selectPane("%4")
+	h.press("S")
+	if s := h.statusText(); h.m.input != inputNone || !strings.Contains(s, "only spawned orchestrators (sessions named orch-*) can be stopped from here") ||
+		!strings.Contains(s, "api is not one: x interrupts its agent") {
+		t.Fatalf("input %v, status %q", h.m.input, s)
+	}
+	if len(lc.stopRequests()) != 0 {
+		t.Fatalf("stops = %+v", lc.stopRequests())
+	}
+
+	// Without a lifecycle the key says the dashboard cannot stop.
+	h = newHarness(t, newFixtureService(t), Options{}, 100, 30)
+	h.selectPane("%1")
+	h.press("S")
+	if s := h.statusText(); h.m.input != inputNone || !strings.Contains(s, "this dashboard cannot stop orchestrators; use `system3 stop NAME`") {
+		t.Fatalf("input %v, status %q", h.m.input, s)
+	}
+}
+
+func TestStopKeyOneAtATime(t *testing.T) {
+	lc := &fakeLifecycle{}
+	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h.selectPane("%1")
+	h.m.stopping = "orch-db" // a stop still under way
+	h.press("S")
+	if s := h.statusText(); h.m.input != inputNone || s != "stopping orch-db already; wait for it to finish" {
+		t.Fatalf("input %v, status %q", h.m.input, s)
 	}
 }
