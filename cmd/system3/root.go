@@ -19,6 +19,13 @@ exited), and wakes a person or a supervising agent when one needs help.
 With no command it opens the dashboard (see system3 tui --help); system3 demo
 shows it on scripted agents in a private tmux server.
 
+It also starts and stops orchestrators in git worktrees (spawn, stop, link),
+takes Claude Code's hook events as a push signal (hooks install), remembers
+how initiatives ended and what they taught (outcome report, reflect,
+capabilities), and reminds looping agents of your CLAUDE.md directives
+(patterns, directives, interventions). Supervising agents get the same over
+MCP (serve, mcp).
+
 It selects the tmux server with --tmux-socket (tmux -L) or --tmux-socket-path
 (tmux -S); without either it uses your default tmux server.
 
