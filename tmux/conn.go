@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,6 +100,7 @@ func Attach(ctx context.Context, s Server, session string, opts ConnOptions) (*C
 	// must never do that.
 	c.cmd = exec.CommandContext(ctx, s.bin(), s.clientArgv("-N", "-C",
 		"attach-session", "-f", "ignore-size", "-t", exactSession(session))...)
+	c.cmd.Env = controlEnv(os.Environ())
 	c.cmd.Stdin = pr
 	c.cmd.Stderr = &c.stderr
 	c.cmd.Cancel = func() error { return c.cmd.Process.Signal(syscall.SIGTERM) }
@@ -385,4 +387,25 @@ func (c *Conn) Close() error {
 	})
 	<-c.finished
 	return nil
+}
+
+// controlEnv is the environment a control client runs with: only what
+// tmux needs to find the server and speak UTF-8.
+//
+// A tmux client sends its whole environment to the server while it
+// identifies, one message per variable, and tmux up to at least 3.5 crashes
+// (a NULL control_state in control_write) when it sends a control client a
+// notification, such as another client creating a session, in the middle of
+// that identification. A large environment takes several writes and opens
+// that window wide; a handful of variables leaves it almost shut.
+func controlEnv(environ []string) []string {
+	keep := []string{"PATH", "HOME", "USER", "LOGNAME", "TERM", "TMUX", "TMUX_TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(keep, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

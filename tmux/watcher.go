@@ -262,7 +262,7 @@ func (w *Watcher) control(ctx context.Context) error {
 			}
 			known = ids
 		}
-		if !wait(ctx, w.kick, recheckInterval) {
+		if !wait(ctx, w.kick, recheckInterval) || !settle(ctx, w.kick, attachSettle, maxSettle) {
 			return nil
 		}
 	}
@@ -485,6 +485,38 @@ func wait(ctx context.Context, kick <-chan struct{}, d time.Duration) bool {
 	case <-t.C:
 	}
 	return true
+}
+
+// attachSettle is how long sessions must stop changing before the watcher
+// attaches control clients to new ones (at most maxSettle). tmux up to at
+// least 3.5 crashes when a control client is sent a notification while it
+// identifies itself, and creating a session sends one to every control
+// client: attaching while a script is still creating sessions is exactly
+// that. Waiting for a quiet moment keeps attaches out of such bursts.
+const (
+	attachSettle = 150 * time.Millisecond
+	maxSettle    = time.Second
+)
+
+// settle waits until kick has been quiet for quiet, or for max in all. It
+// returns false when ctx ends.
+func settle(ctx context.Context, kick <-chan struct{}, quiet, max time.Duration) bool {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return true
+		case <-t.C:
+			return true
+		case <-kick:
+			t.Reset(quiet)
+		}
+	}
 }
 
 func sameKeys(a, b map[string]bool) bool {

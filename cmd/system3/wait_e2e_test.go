@@ -46,6 +46,7 @@ func TestWaitWithRealMonitors(t *testing.T) {
 	waitServed(t, state)
 	go wait()
 	time.Sleep(300 * time.Millisecond) // let the second wait connect
+	tmuxtest.WaitControlClients(t, srv, 1) // attached before a session is created beside it
 
 	c := tmux.NewClient(srv)
 	if _, err := c.NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-deploy", Width: 120, Height: 40,
