@@ -45,7 +45,7 @@ func TestWaitWithRealMonitors(t *testing.T) {
 	go wait()
 	waitServed(t, state)
 	go wait()
-	time.Sleep(300 * time.Millisecond) // let the second wait connect
+	time.Sleep(300 * time.Millisecond)     // let the second wait connect
 	tmuxtest.WaitControlClients(t, srv, 1) // attached before a session is created beside it
 
 	c := tmux.NewClient(srv)
