@@ -72,6 +72,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newAuditCmd(a),
 		newDemoCmd(a),
 		newFakeAgentCmd(a),
+		newBenchCmd(a),
 	)
 	return root
 }
