@@ -156,7 +156,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	}
 	s.RSS.System3 = mib(rss)
 	// Let the last prompts of the window reach both callers.
-	if err := sleepCtx(ctx, 3*time.Second); err != nil {
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
 		return err
 	}
 	stop()
@@ -364,7 +364,8 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 		return err
 	}
 	s.RSS.Baseline = mib(rss)
-	if err := sleepCtx(ctx, 3*time.Second); err != nil {
+	// Let the poll after the window see the last prompts.
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
 		return err
 	}
 	var arr []arrival

@@ -85,7 +85,7 @@ func (a *agent) benchPrompt(ctx context.Context, n int) error {
 		{label: "Yes, and don’t ask again for: rm -rf build/*"},
 		{label: "No"},
 	}}
-	defer func() { a.m.dialog = nil }()
+	defer func() { a.m.dialog, a.m.mode = nil, modeWorking }()
 	start := time.Now()
 	a.draw()
 	if a.opt.Marks != nil {
