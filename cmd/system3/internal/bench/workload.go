@@ -78,12 +78,24 @@ func startWorkload(ctx context.Context, exe string, n int, allIdle bool, promptE
 		w.Close()
 		return nil, err
 	}
+	// The agents run as "claude", as Claude Code's process is named, so
+	// that system3 and the baseline recognise them the way they recognise
+	// the real CLI: by the pane's command.
+	agent := filepath.Join(dir, "bin", "claude")
+	if err := os.MkdirAll(filepath.Dir(agent), 0o700); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := os.Symlink(exe, agent); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("link the fake agent: %w", err)
+	}
 	c := tmux.NewClient(w.Server)
 	env := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_CONFIG_DIR": filepath.Join(dir, "home", ".claude")}
 	for i := range n {
 		role := roleOf(i, allIdle)
 		p := Pane{Session: fmt.Sprintf("bench-%s-%03d", role, i), Role: role}
-		argv := []string{exe, "fake-agent"}
+		argv := []string{agent, "fake-agent"}
 		switch role {
 		case RoleIdle:
 			argv = append(argv, "--script", "idle")
