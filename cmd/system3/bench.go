@@ -25,9 +25,9 @@ func newBenchCmd(a *app) *cobra.Command {
 		Use:   "bench",
 		Short: "Measure system3 against a naive polling baseline (for docs/performance.md)",
 		Long: `Run the performance harness: for each number of panes, start a private tmux
-server with fake agents (a quarter printing 20 lines a second, a quarter
-doing the same and stopping on a permission prompt at random moments, half
-idle at their prompt), run system3 serve on it as a separate process with a
+server with fake agents (by default a quarter printing 20 lines a second, a
+quarter doing the same and stopping on a permission prompt at random
+moments, half idle at their prompt; --busy sets the share that prints), run system3 serve on it as a separate process with a
 private state dir and MCP port, and measure:
 
   - detection latency: prompt drawn in a pane → the wake printed by a
@@ -54,6 +54,9 @@ take about 15 minutes; see docs/performance.md.`,
 				if exe, err = os.Executable(); err != nil {
 					return fmt.Errorf("find the system3 executable: %w", err)
 				}
+			}
+			if cfg.Busy <= 0 || cfg.Busy > 1 {
+				return fmt.Errorf("--busy %v is out of range: give a share between 0 and 1, like 0.5", cfg.Busy)
 			}
 			for _, n := range cfg.Panes {
 				if n < 4 {
@@ -84,6 +87,7 @@ take about 15 minutes; see docs/performance.md.`,
 	f := cmd.Flags()
 	f.IntSliceVar(&cfg.Panes, "panes", []int{10, 50, 200}, "numbers of panes to measure")
 	f.DurationVar(&cfg.Window, "window", 30*time.Second, "how long CPU and detection are measured at each size (idle CPU: half as long)")
+	f.Float64Var(&cfg.Busy, "busy", 0.5, "share of the panes printing output (half of them also prompting); the rest are idle")
 	f.DurationVar(&cfg.PromptEvery, "prompt-every", 4*time.Second, "how often, on average, a prompting agent asks for permission")
 	f.IntVar(&cfg.LoadPanes, "load-panes", 0, "the size at which MCP status and guidance are measured (default 50 when measured, else the first size)")
 	f.IntSliceVar(&cfg.Clients, "clients", []int{1, 10, 100}, "numbers of concurrent MCP status clients")

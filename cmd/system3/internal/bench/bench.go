@@ -34,6 +34,9 @@ type Config struct {
 	// Window is how long CPU is measured and prompts are collected at each
 	// size (default 30s); the idle CPU window is half as long.
 	Window time.Duration
+	// Busy is the share of panes printing output (default 0.5); every
+	// other busy pane also stops on permission prompts.
+	Busy float64
 	// PromptEvery is how often, on average, a prompting agent shows a
 	// permission prompt (default 4s).
 	PromptEvery time.Duration
@@ -58,6 +61,9 @@ func (c *Config) defaults() {
 	}
 	if c.Window <= 0 {
 		c.Window = 30 * time.Second
+	}
+	if c.Busy <= 0 {
+		c.Busy = 0.5
 	}
 	if c.PromptEvery <= 0 {
 		c.PromptEvery = 4 * time.Second
@@ -90,6 +96,8 @@ type Report struct {
 	Started  time.Time `json:"started"`
 	Duration string    `json:"duration"`
 	Window   string    `json:"window"`
+	// Busy is the share of panes printing output.
+	Busy float64 `json:"busy"`
 	// PromptEvery is the prompting agents' mean interval between prompts.
 	PromptEvery string `json:"prompt_every"`
 	Sizes       []Size `json:"sizes"`
@@ -179,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("system3 bench reads /proc and runs on Linux only")
 	}
 	r := &Report{Machine: machine(ctx), Started: time.Now().UTC(), Window: cfg.Window.String(),
-		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes}
+		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes, Busy: cfg.Busy}
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench: "+format+"\n", args...) }
 
 	logf("classifier on a 2,000-line capture")

@@ -101,3 +101,30 @@ func TestRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestRoles(t *testing.T) {
+	count := func(n int, busy float64) map[Role]int {
+		m := map[Role]int{}
+		for i := range n {
+			m[roleOf(i, busy)]++
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		n                    int
+		busy                 float64
+		stream, prompt, idle int
+	}{
+		{4, 0.5, 1, 1, 2},
+		{50, 0.5, 13, 12, 25},
+		{200, 0.5, 50, 50, 100},
+		{200, 0.125, 13, 12, 175},
+		{10, 0, 0, 0, 10},
+		{8, 1, 4, 4, 0},
+	} {
+		got := count(tt.n, tt.busy)
+		if got[RoleStream] != tt.stream || got[RolePrompt] != tt.prompt || got[RoleIdle] != tt.idle {
+			t.Errorf("%d panes, busy %v: %v; want %d stream, %d prompt, %d idle", tt.n, tt.busy, got, tt.stream, tt.prompt, tt.idle)
+		}
+	}
+}

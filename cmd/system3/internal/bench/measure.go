@@ -85,7 +85,7 @@ func readyTimeout(n int) time.Duration { return 30*time.Second + time.Duration(n
 func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
 	n := s.Panes
 	logf("system3, %d panes: starting the workload", n)
-	w, err := startWorkload(ctx, cfg.Exe, n, false, cfg.PromptEvery)
+	w, err := startWorkload(ctx, cfg.Exe, n, cfg.Busy, cfg.PromptEvery)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	w.Close()
 
 	logf("system3, %d panes: idle CPU", n)
-	idle, err := startWorkload(ctx, cfg.Exe, n, true, 0)
+	idle, err := startWorkload(ctx, cfg.Exe, n, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func waitState(ctx context.Context, svc *ipc.Client, pane string, state rules.St
 func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
 	n := s.Panes
 	logf("baseline, %d panes: starting the workload", n)
-	w, err := startWorkload(ctx, cfg.Exe, n, false, cfg.PromptEvery)
+	w, err := startWorkload(ctx, cfg.Exe, n, cfg.Busy, cfg.PromptEvery)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 	w.Close()
 
 	logf("baseline, %d panes: idle CPU", n)
-	idle, err := startWorkload(ctx, cfg.Exe, n, true, 0)
+	idle, err := startWorkload(ctx, cfg.Exe, n, 0, 0)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,24 +45,22 @@ const workloadConfig = `set -g history-limit 2000
 set -g status off
 `
 
-// roleOf spreads roles over n panes: a quarter streaming, half idle, a
-// quarter streaming and prompting; allIdle makes every pane idle.
-func roleOf(i int, allIdle bool) Role {
-	if allIdle {
+// roleOf spreads roles over panes: a busy share of them (evenly spread)
+// prints output, every other busy pane also stopping on prompts; the rest
+// are idle. busy 0 makes every pane idle.
+func roleOf(i int, busy float64) Role {
+	if math.Floor(float64(i+1)*busy) == math.Floor(float64(i)*busy) {
 		return RoleIdle
 	}
-	switch i % 4 {
-	case 0:
+	if int(math.Floor(float64(i)*busy))%2 == 0 {
 		return RoleStream
-	case 3:
-		return RolePrompt
 	}
-	return RoleIdle
+	return RolePrompt
 }
 
 // startWorkload starts a private tmux server with n fake agents (exe's
 // fake-agent command), each in its own session.
-func startWorkload(ctx context.Context, exe string, n int, allIdle bool, promptEvery time.Duration) (*Workload, error) {
+func startWorkload(ctx context.Context, exe string, n int, busy float64, promptEvery time.Duration) (*Workload, error) {
 	dir, err := os.MkdirTemp("", "s3bench-")
 	if err != nil {
 		return nil, fmt.Errorf("create the workload directory: %w", err)
@@ -93,7 +92,7 @@ func startWorkload(ctx context.Context, exe string, n int, allIdle bool, promptE
 	c := tmux.NewClient(w.Server)
 	env := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_CONFIG_DIR": filepath.Join(dir, "home", ".claude")}
 	for i := range n {
-		role := roleOf(i, allIdle)
+		role := roleOf(i, busy)
 		p := Pane{Session: fmt.Sprintf("bench-%s-%03d", role, i), Role: role}
 		argv := []string{agent, "fake-agent"}
 		switch role {
