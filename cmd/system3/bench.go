@@ -68,7 +68,7 @@ take about 15 minutes; see docs/performance.md.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			r, err := bench.Run(ctx, cfg)
-			if err != nil {
+			if r == nil {
 				return err
 			}
 			if jsonPath != "" {
@@ -81,6 +81,9 @@ take about 15 minutes; see docs/performance.md.`,
 				}
 			}
 			bench.WriteMarkdown(a.stdout, r)
+			if err != nil {
+				return fmt.Errorf("the report above is incomplete: %w", err)
+			}
 			return nil
 		},
 	}

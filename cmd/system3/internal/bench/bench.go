@@ -152,6 +152,8 @@ type Size struct {
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).
 	RSS          Pair[float64] `json:"peak_rss_mib"`
 	RSSAfterLoad float64       `json:"peak_rss_after_mcp_load_mib,omitempty"`
+	// Error says why this size could not be measured in full.
+	Error string `json:"error,omitempty"`
 }
 
 // StatusResult is MCP status under concurrent clients.
@@ -177,7 +179,8 @@ type Classify struct {
 	MeanMS    float64 `json:"mean_ms"`
 }
 
-// Run measures everything cfg asks for.
+// Run measures everything cfg asks for. When a size fails it carries on
+// with the next and returns the report with the error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.defaults()
 	if cfg.Exe == "" {
@@ -196,21 +199,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.Classify = c
+	var failed []error
 	for _, n := range cfg.Panes {
 		s := Size{Panes: n}
 		load := n == cfg.LoadPanes
-		if err := measureSystem3(ctx, cfg, &s, r, load, logf); err != nil {
-			return nil, fmt.Errorf("system3 with %d panes: %w", n, err)
-		}
-		if !cfg.NoBaseline {
-			if err := measureBaseline(ctx, cfg, &s, r, load, logf); err != nil {
-				return nil, fmt.Errorf("baseline with %d panes: %w", n, err)
+		err := measureSystem3(ctx, cfg, &s, r, load, logf)
+		if err != nil {
+			err = fmt.Errorf("system3 with %d panes: %w", n, err)
+		} else if !cfg.NoBaseline {
+			if err = measureBaseline(ctx, cfg, &s, r, load, logf); err != nil {
+				err = fmt.Errorf("baseline with %d panes: %w", n, err)
 			}
 		}
+		if err != nil {
+			// Keep what the other sizes measured.
+			logf("%v", err)
+			s.Error = err.Error()
+			failed = append(failed, err)
+		}
 		r.Sizes = append(r.Sizes, s)
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	r.Duration = time.Since(r.Started).Round(time.Second).String()
-	return r, nil
+	return r, errors.Join(failed...)
 }
 
 //go:embed testdata/permission_bash.txt

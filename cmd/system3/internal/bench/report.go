@@ -85,6 +85,11 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			ratio(st.Latency.System3.P99, st.Latency.Baseline.P99), ratio(st.PerSec.System3, st.PerSec.Baseline),
 			st.Errors.System3, st.Errors.Baseline)
 	}
+	for _, s := range r.Sizes {
+		if s.Error != "" {
+			fmt.Fprintf(w, "\n%d panes: not measured in full: %s.\n", s.Panes, s.Error)
+		}
+	}
 	g := r.Guidance
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Guidance: a %d-byte, %d-line message typed into an idle agent and verified, at %d panes (system3: MCP `inject_guidance`; baseline: forked paste-buffer and Enter, then a capture every 500 ms until the agent works):\n\n",
