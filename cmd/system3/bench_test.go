@@ -75,6 +75,9 @@ func TestBenchSmoke(t *testing.T) {
 	if s.CPU.System3 <= 0 || s.CPU.Baseline <= 0 || s.CPUIdle.System3 < 0 || s.CPUIdle.Baseline <= 0 {
 		t.Errorf("cpu = %+v, idle %+v; want positive (system3 idle may be 0)", s.CPU, s.CPUIdle)
 	}
+	if s.CPUServe <= 0 || s.CPUServe > s.CPU.System3 {
+		t.Errorf("serve process cpu %v of %v; want a positive part", s.CPUServe, s.CPU.System3)
+	}
 	if s.TmuxCPU.System3 <= 0 || s.TmuxCPU.Baseline <= 0 {
 		t.Errorf("tmux server cpu = %+v", s.TmuxCPU)
 	}

@@ -144,8 +144,11 @@ type Size struct {
 	MissedBaseline int       `json:"missed_baseline"`
 	// CPU in percent of one core over the window (supervisor process tree),
 	// with the workload streaming and with every pane idle.
-	CPU     Pair[float64] `json:"cpu_pct"`
-	CPUIdle Pair[float64] `json:"cpu_idle_pct"`
+	CPU Pair[float64] `json:"cpu_pct"`
+	// CPUServe is the part of system3's streaming CPU used by the serve
+	// process itself; the rest is its control-mode tmux clients.
+	CPUServe float64       `json:"cpu_serve_process_pct"`
+	CPUIdle  Pair[float64] `json:"cpu_idle_pct"`
 	// TmuxCPU is the tmux server's own CPU over the streaming window.
 	TmuxCPU Pair[float64] `json:"tmux_server_cpu_pct"`
 	// RSS is the supervisor's peak resident memory (VmHWM) in MiB after

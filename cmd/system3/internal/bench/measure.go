@@ -144,7 +144,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	case <-time.After(cfg.Window):
 	}
 	to := time.Now()
-	if s.CPU.System3, err = cpu.percent(); err != nil {
+	if s.CPU.System3, s.CPUServe, err = cpu.split(); err != nil {
 		return err
 	}
 	if s.TmuxCPU.System3, err = tcpu.percent(); err != nil {

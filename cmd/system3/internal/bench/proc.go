@@ -102,11 +102,11 @@ func peakRSS(pid int) (int64, error) {
 }
 
 // cpuMeter measures the share of one core a process tree uses over an
-// interval.
+// interval, and the part of it the root process uses itself.
 type cpuMeter struct {
-	pid   int
-	cpu0  time.Duration
-	wall0 time.Time
+	pid        int
+	cpu0, own0 time.Duration
+	wall0      time.Time
 }
 
 func startCPU(pid int) (*cpuMeter, error) {
@@ -114,14 +114,30 @@ func startCPU(pid int) (*cpuMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuMeter{pid: pid, cpu0: c, wall0: time.Now()}, nil
+	own, err := readStat(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &cpuMeter{pid: pid, cpu0: c, own0: own.cpu, wall0: time.Now()}, nil
 }
 
-// percent is the CPU used since start, in percent of one core.
+// percent is the CPU the tree used since start, in percent of one core.
 func (m *cpuMeter) percent() (float64, error) {
+	tree, _, err := m.split()
+	return tree, err
+}
+
+// split is percent, and the part of it used by the root process (with
+// the children it reaped) rather than its live descendants.
+func (m *cpuMeter) split() (tree, own float64, err error) {
 	c, err := treeCPU(m.pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return 100 * (c - m.cpu0).Seconds() / time.Since(m.wall0).Seconds(), nil
+	st, err := readStat(m.pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	wall := time.Since(m.wall0).Seconds()
+	return 100 * (c - m.cpu0).Seconds() / wall, 100 * (st.cpu - m.own0).Seconds() / wall, nil
 }

@@ -69,6 +69,11 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			num(s.TmuxCPU.System3), num(s.TmuxCPU.Baseline), ratio(s.TmuxCPU.System3, s.TmuxCPU.Baseline),
 			num(s.RSS.System3), num(s.RSS.Baseline), ratio(s.RSS.System3, s.RSS.Baseline))
 	}
+	fmt.Fprintln(w)
+	for _, s := range r.Sizes {
+		fmt.Fprintf(w, "- %d panes, streaming: system3's %s %% is %s %% in the serve process and %s %% in its %d control-mode tmux clients.\n",
+			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(s.CPU.System3-s.CPUServe), s.Panes)
+	}
 	for _, s := range r.Sizes {
 		if s.RSSAfterLoad > 0 {
 			fmt.Fprintf(w, "\nsystem3's peak RSS at %d panes after the MCP status load below too: %s MiB.\n", s.Panes, num(s.RSSAfterLoad))
