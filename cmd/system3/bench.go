@@ -34,8 +34,10 @@ private state dir and MCP port, and measure:
     system3 wait and returned by an MCP wait_for_wake caller (p50/p95/p99);
   - CPU (user+system of serve and its tmux control clients) with the
     workload running and with every pane idle, and peak RSS (VmHWM);
-  - MCP status latency and throughput with 1, 10 and 100 concurrent clients,
-    and a verified 4 KB guidance message (at --load-panes panes);
+  - MCP status latency and throughput with 1, 10 and 100 concurrent clients
+    calling back to back, and latency with each calling once a second
+    (--status-every), and a verified 4 KB guidance message (at --load-panes
+    panes);
   - classifier throughput on a 2,000-line capture.
 
 Then the same workload under a naive baseline, a separate process that
@@ -95,6 +97,7 @@ take about 15 minutes; see docs/performance.md.`,
 	f.IntVar(&cfg.LoadPanes, "load-panes", 0, "the size at which MCP status and guidance are measured (default 50 when measured, else the first size)")
 	f.IntSliceVar(&cfg.Clients, "clients", []int{1, 10, 100}, "numbers of concurrent MCP status clients")
 	f.DurationVar(&cfg.StatusFor, "status-for", 5*time.Second, "how long each status load runs")
+	f.DurationVar(&cfg.StatusEvery, "status-every", time.Second, "the paced status load: each client calls once this often")
 	f.IntVar(&cfg.Guidance, "guidance", 10, "how many 4 KB guidance messages to deliver")
 	f.BoolVar(&cfg.NoBaseline, "no-baseline", false, "skip the naive polling baseline")
 	f.StringVar(&jsonPath, "json", "", "also write the full report as JSON to this file")

@@ -33,7 +33,7 @@ func TestBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "bench", "--panes", "4", "--window", "4s", "--prompt-every", "1500ms",
-		"--clients", "1,3", "--status-for", "1s", "--guidance", "2", "--json", out)
+		"--clients", "1,3", "--status-for", "1s", "--status-every", "200ms", "--guidance", "2", "--json", out)
 	cmd.Env = e2eEnv(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -93,6 +93,8 @@ func TestBenchSmoke(t *testing.T) {
 		}
 		saneLatencies(t, "status system3", st.Latency.System3, 10_000)
 		saneLatencies(t, "status baseline", st.Latency.Baseline, 10_000)
+		saneLatencies(t, "paced status system3", st.Paced.System3, 10_000)
+		saneLatencies(t, "paced status baseline", st.Paced.Baseline, 10_000)
 	}
 	for name, g := range map[string]bench.Guidance{"system3": r.Guidance.System3, "baseline": r.Guidance.Baseline} {
 		if g.Bytes != 4096 || g.Sent != 2 || g.Latency.N != 2 || g.Verified != 2 {

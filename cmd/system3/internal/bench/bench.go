@@ -47,6 +47,9 @@ type Config struct {
 	// 10, 100), each calling status for StatusFor (default 5s).
 	Clients   []int
 	StatusFor time.Duration
+	// StatusEvery paces each client in a second round of the status load:
+	// one call per StatusEvery (default 1s).
+	StatusEvery time.Duration
 	// Guidance is how many 4 KB messages are delivered (default 10).
 	Guidance int
 	// NoBaseline skips the naive baseline.
@@ -82,6 +85,9 @@ func (c *Config) defaults() {
 	if c.StatusFor <= 0 {
 		c.StatusFor = 5 * time.Second
 	}
+	if c.StatusEvery <= 0 {
+		c.StatusEvery = time.Second
+	}
 	if c.Guidance <= 0 {
 		c.Guidance = 10
 	}
@@ -92,10 +98,12 @@ func (c *Config) defaults() {
 
 // Report is everything one run measured.
 type Report struct {
-	Machine  Machine   `json:"machine"`
-	Started  time.Time `json:"started"`
-	Duration string    `json:"duration"`
-	Window   string    `json:"window"`
+	Machine Machine   `json:"machine"`
+	Started time.Time `json:"started"`
+	// StatusEvery is the paced status clients' interval.
+	StatusEvery string `json:"status_every"`
+	Duration    string `json:"duration"`
+	Window      string `json:"window"`
 	// Busy is the share of panes printing output.
 	Busy float64 `json:"busy"`
 	// PromptEvery is the prompting agents' mean interval between prompts.
@@ -159,11 +167,14 @@ type Size struct {
 	Error string `json:"error,omitempty"`
 }
 
-// StatusResult is MCP status under concurrent clients.
+// StatusResult is MCP status under concurrent clients: each calling back
+// to back (Latency, PerSec: the throughput), then each calling once per
+// StatusEvery (Paced: the latency a client sees at a steady rate).
 type StatusResult struct {
 	Clients int             `json:"clients"`
 	Latency Pair[Latencies] `json:"latency"`
 	PerSec  Pair[float64]   `json:"per_second"`
+	Paced   Pair[Latencies] `json:"paced_latency"`
 	Errors  Pair[int]       `json:"errors"`
 }
 
@@ -193,7 +204,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("system3 bench reads /proc and runs on Linux only")
 	}
 	r := &Report{Machine: machine(ctx), Started: time.Now().UTC(), Window: cfg.Window.String(),
-		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes, Busy: cfg.Busy}
+		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes, Busy: cfg.Busy,
+		StatusEvery: cfg.StatusEvery.String()}
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench: "+format+"\n", args...) }
 
 	logf("classifier on a 2,000-line capture")
@@ -265,9 +277,10 @@ func classify(n int, d time.Duration) (Classify, error) {
 	return Classify{Lines: n, PerSecond: float64(count) / el.Seconds(), MeanMS: ms(el) / float64(count)}, nil
 }
 
-// statusLoad runs clients goroutines, each calling one() in a loop for d,
-// and returns the latencies, the calls per second and the errors.
-func statusLoad(ctx context.Context, clients int, d time.Duration, one func(ctx context.Context, i int) error) (Latencies, float64, int) {
+// statusLoad runs clients goroutines, each calling one() for d, back to
+// back (every 0) or once per every (starting at spread moments), and
+// returns the latencies, the calls per second and the errors.
+func statusLoad(ctx context.Context, clients int, d, every time.Duration, one func(ctx context.Context, i int) error) (Latencies, float64, int) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	errs := 0
@@ -280,7 +293,17 @@ func statusLoad(ctx context.Context, clients int, d time.Duration, one func(ctx 
 			defer wg.Done()
 			var mine []time.Duration
 			bad := 0
+			next := start
+			if every > 0 {
+				next = start.Add(every * time.Duration(i) / time.Duration(clients))
+			}
 			for time.Now().Before(end) && ctx.Err() == nil {
+				if every > 0 {
+					if sleepCtx(ctx, time.Until(next)) != nil || !time.Now().Before(end) {
+						break
+					}
+					next = next.Add(every)
+				}
 				t := time.Now()
 				if err := one(ctx, i); err != nil {
 					bad++

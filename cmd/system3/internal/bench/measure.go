@@ -227,15 +227,18 @@ func system3Load(ctx context.Context, cfg Config, srv *serveProc, w *Workload, s
 			}
 			clients = append(clients, c)
 		}
-		lat, rate, bad := statusLoad(ctx, n, cfg.StatusFor, func(ctx context.Context, i int) error {
+		status := func(ctx context.Context, i int) error {
 			var out map[string]any
 			return clients[i].call(ctx, "status", nil, &out)
-		})
+		}
+		lat, rate, bad := statusLoad(ctx, n, cfg.StatusFor, 0, status)
+		paced, _, bad2 := statusLoad(ctx, n, cfg.StatusFor, cfg.StatusEvery, status)
 		for _, c := range clients {
 			c.Close()
 		}
 		sr := statusEntry(r, n)
-		sr.Latency.System3, sr.PerSec.System3, sr.Errors.System3 = lat, rate, bad
+		sr.Latency.System3, sr.PerSec.System3, sr.Errors.System3 = lat, rate, bad+bad2
+		sr.Paced.System3 = paced
 	}
 	rss, err := peakRSS(srv.pid())
 	if err != nil {
@@ -421,11 +424,12 @@ func baselineLoad(ctx context.Context, cfg Config, w *Workload, r *Report, logf 
 	c := naiveClient(w.Server)
 	for _, n := range cfg.Clients {
 		logf("baseline, %d panes: status, %d clients", len(w.Panes), n)
-		lat, rate, bad := statusLoad(ctx, n, cfg.StatusFor, func(ctx context.Context, _ int) error {
-			return naiveStatus(ctx, c, eng)
-		})
+		status := func(ctx context.Context, _ int) error { return naiveStatus(ctx, c, eng) }
+		lat, rate, bad := statusLoad(ctx, n, cfg.StatusFor, 0, status)
+		paced, _, bad2 := statusLoad(ctx, n, cfg.StatusFor, cfg.StatusEvery, status)
 		sr := statusEntry(r, n)
-		sr.Latency.Baseline, sr.PerSec.Baseline, sr.Errors.Baseline = lat, rate, bad
+		sr.Latency.Baseline, sr.PerSec.Baseline, sr.Errors.Baseline = lat, rate, bad+bad2
+		sr.Paced.Baseline = paced
 	}
 	logf("baseline, %d panes: guidance", len(w.Panes))
 	msg := guidanceMessage()

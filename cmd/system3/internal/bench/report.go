@@ -80,14 +80,16 @@ func WriteMarkdown(w io.Writer, r *Report) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "MCP `status` at %d panes (Streamable HTTP, one session per client, each calling in a loop); baseline: capture and classify every pane on request:\n\n", r.LoadPanes)
-	fmt.Fprintln(w, "| clients | system3 p50 / p99 ms | calls/s | baseline p50 / p99 ms | calls/s | p99 ratio | throughput ratio | errors |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintf(w, "MCP `status` at %d panes (Streamable HTTP, one MCP session per client, the clients in the harness process); baseline: capture and classify every pane on request. Back to back: every client calls again as soon as it has its answer (throughput); paced: every client calls once every %s:\n\n", r.LoadPanes, r.StatusEvery)
+	fmt.Fprintln(w, "| clients | back to back: system3 p50 / p99 ms, calls/s | baseline p50 / p99 ms, calls/s | p99 ratio | throughput ratio | paced: system3 p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | errors |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range r.Status {
-		fmt.Fprintf(w, "| %d | %s / %s | %s | %s / %s | %s | %s | %s | %d / %d |\n", st.Clients,
+		fmt.Fprintf(w, "| %d | %s / %s, %s | %s / %s, %s | %s | %s | %s / %s | %s / %s | %s | %d / %d |\n", st.Clients,
 			num(st.Latency.System3.P50), num(st.Latency.System3.P99), num(st.PerSec.System3),
 			num(st.Latency.Baseline.P50), num(st.Latency.Baseline.P99), num(st.PerSec.Baseline),
 			ratio(st.Latency.System3.P99, st.Latency.Baseline.P99), ratio(st.PerSec.System3, st.PerSec.Baseline),
+			num(st.Paced.System3.P50), num(st.Paced.System3.P99), num(st.Paced.Baseline.P50), num(st.Paced.Baseline.P99),
+			ratio(st.Paced.System3.P99, st.Paced.Baseline.P99),
 			st.Errors.System3, st.Errors.Baseline)
 	}
 	for _, s := range r.Sizes {

@@ -198,7 +198,9 @@ func (w *Workload) Close() {
 		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		_ = syscall.Kill(pid, syscall.SIGKILL) // only our own agents, by pid
+		if syscall.Kill(pid, 0) == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // our own agent, by pid
+		}
 	}
 	os.RemoveAll(w.Dir)
 	w.Dir = ""
