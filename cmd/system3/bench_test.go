@@ -88,7 +88,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("status at %d panes: %+v", r.LoadPanes, r.Status)
 	}
 	for _, st := range r.Status {
-		if st.PerSec.System3 <= 0 || st.PerSec.Baseline <= 0 || st.Errors.System3 != 0 || st.Errors.Baseline != 0 {
+		if st.ServeCPUPerCall <= 0 || st.PerSec.System3 <= 0 || st.PerSec.Baseline <= 0 || st.Errors.System3 != 0 || st.Errors.Baseline != 0 {
 			t.Errorf("status with %d clients: %+v", st.Clients, st)
 		}
 		saneLatencies(t, "status system3", st.Latency.System3, 10_000)

@@ -175,7 +175,10 @@ type StatusResult struct {
 	Latency Pair[Latencies] `json:"latency"`
 	PerSec  Pair[float64]   `json:"per_second"`
 	Paced   Pair[Latencies] `json:"paced_latency"`
-	Errors  Pair[int]       `json:"errors"`
+	// ServeCPUPerCall is system3 serve's CPU per status call, in ms,
+	// during the back-to-back load (the monitors' own work included).
+	ServeCPUPerCall float64   `json:"serve_cpu_ms_per_call"`
+	Errors          Pair[int] `json:"errors"`
 }
 
 // Guidance is the delivery of a 4 KB multi-line message, verified.

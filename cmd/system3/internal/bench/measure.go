@@ -231,12 +231,23 @@ func system3Load(ctx context.Context, cfg Config, srv *serveProc, w *Workload, s
 			var out map[string]any
 			return clients[i].call(ctx, "status", nil, &out)
 		}
+		cpu, err := startCPU(srv.pid())
+		if err != nil {
+			return err
+		}
 		lat, rate, bad := statusLoad(ctx, n, cfg.StatusFor, 0, status)
+		pct, err := cpu.percent()
+		if err != nil {
+			return err
+		}
 		paced, _, bad2 := statusLoad(ctx, n, cfg.StatusFor, cfg.StatusEvery, status)
 		for _, c := range clients {
 			c.Close()
 		}
 		sr := statusEntry(r, n)
+		if rate > 0 {
+			sr.ServeCPUPerCall = 10 * pct / rate // (pct/100 s of CPU per s) / (calls per s), in ms
+		}
 		sr.Latency.System3, sr.PerSec.System3, sr.Errors.System3 = lat, rate, bad+bad2
 		sr.Paced.System3 = paced
 	}

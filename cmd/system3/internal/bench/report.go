@@ -72,7 +72,7 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	for _, s := range r.Sizes {
 		fmt.Fprintf(w, "- %d panes, streaming: system3's %s %% is %s %% in the serve process and %s %% in its %d control-mode tmux clients.\n",
-			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(s.CPU.System3-s.CPUServe), s.Panes)
+			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(max(0, s.CPU.System3-s.CPUServe)), s.Panes)
 	}
 	for _, s := range r.Sizes {
 		if s.RSSAfterLoad > 0 {
@@ -81,11 +81,11 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "MCP `status` at %d panes (Streamable HTTP, one MCP session per client, the clients in the harness process); baseline: capture and classify every pane on request. Back to back: every client calls again as soon as it has its answer (throughput); paced: every client calls once every %s:\n\n", r.LoadPanes, r.StatusEvery)
-	fmt.Fprintln(w, "| clients | back to back: system3 p50 / p99 ms, calls/s | baseline p50 / p99 ms, calls/s | p99 ratio | throughput ratio | paced: system3 p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | errors |")
+	fmt.Fprintln(w, "| clients | back to back: system3 p50 / p99 ms, calls/s (serve CPU per call) | baseline p50 / p99 ms, calls/s | p99 ratio | throughput ratio | paced: system3 p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | errors |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range r.Status {
-		fmt.Fprintf(w, "| %d | %s / %s, %s | %s / %s, %s | %s | %s | %s / %s | %s / %s | %s | %d / %d |\n", st.Clients,
-			num(st.Latency.System3.P50), num(st.Latency.System3.P99), num(st.PerSec.System3),
+		fmt.Fprintf(w, "| %d | %s / %s, %s (%s ms) | %s / %s, %s | %s | %s | %s / %s | %s / %s | %s | %d / %d |\n", st.Clients,
+			num(st.Latency.System3.P50), num(st.Latency.System3.P99), num(st.PerSec.System3), num(st.ServeCPUPerCall),
 			num(st.Latency.Baseline.P50), num(st.Latency.Baseline.P99), num(st.PerSec.Baseline),
 			ratio(st.Latency.System3.P99, st.Latency.Baseline.P99), ratio(st.PerSec.System3, st.PerSec.Baseline),
 			num(st.Paced.System3.P50), num(st.Paced.System3.P99), num(st.Paced.Baseline.P50), num(st.Paced.Baseline.P99),
