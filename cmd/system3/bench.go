@@ -44,7 +44,7 @@ Then the same workload under a naive baseline, a separate process that
 forks tmux capture-pane for every pane every 500 ms and classifies with the
 same rules, and every figure as a ratio to it. It never touches your tmux
 server, state dir or ~/.claude. Linux only (it reads /proc). The defaults
-take about 15 minutes; see docs/performance.md.`,
+take about 7 minutes on a 2-core machine; see docs/performance.md.`,
 		Example: `  system3 bench
   system3 bench --panes 50 --window 20s --json bench.json
   system3 bench --panes 4 --window 5s --clients 1,4 --guidance 2 --no-baseline`,
