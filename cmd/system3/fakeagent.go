@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ import (
 func newFakeAgentCmd(a *app) *cobra.Command {
 	var opt fakeagent.Options
 	var lines []string
+	var marks string
 	for _, s := range fakeagent.Scripts() {
 		lines = append(lines, fmt.Sprintf("  %-11s %s", s.Name, s.Summary))
 	}
@@ -46,6 +48,14 @@ completed as the script goes.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			if marks != "" {
+				f, err := os.OpenFile(marks, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					return fmt.Errorf("open the marks file: %w", err)
+				}
+				defer f.Close()
+				opt.Marks = f
+			}
 			opt.In, opt.Out = a.stdin, a.stdout
 			opt.Color = a.getenv("NO_COLOR") == ""
 			if f, ok := a.stdout.(*os.File); ok {
@@ -80,6 +90,9 @@ completed as the script goes.`,
 	f.StringVar(&opt.Script, "script", "", "what the agent does: "+scriptNames())
 	f.StringVar(&opt.TasksDir, "tasks-dir", "", "root of the task lists to write (with --task-list)")
 	f.StringVar(&opt.TaskList, "task-list", "", "id of the task list to write (a directory name)")
+	f.DurationVar(&opt.PromptEvery, "prompt-every", 0, "stream script: show a permission prompt at random times, on average this often")
+	f.DurationVar(&opt.PromptHold, "prompt-hold", 2*time.Second, "stream script: how long a prompt waits for an answer before the agent carries on")
+	f.StringVar(&marks, "marks", "", "stream script: append the time each prompt is drawn (Unix ns) to this file")
 	return cmd
 }
 

@@ -81,6 +81,7 @@ type Cond struct {
 
 	region region
 	re     *regexp.Regexp
+	pre    *prefilter
 }
 
 // Extract pulls the question, what it is about, and its options out of a
@@ -217,7 +218,7 @@ func (c *Cond) compile(def region) error {
 		if err != nil {
 			return fmt.Errorf("regexp %q: %w", c.Regexp, err)
 		}
-		c.re = re
+		c.re, c.pre = re, newPrefilter(c.Regexp)
 		return nil
 	}
 	return fmt.Errorf("a condition needs contains or regexp")
@@ -230,6 +231,9 @@ func (c *Cond) find(s *Screen) int {
 	for i := hi - 1; i >= lo; i-- {
 		line := s.Lines[i]
 		if c.re != nil {
+			if c.pre != nil && !c.pre.may(s, i) {
+				continue
+			}
 			if c.re.MatchString(line) {
 				return i
 			}

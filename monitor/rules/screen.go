@@ -16,6 +16,9 @@ type Screen struct {
 	// inputTop and inputBottom are the border lines around the input box, or
 	// -1 when the screen shows none.
 	inputTop, inputBottom int
+	// lowered caches lines folded for case-insensitive prefilters.
+	lowered   []string
+	isLowered []bool
 }
 
 // NewScreen prepares a capture (plain text, or with escape sequences).

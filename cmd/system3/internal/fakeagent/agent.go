@@ -44,6 +44,13 @@ type Options struct {
 	Color bool
 	// Now is the clock (time.Now when nil). Delays always use real timers.
 	Now func() time.Time
+	// PromptEvery makes the stream script show a permission prompt at
+	// random moments, on average this often (0: never). Each prompt stays
+	// until answered or PromptHold passes (default 2s).
+	PromptEvery, PromptHold time.Duration
+	// Marks receives one line per prompt the stream script draws: the
+	// Unix time in nanoseconds just before the prompt was written.
+	Marks io.Writer
 }
 
 // CrashError is returned by Run when the script crashed on purpose; its

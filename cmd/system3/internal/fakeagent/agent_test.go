@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +196,31 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		if err := Run(context.Background(), opt); err == nil {
 			t.Errorf("Run(%+v) succeeded", opt)
 		}
+	}
+}
+
+func TestRunStreamsAndPrompts(t *testing.T) {
+	t.Parallel()
+	marks := &syncBuffer{}
+	r := start(t, Options{Script: "stream", PromptEvery: 400 * time.Millisecond, PromptHold: 300 * time.Millisecond, Marks: marks})
+	r.waitOut(t, "… +1 lines (ctrl+o to expand)")
+	r.waitOut(t, "Do you want to proceed?")
+	deadline := time.Now().Add(15 * time.Second)
+	for strings.Count(marks.String(), "\n") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("marks = %q; want two prompts recorded", marks.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := time.Now()
+	for _, l := range strings.Fields(marks.String()) {
+		n, err := strconv.ParseInt(l, 10, 64)
+		if err != nil || time.Unix(0, n).After(before) || before.Sub(time.Unix(0, n)) > 20*time.Second {
+			t.Fatalf("mark %q is not a recent Unix time in ns", l)
+		}
+	}
+	r.stop()
+	if err := r.result(t); err != nil {
+		t.Fatalf("Run = %v, want nil after cancel", err)
 	}
 }

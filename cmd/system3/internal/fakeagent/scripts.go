@@ -14,7 +14,7 @@ type scriptDef struct {
 	run     func(ctx context.Context, a *agent) error
 }
 
-var scriptOrder = []string{"working", "permission", "question", "errorloop", "idle", "crash"}
+var scriptOrder = []string{"working", "permission", "question", "errorloop", "idle", "crash", "stream"}
 
 var scripts = map[string]*scriptDef{
 	"working": {
@@ -40,6 +40,10 @@ var scripts = map[string]*scriptDef{
 	"crash": {
 		summary: "works a few seconds, then prints a stack trace and exits with status 1",
 		run:     runCrash,
+	},
+	"stream": {
+		summary: "works without end, a command printing 20 lines a second; with --prompt-every, a permission prompt at random times (for system3 bench)",
+		run:     runStream,
 	},
 }
 
