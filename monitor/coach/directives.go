@@ -53,7 +53,7 @@ func DirectiveFiles(claudeDir, projectDir string) []DirectiveFile {
 func LoadDirectives(files []DirectiveFile) ([]Directive, []error) {
 	var out []Directive
 	var errs []error
-	ids := map[string]int{}
+	ids := map[string]bool{}
 	for _, f := range files {
 		data, err := os.ReadFile(f.Path)
 		if os.IsNotExist(err) {
@@ -65,12 +65,7 @@ func LoadDirectives(files []DirectiveFile) ([]Directive, []error) {
 		}
 		for _, d := range ParseDirectives(f.Source, f.Path, data) {
 			// The same first words twice (two project files): keep both.
-			if n := ids[d.ID]; n > 0 {
-				ids[d.ID] = n + 1
-				d.ID = fmt.Sprintf("%s-%d", d.ID, n+1)
-			} else {
-				ids[d.ID] = 1
-			}
+			d.ID = uniqueID(ids, d.ID)
 			out = append(out, d)
 		}
 	}
@@ -140,20 +135,27 @@ func ParseDirectives(source, file string, data []byte) []Directive {
 		cur = &Directive{Source: source, File: file, Line: n, Heading: heading, Text: trimmed}
 	}
 	flush()
-	seen := map[string]int{}
+	used := map[string]bool{}
 	for i := range out {
 		id := source + "/"
 		if out[i].Heading != "" {
 			id += slug(out[i].Heading, 4) + "/"
 		}
-		id += slug(out[i].Text, 5)
-		seen[id]++
-		if seen[id] > 1 {
-			id = fmt.Sprintf("%s-%d", id, seen[id])
-		}
-		out[i].ID = id
+		out[i].ID = uniqueID(used, id+slug(out[i].Text, 5))
 	}
 	return out
+}
+
+// uniqueID is id, or id-2, id-3... the first not in used, which it joins.
+// A suffix can itself be some text's slug ("A 2" is "a-2"), so each
+// candidate is checked.
+func uniqueID(used map[string]bool, id string) string {
+	cand := id
+	for n := 2; used[cand]; n++ {
+		cand = fmt.Sprintf("%s-%d", id, n)
+	}
+	used[cand] = true
+	return cand
 }
 
 // slug is the first n words of s, lower case, joined by '-'.
