@@ -106,7 +106,9 @@ func reasonValues() []string {
 }
 
 // result is a tool's answer: v as JSON text (what models read) and as
-// structured content (what programs read).
+// structured content (what programs read). Both are the same encoding of
+// v: the structured content is kept as those bytes, not decoded into maps
+// that the transport would encode again.
 func result(v any) (*mcp.CallToolResult, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -114,12 +116,10 @@ func result(v any) (*mcp.CallToolResult, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	text := bytes.TrimRight(buf.Bytes(), "\n")
-	var structured any
-	if err := json.Unmarshal(text, &structured); err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	return mcp.NewToolResultStructured(structured, string(text)), nil
+	raw := json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
+	res := mcp.NewToolResultStructured(raw, string(raw))
+	res.RawStructuredContent = raw
+	return res, nil
 }
 
 // badInput is a tool error for arguments the schema cannot rule out; msg
