@@ -141,7 +141,7 @@ func decode(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
-func raise(t *testing.T, f *monitortest.Service, pane, session string, r wake.Reason) wake.Event {
+func raise(t testing.TB, f *monitortest.Service, pane, session string, r wake.Reason) wake.Event {
 	t.Helper()
 	return f.Raise(t, wake.Event{Reason: r, Key: string(r) + "/" + pane, Session: session, Pane: pane, Agent: "claude",
 		State: "awaiting_input", SuggestedAction: "answer it"})

@@ -1,7 +1,7 @@
 package mcpserver
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
@@ -63,7 +63,7 @@ func progressText(t *monitor.TaskProgress) string {
 	if t == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d/%d", t.Completed, t.Total)
+	return strconv.Itoa(t.Completed) + "/" + strconv.Itoa(t.Total)
 }
 
 // sessionRow is one session in lists: enough to decide what to look at.

@@ -108,18 +108,32 @@ func reasonValues() []string {
 // result is a tool's answer: v as JSON text (what models read) and as
 // structured content (what programs read).
 func result(v any) (*mcp.CallToolResult, error) {
+	raw, err := encodeResult(v)
+	if err != nil {
+		return nil, err
+	}
+	return rawResult(raw, string(raw)), nil
+}
+
+// encodeResult is v as a tool answer's JSON (compact, HTML left as is).
+func encodeResult(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	text := bytes.TrimRight(buf.Bytes(), "\n")
-	var structured any
-	if err := json.Unmarshal(text, &structured); err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	return mcp.NewToolResultStructured(structured, string(text)), nil
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+}
+
+// rawResult is the answer whose JSON is raw and text: both are the same
+// encoding, and the structured content is kept as those bytes, not
+// decoded into maps the transport would encode again. Neither is changed
+// after, so answers may share them.
+func rawResult(raw json.RawMessage, text string) *mcp.CallToolResult {
+	res := mcp.NewToolResultStructured(raw, text)
+	res.RawStructuredContent = raw
+	return res
 }
 
 // badInput is a tool error for arguments the schema cannot rule out; msg

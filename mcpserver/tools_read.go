@@ -2,11 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,6 +27,10 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, exited, unknown), task progress like "3/5", its question when blocked, and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
 		readOnly("system3 status"),
 	)
+	// last is the most recent answer's document and JSON: a call whose
+	// document is the same (nothing changed within the uptime's second)
+	// answers with the same bytes instead of encoding them again.
+	var last atomic.Pointer[encodedStatus]
 	return t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
@@ -78,8 +86,24 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		default:
 			doc.Next = "nothing needs you now; call wait_for_wake to be told when something does"
 		}
-		return result(doc)
+		if c := last.Load(); c != nil && c.doc.equal(&doc) {
+			return rawResult(c.raw, c.text), nil
+		}
+		raw, err := encodeResult(doc)
+		if err != nil {
+			return nil, err
+		}
+		c := &encodedStatus{doc: doc, raw: raw, text: string(raw)}
+		last.Store(c)
+		return rawResult(c.raw, c.text), nil
 	}
+}
+
+// encodedStatus is a status document and its JSON.
+type encodedStatus struct {
+	doc  statusDoc
+	raw  json.RawMessage
+	text string
 }
 
 type statusDoc struct {
@@ -97,6 +121,15 @@ type statusDoc struct {
 	OtherPanes    int            `json:"other_panes"`
 	Orchestrators []orchestrator `json:"orchestrators"`
 	Next          string         `json:"next"`
+}
+
+// equal reports whether d and o encode to the same JSON: every field is
+// the same (times to the same instant in the same location).
+func (d *statusDoc) equal(o *statusDoc) bool {
+	return d.Version == o.Version && d.Started == o.Started && d.Uptime == o.Uptime && d.UptimeSeconds == o.UptimeSeconds &&
+		d.TmuxServer == o.TmuxServer && d.TmuxRunning == o.TmuxRunning && d.Problem == o.Problem && d.ReadOnly == o.ReadOnly &&
+		d.UnackedWakes == o.UnackedWakes && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
+		d.OtherPanes == o.OtherPanes && slices.Equal(d.Orchestrators, o.Orchestrators) && d.Next == o.Next
 }
 
 type orchestrator struct {

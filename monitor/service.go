@@ -61,24 +61,39 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 // (awaiting input, error loop, error), then by name, window and pane, so the
 // order is stable while states stay the same.
 func SortSessions(ss []Session) {
-	slices.SortStableFunc(ss, func(a, b Session) int {
-		if a.NeedsPerson() != b.NeedsPerson() {
-			if a.NeedsPerson() {
-				return -1
-			}
-			return 1
+	if len(ss) < 2 {
+		return
+	}
+	// Sessions are large: sort pointers, then move each session once.
+	ptrs := make([]*Session, len(ss))
+	for i := range ss {
+		ptrs[i] = &ss[i]
+	}
+	slices.SortStableFunc(ptrs, compareSessions)
+	sorted := make([]Session, len(ss))
+	for i, p := range ptrs {
+		sorted[i] = *p
+	}
+	copy(ss, sorted)
+}
+
+func compareSessions(a, b *Session) int {
+	if an, bn := a.NeedsPerson(), b.NeedsPerson(); an != bn {
+		if an {
+			return -1
 		}
-		if c := strings.Compare(a.Session, b.Session); c != 0 {
-			return c
-		}
-		if a.WindowIndex != b.WindowIndex {
-			return a.WindowIndex - b.WindowIndex
-		}
-		if a.PaneIndex != b.PaneIndex {
-			return a.PaneIndex - b.PaneIndex
-		}
-		return strings.Compare(a.Pane, b.Pane)
-	})
+		return 1
+	}
+	if c := strings.Compare(a.Session, b.Session); c != 0 {
+		return c
+	}
+	if a.WindowIndex != b.WindowIndex {
+		return a.WindowIndex - b.WindowIndex
+	}
+	if a.PaneIndex != b.PaneIndex {
+		return a.PaneIndex - b.PaneIndex
+	}
+	return strings.Compare(a.Pane, b.Pane)
 }
 
 // Watch delivers registry updates until ctx ends; the channel is closed

@@ -71,6 +71,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	if co != nil {
 		onToolCall = co.Observe
 	}
+	auditLog := audit.Open(dir)
 	sup, err = monitor.New(monitor.Config{
 		Server:         srv.String(),
 		Tmux:           client,
@@ -84,7 +85,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		LinksPath:      filepath.Join(dir, monitor.LinksFile),
 		Send:           client,
 		OnToolCall:     onToolCall,
-		Audit:          audit.Open(dir),
+		Audit:          auditLog,
 		Logger:         a.log,
 		IdleAfter:      m.IdleAfter,
 		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
@@ -157,6 +158,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		if cerr := store.Close(); err == nil {
 			err = cerr
 		}
+		auditLog.Close()
 		if rerr := lock.Release(); err == nil {
 			err = rerr
 		}

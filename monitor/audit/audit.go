@@ -4,13 +4,15 @@
 //
 // Several processes may append to the same file (the dashboard and a
 // `system3 inject`); each entry is written with one write on a file opened
-// O_APPEND, so lines never interleave. A failing write (full disk, read-only
-// dir) is reported to the caller and by Health, and never stops an action.
+// O_APPEND, so lines never interleave. A Log keeps its file open between
+// entries and opens it again when the file at its path is another one
+// (rotated or removed by another process). A failing write (full disk,
+// read-only dir) is reported to the caller and by Health, and never stops
+// an action.
 package audit
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +61,9 @@ type Log struct {
 
 	mu      sync.Mutex
 	lastErr error
+	f       *os.File    // open on path, or nil
+	fi      os.FileInfo // f's identity, to notice a rotation
+	end     int64       // f's size after this log's last line
 }
 
 // Open returns the log in dir. The file is created on the first entry,
@@ -100,35 +105,70 @@ func (l *Log) Write(e Entry) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rotateLocked()
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	size, err := l.openLocked()
 	if err != nil {
 		return l.failLocked(fmt.Errorf("audit log: %w (fix the state dir; actions still run but are not audited)", err))
 	}
-	// A line torn by a crash must not swallow this one: start on a new line.
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+	// A line torn by a crash must not swallow this one: start on a new
+	// line. The last byte is this log's own newline when nothing was
+	// appended since.
+	if size > 0 && size != l.end {
 		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+		if _, err := l.f.ReadAt(last, size-1); err == nil && last[0] != '\n' {
 			line = append([]byte{'\n'}, line...)
 		}
 	}
-	_, werr := f.Write(line)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if _, err := l.f.Write(line); err != nil {
+		l.closeLocked()
 		return l.failLocked(fmt.Errorf("audit log: write %s: %w (free space or fix permissions; actions still run but are not audited)", l.path, err))
 	}
+	l.end = size + int64(len(line))
 	l.lastErr = nil
 	return nil
 }
 
-func (l *Log) rotateLocked() {
+// openLocked makes l.f the file at l.path, rotating it first when it is
+// too large, and returns its size.
+func (l *Log) openLocked() (int64, error) {
 	fi, err := os.Stat(l.path)
-	if err != nil || fi.Size() < rotateAt {
-		return
+	if err == nil && fi.Size() >= rotateAt {
+		// Another process may rotate at the same moment; losing that race
+		// only means one of us renames the fresh file, which stays readable.
+		_ = os.Rename(l.path, l.path+".1")
+		fi, err = os.Stat(l.path)
 	}
-	// Another process may rotate at the same moment; losing that race
-	// only means one of us renames the fresh file, which stays readable.
-	_ = os.Rename(l.path, l.path+".1")
+	if err == nil && l.f != nil && os.SameFile(fi, l.fi) {
+		return fi.Size(), nil
+	}
+	l.closeLocked()
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	l.f, l.fi, l.end = f, fi, -1
+	return fi.Size(), nil
+}
+
+func (l *Log) closeLocked() {
+	if l.f != nil {
+		l.f.Close()
+		l.f, l.fi = nil, nil
+	}
+}
+
+// Close closes the file; a later Write opens it again.
+func (l *Log) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closeLocked()
+	return nil
 }
 
 func (l *Log) fail(err error) error {

@@ -90,3 +90,66 @@ func TestFailureIsReportedAndRecovers(t *testing.T) {
 		t.Fatal("a nil log must drop entries quietly")
 	}
 }
+
+// TestKeptFileFollowsPath: a log keeps its file open between entries, yet
+// an entry always lands in the file at the path, after another process
+// rotated or someone removed it, and after Close.
+func TestKeptFileFollowsPath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, File)
+	l := Open(dir)
+	t.Cleanup(func() { l.Close() })
+	write := func(origin string) {
+		t.Helper()
+		if err := l.Write(Entry{Origin: origin, Action: "inject"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	origins := func(p string) []string {
+		t.Helper()
+		got, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range got {
+			out = append(out, e.Origin)
+		}
+		return out
+	}
+	write("a")
+	write("b")
+	// Another process rotates and writes the first entry of the new file.
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	other := Open(dir)
+	t.Cleanup(func() { other.Close() })
+	if err := other.Write(Entry{Origin: "x", Action: "inject"}); err != nil {
+		t.Fatal(err)
+	}
+	write("c")
+	if got := origins(path); strings.Join(got, ",") != "x,c" {
+		t.Fatalf("after a rotation the file holds %v, want [x c]", got)
+	}
+	if got := origins(path + ".1"); strings.Join(got, ",") != "a,b" {
+		t.Fatalf("the rotated file holds %v, want [a b]", got)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	write("d")
+	// Another process appends a torn line: the next entry starts on a new line.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"origin":"x","act`)
+	f.Close()
+	write("e")
+	l.Close()
+	write("f")
+	if got := origins(path); strings.Join(got, ",") != "d,e,f" {
+		t.Fatalf("after removal, a torn line and Close the file holds %v, want [d e f]", got)
+	}
+}

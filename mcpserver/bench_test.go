@@ -1,0 +1,155 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tasks"
+)
+
+// auditedService is the fake service writing its audit entries to a real
+// audit log, as system3 serve does.
+type auditedService struct {
+	*monitortest.Service
+	log *audit.Log
+}
+
+func (a auditedService) Audit(ctx context.Context, e audit.Entry) error { return a.log.Write(e) }
+
+// benchFleet is a registry of 50 agent panes in the mix system3 bench
+// runs: a quarter streaming, a quarter on a permission prompt, half idle,
+// most with task progress, plus a few shells.
+func benchFleet() []monitor.Session {
+	var out []monitor.Session
+	for i := range 50 {
+		s := monitor.Session{
+			Pane: fmt.Sprintf("%%%d", i+1), Session: fmt.Sprintf("agent-%02d", i), Window: "main",
+			Target: fmt.Sprintf("agent-%02d:0.0", i), Agent: "claude", Command: "claude",
+			Since: t0, Updated: t0.Add(time.Duration(i) * time.Second), Options: []string{}, Height: 40, Width: 160,
+			State: rules.Idle,
+		}
+		switch i % 4 {
+		case 0:
+			s.State = rules.Working
+			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.spinner", Lines: []string{"✢ Running… (esc to interrupt)"}}
+		case 1:
+			s.State, s.Kind, s.Question = rules.AwaitingInput, "permission", "Do you want to proceed?"
+			s.Options = []string{"Yes", "Yes, and don't ask again for this command", "No, and tell Claude what to do differently"}
+			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{" Bash command", "   ./stream.sh", " Do you want to proceed?"}}
+		default:
+			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.idle", Lines: []string{"> "}}
+		}
+		if i%3 != 2 {
+			s.TaskList = fmt.Sprintf("PRD-%02d", i)
+			s.Tasks = &monitor.TaskProgress{Completed: i % 5, Total: 5, InProgress: []string{"Implement the feature"}}
+		}
+		out = append(out, s)
+	}
+	for i := range 3 {
+		out = append(out, monitor.Session{Pane: fmt.Sprintf("%%%d", 100+i), Session: "shells", Window: "w", Target: fmt.Sprintf("shells:%d.0", i),
+			Agent: "shell", Command: "bash", State: rules.Unknown, Since: t0, Updated: t0, Options: []string{}})
+	}
+	monitor.SortSessions(out)
+	return out
+}
+
+func benchServer(b *testing.B) *Server {
+	b.Helper()
+	f := monitortest.NewService(b, monitortest.Ticking(t0))
+	f.SetSnapshot(monitor.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: benchFleet()})
+	f.SetTaskLists([]tasks.ListDoc{})
+	for i := range 12 {
+		raise(b, f, fmt.Sprintf("%%%d", 4*i+2), fmt.Sprintf("agent-%02d", 4*i+1), "awaiting_input")
+	}
+	s, err := New(auditedService{Service: f, log: audit.Open(b.TempDir())}, Options{Version: "v0.0.0-bench", Started: t0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkStatusHandler is the status tool's handler alone.
+func BenchmarkStatusHandler(b *testing.B) {
+	s := benchServer(b)
+	var h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	for _, d := range s.AllTools() {
+		if d.Tool.Name == "status" {
+			h = d.Handler
+		}
+	}
+	ctx := WithOrigin(context.Background(), "bench")
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "status"
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := h(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkStatusHTTP is one status call as an MCP client makes it: a
+// JSON-RPC POST on an initialized Streamable HTTP session, through the
+// guard, mcp-go's dispatch, hooks, the handler and the audit log.
+func BenchmarkStatusHTTP(b *testing.B) {
+	s := benchServer(b)
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	url := ts.URL + EndpointPath
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	do := func(body, session string) (*http.Response, string, error) {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			return nil, "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		return resp, string(data), err
+	}
+	resp, _, err := do(initBody, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		b.Fatal("no session id")
+	}
+	if _, _, err := do(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); err != nil {
+		b.Fatal(err)
+	}
+	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status","arguments":{}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, body, err := do(call, session)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `orchestrators`) || strings.Contains(body, `"isError":true`) {
+			b.Fatalf("status %d: %.300s", resp.StatusCode, body)
+		}
+	}
+}
