@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -79,6 +80,10 @@ type Config struct {
 	// shell, a build): they are watched for an agent starting, less often
 	// (default 1s; negative: no limit).
 	OtherCapture time.Duration
+	// Captures is how many captures may be in flight at once (default 4):
+	// on a busy tmux server each capture waits for the server's loop, and
+	// a round of many dirty panes must not wait for it once per pane.
+	Captures int
 	// Tick drives time-based checks, and polling without events (default 1s).
 	Tick time.Duration
 	// Rescan is how often panes are listed even with events, to notice
@@ -101,6 +106,9 @@ func (c *Config) defaults() {
 	def(&c.OtherCapture, time.Second)
 	def(&c.Tick, time.Second)
 	def(&c.Rescan, 5*time.Second)
+	if c.Captures <= 0 {
+		c.Captures = 4
+	}
 	if c.LoopThreshold <= 0 {
 		c.LoopThreshold = 3
 	}
@@ -124,6 +132,8 @@ type paneState struct {
 	errs      errorHistory
 	// captured is when the pane was last captured.
 	captured time.Time
+	// output is when tmux last reported output from the pane.
+	output time.Time
 	// timeWoke is set once the current state's time-based wake (error
 	// grace, idle) is raised, so it is not re-raised every tick.
 	timeWoke bool
@@ -285,7 +295,7 @@ func (s *Supervisor) handle(ev tmux.Event) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if p, ok := s.panes[ev.PaneID]; ok {
-			p.dirty = true
+			p.dirty, p.output = true, s.cfg.Clock()
 			return false
 		}
 		return true // output from a pane we have not listed yet
@@ -396,10 +406,17 @@ func (ss Session) clone() Session {
 }
 
 // flush captures and classifies every dirty pane, except panes captured
-// less than MinCapture (OtherCapture without an agent) ago: they stay dirty, and flush returns how long
-// until the first of them may be captured (0 when none is held back). A
-// spinner redraws many times a second; capturing it each time would cost
-// CPU and change nothing.
+// less than MinCapture (OtherCapture without an agent) ago: they stay
+// dirty, and flush returns how long until the first of them may be
+// captured (0 when none is held back). A spinner redraws many times a
+// second; capturing it each time would cost CPU and change nothing.
+//
+// Up to Captures captures are in flight at once, and they start in the
+// order of captureOrder: panes whose output stopped longest ago first (a
+// prompt is drawn, then nothing), so with many panes streaming a pane
+// that just settled is not stuck behind them. Classification stays on
+// the caller's goroutine, in the order captures complete; flush returns
+// only once every capture it started has ended.
 func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	now := s.cfg.Clock()
 	var wait time.Duration
@@ -409,7 +426,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			delete(s.probes, id)
 		}
 	}
-	var todo []tmux.Pane
+	var todo []*paneState
 	for _, st := range s.panes {
 		if !st.dirty {
 			continue
@@ -424,27 +441,27 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			}
 			continue
 		}
+		todo = append(todo, st)
+	}
+	slices.SortFunc(todo, captureOrder)
+	panes := make([]tmux.Pane, len(todo))
+	for i, st := range todo {
 		st.dirty, st.captured = false, now
-		todo = append(todo, st.pane)
+		panes[i] = st.pane
 	}
 	s.mu.Unlock()
 	eng := s.rules.Load()
-	for _, p := range todo {
-		if ctx.Err() != nil {
-			return 0
-		}
+	for c := range s.captures(ctx, panes) {
+		p := c.pane
 		in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
 		if !p.Dead {
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			screen, err := s.cfg.Tmux.Capture(cctx, p.ID, tmux.CaptureOptions{})
-			cancel()
-			if err != nil {
+			if c.err != nil {
 				// The pane may have closed between listing and capture; the
 				// next rescan removes it.
-				s.cfg.Logger.Debug("capture", "pane", p.ID, "err", err)
+				s.cfg.Logger.Debug("capture", "pane", p.ID, "err", c.err)
 				continue
 			}
-			in.Screen = screen
+			in.Screen = c.screen
 			// Look below the pane's process only when its foreground
 			// command is not an agent already (a wrapper, node, a shell).
 			if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
@@ -454,7 +471,87 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 		res := eng.Classify(in)
 		s.apply(p.ID, res, s.withLink(p, s.probe(p, res.Agent)))
 	}
+	if ctx.Err() != nil {
+		return 0
+	}
 	return wait
+}
+
+// captureOrder orders dirty panes for capture: the pane whose last output
+// is oldest first (one that printed a prompt and went quiet comes before
+// one still streaming), then the one captured longest ago.
+func captureOrder(a, b *paneState) int {
+	if c := a.output.Compare(b.output); c != 0 {
+		return c
+	}
+	if c := a.captured.Compare(b.captured); c != 0 {
+		return c
+	}
+	return strings.Compare(a.pane.ID, b.pane.ID)
+}
+
+// captured is one pane's capture (none for a dead pane).
+type captured struct {
+	pane   tmux.Pane
+	screen string
+	err    error
+}
+
+// captures captures panes, at most Captures at once, starting them in
+// order, and yields each as it completes. Once ctx ends no new capture
+// starts. Every capture has ended when the sequence is over, even if the
+// caller stops early.
+func (s *Supervisor) captures(ctx context.Context, panes []tmux.Pane) iter.Seq[captured] {
+	return func(yield func(captured) bool) {
+		if len(panes) == 0 {
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		out := make(chan captured, len(panes)) // never blocks a capture
+		var wg sync.WaitGroup
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem := make(chan struct{}, s.cfg.Captures)
+			var inner sync.WaitGroup
+			defer func() {
+				inner.Wait()
+				close(out)
+			}()
+			for _, p := range panes {
+				if p.Dead {
+					out <- captured{pane: p}
+					continue
+				}
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				inner.Add(1)
+				go func() {
+					defer inner.Done()
+					defer func() { <-sem }()
+					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					screen, err := s.cfg.Tmux.Capture(cctx, p.ID, tmux.CaptureOptions{})
+					cancel()
+					out <- captured{pane: p, screen: screen, err: err}
+				}()
+			}
+		}()
+		for c := range out {
+			if !yield(c) {
+				return
+			}
+		}
+	}
 }
 
 // apply records a classification, derives error loops and exits, publishes

@@ -2,11 +2,13 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,11 @@ type fakeTmux struct {
 	panes   []tmux.Pane
 	screens map[string]string
 	err     error
+	// captured lists the panes captured, in the order captures started.
+	captured []string
+	// onCapture, when set, runs at the start of each capture, outside the
+	// lock; an error from it is the capture's.
+	onCapture func(ctx context.Context, pane string) error
 }
 
 func (f *fakeTmux) ListPanes(ctx context.Context) ([]tmux.Pane, error) {
@@ -33,6 +40,15 @@ func (f *fakeTmux) ListPanes(ctx context.Context) ([]tmux.Pane, error) {
 }
 
 func (f *fakeTmux) Capture(ctx context.Context, pane string, _ tmux.CaptureOptions) (string, error) {
+	f.mu.Lock()
+	f.captured = append(f.captured, pane)
+	hook := f.onCapture
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(ctx, pane); err != nil {
+			return "", err
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.screens[pane]
@@ -558,5 +574,145 @@ func TestSummaryDigest(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(w[0].Details), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "awaiting_input/permission Do you want to proceed?") || !strings.Contains(lines[1], "idle") {
 		t.Fatalf("digest = %q", w[0].Details)
+	}
+}
+
+// A pane that printed and went quiet is captured before panes still
+// streaming, and among those the one captured longest ago goes first.
+func TestCaptureOrderFavoursQuietPanes(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Captures = 1 })
+	ctx := context.Background()
+	for _, p := range []string{"%1", "%2", "%3", "%4"} {
+		h.tm.show(t, p, "claude", "claude/working_spinner_start.txt")
+	}
+	h.step()
+	// %4 was captured again later than the others.
+	h.clock.Add(10 * time.Millisecond)
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%4"})
+	h.sup.flush(ctx)
+	// %3 printed its prompt first and then nothing; %1, %2 and %4 keep
+	// printing, %2 last.
+	h.clock.Add(10 * time.Millisecond)
+	h.tm.show(t, "%3", "claude", "claude/permission_bash.txt")
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%3"})
+	h.clock.Add(40 * time.Millisecond)
+	for _, p := range []string{"%4", "%1"} {
+		h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: p})
+	}
+	h.clock.Add(5 * time.Millisecond)
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%2"})
+	h.tm.mu.Lock()
+	h.tm.captured = nil
+	h.tm.mu.Unlock()
+	h.sup.flush(ctx)
+	h.tm.mu.Lock()
+	got := slices.Clone(h.tm.captured)
+	h.tm.mu.Unlock()
+	// %1 and %4 printed at the same moment: %1 was captured longer ago.
+	if want := []string{"%3", "%1", "%4", "%2"}; !slices.Equal(got, want) {
+		t.Fatalf("capture order = %v, want %v", got, want)
+	}
+	if s := h.session("%3"); s.State != rules.AwaitingInput {
+		t.Fatalf("prompting pane = %s", s.State)
+	}
+}
+
+// flush keeps Captures captures in flight, never more, and classifies
+// every pane once they return.
+func TestFlushCapturesConcurrently(t *testing.T) {
+	const limit, n = 3, 8
+	h := newHarness(t, func(c *Config) { c.Captures = limit })
+	var inflight, peak atomic.Int32
+	gate := make(chan struct{})
+	h.tm.onCapture = func(ctx context.Context, pane string) error {
+		cur := inflight.Add(1)
+		defer inflight.Add(-1)
+		for {
+			p := peak.Load()
+			if cur <= p || peak.CompareAndSwap(p, cur) {
+				break
+			}
+		}
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for i := range n {
+		h.tm.show(t, fmt.Sprintf("%%%d", i+1), "claude", "claude/permission_bash.txt")
+	}
+	ctx := context.Background()
+	h.sup.rescan(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.sup.flush(ctx)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for inflight.Load() < limit {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d captures in flight, want %d", inflight.Load(), limit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.tm.mu.Lock()
+	started := len(h.tm.captured)
+	h.tm.mu.Unlock()
+	if started != limit {
+		t.Fatalf("%d captures started while %d were blocked, want %d", started, limit, limit)
+	}
+	close(gate)
+	<-done
+	if p := peak.Load(); p != limit {
+		t.Fatalf("peak captures in flight = %d, want %d", p, limit)
+	}
+	for i := range n {
+		if s := h.session(fmt.Sprintf("%%%d", i+1)); s.State != rules.AwaitingInput {
+			t.Fatalf("pane %s = %s after flush", s.Pane, s.State)
+		}
+	}
+}
+
+// Ending the context ends a flush whose captures hang: it starts no new
+// capture and returns once those in flight gave up (goleak checks that no
+// goroutine is left behind).
+func TestFlushStopsWithContext(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Captures = 2 })
+	h.tm.onCapture = func(ctx context.Context, pane string) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	for i := range 6 {
+		h.tm.show(t, fmt.Sprintf("%%%d", i+1), "claude", "claude/idle.txt")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.sup.rescan(ctx)
+	done := make(chan time.Duration)
+	go func() { done <- h.sup.flush(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.tm.mu.Lock()
+		started := len(h.tm.captured)
+		h.tm.mu.Unlock()
+		if started == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d captures started, want 2", started)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("flush did not return after its context ended")
+	}
+	h.tm.mu.Lock()
+	defer h.tm.mu.Unlock()
+	if len(h.tm.captured) != 2 {
+		t.Fatalf("captures started after the context ended: %v", h.tm.captured)
 	}
 }

@@ -157,7 +157,8 @@ type Size struct {
 	// process itself; the rest is its control-mode tmux clients.
 	CPUServe float64       `json:"cpu_serve_process_pct"`
 	CPUIdle  Pair[float64] `json:"cpu_idle_pct"`
-	// TmuxCPU is the tmux server's own CPU over the streaming window.
+	// TmuxCPU is the CPU of the tmux server and every process under it
+	// (the workload's agents) over the streaming window.
 	TmuxCPU Pair[float64] `json:"tmux_server_cpu_pct"`
 	// RSS is the supervisor's peak resident memory (VmHWM) in MiB after
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).

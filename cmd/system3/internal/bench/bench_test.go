@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,5 +127,31 @@ func TestRoles(t *testing.T) {
 		if got[RoleStream] != tt.stream || got[RolePrompt] != tt.prompt || got[RoleIdle] != tt.idle {
 			t.Errorf("%d panes, busy %v: %v; want %d stream, %d prompt, %d idle", tt.n, tt.busy, got, tt.stream, tt.prompt, tt.idle)
 		}
+	}
+}
+
+// The window starts only once serve's log says it watches every session.
+func TestWaitWatching(t *testing.T) {
+	dir := t.TempDir()
+	s := &serveProc{stateDir: dir}
+	w := &Workload{Panes: make([]Pane, 3)}
+	log := filepath.Join(dir, "system3.log")
+	write := func(sessions int) {
+		line := `time=2026-11-21T08:55:02.533Z level=INFO msg="tmux: watching" tmux="tmux server -S /tmp/x/tmux.sock" sessions=` + strconv.Itoa(sessions) + "\n"
+		if err := os.WriteFile(log, []byte("time=2026-11-21T08:55:00Z level=INFO msg=\"monitors started\"\n"+line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if err := s.waitWatching(ctx, w, 300*time.Millisecond); err == nil {
+		t.Fatal("no log: waitWatching returned nil")
+	}
+	write(2)
+	if err := s.waitWatching(ctx, w, 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "all 3 sessions") {
+		t.Fatalf("2 of 3 sessions watched: err = %v", err)
+	}
+	write(3)
+	if err := s.waitWatching(ctx, w, 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -99,6 +99,9 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	if err := srv.waitSessions(ctx, w, readyTimeout(n)); err != nil {
 		return err
 	}
+	if err := srv.waitWatching(ctx, w, readyTimeout(n)); err != nil {
+		return err
+	}
 	svc, err := srv.dial(ctx)
 	if err != nil {
 		return err
@@ -195,6 +198,9 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	}
 	defer srv2.stop()
 	if err := srv2.waitSessions(ctx, idle, readyTimeout(n)); err != nil {
+		return err
+	}
+	if err := srv2.waitWatching(ctx, idle, readyTimeout(n)); err != nil {
 		return err
 	}
 	if err := sleepCtx(ctx, 3*time.Second); err != nil {

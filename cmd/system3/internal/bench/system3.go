@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,6 +106,34 @@ func (s *serveProc) stop() error {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 		return errors.New("system3 serve did not stop within 15s of SIGINT")
+	}
+}
+
+// waitWatching waits until serve has a control client on every session of
+// the workload (its watcher logs "tmux: watching" once it attached to the
+// sessions it found): until then a session's prompts are seen only by the
+// periodic listing, and the measurement would time serve's start-up. It
+// reads serve's log rather than asking tmux: tmux 3.3 can crash when a
+// client connects while control clients attach (see tmux.Watcher), and
+// polling list-clients during the attaches did crash it once.
+func (s *serveProc) waitWatching(ctx context.Context, w *Workload, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	re := regexp.MustCompile(`msg="tmux: watching".* sessions=(\d+)`)
+	for {
+		b, _ := os.ReadFile(filepath.Join(s.stateDir, "system3.log"))
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			if n, _ := strconv.Atoi(string(m[1])); n >= len(w.Panes) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("system3 did not report watching all %d sessions within %v", len(w.Panes), timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 
