@@ -121,6 +121,11 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	g.Go(func() error { return watcher.Run(gctx) })
 	g.Go(func() error { return store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
+	taskEvents := tw.Subscribe(0)
+	g.Go(func() error {
+		defer taskEvents.Close()
+		return sup.FollowTasks(gctx, taskEvents.C())
+	})
 	var rulesTo rulesTarget = sup
 	if co != nil {
 		g.Go(func() error { return co.Run(gctx) })
