@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -82,13 +83,22 @@ func agentSession(script string) demoSession {
 func serveMonitors(t testing.TB, srv tmux.Server, tasksDir string) map[string]string {
 	t.Helper()
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_TASKS_DIR": tasksDir, "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	startTestMonitors(t, env)
+	return env
+}
+
+// startTestMonitors runs system3's monitors in this process with the
+// settings env gives (as the dashboard does) until the test ends, and
+// returns their service.
+func startTestMonitors(t testing.TB, env map[string]string) monitor.Service {
+	t.Helper()
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.close)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, stop, err := a.startMonitors(ctx)
+	svc, stop, err := a.startMonitors(ctx)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -99,7 +109,7 @@ func serveMonitors(t testing.TB, srv tmux.Server, tasksDir string) map[string]st
 			t.Errorf("stop monitors: %v", err)
 		}
 	})
-	return env
+	return svc
 }
 
 func shortDirTB(t testing.TB) string {

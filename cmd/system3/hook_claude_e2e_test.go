@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,23 +54,7 @@ func startHookedClaude(t testing.TB, api *claudetest.FakeAPI, hooked bool) *hook
 		t.Fatal(err)
 	}
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": dir, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": cs.Socket()}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
-	if err := a.setup(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.close)
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, stop, err := a.startMonitors(ctx)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := stop(); err != nil {
-			t.Errorf("stop monitors: %v", err)
-		}
-	})
+	svc := startTestMonitors(t, env)
 	return &hookedClaude{cs: cs, svc: svc, stateDir: dir}
 }
 

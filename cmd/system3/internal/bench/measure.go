@@ -122,18 +122,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	stop := func() { stopWaiters(); wg.Wait() }
 	defer stop()
 
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return err
-	}
-	tmuxPID, err := w.serverPID(ctx)
-	if err != nil {
-		return err
-	}
-	cpu, err := startCPU(srv.pid())
-	if err != nil {
-		return err
-	}
-	tcpu, err := startCPU(tmuxPID)
+	cpu, tcpu, err := settleAndMeter(ctx, w, srv.pid())
 	if err != nil {
 		return err
 	}
@@ -352,18 +341,7 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 	if err := p.waitClassified(ctx, n, readyTimeout(n)); err != nil {
 		return err
 	}
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return err
-	}
-	tmuxPID, err := w.serverPID(ctx)
-	if err != nil {
-		return err
-	}
-	cpu, err := startCPU(p.pid())
-	if err != nil {
-		return err
-	}
-	tcpu, err := startCPU(tmuxPID)
+	cpu, tcpu, err := settleAndMeter(ctx, w, p.pid())
 	if err != nil {
 		return err
 	}
@@ -493,4 +471,23 @@ func naiveWaitIdle(ctx context.Context, c *tmux.Client, eng *rules.Engine, pane 
 		}
 	}
 	return fmt.Errorf("pane %s not idle within %v", pane, timeout)
+}
+
+// settleAndMeter lets a supervisor settle for two seconds after it has
+// seen every pane, then starts measuring its CPU and the tmux server's.
+func settleAndMeter(ctx context.Context, w *Workload, pid int) (supervisor, tmuxServer *cpuMeter, err error) {
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
+		return nil, nil, err
+	}
+	tmuxPID, err := w.serverPID(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if supervisor, err = startCPU(pid); err != nil {
+		return nil, nil, err
+	}
+	if tmuxServer, err = startCPU(tmuxPID); err != nil {
+		return nil, nil, err
+	}
+	return supervisor, tmuxServer, nil
 }
