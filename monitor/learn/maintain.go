@@ -243,6 +243,12 @@ func (s *Store) mergeDuplicates(ctx context.Context) (int, error) {
 					WHERE id = ?2 AND EXISTS (SELECT 1 FROM learnings WHERE id = ?1)`, d, keep.id); err != nil {
 					return err
 				}
+				var from string
+				if err := tx.QueryRowContext(ctx, `SELECT initiative FROM recall_words WHERE rowid = ?`, d).Scan(&from); err == nil {
+					if err := addInitiative(ctx, tx, keep.id, from); err != nil {
+						return err
+					}
+				}
 				if _, err := tx.ExecContext(ctx, `UPDATE injections SET learning_id = ? WHERE learning_id = ?`, keep.id, d); err != nil {
 					return err
 				}

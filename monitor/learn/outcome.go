@@ -191,6 +191,11 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 			if err != nil {
 				return err
 			}
+			if seen > 1 {
+				if err := addInitiative(ctx, tx, id, o.Initiative); err != nil {
+					return err
+				}
+			}
 			rep.Learnings = append(rep.Learnings, StoredLearning{ID: id, Text: l, Merged: seen > 1})
 		}
 		succ, part, fail := 0, 0, 0

@@ -3,6 +3,7 @@ package learn
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -145,34 +146,57 @@ func Score(bm25 float64, age time.Duration, seen int) float64 {
 	return -bm25 * (0.5 + 0.5*rec) * (1 + math.Log(float64(max(1, seen))))
 }
 
-// search ranks the live learnings of one kind matching any of the words.
+// maxRecallInitiatives caps the initiative text kept for recall per
+// learning (a learning seen in many outcomes keeps the first ones).
+const maxRecallInitiatives = 4 << 10
+
+// addInitiative makes a learning recallable by one more initiative it was
+// learnt in (a repeat, or a near-duplicate merged into it).
+func addInitiative(ctx context.Context, tx *sql.Tx, id int64, initiative string) error {
+	initiative = strings.TrimSpace(initiative)
+	if initiative == "" {
+		return nil
+	}
+	for _, table := range []string{"recall_words", "recall_parts"} {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET initiative = initiative || char(10) || ?1
+			WHERE rowid = ?2 AND instr(initiative, ?1) = 0 AND length(initiative) < ?3`, initiative, id, maxRecallInitiatives); err != nil {
+			return fmt.Errorf("recall index: %w", err)
+		}
+	}
+	return nil
+}
+
+// partWeight scales a match found only by a part of a word ("auth" in
+// "OAuth") below matches of whole, stemmed words.
+const partWeight = 0.5
+
+// search ranks the live learnings of one kind matching any of the words,
+// in their text, domain or initiatives: whole words (stemmed) first, then
+// learnings that only hold a word as part of a longer one.
 func (s *Store) search(ctx context.Context, kind string, words []string, limit int) ([]Item, error) {
 	if len(words) == 0 || limit <= 0 {
 		return []Item{}, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT l.id, l.kind, l.text, l.domain, l.seen, l.injected, l.created, l.last_seen, bm25(learnings_fts)
-		FROM learnings_fts JOIN learnings l ON l.id = learnings_fts.rowid
-		WHERE learnings_fts MATCH ? AND l.kind = ? AND l.stale = 0
-		ORDER BY bm25(learnings_fts) LIMIT ?`, ftsAny(words), kind, limit*10+20)
+	out, err := s.searchIndex(ctx, "recall_words", kind, words, limit, 1, nil)
 	if err != nil {
-		return nil, fmt.Errorf("search learnings: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	now := s.now()
-	out := []Item{}
-	for rows.Next() {
-		var it Item
-		var created, last int64
-		var bm float64
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &bm); err != nil {
-			return nil, fmt.Errorf("search learnings: %w", err)
+	var parts []string // trigrams need three characters
+	for _, w := range words {
+		if len([]rune(w)) >= 3 {
+			parts = append(parts, w)
 		}
-		it.Created, it.LastSeen = fromMS(created), fromMS(last)
-		it.Score = Score(bm, now.Sub(it.LastSeen), it.Seen)
-		out = append(out, it)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search learnings: %w", err)
+	if len(parts) > 0 {
+		seen := map[int64]bool{}
+		for _, it := range out {
+			seen[it.ID] = true
+		}
+		more, err := s.searchIndex(ctx, "recall_parts", kind, parts, limit, partWeight, seen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
 	}
 	slices.SortStableFunc(out, func(a, b Item) int {
 		if a.Score != b.Score {
@@ -186,6 +210,39 @@ func (s *Store) search(ctx context.Context, kind string, words []string, limit i
 	out = out[:min(limit, len(out))]
 	for i := range out {
 		out[i].Score = sig4(out[i].Score)
+	}
+	return out, nil
+}
+
+// searchIndex ranks the live learnings of one kind that one recall index
+// matches, leaving out skip.
+func (s *Store) searchIndex(ctx context.Context, table, kind string, words []string, limit int, weight float64, skip map[int64]bool) ([]Item, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT l.id, l.kind, l.text, l.domain, l.seen, l.injected, l.created, l.last_seen, bm25(`+table+`)
+		FROM `+table+` JOIN learnings l ON l.id = `+table+`.rowid
+		WHERE `+table+` MATCH ? AND l.kind = ? AND l.stale = 0
+		ORDER BY bm25(`+table+`) LIMIT ?`, ftsAny(words), kind, limit*10+20)
+	if err != nil {
+		return nil, fmt.Errorf("search learnings: %w", err)
+	}
+	defer rows.Close()
+	now := s.now()
+	out := []Item{}
+	for rows.Next() {
+		var it Item
+		var created, last int64
+		var bm float64
+		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &bm); err != nil {
+			return nil, fmt.Errorf("search learnings: %w", err)
+		}
+		if skip[it.ID] {
+			continue
+		}
+		it.Created, it.LastSeen = fromMS(created), fromMS(last)
+		it.Score = weight * Score(bm, now.Sub(it.LastSeen), it.Seen)
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search learnings: %w", err)
 	}
 	return out, nil
 }

@@ -78,6 +78,29 @@ var migrations = []string{
 		learning_id INTEGER NOT NULL REFERENCES learnings(id) ON DELETE CASCADE
 	);
 	CREATE INDEX injections_learning ON injections(learning_id);`,
+	// Recall: reflect searches a learning's text, its domain and the
+	// initiatives it was learnt in, twice: stemmed words (porter: "tokens"
+	// finds "token") and trigrams (a part of a word: "auth" finds "OAuth").
+	`CREATE VIRTUAL TABLE recall_words USING fts5(text, domain, initiative, tokenize='porter unicode61');
+	CREATE VIRTUAL TABLE recall_parts USING fts5(text, domain, initiative, tokenize='trigram');
+	CREATE TRIGGER recall_ai AFTER INSERT ON learnings BEGIN
+		INSERT INTO recall_words(rowid, text, domain, initiative)
+			VALUES (new.id, new.text, new.domain, COALESCE((SELECT initiative FROM outcomes WHERE id = new.outcome_id), ''));
+		INSERT INTO recall_parts(rowid, text, domain, initiative)
+			VALUES (new.id, new.text, new.domain, COALESCE((SELECT initiative FROM outcomes WHERE id = new.outcome_id), ''));
+	END;
+	CREATE TRIGGER recall_ad AFTER DELETE ON learnings BEGIN
+		DELETE FROM recall_words WHERE rowid = old.id;
+		DELETE FROM recall_parts WHERE rowid = old.id;
+	END;
+	CREATE TRIGGER recall_au AFTER UPDATE OF text, domain ON learnings BEGIN
+		UPDATE recall_words SET text = new.text, domain = new.domain WHERE rowid = new.id;
+		UPDATE recall_parts SET text = new.text, domain = new.domain WHERE rowid = new.id;
+	END;
+	INSERT INTO recall_words(rowid, text, domain, initiative)
+		SELECT l.id, l.text, l.domain, COALESCE(o.initiative, '') FROM learnings l LEFT JOIN outcomes o ON o.id = l.outcome_id;
+	INSERT INTO recall_parts(rowid, text, domain, initiative)
+		SELECT l.id, l.text, l.domain, COALESCE(o.initiative, '') FROM learnings l LEFT JOIN outcomes o ON o.id = l.outcome_id;`,
 }
 
 // ErrInvalid marks input the store refuses; its message says what to send
