@@ -192,7 +192,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Wakes.Ack):
 		return m.ack()
 	case key.Matches(msg, k.Wakes.AckAll):
-		if m.feed.unacked == 0 {
+		if m.feed.unacked+m.feed.resolved == 0 {
 			m.setStatus(levelInfo, "no unacknowledged wakes")
 			return nil
 		}

@@ -157,12 +157,15 @@ type wakeFeed struct {
 	st   *styles
 	keys navKeys
 
-	items          []feedItem
-	unacked        int
-	cursor, offset int
-	w, h           int
-	focused        bool
-	now            time.Time
+	items []feedItem
+	// unacked counts the wakes nobody acknowledged whose cause is still
+	// there; resolved, those whose cause cleared (the prompt was answered)
+	// but that are not acknowledged yet.
+	unacked, resolved int
+	cursor, offset    int
+	w, h              int
+	focused           bool
+	now               time.Time
 	// where names a wake's pane as the table does ("orch-a:0.0").
 	where func(wake.Event) string
 
@@ -194,9 +197,13 @@ func (f *wakeFeed) SetItems(items []feedItem) {
 	}
 	f.items = items
 	f.ver++
-	f.unacked = 0
+	f.unacked, f.resolved = 0, 0
 	for i, it := range items {
-		if !it.ev.Acked {
+		switch {
+		case it.ev.Acked:
+		case it.cleared:
+			f.resolved++
+		default:
 			f.unacked++
 		}
 		if id != "" && it.ev.ID == id {
@@ -242,13 +249,39 @@ func (f *wakeFeed) scroll() {
 }
 
 func (f wakeFeed) title() string {
+	var t string
 	switch {
 	case len(f.items) == 0:
 		return "Wakes · none"
+	case f.unacked == 0 && f.resolved == 0:
+		t = "Wakes · all acknowledged"
 	case f.unacked == 0:
-		return "Wakes · all acknowledged"
+		t = "Wakes · none open"
+	default:
+		t = "Wakes · " + strconv.Itoa(f.unacked) + " unacked"
 	}
-	return "Wakes · " + strconv.Itoa(f.unacked) + " unacked"
+	if f.resolved > 0 {
+		t += " · " + strconv.Itoa(f.resolved) + " resolved"
+	}
+	// Wakes that do not fit are counted, so the list never hides one
+	// silently.
+	if above, below := f.hidden(); above+below > 0 {
+		switch {
+		case above == 0:
+			t += " · +" + strconv.Itoa(below) + " more ↓"
+		case below == 0:
+			t += " · +" + strconv.Itoa(above) + " more ↑"
+		default:
+			t += " · +" + strconv.Itoa(above) + " ↑ +" + strconv.Itoa(below) + " ↓"
+		}
+	}
+	return t
+}
+
+// hidden counts the wakes above and below the visible rows.
+func (f wakeFeed) hidden() (above, below int) {
+	rows := max(0, f.h-1)
+	return f.offset, max(0, len(f.items)-f.offset-rows)
 }
 
 // View draws the title and the visible wakes.

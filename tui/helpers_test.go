@@ -45,7 +45,7 @@ func fixtureSessions() []monitor.Session {
 			Question: "Do you want to make this edit to login.go?",
 			Options:  []string{"Yes", "Yes, allow all edits during this session (shift+tab)", "No, and tell Claude what to do differently (esc)"},
 			Since:    now.Add(-2*time.Minute - 10*time.Second), LastLine: "❯ 1. Yes",
-			TaskList: "auth-list", Tasks: &monitor.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"4"}, Blocked: 1},
+			TaskList: "auth-list", Tasks: &monitor.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"Implement login"}, Blocked: 1},
 		},
 		{
 			Pane: "%4", Session: "api", Window: "codex", WindowIndex: 1, Target: "api:1.0", Command: "node", Agent: "codex",
@@ -66,7 +66,7 @@ func fixtureSessions() []monitor.Session {
 			Pane: "%2", Session: "orch-auth", Window: "worker", WindowIndex: 1, Target: "orch-auth:1.0", Command: "claude", Agent: "claude",
 			State: rules.Working, Kind: "tool", Evidence: monitor.Evidence{Source: "screen", Rule: "claude.working", Lines: []string{"✻ Implementing login… (esc to interrupt)"}},
 			Since: now.Add(-15 * time.Minute), LastLine: "✻ Implementing login… (esc to interrupt)",
-			TaskList: "auth-list", Tasks: &monitor.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"4"}, Blocked: 1},
+			TaskList: "auth-list", Tasks: &monitor.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"Implement login"}, Blocked: 1},
 		},
 		{
 			Pane: "%11", Session: "docs", Window: "claude", Target: "docs:0.0", Command: "claude", Agent: "claude", State: rules.Idle,

@@ -78,7 +78,12 @@ type MCPStatus struct {
 func (s MCPStatus) text() string {
 	switch {
 	case s.Err != "":
-		return "MCP: " + clean(s.Err)
+		// Errors often name MCP already ("MCP port … is in use").
+		e := clean(s.Err)
+		if strings.HasPrefix(e, "MCP ") {
+			return e
+		}
+		return "MCP: " + e
 	case s.Addr == "":
 		return "MCP: off"
 	case s.Clients > 0:

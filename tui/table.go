@@ -339,7 +339,9 @@ func agentName(s monitor.Session) string {
 }
 
 // what is the one line that says what a session is about: its question
-// when it waits, its error when it fails, else the last line on screen.
+// when it waits, its error when it fails (the line the error rule matched,
+// not whatever the screen ends with), the task in progress while it works,
+// and only else the last line on screen.
 func what(s monitor.Session) string {
 	switch s.State {
 	case rules.AwaitingInput:
@@ -350,17 +352,34 @@ func what(s monitor.Session) string {
 			return s.Kind + " prompt"
 		}
 	case rules.ErrorLoop:
-		d := clean(s.Detail)
-		if d == "" {
-			d = clean(s.LastLine)
-		}
+		d := errorLine(s)
 		if s.ErrorCount > 0 {
 			return strconv.Itoa(s.ErrorCount) + "× " + d
 		}
 		return d
 	case rules.Error:
-		if d := clean(s.Detail); d != "" {
-			return d
+		return errorLine(s)
+	case rules.Working:
+		if t := s.Tasks; t != nil && len(t.InProgress) > 0 {
+			now := "now: " + clean(t.InProgress[0])
+			if n := len(t.InProgress) - 1; n > 0 {
+				now += " (+" + strconv.Itoa(n) + ")"
+			}
+			return now
+		}
+	}
+	return clean(s.LastLine)
+}
+
+// errorLine is the error a failing session shows: the rule's detail, else
+// the first line its evidence matched, else the last line on screen.
+func errorLine(s monitor.Session) string {
+	if d := clean(s.Detail); d != "" {
+		return d
+	}
+	if len(s.Evidence.Lines) > 0 {
+		if l := clean(s.Evidence.Lines[0]); l != "" {
+			return l
 		}
 	}
 	return clean(s.LastLine)

@@ -146,7 +146,7 @@ func (m *Model) headerHeight() int {
 // problem line when the service reports one or cannot be reached.
 func (m Model) headerLines() []string {
 	st := m.st
-	k1 := line1Key{w: m.w, server: m.serverName(), down: m.loaded && !m.running, unacked: m.feed.unacked, hasMCP: m.mcp != nil}
+	k1 := line1Key{w: m.w, server: m.serverName(), down: m.loaded && !m.running, unacked: m.feed.unacked, resolved: m.feed.resolved, hasMCP: m.mcp != nil}
 	if m.mcp != nil {
 		k1.mcp = *m.mcp
 	}
@@ -161,6 +161,9 @@ func (m Model) headerLines() []string {
 			l += sep + st.Unacked.Render(fmt.Sprintf("%d unacked %s", n, plural(n, "wake", "wakes")))
 		default:
 			l += sep + st.Dim.Render("no unacked wakes")
+		}
+		if r := k1.resolved; r > 0 {
+			l += st.Dim.Render(fmt.Sprintf(" (%d resolved)", r))
 		}
 		if k1.hasMCP {
 			if t := k1.mcp.text(); k1.mcp.Err != "" {
@@ -332,8 +335,10 @@ type line1Key struct {
 	server  string
 	down    bool
 	unacked int
-	hasMCP  bool
-	mcp     MCPStatus
+	// resolved: unacknowledged wakes whose cause has cleared.
+	resolved int
+	hasMCP   bool
+	mcp      MCPStatus
 }
 
 type line2Key struct {
