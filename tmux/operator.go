@@ -51,6 +51,41 @@ func samePath(a, b string) bool {
 	return ca == cb
 }
 
+// EnclosingServer is the server a plain "tmux" command reaches from inside
+// tmux: $TMUX's socket, named the way the user knows it ("-L work" when the
+// socket is in tmux's socket directory, else its path). ok is false outside
+// tmux.
+func EnclosingServer(uid int, getenv func(string) string) (Server, bool) {
+	v := getenv("TMUX")
+	path, _, _ := strings.Cut(v, ",")
+	if path == "" {
+		return Server{}, false
+	}
+	name := filepath.Base(path)
+	if samePath(filepath.Dir(path), filepath.Dir(Server{Name: name}.socketPath(uid, func(k string) string {
+		if k == "TMUX" {
+			return ""
+		}
+		return getenv(k)
+	}))) {
+		if name == "default" {
+			return Server{}, true
+		}
+		return Server{Name: name}, true
+	}
+	return Server{Path: path}, true
+}
+
+// Command is the tmux command line that reaches s: "tmux", "tmux -L work"
+// or "tmux -S /path", quoted for a POSIX shell.
+func (s Server) Command() string {
+	args := s.argv()
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(append([]string{"tmux"}, args...), " ")
+}
+
 // socketPath is where the server's socket lives. For the default server
 // run from inside tmux, that is $TMUX's socket.
 func (s Server) socketPath(uid int, getenv func(string) string) string {

@@ -125,3 +125,26 @@ func waitUntil(t *testing.T, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestEnclosingServer(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want tmux.Server
+		ok   bool
+		cmd  string
+	}{
+		{"outside tmux", map[string]string{}, tmux.Server{}, false, "tmux"},
+		{"default server", map[string]string{"TMUX": "/tmp/tmux-1000/default,77,0"}, tmux.Server{}, true, "tmux"},
+		{"-L name", map[string]string{"TMUX": "/tmp/tmux-1000/work,77,0"}, tmux.Server{Name: "work"}, true, "tmux -L work"},
+		{"TMUX_TMPDIR", map[string]string{"TMUX": "/run/t/tmux-1000/w2,1,2", "TMUX_TMPDIR": "/run/t"}, tmux.Server{Name: "w2"}, true, "tmux -L w2"},
+		{"-S path", map[string]string{"TMUX": "/home/me/my sock,77,0"}, tmux.Server{Path: "/home/me/my sock"}, true, "tmux -S '/home/me/my sock'"},
+		{"other uid's dir", map[string]string{"TMUX": "/tmp/tmux-0/work,77,0"}, tmux.Server{Path: "/tmp/tmux-0/work"}, true, "tmux -S /tmp/tmux-0/work"},
+	} {
+		got, ok := tmux.EnclosingServer(1000, env(tt.env))
+		if got != tt.want || ok != tt.ok || got.Command() != tt.cmd {
+			t.Errorf("%s: %+v %v %q, want %+v %v %q", tt.name, got, ok, got.Command(), tt.want, tt.ok, tt.cmd)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func writeAcked(w io.Writer, evs []wake.Event, all bool) error {
 			sanitize(ev.AckedBy), ev.AckedAt.Local().Format("15:04:05"))
 	}
 	if all {
-		fmt.Fprintf(w, "acknowledged %d wakes\n", len(evs))
+		fmt.Fprintf(w, "acknowledged %s\n", count(len(evs), "wake", "wakes"))
 	}
 	return nil
 }

@@ -87,5 +87,12 @@ func (a *app) close() {
 
 // tmuxServer is the tmux server selected by flags, environment or config.
 func (a *app) tmuxServer() tmux.Server {
+	if a.settings.TmuxSocket == "" && a.settings.TmuxSocketPath == "" {
+		// Inside tmux, the server is the enclosing one (as for a plain
+		// tmux command): say which, rather than "default".
+		if srv, ok := tmux.EnclosingServer(os.Getuid(), a.getenv); ok {
+			return srv
+		}
+	}
 	return tmux.Server{Name: a.settings.TmuxSocket, Path: a.settings.TmuxSocketPath}
 }

@@ -117,6 +117,11 @@ func TestStatusClassifiesPanes(t *testing.T) {
 	if doc.Source != "snapshot" {
 		t.Errorf("source = %q, want snapshot (no system3 serves this state dir)", doc.Source)
 	}
+	for _, p := range doc.Panes {
+		if p.Since.After(doc.GeneratedAt) {
+			t.Errorf("pane %s since %s is later than generated_at %s", p.Pane, p.Since, doc.GeneratedAt)
+		}
+	}
 	if got == nil || got.Agent != "claude" || got.State != "awaiting_input" || got.Kind != "permission" ||
 		got.Question != "Do you want to proceed?" || len(got.Options) != 4 || got.Evidence.Rule != "claude.permission" {
 		t.Fatalf("pane %s = %+v", pane, got)
@@ -130,8 +135,9 @@ func TestStatusClassifiesPanes(t *testing.T) {
 func TestStatusWithoutServer(t *testing.T) {
 	srv := tmuxtest.NewStoppedServer(t)
 	code, out, _ := invoke(t, nil, append(socketArgs(srv), "status")...)
-	if code != 0 || !strings.Contains(out, "no tmux server is running") {
-		t.Fatalf("exit %d, output %q", code, out)
+	// The hint starts the server that was asked for, not the default one.
+	if want := "start one with `tmux -S " + srv.Path + " new -s NAME`"; code != 0 || !strings.Contains(out, "no tmux server is running") || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, output %q, want %q", code, out, want)
 	}
 	code, out, _ = invoke(t, nil, append(socketArgs(srv), "status", "--json")...)
 	var doc statusDoc
@@ -140,10 +146,20 @@ func TestStatusWithoutServer(t *testing.T) {
 	}
 }
 
+// Inside tmux with no server flags, status names the enclosing server
+// (from $TMUX), not "default tmux server".
+func TestStatusNamesTheEnclosingServer(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	code, out, errOut := invoke(t, map[string]string{"TMUX": srv.Path + ",1234,0"}, "status")
+	if code != 0 || !strings.HasPrefix(out, "tmux server -S "+srv.Path+": 1 session, 1 pane, 0 unacked wakes") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
 func TestSocketFromEnvironment(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
 	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_TMUX_SOCKET_PATH": srv.Path}, "status")
-	if code != 0 || !strings.Contains(out, "1 sessions, 1 panes") {
+	if code != 0 || !strings.Contains(out, "1 session, 1 pane,") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

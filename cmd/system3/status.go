@@ -104,13 +104,15 @@ empty list.`,
 				Schema:        "system3.status/v1",
 				Server:        srv.String(),
 				ServerRunning: running,
-				GeneratedAt:   time.Now().UTC(),
 				Panes:         make([]statusPane, 0, len(panes)),
 			}
 			states, unacked, source, err := a.sessionStates(cmd.Context())
 			if err != nil {
 				return err
 			}
+			// Stamped once the states are in, so no pane's since is later
+			// than the document.
+			doc.GeneratedAt = time.Now().UTC()
 			doc.Source, doc.UnackedWakes = source, unacked
 			doc.Problem = states.Problem
 			byPane := map[string]monitor.Session{}
@@ -133,7 +135,7 @@ empty list.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(doc)
 			}
-			return writeStatusText(a.stdout, doc)
+			return writeStatusText(a.stdout, doc, srv.Command())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a machine-readable JSON document")
@@ -167,16 +169,17 @@ func toStatusPane(p tmux.Pane) statusPane {
 	return sp
 }
 
-func writeStatusText(w io.Writer, doc statusDoc) error {
+func writeStatusText(w io.Writer, doc statusDoc, srvCmd string) error {
 	if !doc.ServerRunning {
-		_, err := fmt.Fprintf(w, "no tmux server is running (%s); start one with `tmux new -s NAME`, or select another with --tmux-socket\n", doc.Server)
+		_, err := fmt.Fprintf(w, "no tmux server is running (%s); start one with `%s new -s NAME`, or select another with --tmux-socket\n", doc.Server, srvCmd)
 		return err
 	}
 	sessions := map[string]bool{}
 	for _, p := range doc.Panes {
 		sessions[p.Session] = true
 	}
-	fmt.Fprintf(w, "%s: %d sessions, %d panes, %d unacked wakes\n", doc.Server, len(sessions), len(doc.Panes), doc.UnackedWakes)
+	fmt.Fprintf(w, "%s: %s, %s, %s\n", doc.Server, count(len(sessions), "session", "sessions"), count(len(doc.Panes), "pane", "panes"),
+		count(doc.UnackedWakes, "unacked wake", "unacked wakes"))
 	if doc.Problem != "" {
 		fmt.Fprintf(w, "problem: %s\n", doc.Problem)
 	}
@@ -290,4 +293,12 @@ func sanitize(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// count is "1 pane" or "2 panes".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

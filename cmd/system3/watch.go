@@ -156,7 +156,7 @@ func (p *watchPrinter) snapshot(s monitor.Snapshot) {
 		case !s.Running:
 			p.printf("no tmux server is running (%s); watching for one (Ctrl-C to stop)\n", s.Server)
 		default:
-			p.printf("%s: %d sessions; watching (Ctrl-C to stop)\n", s.Server, len(s.Sessions))
+			p.printf("%s: %s; watching (Ctrl-C to stop)\n", s.Server, count(len(s.Sessions), "session", "sessions"))
 		}
 		if s.Problem != "" {
 			p.printf("problem: %s\n", sanitize(s.Problem))
