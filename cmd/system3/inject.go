@@ -26,7 +26,7 @@ type targetFlags struct {
 
 func (f *targetFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.session, "session", "s", "", "tmux session name, session:window.pane target, or $id (a session with several agent panes needs --pane)")
-	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane id, such as %3 (see `system3 status`)")
+	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane `ID`, such as %3 (system3 status lists them)")
 }
 
 func (f *targetFlags) target() (monitor.Target, error) {

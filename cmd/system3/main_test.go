@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
@@ -274,5 +277,44 @@ func TestLogWrittenToStateDir(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(state, "system3.log"))
 	if err != nil || !strings.Contains(string(data), "command start") {
 		t.Fatalf("log = %q, %v", data, err)
+	}
+}
+
+// A flag's value placeholder is one word (pflag takes the first
+// `backquoted` text of its usage as the placeholder, so a quoted command
+// there would show as "--pane system3 status").
+func TestFlagPlaceholdersAreWords(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s shows the placeholder %q", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&app{}))
+}
+
+// Mistyped commands and flags fail with the names they resemble.
+func TestDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stauts"}, `unknown command "stauts" for "system3"; did you mean status?`},
+		{[]string{"status", "--tmux-sockt", "x"}, "unknown flag: --tmux-sockt; did you mean --tmux-socket?"},
+		{[]string{"tasks", "--jsn"}, "unknown flag: --jsn; did you mean --json?"},
+		{[]string{"tasks", "--zzzzzz"}, "unknown flag: --zzzzzz (run `system3 tasks --help` for the flags)"},
+		{[]string{"--tmux-socket", "/tmp/tmux-0/work", "status"}, "--tmux-socket-path /tmp/tmux-0/work"},
+	} {
+		code, out, errOut := invoke(t, nil, tt.args...)
+		if code == 0 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", tt.args, code, out, errOut, tt.want)
+		}
 	}
 }

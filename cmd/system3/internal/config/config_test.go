@@ -97,6 +97,7 @@ func TestResolveErrors(t *testing.T) {
 		{"missing explicit config", Overrides{ConfigPath: filepath.Join(home, "nope.yaml")}, "open config"},
 		{"unknown key", Overrides{ConfigPath: bad}, "sockt"},
 		{"both socket kinds", Overrides{TmuxSocket: "a", TmuxSocketPath: "/b"}, "choose one"},
+		{"socket path as a name", Overrides{TmuxSocket: "/tmp/tmux-0/work"}, "--tmux-socket-path /tmp/tmux-0/work"},
 		{"bad level", Overrides{LogLevel: "loud"}, "log level"},
 	}
 	for _, tt := range tests {

@@ -65,6 +65,11 @@ func Resolve(o Overrides, getenv func(string) string, dirs Dirs) (Settings, erro
 		if src.Socket != "" && src.SocketPath != "" {
 			return s, fmt.Errorf("both a tmux socket name (%q) and a socket path (%q) are set; choose one", src.Socket, src.SocketPath)
 		}
+		if strings.Contains(src.Socket, "/") {
+			// tmux -L takes a name; a path there would name a socket
+			// nobody runs.
+			return s, fmt.Errorf("the tmux socket name %q is a path; select a server by its socket path with --tmux-socket-path %s (SYSTEM3_TMUX_SOCKET_PATH, tmux.socket_path), or by name with --tmux-socket NAME", src.Socket, src.Socket)
+		}
 		s.TmuxSocket, s.TmuxSocketPath = src.Socket, ExpandHome(src.SocketPath, dirs.Home)
 		break
 	}
