@@ -191,6 +191,7 @@ switch rules off with "disable: [id, ...]". See docs/rules.md.`,
 					"user_rules": a.rulesPath(),
 					"agents":     e.Agents(),
 					"rules":      e.Rules(),
+					"disabled":   disabledOrEmpty(e.Disabled()),
 				})
 			}
 			fmt.Fprintf(a.stdout, "user rules file: %s\n\nAGENTS\n", a.rulesPath())
@@ -214,9 +215,28 @@ switch rules off with "disable: [id, ...]". See docs/rules.md.`,
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, agents, r.State, kind, r.Priority, r.Source)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if d := e.Disabled(); len(d) > 0 {
+				fmt.Fprintf(a.stdout, "\nDISABLED (not applied)\n")
+				tw = tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tKIND\tSOURCE\tDISABLED BY")
+				for _, x := range d {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", x.ID, x.Kind, x.Source, x.By)
+				}
+				return tw.Flush()
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func disabledOrEmpty(d []rules.Disabled) []rules.Disabled {
+	if d == nil {
+		return []rules.Disabled{}
+	}
+	return d
 }

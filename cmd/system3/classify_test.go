@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func TestClassifyCommand(t *testing.T) {
@@ -48,7 +50,7 @@ func TestRulesCommandShowsUserRules(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("log_level: info\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	user := "version: 1\nrules:\n  - id: my.rule\n    agents: [shell]\n    state: working\n    priority: 99\n    match: [{contains: BUILDING}]\n"
+	user := "version: 1\nrules:\n  - id: my.rule\n    agents: [shell]\n    state: working\n    priority: 99\n    match: [{contains: BUILDING}]\ndisable: [claude.compacting, ci_push_loop]\n"
 	if err := os.WriteFile(filepath.Join(cfgDir, "rules.yaml"), []byte(user), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +60,21 @@ func TestRulesCommandShowsUserRules(t *testing.T) {
 	}
 	if !strings.Contains(out, "my.rule") || !strings.Contains(out, filepath.Join(cfgDir, "rules.yaml")) || !strings.Contains(out, "claude.permission") {
 		t.Fatalf("rules output:\n%s", out)
+	}
+	// Switched-off rules are listed apart, with the file that switched them off.
+	_, off, ok := strings.Cut(out, "DISABLED (not applied)")
+	active, _, _ := strings.Cut(out, "DISABLED")
+	if !ok || strings.Contains(active, "claude.compacting") || !strings.Contains(off, "claude.compacting  rule") ||
+		!strings.Contains(off, "ci_push_loop") || !strings.Contains(off, filepath.Join(cfgDir, "rules.yaml")) {
+		t.Fatalf("disabled rules not shown apart:\n%s", out)
+	}
+	code, out, _ = invoke(t, map[string]string{"SYSTEM3_CONFIG": cfg}, "rules", "--json")
+	var doc struct {
+		Disabled []rules.Disabled `json:"disabled"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Disabled) != 2 || doc.Disabled[0].ID != "claude.compacting" ||
+		doc.Disabled[0].Source != "builtin" || doc.Disabled[1].Kind != "pattern" {
+		t.Fatalf("rules --json disabled: %s", out)
 	}
 
 	if err := os.WriteFile(filepath.Join(cfgDir, "rules.yaml"), []byte("version: 1\nrules:\n  - id: broken\n"), 0o644); err != nil {

@@ -107,6 +107,16 @@ type Engine struct {
 	rules    []*Rule
 	byAgent  map[string][]*Rule
 	patterns []*Pattern
+	disabled []Disabled
+}
+
+// Disabled is a rule or pattern a rules file switched off.
+type Disabled struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // "rule" or "pattern"
+	// Source is the file that defined it; By, the file that disabled it.
+	Source string `json:"source"`
+	By     string `json:"disabled_by"`
 }
 
 // Source is one rules file to load: a name for messages and its content.
@@ -181,6 +191,7 @@ func New(sources ...Source) (*Engine, error) {
 		for _, id := range f.Disable {
 			j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == id })
 			if j >= 0 {
+				e.disabled = append(e.disabled, Disabled{ID: id, Kind: "rule", Source: e.rules[j].Source, By: src.Name})
 				e.rules = slices.Delete(e.rules, j, j+1)
 				continue
 			}
@@ -188,6 +199,7 @@ func New(sources ...Source) (*Engine, error) {
 			if j < 0 {
 				return nil, fmt.Errorf("rules %s: disable: no rule with id %s, and no pattern either", src.Name, id)
 			}
+			e.disabled = append(e.disabled, Disabled{ID: id, Kind: "pattern", Source: e.patterns[j].Source, By: src.Name})
 			e.patterns = slices.Delete(e.patterns, j, j+1)
 		}
 	}
@@ -271,6 +283,10 @@ func (e *Engine) Pattern(id string) (Pattern, bool) {
 }
 
 // Rules returns the active rules, highest priority first.
+// Disabled lists the rules and patterns that rules files switched off, in
+// the order they were.
+func (e *Engine) Disabled() []Disabled { return slices.Clone(e.disabled) }
+
 func (e *Engine) Rules() []Rule {
 	out := make([]Rule, len(e.rules))
 	for i, r := range e.rules {
