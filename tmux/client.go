@@ -257,6 +257,12 @@ type NewSessionOptions struct {
 	// Width and Height size the detached session (-x, -y); zero leaves
 	// tmux's default-size.
 	Width, Height int
+	// KeepDeadPane keeps the pane, dead, when its command exits, so its
+	// exit status and last output can still be read (remain-on-exit on the
+	// new session's window only, set in the same command list so even a
+	// command that exits at once is kept). Needs Name. SetRemainOnExit
+	// undoes it.
+	KeepDeadPane bool
 }
 
 // NewSession creates a detached session, starting the server if needed
@@ -279,6 +285,12 @@ func (c *Client) NewSession(ctx context.Context, opt NewSessionOptions) (string,
 	if err != nil {
 		return "", &Error{Op: "new-session", Target: opt.Name, Server: c.Server.String(), Msg: err.Error()}
 	}
+	if opt.KeepDeadPane {
+		if opt.Name == "" {
+			return "", &Error{Op: "new-session", Server: c.Server.String(), Msg: "keeping a dead pane needs a session name"}
+		}
+		args = append(args, ";", "set-option", "-w", "-t", exactSession(opt.Name)+":", "remain-on-exit", "on")
+	}
 	if c.Server.Config != "" {
 		args = append([]string{"-f", c.Server.Config}, args...)
 	}
@@ -288,6 +300,17 @@ func (c *Client) NewSession(ctx context.Context, opt NewSessionOptions) (string,
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// SetRemainOnExit sets (on) or unsets (off: back to the inherited value)
+// remain-on-exit for the window holding pane.
+func (c *Client) SetRemainOnExit(ctx context.Context, pane string, on bool) error {
+	args := []string{"set-option", "-w", "-t", pane, "remain-on-exit", "on"}
+	if !on {
+		args = []string{"set-option", "-w", "-u", "-t", pane, "remain-on-exit"}
+	}
+	_, err := c.run(ctx, "set-option", pane, args...)
+	return err
 }
 
 // ResizeWindow sets the size of the window holding pane (resize-window -x

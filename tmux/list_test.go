@@ -348,3 +348,40 @@ func TestResizeWindow(t *testing.T) {
 		t.Fatalf("missing pane: err = %v, want ErrNotFound", err)
 	}
 }
+
+// A session whose command exits at once is kept, dead, with its exit
+// status, when asked; undoing it lets a later exit close the pane as usual.
+func TestKeepDeadPane(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "sleep", "100")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 20*time.Second)
+	for i := 0; i < 5; i++ { // the command exits before tmux returns: no race may lose it
+		name := "quick" + string(rune('0'+i))
+		pane, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: name, KeepDeadPane: true, Command: []string{"sh", "-c", "exit 3"}})
+		if err != nil || !strings.HasPrefix(pane, "%") {
+			t.Fatalf("new session: %q, %v", pane, err)
+		}
+		waitFor(t, 10*time.Second, "the pane to be dead with status 3", func() bool {
+			p, err := c.PaneInfo(ctx, pane)
+			return err == nil && p.Dead && p.DeadStatus == 3
+		})
+	}
+	pane, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "later", KeepDeadPane: true, Command: []string{"sh", "-c", "read x; exit 4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetRemainOnExit(ctx, pane, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendText(ctx, pane, "go", tmux.SendOptions{NoVerify: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the session to close", func() bool {
+		ok, err := c.HasSession(ctx, "later")
+		return err == nil && !ok
+	})
+	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{KeepDeadPane: true, Command: []string{"true"}}); err == nil {
+		t.Fatal("KeepDeadPane without a name was accepted")
+	}
+}

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 func TestLinkCommand(t *testing.T) {
@@ -100,5 +104,29 @@ func TestSpawnAndStopRefusals(t *testing.T) {
 				t.Fatalf("calls = %+v", f.Calls())
 			}
 		})
+	}
+}
+
+// An agent that exits at once fails the spawn at once, saying so with its
+// exit status and last output, rather than waiting out the ready timeout.
+func TestSpawnAgentThatExitsAtOnce(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	repo := filepath.Join(realPath(t, t.TempDir()), "app")
+	gitInit(t, repo)
+	start := time.Now()
+	code, out, errOut := invoke(t, nil, append(socketArgs(srv), "spawn", "--initiative", "quick", "--goal", "g", "--repo", repo,
+		"--agent", "sh -c 'echo no API key found >&2; exit 7'")...)
+	took := time.Since(start)
+	if code == 0 || !strings.Contains(errOut, "exited before it was ready (the pane's process exited with status 7)") {
+		t.Fatalf("exit %d after %s\nstdout %q\nstderr %q", code, took, out, errOut)
+	}
+	if !strings.Contains(errOut, "no API key found") {
+		t.Errorf("the error quotes no output: %q", errOut)
+	}
+	if took > 30*time.Second {
+		t.Errorf("took %s: the ready timeout was waited out", took)
+	}
+	if ok, err := tmux.NewClient(srv).HasSession(context.Background(), "orch-quick"); err != nil || ok {
+		t.Errorf("the dead session is left: %v %v", ok, err)
 	}
 }

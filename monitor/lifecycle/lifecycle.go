@@ -52,6 +52,7 @@ type Tmux interface {
 	HasSession(ctx context.Context, name string) (bool, error)
 	NewSession(ctx context.Context, opt tmux.NewSessionOptions) (string, error)
 	KillSession(ctx context.Context, name string) error
+	SetRemainOnExit(ctx context.Context, pane string, on bool) error
 }
 
 // Agent is how one agent is started: its argv and extra environment.

@@ -69,6 +69,8 @@ type world struct {
 	killed   []string
 	newErr   error
 	start    monitor.Session // the new pane's session, as first seen
+	screen   []string        // the new pane's screen, when set
+	remain   map[string]bool // pane → remain-on-exit, as last set
 	onEnter  monitor.Session // what Enter on "Yes" turns it into
 	panes    int
 }
@@ -103,7 +105,23 @@ func (w *world) NewSession(ctx context.Context, opt tmux.NewSessionOptions) (str
 	if s.Kind == "trust" {
 		w.SetPreview(pane, " ❯ No, exit", "   Yes, I trust this folder")
 	}
+	if w.screen != nil {
+		w.SetPreview(pane, w.screen...)
+	}
+	w.mu.Lock()
+	if w.remain == nil {
+		w.remain = map[string]bool{}
+	}
+	w.remain[pane] = opt.KeepDeadPane
+	w.mu.Unlock()
 	return pane, nil
+}
+
+func (w *world) SetRemainOnExit(ctx context.Context, pane string, on bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.remain[pane] = on
+	return nil
 }
 
 func (w *world) KillSession(ctx context.Context, name string) error {
@@ -239,8 +257,12 @@ func TestSpawnEndToEndOnFakes(t *testing.T) {
 	}
 	opt := w.opts[0]
 	if opt.Name != "orch-auth" || opt.Dir != wt || opt.Env["CLAUDE_CODE_TASK_LIST_ID"] != "PRD-AUTH" || opt.Env["CLAUDE_CODE_ENABLE_TODO_TOOLS"] != "1" ||
-		strings.Join(opt.Command, " ") != `claude --settings {"hooks":{}}` {
+		strings.Join(opt.Command, " ") != `claude --settings {"hooks":{}}` || !opt.KeepDeadPane {
 		t.Fatalf("session options = %+v", opt)
+	}
+	// The pane was kept for an early exit only: once ready, an exit closes it.
+	if w.remain[res.Pane] {
+		t.Fatal("remain-on-exit is still on for the ready agent's pane")
 	}
 	links := w.calls("link")
 	if len(links) != 1 || links[0].Target.Session != "orch-auth" || links[0].TaskList != "PRD-AUTH" {
@@ -399,6 +421,11 @@ func TestSpawnRollsBackAtEachStep(t *testing.T) {
 		{name: "link fails", prep: func(w *world) { w.Fail("link", errors.New("state dir read-only")) }, step: StepLink, session: true},
 		{name: "never ready", prep: func(w *world) { w.start.State = rules.Working }, step: StepReady, session: true, msg: "not ready for input within 2s (it was working"},
 		{name: "agent exits", prep: func(w *world) { w.start.State, w.start.LastLine = rules.Exited, "command not found" }, step: StepReady, session: true, msg: "command not found"},
+		{name: "agent dies at once", prep: func(w *world) {
+			w.start = monitor.Session{State: rules.Exited, Kind: "dead", LastLine: "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)",
+				Evidence: monitor.Evidence{Source: "process", Rule: rules.RulePaneDead, Lines: []string{"the pane's process exited with status 1"}}}
+			w.screen = []string{"", "error: no API key", "see --help", "", "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)"}
+		}, step: StepReady, session: true, msg: "exited before it was ready (the pane's process exited with status 1); its last output:\n  error: no API key\n  see --help"},
 		{name: "trust fails", prep: func(w *world) {
 			w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
 			w.Fail("keys", errors.New("pane dead"))

@@ -170,8 +170,10 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	sp.progress(StepSession, fmt.Sprintf("starting %s in tmux session %s", strings.Join(argv, " "), r.Session))
 	env["CLAUDE_CODE_TASK_LIST_ID"] = r.TaskList
 	env["SYSTEM3_INITIATIVE"] = req.Initiative
+	// The pane is kept if the agent exits before it is ready, so the
+	// error can say how it ended and what it printed.
 	pane, err := m.cfg.Tmux.NewSession(ctx, tmux.NewSessionOptions{Name: r.Session, WindowName: req.Initiative, Dir: r.Worktree, Env: env,
-		Command: argv, Width: m.cfg.Width, Height: m.cfg.Height})
+		Command: argv, Width: m.cfg.Width, Height: m.cfg.Height, KeepDeadPane: true})
 	if err != nil {
 		if ok, _ := m.cfg.Tmux.HasSession(context.WithoutCancel(ctx), r.Session); ok {
 			sp.session = true
@@ -197,6 +199,10 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	sp.progress(StepReady, fmt.Sprintf("waiting up to %s for %s to be ready for input", m.cfg.ReadyTimeout, agent))
 	if step, err := sp.waitReady(rctx); err != nil {
 		return *r, step, err
+	}
+	// Ready: from now on the agent's exit closes its pane as usual.
+	if err := m.cfg.Tmux.SetRemainOnExit(ctx, pane, false); err != nil {
+		return *r, StepReady, fmt.Errorf("restore remain-on-exit for %s: %w", pane, err)
 	}
 
 	// First prompt.
@@ -425,9 +431,38 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 		return StepReady, err
 	}
 	if s.State == rules.Exited {
-		return StepReady, fmt.Errorf("%s exited before it was ready: %s", sp.res.Agent, describe(s))
+		how := describe(s)
+		if s.Evidence.Source == "process" && len(s.Evidence.Lines) > 0 {
+			how = s.Evidence.Lines[0] // "the pane's process exited with status 1"
+		}
+		return StepReady, fmt.Errorf("%s exited before it was ready (%s); %s", sp.res.Agent, how, sp.lastOutput(ctx))
 	}
 	return "", nil
+}
+
+// lastOutputLines is how many lines of a dead agent's output an error
+// quotes.
+const lastOutputLines = 5
+
+// lastOutput quotes the last lines an agent printed before it exited, from
+// its pane (kept dead for this).
+func (sp *spawn) lastOutput(ctx context.Context) string {
+	p, err := sp.m.cfg.Service.Preview(context.WithoutCancel(ctx), monitor.PreviewRequest{Target: monitor.Target{Pane: sp.res.Pane}, History: 200})
+	if err != nil {
+		return "its output could not be read: " + err.Error()
+	}
+	var out []string
+	for _, l := range p.Lines {
+		l = strings.TrimRight(l, " ")
+		if l != "" && !strings.HasPrefix(l, "Pane is dead") {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return "it printed nothing; run its command by hand in the worktree to see why"
+	}
+	out = out[max(0, len(out)-lastOutputLines):]
+	return "its last output:\n  " + strings.Join(out, "\n  ")
 }
 
 // cursorRE matches the line of a menu option under the cursor.
