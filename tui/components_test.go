@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -309,6 +310,47 @@ func TestHelpOverlayFitsAt80x24(t *testing.T) {
 			if !strings.Contains(v, k.b.Help().Desc) {
 				t.Errorf("%q (%s) is not shown at 80×24", k.b.Help().Desc, s.title)
 			}
+		}
+	}
+}
+
+// WHAT says what matters for the state; the last screen line is only the
+// fallback (a pending task line or a wrapped fragment would mislead).
+func TestWhatSaysWhatMatters(t *testing.T) {
+	ev := monitor.Evidence{Source: "screen", Lines: []string{"API Error: 500 Internal server error"}}
+	for _, tt := range []struct {
+		name string
+		s    monitor.Session
+		want string
+	}{
+		{"working on a task", monitor.Session{State: rules.Working, LastLine: "◻ Update the auth docs",
+			Tasks: &monitor.TaskProgress{InProgress: []string{"Add the login form"}}}, "now: Add the login form"},
+		{"two tasks", monitor.Session{State: rules.Working, Tasks: &monitor.TaskProgress{InProgress: []string{"A", "B"}}}, "now: A (+1)"},
+		{"working, no list", monitor.Session{State: rules.Working, LastLine: "✻ Thinking…"}, "✻ Thinking…"},
+		{"loop on the matched line", monitor.Session{State: rules.ErrorLoop, ErrorCount: 3, Evidence: ev,
+			LastLine: "in a moment. If it persists,…"}, "3× API Error: 500 Internal server error"},
+		{"error detail first", monitor.Session{State: rules.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
+		{"question", monitor.Session{State: rules.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
+		{"idle", monitor.Session{State: rules.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
+	} {
+		if got := what(tt.s); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestMCPStatusNamesMCPOnce(t *testing.T) {
+	for _, tt := range []struct {
+		s    MCPStatus
+		want string
+	}{
+		{MCPStatus{Err: "MCP port 127.0.0.1:8889 is in use"}, "MCP port 127.0.0.1:8889 is in use"},
+		{MCPStatus{Err: "no token"}, "MCP: no token"},
+		{MCPStatus{Addr: "127.0.0.1:8889", Clients: 1}, "MCP: 127.0.0.1:8889 (1 client)"},
+		{MCPStatus{}, "MCP: off"},
+	} {
+		if got := tt.s.text(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.s, got, tt.want)
 		}
 	}
 }
