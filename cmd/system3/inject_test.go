@@ -46,7 +46,7 @@ func TestActionCommands(t *testing.T) {
 		{args: []string{"inject", "--session", "a", "--pane", "%1", "hi"}, code: 1, out: []string{"not both"}},
 		{args: []string{"inject", "--session", "orch-docs"}, code: 1, out: []string{`"-" to read it from stdin`}},
 		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: "\n\n", code: 1, out: []string{"the text is empty"}},
-		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: strings.Repeat("x", maxInjectText+1), code: 1, out: []string{"over 256 KB"}},
+		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: strings.Repeat("x", maxInjectText+1), code: 1, out: []string{"over 1024 KB, and one send types at most 256 KB"}},
 		{args: []string{"answer", "--session", "orch-auth"}, code: 1, out: []string{"give one OPTION"}},
 	}
 	for _, tt := range tests {
