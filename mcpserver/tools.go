@@ -162,6 +162,8 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 		hint = "call list_wakes (include_acked true) to see the ids"
 	case errors.Is(err, monitor.ErrNoSender):
 		hint = "this system3 cannot type into panes"
+	case errors.Is(err, monitor.ErrAuditUnwritable):
+		hint = "tell the operator: system3's state dir needs free space or write permission"
 	case errors.Is(err, context.DeadlineExceeded):
 		hint = "system3 did not answer in time (is tmux responsive?); try again"
 	default:

@@ -2,6 +2,10 @@ package monitor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,8 +43,70 @@ type InjectRequest struct {
 	// Urgent interrupts the agent (Escape) before typing, so the guidance
 	// is read now rather than after the current step.
 	Urgent bool `json:"urgent,omitempty"`
+	// VisibleControls types what CheckText would refuse (control bytes,
+	// ESC, invalid UTF-8) as visible text instead ("^[", "^C", "\xff"):
+	// see tmux.VisibleText. Without it such a text is refused.
+	VisibleControls bool `json:"visible_controls,omitempty"`
 	// Origin says who asks, for the audit log: "tui", "cli", "mcp:<client>".
 	Origin string `json:"origin"`
+
+	// size is the length of the text the sender had, when the socket
+	// carried only its first tmux.MaxText bytes.
+	size int
+}
+
+// wireTextLimit is the longest text InjectRequest's JSON carries as a
+// string; longer text (and text that is not text) goes as base64, which
+// keeps every byte and bounds the request at 4/3 of the text.
+const wireTextLimit = 128 << 10
+
+// MarshalJSON keeps the text byte for byte (encoding/json would turn
+// invalid UTF-8 into U+FFFD): text that CheckText refuses, or that is
+// long, goes as text_base64. Text over tmux.MaxText, which the service
+// refuses anyway, is cut to that and its length sent as text_bytes, so
+// the refusal is audited on the far side.
+func (r InjectRequest) MarshalJSON() ([]byte, error) {
+	type plain InjectRequest
+	w := struct {
+		plain
+		Text       string `json:"text,omitempty"`
+		TextBase64 string `json:"text_base64,omitempty"`
+		TextBytes  int    `json:"text_bytes,omitempty"`
+	}{plain: plain(r)}
+	text := r.Text
+	if len(text) > tmux.MaxText {
+		w.TextBytes, text = len(text), text[:tmux.MaxText]
+	}
+	if len(text) <= wireTextLimit && tmux.CheckText(text) == nil {
+		w.Text = text
+	} else {
+		w.TextBase64 = base64.StdEncoding.EncodeToString([]byte(text))
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *InjectRequest) UnmarshalJSON(b []byte) error {
+	type plain InjectRequest
+	var w struct {
+		plain
+		Text       string `json:"text"`
+		TextBase64 string `json:"text_base64"`
+		TextBytes  int    `json:"text_bytes"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = InjectRequest(w.plain)
+	r.Text, r.size = w.Text, w.TextBytes
+	if w.TextBase64 != "" {
+		t, err := base64.StdEncoding.DecodeString(w.TextBase64)
+		if err != nil {
+			return fmt.Errorf("text_base64: %w", err)
+		}
+		r.Text = string(t)
+	}
+	return nil
 }
 
 // KeysRequest presses keys in a pane (tmux key names from the allowed set).
@@ -126,6 +192,9 @@ var (
 	ErrUnknownList = errors.New("no such task list")
 	// ErrNoSender: the service was built without a way to type into panes.
 	ErrNoSender = errors.New("this system3 cannot send to panes")
+	// ErrAuditUnwritable: the audit log cannot be written, so the action
+	// was refused before anything was sent.
+	ErrAuditUnwritable = errors.New("the audit log cannot be written, so nothing was sent")
 )
 
 // Sender types into panes; *tmux.Client is one.
@@ -200,24 +269,50 @@ func (s *Supervisor) sender() (Sender, error) {
 }
 
 // Inject types text into a pane and, unless NoEnter, submits it and checks
-// that the pane took it.
+// that the pane took it. The text must be text (tmux.CheckText) and at most
+// tmux.MaxText bytes, or it is refused (ErrBadRequest) with the offending
+// byte and its offset; with VisibleControls it is first made visible
+// (tmux.VisibleText). What is audited is exactly what goes to tmux.
 func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResult, error) {
-	if req.Text == "" {
-		return ActionResult{}, fmt.Errorf("%w: the text is empty", ErrBadRequest)
+	text := req.Text
+	if req.VisibleControls {
+		text = tmux.VisibleText(text)
+	}
+	refused := audit.Entry{Origin: req.Origin, Action: "inject", Target: req.Target.String(), Text: text}
+	size := max(len(text), req.size)
+	if size > len(text) {
+		refused.Cut = size - len(text)
+	}
+	if text == "" && size == 0 {
+		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: the text is empty", ErrBadRequest))
+	}
+	if err := tmux.CheckSize(size); err != nil {
+		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	if err := tmux.CheckText(text); err != nil {
+		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", ErrBadRequest, err))
 	}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
+	refused.Pane = sess.Pane
 	send, err := s.sender()
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
 	res := s.result("inject", sess)
-	res.Text = req.Text
+	res.Text = text
+	var k tmux.Key
 	if req.Urgent {
-		k := interruptKey(sess.Agent)
+		k = interruptKey(sess.Agent)
 		res.Keys = []string{string(k)}
+	}
+	id, err := s.begin(req.Origin, req.Target, res)
+	if err != nil {
+		return res, err
+	}
+	if req.Urgent {
 		if err = send.SendKeys(ctx, sess.Pane, k); err == nil {
 			select {
 			case <-ctx.Done():
@@ -228,21 +323,22 @@ func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResul
 	}
 	if err == nil {
 		var sr tmux.SendResult
-		sr, err = send.SendText(ctx, sess.Pane, req.Text, tmux.SendOptions{NoEnter: req.NoEnter})
+		sr, err = send.SendText(ctx, sess.Pane, text, tmux.SendOptions{NoEnter: req.NoEnter})
 		res.Delivered, res.Verified, res.Method, res.Detail = sr.Delivered, sr.Verified, sr.Method, sr.Detail
 	}
-	return s.finish(req.Origin, req.Target, res, err)
+	return s.finish(id, req.Origin, req.Target, res, err)
 }
 
 // SendKeys presses keys in a pane.
 func (s *Supervisor) SendKeys(ctx context.Context, req KeysRequest) (ActionResult, error) {
+	refused := audit.Entry{Origin: req.Origin, Action: "keys", Target: req.Target.String(), Keys: safeStrings(req.Keys)}
 	keys, err := parseKeys(req.Keys)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
 	return s.press(ctx, "keys", req.Origin, req.Target, sess, "", keys)
 }
@@ -251,68 +347,125 @@ func (s *Supervisor) SendKeys(ctx context.Context, req KeysRequest) (ActionResul
 func (s *Supervisor) Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error) {
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
 	return s.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
 }
 
 // Answer answers the prompt a session waits at.
 func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResult, error) {
+	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
+	refused.Pane = sess.Pane
 	if sess.State != rules.AwaitingInput {
-		return ActionResult{}, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", ErrNotAwaiting, sess.Target, sess.State)
+		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", ErrNotAwaiting, sess.Target, sess.State))
 	}
 	option, keys, err := AnswerKeys(sess, req.Answer)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
 	return s.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
 }
 
 // press sends keys and audits them.
 func (s *Supervisor) press(ctx context.Context, action, origin string, t Target, sess Session, option string, keys []tmux.Key) (ActionResult, error) {
+	refused := audit.Entry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
 	send, err := s.sender()
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{}, s.refuse(refused, err)
 	}
 	res := s.result(action, sess)
 	res.Option = option
 	for _, k := range keys {
 		res.Keys = append(res.Keys, string(k))
 	}
+	id, err := s.begin(origin, t, res)
+	if err != nil {
+		return res, err
+	}
 	err = send.SendKeys(ctx, sess.Pane, keys...)
 	res.Delivered = err == nil
-	return s.finish(origin, t, res, err)
+	return s.finish(id, origin, t, res, err)
 }
 
 func (s *Supervisor) result(action string, sess Session) ActionResult {
 	return ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target}
 }
 
-// finish stamps, audits and reports an action, and has the pane captured
-// soon so its new state shows without waiting for output.
-func (s *Supervisor) finish(origin string, t Target, res ActionResult, err error) (ActionResult, error) {
+// refuse audits an action refused before anything was sent and returns
+// its error. An audit log that cannot be written is added to the error.
+func (s *Supervisor) refuse(e audit.Entry, err error) error {
+	e.Time, e.Phase, e.ID, e.Error = s.cfg.Clock(), audit.PhaseRefused, auditID(), err.Error()
+	if aerr := s.cfg.Audit.Write(e); aerr != nil {
+		s.cfg.Logger.Warn("audit", "err", aerr)
+		return fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
+	}
+	return err
+}
+
+// begin writes an action's attempt entry, with exactly the text and keys
+// about to be sent, before anything is sent: an action that cannot be
+// audited is not taken (ErrAuditUnwritable).
+func (s *Supervisor) begin(origin string, t Target, res ActionResult) (string, error) {
+	id := auditID()
+	e := audit.Entry{Time: s.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
+		Target: t.String(), Pane: res.Pane, Text: res.Text, Keys: res.Keys}
+	if res.Option != "" {
+		e.Result = "option: " + res.Option
+	}
+	if err := s.cfg.Audit.Write(e); err != nil {
+		s.cfg.Logger.Warn("audit", "err", err)
+		return "", fmt.Errorf("%s %s: %w: %v", res.Action, res.Target, ErrAuditUnwritable, err)
+	}
+	return id, nil
+}
+
+// finish stamps an action, writes its result entry and reports it, and has
+// the pane captured soon so its new state shows without waiting for output.
+// The action has happened: a result entry that cannot be written is
+// reported in Detail and the snapshot's problem, the attempt entry stays.
+func (s *Supervisor) finish(id, origin string, t Target, res ActionResult, err error) (ActionResult, error) {
 	res.At = s.cfg.Clock()
 	if err != nil {
 		res.Delivered, res.Verified = false, false
 		err = fmt.Errorf("%s %s: %w", res.Action, res.Target, err)
 	}
-	e := audit.Entry{Time: res.At, Origin: origin, Action: res.Action, Target: t.String(), Pane: res.Pane,
-		Text: res.Text, Keys: res.Keys, Sent: res.Delivered, Checked: res.Verified}
-	if res.Option != "" {
-		e.Result = "option: " + res.Option
-	}
+	e := audit.Entry{Time: res.At, ID: id, Phase: audit.PhaseResult, Origin: origin, Action: res.Action, Target: t.String(), Pane: res.Pane,
+		Sent: res.Delivered, Checked: res.Verified}
 	if err != nil {
 		e.Error = err.Error()
 	}
 	if aerr := s.cfg.Audit.Write(e); aerr != nil {
 		s.cfg.Logger.Warn("audit", "err", aerr)
+		if res.Detail != "" {
+			res.Detail += "; "
+		}
+		res.Detail += "the audit log holds the attempt but could not record its result: " + aerr.Error()
 	}
 	s.markDirty(res.Pane)
 	return res, err
+}
+
+// auditID ties an action's audit entries together.
+func auditID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// safeStrings quotes names that are not text, for the audit log.
+func safeStrings(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if tmux.CheckText(n) != nil {
+			out[i] = strconv.Quote(n)
+		}
+	}
+	return out
 }
 
 // markDirty has a pane captured at the next flush.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -209,35 +210,98 @@ func TestActionsAreSentAndAudited(t *testing.T) {
 	}
 	wantAudit := []string{
 		"tui answer %1 1  ",
+		"cli answer %2   " + ErrNotAwaiting.Error() + ": orch-2:0.0 is working, not awaiting_input; use inject to send text",
 		"mcp:claude-code inject %2 Escape stop and run the tests\nthen report ",
 		"tui interrupt %2 Escape  ",
+		`cli keys  rm -rf  invalid request: key not allowed: "rm -rf" (allowed: ` + strings.Join(keyNames(), ", ") + ")",
+		"cli inject    invalid request: the text is empty",
 		"cli inject %2  hello inject orch-2:0.0: " + tmux.ErrPaneDead.Error(),
 	}
 	if !slices.Equal(got, wantAudit) {
 		t.Fatalf("audit:\n%q\nwant\n%q", got, wantAudit)
 	}
-	if !entries[1].Sent || !entries[1].Checked || entries[3].Sent {
-		t.Errorf("audit delivered/verified flags wrong: %+v", entries)
+	phases := ""
+	for _, e := range entries {
+		phases += e.Phase + " "
+	}
+	if !entries[2].Sent || !entries[2].Checked || entries[6].Sent || phases != "result refused result result refused refused result " {
+		t.Errorf("audit delivered/verified flags or phases (%s) wrong: %+v", phases, entries)
 	}
 }
 
-func TestAuditFailureIsReportedNotFatal(t *testing.T) {
+func keyNames() []string {
+	var out []string
+	for _, k := range tmux.AllowedKeys() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// TestAuditFailureRefusesAction: when the audit log cannot be written,
+// every action fails with that reason and nothing reaches the pane.
+func TestAuditFailureRefusesAction(t *testing.T) {
 	dir := t.TempDir()
 	snd := &recordingSender{}
 	h := newHarness(t, func(c *Config) { c.Send = snd; c.Audit = audit.Open(dir) })
-	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.step()
 	// A directory where the log should be: every write fails.
 	if err := os.Mkdir(filepath.Join(dir, audit.File), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	res, err := h.sup.Inject(context.Background(), InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Origin: "tui"})
-	if err != nil || !res.Delivered {
-		t.Fatalf("Inject with a broken audit log = %+v, %v; the action must still happen", res, err)
+	ctx := context.Background()
+	res, err := h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Urgent: true, Origin: "tui"})
+	if !errors.Is(err, ErrAuditUnwritable) || res.Delivered || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("Inject with a broken audit log = %+v, %v; want ErrAuditUnwritable", res, err)
 	}
-	snap, _ := h.sup.Snapshot(context.Background())
+	if _, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Pane: "%1"}, Answer: "1", Origin: "tui"}); !errors.Is(err, ErrAuditUnwritable) {
+		t.Fatalf("Answer with a broken audit log: %v", err)
+	}
+	if _, err := h.sup.Interrupt(ctx, InterruptRequest{Target: Target{Pane: "%1"}, Origin: "tui"}); !errors.Is(err, ErrAuditUnwritable) {
+		t.Fatalf("Interrupt with a broken audit log: %v", err)
+	}
+	if len(snd.calls) != 0 {
+		t.Fatalf("sent %q with no audit log", snd.calls)
+	}
+	snap, _ := h.sup.Snapshot(ctx)
 	if !strings.Contains(snap.Problem, "audit") {
 		t.Fatalf("snapshot problem %q does not report the audit log", snap.Problem)
+	}
+}
+
+// TestAuditFullDiskRefusesAction runs itself again under a file size limit
+// (ulimit -f, RLIMIT_FSIZE) smaller than the audit log, as a full disk
+// would: appending fails with EFBIG (Go ignores SIGXFSZ), and the action
+// fails with that reason without sending anything.
+func TestAuditFullDiskRefusesAction(t *testing.T) {
+	if dir := os.Getenv("SYSTEM3_TEST_FULL_AUDIT"); dir != "" {
+		snd := &recordingSender{}
+		h := newHarness(t, func(c *Config) { c.Send = snd; c.Audit = audit.Open(dir) })
+		h.tm.show(t, "%1", "claude", "claude/idle.txt")
+		h.step()
+		res, err := h.sup.Inject(context.Background(), InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Origin: "tui"})
+		if !errors.Is(err, ErrAuditUnwritable) || !strings.Contains(err.Error(), "file too large") || res.Delivered {
+			t.Fatalf("Inject on a full disk = %+v, %v", res, err)
+		}
+		if len(snd.calls) != 0 {
+			t.Fatalf("sent %q on a full disk", snd.calls)
+		}
+		t.Log("refused:", err)
+		return
+	}
+	dir := t.TempDir()
+	// 200 KB of earlier entries, over the 64-block limit below.
+	if err := os.WriteFile(filepath.Join(dir, audit.File), []byte(strings.Repeat("{}\n", 70000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", `ulimit -f 64 && exec "$0" "$@"`, os.Args[0], "-test.run=^TestAuditFullDiskRefusesAction$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SYSTEM3_TEST_FULL_AUDIT="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refused:") || !strings.Contains(string(out), "file too large") {
+		t.Fatalf("under ulimit -f: %v\n%s", err, out)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, audit.File)); fi.Size() != 210000 {
+		t.Fatalf("the audit log changed to %d bytes", fi.Size())
 	}
 }
 

@@ -131,7 +131,7 @@ func sink(t *testing.T, c *tmux.Client) (string, func() []byte) {
 // them (and that nothing more arrives shortly after).
 func waitBytes(t *testing.T, read func() []byte, want []byte) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for len(read()) < len(want) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

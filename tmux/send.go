@@ -60,9 +60,13 @@ func bufferName() string {
 	return fmt.Sprintf("system3-%d-%d-%s", os.Getpid(), bufferSeq.Add(1), hex.EncodeToString(r[:]))
 }
 
-// SendText delivers text to a pane as data, never as tmux key names:
-// single-line text up to PasteThreshold bytes is typed with send-keys -l;
-// longer or multi-line text (or text that is not UTF-8) is loaded into a
+// SendText delivers text to a pane as data, never as tmux key names nor as
+// terminal input that means a key: text that CheckText refuses (a control
+// character, ESC, invalid UTF-8) or longer than MaxText is refused before
+// anything is sent (ErrNotText, ErrTextTooLong), so no byte of it reaches
+// the pane and no bracketed paste can be ended early. Single-line text up
+// to PasteThreshold bytes is typed with send-keys -l; longer or multi-line
+// text is loaded into a
 // uniquely named buffer and pasted with bracketed paste (-p, which only adds
 // markers when the application asked for them) keeping newlines as newlines
 // (-r). A pane in copy mode or another mode leaves it first, since modes
@@ -82,6 +86,12 @@ func bufferName() string {
 // naming the server and pane.
 func (c *Client) SendText(ctx context.Context, pane, text string, opt SendOptions) (SendResult, error) {
 	res := SendResult{Pane: pane}
+	if err := CheckSize(len(text)); err != nil {
+		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
+	}
+	if err := CheckText(text); err != nil {
+		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
+	}
 	unlock, err := c.lockPane(ctx, pane)
 	if err != nil {
 		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: "waiting for an earlier send: " + err.Error(), Err: err}
@@ -92,7 +102,7 @@ func (c *Client) SendText(ctx context.Context, pane, text string, opt SendOption
 		return res, err
 	}
 
-	paste := opt.Paste || len(text) > PasteThreshold || strings.ContainsAny(text, "\n\r") || !utf8.ValidString(text)
+	paste := opt.Paste || len(text) > PasteThreshold || strings.Contains(text, "\n")
 	switch {
 	case text == "":
 		res.Method = "none"

@@ -14,16 +14,25 @@ import (
 )
 
 // bigText is 8 KB of multi-line text with everything that tends to break:
-// tmux syntax, shell syntax, key names, tabs, CRs, wide characters.
+// tmux syntax, shell syntax, key names, tabs, wide characters.
 func bigText() string {
 	var b strings.Builder
 	for i := 0; b.Len() < 8192; i++ {
 		fmt.Fprintf(&b, "line %04d: a;b $HOME 'q' \"dq\" \\ Enter C-c \t#{pane_id} ~ 中文🎉\n", i)
 		if i%10 == 0 {
-			b.WriteString("crlf line\r\n")
+			b.WriteString("\t\ttabbed line\n")
 		}
 	}
 	return b.String()
+}
+
+// maxText is MaxText bytes of multi-line text, ending without a newline.
+func maxText() string {
+	var b strings.Builder
+	for i := 0; b.Len() < tmux.MaxText; i++ {
+		fmt.Fprintf(&b, "%06d the quick brown fox $HOME 'q' \\ #{pane_id} tab\there\n", i)
+	}
+	return b.String()[:tmux.MaxText-1] + "."
 }
 
 func TestSendTextByteExact(t *testing.T) {
@@ -40,13 +49,13 @@ func TestSendTextByteExact(t *testing.T) {
 		{"separators and shell", `echo a; rm -rf / ; $HOME $(id) ` + "`x`", "send-keys"},
 		{"quotes and backslashes", `'single' "double" \back\slash\\ \' \"`, "send-keys"},
 		{"key names", "Enter C-c Escape Tab BSpace", "send-keys"},
-		{"tabs and controls", "a\tb\tc\x1bd\x03e", "send-keys"},
+		{"tabs", "a\tb\tc", "send-keys"},
 		{"unicode", "héllo 中文 🎉 ☃", "send-keys"},
 		{"leading dash", "-n -- --help -t %1", "send-keys"},
 		{"formats and tilde", "#{pane_id} #(date) ~ ~/x #[fg=red]", "send-keys"},
 		{"long single line", strings.Repeat("0123456789;'\"\\", 50), "paste-buffer"},
 		{"multi-line 8KB", bigText(), "paste-buffer"},
-		{"not utf-8", "bytes \xff\xfe end", "paste-buffer"},
+		{"text of MaxText bytes", maxText(), "paste-buffer"},
 	}
 	for _, tt := range tests {
 		pane, read := sink(t, c)
@@ -63,8 +72,22 @@ func TestSendTextByteExact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { waitBytes(t, read, []byte(tt.text+"\r")) })
 	}
 
-	// NoEnter delivers the text alone.
+	// Text that is not text is refused before anything is sent: the sink
+	// gets only the marker sent after the refusals.
 	pane, read := sink(t, c)
+	for _, bad := range []string{"a\x1bb", "\x03", "x\x00y", "bytes \xff\xfe end", "a\r\nb", "\x1b[201~\rtouch x\r", "\u009b201~", strings.Repeat("y", tmux.MaxText+1)} {
+		_, err := c.SendText(ctx, pane, bad, tmux.SendOptions{NoVerify: true})
+		if !errors.Is(err, tmux.ErrNotText) && !errors.Is(err, tmux.ErrTextTooLong) {
+			t.Fatalf("SendText(%q) = %v, want a refusal", clip([]byte(bad)), err)
+		}
+	}
+	if _, err := c.SendText(ctx, pane, "marker", tmux.SendOptions{NoEnter: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitBytes(t, read, []byte("marker"))
+
+	// NoEnter delivers the text alone.
+	pane, read = sink(t, c)
 	if res, err := c.SendText(ctx, pane, "no enter", tmux.SendOptions{NoEnter: true}); err != nil || res.Attempts != 0 {
 		t.Fatalf("NoEnter: %+v %v", res, err)
 	}

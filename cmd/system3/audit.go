@@ -92,8 +92,12 @@ func auditLine(e audit.Entry) string {
 		fmt.Fprintf(&b, " %s", sanitize(e.Args))
 	}
 	switch {
+	case e.Phase == audit.PhaseRefused:
+		fmt.Fprintf(&b, " REFUSED: %s", sanitize(e.Error))
 	case e.Error != "":
 		fmt.Fprintf(&b, " FAILED: %s", sanitize(e.Error))
+	case e.Phase == audit.PhaseAttempt:
+		b.WriteString(" outcome unknown (no result recorded)")
 	case e.Action == "tool_call":
 		if e.Result != "" {
 			fmt.Fprintf(&b, " → %s", sanitize(e.Result))

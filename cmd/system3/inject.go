@@ -10,14 +10,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/tmux"
 )
 
 // actionOrigin is how actions from the CLI are recorded in the audit log.
 const actionOrigin = "cli"
 
-// maxInjectText bounds text read from stdin for inject: guidance, not a file
-// transfer.
-const maxInjectText = 256 << 10
+// maxInjectText bounds text read from stdin for inject. The service
+// refuses (and audits) text over tmux.MaxText; this only stops reading
+// a file that is far too big.
+const maxInjectText = 4 * tmux.MaxText
 
 // targetFlags are the --session/--pane flags every action takes.
 type targetFlags struct {
@@ -41,9 +43,9 @@ func (f *targetFlags) target() (monitor.Target, error) {
 
 func newInjectCmd(a *app) *cobra.Command {
 	var tf targetFlags
-	var noEnter, urgent, asJSON bool
+	var noEnter, urgent, visible, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inject (--session NAME | --pane ID) [--no-enter] [--urgent] TEXT|-",
+		Use:   "inject (--session NAME | --pane ID) [--no-enter] [--urgent] [--visible-controls] TEXT|-",
 		Short: "Type guidance into an agent's pane and submit it, checked",
 		Long: `Type TEXT into the agent's pane exactly as given (it is data, never tmux
 syntax), press Enter, and check that the agent took it. With "-" the text is
@@ -51,10 +53,18 @@ read from stdin (multi-line text is fine). --no-enter types without
 submitting; --urgent interrupts the agent first (Escape) so it reads the
 guidance now rather than after its current step.
 
+TEXT is text: printable characters, newlines and tabs, up to 256 KB. A text
+holding any other control character (Ctrl-C, carriage return, NUL...), ESC
+(and so any escape sequence), a C1 control or invalid UTF-8 is refused, with
+the byte and its offset, and nothing is typed; --visible-controls types
+those bytes as visible text instead (ESC as ^[, Ctrl-C as ^C, byte 0xff as
+\xff). Nothing in TEXT ever reaches the pane as a key.
+
 Exit status 0 means delivered and verified; 0 with a warning on stderr means
 delivered but not verified (the pane did not visibly take the text: look at
-it); non-zero means not delivered. Every injection is recorded in the audit
-log (audit.jsonl in the state dir).`,
+it); non-zero means not delivered. Every injection, refused ones too, is
+recorded in the audit log (audit.jsonl in the state dir) before anything is
+typed; when the log cannot be written, nothing is typed.`,
 		Example: `  system3 inject --session orch-auth "Run the tests before you commit."
   system3 inject --pane %3 --urgent "Stop: you are editing the wrong file."
   git diff | system3 inject --session orch-auth -`,
@@ -76,7 +86,7 @@ log (audit.jsonl in the state dir).`,
 					return fmt.Errorf("read the text from stdin: %w", err)
 				}
 				if len(b) > maxInjectText {
-					return fmt.Errorf("the text on stdin is over %d KB; send guidance, not files (point the agent at a file instead)", maxInjectText>>10)
+					return fmt.Errorf("the text on stdin is over %d KB, and one send types at most %d KB; send guidance, not files (point the agent at a file instead)", maxInjectText>>10, tmux.MaxText>>10)
 				}
 				text = strings.TrimRight(string(b), "\n")
 			}
@@ -84,13 +94,14 @@ log (audit.jsonl in the state dir).`,
 				return errors.New("the text is empty; nothing to send")
 			}
 			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
-				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, Origin: actionOrigin})
+				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, VisibleControls: visible, Origin: actionOrigin})
 			})
 		},
 	}
 	tf.add(cmd)
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "type the text without pressing Enter")
 	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the agent (Escape) before typing")
+	cmd.Flags().BoolVar(&visible, "visible-controls", false, "type control characters, ESC and invalid UTF-8 as visible text (^C, ^[, \\xff) instead of refusing the text")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }

@@ -46,7 +46,7 @@ func TestActionCommands(t *testing.T) {
 		{args: []string{"inject", "--session", "a", "--pane", "%1", "hi"}, code: 1, out: []string{"not both"}},
 		{args: []string{"inject", "--session", "orch-docs"}, code: 1, out: []string{`"-" to read it from stdin`}},
 		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: "\n\n", code: 1, out: []string{"the text is empty"}},
-		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: strings.Repeat("x", maxInjectText+1), code: 1, out: []string{"over 256 KB"}},
+		{args: []string{"inject", "--session", "orch-docs", "-"}, stdin: strings.Repeat("x", maxInjectText+1), code: 1, out: []string{"over 1024 KB, and one send types at most 256 KB"}},
 		{args: []string{"answer", "--session", "orch-auth"}, code: 1, out: []string{"give one OPTION"}},
 	}
 	for _, tt := range tests {
@@ -188,6 +188,8 @@ func TestAuditCommand(t *testing.T) {
 		{Time: at, Origin: "tui", Action: "inject", Target: "orch-a", Pane: "%3", Text: "line 1\n\x1b[31mline 2", Sent: true, Checked: true},
 		{Time: at.Add(time.Second), Origin: "mcp:claude-code", Action: "tool_call", Tool: "status", Result: "ok"},
 		{Time: at.Add(2 * time.Second), Origin: "cli", Action: "answer", Target: "orch-b", Pane: "%4", Keys: []string{"2"}, Error: "pane is dead"},
+		{Time: at.Add(3 * time.Second), Origin: "mcp:x", Action: "inject", Target: "orch-a", Phase: audit.PhaseRefused, Text: "ok \xff\x1b", Error: "the text holds byte 0xff"},
+		{Time: at.Add(4 * time.Second), Origin: "cli", Action: "inject", Target: "orch-a", ID: "1", Phase: audit.PhaseAttempt, Text: "hi"},
 	} {
 		if err := log.Write(e); err != nil {
 			t.Fatal(err)
@@ -195,17 +197,18 @@ func TestAuditCommand(t *testing.T) {
 	}
 	code, out, _ = invoke(t, env, "audit")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 3 {
+	if code != 0 || len(lines) != 5 {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
-	for i, want := range []string{`inject    orch-a (%3) "line 1\n\x1b[31mline 2" ✓ verified`, "tool_call status → ok", "answer    orch-b (%4) keys 2 FAILED: pane is dead"} {
+	for i, want := range []string{`inject    orch-a (%3) "line 1\n\x1b[31mline 2" ✓ verified`, "tool_call status → ok", "answer    orch-b (%4) keys 2 FAILED: pane is dead",
+		`inject    orch-a "ok \xff\x1b" REFUSED: the text holds byte 0xff`, `inject    orch-a "hi" outcome unknown`} {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("line %d = %q, want it to contain %q", i, lines[i], want)
 		}
 	}
 	code, out, _ = invoke(t, env, "audit", "--json", "-n", "1")
 	var e audit.Entry
-	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Action != "answer" {
+	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Action != "inject" || e.Phase != audit.PhaseAttempt {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
 }

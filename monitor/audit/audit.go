@@ -7,11 +7,20 @@
 // O_APPEND, so lines never interleave. A Log keeps its file open between
 // entries and opens it again when the file at its path is another one
 // (rotated or removed by another process). A failing write (full disk,
-// read-only dir) is reported to the caller and by Health, and never stops
-// an action.
+// read-only dir) is reported to the caller and by Health; the service
+// refuses an action whose entry cannot be written (see monitor's actions).
+//
+// An action that types into a pane is written twice: an "attempt" entry
+// before anything is sent, holding the exact text, and a "result" entry
+// with the same ID once tmux answered. Read folds the two into one entry;
+// an attempt without a result is an action whose outcome was never learnt
+// (a crash mid-send). A refused action is one "refused" entry saying why.
+// Text is kept byte for byte: a text that is not valid UTF-8 (only ever in
+// a refused entry) is stored base64-encoded in text_base64.
 package audit
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,14 +28,25 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/tmux"
 )
 
 // File is the log's name in the state dir.
 const File = "audit.jsonl"
 
-// MaxText caps the text kept per entry; longer text is cut and the entry
-// says how many bytes were dropped.
-const MaxText = 16 << 10
+// MaxText caps the text kept per entry: the most a send may type
+// (tmux.MaxText), so a text that was sent is always kept whole. Only a
+// longer text, refused, is cut, and its entry says how many bytes were
+// dropped.
+const MaxText = tmux.MaxText
+
+// The phases of an action's entries.
+const (
+	PhaseAttempt = "attempt" // written before sending; the text as it goes to tmux
+	PhaseResult  = "result"  // written after; delivered, verified, error
+	PhaseRefused = "refused" // nothing was sent; error says why
+)
 
 // rotateAt is the size past which the log is renamed to audit.jsonl.1
 // (replacing the previous one) and a new file is started.
@@ -40,17 +60,25 @@ type Entry struct {
 	Action string `json:"action"`
 	// Target is what the caller named (a session or pane); Pane the pane it
 	// resolved to.
-	Target  string   `json:"target,omitempty"`
-	Pane    string   `json:"pane,omitempty"`
-	Text    string   `json:"text,omitempty"`
-	Cut     int      `json:"text_cut_bytes,omitempty"`
-	Keys    []string `json:"keys,omitempty"`
-	Tool    string   `json:"tool,omitempty"`
-	Args    string   `json:"args,omitempty"`
-	Result  string   `json:"result,omitempty"`
-	Sent    bool     `json:"delivered"`
-	Checked bool     `json:"verified"`
-	Error   string   `json:"error,omitempty"`
+	Target string `json:"target,omitempty"`
+	Pane   string `json:"pane,omitempty"`
+	// ID ties an action's attempt and result entries; Phase says which
+	// one this is (empty for a tool call).
+	ID    string `json:"id,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Text is exactly what was (or was asked to be) typed. A text that is
+	// not valid UTF-8 is written as TextBase64 instead; Read decodes it
+	// back into Text.
+	Text       string   `json:"text,omitempty"`
+	TextBase64 string   `json:"text_base64,omitempty"`
+	Cut        int      `json:"text_cut_bytes,omitempty"`
+	Keys       []string `json:"keys,omitempty"`
+	Tool       string   `json:"tool,omitempty"`
+	Args       string   `json:"args,omitempty"`
+	Result     string   `json:"result,omitempty"`
+	Sent       bool     `json:"delivered"`
+	Checked    bool     `json:"verified"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // Log appends entries to the audit file. The zero value is not usable; a
@@ -98,6 +126,10 @@ func (l *Log) Write(e Entry) error {
 		e.Cut = len(e.Text) - cut
 		e.Text = e.Text[:cut]
 	}
+	// encoding/json would turn invalid UTF-8 into U+FFFD: keep the bytes.
+	if !utf8.ValidString(e.Text) {
+		e.TextBase64, e.Text = base64.StdEncoding.EncodeToString([]byte(e.Text)), ""
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return l.fail(fmt.Errorf("audit: encode entry: %w", err))
@@ -107,7 +139,7 @@ func (l *Log) Write(e Entry) error {
 	defer l.mu.Unlock()
 	size, err := l.openLocked()
 	if err != nil {
-		return l.failLocked(fmt.Errorf("audit log: %w (fix the state dir; actions still run but are not audited)", err))
+		return l.failLocked(fmt.Errorf("audit log: %w (fix the state dir: actions that type into panes are refused until the audit log can be written)", err))
 	}
 	// A line torn by a crash must not swallow this one: start on a new
 	// line. The last byte is this log's own newline when nothing was
@@ -120,7 +152,7 @@ func (l *Log) Write(e Entry) error {
 	}
 	if _, err := l.f.Write(line); err != nil {
 		l.closeLocked()
-		return l.failLocked(fmt.Errorf("audit log: write %s: %w (free space or fix permissions; actions still run but are not audited)", l.path, err))
+		return l.failLocked(fmt.Errorf("audit log: write %s: %w (free space or fix permissions: actions that type into panes are refused until the audit log can be written)", l.path, err))
 	}
 	l.end = size + int64(len(line))
 	l.lastErr = nil
@@ -193,8 +225,39 @@ func (l *Log) Health() error {
 }
 
 // Read returns the entries in the file at path, skipping lines that do not
-// parse (a torn write), for `system3 audit` and tests.
+// parse (a torn write), for `system3 audit` and tests. An action's result
+// entry is folded into its attempt entry (which then has Phase "result"),
+// and base64 text is decoded into Text.
 func Read(path string) ([]Entry, error) {
+	raw, err := ReadRaw(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(raw))
+	attempts := map[string]int{}
+	for _, e := range raw {
+		if e.Phase == PhaseResult && e.ID != "" {
+			if i, ok := attempts[e.ID]; ok {
+				a := &out[i]
+				a.Phase, a.Sent, a.Checked, a.Error = PhaseResult, e.Sent, e.Checked, e.Error
+				if e.Result != "" {
+					a.Result = e.Result
+				}
+				delete(attempts, e.ID)
+				continue
+			}
+		}
+		if e.Phase == PhaseAttempt && e.ID != "" {
+			attempts[e.ID] = len(out)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ReadRaw returns the entries in the file at path as written, one per
+// line, with base64 text decoded into Text.
+func ReadRaw(path string) ([]Entry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -207,6 +270,11 @@ func Read(path string) ([]Entry, error) {
 		}
 		var e Entry
 		if json.Unmarshal(data[:i], &e) == nil {
+			if e.TextBase64 != "" {
+				if b, err := base64.StdEncoding.DecodeString(e.TextBase64); err == nil {
+					e.Text = string(b)
+				}
+			}
 			out = append(out, e)
 		}
 		if i < len(data) {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/tmux"
 )
 
 func TestWriteReadConcurrentCutAndTorn(t *testing.T) {
@@ -78,7 +80,7 @@ func TestFailureIsReportedAndRecovers(t *testing.T) {
 	dir := t.TempDir()
 	l := Open(filepath.Join(dir, "missing"))
 	err := l.Write(Entry{Action: "inject"})
-	if err == nil || !strings.Contains(err.Error(), "not audited") || l.Health() == nil {
+	if err == nil || !strings.Contains(err.Error(), "refused until the audit log can be written") || l.Health() == nil {
 		t.Fatalf("Write into a missing dir: %v, health %v", err, l.Health())
 	}
 	os.Mkdir(filepath.Join(dir, "missing"), 0o700)
@@ -151,5 +153,52 @@ func TestKeptFileFollowsPath(t *testing.T) {
 	write("f")
 	if got := origins(path); strings.Join(got, ",") != "d,e,f" {
 		t.Fatalf("after removal, a torn line and Close the file holds %v, want [d e f]", got)
+	}
+}
+
+// TestTextIsKeptByteForByte: a text up to the send limit is kept whole,
+// invalid UTF-8 is kept as its bytes (not U+FFFD), and an action's attempt
+// and result entries read back as one.
+func TestTextIsKeptByteForByte(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, File)
+	l := Open(dir)
+	t.Cleanup(func() { l.Close() })
+	if MaxText != tmux.MaxText {
+		t.Fatalf("audit keeps %d bytes of text, a send types up to %d", MaxText, tmux.MaxText)
+	}
+	// 16 KB of harmless text, then the part that matters.
+	whole := strings.Repeat("harmless text\n", (16<<10)/14+1) + strings.Repeat("payload ", (MaxText-(16<<10))/8-4)
+	bad := "ok \xff\xfe\x00\x1b[201~ <&> \u2028"
+	for _, e := range []Entry{
+		{ID: "a1", Phase: PhaseAttempt, Action: "inject", Pane: "%1", Text: whole},
+		{ID: "r1", Phase: PhaseRefused, Action: "inject", Pane: "%1", Text: bad, Error: "byte 0xff"},
+		{ID: "a1", Phase: PhaseResult, Action: "inject", Pane: "%1", Sent: true, Checked: true},
+		{ID: "a2", Phase: PhaseAttempt, Action: "keys", Keys: []string{"Escape"}},
+	} {
+		if err := l.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := ReadRaw(path)
+	if err != nil || len(raw) != 4 {
+		t.Fatalf("ReadRaw = %d entries, %v", len(raw), err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "\ufffd") || !strings.Contains(string(data), `"text_base64"`) {
+		t.Fatalf("invalid UTF-8 was not kept as base64:\n%s", data[len(data)-400:])
+	}
+	got, err := Read(path)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Read = %d entries, %v; want attempt+result folded into 3", len(got), err)
+	}
+	if got[0].Text != whole || got[0].Cut != 0 || got[0].Phase != PhaseResult || !got[0].Sent || !got[0].Checked {
+		t.Errorf("folded entry: %d bytes (want %d), cut %d, phase %q, sent %v", len(got[0].Text), len(whole), got[0].Cut, got[0].Phase, got[0].Sent)
+	}
+	if got[1].Text != bad || got[1].Phase != PhaseRefused {
+		t.Errorf("refused entry text %q, want %q", got[1].Text, bad)
+	}
+	if got[2].Phase != PhaseAttempt || got[2].Sent {
+		t.Errorf("an attempt without result must read as one: %+v", got[2])
 	}
 }

@@ -187,6 +187,7 @@ var sentinels = []struct {
 	{"invalid_request", monitor.ErrBadRequest},
 	{"unknown_list", monitor.ErrUnknownList},
 	{"no_sender", monitor.ErrNoSender},
+	{"audit_unwritable", monitor.ErrAuditUnwritable},
 	{"pane_dead", tmux.ErrPaneDead},
 	{"tmux_not_found", tmux.ErrNotFound},
 	{"no_tmux_server", tmux.ErrNoServer},

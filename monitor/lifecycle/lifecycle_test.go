@@ -359,6 +359,8 @@ func TestSpawnRefusals(t *testing.T) {
 	}{
 		{name: "bad name", req: SpawnRequest{Initiative: "a b", Goal: "g"}, want: ErrInvalid, step: StepValidate, msg: "not a valid initiative name"},
 		{name: "no goal", req: SpawnRequest{Initiative: "a", Goal: " "}, want: ErrInvalid, step: StepValidate, msg: "goal is empty"},
+		{name: "control bytes in the goal", req: SpawnRequest{Initiative: "a", Goal: "x\x1b[201~\rtouch $HOME/PWNED_SPAWN\r"}, want: ErrInvalid, step: StepValidate, msg: "byte 0x1b (escape) at byte offset 1"},
+		{name: "invalid UTF-8 in the context", req: SpawnRequest{Initiative: "a", Goal: "g", Context: "\xff"}, want: ErrInvalid, step: StepValidate, msg: "the context: the text holds byte 0xff"},
 		{name: "bad task list", req: SpawnRequest{Initiative: "a", Goal: "g", TaskList: "../x"}, want: ErrInvalid, step: StepValidate},
 		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrInvalid, step: StepValidate, msg: "aider, claude, codex, gemini"},
 		{name: "not a repo", prep: func(t *testing.T, repo string, w *world) { os.RemoveAll(filepath.Join(repo, ".git")) },

@@ -121,6 +121,13 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	if strings.TrimSpace(req.Goal) == "" {
 		return *r, StepValidate, fmt.Errorf("%w: the goal is empty; say what the orchestrator is to achieve", ErrInvalid)
 	}
+	// The goal and context are typed into the agent: refuse what is not
+	// text now, before a worktree and a session exist.
+	for _, part := range []struct{ name, text string }{{"goal", req.Goal}, {"context", req.Context}} {
+		if err := tmux.CheckText(part.text); err != nil {
+			return *r, StepValidate, fmt.Errorf("%w: the %s: %w", ErrInvalid, part.name, err)
+		}
+	}
 	r.Initiative, r.Session, r.Branch = req.Initiative, SessionName(req.Initiative), req.Initiative
 	r.TaskList = req.TaskList
 	if r.TaskList == "" {
