@@ -2,10 +2,13 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -112,6 +115,13 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
 	if ev.Name == "" {
 		return fmt.Errorf("%w: the hook event has no name", ErrBadRequest)
+	}
+	if ev.Sender.Via != "" {
+		// Before Received is touched: the proof covers the time sent.
+		if err := s.checkHook(ev); err != nil {
+			s.refuseHook(ev, err)
+			return err
+		}
 	}
 	now := s.cfg.Clock()
 	if ev.Received.IsZero() || ev.Received.After(now) {
@@ -263,6 +273,26 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 	return state, kind, ev
 }
 
+// expireHooksLocked ends the hook states the screen has not shown within
+// hookUnconfirmed. Captures do the same, but a pane that prints nothing is
+// not captured again, so the clock must: a hook state nothing confirms
+// never outlives hookUnconfirmed by more than one tick.
+func (s *Supervisor) expireHooksLocked(now time.Time) []wakeOp {
+	var ops []wakeOp
+	for id, ph := range s.hooks {
+		m := ph.mark
+		if m == nil || m.confirmed || !ph.captured || now.Sub(m.at) < hookUnconfirmed {
+			continue
+		}
+		if _, ok := s.panes[id]; !ok {
+			continue
+		}
+		s.cfg.Logger.Debug("hook state expired", "pane", id, "rule", m.rule, "age", now.Sub(m.at))
+		ops = append(ops, s.applyLocked(now, id, ph.lastRes, ph.lastPr)...)
+	}
+	return ops
+}
+
 // hold returns the hook's state over a screen that does not show it; what
 // the screen said about a prompt does not apply.
 func (m *hookMark) hold(res *rules.Result) (rules.State, string, Evidence) {
@@ -291,6 +321,76 @@ func (s *Supervisor) hookFailing(ph *paneHooks, now time.Time) (string, int) {
 	return text, n
 }
 
+// ErrHookRefused matches Hook's error for an event that cannot be shown to
+// come from the pane it names.
+var ErrHookRefused = errors.New("hook event refused")
+
+// checkHook tells whether an event from outside this process (the socket,
+// the spool) came from the pane it names: the process that sent it runs in
+// that pane (it descends from the pane's process), or the event is signed
+// with the hook token of the pane's session (see hooks.SessionToken). The
+// error says why not.
+func (s *Supervisor) checkHook(ev hooks.Event) error {
+	refuse := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrHookRefused, fmt.Sprintf(format, a...))
+	}
+	if ev.Pane == "" {
+		return refuse("it names no tmux pane ($TMUX_PANE was not set)")
+	}
+	s.mu.Lock()
+	st, ok := s.panes[ev.Pane]
+	var panePID int
+	var session string
+	if ok {
+		panePID, session = st.sess.PID, st.sess.Session
+	}
+	s.mu.Unlock()
+	if !ok {
+		return refuse("pane %s is not one system3 watches", ev.Pane)
+	}
+	if ev.Proof != "" && len(s.cfg.HookKey) > 0 && ev.Proven(hooks.SessionToken(s.cfg.HookKey, session)) {
+		return nil
+	}
+	var why []string
+	if ev.Proof != "" {
+		why = append(why, fmt.Sprintf("its proof is not signed with the hook token of session %s", session))
+	}
+	switch {
+	case ev.Sender.Via == hooks.ViaSpool:
+		if ev.Proof == "" {
+			why = append(why, "it was spooled without a hook token, and the process that wrote it is gone")
+		}
+	case ev.Sender.PID <= 0:
+		why = append(why, "the socket did not tell which process sent it")
+	case panePID <= 0:
+		why = append(why, fmt.Sprintf("tmux did not tell the process of pane %s", ev.Pane))
+	default:
+		in, err := descendsFrom(ev.Sender.PID, panePID)
+		if in {
+			return nil
+		}
+		if err != nil {
+			why = append(why, fmt.Sprintf("the ancestry of process %d could not be read (%v)", ev.Sender.PID, err))
+		} else {
+			why = append(why, fmt.Sprintf("process %d does not run in pane %s (whose process is %d)", ev.Sender.PID, ev.Pane, panePID))
+		}
+	}
+	return refuse("%s", strings.Join(why, "; "))
+}
+
+// refuseHook logs and audits an event that was not accepted.
+func (s *Supervisor) refuseHook(ev hooks.Event, err error) {
+	s.cfg.Logger.Warn("hook event refused", "event", ev.Name, "pane", ev.Pane, "via", ev.Sender.Via, "pid", ev.Sender.PID, "exe", ev.Sender.Exe, "err", err)
+	origin := "hook:" + ev.Sender.Via
+	if ev.Sender.PID > 0 {
+		origin = fmt.Sprintf("socket:pid=%d,exe=%s", ev.Sender.PID, ev.Sender.Exe)
+	}
+	if aerr := s.cfg.Audit.Write(audit.Entry{Time: s.cfg.Clock(), Origin: origin, Action: "hook", Pane: ev.Pane,
+		Tool: ev.Name, Error: err.Error()}); aerr != nil {
+		s.cfg.Logger.Warn("audit a refused hook event", "err", aerr)
+	}
+}
+
 // hookInfo returns the transcript path and Claude Code session id hook
 // events gave for a pane.
 func (s *Supervisor) hookInfo(pane string) (transcript, sessionID string) {
@@ -311,7 +411,8 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 		s.cfg.Logger.Warn("hook spool: skipped lines that are not events", "path", sp.Path, "skipped", skipped)
 	}
 	for _, ev := range evs {
-		if err := s.Hook(ctx, ev); err != nil {
+		ev.Sender = hooks.Sender{Via: hooks.ViaSpool}
+		if err := s.Hook(ctx, ev); err != nil && !errors.Is(err, ErrHookRefused) {
 			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
 		}
 	}

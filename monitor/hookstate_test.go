@@ -236,7 +236,11 @@ func TestHookTranscriptReplacesTheGuess(t *testing.T) {
 
 // TestReplaySpool: spooled events are fed in order and the spool emptied.
 func TestReplaySpool(t *testing.T) {
-	h := newHarness(t, nil)
+	key, err := hooks.LoadKey(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.HookKey = key })
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
 	sp := hooks.Spool{Path: filepath.Join(t.TempDir(), hooks.SpoolFile)}
@@ -245,7 +249,7 @@ func TestReplaySpool(t *testing.T) {
 		{Name: hooks.PreToolUse, Pane: "%1", Received: now.Add(-time.Hour)},
 		{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)},
 	} {
-		if err := sp.Append(ev); err != nil {
+		if err := sp.Append(ev.Sign(hooks.SessionToken(key, "orch-1"))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -99,4 +100,51 @@ func envInTree(pid int, key string) string {
 		return found == ""
 	})
 	return found
+}
+
+// maxAncestors bounds the walk up from a hook process to its pane: a hook
+// runs a few shells below the agent, never dozens.
+const maxAncestors = 64
+
+// descendsFrom reports whether process pid is ancestor or runs below it,
+// following each process's parent in /proc/<pid>/stat. A process that is
+// gone, or a chain that reaches init first, does not.
+func descendsFrom(pid, ancestor int) (bool, error) {
+	if pid <= 0 || ancestor <= 0 {
+		return false, nil
+	}
+	for range maxAncestors {
+		if pid == ancestor {
+			return true, nil
+		}
+		if pid <= 1 {
+			return false, nil
+		}
+		ppid, err := parentPID(pid)
+		if err != nil {
+			return false, err
+		}
+		pid = ppid
+	}
+	return false, nil
+}
+
+// parentPID reads a process's parent from /proc/<pid>/stat. The command
+// name (field 2) is in parentheses and may hold spaces and parentheses
+// itself, so the fields are read after its last ')'.
+func parentPID(pid int) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	// After the name: " state ppid ...".
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	return strconv.Atoi(f[1])
 }

@@ -2,6 +2,8 @@
 
 package monitor
 
+import "errors"
+
 // Outside Linux there is no /proc to read: agents are recognised by the
 // pane's command and their screens, and transcripts are not followed.
 
@@ -11,3 +13,9 @@ func ProcessTree(pid int) []string { return nil }
 func findProcess(pid int, name string) int { return 0 }
 
 func processEnv(pid int) map[string]string { return nil }
+
+// descendsFrom cannot tell outside Linux: a hook event then needs its
+// session's token.
+func descendsFrom(pid, ancestor int) (bool, error) {
+	return false, errors.New("process ancestry is not known on this system")
+}

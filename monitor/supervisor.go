@@ -64,6 +64,11 @@ type Config struct {
 	Clock  func() time.Time
 	Logger *slog.Logger
 
+	// HookKey is the state dir's hook key (hooks.LoadKey): a hook event
+	// signed with its session's token is accepted from any process. Nil:
+	// only the process ancestry proves where an event comes from.
+	HookKey []byte
+
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
 	ErrorGrace     time.Duration // an error state this old → api_error wake (default 30s)

@@ -56,7 +56,7 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev Session) []wakeOp {
 // timeChecksLocked decides the wakes that come from time passing: errors
 // past their grace, idleness, and the heartbeat.
 func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
-	var ops []wakeOp
+	ops := s.expireHooksLocked(now)
 	for _, st := range s.panes {
 		cur := st.sess
 		if st.timeWoke {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
@@ -38,7 +39,13 @@ It never slows down or breaks the agent: it prints nothing, exits 0 within
 a second whatever happens, and when no system3 runs (or it does not answer
 within half a second) it appends the event to the spool (hooks.spool in the
 state dir), which system3 reads when it starts. A payload that is not a
-hook event is logged to system3.log and dropped. See docs/hooks.md.`,
+hook event is logged to system3.log and dropped.
+
+system3 takes the event only from a process that runs in the pane it names
+(its parent processes lead to the pane's process), or signed with the
+token system3 gave the agents it started ($SYSTEM3_HOOK_TOKEN); spooled
+events need the token. Others are refused, logged and audited. See
+docs/hooks.md.`,
 		Args:        cobra.ArbitraryArgs, // a newer settings snippet may pass more
 		Annotations: map[string]string{skipSetup: "1"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,11 +96,22 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) {
 		return
 	}
 	ev.Pane, ev.Received = a.getenv("TMUX_PANE"), start
+	if tok := a.getenv(hooks.TokenEnv); tok != "" {
+		// An agent system3 started: sign the event, so it is taken from
+		// the spool too. The token itself is never written down.
+		ev = ev.Sign(tok)
+	}
 	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
 	err = sendHook(dctx, a.socketPath(), ev)
 	cancel()
 	if err == nil {
 		a.log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
+		return
+	}
+	if errors.Is(err, monitor.ErrHookRefused) {
+		// The daemon could not tell that this process runs in the pane
+		// it names: spooling it would only have it refused again.
+		a.log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
 		return
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.settings.StateDir, hooks.SpoolFile)}

@@ -33,14 +33,14 @@ type hookRun struct {
 // own with the payload on stdin (this test binary doubles as system3).
 // With keepOpen, stdin is never closed. A run that has not returned
 // within 10 s is killed and reported as not finished.
-func runHookProcess(t *testing.T, stateDir, stdin string, keepOpen bool) hookRun {
+func runHookProcess(t *testing.T, stateDir, stdin string, keepOpen bool, env ...string) hookRun {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "hook")
-	cmd.Env = []string{runMainEnv + "=1", "HOME=" + t.TempDir(), "SYSTEM3_STATE_DIR=" + stateDir, "TMUX_PANE=%42", "PATH=/usr/bin:/bin"}
+	cmd.Env = append([]string{runMainEnv + "=1", "HOME=" + t.TempDir(), "SYSTEM3_STATE_DIR=" + stateDir, "TMUX_PANE=%42", "PATH=/usr/bin:/bin"}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	w, err := cmd.StdinPipe()
@@ -97,6 +97,26 @@ func TestHookWithoutDaemonSpools(t *testing.T) {
 	if len(evs) != 1 || evs[0].Name != hooks.PermissionRequest || evs[0].Pane != "%42" || evs[0].ToolInput != "./deploy.sh --prod" ||
 		evs[0].SessionID != "sess-1" || evs[0].Received.IsZero() {
 		t.Fatalf("spool = %+v", evs)
+	}
+}
+
+// An agent system3 started has its session's hook token: its spooled
+// events carry a proof made with it, and never the token itself.
+func TestHookSpoolsItsProof(t *testing.T) {
+	dir := shortDir(t)
+	key, err := hooks.LoadKey(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := hooks.SessionToken(key, "orch-auth")
+	runHookProcess(t, dir, permissionPayload, false, hooks.TokenEnv+"="+token).check(t)
+	raw, _ := os.ReadFile(filepath.Join(dir, hooks.SpoolFile))
+	if strings.Contains(string(raw), token) {
+		t.Fatalf("the spool holds the token:\n%s", raw)
+	}
+	evs := drainSpool(t, dir)
+	if len(evs) != 1 || !evs[0].Proven(token) || evs[0].Proven(hooks.SessionToken(key, "orch-other")) {
+		t.Fatalf("spooled %+v", evs)
 	}
 }
 

@@ -72,7 +72,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		onToolCall = co.Observe
 	}
 	auditLog := audit.Open(dir)
+	// The hook key lets a hook event signed with its session's token in
+	// (hooks.LoadKey); without it, process ancestry alone proves events.
+	hookKey, err := hooks.LoadKey(dir, true)
+	if err != nil {
+		a.log.Warn("hook key; hook events must come from a process in their pane", "err", err)
+	}
 	sup, err = monitor.New(monitor.Config{
+		HookKey:        hookKey,
 		Server:         srv.String(),
 		Tmux:           client,
 		Events:         watcher.Events(),

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
@@ -40,6 +41,13 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 				return nil, fmt.Errorf("hook settings: %w", err)
 			}
 			return []string{"--settings", string(settings)}, nil
+		},
+		HookToken: func(session string) (string, error) {
+			key, err := hooks.LoadKey(a.settings.StateDir, true)
+			if err != nil {
+				return "", err
+			}
+			return hooks.SessionToken(key, session), nil
 		},
 	}
 	if ls := a.learnStore(); ls != nil {

@@ -83,6 +83,12 @@ type Event struct {
 	Pane string `json:"pane,omitempty"`
 	// Received is when `system3 hook` read the payload.
 	Received time.Time `json:"received"`
+	// Proof is the event signed with its session's hook token (see Sign),
+	// "" when the hook had no token.
+	Proof string `json:"proof,omitempty"`
+
+	// Sender is set by the receiver: how the event came (see Sender).
+	Sender Sender `json:"-"`
 }
 
 // payload is Claude Code's hook input, as far as system3 reads it.

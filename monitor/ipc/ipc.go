@@ -192,6 +192,7 @@ var sentinels = []struct {
 	{"tmux_not_found", tmux.ErrNotFound},
 	{"no_tmux_server", tmux.ErrNoServer},
 	{"invalid_key", tmux.ErrInvalidKey},
+	{"hook_refused", monitor.ErrHookRefused},
 }
 
 func toWireError(err error) *wireError {

@@ -4,35 +4,42 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a connection from another user. The socket is 0600 in
-// a 0700 directory, so only this user (or root) can connect; the kernel's
-// peer credentials make that a check rather than an assumption, e.g. when
-// the state dir's mode was loosened by hand.
-func checkPeer(conn net.Conn) error {
+// checkPeer refuses a connection from another user, and returns the peer
+// process. The socket is 0600 in a 0700 directory, so only this user (or
+// root) can connect; the kernel's peer credentials make that a check rather
+// than an assumption, e.g. when the state dir's mode was loosened by hand.
+func checkPeer(conn net.Conn) (Peer, error) {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
-		return nil // tests serve on pipes
+		return Peer{}, nil // tests serve on pipes
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("read peer credentials: %w", err)
+		return Peer{}, fmt.Errorf("read peer credentials: %w", err)
 	}
 	var cred *unix.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return fmt.Errorf("read peer credentials: %w", err)
+		return Peer{}, fmt.Errorf("read peer credentials: %w", err)
 	}
 	if credErr != nil {
-		return fmt.Errorf("read peer credentials: %w", credErr)
+		return Peer{}, fmt.Errorf("read peer credentials: %w", credErr)
 	}
 	if me := os.Getuid(); int(cred.Uid) != me && cred.Uid != 0 {
-		return fmt.Errorf("refused a connection from uid %d (pid %d): only uid %d may use this socket", cred.Uid, cred.Pid, me)
+		return Peer{}, fmt.Errorf("refused a connection from uid %d (pid %d): only uid %d may use this socket", cred.Uid, cred.Pid, me)
 	}
-	return nil
+	p := Peer{PID: int(cred.Pid), UID: int(cred.Uid)}
+	if p.PID > 0 {
+		// The executable may be gone or unreadable (another user's
+		// process, root's): the pid is what counts.
+		p.Exe, _ = os.Readlink("/proc/" + strconv.Itoa(p.PID) + "/exe")
+	}
+	return p, nil
 }

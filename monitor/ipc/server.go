@@ -145,7 +145,8 @@ func (s *Server) Run(ctx context.Context) error {
 			continue
 		}
 		delay = 0
-		if err := checkPeer(conn); err != nil {
+		peer, err := checkPeer(conn)
+		if err != nil {
 			s.log.Warn("ipc connection refused", "err", err)
 			conn.Close()
 			continue
@@ -157,7 +158,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		wg.Go(func() {
 			defer s.active.Add(-1)
-			s.serveConn(ctx, conn)
+			s.serveConn(ctx, conn, peer)
 		})
 	}
 }
@@ -190,7 +191,7 @@ func temporary(err error) bool {
 
 // serveConn serves the one call of conn. The call's context ends when the
 // server stops or the client closes its end, whichever comes first.
-func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
+func (s *Server) serveConn(ctx context.Context, conn net.Conn, peer Peer) {
 	ctx, cancel := context.WithCancel(ctx)
 	var watcher sync.WaitGroup
 	defer watcher.Wait()
@@ -232,7 +233,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	})
 
 	start := time.Now()
-	err = s.dispatch(ctx, w, req)
+	err = s.dispatch(ctx, w, req, peer)
 	s.log.Debug("ipc call", "method", req.Method, "took", time.Since(start), "err", err)
 }
 
@@ -293,8 +294,9 @@ func decodeRequest(line []byte) (request, error) {
 }
 
 // dispatch runs one call and writes its reply. The error is the service's,
-// for the log.
-func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error {
+// for the log. Every origin the service records is derived from peer: what
+// the client put in a request's origin is kept only as its claim.
+func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer Peer) error {
 	f := req.Filter.filter()
 	switch req.Method {
 	case methodPing:
@@ -320,21 +322,41 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 	case methodPreview:
 		return call(ctx, w, req.Body, s.svc.Preview)
 	case methodInject:
-		return call(ctx, w, req.Body, s.svc.Inject)
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.InjectRequest) (monitor.ActionResult, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return s.svc.Inject(ctx, r)
+		})
 	case methodKeys:
-		return call(ctx, w, req.Body, s.svc.SendKeys)
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.KeysRequest) (monitor.ActionResult, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return s.svc.SendKeys(ctx, r)
+		})
 	case methodAnswer:
-		return call(ctx, w, req.Body, s.svc.Answer)
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.AnswerRequest) (monitor.ActionResult, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return s.svc.Answer(ctx, r)
+		})
 	case methodInterrupt:
-		return call(ctx, w, req.Body, s.svc.Interrupt)
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.InterruptRequest) (monitor.ActionResult, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return s.svc.Interrupt(ctx, r)
+		})
 	case methodLink:
-		return call(ctx, w, req.Body, s.svc.Link)
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.LinkRequest) (monitor.Session, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return s.svc.Link(ctx, r)
+		})
 	case methodAudit:
 		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
+			if !clientAuditable[e.Action] {
+				return struct{}{}, fmt.Errorf("%w: the daemon records what it sends into panes itself; a client may record only its own %s", monitor.ErrBadRequest, "tool_call, spawn and stop entries")
+			}
+			e.Time, e.Origin = time.Now(), peer.Origin(e.Origin)
 			return struct{}{}, s.svc.Audit(ctx, e)
 		})
 	case methodHook:
 		return call(ctx, w, req.Body, func(ctx context.Context, ev hooks.Event) (struct{}, error) {
+			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: peer.PID, Exe: peer.Exe}
 			return struct{}{}, s.svc.Hook(ctx, ev)
 		})
 	case methodWatch:
@@ -346,6 +368,13 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 	}
 	return fmt.Errorf("unknown method %q", req.Method) // decodeRequest lets none through
 }
+
+// clientAuditable are the audit actions a client may record over the
+// socket: what the client did itself (an MCP tool call it served, a spawn
+// or stop it ran). Entries of what reaches a pane (inject, keys, answer,
+// interrupt) are written by the service that sends, never taken from a
+// client.
+var clientAuditable = map[string]bool{"tool_call": true, "spawn": true, "stop": true}
 
 // call decodes a request body and replies with fn's result.
 func call[Req, Res any](ctx context.Context, w *connWriter, body json.RawMessage, fn func(context.Context, Req) (Res, error)) error {

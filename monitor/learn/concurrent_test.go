@@ -1,8 +1,11 @@
 package learn
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -24,62 +27,93 @@ func TestMain(m *testing.M) {
 
 func helperWriter(dir string) int {
 	n, _ := strconv.Atoi(os.Getenv(helperEnv + "_N"))
+	who := "proc" + os.Getenv(helperEnv+"_ID")
+	enc := json.NewEncoder(os.Stdout)
 	s, err := Open(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		for i := range n {
+			enc.Encode(writeResult{Initiative: initiative(who, i), Err: err.Error()})
+		}
+		return 0
 	}
 	defer s.Close()
-	if err := writeMany(s, "proc"+os.Getenv(helperEnv+"_ID"), n); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	for _, r := range writeMany(s, who, n) {
+		enc.Encode(r)
 	}
 	return 0
 }
 
-func writeMany(s *Store, who string, n int) error {
+// writeResult is one ReportOutcome as its caller saw it: Err is "" when
+// the store said the outcome was stored.
+type writeResult struct {
+	Initiative string `json:"initiative"`
+	Err        string `json:"err,omitempty"`
+}
+
+func initiative(who string, i int) string { return fmt.Sprintf("%s task %d", who, i) }
+
+// writeMany reports n outcomes, going on after a failure, and returns what
+// each call answered.
+func writeMany(s *Store, who string, n int) []writeResult {
+	var out []writeResult
 	for i := range n {
 		outcome := Success
 		if i%2 == 1 {
 			outcome = Failure
 		}
-		_, err := s.ReportOutcome(context.Background(), Outcome{Initiative: fmt.Sprintf("%s task %d", who, i), Outcome: outcome,
+		_, err := s.ReportOutcome(context.Background(), Outcome{Initiative: initiative(who, i), Outcome: outcome,
 			ReasoningPath: goodReasoning, Learnings: []string{"shared lesson about retries", who + " lesson " + strconv.Itoa(i)}, Domain: "shared"})
+		r := writeResult{Initiative: initiative(who, i)}
 		if err != nil {
-			return fmt.Errorf("%s: %w", who, err)
+			r.Err = err.Error()
 		}
+		out = append(out, r)
 	}
-	return nil
+	return out
 }
 
 // Several processes and several *sql.DB handles in this one (the
 // dashboard, the daemon, CLI commands) open and write the store at once:
-// nothing is lost, nothing fails on a busy database.
+// every outcome a caller was told is stored is stored, no other is, and
+// nothing fails on a busy database (not even opening a new one while
+// another process creates it).
 func TestConcurrentWriters(t *testing.T) {
 	dir := t.TempDir()
 	const perWriter = 15
 	var procs []*exec.Cmd
+	var outs []*bytes.Buffer
 	for i := range 2 {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), helperEnv+"="+dir, helperEnv+"_N="+strconv.Itoa(perWriter), helperEnv+"_ID="+strconv.Itoa(i))
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		out := &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		procs = append(procs, cmd)
+		procs, outs = append(procs, cmd), append(outs, out)
 	}
+	var mu sync.Mutex
+	var results []writeResult
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Go(func() {
+			who := "db" + strconv.Itoa(i)
 			s, err := Open(dir)
 			if err != nil {
-				t.Error(err)
+				t.Errorf("open: %v", err)
+				mu.Lock()
+				for j := range perWriter {
+					results = append(results, writeResult{Initiative: initiative(who, j), Err: err.Error()})
+				}
+				mu.Unlock()
 				return
 			}
 			defer s.Close()
-			if err := writeMany(s, "db"+strconv.Itoa(i), perWriter); err != nil {
-				t.Error(err)
-			}
+			rs := writeMany(s, who, perWriter)
+			mu.Lock()
+			results = append(results, rs...)
+			mu.Unlock()
 			// Readers run alongside the writers.
 			if _, err := s.Reflect(context.Background(), "retries lesson", "", BudgetMid); err != nil {
 				t.Error(err)
@@ -87,21 +121,57 @@ func TestConcurrentWriters(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, p := range procs {
+	for i, p := range procs {
 		if err := p.Wait(); err != nil {
 			t.Fatalf("helper process: %v", err)
 		}
+		dec := json.NewDecoder(outs[i])
+		for {
+			var r writeResult
+			if err := dec.Decode(&r); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("helper output: %v", err)
+			}
+			results = append(results, r)
+		}
 	}
+	if len(results) != 5*perWriter {
+		t.Fatalf("%d results, want one for each of %d writes", len(results), 5*perWriter)
+	}
+
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	const total = 5 * perWriter
-	outs, err := s.Outcomes(context.Background(), OutcomeFilter{Limit: 1000})
-	if err != nil || len(outs) != total {
-		t.Fatalf("%d outcomes, %v; want %d", len(outs), err, total)
+	stored, err := s.Outcomes(context.Background(), OutcomeFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
 	}
+	inStore := map[string]int{}
+	for _, o := range stored {
+		inStore[o.Initiative]++
+	}
+	// What each caller was told is what the store holds.
+	for _, r := range results {
+		switch n := inStore[r.Initiative]; {
+		case r.Err == "" && n != 1:
+			t.Errorf("%q: ReportOutcome returned nil, but the store holds it %d times", r.Initiative, n)
+		case r.Err != "" && n != 0:
+			t.Errorf("%q: ReportOutcome failed (%s), but the store holds it", r.Initiative, r.Err)
+		case r.Err != "":
+			t.Errorf("%q: %s", r.Initiative, r.Err)
+		}
+		delete(inStore, r.Initiative)
+	}
+	if len(inStore) != 0 {
+		t.Errorf("outcomes nobody reported: %v", inStore)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	const total = 5 * perWriter
 	caps, _ := s.Capabilities(context.Background(), "", "shared")
 	if len(caps) != 1 || caps[0].Attempts != total || caps[0].Successes != 5*((perWriter+1)/2) {
 		t.Fatalf("capability = %+v", caps)

@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // FileName is the database's name in the state dir.
@@ -27,14 +29,29 @@ func OpenDB(path string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// WAL is set once below, not by every connection: switching a
+	// database to WAL takes an exclusive lock, and SQLite answers a
+	// connection that asks for it while another one reads with an
+	// immediate SQLITE_BUSY, past any busy timeout. WAL stays set in the
+	// file, so later connections only read it.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
+	err = retryBusy(ctx, func() error {
+		var mode string
+		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
+			return err
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fmt.Errorf("journal mode is %q, not WAL", mode)
+		}
+		return nil
+	})
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w (is it a system3 database? move it aside to start afresh)", path, err)
 	}
@@ -45,6 +62,64 @@ func OpenDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// isBusy reports an SQLITE_BUSY or SQLITE_LOCKED error (any extended
+// code of them).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
+// retryBusy runs fn, again while it fails with SQLITE_BUSY, until ctx
+// ends. The busy timeout makes SQLite wait for most locks itself; it
+// gives up at once where waiting could deadlock (a reader asking for the
+// write lock, a change of journal mode, a connection opening while another
+// recovers the WAL). fn must have changed nothing when it fails busy:
+// retry only the start of a transaction, never its commit.
+func retryBusy(ctx context.Context, fn func() error) error {
+	delay := 5 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, 250*time.Millisecond)
+	}
+}
+
+// beginRetry is BeginTx (BEGIN IMMEDIATE with _txlock=immediate), again
+// while the database is busy, for up to the busy timeout when ctx has no
+// earlier deadline.
+func beginRetry(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	rctx, cancel := context.WithTimeout(ctx, busyRetry)
+	defer cancel()
+	var tx *sql.Tx
+	err := retryBusy(rctx, func() error {
+		var err error
+		// The transaction lives on after rctx: BeginTx ties it to the
+		// context it is given.
+		tx, err = db.BeginTx(ctx, nil)
+		return err
+	})
+	return tx, err
+}
+
+// busyRetry bounds retryBusy around the start of a transaction.
+const busyRetry = 30 * time.Second
+
 // Migrate brings one component's tables up to date. steps[i] is the SQL
 // that moves the component from version i to i+1; applied versions are
 // recorded in schema_versions, so each step runs once, in a transaction, even
@@ -52,11 +127,14 @@ func OpenDB(path string) (*sql.DB, error) {
 // newer than this binary (more versions recorded than steps known) is an
 // error: an older system3 must not write to tables it does not understand.
 func Migrate(ctx context.Context, db *sql.DB, component string, steps []string) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_versions (
-		component TEXT PRIMARY KEY,
-		version   INTEGER NOT NULL,
-		applied   TEXT NOT NULL
-	)`); err != nil {
+	if err := retryBusy(ctx, func() error {
+		_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_versions (
+			component TEXT PRIMARY KEY,
+			version   INTEGER NOT NULL,
+			applied   TEXT NOT NULL
+		)`)
+		return err
+	}); err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
 	}
 	for {
@@ -73,7 +151,7 @@ func Migrate(ctx context.Context, db *sql.DB, component string, steps []string) 
 // migrateStep applies the next step, if any, and reports whether the
 // component is up to date.
 func migrateStep(ctx context.Context, db *sql.DB, component string, steps []string) (bool, error) {
-	tx, err := db.BeginTx(ctx, nil) // _txlock=immediate: one migrator at a time
+	tx, err := beginRetry(ctx, db) // _txlock=immediate: one migrator at a time
 	if err != nil {
 		return false, fmt.Errorf("migrate %s: %w", component, err)
 	}

@@ -180,9 +180,11 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
 // tx runs fn in one write transaction (BEGIN IMMEDIATE, so concurrent
-// writers queue on the busy timeout instead of failing on upgrade).
+// writers queue on the busy timeout instead of failing on upgrade; a
+// start refused as busy is tried again). An error means nothing was
+// written: a failed commit rolls back.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := beginRetry(ctx, s.db)
 	if err != nil {
 		return err
 	}

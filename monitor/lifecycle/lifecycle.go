@@ -90,6 +90,10 @@ type Config struct {
 	// AgentArgs returns extra arguments for a named agent (Claude Code's
 	// --settings with system3's hooks). Nil: none.
 	AgentArgs func(agent string) ([]string, error)
+	// HookToken returns the hook token of a tmux session
+	// (hooks.SessionToken), put into its agent's environment so the
+	// agent's hook events prove where they come from. Nil: none.
+	HookToken func(session string) (string, error)
 	// Wisdom returns the learnings relevant to a goal. Nil: none
 	// configured.
 	Wisdom func(ctx context.Context, goal string) ([]WisdomItem, error)

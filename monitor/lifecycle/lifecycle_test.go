@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -230,6 +231,7 @@ func TestSpawnEndToEndOnFakes(t *testing.T) {
 	var injected []int64
 	m := w.manager(t, func(c *Config) {
 		c.AgentArgs = func(agent string) ([]string, error) { return []string{"--settings", `{"hooks":{}}`}, nil }
+		c.HookToken = func(session string) (string, error) { return "token-of-" + session, nil }
 		c.Wisdom = func(ctx context.Context, goal string) ([]WisdomItem, error) {
 			return []WisdomItem{{ID: 7, Text: "Run the tests\nbefore committing."}}, nil
 		}
@@ -257,7 +259,7 @@ func TestSpawnEndToEndOnFakes(t *testing.T) {
 	}
 	opt := w.opts[0]
 	if opt.Name != "orch-auth" || opt.Dir != wt || opt.Env["CLAUDE_CODE_TASK_LIST_ID"] != "PRD-AUTH" || opt.Env["CLAUDE_CODE_ENABLE_TODO_TOOLS"] != "1" ||
-		strings.Join(opt.Command, " ") != `claude --settings {"hooks":{}}` || !opt.KeepDeadPane {
+		opt.Env[hooks.TokenEnv] != "token-of-orch-auth" || strings.Join(opt.Command, " ") != `claude --settings {"hooks":{}}` || !opt.KeepDeadPane {
 		t.Fatalf("session options = %+v", opt)
 	}
 	// The pane was kept for an early exit only: once ready, an exit closes it.

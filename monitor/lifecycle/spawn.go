@@ -12,6 +12,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -177,6 +178,15 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	sp.progress(StepSession, fmt.Sprintf("starting %s in tmux session %s", strings.Join(argv, " "), r.Session))
 	env["CLAUDE_CODE_TASK_LIST_ID"] = r.TaskList
 	env["SYSTEM3_INITIATIVE"] = req.Initiative
+	if m.cfg.HookToken != nil {
+		// Without a token, the agent's hooks still prove themselves by
+		// their process ancestry.
+		if tok, err := m.cfg.HookToken(r.Session); err != nil {
+			m.cfg.Logger.Warn("hook token", "session", r.Session, "err", err)
+		} else {
+			env[hooks.TokenEnv] = tok
+		}
+	}
 	// The pane is kept if the agent exits before it is ready, so the
 	// error can say how it ended and what it printed.
 	pane, err := m.cfg.Tmux.NewSession(ctx, tmux.NewSessionOptions{Name: r.Session, WindowName: req.Initiative, Dir: r.Worktree, Env: env,

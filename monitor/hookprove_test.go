@@ -1,0 +1,267 @@
+//go:build linux
+
+package monitor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (f *fakeTmux) setPID(pane string, pid int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.panes {
+		if f.panes[i].ID == pane {
+			f.panes[i].PID = pid
+		}
+	}
+}
+
+// child starts a process below this test's process and returns its pid.
+func child(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+func auditEntries(t *testing.T, dir string) []audit.Entry {
+	t.Helper()
+	es, err := audit.Read(filepath.Join(dir, audit.File))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// A hook event delivered by a process that does not run in the pane it
+// names changes nothing: not the state, not the wakes. It is logged and
+// audited with why. This is the forged `TMUX_PANE=%0 system3 hook` of an
+// outside process.
+func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, func(c *Config) { c.Audit = audit.Open(dir) })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.tm.show(t, "%2", "claude", "claude/working_spinner.ansi.txt")
+	// The panes' processes are below this test; the sender is this test
+	// itself, above them.
+	h.tm.setPID("%1", child(t))
+	h.tm.setPID("%2", child(t))
+	h.step()
+	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid(), Exe: "/forger"}
+
+	for _, ev := range []hooks.Event{
+		{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Sender: outsider},
+		{Name: hooks.SessionEnd, Pane: "%2", Reason: "other", Sender: outsider},
+		{Name: hooks.SessionEnd, Pane: "%2", Sender: hooks.Sender{Via: hooks.ViaSocket}},                // no peer pid
+		{Name: hooks.SessionEnd, Pane: "%2", Sender: outsider, Proof: strings.Repeat("0", 64)},          // a made-up proof
+		{Name: hooks.PermissionRequest, Pane: "%9", Sender: hooks.Sender{Via: hooks.ViaSocket, PID: 1}}, // an unknown pane
+		{Name: hooks.PermissionRequest, Sender: outsider},                                               // no pane
+	} {
+		ev.Received = h.clock.Now()
+		err := h.sup.Hook(context.Background(), ev)
+		if !errors.Is(err, ErrHookRefused) {
+			t.Fatalf("%s for %q from %+v: err = %v, want refused", ev.Name, ev.Pane, ev.Sender, err)
+		}
+		t.Logf("refused: %v", err)
+	}
+	if s := h.session("%1"); s.State != rules.Idle || s.Evidence.Source != "screen" {
+		t.Fatalf("forged PermissionRequest changed %%1: %+v", s)
+	}
+	if s := h.session("%2"); s.State != rules.Working || s.Evidence.Source != "screen" {
+		t.Fatalf("forged SessionEnd changed %%2: %+v", s)
+	}
+	h.step()
+	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 0 {
+		t.Fatalf("wakes after forged events: %+v", w)
+	}
+	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 0 {
+		t.Fatalf("worker_failed after a forged SessionEnd: %+v", w)
+	}
+	es := auditEntries(t, dir)
+	if len(es) != 6 {
+		t.Fatalf("audit has %d entries, want 6 refusals: %+v", len(es), es)
+	}
+	if e := es[0]; e.Action != "hook" || e.Pane != "%1" || e.Tool != hooks.PermissionRequest || e.Sent ||
+		!strings.Contains(e.Error, "does not run in pane %1") || !strings.Contains(e.Origin, "exe=/forger") {
+		t.Fatalf("audit of a refusal: %+v", e)
+	}
+}
+
+// The same events from a process that runs in the pane (the pane's
+// process or one below it) are taken.
+func TestHookFromInsideThePaneIsTaken(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.tm.show(t, "%2", "claude", "claude/working_spinner.ansi.txt")
+	// This test is the panes' process; its child runs in them.
+	h.tm.setPID("%1", os.Getpid())
+	h.tm.setPID("%2", os.Getpid())
+	h.step()
+	inside := hooks.Sender{Via: hooks.ViaSocket, PID: child(t)}
+	if err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+		t.Fatalf("after PermissionRequest from the pane: %+v", s)
+	}
+	self := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
+	if err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.session("%2"); s.State != rules.Exited || s.Evidence.Rule != "hook.session_end" {
+		t.Fatalf("after SessionEnd from the pane: %+v", s)
+	}
+}
+
+// An event signed with its session's hook token is taken from any
+// process, and from the spool; one signed with another session's token,
+// or changed after signing, is not.
+func TestHookTokenProvesTheSession(t *testing.T) {
+	key, err := hooks.LoadKey(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.HookKey = key })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt") // session orch-1
+	h.tm.setPID("%1", child(t))
+	h.step()
+	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
+	ev := hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now()}
+
+	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
+	wrong.Sender = outsider
+	if err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
+		t.Fatalf("another session's token: %v", err)
+	}
+	changed := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	changed.Name, changed.Sender = hooks.SessionEnd, outsider
+	if err := h.sup.Hook(context.Background(), changed); !errors.Is(err, ErrHookRefused) {
+		t.Fatalf("an event changed after signing: %v", err)
+	}
+	if s := h.session("%1"); s.State != rules.Idle {
+		t.Fatalf("refused events changed the state: %+v", s)
+	}
+	good := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	good.Sender = outsider
+	if err := h.sup.Hook(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.session("%1"); s.State != rules.AwaitingInput {
+		t.Fatalf("signed event not taken: %+v", s)
+	}
+}
+
+// Spooled events are written by whoever can write the state dir, and the
+// process that wrote them is gone: only those signed with their session's
+// token are replayed; the others are dropped with a log line.
+func TestReplaySpoolNeedsTheToken(t *testing.T) {
+	key, err := hooks.LoadKey(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log lockedBuffer
+	h := newHarness(t, func(c *Config) { c.HookKey = key; c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.tm.show(t, "%2", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	sp := hooks.Spool{Path: filepath.Join(t.TempDir(), hooks.SpoolFile)}
+	now := h.clock.Now()
+	for _, ev := range []hooks.Event{
+		hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)}.Sign(hooks.SessionToken(key, "orch-1")),
+		{Name: hooks.SessionEnd, Pane: "%2", Received: now.Add(-time.Second)},
+	} {
+		if err := sp.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := h.sup.ReplaySpool(context.Background(), sp); err != nil || n != 2 {
+		t.Fatalf("ReplaySpool = %d, %v", n, err)
+	}
+	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+		t.Fatalf("signed spooled event: %+v", s)
+	}
+	if s := h.session("%2"); s.State != rules.Working {
+		t.Fatalf("unsigned spooled SessionEnd was taken: %+v", s)
+	}
+	if !strings.Contains(log.String(), "hook event refused") || !strings.Contains(log.String(), "spooled without a hook token") {
+		t.Fatalf("log:\n%s", log.String())
+	}
+}
+
+// A hook state the screen never shows ends on time although the pane
+// prints nothing and is never captured again: the clock ends it, with its
+// wake.
+func TestHookStateExpiresOnASilentPane(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.sup.flush(context.Background()) // the capture the hook asks for: the screen still idle
+	if s := h.session("%1"); s.State != rules.AwaitingInput {
+		t.Fatalf("after the hook: %+v", s)
+	}
+	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 1 {
+		t.Fatalf("wakes = %+v", w)
+	}
+	h.tm.mu.Lock()
+	captures := len(h.tm.captured)
+	h.tm.mu.Unlock()
+
+	h.clock.Add(hookUnconfirmed - time.Second)
+	h.sup.timeChecks(h.clock.Now())
+	if s := h.session("%1"); s.State != rules.AwaitingInput {
+		t.Fatalf("expired early: %+v", s)
+	}
+	h.clock.Add(time.Second)
+	h.sup.timeChecks(h.clock.Now())
+	s := h.session("%1")
+	if s.State != rules.Idle || s.Evidence.Source != "screen" {
+		t.Fatalf("hook state held past %s on a silent pane: %+v", hookUnconfirmed, s)
+	}
+	h.tm.mu.Lock()
+	n := len(h.tm.captured)
+	h.tm.mu.Unlock()
+	if n != captures {
+		t.Fatalf("expiry captured the pane (%d captures, %d before): the clock alone must end it", n, captures)
+	}
+	// The wake's condition ended with the state: the next prompt is a
+	// new wake, not the old one held.
+	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	if w := h.allWakes(wake.ReasonAwaitingInput); len(w) != 2 {
+		t.Fatalf("the expired state's wake was not cleared: %+v", w)
+	}
+}
