@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -491,3 +492,53 @@ func (e *JournalError) Error() string {
 func (e *JournalError) Unwrap() error { return e.Err }
 
 func (e *JournalError) Is(target error) bool { return target == ErrNotDurable }
+
+// Inspect reports what [Open] would find in the state dir dir, without
+// taking its lock or writing anything, for commands that run while no
+// system3 owns it: the wakes (oldest first) and skipped lines; writeErr, the
+// [*JournalError] an owner's [Store.Health] would report (the journal cannot
+// be written); and err, the error that makes Open, and so every command that
+// monitors, refuse to start.
+func Inspect(dir string) (evs []Event, warnings []Warning, writeErr, err error) {
+	path := filepath.Join(dir, JournalFile)
+	if _, serr := os.Stat(path); errors.Is(serr, syscall.ENOTDIR) {
+		// Open treats this as no journal, and reports it as unwritable.
+		return nil, nil, &JournalError{Path: path, Err: serr}, nil
+	}
+	evs, warnings, err = ReadJournal(path)
+	if err != nil {
+		return evs, warnings, nil, err
+	}
+	if werr := checkWritable(dir, path); werr != nil {
+		writeErr = &JournalError{Path: path, Err: werr}
+	}
+	return evs, warnings, writeErr, nil
+}
+
+// checkWritable tells whether the journal at path, in dir, could be opened
+// for appending (or created), without creating anything.
+func checkWritable(dir, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// The journal would be created: in dir, or in the dirs made for it.
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+			}
+			if err := canCreateIn(d); err != nil {
+				return &fs.PathError{Op: "open", Path: path, Err: err}
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			return err
+		}
+	}
+}

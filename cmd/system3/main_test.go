@@ -260,3 +260,43 @@ func TestLogWrittenToStateDir(t *testing.T) {
 		t.Fatalf("log = %q, %v", data, err)
 	}
 }
+
+// With no daemon, status used to print unacked_wakes 0 and no problem, exit
+// 0, for a journal that serve and wait refuse to start on. It must report
+// what the daemon would.
+func TestStatusReportsUnreadableJournal(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := t.TempDir()
+	// A directory where the journal should be: unreadable for root too.
+	if err := os.Mkdir(filepath.Join(state, "wakes.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SYSTEM3_STATE_DIR": state}
+	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
+	if code == 0 || !strings.Contains(errOut, "cannot read the wake journal") || strings.Contains(out, `"unacked_wakes": 0`) {
+		t.Fatalf("status: exit %d, stdout %q, stderr %q; want a failure naming the journal", code, out, errOut)
+	}
+	wcode, _, werr := invoke(t, env, append(socketArgs(srv), "wait", "--timeout", "1s")...)
+	if wcode == 0 || !strings.Contains(werr, "cannot read the wake journal") {
+		t.Fatalf("wait: exit %d, stderr %q", wcode, werr)
+	}
+}
+
+// A journal that cannot be written is a problem the daemon shows; status
+// shows it too.
+func TestStatusReportsUnwritableJournal(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := filepath.Join(t.TempDir(), "state")
+	// The state dir is a file: nothing can be written under it.
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, append(socketArgs(srv), "status", "--json")...)
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if !strings.Contains(doc.Problem, "cannot write the wake journal") {
+		t.Fatalf("problem = %q, want the journal's", doc.Problem)
+	}
+}
