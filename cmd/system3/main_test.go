@@ -228,6 +228,33 @@ func TestUsageAndConfigErrors(t *testing.T) {
 	}
 }
 
+// An unknown command used to print the root's help and exit 0 when it came
+// with --help or after help, and an unknown subcommand of a group always did.
+func TestUnknownCommandFailsEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuch"}, {"nosuch", "--help"}, {"nosuch", "-h"}, {"help", "nosuch"},
+		{"--state-dir", "/tmp", "nosuch", "--help"},
+		{"hooks", "nosuch"}, {"hooks", "nosuch", "--help"}, {"help", "hooks", "nosuch"},
+		{"outcome", "nosuch"},
+	} {
+		code, out, errOut := invoke(t, nil, args...)
+		if code == 0 || !strings.Contains(errOut, `unknown command "nosuch"`) || out != "" {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q; want non-zero, no help, unknown command", args, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"stauts"}, {"stauts", "--help"}, {"help", "stauts"}} {
+		if code, _, errOut := invoke(t, nil, args...); code == 0 || !strings.Contains(errOut, "did you mean status?") {
+			t.Errorf("%q: exit %d, stderr %q; want a suggestion", args, code, errOut)
+		}
+	}
+	// Real commands and groups still show their help.
+	for _, args := range [][]string{{"--help"}, {"help"}, {"help", "status"}, {"status", "--help"}, {"help", "hooks", "install"}, {"hooks", "--help"}, {"hooks"}} {
+		if code, out, errOut := invoke(t, nil, args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q; want help", args, code, out, errOut)
+		}
+	}
+}
+
 func TestVersionWorksWithBrokenConfig(t *testing.T) {
 	code, out, _ := invoke(t, map[string]string{"SYSTEM3_CONFIG": "/nonexistent/config.yaml"}, "version", "--json")
 	var v map[string]string

@@ -93,5 +93,6 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newHooksCmd(a),
 		newBenchCmd(a),
 	)
+	rejectUnknownCommands(root)
 	return root
 }
