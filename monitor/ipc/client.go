@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"net"
 	"sync"
 	"syscall"
@@ -380,6 +381,10 @@ func (c *Client) isClosed() bool {
 func dialError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%w on %s", ErrNoDaemon, path)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		// The state dir, not the daemon: this user cannot enter it.
+		return fmt.Errorf("the state dir %s cannot be used by this user (%w); give system3 a writable one with --state-dir or SYSTEM3_STATE_DIR", filepath.Dir(path), fs.ErrPermission)
 	}
 	return fmt.Errorf("connect to the system3 daemon on %s: %w", path, err)
 }
