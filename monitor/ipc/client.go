@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"net"
+	"path/filepath"
 	"sync"
 	"syscall"
 
