@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -27,6 +28,17 @@ func OpenDB(path string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
+	// Create the file 0600 before SQLite does (with the umask's mode): its
+	// -wal and -shm files take the database's mode, and a first write that
+	// fails (a full disk) must not leave a readable database behind.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, StorageError(err))
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("restrict %s: %w", path, err)
+	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -36,6 +48,9 @@ func OpenDB(path string) (*sql.DB, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		if errors.Is(StorageError(err), ErrStorage) {
+			return nil, fmt.Errorf("open %s: %w", path, StorageError(err))
+		}
 		return nil, fmt.Errorf("open %s: %w (is it a system3 database? move it aside to start afresh)", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -43,6 +58,43 @@ func OpenDB(path string) (*sql.DB, error) {
 		return nil, fmt.Errorf("restrict %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// ErrStorage matches (errors.Is) the errors of a database that cannot be
+// written or read for a reason outside system3: a full disk, an I/O error, a
+// read-only or unreachable file. The request was fine; trying again after
+// the disk is fixed works.
+var ErrStorage = errors.New("the learning store cannot be written")
+
+type storageError struct{ err error }
+
+func (e *storageError) Error() string {
+	return fmt.Sprintf("%v (free disk space or fix the state dir, then try again)", e.err)
+}
+func (e *storageError) Unwrap() error        { return e.err }
+func (e *storageError) Is(target error) bool { return target == ErrStorage }
+
+// StorageError marks err as ErrStorage when it is a failure of the disk
+// under the database (SQLite's FULL, IOERR, READONLY, CANTOPEN, PERM, or the
+// same errors from the file system), and returns other errors as they are.
+func StorageError(err error) error {
+	if err == nil || errors.Is(err, ErrStorage) {
+		return err
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 3, 8, 10, 13, 14: // SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
+			return &storageError{err}
+		}
+		return err
+	}
+	for _, e := range []error{syscall.ENOSPC, syscall.EFBIG, syscall.EIO, syscall.EROFS, syscall.EDQUOT, os.ErrPermission} {
+		if errors.Is(err, e) {
+			return &storageError{err}
+		}
+	}
+	return err
 }
 
 // Migrate brings one component's tables up to date. steps[i] is the SQL
