@@ -136,6 +136,11 @@ func (c *Client) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	return evs, err
 }
 
+// Task implements monitor.Service.
+func (c *Client) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	return callBody[tasks.TaskDoc](c, ctx, methodTask, req)
+}
+
 // TaskLists implements monitor.Service.
 func (c *Client) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
 	var v []tasks.ListDoc

@@ -71,6 +71,9 @@ const (
 	methodAckAll         = "ack_all"
 	methodPreview        = "preview"
 	methodTaskLists      = "task_lists"
+	// methodTask returns one task whole (a monitor.TaskRequest body). Added
+	// within v2: a daemon that predates it answers bad_request.
+	methodTask = "task"
 	methodInject         = "inject"
 	methodKeys           = "keys"
 	methodAnswer         = "answer"
@@ -186,6 +189,7 @@ var sentinels = []struct {
 	{"bad_answer", monitor.ErrBadAnswer},
 	{"invalid_request", monitor.ErrBadRequest},
 	{"unknown_list", monitor.ErrUnknownList},
+	{"unknown_task", monitor.ErrUnknownTask},
 	{"no_sender", monitor.ErrNoSender},
 	{"pane_dead", tmux.ErrPaneDead},
 	{"tmux_not_found", tmux.ErrNotFound},
