@@ -58,7 +58,7 @@ func TestListTasksOneTaskWhole(t *testing.T) {
 		t.Fatalf("task not whole: subject %d bytes", len(task["subject"].(string)))
 	}
 	for args, want := range map[*map[string]any]string{
-		{"task": "1"}:                 "task needs list",
+		{"task": "1"}:                "task needs list",
 		{"list": "BIG", "task": "9"}: "no such task",
 	} {
 		if res, _ := call(t, c, "list_tasks", *args); !res.IsError || !strings.Contains(text(res), want) {

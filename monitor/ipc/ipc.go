@@ -73,12 +73,12 @@ const (
 	methodTaskLists      = "task_lists"
 	// methodTask returns one task whole (a monitor.TaskRequest body). Added
 	// within v2: a daemon that predates it answers bad_request.
-	methodTask = "task"
-	methodInject         = "inject"
-	methodKeys           = "keys"
-	methodAnswer         = "answer"
-	methodInterrupt      = "interrupt"
-	methodAudit          = "audit"
+	methodTask      = "task"
+	methodInject    = "inject"
+	methodKeys      = "keys"
+	methodAnswer    = "answer"
+	methodInterrupt = "interrupt"
+	methodAudit     = "audit"
 	// methodHook delivers a Claude Code hook event (a hooks.Event body).
 	// Added within v2: a daemon that predates it answers bad_request
 	// "unknown method", and `system3 hook` then spools the event.
