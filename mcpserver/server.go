@@ -35,6 +35,7 @@ type Service interface {
 	AckAll(ctx context.Context, by string) ([]wake.Event, error)
 	Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error)
 	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
+	Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error)
 	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
 	Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error)
 	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)

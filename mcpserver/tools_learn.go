@@ -32,6 +32,10 @@ func learnError(err error) (*mcp.CallToolResult, error) {
 	if errors.Is(err, learn.ErrInvalid) {
 		return mcp.NewToolResultError(strings.TrimPrefix(err.Error(), learn.ErrInvalid.Error()+": ")), nil
 	}
+	if errors.Is(err, learn.ErrStorage) {
+		// The disk, not the request nor system3: the caller can act on it.
+		return mcp.NewToolResultError(err.Error()), nil
+	}
 	return serviceError(err)
 }
 

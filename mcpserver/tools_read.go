@@ -395,17 +395,32 @@ func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 // ListTasksTool shows task lists with each task's status.
 func ListTasksTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("list_tasks",
-		mcp.WithDescription(`Show the Claude Code task lists system3 watches (~/.claude/tasks): per list its id, the session and agent writing it, progress like "3/5", the tasks in progress and the blocked ones, and every task with its status (pending, in_progress, completed), whether it is blocked and by which tasks. Name one list to also get each task's description.`),
+		mcp.WithDescription(`Show the Claude Code task lists system3 watches (~/.claude/tasks): per list its id, the session and agent writing it, progress like "3/5", the tasks in progress and the blocked ones, and every task with its status (pending, in_progress, completed), whether it is blocked and by which tasks. Name one list to also get each task's description. Subjects longer than 200 characters and descriptions longer than 2,000 are cut, ending "… (+N chars)", and the task says truncated: name the list and the task to get that one task whole.`),
 		mcp.WithString("list", mcp.Description(`One task list id, like "PRD-AUTH-001"; omit for all lists.`), mcp.MaxLength(256)),
-		argOrder("list"),
+		mcp.WithString("task", mcp.Description(`One task id of list, like "3": returns that task whole (subject, description, metadata), nothing cut. Needs list.`), mcp.MaxLength(256)),
+		argOrder("list", "task"),
 		readOnly("List tasks"),
 	)
 	type args struct {
 		List string `json:"list"`
+		Task string `json:"task"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
+		if a.Task != "" {
+			if a.List == "" {
+				return mcp.NewToolResultError("task needs list: pass the id of the task list the task is in (list_tasks without arguments shows them)"), nil
+			}
+			td, err := e.Svc.Task(cctx, monitor.TaskRequest{List: a.List, Task: a.Task})
+			if errors.Is(err, monitor.ErrUnknownTask) {
+				return mcp.NewToolResultError(err.Error() + "; call list_tasks with list to see its task ids"), nil
+			}
+			if err != nil {
+				return serviceError(err)
+			}
+			return result(map[string]any{"list": a.List, "task": td})
+		}
 		lists, err := e.Svc.TaskLists(cctx, a.List)
 		if err != nil {
 			return serviceError(err)
@@ -440,10 +455,12 @@ type taskView struct {
 	Owner       string   `json:"owner,omitempty"`
 	ActiveForm  string   `json:"active_form,omitempty"`
 	Description string   `json:"description,omitempty"`
+	// Truncated: a text was cut; list_tasks with list and task has it whole.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 func taskOf(t tasks.TaskDoc, description bool) taskView {
-	v := taskView{ID: t.ID, Subject: t.Subject, Status: t.Status, Blocked: t.Blocked, BlockedBy: t.BlockedBy, Owner: t.Owner}
+	v := taskView{ID: t.ID, Subject: t.Subject, Status: t.Status, Blocked: t.Blocked, BlockedBy: t.BlockedBy, Owner: t.Owner, Truncated: t.Truncated}
 	if t.Status == "in_progress" {
 		v.ActiveForm = t.ActiveForm
 	}

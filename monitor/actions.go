@@ -190,6 +190,8 @@ var (
 	ErrBadRequest = errors.New("invalid request")
 	// ErrUnknownList: no task list has that id.
 	ErrUnknownList = errors.New("no such task list")
+	// ErrUnknownTask: the task list has no task with that id.
+	ErrUnknownTask = errors.New("no such task")
 	// ErrNoSender: the service was built without a way to type into panes.
 	ErrNoSender = errors.New("this system3 cannot send to panes")
 	// ErrAuditUnwritable: the audit log cannot be written, so the action
@@ -526,6 +528,26 @@ func (s *Supervisor) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc,
 		return nil, fmt.Errorf("%w: %q; run `system3 tasks` to list them", ErrUnknownList, id)
 	}
 	return out, nil
+}
+
+// Task returns one task of one list whole: the texts list views cap
+// (tasks.MaxSubject) are all there.
+func (s *Supervisor) Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, error) {
+	if req.List == "" || req.Task == "" {
+		return tasks.TaskDoc{}, fmt.Errorf("%w: name the list and the task", ErrBadRequest)
+	}
+	if s.cfg.TaskLists != nil {
+		for _, l := range s.cfg.TaskLists() {
+			if l.ID != req.List {
+				continue
+			}
+			if t, ok := tasks.TaskFull(l, req.Task); ok {
+				return t, nil
+			}
+			return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", ErrUnknownTask, req.Task, req.List)
+		}
+	}
+	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", ErrUnknownList, req.List)
 }
 
 // interruptKey is how an agent is interrupted: Escape for the agents that

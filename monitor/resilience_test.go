@@ -251,6 +251,14 @@ func TestResilienceSessionRenamedAndWindowMoved(t *testing.T) {
 		t.Fatalf("after the rename: pane %s target %s, want %s orch-renamed:0.0", s.Pane, s.Target, pane)
 	}
 	l.awaitUpdate(pane, "orch-renamed")
+	// The open wake follows the rename: a reader waiting on the new name
+	// gets it.
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ev, err := l.store.Wait(wctx, wake.Filter{Session: "orch-ren*"})
+	wcancel()
+	if err != nil || ev.Pane != pane || ev.Session != "orch-renamed" {
+		t.Fatalf("Wait(orch-ren*) = %+v, %v; want the wake of %s under its new name", ev, err, pane)
+	}
 
 	tmuxDo(t, srv, "move-window", "-s", "orch-renamed:0", "-t", "other:7")
 	snap = l.await(10*time.Second, prompting("other"))
@@ -262,8 +270,17 @@ func TestResilienceSessionRenamedAndWindowMoved(t *testing.T) {
 	}
 	l.awaitUpdate(pane, "other")
 	time.Sleep(500 * time.Millisecond)
-	if got := l.wakes(); len(got) != 1 || got["awaiting_input orch-a"] != 1 {
-		t.Fatalf("wakes raised %v, want only the first prompt's", got)
+	deadline := time.Now().Add(10 * time.Second)
+	for got := l.wakes(); len(got) != 1 || got["awaiting_input other"] != 1; got = l.wakes() {
+		if time.Now().After(deadline) {
+			t.Fatalf("wakes raised %v, want only the first prompt's, under the session it is in now", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The new name is journaled: a restart reads it back.
+	evs, warnings, err := wake.ReadJournal(l.store.Path())
+	if err != nil || len(warnings) > 0 || len(evs) != 1 || evs[0].Session != "other" {
+		t.Fatalf("journal after the rename: %+v, %v, %v; want the wake under session other", evs, warnings, err)
 	}
 }
 

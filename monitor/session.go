@@ -136,6 +136,8 @@ type Service interface {
 	Preview(ctx context.Context, req PreviewRequest) (Preview, error)
 	// TaskLists returns every task list, or the one with that id.
 	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
+	// Task returns one task whole; TaskLists caps each task's texts.
+	Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, error)
 
 	// Inject types text into a pane (and submits it, checked).
 	Inject(ctx context.Context, req InjectRequest) (ActionResult, error)
@@ -153,4 +155,10 @@ type Service interface {
 	// the link), kept across restarts; it returns the session as it now
 	// shows.
 	Link(ctx context.Context, req LinkRequest) (Session, error)
+}
+
+// TaskRequest names one task of one task list.
+type TaskRequest struct {
+	List string `json:"list"`
+	Task string `json:"task"`
 }

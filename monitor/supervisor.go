@@ -338,6 +338,7 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 		return nil
 	}
 	seen := make(map[string]bool, len(panes))
+	var ops []wakeOp
 	for _, p := range panes {
 		seen[p.ID] = true
 		st, ok := s.panes[p.ID]
@@ -352,6 +353,10 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 		// wakes): only where they are shown changes.
 		moved := ok && (st.pane.SessionName != p.SessionName || st.pane.SessionID != p.SessionID ||
 			st.pane.WindowName != p.WindowName || st.pane.WindowIndex != p.WindowIndex || st.pane.Index != p.Index)
+		if ok && st.pane.SessionName != p.SessionName {
+			// Its open wakes follow, so a reader filtering by the new name finds them.
+			ops = append(ops, wakeOp{pane: p.ID, rename: &[2]string{st.pane.SessionName, p.SessionName}})
+		}
 		st.pane = p
 		st.sess.applyPane(p)
 		switch {
@@ -361,7 +366,6 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 			s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: st.sess.State})
 		}
 	}
-	var ops []wakeOp
 	for id, st := range s.panes {
 		if !seen[id] {
 			delete(s.panes, id)

@@ -143,7 +143,9 @@ func (v *Validator) validate(ctx context.Context, rule ValidationRule, ev tasks.
 	if timeout == 0 {
 		timeout = defaultValidationTimeout
 	}
-	res := Validation{ListID: ev.ListID, TaskID: ev.TaskID, Subject: ev.Task.Subject, Command: rule.Command, Started: v.clock()}
+	// A wake and a result are views of many tasks: the subject is capped.
+	subject, _ := tasks.Shorten(ev.Task.Subject, tasks.MaxSubject)
+	res := Validation{ListID: ev.ListID, TaskID: ev.TaskID, Subject: subject, Command: rule.Command, Started: v.clock()}
 	res.Passed, res.ExitCode, res.Output = runCommand(ctx, rule.Command, rule.Dir, timeout)
 	res.Took = v.clock().Sub(res.Started)
 	if ctx.Err() != nil {
@@ -174,7 +176,7 @@ func (v *Validator) validate(ctx context.Context, rule ValidationRule, ev tasks.
 		Evidence: wake.Evidence{Source: "validation", Rule: rule.List,
 			Lines: []string{fmt.Sprintf("%s exited %d in %s", rule.Command, res.ExitCode, res.Took.Round(time.Millisecond))}},
 		SuggestedAction: fmt.Sprintf("Task %s (%q) of %s was marked completed but `%s` fails; read the output and send the agent back to fix it.",
-			ev.TaskID, ev.Task.Subject, ev.ListID, rule.Command),
+			ev.TaskID, subject, ev.ListID, rule.Command),
 	})
 	if err != nil {
 		v.log.Warn("raise wake", "key", key, "err", err)

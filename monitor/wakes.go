@@ -15,6 +15,9 @@ import (
 type wakeOp struct {
 	clear string // key to clear, or
 	raise *wake.Event
+	// or the pane's session was renamed from rename[0] to rename[1]
+	rename *[2]string
+	pane   string
 }
 
 func wakeKey(r wake.Reason, pane string) string { return string(r) + "/" + pane }
@@ -227,6 +230,12 @@ func (s *Supervisor) suggest(cur Session, r wake.Reason) string {
 // runOps carries out wake decisions outside the registry lock.
 func (s *Supervisor) runOps(ops []wakeOp) {
 	for _, op := range ops {
+		if op.rename != nil {
+			if _, err := s.cfg.Wakes.RenameSession(op.pane, op.rename[0], op.rename[1]); err != nil {
+				s.cfg.Logger.Warn("rename the session of wakes", "pane", op.pane, "session", op.rename[1], "err", err)
+			}
+			continue
+		}
 		if op.clear != "" {
 			if err := s.cfg.Wakes.Clear(op.clear); err != nil {
 				s.cfg.Logger.Warn("clear wake", "key", op.clear, "err", err)

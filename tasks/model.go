@@ -56,7 +56,8 @@ type FileError struct {
 // Error makes a FileError usable as an error value.
 func (e FileError) Error() string { return e.Path + ": " + e.Err }
 
-// TaskRef names a task in a [Progress] summary.
+// TaskRef names a task in a [Progress] summary; its texts are shortened
+// to [MaxSubject] characters.
 type TaskRef struct {
 	ID         string
 	Subject    string
@@ -183,7 +184,7 @@ func ComputeProgress(tasks []Task) Progress {
 			continue
 		}
 		if t.Status == StatusInProgress {
-			p.InProgress = append(p.InProgress, TaskRef{ID: t.ID, Subject: t.Subject, ActiveForm: t.ActiveForm})
+			p.InProgress = append(p.InProgress, TaskRef{ID: t.ID, Subject: firstLine(t.Subject), ActiveForm: firstLine(t.ActiveForm)})
 		}
 		var waiting []string
 		for _, b := range t.BlockedBy {
@@ -192,7 +193,7 @@ func ComputeProgress(tasks []Task) Progress {
 			}
 		}
 		if len(waiting) > 0 {
-			p.Blocked = append(p.Blocked, TaskRef{ID: t.ID, Subject: t.Subject, ActiveForm: t.ActiveForm, WaitingOn: waiting})
+			p.Blocked = append(p.Blocked, TaskRef{ID: t.ID, Subject: firstLine(t.Subject), ActiveForm: firstLine(t.ActiveForm), WaitingOn: waiting})
 		}
 	}
 	return p

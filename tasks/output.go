@@ -37,6 +37,15 @@ const barWidth = 10
 // counted instead of shown when there is more than one list. It writes
 // nothing for no lists: the caller knows where it looked.
 func WriteText(w io.Writer, lists []List, now time.Time) error {
+	return writeText(w, lists, now, false)
+}
+
+// WriteTextFull is WriteText with every subject and active form whole.
+func WriteTextFull(w io.Writer, lists []List, now time.Time) error {
+	return writeText(w, lists, now, true)
+}
+
+func writeText(w io.Writer, lists []List, now time.Time, full bool) error {
 	lists = slices.Clone(lists)
 	sortLists(lists)
 	var b bytes.Buffer
@@ -51,7 +60,7 @@ func WriteText(w io.Writer, lists []List, now time.Time) error {
 			b.WriteByte('\n')
 		}
 		shown++
-		writeList(&b, l, now)
+		writeList(&b, l, now, full)
 	}
 	if hidden > 0 {
 		if shown > 0 {
@@ -67,7 +76,11 @@ func WriteText(w io.Writer, lists []List, now time.Time) error {
 	return err
 }
 
-func writeList(b *bytes.Buffer, l List, now time.Time) {
+func writeList(b *bytes.Buffer, l List, now time.Time, full bool) {
+	line := firstLine
+	if full {
+		line = func(s string) string { return s }
+	}
 	p := l.Progress
 	b.WriteString(clean(l.ID))
 	if l.Legacy {
@@ -100,12 +113,12 @@ func writeList(b *bytes.Buffer, l List, now time.Time) {
 		case isBlocked:
 			sym, note = symBlocked, "blocked by "+clean(strings.Join(waiting, ", "))
 		case t.Status == StatusInProgress:
-			sym, note = symInProgress, clean(t.ActiveForm)
+			sym, note = symInProgress, clean(line(t.ActiveForm))
 		case t.Status == StatusPending:
 		default:
 			sym, note = symUnknown, "status "+strconv.Quote(string(t.Status))
 		}
-		fmt.Fprintf(b, "  %s %s%s  %s", sym, id, strings.Repeat(" ", width-utf8.RuneCountInString(id)), clean(t.Subject))
+		fmt.Fprintf(b, "  %s %s%s  %s", sym, id, strings.Repeat(" ", width-utf8.RuneCountInString(id)), clean(line(t.Subject)))
 		if note != "" {
 			b.WriteString(" — " + note)
 		}
@@ -117,6 +130,12 @@ func writeList(b *bytes.Buffer, l List, now time.Time) {
 	for _, e := range l.Errors {
 		fmt.Fprintf(b, "  %s %s: %s\n", symError, clean(relPath(l, e.Path)), clean(e.Err))
 	}
+}
+
+// firstLine is s shortened for one line of a report.
+func firstLine(s string) string {
+	s, _ = Shorten(s, MaxSubject)
+	return s
 }
 
 // relPath shortens a path inside the list's directory to its name.
@@ -248,6 +267,9 @@ type (
 		Extra       map[string]json.RawMessage `json:"extra"`
 		Source      string                     `json:"source"`
 		Modified    *string                    `json:"modified"`
+		// Truncated: a text was cut for a view of many tasks (marked
+		// "… (+N chars)"); ask for this one task to get it whole.
+		Truncated bool `json:"truncated,omitempty"`
 	}
 	ErrorDoc struct {
 		Path  string  `json:"path"`
@@ -259,12 +281,17 @@ type (
 // WriteJSON writes lists as one JSON document, {"schema": Schema, "lists":
 // [...]}, for programs: lists sorted by id, snake_case keys, empty arrays as
 // [], times in RFC 3339 (UTC) or null when unknown.
-func WriteJSON(w io.Writer, lists []List) error {
+func WriteJSON(w io.Writer, lists []List) error { return writeJSON(w, lists, Doc) }
+
+// WriteJSONFull is WriteJSON with every task whole, nothing cut.
+func WriteJSONFull(w io.Writer, lists []List) error { return writeJSON(w, lists, DocFull) }
+
+func writeJSON(w io.Writer, lists []List, doc1 func(List) ListDoc) error {
 	lists = slices.Clone(lists)
 	sortLists(lists)
 	doc := jsonDoc{Schema: Schema, Lists: make([]ListDoc, 0, len(lists))}
 	for _, l := range lists {
-		doc.Lists = append(doc.Lists, Doc(l))
+		doc.Lists = append(doc.Lists, doc1(l))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -272,8 +299,39 @@ func WriteJSON(w io.Writer, lists []List) error {
 	return enc.Encode(doc)
 }
 
-// Doc is l in its JSON form.
-func Doc(l List) ListDoc {
+func taskDoc(t Task, blocked bool) TaskDoc {
+	jt := TaskDoc{
+		ID:          t.ID,
+		Subject:     t.Subject,
+		Description: t.Description,
+		ActiveForm:  t.ActiveForm,
+		Status:      string(t.Status),
+		Blocked:     blocked,
+		Owner:       t.Owner,
+		Blocks:      nonNil(t.Blocks),
+		BlockedBy:   nonNil(t.BlockedBy),
+		Metadata:    t.Metadata,
+		Extra:       t.Extra,
+		Source:      t.Source,
+		Modified:    jsonTime(t.ModTime),
+	}
+	if jt.Metadata == nil {
+		jt.Metadata = map[string]any{}
+	}
+	if jt.Extra == nil {
+		jt.Extra = map[string]json.RawMessage{}
+	}
+	return jt
+}
+
+// Doc is l in its JSON form, each task's texts capped for a view of many
+// tasks (see [MaxSubject]; [TaskFull] has one task whole).
+func Doc(l List) ListDoc { return doc(l, shortDoc) }
+
+// DocFull is l in its JSON form with every task whole.
+func DocFull(l List) ListDoc { return doc(l, func(t TaskDoc) TaskDoc { return t }) }
+
+func doc(l List, task func(TaskDoc) TaskDoc) ListDoc {
 	p := l.Progress
 	jl := ListDoc{
 		ID:         l.ID,
@@ -301,28 +359,7 @@ func Doc(l List) ListDoc {
 		jl.Progress.Blocked = append(jl.Progress.Blocked, BlockedDoc{ID: r.ID, Subject: r.Subject, WaitingOn: nonNil(r.WaitingOn)})
 	}
 	for _, t := range l.Tasks {
-		jt := TaskDoc{
-			ID:          t.ID,
-			Subject:     t.Subject,
-			Description: t.Description,
-			ActiveForm:  t.ActiveForm,
-			Status:      string(t.Status),
-			Blocked:     blocked[t.ID],
-			Owner:       t.Owner,
-			Blocks:      nonNil(t.Blocks),
-			BlockedBy:   nonNil(t.BlockedBy),
-			Metadata:    t.Metadata,
-			Extra:       t.Extra,
-			Source:      t.Source,
-			Modified:    jsonTime(t.ModTime),
-		}
-		if jt.Metadata == nil {
-			jt.Metadata = map[string]any{}
-		}
-		if jt.Extra == nil {
-			jt.Extra = map[string]json.RawMessage{}
-		}
-		jl.Tasks = append(jl.Tasks, jt)
+		jl.Tasks = append(jl.Tasks, task(taskDoc(t, blocked[t.ID])))
 	}
 	for _, e := range l.Errors {
 		jl.Errors = append(jl.Errors, ErrorDoc{Path: e.Path, Error: e.Err, Since: jsonTime(e.Since)})

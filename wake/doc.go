@@ -12,10 +12,20 @@
 //	{"v":1,"type":"ack","ids":["w…"],"by":"tui","at":"…"}      wakes acknowledged
 //	{"v":1,"type":"clear","key":"…","id":"w…","at":"…"}        the condition of wake id ended
 //	{"v":1,"type":"seq","seq":42}                              the seq counter (after compaction)
+//	{"v":1,"type":"rename","ids":["w…"],"session":"…","at":"…"} open wakes' session was renamed
 //
 // Replaying the records is idempotent, so a record written twice (a retry
-// after a failed fsync) does no harm, and readers skip, and report, lines they
-// cannot parse or record types they do not know.
+// after a failed fsync) does no harm. Readers check every record against what
+// the store writes (see validate.go: version, fields, times, reason syntax,
+// an ID made from the event's own seq and time, seqs in order with no jump
+// past the counter, a seq record only at the start of the file) and skip, and
+// report, what fails, without losing the records around it. The owner of the
+// journal moves the lines it skips to wakes.quarantine.jsonl, whole, and
+// rewrites the journal without them.
+//
+// These checks catch damage and mistakes, not intent: whoever can write the
+// state dir (the user system3 runs as) can write a record the store could
+// have written, and it is read as a real wake.
 //
 // Only one process may own a journal ([AcquireLock]); others read it with
 // [ReadJournal].

@@ -13,7 +13,7 @@ import (
 // conditions and seq.
 func FuzzLoadJournal(f *testing.F) {
 	// More seeds live in testdata/fuzz/FuzzLoadJournal.
-	f.Add([]byte(`{"v":1,"type":"raise","event":{"id":"w1","seq":1,"key":"k","reason":"awaiting_input"}}` + "\n"))
+	f.Add([]byte(`{"v":1,"type":"raise","event":{"id":"w0000000001-1","seq":1,"time":"1970-01-01T00:00:00.001Z","key":"k","reason":"awaiting_input"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ld, err := loadJournal(bytes.NewReader(data), "j", 3)
 		if err != nil {

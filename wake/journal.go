@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // JournalFile is the name of the journal in the state dir.
@@ -24,10 +26,23 @@ type Warning struct {
 	Offset  int64  // byte offset of the line in the file
 	Problem string // one sentence
 	Text    string // the start of the line, for the curious
+	// Quarantine is the file the whole line was copied to before it was
+	// dropped from the journal; empty when it was not (a reader that does
+	// not own the journal leaves it as it is).
+	Quarantine string
+
+	raw []byte // the whole line
 }
 
 func (w Warning) String() string {
-	return fmt.Sprintf("%s:%d: %s", w.Path, w.Line, w.Problem)
+	if w.Line == 0 {
+		return fmt.Sprintf("%s: %s", w.Path, w.Problem)
+	}
+	s := fmt.Sprintf("%s:%d: %s", w.Path, w.Line, w.Problem)
+	if w.Quarantine != "" {
+		s += "; the line was moved to " + w.Quarantine
+	}
+	return s
 }
 
 // ReadJournal reads a journal without owning it, for `system3 status` while a
@@ -61,7 +76,13 @@ type loaded struct {
 	size     int64 // bytes read
 	records  int   // lines that held a record
 	torn     bool  // the file does not end with a newline
+	// skippedRaises bounds how many raise records the lines skipped so far
+	// can have held: the gap they may leave in the seqs.
+	skippedRaises uint64
 }
+
+// minRecordBytes is less than the size of any raise record the store writes.
+const minRecordBytes = 64
 
 // loadJournal replays a journal. Only a read error is an error; bad content
 // becomes warnings.
@@ -79,7 +100,11 @@ func loadJournal(r io.Reader, path string, keepAcked int) (loaded, error) {
 			ld.torn = last
 			if w, ok := ld.apply(bytes.TrimSpace(b), last); !ok {
 				w.Path, w.Line, w.Offset, w.Text = path, line, off, excerpt(b)
+				w.raw = bytes.Clone(bytes.TrimRight(b, "\r\n"))
 				ld.warnings = append(ld.warnings, w)
+				// A skipped line may have held raise records; the smallest
+				// one the store writes is well over minRecordBytes.
+				ld.skippedRaises += uint64(len(b))/minRecordBytes + 1
 			}
 		}
 		if err == io.EOF {
@@ -112,18 +137,34 @@ func (ld *loaded) apply(b []byte, last bool) (Warning, bool) {
 		}
 		return Warning{Problem: fmt.Sprintf("skipped a damaged record (%v)", err)}, false
 	}
+	first := ld.records == 0
 	ld.records++
+	switch r.Type {
+	case recRaise, recAck, recClear, recSeq, recRename:
+	default:
+		return Warning{Problem: fmt.Sprintf("skipped a record of unknown type %.40q (written by a newer system3?)", r.Type)}, false
+	}
+	if p := checkRecord(&r); p != "" {
+		return Warning{Problem: "skipped " + p}, false
+	}
 	st := ld.st
 	switch r.Type {
 	case recRaise:
-		if r.Event == nil || r.Event.ID == "" || r.Event.Seq == 0 {
-			return Warning{Problem: "skipped a raise record without an event id or seq"}, false
+		if _, dup := st.byID[r.Event.ID]; dup {
+			return Warning{}, true // written twice by a retry
 		}
-		if !st.raise(r.Event) {
-			if _, dup := st.byID[r.Event.ID]; !dup {
-				return Warning{Problem: fmt.Sprintf("skipped wake %s: its seq %d is not after the previous wake's", r.Event.ID, r.Event.Seq)}, false
-			}
+		if r.Event.Seq <= st.lastRaised {
+			return Warning{Problem: fmt.Sprintf("skipped wake %s: its seq %d is not after the previous wake's", r.Event.ID, r.Event.Seq)}, false
 		}
+		// The store hands out seqs one by one and journals each raise, so a
+		// raise comes at most one after the counter (a compaction's seq
+		// record, or the last raise), plus the raises the lines skipped so
+		// far may have held. A bigger jump would make every later wake look
+		// out of order.
+		if limit := st.seq + 1 + ld.skippedRaises; r.Event.Seq > limit {
+			return Warning{Problem: fmt.Sprintf("skipped wake %s: its seq %d jumps past the journal's seq %d", r.Event.ID, r.Event.Seq, st.seq)}, false
+		}
+		st.raise(r.Event)
 	case recAck:
 		// Unknown ids are normal: the wake may have been pruned by a compaction.
 		for _, id := range r.IDs {
@@ -132,11 +173,68 @@ func (ld *loaded) apply(b []byte, last bool) (Warning, bool) {
 	case recClear:
 		st.clear(r.Key, r.ID)
 	case recSeq:
+		// Only a compaction writes one, as the first record of the file.
+		if !first {
+			return Warning{Problem: fmt.Sprintf("skipped a seq record (%d) that is not the first record: only a compaction writes one, at the start", r.Seq)}, false
+		}
 		st.seq = max(st.seq, r.Seq)
-	default:
-		return Warning{Problem: fmt.Sprintf("skipped a record of unknown type %q (written by a newer system3?)", r.Type)}, false
+	case recRename:
+		st.rename(r.IDs, r.Session)
 	}
 	return Warning{}, true
+}
+
+// QuarantineFile is where the owner of a journal moves the lines it rejects,
+// one JSON object per line, so nothing read is ever lost.
+const QuarantineFile = "wakes.quarantine.jsonl"
+
+// quarantineEntry is one line of the quarantine file. Line holds the rejected
+// text when it is valid UTF-8, LineBase64 otherwise.
+type quarantineEntry struct {
+	Time       time.Time `json:"time"`
+	Journal    string    `json:"journal"`
+	LineNo     int       `json:"line_no"`
+	Offset     int64     `json:"offset"`
+	Problem    string    `json:"problem"`
+	Line       *string   `json:"line,omitempty"`
+	LineBase64 []byte    `json:"line_base64,omitempty"`
+}
+
+// quarantine appends the rejected lines to the quarantine file in dir and
+// syncs it. Only once it returns nil may the lines leave the journal.
+func quarantine(dir string, ws []Warning, now time.Time) error {
+	var buf bytes.Buffer
+	for _, w := range ws {
+		e := quarantineEntry{Time: now, Journal: w.Path, LineNo: w.Line, Offset: w.Offset, Problem: w.Problem}
+		if utf8.Valid(w.raw) {
+			s := string(w.raw)
+			e.Line = &s
+		} else {
+			e.LineBase64 = w.raw
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf.Write(append(b, '\n'))
+	}
+	path := filepath.Join(dir, QuarantineFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return syncDir(dir)
 }
 
 // file is what the journal needs from an open file; tests substitute failing ones.
@@ -394,3 +492,53 @@ func (e *JournalError) Error() string {
 func (e *JournalError) Unwrap() error { return e.Err }
 
 func (e *JournalError) Is(target error) bool { return target == ErrNotDurable }
+
+// Inspect reports what [Open] would find in the state dir dir, without
+// taking its lock or writing anything, for commands that run while no
+// system3 owns it: the wakes (oldest first) and skipped lines; writeErr, the
+// [*JournalError] an owner's [Store.Health] would report (the journal cannot
+// be written); and err, the error that makes Open, and so every command that
+// monitors, refuse to start.
+func Inspect(dir string) (evs []Event, warnings []Warning, writeErr, err error) {
+	path := filepath.Join(dir, JournalFile)
+	if _, serr := os.Stat(path); errors.Is(serr, syscall.ENOTDIR) {
+		// Open treats this as no journal, and reports it as unwritable.
+		return nil, nil, &JournalError{Path: path, Err: serr}, nil
+	}
+	evs, warnings, err = ReadJournal(path)
+	if err != nil {
+		return evs, warnings, nil, err
+	}
+	if werr := checkWritable(dir, path); werr != nil {
+		writeErr = &JournalError{Path: path, Err: werr}
+	}
+	return evs, warnings, writeErr, nil
+}
+
+// checkWritable tells whether the journal at path, in dir, could be opened
+// for appending (or created), without creating anything.
+func checkWritable(dir, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// The journal would be created: in dir, or in the dirs made for it.
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+			}
+			if err := canCreateIn(d); err != nil {
+				return &fs.PathError{Op: "open", Path: path, Err: err}
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			return err
+		}
+	}
+}

@@ -247,14 +247,26 @@ func TestJournalDamage(t *testing.T) {
 	}
 }
 
+// raiseRecord is a raise record as the store writes it, for hand-made journals.
+func raiseRecord(t testing.TB, seq uint64, key string, reason Reason) (line, id string) {
+	t.Helper()
+	at := time.Date(2025, 11, 21, 9, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Second)
+	ev := Event{ID: eventID(seq, at), Seq: seq, Time: at, Reason: reason, Key: key}
+	b, err := encodeRecord(record{Type: recRaise, Event: &ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(string(b), "\n"), ev.ID
+}
+
 func TestReplayIsIdempotent(t *testing.T) {
 	// What a journal looks like after a retry wrote a batch again: the same
 	// raise, clear and ack records twice.
-	raiseA := `{"v":1,"type":"raise","event":{"id":"wA","seq":1,"key":"k","reason":"awaiting_input"}}`
-	clearA := `{"v":1,"type":"clear","key":"k","id":"wA"}`
-	raiseB := `{"v":1,"type":"raise","event":{"id":"wB","seq":2,"key":"k","reason":"awaiting_input"}}`
-	ackB := `{"v":1,"type":"ack","ids":["wB"],"by":"first"}`
-	ackB2 := `{"v":1,"type":"ack","ids":["wB"],"by":"second"}`
+	raiseA, wA := raiseRecord(t, 1, "k", ReasonAwaitingInput)
+	clearA := `{"v":1,"type":"clear","key":"k","id":"` + wA + `"}`
+	raiseB, wB := raiseRecord(t, 2, "k", ReasonAwaitingInput)
+	ackB := `{"v":1,"type":"ack","ids":["` + wB + `"],"by":"first","at":"2025-11-21T10:00:00Z"}`
+	ackB2 := `{"v":1,"type":"ack","ids":["` + wB + `"],"by":"second","at":"2025-11-21T10:00:01Z"}`
 	journal := strings.Join([]string{raiseA, clearA, raiseB, ackB, clearA, raiseB, ackB2}, "\n") + "\n"
 	dir := t.TempDir()
 	os.WriteFile(journalPath(dir), []byte(journal), 0o600)
@@ -267,14 +279,15 @@ func TestReplayIsIdempotent(t *testing.T) {
 		t.Fatalf("second ack record changed the ack: %+v", all[1])
 	}
 	// k is still active for wB: a replayed clear of wA must not end it.
-	if ev, isNew, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "k"}); isNew || ev.ID != "wB" {
-		t.Fatalf("Raise(k) = %s new=%v, want wB kept active", ev.ID, isNew)
+	if ev, isNew, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "k"}); isNew || ev.ID != wB {
+		t.Fatalf("Raise(k) = %s new=%v, want %s kept active", ev.ID, isNew, wB)
 	}
 }
 
 func TestJournalOutOfOrderSeqIsSkipped(t *testing.T) {
-	j := `{"v":1,"type":"raise","event":{"id":"w5","seq":5,"key":"a","reason":"heartbeat"}}` + "\n" +
-		`{"v":1,"type":"raise","event":{"id":"w3","seq":3,"key":"a","reason":"heartbeat"}}` + "\n"
+	r5, _ := raiseRecord(t, 5, "a", ReasonHeartbeat)
+	r3, _ := raiseRecord(t, 3, "a", ReasonHeartbeat)
+	j := `{"v":1,"type":"seq","seq":5}` + "\n" + r5 + "\n" + r3 + "\n"
 	path := filepath.Join(t.TempDir(), JournalFile)
 	os.WriteFile(path, []byte(j), 0o600)
 	evs, warnings, err := ReadJournal(path)

@@ -17,3 +17,6 @@ func flock(f *os.File) error {
 		}
 	}
 }
+
+// canCreateIn reports whether this process may create files in dir.
+func canCreateIn(dir string) error { return syscall.Access(dir, 0x2|0x1) } // W_OK|X_OK

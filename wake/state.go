@@ -81,6 +81,16 @@ func (st *state) clear(key, id string) bool {
 	return true
 }
 
+// rename gives the wakes ids the session name session; unknown ids are
+// normal (pruned by a compaction).
+func (st *state) rename(ids []string, session string) {
+	for _, id := range ids {
+		if ev := st.byID[id]; ev != nil {
+			ev.Session = session
+		}
+	}
+}
+
 func (st *state) isActive(ev *Event) bool {
 	id, ok := st.active[ev.Key]
 	return ok && id == ev.ID
@@ -144,6 +154,8 @@ const (
 	recAck   = "ack"
 	recClear = "clear"
 	recSeq   = "seq"
+	// recRename gives open wakes the new name of their session.
+	recRename = "rename"
 )
 
 // recordVersion is written in every record so a future format change can be
@@ -160,6 +172,8 @@ type record struct {
 	By    string    `json:"by,omitempty"`
 	At    time.Time `json:"at,omitzero"`
 	Seq   uint64    `json:"seq,omitempty"`
+	// Session is the new session name of a rename record.
+	Session string `json:"session,omitempty"`
 }
 
 func encodeRecord(r record) ([]byte, error) {

@@ -163,10 +163,34 @@ func Open(cfg Config) (*Store, []Warning, error) {
 		s.j.err, s.j.errAt = &JournalError{Path: path, Err: err}, s.clock()
 	}
 	s.flushMu.Lock()
-	s.maybeCompact()
+	if len(warnings) > 0 && s.j.err == nil {
+		warnings = s.quarantine(warnings)
+	} else {
+		s.maybeCompact()
+	}
 	s.publishHealth()
 	s.flushMu.Unlock()
 	return s, warnings, nil
+}
+
+// quarantine copies the lines the journal reader rejected to the quarantine
+// file, then rewrites the journal without them, so they are reported once and
+// never read again. If either step fails the journal keeps them, and they are
+// reported again at the next start. It runs with flushMu held.
+func (s *Store) quarantine(warnings []Warning) []Warning {
+	dir := filepath.Dir(s.j.path)
+	qpath := filepath.Join(dir, QuarantineFile)
+	if err := quarantine(dir, warnings, s.clock()); err != nil {
+		return append(warnings, Warning{Path: s.j.path, Problem: fmt.Sprintf("could not copy the skipped lines to %s (%v), so they stay in the journal; free space or fix the state dir's permissions", qpath, err)})
+	}
+	s.compact()
+	if s.j.compactErr != nil {
+		return append(warnings, Warning{Path: s.j.path, Problem: fmt.Sprintf("copied the skipped lines to %s but could not rewrite the journal without them (%v); they stay in it", qpath, s.j.compactErr)})
+	}
+	for i := range warnings {
+		warnings[i].Quarantine = qpath
+	}
+	return warnings
 }
 
 // Path returns the journal's path, or "" for a store in memory.
@@ -195,6 +219,10 @@ func (s *Store) Raise(ev Event) (Event, bool, error) {
 		s.mu.Unlock()
 		return cur, false, nil
 	}
+	if s.st.seq >= maxSeq {
+		s.mu.Unlock()
+		return Event{}, false, fmt.Errorf("raise: wake seq %d is the largest an id can hold; move %s aside to start a new journal", s.st.seq, JournalFile)
+	}
 	e := ev.clone()
 	e.Seq = s.st.seq + 1
 	e.Time = s.clock()
@@ -209,7 +237,12 @@ func (s *Store) Raise(ev Event) (Event, bool, error) {
 		return Event{}, false, fmt.Errorf("raise: %w", err)
 	}
 	stored := e.clone()
-	s.st.raise(&stored)
+	if !s.st.raise(&stored) {
+		// Only a state the journal reader should have refused gets here:
+		// never deliver a wake the store does not hold.
+		s.mu.Unlock()
+		return Event{}, false, fmt.Errorf("raise: wake %s cannot be stored after seq %d; restart system3 to re-read the journal", e.ID, s.st.lastRaised)
+	}
 	rev := s.enqueue(rec, Message{Kind: Raised, Event: e.clone()})
 	s.mu.Unlock()
 	return e, true, s.commit(rev)
@@ -305,6 +338,47 @@ func (s *Store) AckAll(by string) ([]Event, error) {
 	}
 	rev := s.enqueue(rec, msgs...)
 	s.prune()
+	s.mu.Unlock()
+	return evs, s.commit(rev)
+}
+
+// RenameSession gives the unacknowledged wakes of pane that carry session
+// name from the name to, so a reader filtering by the session's new name
+// finds them, after a restart too. It returns the wakes it renamed; each is
+// delivered again as a Raised message with Replayed set, which a subscriber
+// already holding the wake treats idempotently, by ID.
+func (s *Store) RenameSession(pane, from, to string) ([]Event, error) {
+	if to == "" || from == to {
+		return nil, nil
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	var ids []string
+	for _, ev := range s.st.events {
+		if !ev.Acked && ev.Pane == pane && ev.Session == from {
+			ids = append(ids, ev.ID)
+		}
+	}
+	if len(ids) == 0 {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	rec, err := s.encode(record{Type: recRename, IDs: ids, Session: to, At: s.clock()})
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("rename session %s: %w", from, err)
+	}
+	s.st.rename(ids, to)
+	evs := make([]Event, len(ids))
+	msgs := make([]Message, len(ids))
+	for i, id := range ids {
+		evs[i] = s.st.byID[id].clone()
+		msgs[i] = Message{Kind: Raised, Event: evs[i].clone(), Replayed: true}
+	}
+	rev := s.enqueue(rec, msgs...)
 	s.mu.Unlock()
 	return evs, s.commit(rev)
 }
@@ -544,6 +618,11 @@ func (s *Store) maybeCompact() {
 	if s.j == nil || !s.j.needsCompaction(s.cfg.CompactBytes, s.cfg.CompactRecords) {
 		return
 	}
+	s.compact()
+}
+
+// compact rewrites the journal from the state; see maybeCompact.
+func (s *Store) compact() {
 	s.mu.Lock()
 	s.st.prune(s.cfg.KeepAcked)
 	records, err := s.st.snapshot(s.clock())

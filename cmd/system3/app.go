@@ -37,6 +37,9 @@ type app struct {
 	// coach detects behaviour patterns when this process runs the
 	// monitors (see startMonitors); nil otherwise.
 	coach *coach.Coach
+	// socketErr is why the monitors this process runs could not serve the
+	// state dir's socket; nil when they serve it.
+	socketErr error
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is

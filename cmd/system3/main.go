@@ -35,6 +35,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	defer a.close()
 	root := newRootCmd(a)
+	if err := checkHelpArgs(newRootCmd(&app{stdin: stdin, stdout: io.Discard, stderr: io.Discard, getenv: getenv}), args); err != nil {
+		fmt.Fprintf(stderr, "system3: %s\n", err)
+		return 1
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

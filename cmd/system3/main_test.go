@@ -247,6 +247,33 @@ func TestUsageAndConfigErrors(t *testing.T) {
 	}
 }
 
+// An unknown command used to print the root's help and exit 0 when it came
+// with --help or after help, and an unknown subcommand of a group always did.
+func TestUnknownCommandFailsEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuch"}, {"nosuch", "--help"}, {"nosuch", "-h"}, {"help", "nosuch"},
+		{"--state-dir", "/tmp", "nosuch", "--help"},
+		{"hooks", "nosuch"}, {"hooks", "nosuch", "--help"}, {"help", "hooks", "nosuch"},
+		{"outcome", "nosuch"},
+	} {
+		code, out, errOut := invoke(t, nil, args...)
+		if code == 0 || !strings.Contains(errOut, `unknown command "nosuch"`) || out != "" {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q; want non-zero, no help, unknown command", args, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"stauts"}, {"stauts", "--help"}, {"help", "stauts"}} {
+		if code, _, errOut := invoke(t, nil, args...); code == 0 || !strings.Contains(errOut, "did you mean status?") {
+			t.Errorf("%q: exit %d, stderr %q; want a suggestion", args, code, errOut)
+		}
+	}
+	// Real commands and groups still show their help.
+	for _, args := range [][]string{{"--help"}, {"help"}, {"help", "status"}, {"status", "--help"}, {"help", "hooks", "install"}, {"hooks", "--help"}, {"hooks"}} {
+		if code, out, errOut := invoke(t, nil, args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%q: exit %d, stdout %.60q, stderr %q; want help", args, code, out, errOut)
+		}
+	}
+}
+
 func TestVersionWorksWithBrokenConfig(t *testing.T) {
 	code, out, _ := invoke(t, map[string]string{"SYSTEM3_CONFIG": "/nonexistent/config.yaml"}, "version", "--json")
 	var v map[string]string
@@ -306,7 +333,7 @@ func TestDidYouMean(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"stauts"}, `unknown command "stauts" for "system3"; did you mean status?`},
+		{[]string{"stauts"}, `unknown command "stauts" for "system3": did you mean status?`},
 		{[]string{"status", "--tmux-sockt", "x"}, "unknown flag: --tmux-sockt; did you mean --tmux-socket?"},
 		{[]string{"tasks", "--jsn"}, "unknown flag: --jsn; did you mean --json?"},
 		{[]string{"tasks", "--zzzzzz"}, "unknown flag: --zzzzzz (run `system3 tasks --help` for the flags)"},
@@ -316,5 +343,45 @@ func TestDidYouMean(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", tt.args, code, out, errOut, tt.want)
 		}
+	}
+}
+
+// With no daemon, status used to print unacked_wakes 0 and no problem, exit
+// 0, for a journal that serve and wait refuse to start on. It must report
+// what the daemon would.
+func TestStatusReportsUnreadableJournal(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := t.TempDir()
+	// A directory where the journal should be: unreadable for root too.
+	if err := os.Mkdir(filepath.Join(state, "wakes.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SYSTEM3_STATE_DIR": state}
+	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
+	if code == 0 || !strings.Contains(errOut, "cannot read the wake journal") || strings.Contains(out, `"unacked_wakes": 0`) {
+		t.Fatalf("status: exit %d, stdout %q, stderr %q; want a failure naming the journal", code, out, errOut)
+	}
+	wcode, _, werr := invoke(t, env, append(socketArgs(srv), "wait", "--timeout", "1s")...)
+	if wcode == 0 || !strings.Contains(werr, "cannot read the wake journal") {
+		t.Fatalf("wait: exit %d, stderr %q", wcode, werr)
+	}
+}
+
+// A journal that cannot be written is a problem the daemon shows; status
+// shows it too.
+func TestStatusReportsUnwritableJournal(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := filepath.Join(t.TempDir(), "state")
+	// The state dir is a file: nothing can be written under it.
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, append(socketArgs(srv), "status", "--json")...)
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if !strings.Contains(doc.Problem, "cannot write the wake journal") {
+		t.Fatalf("problem = %q, want the journal's", doc.Problem)
 	}
 }

@@ -280,6 +280,10 @@ func (f *failoverService) TaskLists(ctx context.Context, id string) ([]tasks.Lis
 	return do(f, ctx, func(s monitor.Service) ([]tasks.ListDoc, error) { return s.TaskLists(ctx, id) })
 }
 
+func (f *failoverService) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	return do(f, ctx, func(s monitor.Service) (tasks.TaskDoc, error) { return s.Task(ctx, req) })
+}
+
 // The actions are not retried: a lost connection may have lost the reply
 // of an action that happened.
 

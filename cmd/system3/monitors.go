@@ -146,7 +146,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.
+	a.socketErr = nil
 	if ln, err := ipc.Listen(a.socketPath()); err != nil {
+		a.socketErr = err
 		fmt.Fprintf(a.stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
 		a.log.Warn("serve socket", "err", err)
 	} else {

@@ -37,6 +37,9 @@ func TestReadmeExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(list, "1.json"), []byte(`{"id":"1","subject":"Add the login form","status":"in_progress","blocks":[],"blockedBy":[]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(list, "3.json"), []byte(`{"id":"3","subject":"Document the login","status":"pending","blocks":[],"blockedBy":["1"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	ran := map[string]string{}
 	for _, line := range strings.Split(block, "\n") {

@@ -33,7 +33,7 @@ Settings come from flags, then environment variables (SYSTEM3_TMUX_SOCKET,
 SYSTEM3_TMUX_SOCKET_PATH, SYSTEM3_STATE_DIR, SYSTEM3_TASKS_DIR, SYSTEM3_CONFIG),
 then the config file ($XDG_CONFIG_HOME/system3/config.yaml), then defaults.
 Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
-		Args:          unknownCommand,
+		Args:          cobra.NoArgs,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return a.runDashboard(cmd.Context()) },
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -52,7 +52,6 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(flagError)
-	root.SuggestionsMinimumDistance = 2
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.TmuxSocket, "tmux-socket", "", "tmux server socket name, as for tmux -L (env SYSTEM3_TMUX_SOCKET)")
@@ -95,5 +94,6 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newHooksCmd(a),
 		newBenchCmd(a),
 	)
+	rejectUnknownCommands(root)
 	return root
 }

@@ -92,7 +92,11 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	defer func() { cancel(); <-notified }()
 
 	if set.listen == "" {
-		fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; socket %s\n", a.socketPath())
+		if a.socketErr != nil {
+			fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; no socket (other system3 commands cannot share these monitors)\n")
+		} else {
+			fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; socket %s\n", a.socketPath())
+		}
 		a.log.Info("serve without MCP server")
 		<-ctx.Done()
 		return nil

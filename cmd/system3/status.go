@@ -80,7 +80,10 @@ or last line, and the number of unacknowledged wakes.
 
 When a system3 serves this state dir (a dashboard, or a running wait), the
 states are its monitors', which remember what one look cannot (error loops,
-an agent that exited); otherwise status classifies every pane once.
+an agent that exited); otherwise status classifies every pane once, and
+checks the wake journal as the daemon would: a journal that cannot be read
+(which serve and wait refuse to start on) makes status fail, and one that
+cannot be written is shown as the problem.
 
 With --json, print a stable document ({"schema": "system3.status/v1", ...})
 for scripts and agents: per pane the state, kind, evidence (source, rule,
@@ -239,15 +242,22 @@ func (a *app) sessionStates(ctx context.Context) (snap monitor.Snapshot, unacked
 	} else if !errors.Is(err, ipc.ErrNoDaemon) {
 		return snap, 0, "", err
 	}
+	// What the daemon would find in the journal: status must not show a
+	// clean state dir that serve and wait refuse to start on.
+	evs, _, writeErr, jerr := wake.Inspect(a.settings.StateDir)
+	if jerr != nil {
+		return snap, 0, "", fmt.Errorf("%w; serve, wait and the dashboard refuse to start until it can be read: fix its permissions, or move it aside", jerr)
+	}
 	if snap, err = a.classifyOnce(ctx); err != nil {
 		return snap, 0, "", err
 	}
-	if evs, _, err := wake.ReadJournal(filepath.Join(a.settings.StateDir, wake.JournalFile)); err == nil {
-		for _, e := range evs {
-			if !e.Acked {
-				unacked++
-			}
+	for _, e := range evs {
+		if !e.Acked {
+			unacked++
 		}
+	}
+	if writeErr != nil {
+		snap.Problem = joinProblem(snap.Problem, writeErr.Error())
 	}
 	return snap, unacked, "snapshot", nil
 }
@@ -301,4 +311,11 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+func joinProblem(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

@@ -9,19 +9,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// unknownCommand refuses arguments to a command that takes none, naming
-// the commands they resemble ("system3 stauts": did you mean status?).
-func unknownCommand(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += "; did you mean " + orList(s) + "?"
-	}
-	return fmt.Errorf("%s (run `%s --help` for the list)", msg, cmd.CommandPath())
-}
-
 // flagError adds the flags a mistyped one resembles to pflag's error
 // ("unknown flag: --tmux-sockt; did you mean --tmux-socket?").
 func flagError(cmd *cobra.Command, err error) error {

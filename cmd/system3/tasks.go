@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +14,8 @@ import (
 )
 
 func newTasksCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, full bool
+	var taskID string
 	cmd := &cobra.Command{
 		Use:   "tasks [LIST-ID]",
 		Short: "Print Claude Code task lists with progress and per-task status",
@@ -22,9 +26,16 @@ Files that cannot be read are listed with the reason; the rest of the list
 is still shown.
 
 With LIST-ID, print only that list. With --json, print a stable document
-({"schema": "system3.tasks/v1", "lists": [...]}) for scripts and agents.`,
+({"schema": "system3.tasks/v1", "lists": [...]}) for scripts and agents.
+
+Task files are written by agents and nothing bounds them: subjects longer
+than 200 characters and descriptions longer than 2,000 are cut, ending
+"… (+N chars)" (in JSON the task says "truncated": true). --full prints
+every text whole; --task ID prints one task of LIST-ID whole, with its
+description.`,
 		Example: `  system3 tasks
   system3 tasks PRD-AUTH-001
+  system3 tasks PRD-AUTH-001 --task 3 --full
   system3 --tasks-dir /tmp/tasks tasks --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,7 +52,20 @@ With LIST-ID, print only that list. With --json, print a stable document
 				}
 				lists = []tasks.List{l}
 			}
+			if taskID != "" {
+				if len(args) == 0 {
+					return fmt.Errorf("--task needs the task's list: system3 tasks LIST-ID --task %s", taskID)
+				}
+				t, ok := tasks.TaskFull(lists[0], taskID)
+				if !ok {
+					return fmt.Errorf("list %q has no task %q; run `system3 tasks %s` to see its tasks", args[0], taskID, args[0])
+				}
+				return writeTask(a, t, asJSON)
+			}
 			if asJSON {
+				if full {
+					return tasks.WriteJSONFull(a.stdout, lists)
+				}
 				return tasks.WriteJSON(a.stdout, lists)
 			}
 			if len(lists) == 0 {
@@ -52,9 +76,46 @@ With LIST-ID, print only that list. With --json, print a stable document
 				}
 				return nil
 			}
+			if full {
+				return tasks.WriteTextFull(a.stdout, lists, time.Now())
+			}
 			return tasks.WriteText(a.stdout, lists, time.Now())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a machine-readable JSON document")
+	cmd.Flags().BoolVar(&full, "full", false, "print subjects and descriptions whole, however long")
+	cmd.Flags().StringVar(&taskID, "task", "", "print only this task of LIST-ID, whole")
 	return cmd
+}
+
+// writeTask prints one task whole: as JSON (the tasks document's task
+// object), or as text, its fields then its description.
+func writeTask(a *app, t tasks.TaskDoc, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(t)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "task %s: %s\n", sanitize(t.ID), sanitize(t.Subject))
+	fmt.Fprintf(&b, "status: %s", t.Status)
+	if t.Blocked {
+		fmt.Fprintf(&b, " (blocked by %s)", sanitize(strings.Join(t.BlockedBy, ", ")))
+	}
+	b.WriteByte('\n')
+	if t.ActiveForm != "" {
+		fmt.Fprintf(&b, "active form: %s\n", sanitize(t.ActiveForm))
+	}
+	if t.Owner != "" {
+		fmt.Fprintf(&b, "owner: %s\n", sanitize(t.Owner))
+	}
+	if t.Description != "" {
+		b.WriteString("\n")
+		for _, line := range strings.Split(t.Description, "\n") {
+			b.WriteString(sanitize(line) + "\n")
+		}
+	}
+	_, err := io.WriteString(a.stdout, b.String())
+	return err
 }

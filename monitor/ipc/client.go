@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -133,6 +134,11 @@ func (c *Client) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	var evs []wake.Event
 	err := c.call(ctx, request{Method: methodAckAll, By: by}, &evs)
 	return evs, err
+}
+
+// Task implements monitor.Service.
+func (c *Client) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	return callBody[tasks.TaskDoc](c, ctx, methodTask, req)
 }
 
 // TaskLists implements monitor.Service.
@@ -380,6 +386,10 @@ func (c *Client) isClosed() bool {
 func dialError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%w on %s", ErrNoDaemon, path)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		// The state dir, not the daemon: this user cannot enter it.
+		return fmt.Errorf("the state dir %s cannot be used by this user (%w); give system3 a writable one with --state-dir or SYSTEM3_STATE_DIR", filepath.Dir(path), fs.ErrPermission)
 	}
 	return fmt.Errorf("connect to the system3 daemon on %s: %w", path, err)
 }

@@ -84,6 +84,11 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	taskLists := func(id string) call {
 		return func(ctx context.Context, s monitor.Service) (any, error) { return s.TaskLists(ctx, id) }
 	}
+	task := func(list, id string) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) {
+			return s.Task(ctx, monitor.TaskRequest{List: list, Task: id})
+		}
+	}
 	auditCall := func(ctx context.Context, s monitor.Service) (any, error) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
@@ -144,6 +149,8 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "preview", prep: withPreview, call: preview, want: `"truncated":1`},
 		{name: "task lists", prep: withLists, call: taskLists(""), want: `"subject":"write it"`},
 		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
+		{name: "one task", prep: withLists, call: task("PRD-A", "1"), want: `"subject":"write it"`},
+		{name: "one task unknown", prep: withLists, call: task("PRD-A", "2"), wantIs: monitor.ErrUnknownTask},
 		{name: "link", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "cli"}),
 			want: `"task_list":"PRD-AUTH"`},
 		{name: "link bad list", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "../x"}), wantIs: monitor.ErrBadRequest},

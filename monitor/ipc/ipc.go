@@ -71,11 +71,14 @@ const (
 	methodAckAll         = "ack_all"
 	methodPreview        = "preview"
 	methodTaskLists      = "task_lists"
-	methodInject         = "inject"
-	methodKeys           = "keys"
-	methodAnswer         = "answer"
-	methodInterrupt      = "interrupt"
-	methodAudit          = "audit"
+	// methodTask returns one task whole (a monitor.TaskRequest body). Added
+	// within v2: a daemon that predates it answers bad_request.
+	methodTask      = "task"
+	methodInject    = "inject"
+	methodKeys      = "keys"
+	methodAnswer    = "answer"
+	methodInterrupt = "interrupt"
+	methodAudit     = "audit"
 	// methodHook delivers a Claude Code hook event (a hooks.Event body).
 	// Added within v2: a daemon that predates it answers bad_request
 	// "unknown method", and `system3 hook` then spools the event.
@@ -186,6 +189,7 @@ var sentinels = []struct {
 	{"bad_answer", monitor.ErrBadAnswer},
 	{"invalid_request", monitor.ErrBadRequest},
 	{"unknown_list", monitor.ErrUnknownList},
+	{"unknown_task", monitor.ErrUnknownTask},
 	{"no_sender", monitor.ErrNoSender},
 	{"audit_unwritable", monitor.ErrAuditUnwritable},
 	{"pane_dead", tmux.ErrPaneDead},

@@ -281,7 +281,7 @@ func decodeRequest(line []byte) (request, error) {
 	switch req.Method {
 	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink:
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodTask:
 		if len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
@@ -319,6 +319,8 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer 
 	case methodTaskLists:
 		v, err := s.svc.TaskLists(ctx, req.ID)
 		return reply1(ctx, w, v, err)
+	case methodTask:
+		return call(ctx, w, req.Body, s.svc.Task)
 	case methodPreview:
 		return call(ctx, w, req.Body, s.svc.Preview)
 	case methodInject:

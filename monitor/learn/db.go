@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -28,6 +29,17 @@ const FileName = "learn.db"
 func OpenDB(path string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
+	}
+	// Create the file 0600 before SQLite does (with the umask's mode): its
+	// -wal and -shm files take the database's mode, and a first write that
+	// fails (a full disk) must not leave a readable database behind.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, StorageError(err))
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("restrict %s: %w", path, err)
 	}
 	// WAL is set once below, not by every connection: switching a
 	// database to WAL takes an exclusive lock, and SQLite answers a
@@ -53,6 +65,9 @@ func OpenDB(path string) (*sql.DB, error) {
 	})
 	if err != nil {
 		db.Close()
+		if errors.Is(StorageError(err), ErrStorage) {
+			return nil, fmt.Errorf("open %s: %w", path, StorageError(err))
+		}
 		return nil, fmt.Errorf("open %s: %w (is it a system3 database? move it aside to start afresh)", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -119,6 +134,43 @@ func beginRetry(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 
 // busyRetry bounds retryBusy around the start of a transaction.
 const busyRetry = 30 * time.Second
+
+// ErrStorage matches (errors.Is) the errors of a database that cannot be
+// written or read for a reason outside system3: a full disk, an I/O error, a
+// read-only or unreachable file. The request was fine; trying again after
+// the disk is fixed works.
+var ErrStorage = errors.New("the learning store cannot be written")
+
+type storageError struct{ err error }
+
+func (e *storageError) Error() string {
+	return fmt.Sprintf("%v (free disk space or fix the state dir, then try again)", e.err)
+}
+func (e *storageError) Unwrap() error        { return e.err }
+func (e *storageError) Is(target error) bool { return target == ErrStorage }
+
+// StorageError marks err as ErrStorage when it is a failure of the disk
+// under the database (SQLite's FULL, IOERR, READONLY, CANTOPEN, PERM, or the
+// same errors from the file system), and returns other errors as they are.
+func StorageError(err error) error {
+	if err == nil || errors.Is(err, ErrStorage) {
+		return err
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 3, 8, 10, 13, 14: // SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
+			return &storageError{err}
+		}
+		return err
+	}
+	for _, e := range []error{syscall.ENOSPC, syscall.EFBIG, syscall.EIO, syscall.EROFS, syscall.EDQUOT, os.ErrPermission} {
+		if errors.Is(err, e) {
+			return &storageError{err}
+		}
+	}
+	return err
+}
 
 // Migrate brings one component's tables up to date. steps[i] is the SQL
 // that moves the component from version i to i+1; applied versions are

@@ -186,13 +186,13 @@ func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := beginRetry(ctx, s.db)
 	if err != nil {
-		return err
+		return StorageError(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return StorageError(err)
 	}
-	return tx.Commit()
+	return StorageError(tx.Commit())
 }
 
 // normDomain is a domain as stored: trimmed, lower case, "general" when

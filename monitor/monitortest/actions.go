@@ -193,6 +193,28 @@ func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 	return out, nil
 }
 
+// Task returns one task of the lists SetTaskLists set (as they were set:
+// the fake caps nothing).
+func (f *Service) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	if err := f.err("task"); err != nil {
+		return tasks.TaskDoc{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range f.lists {
+		if l.ID != req.List {
+			continue
+		}
+		for _, t := range l.Tasks {
+			if t.ID == req.Task {
+				return t, nil
+			}
+		}
+		return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", monitor.ErrUnknownTask, req.Task, req.List)
+	}
+	return tasks.TaskDoc{}, fmt.Errorf("%w: %q", monitor.ErrUnknownList, req.List)
+}
+
 // Hook records a hook event; Hooks returns them.
 func (f *Service) Hook(ctx context.Context, ev hooks.Event) error {
 	if err := f.err("hook"); err != nil {
