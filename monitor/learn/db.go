@@ -88,7 +88,10 @@ func isBusy(err error) bool {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return true
 	}
-	return false
+	// Two connections switching a new database to WAL at once: the one
+	// that loses finds the rollback journal it was to delete already gone.
+	// Nothing was changed; the next try sees WAL set.
+	return e.Code() == sqlite3.SQLITE_IOERR_DELETE_NOENT
 }
 
 // retryBusy runs fn, again while it fails with SQLITE_BUSY, until ctx
