@@ -68,24 +68,34 @@ func progressText(t *monitor.TaskProgress) string {
 
 // sessionRow is one session in lists: enough to decide what to look at.
 type sessionRow struct {
-	Name     string    `json:"name"`   // tmux session name
-	Target   string    `json:"target"` // session:window.pane
-	Pane     string    `json:"pane"`
-	Agent    string    `json:"agent"`
-	Status   string    `json:"status"` // active, blocked, complete, failed
-	State    string    `json:"state"`  // detailed
-	Kind     string    `json:"kind,omitempty"`
-	Question string    `json:"question,omitempty"`
-	Options  []string  `json:"options,omitempty"`
-	Tasks    string    `json:"tasks,omitempty"` // "3/5"
-	TaskList string    `json:"task_list,omitempty"`
-	LastLine string    `json:"last_line,omitempty"`
-	Since    time.Time `json:"since"`
-	Updated  time.Time `json:"updated"`
+	Name     string   `json:"name"`   // tmux session name
+	Target   string   `json:"target"` // session:window.pane
+	Pane     string   `json:"pane"`
+	Agent    string   `json:"agent"`
+	Status   string   `json:"status"` // active, blocked, complete, failed
+	State    string   `json:"state"`  // detailed
+	Kind     string   `json:"kind,omitempty"`
+	Question string   `json:"question,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	Tasks    string   `json:"tasks,omitempty"` // "3/5"
+	TaskList string   `json:"task_list,omitempty"`
+	LastLine string   `json:"last_line,omitempty"`
+	// Tokens and CostUSD are what the agent's session used so far (from
+	// its transcript), when known; the cost needs usage.prices.
+	Tokens  int64     `json:"tokens,omitempty"`
+	CostUSD float64   `json:"cost_usd,omitempty"`
+	Since   time.Time `json:"since"`
+	Updated time.Time `json:"updated"`
 }
 
 func rowOf(s monitor.Session) sessionRow {
+	var tokens int64
+	var cost float64
+	if u := s.Usage; u != nil {
+		tokens, cost = u.Total(), u.CostUSD
+	}
 	return sessionRow{
+		Tokens: tokens, CostUSD: cost,
 		Name: s.Session, Target: s.Target, Pane: s.Pane, Agent: s.Agent,
 		Status: CoarseState(s), State: string(s.State), Kind: s.Kind,
 		Question: s.Question, Options: s.Options,

@@ -123,6 +123,8 @@ func mutate(t *testing.T, name string, v reflect.Value) {
 		v.SetInt(v.Int() + 1)
 	case reflect.Bool:
 		v.SetBool(!v.Bool())
+	case reflect.Float64:
+		v.SetFloat(v.Float() + 0.5)
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
 		m.SetMapIndex(reflect.ValueOf("other"), reflect.ValueOf(1))

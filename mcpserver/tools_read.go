@@ -24,7 +24,7 @@ import (
 // StatusTool reports system3 itself and every orchestrator at a glance.
 func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("status",
-		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, exited, unknown), task progress like "3/5", its question when blocked, and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
+		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, exited, unknown), task progress like "3/5", its question when blocked, tokens used and estimated cost (when known), and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
 		readOnly("system3 status"),
 	)
 	// last is the most recent answer's document and JSON: a call whose
@@ -67,11 +67,13 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				continue
 			}
 			r := rowOf(s)
+			doc.TotalTokens += r.Tokens
+			doc.TotalCostUSD += r.CostUSD
 			doc.ByStatus[r.Status]++
 			doc.ByState[r.State]++
 			doc.Orchestrators = append(doc.Orchestrators, orchestrator{
 				Name: r.Name, Target: r.Target, Pane: r.Pane, Agent: r.Agent, Status: r.Status, State: r.State,
-				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, UnackedWakes: wakesByPane[s.Pane],
+				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane],
 				Since: r.Since, Updated: r.Updated,
 			})
 			if r.Status == StatusBlocked {
@@ -119,6 +121,9 @@ type statusDoc struct {
 	ByStatus      map[string]int `json:"by_status"`
 	ByState       map[string]int `json:"by_state"`
 	OtherPanes    int            `json:"other_panes"`
+	// TotalTokens and TotalCostUSD add up the orchestrators' usage.
+	TotalTokens   int64          `json:"total_tokens"`
+	TotalCostUSD  float64        `json:"total_cost_usd"`
 	Orchestrators []orchestrator `json:"orchestrators"`
 	Next          string         `json:"next"`
 }
@@ -129,7 +134,7 @@ func (d *statusDoc) equal(o *statusDoc) bool {
 	return d.Version == o.Version && d.Started == o.Started && d.Uptime == o.Uptime && d.UptimeSeconds == o.UptimeSeconds &&
 		d.TmuxServer == o.TmuxServer && d.TmuxRunning == o.TmuxRunning && d.Problem == o.Problem && d.ReadOnly == o.ReadOnly &&
 		d.UnackedWakes == o.UnackedWakes && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
-		d.OtherPanes == o.OtherPanes && slices.Equal(d.Orchestrators, o.Orchestrators) && d.Next == o.Next
+		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && d.Next == o.Next
 }
 
 type orchestrator struct {
@@ -142,6 +147,8 @@ type orchestrator struct {
 	Kind         string    `json:"kind,omitempty"`
 	Question     string    `json:"question,omitempty"`
 	Tasks        string    `json:"tasks,omitempty"`
+	Tokens       int64     `json:"tokens,omitempty"`
+	CostUSD      float64   `json:"cost_usd,omitempty"`
 	UnackedWakes int       `json:"unacked_wakes"`
 	Since        time.Time `json:"since"`
 	Updated      time.Time `json:"updated"`

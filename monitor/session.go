@@ -52,6 +52,9 @@ type Session struct {
 	// when known.
 	TaskList string        `json:"task_list,omitempty"`
 	Tasks    *TaskProgress `json:"tasks,omitempty"`
+	// Usage is the tokens (and estimated cost) the agent's session used,
+	// from its transcript, when known.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // TaskProgress is a task list's progress as a session shows it.

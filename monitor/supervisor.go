@@ -56,6 +56,12 @@ type Config struct {
 	// monitor/coach detects behaviour patterns in them. It is called from
 	// the monitor's loop and must not block. Nil: calls are not handed on.
 	OnToolCall func(ToolCall)
+	// Prices prices a model's tokens for sessions' estimated cost. Nil:
+	// usage carries tokens only.
+	Prices func(model string) (Price, bool)
+	// Budget is a session's cost budget in US dollars: past it the session
+	// raises one budget_exceeded wake. Nil or false: no budget.
+	Budget func(session string) (float64, bool)
 	// Send types into panes for Inject, Answer, Interrupt and SendKeys.
 	// Nil: those fail with ErrNoSender.
 	Send Sender
@@ -142,6 +148,10 @@ type paneState struct {
 	// timeWoke is set once the current state's time-based wake (error
 	// grace, idle) is raised, so it is not re-raised every tick.
 	timeWoke bool
+	// overBudget is set once the budget wake is raised for the usage so
+	// far; it is cleared when the usage falls below the budget again (a
+	// new transcript).
+	overBudget bool
 }
 
 // Supervisor keeps the live registry of sessions, classifies panes when
@@ -411,6 +421,7 @@ func (ss Session) clone() Session {
 	}
 	ss.Options = slices.Clone(ss.Options)
 	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
+	ss.Usage = ss.Usage.clone()
 	return ss
 }
 
@@ -626,18 +637,24 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	}
 	ss.LastLine = res.LastLine
 	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
+	if pr.usage != nil || st.pane.Dead || agent != "claude" {
+		// A probe that could not read the transcript this time keeps
+		// the usage known so far.
+		ss.Usage = pr.usage
+	}
 	ss.Updated = now
 	if state != prev.State || kind != prev.Kind {
 		ss.State = state
 		ss.Since = now
 		st.timeWoke = false
 	}
+	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
-		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) {
+		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) || !ss.Usage.equal(prev.Usage) {
 		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
-		return s.stateWakesLocked(st, prev)
+		return append(s.stateWakesLocked(st, prev), budget...)
 	}
-	return nil
+	return budget
 }
 
 // timeChecks raises the wakes that come from time passing.
@@ -671,6 +688,7 @@ type probeResult struct {
 	failing  string
 	taskList string
 	tasks    *TaskProgress
+	usage    *Usage
 }
 
 // probe looks at a Claude Code pane's process (every reprobeEvery) and
@@ -732,6 +750,7 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 			s.cfg.OnToolCall(c)
 		}
 	}
+	res.usage = pp.tail.usage.usage(s.cfg.Prices)
 	if text, ok := pp.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now); ok {
 		res.failing = text
 		if strings.TrimSpace(text) == "" {

@@ -115,6 +115,8 @@ type transcriptTail struct {
 	// not yet taken (see toolcall.go).
 	uses  map[string]toolUse
 	calls []ToolCall
+	// usage adds up the tokens of the responses read.
+	usage usageTally
 }
 
 // poll reads what was appended. A file that shrank (rewritten) is read
@@ -130,7 +132,7 @@ func (t *transcriptTail) poll() error {
 		return err
 	}
 	if st.Size() < t.off {
-		t.off, t.partial, t.results, t.uses = 0, nil, nil, nil
+		t.off, t.partial, t.results, t.uses, t.usage = 0, nil, nil, nil, usageTally{}
 	}
 	if st.Size() == t.off {
 		return nil
@@ -149,6 +151,7 @@ func (t *transcriptTail) poll() error {
 	for line := range bytes.SplitSeq(data[:last], []byte{'\n'}) {
 		t.results = append(t.results, parseTranscriptLine(line)...)
 		t.toolCalls(line)
+		t.usage.add(line)
 	}
 	if n := len(t.results); n > keepResults {
 		t.results = append([]toolResult(nil), t.results[n-keepResults:]...)

@@ -56,6 +56,30 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev Session) []wakeOp {
 	return ops
 }
 
+// budgetWakeLocked raises budget_exceeded once when a session's estimated
+// cost reaches its budget.
+func (s *Supervisor) budgetWakeLocked(st *paneState) []wakeOp {
+	u := st.sess.Usage
+	if s.cfg.Budget == nil || u == nil {
+		return nil
+	}
+	budget, ok := s.cfg.Budget(st.sess.Session)
+	if !ok {
+		return nil
+	}
+	switch over := u.CostUSD >= budget; {
+	case over && !st.overBudget:
+		st.overBudget = true
+		op := s.raiseOp(st.sess, wake.ReasonBudgetExceeded)
+		op.raise.Details = fmt.Sprintf("estimated cost $%.2f, budget $%.2f (%d tokens in %d responses)", u.CostUSD, budget, u.Total(), u.Responses)
+		return []wakeOp{op}
+	case !over && st.overBudget:
+		st.overBudget = false
+		return []wakeOp{{clear: wakeKey(wake.ReasonBudgetExceeded, st.sess.Pane)}}
+	}
+	return nil
+}
+
 // timeChecksLocked decides the wakes that come from time passing: errors
 // past their grace, idleness, and the heartbeat.
 func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
@@ -223,6 +247,8 @@ func (s *Supervisor) suggest(cur Session, r wake.Reason) string {
 		return fmt.Sprintf("%s in %s has exited; read its last lines, then restart it or hand its tasks to another session.", agent, where)
 	case wake.ReasonSessionIdle:
 		return fmt.Sprintf("%s in %s has been idle for %s; give it its next task or stop it.", agent, where, s.cfg.IdleAfter)
+	case wake.ReasonBudgetExceeded:
+		return fmt.Sprintf("%s in %s has spent its cost budget; decide whether it goes on (raise usage.budgets in the config) or stop it.", agent, where)
 	}
 	return fmt.Sprintf("Look at %s.", where)
 }

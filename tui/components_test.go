@@ -354,3 +354,19 @@ func TestMCPStatusNamesMCPOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageText(t *testing.T) {
+	u := &monitor.Usage{Tokens: monitor.Tokens{Input: 950, Output: 48210, CacheRead: 1_340_000}, CostUSD: 0.0031,
+		ByModel: map[string]monitor.Tokens{"a": {}, "b": {}}}
+	if got, want := usageText(u), "1.4M tokens (in 950 · out 48.2k · cache read 1.3M) · ≈ $0.0031"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	u.Unpriced = []string{"b"}
+	if got := usageText(u); !strings.HasSuffix(got, "≈ $0.0031 + unpriced b") {
+		t.Errorf("one model unpriced: %q", got)
+	}
+	u.Unpriced, u.CostUSD = []string{"a", "b"}, 0
+	if got := usageText(u); !strings.HasSuffix(got, "no price for a, b (usage.prices)") {
+		t.Errorf("no prices: %q", got)
+	}
+}

@@ -46,6 +46,8 @@ func fixtureSessions() []monitor.Session {
 			Options:  []string{"Yes", "Yes, allow all edits during this session (shift+tab)", "No, and tell Claude what to do differently (esc)"},
 			Since:    now.Add(-2*time.Minute - 10*time.Second), LastLine: "❯ 1. Yes",
 			TaskList: "auth-list", Tasks: &monitor.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"Implement login"}, Blocked: 1},
+			Usage: &monitor.Usage{Tokens: monitor.Tokens{Input: 1250, Output: 48200, CacheWrite: 120000, CacheRead: 2400000}, Responses: 41,
+				ByModel: map[string]monitor.Tokens{"claude-opus-5-5": {}}, CostUSD: 9.87},
 		},
 		{
 			Pane: "%4", Session: "api", Window: "codex", WindowIndex: 1, Target: "api:1.0", Command: "node", Agent: "codex",

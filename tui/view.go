@@ -303,11 +303,26 @@ func (m Model) countsLine() string {
 				styled += f.sep + st.badgeStyle(s, false).Render(item)
 			}
 		}
+		if cost := m.totalCost(); cost > 0 && width(plain+"  ≈ "+dollars(cost)) <= m.w {
+			plain += "  ≈ " + dollars(cost)
+			styled += st.Dim.Render("  ≈ " + dollars(cost))
+		}
 		if width(plain) <= m.w || i == len(forms)-1 {
 			return styled
 		}
 	}
 	return ""
+}
+
+// totalCost is the estimated cost of every session's usage so far.
+func (m Model) totalCost() float64 {
+	var c float64
+	for _, s := range m.sessions {
+		if s.Usage != nil {
+			c += s.Usage.CostUSD
+		}
+	}
+	return c
 }
 
 // shortHelp renders bindings in at most w cells. bubbles/help cuts with an

@@ -21,6 +21,7 @@ const (
 	ReasonValidationFailed  Reason = "validation_failed"
 	ReasonHeartbeat         Reason = "heartbeat"
 	ReasonSummary           Reason = "summary"
+	ReasonBudgetExceeded    Reason = "budget_exceeded"
 )
 
 // Reasons lists every reason, in the order they are documented, for help texts
@@ -28,7 +29,7 @@ const (
 func Reasons() []Reason {
 	return []Reason{
 		ReasonAwaitingInput, ReasonErrorLoopDetected, ReasonWorkerFailed, ReasonAPIError,
-		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary,
+		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary, ReasonBudgetExceeded,
 	}
 }
 

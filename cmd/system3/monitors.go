@@ -100,6 +100,8 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		LoopThreshold:  m.LoopThreshold,
 		LoopWindow:     m.LoopWindow,
 		SummaryEvery:   m.SummaryEvery,
+		Prices:         priceTable(a.settings.File.Usage).Lookup,
+		Budget:         a.settings.File.Usage.BudgetFor,
 	})
 	if err != nil {
 		closeCoach()
@@ -233,4 +235,13 @@ func progressOf(l tasks.List) monitor.TaskProgress {
 		tp.InProgress = append(tp.InProgress, t.Subject)
 	}
 	return tp
+}
+
+// priceTable is the config's prices as the monitor reads them.
+func priceTable(u config.Usage) monitor.PriceTable {
+	pt := make(monitor.PriceTable, len(u.Prices))
+	for i, p := range u.Prices {
+		pt[i] = monitor.PriceRule{Model: p.Model, Price: monitor.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}}
+	}
+	return pt
 }

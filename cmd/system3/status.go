@@ -66,6 +66,9 @@ type statusPane struct {
 	LastLine string                `json:"last_line,omitempty"`
 	TaskList string                `json:"task_list,omitempty"`
 	Tasks    *monitor.TaskProgress `json:"tasks,omitempty"`
+	// Usage is the tokens and estimated cost of the agent's session, from
+	// its transcript (Claude Code), when known.
+	Usage *monitor.Usage `json:"usage,omitempty"`
 }
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -127,7 +130,7 @@ empty list.`,
 				if s, ok := byPane[p.ID]; ok {
 					sp.Agent, sp.State, sp.Kind, sp.Evidence = s.Agent, string(s.State), s.Kind, s.Evidence
 					sp.Question, sp.Detail, sp.Options, sp.Since, sp.LastLine = s.Question, s.Detail, s.Options, s.Since.UTC(), s.LastLine
-					sp.TaskList, sp.Tasks = s.TaskList, s.Tasks
+					sp.TaskList, sp.Tasks, sp.Usage = s.TaskList, s.Tasks, s.Usage
 				} else {
 					sp.State, sp.Options, sp.Evidence.Lines = "unknown", []string{}, []string{}
 				}
@@ -276,7 +279,7 @@ func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
 	defer store.Close()
 	srv := a.tmuxServer()
 	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log,
-		LinksPath: filepath.Join(a.settings.StateDir, monitor.LinksFile)})
+		LinksPath: filepath.Join(a.settings.StateDir, monitor.LinksFile), Prices: priceTable(a.settings.File.Usage).Lookup})
 	if err != nil {
 		return monitor.Snapshot{}, err
 	}

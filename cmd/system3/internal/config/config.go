@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -50,6 +51,63 @@ type Config struct {
 	// Agents are the commands `system3 spawn --agent NAME` starts, by
 	// name, over the built-in claude, codex, gemini and aider.
 	Agents map[string]Agent `yaml:"agents"`
+	// Usage prices the tokens agents use and sets cost budgets.
+	Usage Usage `yaml:"usage"`
+}
+
+// Usage prices tokens (for sessions' estimated cost) and sets budgets.
+type Usage struct {
+	// Prices are per model glob, first match wins, in US dollars per
+	// million tokens.
+	Prices []Price `yaml:"prices"`
+	// Budgets are per session glob, first match wins.
+	Budgets []Budget `yaml:"budgets"`
+}
+
+// Price is what the models matching Model cost per million tokens.
+type Price struct {
+	Model      string  `yaml:"model"`
+	Input      float64 `yaml:"input"`
+	Output     float64 `yaml:"output"`
+	CacheWrite float64 `yaml:"cache_write"`
+	CacheRead  float64 `yaml:"cache_read"`
+}
+
+// Budget is the estimated cost at which a session raises budget_exceeded.
+type Budget struct {
+	Session string  `yaml:"session"`
+	USD     float64 `yaml:"usd"`
+}
+
+// check refuses prices and budgets that could not mean anything.
+func (u Usage) check() error {
+	for i, p := range u.Prices {
+		if _, err := path.Match(p.Model, ""); err != nil || p.Model == "" {
+			return fmt.Errorf("usage.prices[%d]: model %q is not a glob like claude-opus-*", i, p.Model)
+		}
+		if p.Input < 0 || p.Output < 0 || p.CacheWrite < 0 || p.CacheRead < 0 {
+			return fmt.Errorf("usage.prices[%d] (%s): prices cannot be negative", i, p.Model)
+		}
+	}
+	for i, b := range u.Budgets {
+		if _, err := path.Match(b.Session, ""); err != nil || b.Session == "" {
+			return fmt.Errorf("usage.budgets[%d]: session %q is not a glob like orch-*", i, b.Session)
+		}
+		if b.USD <= 0 {
+			return fmt.Errorf("usage.budgets[%d] (%s): usd must be more than 0", i, b.Session)
+		}
+	}
+	return nil
+}
+
+// BudgetFor is the budget of the first glob that matches session.
+func (u Usage) BudgetFor(session string) (float64, bool) {
+	for _, b := range u.Budgets {
+		if ok, _ := path.Match(b.Session, session); ok {
+			return b.USD, true
+		}
+	}
+	return 0, false
 }
 
 // Learn configures the learning store.
@@ -241,6 +299,9 @@ func Load(path string, explicit bool) (Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("config %s: %w (fix the file or pass --config with another one)", path, err)
+	}
+	if err := c.Usage.check(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
 }

@@ -159,3 +159,41 @@ func TestDirsFromEnvironment(t *testing.T) {
 		t.Fatalf("dirs = %+v", d)
 	}
 }
+
+func TestUsageSettings(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	body := "usage:\n  prices:\n    - {model: 'claude-opus-*', input: 15, output: 75, cache_write: 18.75, cache_read: 1.5}\n" +
+		"  budgets:\n    - {session: 'orch-big-*', usd: 50}\n    - {session: 'orch-*', usd: 5}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Usage.Prices) != 1 || c.Usage.Prices[0].CacheRead != 1.5 || c.Usage.Prices[0].Model != "claude-opus-*" {
+		t.Fatalf("prices = %+v", c.Usage.Prices)
+	}
+	for _, tt := range []struct {
+		session string
+		usd     float64
+		ok      bool
+	}{{"orch-big-auth", 50, true}, {"orch-auth", 5, true}, {"scratch", 0, false}} {
+		if usd, ok := c.Usage.BudgetFor(tt.session); usd != tt.usd || ok != tt.ok {
+			t.Errorf("budget of %s = %v %v", tt.session, usd, ok)
+		}
+	}
+	for body, want := range map[string]string{
+		"usage:\n  prices: [{model: '[', input: 1}]\n":       "not a glob",
+		"usage:\n  prices: [{model: 'x', input: -1}]\n":      "cannot be negative",
+		"usage:\n  budgets: [{session: 'orch-*', usd: 0}]\n": "more than 0",
+		"usage:\n  budgets: [{usd: 3}]\n":                    "not a glob",
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(p, true); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
+	}
+}
