@@ -236,20 +236,30 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 		if e.Action != "inject" {
 			continue
 		}
-		count[e.Origin+" "+e.Phase]++
-		if e.Phase == audit.PhaseRefused && e.Origin == "cli" && strings.Contains(e.Error, "0xff") && e.Text != "ok \xff\xfe" {
+		// Over the socket the daemon records the peer, then quotes what
+		// the client says it acts for: count those by the claim.
+		origin := e.Origin
+		if strings.HasPrefix(origin, "socket:") {
+			if _, claim, ok := strings.Cut(origin, ` claims "`); ok {
+				origin = "socket>" + strings.TrimSuffix(claim, `"`)
+			}
+		}
+		count[origin+" "+e.Phase]++
+		if e.Phase == audit.PhaseRefused && origin == "socket>cli" && strings.Contains(e.Error, "0xff") && e.Text != "ok \xff\xfe" {
 			t.Errorf("audit of the refused invalid UTF-8 holds %q", e.Text)
 		}
 		if e.Phase == audit.PhaseResult && e.Sent && e.Pane == panes["catv"] && !strings.Contains(want, catV(e.Text)) {
 			t.Errorf("audit says %q was delivered; cat -v never showed it", e.Text)
 		}
 	}
-	// service and socket share the origin "test" (plus the marker).
 	// Per path: 7 refusals, 2 of the 1 MB text and the PWNED payload; over
 	// MCP invalid UTF-8 arrives as U+FFFD and the 1 MB text is refused
-	// by the transport before any tool runs.
-	if count["test refused"] != 2*10 || count["cli refused"] != 10 || count["mcp:text-http refused"] != 7 || count["mcp:text-stdio refused"] != 7 ||
-		count["test result"] != 2*10+1 || count["cli result"] != 10 || count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
+	// by the transport before any tool runs. The in-process service also
+	// typed the marker.
+	if count["test refused"] != 10 || count["socket>test refused"] != 10 || count["socket>cli refused"] != 10 ||
+		count["mcp:text-http refused"] != 7 || count["mcp:text-stdio refused"] != 7 ||
+		count["test result"] != 10+1 || count["socket>test result"] != 10 || count["socket>cli result"] != 10 ||
+		count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
 		t.Errorf("audit counts %v", count)
 	}
 }
