@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/wake"
@@ -73,8 +74,15 @@ func (s *Server) Close() error {
 // handler also returns the transport, whose Shutdown stops its session
 // sweeper.
 func (s *Server) handler() (http.Handler, *server.StreamableHTTPServer) {
+	reg := newHTTPSessions(s.opts.MaxSessions)
 	stream := server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(EndpointPath),
+		// Sessions are checked: only ids this server issued, and not yet
+		// ended, are served (see sessionGate).
+		server.WithSessionIdManager(reg),
+		// Only the protocol versions with sessions: a sessionless request
+		// would name no session and no client for the audit log.
+		server.WithStreamableHTTPProtocolVersions(mcp.LegacyProtocolVersions()...),
 		server.WithSessionIdleTTL(s.opts.SessionIdleTTL),
 		server.WithHeartbeatInterval(heartbeat),
 		server.WithStreamableHTTPLogger(s.log),
@@ -84,8 +92,12 @@ func (s *Server) handler() (http.Handler, *server.StreamableHTTPServer) {
 		// a loopback connection.
 		server.WithDisableLocalhostProtection(s.listensBeyondLoopback()),
 	)
+	reg.drop, reg.ended = dropper(stream), s.clients.forget
+	s.mu.Lock()
+	s.registers = append(s.registers, reg)
+	s.mu.Unlock()
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, stream)
+	mux.Handle(EndpointPath, s.sessionGate(reg, stream))
 	mux.HandleFunc(HealthPath, s.health)
 	return s.guard(mux), stream
 }

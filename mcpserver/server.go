@@ -77,6 +77,9 @@ type Options struct {
 	// SessionIdleTTL forgets HTTP sessions idle this long (clients that
 	// never say goodbye); 0 means DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
+	// MaxSessions caps the MCP sessions an HTTP server keeps; a new one
+	// evicts the session idle longest. 0 means DefaultMaxSessions.
+	MaxSessions int
 	// MaxBodyBytes caps an HTTP request body (413 past it); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -117,6 +120,8 @@ type Server struct {
 	serving  bool
 	extra    []string // allowed Host names learnt from the listen address
 	streams  []*server.StreamableHTTPServer
+	// registers are the session registers of the HTTP handlers built.
+	registers []*httpSessions
 }
 
 // New builds a server on svc. It fails on options that cannot work, like a
@@ -159,7 +164,7 @@ func New(svc Service, opts Options) (*Server, error) {
 		svc:      svc,
 		opts:     opts,
 		log:      log,
-		clients:  newClientNames(opts.Clock),
+		clients:  newClientNames(),
 		policy:   newPolicy(opts.AllowSessions, opts.InjectPerMinute, opts.Clock),
 		tracker:  newProgressTracker(),
 		sessions: map[string]struct{}{},
