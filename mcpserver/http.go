@@ -261,6 +261,26 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ClientURL is the MCP endpoint a client on this machine uses for a
+// server listening on listen ("" or "off" means DefaultListen): a wildcard
+// host is reached on loopback.
+func ClientURL(listen string) string {
+	if listen == "" || strings.EqualFold(listen, "off") {
+		listen = DefaultListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen + EndpointPath
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + EndpointPath
+}
+
 // Listen binds addr for Serve. It refuses a non-loopback address without a
 // token, and reports a taken port as one sentence saying what to do. The
 // error is also kept for Status, so a dashboard can show it and go on.
