@@ -45,6 +45,9 @@ func (s *Server) addHooks(h *server.Hooks) {
 		s.log.Info("mcp client connected", "client", cleanName(req.Params.ClientInfo.Name), "version", req.Params.ClientInfo.Version,
 			"protocol", req.Params.ProtocolVersion)
 	})
+	h.AddBeforeReadResource(func(ctx context.Context, id any, req *mcp.ReadResourceRequest) {
+		s.markMissing(ctx, req)
+	})
 	h.AddAfterCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest, result any) {
 		res, _ := result.(*mcp.CallToolResult)
 		if res != nil && res.IsError {

@@ -366,7 +366,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { s.watchResources(runCtx) })
+	registered := s.primeResources(runCtx)
+	wg.Go(func() { s.watchResources(runCtx, registered) })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
