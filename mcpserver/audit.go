@@ -205,6 +205,9 @@ func valueProblems(name string, p map[string]any, v any) []string {
 	typ, _ := p["type"].(string)
 	got := jsonType(v)
 	if typ != "" && got != typ && !(typ == "number" && got == "integer") {
+		if got == "null" {
+			return []string{fmt.Sprintf("%s must be %s %s, not null (leave it out for the default)", name, article(typ), typ)}
+		}
 		return []string{fmt.Sprintf("%s must be %s %s, not %s %s", name, article(typ), typ, article(got), got)}
 	}
 	var out []string
