@@ -127,12 +127,26 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed: system3 answers only local clients, never web pages", o))
 			return
 		}
+		if isOAuthPath(r.URL.Path) {
+			// Answered with or without the token: a client that looks for
+			// OAuth learns, in words it shows its user, that there is none.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, noOAuth+"\n")
+			return
+		}
 		if s.opts.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			gotSum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 			if !ok || subtle.ConstantTimeCompare(gotSum[:], sum[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="system3"`)
-				httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <the token in the file `system3 token` printed>")
+				// No resource_metadata: there is no OAuth server to find.
+				challenge := `Bearer realm="system3"`
+				if ok {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				rpcError(w, http.StatusUnauthorized, nil, codeBadRequest, "missing or wrong bearer token: "+noOAuth)
 				return
 			}
 		}
@@ -155,6 +169,24 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(trackingResponseWriter{ResponseWriter: w, t: s.tracker}, r)
 	})
+}
+
+// noOAuth is what a client that tries OAuth, or sends no token, is told.
+// Claude Code, answered 401, looks for OAuth metadata and registers a
+// client at /register, and shows its user that answer's body: it must say
+// what to do. (It hides text like "Bearer <word>", so the words avoid it.)
+const noOAuth = "system3 does not use OAuth; it needs its bearer token. Run `system3 token` and add the Authorization header it prints to the client's configuration (claude mcp add --header ...)"
+
+// isOAuthPath: the paths OAuth clients probe (RFC 8414, RFC 9728, OpenID
+// discovery, and the endpoints clients guess when metadata is missing).
+func isOAuthPath(p string) bool {
+	switch {
+	case strings.HasPrefix(p, "/.well-known/oauth-"), strings.HasPrefix(p, "/.well-known/openid-configuration"):
+		return true
+	case p == "/register", p == "/authorize", p == "/token":
+		return true
+	}
+	return false
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

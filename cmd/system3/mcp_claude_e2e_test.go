@@ -107,5 +107,77 @@ func TestMCPWithClaudeCode(t *testing.T) {
 		if !strings.Contains(audit, `"origin":"mcp:claude-code","action":"inject"`) {
 			t.Errorf("audit log lacks the injection by mcp:claude-code:\n%s", audit)
 		}
+		// Each tool call is audited with the client's name and its session.
+		for _, line := range strings.Split(strings.TrimSpace(audit), "\n") {
+			var e struct {
+				Origin, Action, Tool string
+				Session              string `json:"mcp_session"`
+				Delivered            bool
+			}
+			if json.Unmarshal([]byte(line), &e) != nil || e.Action != "tool_call" {
+				continue
+			}
+			if e.Origin != "mcp:claude-code" || !strings.HasPrefix(e.Session, "s3-") || !e.Delivered {
+				t.Errorf("tool call entry without its client, session or delivered: %s", line)
+			}
+		}
 	})
+}
+
+// TestMCPTokenWithClaudeCode: the real Claude Code CLI, registered without
+// the bearer token system3 asks for, tells its user about the token (what
+// /register answers it), not only about OAuth; with the token it connects.
+func TestMCPTokenWithClaudeCode(t *testing.T) {
+	claude := claudetest.ClaudeBin(t)
+	bin := buildSystem3(t)
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	env := e2eEnv(t)
+	tokenCmd := exec.Command(bin, "token")
+	tokenCmd.Env = env
+	if out, err := tokenCmd.CombinedOutput(); err != nil {
+		t.Fatalf("system3 token: %v\n%s", err, out)
+	}
+	tokenPath := filepath.Join(envValue(env, "SYSTEM3_STATE_DIR"), "mcp-token")
+	token, err := os.ReadFile(tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startServe(t, bin, env, "--tmux-socket-path", srv.Path, "serve", "--listen", "127.0.0.1:0", "--token-file", tokenPath)
+
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"hasCompletedOnboarding": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	project := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir, cmd.Env = project, claudeEnv(home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("mcp", "add", "--transport", "http", "notoken", url)
+	run("mcp", "add", "--transport", "http", "withtoken", url, "--header", "Authorization: Bearer "+strings.TrimSpace(string(token)))
+	out := run("mcp", "list")
+	var without, with string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "notoken:"):
+			without = line
+		case strings.HasPrefix(line, "withtoken:"):
+			with = line
+		}
+	}
+	if !strings.Contains(without, "does not use OAuth") || !strings.Contains(without, "system3 token") {
+		t.Errorf("without the token Claude Code says %q; want the words about the token", without)
+	}
+	if !strings.Contains(with, "Connected") {
+		t.Errorf("with the token: %q", with)
+	}
+	t.Logf("claude mcp list:\n%s", out)
 }
