@@ -246,10 +246,12 @@ func (s *Server) AllTools() []ToolDef {
 	}
 	for _, f := range read {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})
 	}
 	for _, f := range write {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
 	}
 	return defs
