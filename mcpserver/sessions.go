@@ -150,7 +150,15 @@ func (h *httpSessions) release(id string) {
 	}
 }
 
-// ids are the live sessions, for tests and the status.
+// holds reports whether id is live.
+func (h *httpSessions) holds(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.byID[id]
+	return ok
+}
+
+// len counts the live sessions.
 func (h *httpSessions) len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -215,6 +223,12 @@ func (s *Server) sessionGate(reg *httpSessions, next http.Handler) http.Handler 
 					return
 				}
 				next.ServeHTTP(w, r)
+				// mcp-go registers the session after answering: one evicted
+				// in between (by a burst of other initializes) is dropped
+				// now, or it would stay registered with no id to reach it.
+				if id := w.Header().Get(server.HeaderKeySessionID); id != "" && !reg.holds(id) && reg.drop != nil {
+					reg.drop(id)
+				}
 				return
 			}
 		case http.MethodGet, http.MethodDelete:

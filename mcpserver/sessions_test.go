@@ -89,6 +89,23 @@ func (c rawMCP) listen(sid string) func() {
 	return func() { cancel(); resp.Body.Close() }
 }
 
+// waitSessions waits until s has n MCP sessions registered: mcp-go
+// registers a session just after it answers initialize.
+func waitSessions(t *testing.T, s *Server, n int, why string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := s.Status().Sessions
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d sessions, want %d", why, got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func toolCalls(f *monitortest.Service) int {
 	n := 0
 	for _, e := range f.AuditEntries() {
@@ -168,9 +185,7 @@ func TestSessionIDStatusCodes(t *testing.T) {
 	if got := toolCalls(f); got != calls {
 		t.Fatalf("refused requests ran %d tool calls", got-calls)
 	}
-	if st := s.Status(); st.Sessions != 1 {
-		t.Fatalf("forged ids opened sessions: %d open, want 1", st.Sessions)
-	}
+	waitSessions(t, s, 1, "forged ids opened sessions")
 
 	// DELETE ends the session: the id then gets 404, everywhere.
 	if code, body := c.do(http.MethodDelete, sid, ""); code != 200 {
@@ -184,9 +199,7 @@ func TestSessionIDStatusCodes(t *testing.T) {
 	if got := toolCalls(f); got != calls {
 		t.Fatal("a DELETEd session's call ran")
 	}
-	if st := s.Status(); st.Sessions != 0 {
-		t.Fatalf("%d sessions open after DELETE", st.Sessions)
-	}
+	waitSessions(t, s, 0, "sessions open after DELETE")
 
 	// A protocol version without sessions is refused: it would name no
 	// session and no client.
@@ -232,9 +245,7 @@ func TestSessionCapEvictsIdlest(t *testing.T) {
 			t.Fatalf("kept session: %d %s", code, body)
 		}
 	}
-	if st := s.Status(); st.Sessions != 3 {
-		t.Fatalf("%d sessions registered, want the cap 3", st.Sessions)
-	}
+	waitSessions(t, s, 3, "sessions registered past the cap")
 
 	// Order now, oldest use first: a, cc, d. A listening stream keeps a
 	// busy: cc goes next, then d.
@@ -284,9 +295,7 @@ func TestAbandonedSessionsAreBounded(t *testing.T) {
 	for i := range 300 {
 		last = c.initialize(fmt.Sprintf("abandoned-%d", i))
 	}
-	if st := s.Status(); st.Sessions != 16 {
-		t.Fatalf("%d sessions registered, want 16", st.Sessions)
-	}
+	waitSessions(t, s, 16, "sessions registered past the cap")
 	s.clients.mu.Lock()
 	names := len(s.clients.names)
 	s.clients.mu.Unlock()
@@ -360,13 +369,7 @@ func TestSessionExpiry(t *testing.T) {
 	defer ts.Close()
 	c := rawMCP{t: t, url: ts.URL + EndpointPath}
 	id := c.initialize("sleepy")
-	deadline := time.Now().Add(30 * time.Second)
-	for s.Status().Sessions != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("an idle session was never forgotten")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSessions(t, s, 0, "an idle session was never forgotten")
 	if code, _ := c.do(http.MethodPost, id, statusCall); code != 404 {
 		t.Fatalf("expired session: %d, want 404", code)
 	}
