@@ -15,11 +15,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// DefaultMaxSessions caps the MCP sessions one HTTP server keeps: a few
-// supervising agents and the Claude Code instances of a person need far
-// fewer, and a client that opens sessions without end cannot make the
-// server hold more.
-const DefaultMaxSessions = 64
+// DefaultMaxSessions caps the MCP sessions one HTTP server keeps (about
+// 10 KB each): a person's supervising agents and Claude Code instances need
+// far fewer, the load test's 100 live clients fit, and a client that opens
+// sessions without end cannot make the server hold more.
+const DefaultMaxSessions = 256
 
 // sessionPrefix starts every session id this server issues.
 const sessionPrefix = "s3-"

@@ -116,7 +116,7 @@ type MCP struct {
 	// InjectPerMinute caps injections per pane per minute (default 30).
 	InjectPerMinute int `yaml:"inject_per_minute"`
 	// MaxSessions caps the MCP sessions the HTTP server keeps; a new one
-	// evicts the session idle longest (default 64).
+	// evicts the session idle longest (default 256).
 	MaxSessions int `yaml:"max_sessions"`
 }
 
