@@ -124,6 +124,7 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (*mc
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
+	checkOutput(t, c, tool, res)
 	return res, decode(t, res)
 }
 

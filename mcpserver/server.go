@@ -78,6 +78,9 @@ type Options struct {
 	// SessionIdleTTL forgets HTTP sessions idle this long (clients that
 	// never say goodbye); 0 means DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
+	// MaxSessions caps the MCP sessions an HTTP server keeps; a new one
+	// evicts the session idle longest. 0 means DefaultMaxSessions.
+	MaxSessions int
 	// MaxBodyBytes caps an HTTP request body (413 past it); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -118,6 +121,8 @@ type Server struct {
 	serving  bool
 	extra    []string // allowed Host names learnt from the listen address
 	streams  []*server.StreamableHTTPServer
+	// registers are the session registers of the HTTP handlers built.
+	registers []*httpSessions
 }
 
 // New builds a server on svc. It fails on options that cannot work, like a
@@ -160,7 +165,7 @@ func New(svc Service, opts Options) (*Server, error) {
 		svc:      svc,
 		opts:     opts,
 		log:      log,
-		clients:  newClientNames(opts.Clock),
+		clients:  newClientNames(),
 		policy:   newPolicy(opts.AllowSessions, opts.InjectPerMinute, opts.Clock),
 		tracker:  newProgressTracker(),
 		sessions: map[string]struct{}{},
@@ -242,10 +247,12 @@ func (s *Server) AllTools() []ToolDef {
 	}
 	for _, f := range read {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})
 	}
 	for _, f := range write {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
 	}
 	return defs

@@ -173,6 +173,9 @@ type MCP struct {
 	AllowSessions []string `yaml:"allow_sessions"`
 	// InjectPerMinute caps injections per pane per minute (default 30).
 	InjectPerMinute int `yaml:"inject_per_minute"`
+	// MaxSessions caps the MCP sessions the HTTP server keeps; a new one
+	// evicts the session idle longest (default 256).
+	MaxSessions int `yaml:"max_sessions"`
 }
 
 // Validation runs Command (through sh -c) in Dir when a task of a list whose
