@@ -209,12 +209,15 @@ func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResul
 	if err != nil {
 		return ActionResult{}, err
 	}
+	res := s.result("inject", sess)
+	res.Text = req.Text
+	if err := s.cfg.Policy.Check(req.Origin, "inject", sess); err != nil {
+		return s.finish(req.Origin, req.Target, res, err)
+	}
 	send, err := s.sender()
 	if err != nil {
 		return ActionResult{}, err
 	}
-	res := s.result("inject", sess)
-	res.Text = req.Text
 	if req.Urgent {
 		k := interruptKey(sess.Agent)
 		res.Keys = []string{string(k)}
@@ -262,6 +265,9 @@ func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResul
 	if err != nil {
 		return ActionResult{}, err
 	}
+	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
+		return s.finish(req.Origin, req.Target, s.result("answer", sess), err)
+	}
 	if sess.State != rules.AwaitingInput {
 		return ActionResult{}, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", ErrNotAwaiting, sess.Target, sess.State)
 	}
@@ -272,16 +278,23 @@ func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResul
 	return s.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
 }
 
-// press sends keys and audits them.
+// press sends keys and audits them. Answer has applied the policy before
+// it reads the prompt; the other callers have it applied here.
 func (s *Supervisor) press(ctx context.Context, action, origin string, t Target, sess Session, option string, keys []tmux.Key) (ActionResult, error) {
-	send, err := s.sender()
-	if err != nil {
-		return ActionResult{}, err
-	}
 	res := s.result(action, sess)
 	res.Option = option
 	for _, k := range keys {
 		res.Keys = append(res.Keys, string(k))
+	}
+	if action != "answer" {
+		if err := s.cfg.Policy.Check(origin, action, sess); err != nil {
+			res.Keys = nil
+			return s.finish(origin, t, res, err)
+		}
+	}
+	send, err := s.sender()
+	if err != nil {
+		return ActionResult{}, err
 	}
 	err = send.SendKeys(ctx, sess.Pane, keys...)
 	res.Delivered = err == nil

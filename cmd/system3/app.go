@@ -37,6 +37,9 @@ type app struct {
 	// coach detects behaviour patterns when this process runs the
 	// monitors (see startMonitors); nil otherwise.
 	coach *coach.Coach
+	// readOnly is --read-only when given: it overrides mcp.read_only for
+	// the policy of monitors this process runs.
+	readOnly *bool
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is

@@ -71,8 +71,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	if co != nil {
 		onToolCall = co.Observe
 	}
+	policy, err := a.policy()
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
 	auditLog := audit.Open(dir)
 	sup, err = monitor.New(monitor.Config{
+		Policy:         policy,
 		Server:         srv.String(),
 		Tmux:           client,
 		Events:         watcher.Events(),

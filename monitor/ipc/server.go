@@ -280,7 +280,7 @@ func decodeRequest(line []byte) (request, error) {
 	switch req.Method {
 	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink:
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodAllow:
 		if len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
@@ -329,6 +329,10 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request) error
 		return call(ctx, w, req.Body, s.svc.Interrupt)
 	case methodLink:
 		return call(ctx, w, req.Body, s.svc.Link)
+	case methodAllow:
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.AllowRequest) (struct{}, error) {
+			return struct{}{}, s.svc.Allow(ctx, r)
+		})
 	case methodAudit:
 		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
 			return struct{}{}, s.svc.Audit(ctx, e)
