@@ -36,7 +36,7 @@ func (f *mcpFlags) register(cmd *cobra.Command, http bool) {
 		fl.StringVar(&f.listen, "listen", "", `address of the MCP server, host:port (default mcp.listen, else `+mcpserver.DefaultListen+`; "off": none)`)
 		fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token clients must send (default mcp.token_file; `system3 token` makes one); required beyond loopback")
 	}
-	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the read tools: no injecting, answering, interrupting or acknowledging (default mcp.read_only)")
+	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the read tools: no injecting, answering, interrupting or acknowledging; monitors this process runs refuse MCP actions from any process (default mcp.read_only)")
 }
 
 // mcpSettings are the resolved MCP settings of a command.
