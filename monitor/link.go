@@ -189,7 +189,8 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 	if id == "" {
 		action = "unlink"
 	}
-	if perr := s.cfg.Policy.Check(req.Origin, action, acted); perr != nil {
+	// A stale link touches no pane: it is not counted toward a rate.
+	if perr := s.cfg.Policy.check(req.Origin, action, acted, err == nil); perr != nil {
 		return Session{}, fmt.Errorf("%s %s: %w", action, req.Target, perr)
 	}
 	// Unlinking a session that is gone is allowed: its link is stale.

@@ -83,6 +83,12 @@ func OperatorOrigin(origin string) bool {
 // An allowed action counts toward the pane's rate (the session's, for an
 // action on a whole session, like spawn and stop).
 func (p *Policy) Check(origin, action string, sess Session) error {
+	return p.check(origin, action, sess, true)
+}
+
+// check is Check; rate false leaves the rate out, for what touches no pane
+// (removing the stale link of a session that is gone).
+func (p *Policy) check(origin, action string, sess Session, rate bool) error {
 	if p == nil || OperatorOrigin(origin) {
 		return nil
 	}
@@ -106,7 +112,7 @@ func (p *Policy) Check(origin, action string, sess Session) error {
 				ErrRefused, sess.Session, strings.Join(p.cfg.AllowSessions, ", "), verbOf(action))
 		}
 	}
-	if p.cfg.PerMinute < 0 {
+	if p.cfg.PerMinute < 0 || !rate {
 		return nil
 	}
 	key, what := sess.Pane, "pane "+sess.Pane

@@ -217,6 +217,19 @@ func TestServiceAppliesPolicy(t *testing.T) {
 		t.Fatalf("audit = %+v, %v", entries, err)
 	}
 
+	// Removing the stale link of a session that is gone touches no pane: it
+	// meets the allowlist but not the rate, so a stop's unlink after its
+	// kill is not refused.
+	h, _ = setup(t, PolicyConfig{AllowSessions: []string{"orch-gone"}, PerMinute: 1})
+	for range 3 {
+		if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "orch-gone"}, Origin: "mcp:x"}); err != nil {
+			t.Fatalf("stale unlink: %v", err)
+		}
+	}
+	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "other-gone"}, Origin: "mcp:x"}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("stale unlink outside the allowlist: %v", err)
+	}
+
 	// Acknowledgements by MCP clients are refused when read-only.
 	h, _ = setup(t, PolicyConfig{ReadOnly: true})
 	if _, err := h.sup.AckAll(ctx, "mcp:x"); !errors.Is(err, ErrRefused) {
