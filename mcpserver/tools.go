@@ -36,7 +36,6 @@ type Env struct {
 	// Coach serves the behaviour-pattern tools; nil when there is none.
 	Coach Coach
 
-	policy   *policy
 	progress *progressTracker
 }
 
@@ -44,7 +43,7 @@ func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
 		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
-		policy: s.policy, progress: s.tracker, Coach: s.opts.Coach,
+		progress: s.tracker, Coach: s.opts.Coach,
 	}
 }
 
@@ -161,6 +160,7 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 		hint = "call list_tasks without list to see the ids"
 	case errors.Is(err, wake.ErrNotFound):
 		hint = "call list_wakes (include_acked true) to see the ids"
+	case errors.Is(err, monitor.ErrRefused):
 	case errors.Is(err, monitor.ErrNoSender):
 		hint = "this system3 cannot type into panes"
 	case errors.Is(err, monitor.ErrAuditUnwritable):

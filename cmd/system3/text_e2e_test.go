@@ -60,7 +60,14 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	waitUntil(t, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
 
 	state := shortDir(t)
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	// Every path sends a few dozen texts to one pane: no rate limit here
+	// (the policy tests hold it).
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  inject_per_minute: -1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path,
+		"SYSTEM3_CONFIG": cfg}
 	svc := startTestMonitors(t, env)
 	panes := map[string]string{}
 	waitUntil(t, "both sessions in the snapshot", func() bool {
@@ -75,7 +82,7 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	})
 	sock := dialDaemon(t, state)
 
-	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-text", InjectPerMinute: -1})
+	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-text"})
 	if err != nil {
 		t.Fatal(err)
 	}
