@@ -81,6 +81,9 @@ func NewStoppedServer(t testing.TB) tmux.Server {
 		}
 		if err := c.KillServer(ctx); err != nil {
 			t.Errorf("kill test server: %v", err)
+			// A wedged server must not outlive the test, spinning on a
+			// shared machine: end it and its clients by their pids.
+			pids = append(pids, usingSocket(s.Path)...)
 		}
 		reap(pids, 5*time.Second)
 		os.RemoveAll(dir)
