@@ -111,7 +111,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 			if err := n.Run(gctx, svc); err != nil {
 				a.log.Warn("notifications stopped", "err", err)
 			}
-			if fo == nil {
+			if fo == nil || !n.active() {
 				return nil
 			}
 			// Attached: the daemon's stream ended; subscribe again to
