@@ -190,3 +190,39 @@ func TestViewFitsHostileText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWidth: whatever text reaches the dashboard, what clean, screenLine
+// and the last gate (frame) leave holds only characters screenRune keeps
+// as they are, and fit, truncate and frame lay it out in exactly (fit) or
+// at most (truncate, frame) the cells asked for.
+func FuzzWidth(f *testing.F) {
+	for _, s := range []string{"plain", "\u0600\u0601\u0602 x", "👨\u200d👩\u200d👧 ⚠\ufe0f 🇫🇷", "कि\u093f e\u0301 日本", "\x1b[31mred\x1b[0m\t|", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{clean(s), ansi.Strip(screenLine(s, true)), sanitize(s)} {
+			for _, r := range ansi.Strip(out) {
+				if got, ok := screenRune(r); (!ok || got != r) && r != '\t' {
+					t.Fatalf("%U left in %+q (from %+q)", r, out, s)
+				}
+			}
+			if again := sanitize(out); again != out {
+				t.Fatalf("sanitize is not idempotent: %+q then %+q", out, again)
+			}
+		}
+		line := screenLine(s, true)
+		for _, w := range []int{1, 2, 3, 10, 80} {
+			if got := width(fit(line, w)); got != w {
+				t.Fatalf("fit(%+q, %d) is %d cells", line, w, got)
+			}
+			if got := width(truncate(line, w)); got > w {
+				t.Fatalf("truncate(%+q, %d) is %d cells", line, w, got)
+			}
+			for _, l := range strings.Split(frame(s, w), "\n") {
+				if got := width(l); got > w {
+					t.Fatalf("frame line %+q is %d cells, more than %d", l, got, w)
+				}
+			}
+		}
+	})
+}
