@@ -144,11 +144,11 @@ func fillHostile(t *testing.T, svc *monitortest.Service, rng *rand.Rand) {
 	}
 }
 
-// TestViewFitsHostileText: at 80×24 and 160×45, with hostile text in
+// TestResilienceViewFitsHostileText: at 80×24 and 160×45, with hostile text in
 // every field and preview, every frame has exactly the window's lines,
 // tmux measures every line as exactly the window's width, and the header
 // is the first line.
-func TestViewFitsHostileText(t *testing.T) {
+func TestResilienceViewFitsHostileText(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	for _, size := range [][2]int{{80, 24}, {160, 45}} {
 		w, h := size[0], size[1]

@@ -158,11 +158,11 @@ func osexecTmux(s tmux.Server, args ...string) error {
 const hostileText = "\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\U000110bd\u00ad" +
 	"👨\u200d👩\u200d👧 ☺\ufe0f ⚠\ufe0f 🇫🇷🇩🇪 कि\u093f \u202eevil\u202c 日本語 e\u0301 \u200b"
 
-// TestDashboardHostileWidths runs the real dashboard in an 80×24 tmux
+// TestResilienceDashboardHostileWidths runs the real dashboard in an 80×24 tmux
 // terminal on a server whose session names and screens are full of
 // characters whose width is disputed: no line may wrap, so the header
 // stays on the first line and the help bar on the last.
-func TestDashboardHostileWidths(t *testing.T) {
+func TestResilienceDashboardHostileWidths(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
 	screen := filepath.Join(t.TempDir(), "screen.txt")
 	var b strings.Builder
