@@ -29,8 +29,10 @@ docs/keys.md).
 
 If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
 this state dir, the dashboard attaches to it and quitting leaves it running;
-otherwise the dashboard runs the monitors itself and stops them when it
-quits. When system3 detects a loop (a behaviour pattern), r sends the agent
+if that daemon stops, the rows are marked stale and, after
+dashboard.takeover_after (2s), the dashboard runs the monitors itself (or
+attaches to another daemon that started meanwhile). Otherwise the dashboard
+runs the monitors itself and stops them when it quits. When system3 detects a loop (a behaviour pattern), r sends the agent
 its reminder. New wakes ring the terminal bell (notify.bell in the config),
 can show a tmux message (notify.tmux_message) and run a command
 (notify.command).
