@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -132,14 +133,61 @@ func cells(r rune) int {
 	return 1
 }
 
+// How screenRune and cells treat a rune, in one byte: the width of a rune
+// kept as it is (0, 1, 2), or dropped, or replaced by U+FFFD.
+const (
+	classDrop    = 3
+	classReplace = 4
+)
+
+var (
+	bmpOnce  sync.Once
+	bmpClass []uint8 // the class of every rune below U+10000, built on first use
+)
+
+// class is screenRune and cells in one look-up for the common runes.
+func class(r rune) uint8 {
+	if r < 0x80 {
+		if r >= 0x20 && r < 0x7f {
+			return 1
+		}
+		return classDrop
+	}
+	if r < 0x10000 {
+		bmpOnce.Do(func() {
+			t := make([]uint8, 0x10000)
+			for i := range t {
+				t[i] = classify(rune(i))
+			}
+			bmpClass = t
+		})
+		return bmpClass[r]
+	}
+	return classify(r)
+}
+
+func classify(r rune) uint8 {
+	out, ok := screenRune(r)
+	switch {
+	case !ok:
+		return classDrop
+	case out != r:
+		return classReplace
+	}
+	return uint8(cells(r))
+}
+
 // drawnCells is the width of any rune as it will be drawn: what screenRune
 // makes of it.
 func drawnCells(r rune) int {
-	out, ok := screenRune(r)
-	if !ok {
+	switch c := class(r); c {
+	case classDrop:
 		return 0
+	case classReplace:
+		return 1
+	default:
+		return int(c)
 	}
-	return cells(out)
 }
 
 // escapeLen is the length of the escape sequence at s[i] (s[i] is ESC).
@@ -278,14 +326,7 @@ func fit(s string, w int) string {
 // before the terminal: the components clean what they show, and this
 // catches whatever did not go through clean or screenLine.
 func sanitize(s string) string {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if !needsSanitizing(s) {
 		return s
 	}
 	var b strings.Builder
@@ -304,6 +345,34 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// needsSanitizing: s holds a rune screenRune drops or replaces, or a byte
+// that is not UTF-8.
+func needsSanitizing(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == 0x1b {
+			i += escapeLen(s, i)
+			continue
+		}
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return true
+		}
+		if k := class(r); k == classDrop || k == classReplace {
+			return true
+		}
+		i += size
+	}
+	return false
 }
 
 // frame is the last step of View: every line sanitized and cut to w cells,
