@@ -218,7 +218,24 @@ func escapeLen(s string, i int) int {
 	case '(', ')', '*', '+', '#', '%':
 		return min(3, len(s)-i)
 	}
+	if c := s[i+1]; c < 0x20 || c >= 0x7f {
+		return 1 // a lone escape: what follows is not part of it
+	}
 	return 2
+}
+
+// isSGR: seq is one colour sequence (CSI, parameters, m), the only escape
+// sequence the dashboard draws.
+func isSGR(seq string) bool {
+	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
+		return false
+	}
+	for i := 2; i < len(seq)-1; i++ {
+		if seq[i] < 0x30 || seq[i] > 0x3f {
+			return false
+		}
+	}
+	return true
 }
 
 // width is the number of terminal cells s takes, escape sequences aside,
@@ -322,9 +339,10 @@ func fit(s string, w int) string {
 }
 
 // sanitize passes every rune of an already laid-out line through
-// screenRune; escape sequences are kept as they are. It is the last gate
-// before the terminal: the components clean what they show, and this
-// catches whatever did not go through clean or screenLine.
+// screenRune and keeps colour sequences, dropping every other escape or
+// control sequence. It is the last gate before the terminal: the
+// components clean what they show, and this catches whatever did not go
+// through clean or screenLine.
 func sanitize(s string) string {
 	if !needsSanitizing(s) {
 		return s
@@ -334,7 +352,9 @@ func sanitize(s string) string {
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
 			l := escapeLen(s, i)
-			b.WriteString(s[i : i+l])
+			if isSGR(s[i : i+l]) {
+				b.WriteString(s[i : i+l])
+			}
 			i += l
 			continue
 		}
@@ -347,13 +367,17 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// needsSanitizing: s holds a rune screenRune drops or replaces, or a byte
-// that is not UTF-8.
+// needsSanitizing: s holds a rune screenRune drops or replaces, a byte
+// that is not UTF-8, or an escape sequence that is not a colour.
 func needsSanitizing(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == 0x1b {
-			i += escapeLen(s, i)
+			l := escapeLen(s, i)
+			if !isSGR(s[i : i+l]) {
+				return true
+			}
+			i += l
 			continue
 		}
 		if c < 0x80 {

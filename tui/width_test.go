@@ -200,6 +200,14 @@ func FuzzWidth(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if g := sanitize(s); strings.ContainsFunc(ansi.Strip(g), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			t.Fatalf("sanitize left a control character in %+q (from %+q)", g, s)
+		}
+		for _, seq := range strings.Split(sanitize(s), "\x1b")[1:] {
+			if !isSGR("\x1b" + seq[:strings.IndexByte(seq, 'm')+1]) {
+				t.Fatalf("sanitize left an escape that is not a colour: %+q (from %+q)", sanitize(s), s)
+			}
+		}
 		for _, out := range []string{clean(s), ansi.Strip(screenLine(s, true)), sanitize(s)} {
 			for _, r := range ansi.Strip(out) {
 				if got, ok := screenRune(r); (!ok || got != r) && r != '\t' {
