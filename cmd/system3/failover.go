@@ -37,12 +37,17 @@ type failover struct {
 	closeFn func() error
 	notice  string
 	closed  bool
+	pid     int // the daemon's, when attached
 }
 
 var _ monitor.Service = (*failover)(nil)
 
 func newFailover(a *app, svc monitor.Service, closeFn func() error) *failover {
-	return &failover{a: a, cur: svc, closeFn: closeFn}
+	f := &failover{a: a, cur: svc, closeFn: closeFn}
+	if c, ok := svc.(*ipc.Client); ok {
+		f.pid = c.PID()
+	}
+	return f
 }
 
 // Notice says what the last takeover did, for the dashboard's status line;
@@ -80,8 +85,7 @@ func (f *failover) Run(ctx context.Context) error {
 	t := time.NewTicker(failoverPoll)
 	defer t.Stop()
 	for {
-		client, attached := f.svc().(*ipc.Client)
-		if !attached {
+		if _, attached := f.svc().(*ipc.Client); !attached {
 			return nil
 		}
 		select {
@@ -94,10 +98,15 @@ func (f *failover) Run(ctx context.Context) error {
 			pid := c.PID()
 			c.Close()
 			goneSince = time.Time{}
-			if pid != client.PID() {
-				// Another daemon took the socket: follow it.
-				f.replace(ctx, client.PID())
+			f.mu.Lock()
+			if old := f.pid; pid != old {
+				// Another daemon serves the socket now; the client, which
+				// dials the socket for every call, already reaches it.
+				f.pid = pid
+				f.notice = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", old, pid)
+				f.a.log.Info("dashboard attached to a new daemon", "old", old, "pid", pid)
 			}
+			f.mu.Unlock()
 			continue
 		}
 		if ctx.Err() != nil {
@@ -110,13 +119,19 @@ func (f *failover) Run(ctx context.Context) error {
 		}
 		if goneSince.IsZero() {
 			goneSince = time.Now()
-			f.a.log.Warn("the system3 daemon does not answer", "pid", client.PID(), "socket", path)
+			f.a.log.Warn("the system3 daemon does not answer", "pid", f.daemonPID(), "socket", path)
 		}
 		if time.Since(goneSince) >= grace {
-			f.replace(ctx, client.PID())
+			f.replace(ctx, f.daemonPID())
 			goneSince = time.Time{}
 		}
 	}
+}
+
+func (f *failover) daemonPID() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pid
 }
 
 // replace opens the state dir's service again (a running daemon's, or
@@ -131,8 +146,10 @@ func (f *failover) replace(ctx context.Context, oldPID int) {
 		return
 	}
 	var text string
+	pid := 0
 	if c, ok := svc.(*ipc.Client); ok {
-		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", oldPID, c.PID())
+		pid = c.PID()
+		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", oldPID, pid)
 	} else {
 		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; this dashboard now monitors the state dir itself", oldPID)
 	}
@@ -146,7 +163,7 @@ func (f *failover) replace(ctx context.Context, oldPID int) {
 		return
 	}
 	oldClose := f.closeFn
-	f.cur, f.closeFn, f.notice = svc, closeFn, text
+	f.cur, f.closeFn, f.notice, f.pid = svc, closeFn, text, pid
 	f.mu.Unlock()
 	// The old client's streams close now, and the dashboard reconnects
 	// them to the new service.

@@ -100,9 +100,9 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			srv, env, d, term, pane := attachedDashboard(t, "")
 			state := env["SYSTEM3_STATE_DIR"]
+			killed := time.Now()
 			_ = d.cmd.Process.Signal(sig)
 			<-d.done
-			killed := time.Now()
 			dash := panePID(t, term, pane)
 			c := servedBy(t, state, dash, 60*time.Second)
 			took := time.Since(killed)
