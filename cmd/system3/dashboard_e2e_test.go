@@ -199,35 +199,46 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 		s, _ := term.Capture(context.Background(), pane, tmux.CaptureOptions{})
 		return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	}
-	check := func(what string) {
+	// check waits until the screen shows the table (or, zoomed, the
+	// preview) and fails if a line wrapped: the header must be line 1, the
+	// help bar line 24, the table's title on screen once, and every
+	// session listed.
+	check := func(what string, zoomed bool) {
 		t.Helper()
 		var lines []string
+		var problem string
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			lines = capture()
-			if len(lines) == 24 && strings.Count(strings.Join(lines, "\n"), "-") >= 4 && strings.Contains(lines[23], "quit") {
-				break
+			all := strings.Join(lines, "\n")
+			switch {
+			case len(lines) != 24 || !strings.HasPrefix(lines[0], "system3") || !strings.Contains(lines[23], "quit"):
+				problem = "the header is not on line 1 or the help bar not on line 24"
+			case zoomed && !strings.Contains(lines[23], "esc back"):
+				problem = "not zoomed"
+			case !zoomed && strings.Count(all, "Sessions ·") != 1:
+				problem = "the table title is not on screen exactly once"
+			default:
+				problem = ""
+				for i := range 4 {
+					if !zoomed && !strings.Contains(all, fmt.Sprintf("-%d:0.0", i)) {
+						problem = fmt.Sprintf("session %d is not listed", i)
+					}
+				}
+			}
+			if problem == "" {
+				return
 			}
 		}
-		all := strings.Join(lines, "\n")
-		if len(lines) != 24 || !strings.HasPrefix(lines[0], "system3") || !strings.Contains(lines[23], "quit") {
-			t.Fatalf("%s: the header is not on line 1 or the help bar not on line 24:\n%s", what, all)
-		}
-		// Every session's row is on screen once: no row was drawn twice
-		// by a line that wrapped.
-		for i := range 4 {
-			if n := strings.Count(all, fmt.Sprintf("-%d:0.0", i)); n < 1 {
-				t.Fatalf("%s: session %d is not listed:\n%s", what, i, all)
-			}
-		}
-		if n := strings.Count(all, "Sessions ·"); n != 1 {
-			t.Fatalf("%s: the table title is on screen %d times:\n%s", what, n, all)
-		}
+		t.Fatalf("%s: %s:\n%s", what, problem, strings.Join(lines, "\n"))
 	}
-	check("the table")
-	for _, k := range []string{"j", "j", "Enter", "Escape", "j", "Tab", "j"} {
-		if err := tmuxSendRaw(term, pane, k); err != nil {
+	check("the table", false)
+	for _, step := range []struct {
+		key    string
+		zoomed bool
+	}{{"j", false}, {"j", false}, {"Enter", true}, {"Escape", false}, {"j", false}, {"Tab", false}, {"j", false}} {
+		if err := tmuxSendRaw(term, pane, step.key); err != nil {
 			t.Fatal(err)
 		}
-		check("after " + k)
+		check("after "+step.key, step.zoomed)
 	}
 }
