@@ -133,6 +133,10 @@ type Dashboard struct {
 	// Templates are saved guidance messages offered by ctrl+t in the
 	// compose box.
 	Templates []Template `yaml:"templates"`
+	// TakeoverAfter is how long a dashboard attached to a daemon waits
+	// for a daemon that stopped answering before it runs the monitors
+	// itself (default 2s).
+	TakeoverAfter time.Duration `yaml:"takeover_after"`
 }
 
 // Template is one saved guidance message.
