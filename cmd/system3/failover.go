@@ -257,3 +257,13 @@ func (f *failover) Hook(ctx context.Context, ev hooks.Event) error {
 func (f *failover) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
 	return f.svc().Link(ctx, req)
 }
+
+// Task implements monitor.Service.
+func (f *failover) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	return f.svc().Task(ctx, req)
+}
+
+// Allow implements monitor.Service.
+func (f *failover) Allow(ctx context.Context, req monitor.AllowRequest) error {
+	return f.svc().Allow(ctx, req)
+}
