@@ -176,7 +176,7 @@ func newSession(t *testing.T, srv tmux.Server, name, command string) string {
 
 func tmuxDo(t *testing.T, srv tmux.Server, args ...string) {
 	t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"-S", srv.Path}, args...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(tmuxtest.Bin(), append([]string{"-S", srv.Path}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
 	}
 }

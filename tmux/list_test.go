@@ -348,3 +348,34 @@ func TestResizeWindow(t *testing.T) {
 		t.Fatalf("missing pane: err = %v, want ErrNotFound", err)
 	}
 }
+
+// TestTooOldTmux: a tmux older than 3.2 gets one sentence saying so, from
+// every command, and tmux -V runs once.
+func TestTooOldTmux(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	fake := filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\necho x >> " + count + "\n[ \"$*\" != \"${*%-V}\" ] && { echo 'tmux 3.1c'; exit 0; }\necho 'should not run' >&2; exit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := tmux.NewClient(tmux.Server{Path: filepath.Join(dir, "sock"), Bin: fake})
+	ctx := ctxFor(t, 10*time.Second)
+	for range 3 {
+		_, err := c.ListPanes(ctx)
+		if !errors.Is(err, tmux.ErrTooOld) {
+			t.Fatalf("ListPanes with tmux 3.1c: %v, want ErrTooOld", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "tmux 3.1c is too old: system3 needs tmux 3.2 or later") || strings.Count(msg, "\n") > 0 {
+			t.Errorf("message %q", msg)
+		}
+	}
+	if _, err := tmux.Attach(ctx, c.Server, "main", tmux.ConnOptions{}); !errors.Is(err, tmux.ErrTooOld) {
+		t.Errorf("Attach with tmux 3.1c: %v", err)
+	}
+	b, _ := os.ReadFile(count)
+	if n := strings.Count(string(b), "x"); n != 1 {
+		t.Errorf("tmux ran %d times, want once (tmux -V)", n)
+	}
+}

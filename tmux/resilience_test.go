@@ -35,9 +35,9 @@ case " $* " in
 		printf '%%begin\n%%begin x y z\n%%end 1 2 3\n%%error 9 9 9\n%%output\n%%output nopane data\n%%window-add\n%%no-such-notification a b\n%%session-renamed\n%%layout-change @1\n\\\\777\n'
 		( sleep 0.5; printf '%%begin 1 999999 1\n' ) &
 	fi
-	exec tmux "$@" ;;
+	exec "${SYSTEM3_TMUX:-tmux}" "$@" ;;
 esac
-exec tmux "$@"
+exec "${SYSTEM3_TMUX:-tmux}" "$@"
 `
 
 // A control client that reads garbage, and then a stray block that

@@ -227,7 +227,7 @@ func TestWatcherFallsBackToPolling(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	// A tmux whose control mode is broken, like one too old for -f ignore-size.
 	wrapper := filepath.Join(t.TempDir(), "tmux")
-	script := "#!/bin/sh\nfor a; do [ \"$a\" = -C ] && { echo 'unknown option -- C' >&2; exit 1; }; done\nexec tmux \"$@\"\n"
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = -C ] && { echo 'unknown option -- C' >&2; exit 1; }; done\nexec \"${SYSTEM3_TMUX:-tmux}\" \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,17 @@ const config = `set -g default-shell /bin/sh
 set -g history-limit 2000
 `
 
+// Bin is the tmux binary tests run: $SYSTEM3_TMUX (tmux.BinEnv) when set,
+// so the same tests can run against several tmux versions, else "tmux".
+// Every Server this package returns uses it too, through tmux.Server's own
+// default.
+func Bin() string {
+	if b := os.Getenv(tmux.BinEnv); b != "" {
+		return b
+	}
+	return "tmux"
+}
+
 // NewServer starts a private tmux server listening on a socket in a fresh
 // temporary directory, with one detached 80x24 session named "main" whose
 // pane runs command (/bin/sh when none is given; one element is a shell
@@ -47,7 +58,7 @@ func NewServer(t testing.TB, command ...string) tmux.Server {
 // creates a session) starts it; it is still killed when the test ends.
 func NewStoppedServer(t testing.TB) tmux.Server {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
+	if _, err := exec.LookPath(Bin()); err != nil {
 		// CI installs tmux, so there a missing tmux is a broken setup, not
 		// a reason to pass without testing anything.
 		if os.Getenv("CI") != "" {
@@ -118,7 +129,7 @@ func WaitControlClients(t testing.TB, s tmux.Server, n int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		out, err := exec.CommandContext(ctx, "tmux", "-S", s.Path, "list-clients", "-F", "#{client_control_mode}").Output()
+		out, err := exec.CommandContext(ctx, Bin(), "-S", s.Path, "list-clients", "-F", "#{client_control_mode}").Output()
 		cancel()
 		got := 0
 		for _, l := range strings.Fields(string(out)) {
