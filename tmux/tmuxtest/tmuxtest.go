@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -116,33 +115,5 @@ func Start(t testing.TB, s tmux.Server, command ...string) string {
 			t.Fatalf("start tmux test server: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// WaitControlClients waits until at least n control-mode clients are
-// attached to s: a system3 under test has finished attaching to the
-// sessions it found. Tests that create sessions while one attaches can
-// crash tmux up to at least 3.5 (a control client notified while it
-// identifies itself), so they wait for this first.
-func WaitControlClients(t testing.TB, s tmux.Server, n int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		out, err := exec.CommandContext(ctx, Bin(), "-S", s.Path, "list-clients", "-F", "#{client_control_mode}").Output()
-		cancel()
-		got := 0
-		for _, l := range strings.Fields(string(out)) {
-			if l == "1" {
-				got++
-			}
-		}
-		if err == nil && got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d control clients attached to %s after 30s, want %d (%v)", got, s.Path, n, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
