@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,7 @@ func TestListPanesSeesEverything(t *testing.T) {
 		PID: cp.PID, TTY: cp.TTY, Command: "sleep", Path: dir, Title: cp.Title,
 		Width: 100, Height: 30, CursorX: 9, CursorY: 4, Activity: cp.Activity, HistorySize: 0,
 	}
+	want.ServerPID, _ = strconv.Atoi(tmuxRun(t, srv, "display-message", "-p", "#{pid}"))
 	// The split halves the height: 30 = 14 + 1 (border) + 15.
 	want.Height = cp.Height
 	if cp != want {

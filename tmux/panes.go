@@ -35,6 +35,7 @@ type Pane struct {
 	AlternateOn  bool   // the alternate screen is active (full-screen apps)
 	Activity     time.Time
 	HistorySize  int // lines of scrollback above the visible screen
+	ServerPID    int // the tmux server's pid: a new one means the server was restarted
 }
 
 // Session is one tmux session.
@@ -101,6 +102,7 @@ var paneFields = []field{
 	{"alternate_on", false},
 	{"window_activity", false},
 	{"history_size", false},
+	{"pid", false},
 }
 
 var sessionFields = []field{
@@ -298,6 +300,7 @@ func parsePanes(out []byte) ([]Pane, error) {
 			AlternateOn:  r.bool(),
 			Activity:     r.time(),
 			HistorySize:  r.int(),
+			ServerPID:    r.int(),
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("pane %q: %w", p.ID, r.err)

@@ -67,7 +67,7 @@ func encodePaneAs(p Pane, vis bool) string {
 		b2i(p.WindowActive), fmt.Sprint(p.Index), b2i(p.Active), fmt.Sprint(p.PID), str(p.TTY),
 		str(p.Command), str(p.Path), str(p.Title), b2i(p.Dead), fmt.Sprint(p.DeadStatus),
 		fmt.Sprint(p.Width), fmt.Sprint(p.Height), fmt.Sprint(p.CursorX), fmt.Sprint(p.CursorY),
-		b2i(p.InMode), str(p.Mode), b2i(p.AlternateOn), act, fmt.Sprint(p.HistorySize),
+		b2i(p.InMode), str(p.Mode), b2i(p.AlternateOn), act, fmt.Sprint(p.HistorySize), fmt.Sprint(p.ServerPID),
 	}
 	return strings.Join(f, recordSep) + "\n"
 }

@@ -3,6 +3,7 @@ package tmux
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -95,8 +96,18 @@ func (s Server) run(ctx context.Context, op, target string, stdin []byte, args .
 	return s.exec(ctx, op, target, stdin, args...)
 }
 
-// exec is run without the version check.
+// exec is run without the version check. A client that exited but whose
+// output pipe stayed open past waitDelay (exec.ErrWaitDelay, seen on a
+// heavily loaded machine) may have lost output: it is run once more.
 func (s Server) exec(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
+	out, err := s.exec1(ctx, op, target, stdin, args...)
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		out, err = s.exec1(ctx, op, target, stdin, args...)
+	}
+	return out, err
+}
+
+func (s Server) exec1(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin(), s.clientArgv(args...)...)

@@ -466,10 +466,11 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 	ticker := time.NewTicker(w.opts.PollInterval)
 	defer ticker.Stop()
 	var (
-		prev    map[string]*paneTrack
-		topo    string
-		up      bool
-		lastErr string
+		prev      map[string]*paneTrack
+		topo      string
+		up        bool
+		lastErr   string
+		serverPID int
 	)
 	for {
 		panes, err := lister.ListPanes(ctx)
@@ -480,6 +481,16 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			return err
 		}
 		now := time.Now()
+		if err == nil && len(panes) > 0 && up && panes[0].ServerPID != serverPID {
+			// The server was killed and another started between two
+			// ticks: the same as seeing it gone, then back.
+			up, prev = false, nil
+			w.q.push(Event{Kind: EventDisconnected, Reason: "the tmux server was restarted"})
+		}
+		if err == nil && len(panes) == 0 {
+			// A server with no sessions exits; treat the gap as no server.
+			err = &Error{Op: "list-panes", Server: w.server.String(), Msg: "no sessions", Err: ErrNoServer}
+		}
 		switch {
 		case err != nil:
 			if s := err.Error(); s != lastErr {
@@ -491,7 +502,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
 			}
 		case !up:
-			up, lastErr = true, ""
+			up, lastErr, serverPID = true, "", panes[0].ServerPID
 			prev = make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
 				prev[p.ID] = &paneTrack{sig: sigOf(p)}
