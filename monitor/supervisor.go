@@ -484,28 +484,59 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	eng := s.rules.Load()
 	for c := range s.captures(ctx, panes) {
 		p := c.pane
-		in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
-		if !p.Dead {
-			if c.err != nil {
-				// The pane may have closed between listing and capture; the
-				// next rescan removes it.
-				s.cfg.Logger.Debug("capture", "pane", p.ID, "err", c.err)
-				continue
-			}
-			in.Screen = c.screen
-			// Look below the pane's process only when its foreground
-			// command is not an agent already (a wrapper, node, a shell).
-			if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
-				in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
+		if !p.Dead && c.err != nil {
+			// The pane may have closed between listing and capture; the
+			// next rescan removes it.
+			s.cfg.Logger.Debug("capture", "pane", p.ID, "err", c.err)
+			continue
+		}
+		res := s.classify(eng, p, c.screen)
+		if res.Rule == rules.RuleProcessGone && !p.Dead {
+			// The listing can be older than the capture: a pane listed
+			// while its shell was starting the agent shows the agent's
+			// screen with the shell's name. Before calling the agent gone,
+			// look at what the pane runs now.
+			if fresh, ok := s.paneNow(ctx, p.ID); ok && (fresh.Command != p.Command || fresh.PID != p.PID) {
+				p = fresh
+				res = s.classify(eng, p, c.screen)
 			}
 		}
-		res := eng.Classify(in)
 		s.apply(p.ID, res, s.withLink(p, s.probe(p, res.Agent)))
 	}
 	if ctx.Err() != nil {
 		return 0
 	}
 	return wait
+}
+
+// classify runs the rules on one pane's listing and screen.
+func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rules.Result {
+	in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
+	if !p.Dead {
+		in.Screen = screen
+		// Look below the pane's process only when its foreground
+		// command is not an agent already (a wrapper, node, a shell).
+		if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
+			in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
+		}
+	}
+	return eng.Classify(in)
+}
+
+// paneNow lists the panes again and returns p's current listing.
+func (s *Supervisor) paneNow(ctx context.Context, id string) (tmux.Pane, bool) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	panes, err := s.cfg.Tmux.ListPanes(cctx)
+	if err != nil {
+		return tmux.Pane{}, false
+	}
+	for _, p := range panes {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return tmux.Pane{}, false
 }
 
 // captureOrder orders dirty panes for capture: the pane whose last output

@@ -91,6 +91,9 @@ func Attach(ctx context.Context, s Server, session string, opts ConnOptions) (*C
 		finished:  make(chan struct{}),
 	}
 	op := "attach control client to session"
+	if err := s.CheckVersion(ctx); err != nil {
+		return nil, err
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, &Error{Op: op, Target: session, Server: s.String(), Err: err}

@@ -1,9 +1,28 @@
 // Package tmux is system3's only door to tmux: it lists and captures panes,
-// watches a server for changes through control-mode clients, sends text and
+// watches a server for changes by listing panes (Watcher), sends text and
 // keys into panes, and creates and kills sessions. Nothing else in system3
 // builds tmux argv.
 //
-// Facts about tmux 3.3 that shape this package (all checked against a real
+// Facts about tmux from 3.2 to 3.7c that shape this package:
+//
+//   - Every tmux server crash reachable from ordinary commands that system3
+//     has met needs a control-mode client attached: a notification
+//     deferred past kill-session (tmux/tmux#5243), a client notified while
+//     it identifies (#4980, #5004), run-shell output (#5570), popups
+//     (#5551). tmux notifies every control client of every session's
+//     changes, so even one client per server is exposed. The Watcher
+//     therefore attaches none by default; see WatcherOptions.Control.
+//   - tmux 3.4 and later print command output through vis(3): a control
+//     byte or a byte that is not UTF-8 becomes "\ooo" or a C escape, while a
+//     backslash is printed as it is. Listings use a printable separator,
+//     double backslashes in the format (s/// modifier) and read both forms
+//     with one decoder (see recordFormat).
+//   - Session names are stored escaped (':' and '.' become '_', control
+//     bytes octal, backslashes doubled), but window names given to
+//     new-session -n or new-window -n, pane_current_path and
+//     pane_current_command are not: they may hold any byte.
+//
+// Facts about tmux 3.3 and control mode (all checked against a real
 // server; the tests keep them true):
 //
 //   - A control-mode client (tmux -C attach -t SESSION) receives %output only
@@ -22,9 +41,7 @@
 //     attach command itself and hooks (after-* hooks run right after the
 //     command that fired them). Conn matches replies to commands in order
 //     using only flags-1 blocks.
-//   - Format values for names and titles are sanitized by tmux (control
-//     characters become octal escapes) but pane_current_path and
-//     pane_current_command are not: they may contain tabs, newlines or any
+//   - Values that may hold any byte can contain tabs, newlines or the
 //     separator. ListPanes therefore prefixes every string field with its
 //     byte length (#{n:...}) instead of trusting a separator.
 //   - send-keys -l and paste-buffer -r are byte-exact; paste-buffer -p only

@@ -85,6 +85,9 @@ func (s Server) execError(ctx context.Context, op, target string, err error, std
 	msg := strings.TrimSpace(string(stderr))
 	var exit *exec.ExitError
 	switch {
+	case errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil:
+		e.Msg = fmt.Sprintf("tmux exited but its output stayed open for %s; try again", waitDelay)
+		e.Err = err
 	case err != nil && !errors.As(err, &exit) && ctx.Err() == nil:
 		// The process never ran: exec.Error for a name not in $PATH,
 		// *fs.PathError for a missing or non-executable path.

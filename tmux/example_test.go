@@ -10,14 +10,13 @@ import (
 )
 
 // A supervisor watches a server, re-lists on resync and captures only the
-// panes that changed, using the watcher's control clients for the commands.
+// panes that changed. It polls; no control client is attached.
 func ExampleWatcher() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := tmux.Server{} // the user's default server
 	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	c := tmux.NewClient(srv)
-	c.Control = w // fast path; falls back to forking tmux
 
 	go func() {
 		if err := w.Run(ctx); err != nil {

@@ -92,7 +92,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // situations the package API deliberately does not offer.
 func tmuxRun(t *testing.T, s tmux.Server, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", s.Path}, args...)...).CombinedOutput()
+	out, err := exec.Command(tmuxtest.Bin(), append([]string{"-S", s.Path}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
 	}
@@ -255,7 +255,7 @@ var ctxDeadline = context.DeadlineExceeded
 // tmuxRunRaw is tmuxRun without trimming the output.
 func tmuxRunRaw(t *testing.T, s tmux.Server, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", s.Path}, args...)...).Output()
+	out, err := exec.Command(tmuxtest.Bin(), append([]string{"-S", s.Path}, args...)...).Output()
 	if err != nil {
 		t.Fatalf("tmux %s: %v", strings.Join(args, " "), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,7 @@ func TestListPanesSeesEverything(t *testing.T) {
 		PID: cp.PID, TTY: cp.TTY, Command: "sleep", Path: dir, Title: cp.Title,
 		Width: 100, Height: 30, CursorX: 9, CursorY: 4, Activity: cp.Activity, HistorySize: 0,
 	}
+	want.ServerPID, _ = strconv.Atoi(tmuxRun(t, srv, "display-message", "-p", "#{pid}"))
 	// The split halves the height: 30 = 14 + 1 (border) + 15.
 	want.Height = cp.Height
 	if cp != want {
@@ -383,5 +385,36 @@ func TestKeepDeadPane(t *testing.T) {
 	})
 	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{KeepDeadPane: true, Command: []string{"true"}}); err == nil {
 		t.Fatal("KeepDeadPane without a name was accepted")
+	}
+}
+
+// TestTooOldTmux: a tmux older than 3.2 gets one sentence saying so, from
+// every command, and tmux -V runs once.
+func TestTooOldTmux(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	fake := filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\necho x >> " + count + "\n[ \"$*\" != \"${*%-V}\" ] && { echo 'tmux 3.1c'; exit 0; }\necho 'should not run' >&2; exit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := tmux.NewClient(tmux.Server{Path: filepath.Join(dir, "sock"), Bin: fake})
+	ctx := ctxFor(t, 10*time.Second)
+	for range 3 {
+		_, err := c.ListPanes(ctx)
+		if !errors.Is(err, tmux.ErrTooOld) {
+			t.Fatalf("ListPanes with tmux 3.1c: %v, want ErrTooOld", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "tmux 3.1c is too old: system3 needs tmux 3.2 or later") || strings.Count(msg, "\n") > 0 {
+			t.Errorf("message %q", msg)
+		}
+	}
+	if _, err := tmux.Attach(ctx, c.Server, "main", tmux.ConnOptions{}); !errors.Is(err, tmux.ErrTooOld) {
+		t.Errorf("Attach with tmux 3.1c: %v", err)
+	}
+	b, _ := os.ReadFile(count)
+	if n := strings.Count(string(b), "x"); n != 1 {
+		t.Errorf("tmux ran %d times, want once (tmux -V)", n)
 	}
 }

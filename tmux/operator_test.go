@@ -111,7 +111,7 @@ func TestOperatorSwitchTo(t *testing.T) {
 }
 
 func tmuxOut(ctx context.Context, s tmux.Server, args ...string) (string, error) {
-	out, err := osexec.CommandContext(ctx, "tmux", append([]string{"-S", s.Path}, args...)...).Output()
+	out, err := osexec.CommandContext(ctx, tmuxtest.Bin(), append([]string{"-S", s.Path}, args...)...).Output()
 	return string(out), err
 }
 

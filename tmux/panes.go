@@ -35,6 +35,7 @@ type Pane struct {
 	AlternateOn  bool   // the alternate screen is active (full-screen apps)
 	Activity     time.Time
 	HistorySize  int // lines of scrollback above the visible screen
+	ServerPID    int // the tmux server's pid: a new one means the server was restarted
 }
 
 // Session is one tmux session.
@@ -49,15 +50,31 @@ type Session struct {
 // field is one tmux format variable in a record. String fields are written
 // as "<byte length>:<value>" because some values (pane_current_path,
 // pane_current_command) are not sanitized by tmux and may contain any byte,
-// including the separators.
+// including the separators and newlines.
 type field struct {
 	name string
 	str  bool
 }
 
-// recordSep separates fields; records end with '\n'. Only non-string fields
-// (numbers, ids, flags) are delimited by it, so it cannot be forged.
-const recordSep = '\x1f'
+// recordSep separates fields; records end with '\n'. It is printable
+// ASCII, so every tmux version prints it verbatim (3.4 and later print a
+// control byte such as \x1f in command output as the four characters
+// "\037"). Only non-string fields (numbers, ids, flags) are delimited by it,
+// so a value containing it cannot forge a field; it is three bytes so that a
+// value torn by a concurrent change is caught (see parseRecords).
+const recordSep = "|~|"
+
+// escapeBackslashes doubles every backslash in a string value, using the
+// s/// format modifier (tmux 2.9 and later). tmux 3.4 and later print command
+// output through vis(3) with VIS_OCTAL|VIS_CSTYLE|VIS_NOSLASH: a control byte
+// or a byte that is not valid UTF-8 becomes "\ooo" or "\n"-style, while a
+// backslash stays a single backslash, so "\037" in a path would read the
+// same as the byte 0x1f. With backslashes doubled by the format, the output
+// of every version is unambiguous, and one decoder (readValue) reads both:
+// 3.2 and 3.3 print other bytes raw, 3.4 and later escape them.
+// In the format, the pattern \\ is the regular expression for one
+// backslash, and in the replacement each \\ is one literal backslash.
+const escapeBackslashes = `s/\\/\\\\/:`
 
 var paneFields = []field{
 	{"pane_id", false},
@@ -85,6 +102,7 @@ var paneFields = []field{
 	{"alternate_on", false},
 	{"window_activity", false},
 	{"history_size", false},
+	{"pid", false},
 }
 
 var sessionFields = []field{
@@ -104,15 +122,55 @@ func recordFormat(fields []field) string {
 	var b strings.Builder
 	for i, f := range fields {
 		if i > 0 {
-			b.WriteByte(recordSep)
+			b.WriteString(recordSep)
 		}
 		if f.str {
-			fmt.Fprintf(&b, "#{n:%s}:#{%s}", f.name, f.name)
+			// The length is of the value itself, before any escaping.
+			fmt.Fprintf(&b, "#{n:%s}:#{%s%s}", f.name, escapeBackslashes, f.name)
 		} else {
 			fmt.Fprintf(&b, "#{%s}", f.name)
 		}
 	}
 	return b.String()
+}
+
+// readValue decodes one string value of n bytes starting at out[pos] and
+// returns it with the position after it. "\\" is a backslash (doubled by
+// the format); on tmux 3.4 and later "\ooo" and the C escapes \a \b \t \n
+// \v \f \r \s \0 are one byte each; any other byte stands for itself.
+func readValue(out []byte, pos, n int) (string, int, error) {
+	v := make([]byte, 0, n)
+	for len(v) < n {
+		if pos >= len(out) {
+			return "", pos, fmt.Errorf("value of %d bytes past end of output", n)
+		}
+		c := out[pos]
+		if c != '\\' || pos+1 >= len(out) {
+			v = append(v, c)
+			pos++
+			continue
+		}
+		d := out[pos+1]
+		if d >= '0' && d <= '3' && pos+3 < len(out) && isOctal(out[pos+2]) && isOctal(out[pos+3]) {
+			v = append(v, (d-'0')<<6|(out[pos+2]-'0')<<3|(out[pos+3]-'0'))
+			pos += 4
+			continue
+		}
+		if e, ok := cEscapes[d]; ok {
+			v = append(v, e)
+			pos += 2
+			continue
+		}
+		// A lone backslash (not produced by the format): keep it.
+		v = append(v, c)
+		pos++
+	}
+	return string(v), pos, nil
+}
+
+// cEscapes are vis(3)'s VIS_CSTYLE escapes, and the doubled backslash.
+var cEscapes = map[byte]byte{
+	'\\': '\\', 'a': '\a', 'b': '\b', 't': '\t', 'n': '\n', 'v': '\v', 'f': '\f', 'r': '\r', 's': ' ', '0': 0,
 }
 
 // parseRecords splits tmux output made with recordFormat into records of
@@ -137,23 +195,25 @@ func parseRecords(out []byte, fields []field) ([][]string, error) {
 				if n > len(out)-pos {
 					return nil, fmt.Errorf("record %d field %s: length %d past end of output", len(recs)+1, f.name, n)
 				}
-				rec[i] = string(out[pos : pos+n])
-				pos += n
+				rec[i], pos, err = readValue(out, pos, n)
+				if err != nil {
+					return nil, fmt.Errorf("record %d field %s: %w", len(recs)+1, f.name, err)
+				}
 			} else {
 				end := pos
-				for end < len(out) && out[end] != recordSep && out[end] != '\n' {
+				for end < len(out) && out[end] != '\n' && !bytes.HasPrefix(out[end:], []byte(recordSep)) {
 					end++
 				}
 				rec[i] = string(out[pos:end])
 				pos = end
 			}
-			// The byte after each value must be the separator (or the end of
+			// What follows each value must be the separator (or the end of
 			// the record): this catches a value that changed between tmux
 			// expanding its length and expanding it (a process changing
 			// directory mid-listing) instead of misreading every later field.
-			want := byte(recordSep)
+			want := recordSep
 			if last {
-				want = '\n'
+				want = "\n"
 			}
 			if pos >= len(out) {
 				if last {
@@ -161,10 +221,10 @@ func parseRecords(out []byte, fields []field) ([][]string, error) {
 				}
 				return nil, fmt.Errorf("record %d: truncated after %s", len(recs)+1, f.name)
 			}
-			if out[pos] != want {
+			if !bytes.HasPrefix(out[pos:], []byte(want)) {
 				return nil, fmt.Errorf("record %d: unexpected %q after %s", len(recs)+1, out[pos], f.name)
 			}
-			pos++
+			pos += len(want)
 		}
 		recs = append(recs, rec)
 	}
@@ -240,6 +300,7 @@ func parsePanes(out []byte) ([]Pane, error) {
 			AlternateOn:  r.bool(),
 			Activity:     r.time(),
 			HistorySize:  r.int(),
+			ServerPID:    r.int(),
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("pane %q: %w", p.ID, r.err)

@@ -35,9 +35,9 @@ case " $* " in
 		printf '%%begin\n%%begin x y z\n%%end 1 2 3\n%%error 9 9 9\n%%output\n%%output nopane data\n%%window-add\n%%no-such-notification a b\n%%session-renamed\n%%layout-change @1\n\\\\777\n'
 		( sleep 0.5; printf '%%begin 1 999999 1\n' ) &
 	fi
-	exec tmux "$@" ;;
+	exec "${SYSTEM3_TMUX:-tmux}" "$@" ;;
 esac
-exec tmux "$@"
+exec "${SYSTEM3_TMUX:-tmux}" "$@"
 `
 
 // A control client that reads garbage, and then a stray block that
@@ -63,7 +63,7 @@ func TestResilienceControlClientGarbage(t *testing.T) {
 	}
 	p := pane[0].ID
 
-	w := tmux.NewWatcher(gs, tmux.WatcherOptions{OutputBytes: 1 << 12})
+	w := tmux.NewWatcher(gs, tmux.WatcherOptions{Control: true, OutputBytes: 1 << 12})
 	c := tmux.NewClient(gs)
 	c.Control = w
 	evs := collect(w)
@@ -115,7 +115,7 @@ func TestResilienceControlClientEOF(t *testing.T) {
 		t.Fatalf("ListPanes = %v, %v", panes, err)
 	}
 	p := panes[0].ID
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{OutputBytes: 1 << 12})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true, OutputBytes: 1 << 12})
 	evs := collect(w)
 	stop := runWatcher(t, w)
 	evs.await(t, 10*time.Second, "the first resync", kind(tmux.EventResync))
@@ -156,7 +156,7 @@ func TestResiliencePaneKilledMidCapture(t *testing.T) {
 		// Each pane keeps writing, so every capture has work to do.
 		victims = append(victims, newWindow(t, c, "while :; do echo line $$ $(date +%N); done"))
 	}
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true})
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 10*time.Second, "the first resync", kind(tmux.EventResync))
@@ -231,7 +231,7 @@ func TestResilienceNoUTF8Locale(t *testing.T) {
 	t.Setenv("LC_CTYPE", "C")
 	t.Setenv("LANG", "C")
 	ctx := ctxFor(t, 30*time.Second)
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true})
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 10*time.Second, "the first resync", kind(tmux.EventResync))

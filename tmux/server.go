@@ -3,6 +3,8 @@ package tmux
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -22,7 +24,7 @@ const waitDelay = time.Second
 type Server struct {
 	Name    string        // -L socket name; ignored when Path is set
 	Path    string        // -S socket path
-	Bin     string        // tmux binary; "tmux" (looked up in $PATH) when empty
+	Bin     string        // tmux binary; $SYSTEM3_TMUX, else "tmux" (looked up in $PATH), when empty
 	Timeout time.Duration // deadline for each invocation; DefaultTimeout when zero
 	// Config is passed as -f to commands that may start the server
 	// (NewSession). Empty means tmux's usual configuration files. Tests set
@@ -42,11 +44,18 @@ func (s Server) String() string {
 	return "default tmux server"
 }
 
+// BinEnv names the environment variable that chooses the tmux binary for
+// every Server whose Bin is empty: a path, or a name looked up in $PATH.
+const BinEnv = "SYSTEM3_TMUX"
+
 func (s Server) bin() string {
-	if s.Bin == "" {
-		return "tmux"
+	if s.Bin != "" {
+		return s.Bin
 	}
-	return s.Bin
+	if b := os.Getenv(BinEnv); b != "" {
+		return b
+	}
+	return "tmux"
 }
 
 func (s Server) timeout() time.Duration {
@@ -77,9 +86,28 @@ func (s Server) clientArgv(args ...string) []string {
 	return s.argv(append([]string{"-u"}, args...)...)
 }
 
-// run forks one tmux client with the server's deadline. op and target only
+// run forks one tmux client with the server's deadline, once the tmux
+// binary is known to be recent enough (CheckVersion). op and target only
 // label errors. stdin, when non-nil, is fed to the client (load-buffer -).
 func (s Server) run(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
+	if err := s.CheckVersion(ctx); err != nil {
+		return nil, err
+	}
+	return s.exec(ctx, op, target, stdin, args...)
+}
+
+// exec is run without the version check. A client that exited but whose
+// output pipe stayed open past waitDelay (exec.ErrWaitDelay, seen on a
+// heavily loaded machine) may have lost output: it is run once more.
+func (s Server) exec(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
+	out, err := s.exec1(ctx, op, target, stdin, args...)
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		out, err = s.exec1(ctx, op, target, stdin, args...)
+	}
+	return out, err
+}
+
+func (s Server) exec1(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin(), s.clientArgv(args...)...)
@@ -99,7 +127,7 @@ func (s Server) run(ctx context.Context, op, target string, stdin []byte, args .
 // Version reports the tmux binary's version string, such as "tmux 3.3a". It
 // does not need a running server.
 func (s Server) Version(ctx context.Context) (string, error) {
-	out, err := s.run(ctx, "version", "", nil, "-V")
+	out, err := s.exec(ctx, "version", "", nil, "-V")
 	if err != nil {
 		return "", err
 	}

@@ -185,3 +185,29 @@ func TestLockPaneSerialisesAndCleansUp(t *testing.T) {
 		t.Errorf("%d pane locks left behind", n)
 	}
 }
+
+func TestParseVersion(t *testing.T) {
+	for _, c := range []struct {
+		in           string
+		major, minor int
+		known, ok    bool
+	}{
+		{"tmux 3.3a", 3, 3, true, true},
+		{"tmux 3.5a\n", 3, 5, true, true},
+		{"tmux 3.2", 3, 2, true, true},
+		{"tmux 3.1c", 3, 1, true, true},
+		{"tmux 2.9a", 2, 9, true, true},
+		{"tmux 3.7c", 3, 7, true, true},
+		{"tmux 10.0", 10, 0, true, true},
+		{"tmux next-3.6", 3, 6, true, true},
+		{"tmux master", 0, 0, false, true},
+		{"tmux openbsd-7.5", 0, 0, false, true},
+		{"screen 4", 0, 0, false, false},
+		{"tmux x.y", 0, 0, false, false},
+	} {
+		major, minor, known, ok := ParseVersion(c.in)
+		if major != c.major || minor != c.minor || known != c.known || ok != c.ok {
+			t.Errorf("ParseVersion(%q) = %d %d %v %v, want %d %d %v %v", c.in, major, minor, known, ok, c.major, c.minor, c.known, c.ok)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func TestWatcherEvents(t *testing.T) {
 	}
 	first := panes[0].ID
 
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{OutputBytes: 1 << 16})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true, OutputBytes: 1 << 16})
 	evs := collect(w)
 	stop := runWatcher(t, w)
 	evs.await(t, 5*time.Second, "initial resync", kind(tmux.EventResync))
@@ -145,7 +145,7 @@ func TestWatcherSurvivesServerRestart(t *testing.T) {
 	ctx := ctxFor(t, 30*time.Second)
 
 	// Started before any server exists: it waits, cheaply, without failing.
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{OutputBytes: 1024})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true, OutputBytes: 1024})
 	evs := collect(w)
 	stop := runWatcher(t, w)
 	time.Sleep(300 * time.Millisecond)
@@ -184,7 +184,7 @@ func TestWatcherQuickRestart(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	c := tmux.NewClient(srv)
 	ctx := ctxFor(t, 30*time.Second)
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true})
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
@@ -227,12 +227,12 @@ func TestWatcherFallsBackToPolling(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	// A tmux whose control mode is broken, like one too old for -f ignore-size.
 	wrapper := filepath.Join(t.TempDir(), "tmux")
-	script := "#!/bin/sh\nfor a; do [ \"$a\" = -C ] && { echo 'unknown option -- C' >&2; exit 1; }; done\nexec tmux \"$@\"\n"
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = -C ] && { echo 'unknown option -- C' >&2; exit 1; }; done\nexec \"${SYSTEM3_TMUX:-tmux}\" \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	srv.Bin = wrapper
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{PollInterval: 100 * time.Millisecond})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true, PollInterval: 100 * time.Millisecond})
 	evs := collect(w)
 	runWatcher(t, w)
 	ev := evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
@@ -246,7 +246,7 @@ func TestWatcherSlowConsumer(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	c := tmux.NewClient(srv)
 	ctx := ctxFor(t, 30*time.Second)
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Buffer: 8, OutputBytes: 100})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true, Buffer: 8, OutputBytes: 100})
 	runWatcher(t, w)
 	// Nobody reads while a pane floods and windows come and go.
 	panes, _ := c.ListPanes(ctx)
@@ -470,7 +470,7 @@ func TestWatcherClientMovedToAnotherSession(t *testing.T) {
 	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "doomed"}); err != nil {
 		t.Fatal(err)
 	}
-	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{Control: true})
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
@@ -480,4 +480,57 @@ func TestWatcherClientMovedToAnotherSession(t *testing.T) {
 	}
 	evs.await(t, 5*time.Second, "sessions-changed", kind(tmux.EventSessionsChanged))
 	waitFor(t, 5*time.Second, "one client", func() bool { return w.Clients() == 1 && controlClients(t, srv) == 1 })
+}
+
+// TestWatcherDefaultPollsAndSettles: the default Watcher attaches no
+// control client; a pane that keeps printing is reported about once per
+// BusyGap, and a pane that stops printing is reported within a tick or two
+// of its last change, however recently it was reported (a prompt drawn
+// after streaming output).
+func TestWatcherDefaultPollsAndSettles(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "sh", "-c", "i=0; while [ $i -lt 30 ]; do echo line $i; i=$((i+1)); sleep 0.1; done; echo PROMPT; exec sleep 600")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 30*time.Second)
+	panes, err := c.ListPanes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pane := panes[0].ID
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{PollInterval: 50 * time.Millisecond, BusyGap: time.Second, Settle: 300 * time.Millisecond})
+	evs := collect(w)
+	runWatcher(t, w)
+	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
+
+	var times []time.Time
+	deadline := time.After(15 * time.Second)
+	for {
+		var ev tmux.Event
+		select {
+		case ev = <-evs.ch:
+		case <-deadline:
+			t.Fatalf("the pane never settled on its prompt; reported at %v", times)
+		}
+		if ev.Kind != tmux.EventOutput || ev.PaneID != pane {
+			continue
+		}
+		times = append(times, time.Now())
+		text, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(text, "PROMPT") {
+			break
+		}
+	}
+	// Three seconds of output, 30 changes: reported a few times, not 30.
+	if len(times) > 8 {
+		t.Errorf("a busy pane was reported %d times in 3s (busy gap 1s)", len(times))
+	}
+	if n := controlClients(t, srv); n != 0 {
+		t.Errorf("the default Watcher attached %d control clients", n)
+	}
+	if n := w.Clients(); n != 0 {
+		t.Errorf("Clients() = %d", n)
+	}
 }

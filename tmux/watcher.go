@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,15 +17,34 @@ const (
 	maxBackoff      = time.Second
 	recheckInterval = 10 * time.Second
 	defaultBuffer   = 4096
-	defaultPoll     = time.Second
+	defaultPoll     = 100 * time.Millisecond
+	defaultBusyGap  = time.Second
+	defaultSettle   = 200 * time.Millisecond
 )
 
-// WatcherOptions configures a Watcher. The zero value is ready to use.
+// WatcherOptions configures a Watcher. The zero value is ready to use: it
+// polls, with no control-mode client.
 type WatcherOptions struct {
-	// Poll disables control mode and polls with list-panes instead.
+	// Control watches through control-mode clients, one per session,
+	// instead of polling. tmux servers up to at least 3.7c crash on
+	// ordinary commands while a control client is attached (a window
+	// selected and its session killed in one command list, tmux/tmux#5243;
+	// a session created while a control client identifies, #4980;
+	// run-shell output, #5570; popups, #5551), so system3 never sets it;
+	// it is kept to measure that exposure.
+	Control bool
+	// Poll is the default and is kept for callers that set it.
 	Poll bool
-	// PollInterval is the polling period (default 1s).
+	// PollInterval is the polling period (default 100ms): one list-panes
+	// per tick.
 	PollInterval time.Duration
+	// BusyGap is how often, at most, a pane that keeps changing is
+	// reported (default 1s). A pane is reported at once when it changes
+	// after a quiet spell of BusyGap, and once it has stopped changing for
+	// Settle (default 200ms, longer than a spinner's frame): a prompt drawn
+	// after streaming output is reported about Settle after it is drawn.
+	BusyGap time.Duration
+	Settle  time.Duration
 	// Buffer is how many events may wait for the consumer before they are
 	// replaced by one EventResync (default 4096).
 	Buffer int
@@ -36,10 +57,16 @@ type WatcherOptions struct {
 	Logger *slog.Logger
 }
 
-// Watcher reports changes on every session of a tmux server without
-// polling: it keeps one control-mode client per session (tmux sends a
-// client %output only for its own session's panes), attaches to sessions
-// as they appear, and survives the server going away and coming back.
+// Watcher reports changes on every session of a tmux server, and survives
+// the server going away and coming back.
+//
+// By default it polls: one list-panes -a every PollInterval, comparing each
+// pane's signature (window activity, cursor, history size, size, mode,
+// title, command, liveness) with the last tick's, and no control-mode
+// client is ever attached, because tmux's crashes reachable from ordinary
+// commands need one (see WatcherOptions.Control). With Control set it keeps
+// one control-mode client per session instead (tmux sends a client %output
+// only for its own session's panes) and attaches to sessions as they appear.
 //
 // Events arrive on Events. EventUnlinkedWindowAdd and ...Close are reported
 // as EventWindowAdd and EventWindowClose: "unlinked" only says which of
@@ -76,6 +103,12 @@ func NewWatcher(s Server, opts WatcherOptions) *Watcher {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPoll
 	}
+	if opts.BusyGap <= 0 {
+		opts.BusyGap = defaultBusyGap
+	}
+	if opts.Settle <= 0 {
+		opts.Settle = defaultSettle
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -110,10 +143,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}()
 
 	var err error
-	if w.opts.Poll {
-		err = w.poll(ctx, "control mode disabled")
-	} else {
+	if w.opts.Control && !w.opts.Poll {
 		err = w.control(ctx)
+	} else {
+		err = w.poll(ctx, "no control-mode client")
 	}
 	w.closeAll()
 	cancel()
@@ -397,39 +430,66 @@ func (w *Watcher) Command(ctx context.Context, args ...string) ([]string, error)
 	return conn.Command(ctx, args...)
 }
 
-// paneSig is what the polling fallback compares between ticks.
+// paneSig is what polling compares between ticks. window_activity has
+// one-second resolution, so a change that moves nothing else (text
+// rewritten in place, the cursor back where it was) is seen up to a second
+// late.
 type paneSig struct {
 	activity          int64
 	cx, cy, w, h, hst int
-	dead, inMode      bool
+	dead, inMode, alt bool
 	title, command    string
 }
 
 func sigOf(p Pane) paneSig {
 	return paneSig{
 		activity: p.Activity.Unix(), cx: p.CursorX, cy: p.CursorY, w: p.Width, h: p.Height,
-		hst: p.HistorySize, dead: p.Dead, inMode: p.InMode, title: p.Title, command: p.Command,
+		hst: p.HistorySize, dead: p.Dead, inMode: p.InMode, alt: p.AlternateOn, title: p.Title, command: p.Command,
 	}
 }
 
-// poll is the fallback loop: one list-panes per tick, never overlapping
-// (the next tick waits for this one), no captures.
+// paneTrack is what polling remembers of a pane between ticks.
+type paneTrack struct {
+	sig      paneSig
+	reported time.Time // last EventOutput for it
+	changed  time.Time // last tick that saw it change
+	held     bool      // changed since reported, not reported yet
+}
+
+// poll is the polling loop: one list-panes per tick, never overlapping
+// (the next tick waits for this one), no captures, no control client. A
+// pane that changes is reported at once unless it was reported less than
+// BusyGap ago; then it is reported when it has not changed for Settle, or
+// when BusyGap has passed.
 func (w *Watcher) poll(ctx context.Context, why string) error {
 	lister := &Client{Server: w.server}
 	ticker := time.NewTicker(w.opts.PollInterval)
 	defer ticker.Stop()
 	var (
-		prev    map[string]paneSig
-		up      bool
-		lastErr string
+		prev      map[string]*paneTrack
+		topo      string
+		up        bool
+		lastErr   string
+		serverPID int
 	)
 	for {
 		panes, err := lister.ListPanes(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if isExecError(err) {
+		if isExecError(err) || errors.Is(err, ErrTooOld) {
 			return err
+		}
+		now := time.Now()
+		if err == nil && len(panes) > 0 && up && panes[0].ServerPID != serverPID {
+			// The server was killed and another started between two
+			// ticks: the same as seeing it gone, then back.
+			up, prev = false, nil
+			w.q.push(Event{Kind: EventDisconnected, Reason: "the tmux server was restarted"})
+		}
+		if err == nil && len(panes) == 0 {
+			// A server with no sessions exits; treat the gap as no server.
+			err = &Error{Op: "list-panes", Server: w.server.String(), Msg: "no sessions", Err: ErrNoServer}
 		}
 		switch {
 		case err != nil:
@@ -442,26 +502,43 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
 			}
 		case !up:
-			up, lastErr = true, ""
-			prev = make(map[string]paneSig, len(panes))
+			up, lastErr, serverPID = true, "", panes[0].ServerPID
+			prev = make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
-				prev[p.ID] = sigOf(p)
+				prev[p.ID] = &paneTrack{sig: sigOf(p)}
 			}
+			topo = topologyOf(panes)
+			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes))
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
-			cur := make(map[string]paneSig, len(panes))
-			topology := len(panes) != len(prev)
+			cur := make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
 				s := sigOf(p)
-				cur[p.ID] = s
-				old, ok := prev[p.ID]
+				tr, ok := prev[p.ID]
 				if !ok {
-					topology = true
-				} else if old != s {
+					cur[p.ID] = &paneTrack{sig: s}
+					continue
+				}
+				cur[p.ID] = tr
+				changed := tr.sig != s
+				tr.sig = s
+				if changed {
+					tr.changed = now
+				}
+				switch {
+				case changed && now.Sub(tr.reported) >= w.opts.BusyGap,
+					tr.held && now.Sub(tr.changed) >= w.opts.Settle,
+					tr.held && now.Sub(tr.reported) >= w.opts.BusyGap:
+					tr.reported, tr.held = now, false
 					w.q.push(Event{Kind: EventOutput, PaneID: p.ID})
+				case changed:
+					tr.held = true
 				}
 			}
-			if topology {
+			// Sessions, windows and panes come and go, are renamed or
+			// moved: the consumer lists panes again.
+			if t := topologyOf(panes); t != topo {
+				topo = t
 				w.q.push(Event{Kind: EventSessionsChanged})
 			}
 			prev = cur
@@ -472,6 +549,39 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		case <-ticker.C:
 		}
 	}
+}
+
+// topologyOf sums up where every pane is: a change means sessions,
+// windows or panes were added, removed, renamed or moved.
+func topologyOf(panes []Pane) string {
+	var b strings.Builder
+	for _, p := range panes {
+		b.WriteString(p.ID)
+		b.WriteByte(0)
+		b.WriteString(p.SessionID)
+		b.WriteByte(0)
+		b.WriteString(p.SessionName)
+		b.WriteByte(0)
+		b.WriteString(p.WindowID)
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(p.WindowIndex))
+		b.WriteByte(0)
+		b.WriteString(p.WindowName)
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatBool(p.WindowActive))
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatBool(p.Active))
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+func countSessions(panes []Pane) int {
+	seen := map[string]bool{}
+	for _, p := range panes {
+		seen[p.SessionID] = true
+	}
+	return len(seen)
 }
 
 // wait sleeps for d, or until kicked; false means ctx is done.

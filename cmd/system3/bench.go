@@ -32,7 +32,7 @@ private state dir and MCP port, and measure:
 
   - detection latency: prompt drawn in a pane → the wake printed by a
     system3 wait and returned by an MCP wait_for_wake caller (p50/p95/p99);
-  - CPU (user+system of serve and its tmux control clients) with the
+  - CPU (user+system of serve and the tmux clients it forks) with the
     workload running and with every pane idle, and peak RSS (VmHWM);
   - MCP status latency and throughput with 1, 10 and 100 concurrent clients
     calling back to back, and latency with each calling once a second

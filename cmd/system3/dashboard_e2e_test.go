@@ -149,7 +149,7 @@ func tmuxSendRaw(c *tmux.Client, pane, key string) error {
 }
 
 func osexecTmux(s tmux.Server, args ...string) error {
-	return exec.Command("tmux", append([]string{"-S", s.Path}, args...)...).Run()
+	return exec.Command(tmuxtest.Bin(), append([]string{"-S", s.Path}, args...)...).Run()
 }
 
 // hostileText holds characters whose width tmux (wcwidth), grapheme rules

@@ -118,7 +118,6 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			})
 
 			// The monitors are the dashboard's now: a new prompt wakes.
-			tmuxtest.WaitControlClients(t, srv, 1)
 			startSession(t, srv, "ask", fmt.Sprintf("cat %s; exec sleep 600", captureFile(t, "permission_bash.txt")))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

@@ -279,9 +279,6 @@ func TestMCPWithSDK(t *testing.T) {
 		if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "already monitors state dir") {
 			t.Errorf("second serve: %v\n%s", err, out)
 		}
-		// serve attaches to main, inbox and orch-stdio before a session is
-		// created beside it (see tmuxtest.WaitControlClients).
-		tmuxtest.WaitControlClients(t, srv, 3)
 		nodeEnv := append(env, "MCP_MODE=http", "MCP_URL="+url, "MCP_TOKEN="+strings.TrimSpace(string(token)),
 			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-http", "EXPECT_PROGRESS=1")
 		promptLater(t, "orch-http")

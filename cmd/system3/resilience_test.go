@@ -164,11 +164,12 @@ func startSession(t *testing.T, srv tmux.Server, name, command string) {
 // reported in the log, and appending resumes after it without damage.
 func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	// Each pane shows a permission prompt, then work, a few times a second:
+	// Each pane shows a permission prompt, then work, every 1.1 s (the
+	// watcher reports a pane that keeps changing about once a second):
 	// an awaiting_input wake raised and cleared per cycle. awk runs the
 	// loop so the pane's command is not a shell (a shell in front of an
 	// agent's last screen means the agent exited).
-	flip := fmt.Sprintf(`exec awk 'BEGIN { while (1) system("clear; cat %s; sleep 0.25; clear; cat %s; sleep 0.25") }'`,
+	flip := fmt.Sprintf(`exec awk 'BEGIN { while (1) system("clear; cat %s; sleep 1.1; clear; cat %s; sleep 1.1") }'`,
 		captureFile(t, "permission_bash.txt"), captureFile(t, "working_spinner_streaming.txt"))
 	for i := range 8 {
 		startSession(t, srv, fmt.Sprintf("flip-%d", i), flip)

@@ -24,6 +24,17 @@ const config = `set -g default-shell /bin/sh
 set -g history-limit 2000
 `
 
+// Bin is the tmux binary tests run: $SYSTEM3_TMUX (tmux.BinEnv) when set,
+// so the same tests can run against several tmux versions, else "tmux".
+// Every Server this package returns uses it too, through tmux.Server's own
+// default.
+func Bin() string {
+	if b := os.Getenv(tmux.BinEnv); b != "" {
+		return b
+	}
+	return "tmux"
+}
+
 // NewServer starts a private tmux server listening on a socket in a fresh
 // temporary directory, with one detached 80x24 session named "main" whose
 // pane runs command (/bin/sh when none is given; one element is a shell
@@ -49,7 +60,7 @@ func NewServer(t testing.TB, command ...string) tmux.Server {
 // creates a session) starts it; it is still killed when the test ends.
 func NewStoppedServer(t testing.TB) tmux.Server {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
+	if _, err := exec.LookPath(Bin()); err != nil {
 		// CI installs tmux, so there a missing tmux is a broken setup, not
 		// a reason to pass without testing anything.
 		if os.Getenv("CI") != "" {
@@ -113,34 +124,6 @@ func Start(t testing.TB, s tmux.Server, command ...string) string {
 	}
 }
 
-// WaitControlClients waits until at least n control-mode clients are
-// attached to s: a system3 under test has finished attaching to the
-// sessions it found. Tests that create sessions while one attaches can
-// crash tmux up to at least 3.5 (a control client notified while it
-// identifies itself), so they wait for this first.
-func WaitControlClients(t testing.TB, s tmux.Server, n int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		out, err := exec.CommandContext(ctx, "tmux", "-S", s.Path, "list-clients", "-F", "#{client_control_mode}").Output()
-		cancel()
-		got := 0
-		for _, l := range strings.Fields(string(out)) {
-			if l == "1" {
-				got++
-			}
-		}
-		if err == nil && got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d control clients attached to %s after 30s, want %d (%v)", got, s.Path, n, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // Widths asks the tmux server s how many cells it gives each string (the
 // `#{w:}` format, which measures with the same code tmux uses to draw), so
 // tests can check their width arithmetic against tmux's own. The strings
@@ -166,7 +149,7 @@ func Widths(t testing.TB, s tmux.Server, strs []string) []int {
 		args = append(args, "display-message", "-p", strings.Join(formats, " "))
 		argv := append([]string{"-u", "-S", s.Path}, args...)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, "tmux", argv...)
+		cmd := exec.CommandContext(ctx, Bin(), argv...)
 		cmd.WaitDelay = time.Second
 		b, err := cmd.Output()
 		cancel()

@@ -154,7 +154,8 @@ type Size struct {
 	// with the workload streaming and with every pane idle.
 	CPU Pair[float64] `json:"cpu_pct"`
 	// CPUServe is the part of system3's streaming CPU used by the serve
-	// process itself; the rest is its control-mode tmux clients.
+	// process itself, with the tmux commands it forked and reaped; the
+	// rest is tmux clients still running when measured.
 	CPUServe float64       `json:"cpu_serve_process_pct"`
 	CPUIdle  Pair[float64] `json:"cpu_idle_pct"`
 	// TmuxCPU is the CPU of the tmux server and every process under it

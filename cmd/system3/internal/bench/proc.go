@@ -48,8 +48,8 @@ func readStat(pid int) (procStat, error) {
 }
 
 // treeCPU is the CPU time (user+system) used so far by pid and every
-// process below it, living or reaped. The supervisor's control-mode tmux
-// clients and forked commands count as its own.
+// process below it, living or reaped. The tmux commands the supervisor
+// forks count as its own.
 func treeCPU(pid int) (time.Duration, error) {
 	root, err := readStat(pid)
 	if err != nil {

@@ -58,7 +58,7 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			ratio(s.DetectMCP.P95, s.DetectBaseline.P95), s.Prompts.System3, s.MissedWait, s.MissedMCP, s.Prompts.Baseline, s.MissedBaseline)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Supervisor cost (system3: the `serve` process and its control-mode tmux clients; baseline: the poller and every `tmux` it forks). CPU in % of one core:")
+	fmt.Fprintln(w, "Supervisor cost (system3: the `serve` process and every tmux client it runs or forks; baseline: the poller and every `tmux` it forks). CPU in % of one core:")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| panes | CPU streaming: system3 / baseline (ratio) | CPU all idle: system3 / baseline (ratio) | tmux server CPU: system3 / baseline (ratio) | peak RSS MiB: system3 / baseline (ratio) |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
@@ -71,8 +71,8 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	}
 	fmt.Fprintln(w)
 	for _, s := range r.Sizes {
-		fmt.Fprintf(w, "- %d panes, streaming: system3's %s %% is %s %% in the serve process and %s %% in its %d control-mode tmux clients.\n",
-			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(max(0, s.CPU.System3-s.CPUServe)), s.Panes)
+		fmt.Fprintf(w, "- %d panes, streaming: system3's %s %% is %s %% in the serve process with the tmux commands it forked and reaped, and %s %% in tmux clients still running.\n",
+			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(max(0, s.CPU.System3-s.CPUServe)))
 	}
 	for _, s := range r.Sizes {
 		if s.RSSAfterLoad > 0 {

@@ -109,13 +109,9 @@ func (s *serveProc) stop() error {
 	}
 }
 
-// waitWatching waits until serve has a control client on every session of
-// the workload (its watcher logs "tmux: watching" once it attached to the
-// sessions it found): until then a session's prompts are seen only by the
-// periodic listing, and the measurement would time serve's start-up. It
-// reads serve's log rather than asking tmux: tmux 3.3 can crash when a
-// client connects while control clients attach (see tmux.Watcher), and
-// polling list-clients during the attaches did crash it once.
+// waitWatching waits until serve watches every session of the workload
+// (its watcher logs "tmux: watching" with the sessions it found), so the
+// measurement does not time serve's start-up. It reads serve's log.
 func (s *serveProc) waitWatching(ctx context.Context, w *Workload, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	re := regexp.MustCompile(`msg="tmux: watching".* sessions=(\d+)`)
