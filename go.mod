@@ -11,6 +11,7 @@ require (
 	github.com/charmbracelet/x/exp/teatest v0.0.0-20251215102626-e0db08df7383
 	github.com/charmbracelet/x/term v0.2.2
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mattn/go-runewidth v0.0.19
 	github.com/muesli/termenv v0.16.0

@@ -87,6 +87,13 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
+	// Desktop notifications and pushes come from the process that runs the
+	// monitors: an attached dashboard leaves them to the daemon.
+	if !attached {
+		if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, n.reasons, problemReporter(svc, a)); err != nil {
+			return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		}
+	}
 	status, err := a.dashboardMCP(gctx, g, svc)
 	if err != nil {
 		return err

@@ -76,9 +76,13 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	defer a.release(stop)
 
 	// A headless daemon has no terminal to ring or tmux client to show a
-	// message on; the notification command is how it tells someone.
+	// message on; the notification command, desktop notifications and
+	// pushes are how it tells someone.
 	n, err := newNotifier(a.settings.File.Notify.Reasons, a.settings.File.Notify.Command, nil, a.log)
 	if err != nil {
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a)); err != nil {
 		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
