@@ -132,6 +132,9 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 		return nil, err
 	}
+	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
+		return nil, err
+	}
 	closeCoach := a.withCoach(ctx, &set.opts, svc)
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {

@@ -104,6 +104,9 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
 		return err
 	}
+	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
+		return err
+	}
 	defer a.withCoach(ctx, &set.opts, svc)()
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {

@@ -254,7 +254,8 @@ func (w *worker) run(ctx context.Context) {
 		if timer != nil {
 			timer.Stop()
 		}
-		timer = time.NewTimer(max(at.Sub(w.d.cfg.Clock()), 0))
+		// At most a minute: a suspended laptop's clock jumps.
+		timer = time.NewTimer(min(max(at.Sub(w.d.cfg.Clock()), 0), time.Minute))
 		fire = timer.C
 	}
 	defer func() {
@@ -300,6 +301,13 @@ func (w *worker) run(ctx context.Context) {
 				if fire == nil {
 					arm(until)
 				}
+				continue
+			}
+			if len(w.held) > 0 && (w.d.cfg.DigestWindow <= 0 || now.Sub(w.last) >= w.d.cfg.DigestWindow) {
+				// Quiet hours just ended (or the window passed): the held
+				// wakes and this one go together.
+				w.held[ev.ID] = ev
+				w.flushHeld(ctx)
 				continue
 			}
 			if w.d.cfg.DigestWindow > 0 && !w.last.IsZero() && now.Sub(w.last) < w.d.cfg.DigestWindow {
