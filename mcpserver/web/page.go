@@ -96,6 +96,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	last := ""
 	send := func() bool {
 		vctx, vcancel := context.WithTimeout(ctx, callTimeout)
 		defer vcancel()
@@ -103,7 +104,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		if err := h.tpl.ExecuteTemplate(&b, "main", h.view(vctx, s.CSRF)); err != nil {
 			return false
 		}
-		data, _ := json.Marshal(b.String())
+		if b.String() == last { // nothing the page shows changed
+			return true
+		}
+		last = b.String()
+		data, _ := json.Marshal(last)
 		if _, err := fmt.Fprintf(w, "event: update\ndata: %s\n\n", data); err != nil {
 			return false
 		}

@@ -200,6 +200,11 @@ func (h *Handler) write(f func(http.ResponseWriter, *http.Request) (string, erro
 			_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "message": msg})
 			return
 		}
+		if r.URL.Path == "/web/signout" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprintln(w, "Signed out. Run `system3 web` to sign in again.")
+			return
+		}
 		http.Redirect(w, r, Prefix, http.StatusSeeOther)
 	}
 }
