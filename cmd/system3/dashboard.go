@@ -31,8 +31,10 @@ this state dir, the dashboard attaches to it and quitting leaves it running;
 otherwise the dashboard runs the monitors itself and stops them when it
 quits. When system3 detects a loop (a behaviour pattern), r sends the agent
 its reminder. New wakes ring the terminal bell (notify.bell in the config),
-can show a tmux message (notify.tmux_message) and run a command
-(notify.command).
+can show a tmux message (notify.tmux_message), run a command
+(notify.command), show desktop notifications (notify.desktop) and push to
+ntfy or a webhook (notify.ntfy, notify.webhook; see docs/notifications.md).
+The MCP server's address also serves the web page (system3 web).
 
 Try it without any agent of your own: system3 demo`
 

@@ -70,6 +70,7 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		ReadOnly:        c.ReadOnly,
 		AllowSessions:   c.AllowSessions,
 		InjectPerMinute: c.InjectPerMinute,
+		AllowedHosts:    c.AllowedHosts,
 		Logger:          a.log,
 	}
 	if f.cmd != nil && f.cmd.Flags().Changed("read-only") {

@@ -35,6 +35,10 @@ Register it with Claude Code:
 
   claude mcp add --transport http system3 http://127.0.0.1:8889/mcp
 
+The same address serves the web page for a phone at /web/ (system3 web
+prints a sign-in link). New wakes go to the notification channels of the
+config (desktop, ntfy, webhook: docs/notifications.md).
+
 See docs/mcp.md for the tools, the resources and the security model.`,
 		Example: `  system3 serve
   system3 serve --listen 127.0.0.1:9000 --read-only

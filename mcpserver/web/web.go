@@ -162,7 +162,7 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil, MaxAge: int(SessionTTL / time.Second)})
+		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"), MaxAge: int(SessionTTL / time.Second)})
 	h.opts.Log.Info("web: signed in", "remote", r.RemoteAddr, "agent", r.UserAgent())
 	// A same-origin navigation, so the Strict cookie goes with it.
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

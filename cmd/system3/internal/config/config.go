@@ -171,6 +171,9 @@ type MCP struct {
 	AllowSessions []string `yaml:"allow_sessions"`
 	// InjectPerMinute caps injections per pane per minute (default 30).
 	InjectPerMinute int `yaml:"inject_per_minute"`
+	// AllowedHosts are extra host names requests may be addressed to (a
+	// reverse proxy's name, like Tailscale serve's box.tailnet.ts.net).
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // Validation runs Command (through sh -c) in Dir when a task of a list whose
