@@ -16,6 +16,7 @@ import (
 // view is what the page shows.
 type view struct {
 	CSRF    string
+	Nonce   string
 	Problem string
 	Running bool
 	Need    []monitor.Session
@@ -60,7 +61,10 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
 	var b bytes.Buffer
-	if err := h.tpl.ExecuteTemplate(&b, "page.html", h.view(ctx, s.CSRF)); err != nil {
+	v := h.view(ctx, s.CSRF)
+	v.Nonce = secret()[:32]
+	w.Header().Set("Content-Security-Policy", csp(v.Nonce))
+	if err := h.tpl.ExecuteTemplate(&b, "page.html", v); err != nil {
 		h.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
