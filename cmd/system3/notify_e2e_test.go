@@ -257,3 +257,55 @@ func TestNotifyTestCommand(t *testing.T) {
 		t.Fatalf("bad url: exit %d, %q", code, errOut)
 	}
 }
+
+// `system3 demo --notify` pushes the demo's permission prompt with its
+// options as buttons.
+func TestDemoNotifyPushesPermissionPrompt(t *testing.T) {
+	rec := newNtfyRecorder(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	yaml := fmt.Sprintf("notify:\n  desktop: {enabled: \"off\"}\n  reasons: [awaiting_input]\n  digest_window: \"off\"\n  ntfy:\n    url: %s/demo\n    actions_url: http://127.0.0.1:8889\n", rec.URL)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_CONFIG": cfg}
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--no-ui", "--notify"}, strings.NewReader(""), out, out, func(k string) string { return env[k] })
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("demo did not stop")
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		msgs, _, _ := rec.snapshot()
+		var billing *notify.NtfyMessage
+		for i := range msgs {
+			if strings.HasPrefix(msgs[i].Title, "orch-billing ") {
+				billing = &msgs[i]
+			}
+		}
+		if billing != nil {
+			if len(billing.Actions) != 3 || billing.Actions[0].Label != "Yes" || billing.Actions[2].Label != "No" ||
+				!strings.HasPrefix(billing.Actions[0].URL, "http://127.0.0.1:8889/web/act?t=") {
+				t.Fatalf("orch-billing push = %+v", *billing)
+			}
+			return
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("demo exited %d:\n%s", code, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no push for orch-billing (got %+v)\n%s", msgs, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
