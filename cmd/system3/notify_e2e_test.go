@@ -18,6 +18,7 @@ import (
 
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake/notify"
+	"github.com/system3-dev/system3/wake/notify/notifytest"
 )
 
 // freeAddr is a loopback address nothing listens on (the port is released
@@ -307,5 +308,25 @@ func TestDemoNotifyPushesPermissionPrompt(t *testing.T) {
 			t.Fatalf("no push for orch-billing (got %+v)\n%s", msgs, out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// With notify.desktop on and a session bus, `system3 notify test desktop`
+// shows the sample through the freedesktop service over D-Bus.
+func TestNotifyTestDesktopOverDBus(t *testing.T) {
+	addr := notifytest.PrivateBus(t)
+	srv := notifytest.NewServer(t, addr)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("notify:\n  desktop:\n    enabled: \"on\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SYSTEM3_CONFIG": cfg, "DBUS_SESSION_BUS_ADDRESS": addr}
+	code, out, errOut := invoke(t, env, "notify", "test", "desktop")
+	if code != 0 || !strings.Contains(out, "desktop  sent in") {
+		t.Fatalf("exit %d, %q, %q", code, out, errOut)
+	}
+	n := srv.Next(t)
+	if n.App != "system3" || n.Summary != "system3-test %0: waiting for you" || !strings.Contains(n.Body, "1. Yes") {
+		t.Fatalf("notification = %+v", n)
 	}
 }

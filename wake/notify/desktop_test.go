@@ -1,87 +1,18 @@
 package notify
 
 import (
-	"bufio"
 	"context"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/godbus/dbus/v5"
-
 	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/wake/notify/notifytest"
 )
 
-// privateBus starts a private D-Bus session bus and returns its address.
-func privateBus(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Fatal("dbus-daemon is not installed (Debian package dbus; .ci/run installs it)")
-	}
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon printed no address: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
-
-// fdoServer is a test org.freedesktop.Notifications.
-type fdoServer struct {
-	mu   sync.Mutex
-	got  []fdoNote
-	seen chan struct{}
-}
-
-type fdoNote struct {
-	App, Summary, Body string
-	Actions            []string
-	Urgency            byte
-}
-
-func (f *fdoServer) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	u, _ := hints["urgency"].Value().(byte)
-	f.got = append(f.got, fdoNote{App: app, Summary: summary, Body: body, Actions: actions, Urgency: u})
-	f.seen <- struct{}{}
-	return uint32(40 + len(f.got)), nil
-}
-
-func (f *fdoServer) GetCapabilities() ([]string, *dbus.Error) {
-	return []string{"body", "actions"}, nil
-}
-
-func (f *fdoServer) GetServerInformation() (string, string, string, string, *dbus.Error) {
-	return "test", "system3", "1", "1.2", nil
-}
-
-func (f *fdoServer) CloseNotification(id uint32) *dbus.Error { return nil }
-
 func TestDesktopOverDBus(t *testing.T) {
-	addr := privateBus(t)
-	srvConn, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srvConn.Close()
-	srv := &fdoServer{seen: make(chan struct{}, 4)}
-	if err := srvConn.Export(srv, fdoPath, fdoIface); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := srvConn.RequestName(fdoName, dbus.NameFlagDoNotQueue); err != nil || r != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("request name: %v %v", r, err)
-	}
+	addr := notifytest.PrivateBus(t)
+	srv := notifytest.NewServer(t, addr)
 
 	focused := make(chan string, 1)
 	d := &Desktop{BusAddress: addr, GOOS: "linux", Focus: func(_ context.Context, pane string) error { focused <- pane; return nil }}
@@ -93,10 +24,7 @@ func TestDesktopOverDBus(t *testing.T) {
 	if err := d.Send(ctx, ForWake(ev)); err != nil {
 		t.Fatal(err)
 	}
-	<-srv.seen
-	srv.mu.Lock()
-	n := srv.got[0]
-	srv.mu.Unlock()
+	n := srv.Next(t)
 	if n.App != "system3" || n.Summary != "orch-billing %7: waiting for you" || n.Urgency != 2 {
 		t.Errorf("notification = %+v", n)
 	}
@@ -107,9 +35,7 @@ func TestDesktopOverDBus(t *testing.T) {
 		t.Errorf("actions = %q", n.Actions)
 	}
 	// Clicking Focus switches the operator's client to the pane.
-	if err := srvConn.Emit(fdoPath, fdoIface+".ActionInvoked", uint32(41), "focus"); err != nil {
-		t.Fatal(err)
-	}
+	srv.Click(t, n.ID, "focus")
 	select {
 	case p := <-focused:
 		if p != "%7" {
@@ -122,10 +48,7 @@ func TestDesktopOverDBus(t *testing.T) {
 	if err := d.Send(ctx, ForDigest([]wake.Event{ev, {ID: "w2", Reason: wake.ReasonAPIError, Session: "x"}})); err != nil {
 		t.Fatal(err)
 	}
-	<-srv.seen
-	srv.mu.Lock()
-	n = srv.got[1]
-	srv.mu.Unlock()
+	n = srv.Next(t)
 	if n.Summary != "system3: 2 wakes" || len(n.Actions) != 0 {
 		t.Errorf("digest = %+v", n)
 	}

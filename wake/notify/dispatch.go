@@ -29,8 +29,10 @@ const (
 	DefaultReplayWithin = time.Hour
 	inboxSize           = 256
 	maxAttempts         = 8
-	maxBackoff          = 2 * time.Minute
-	sentKeep            = 5000
+	// A desktop notification is worth little once late: two tries.
+	maxDesktopAttempts = 2
+	maxBackoff         = 2 * time.Minute
+	sentKeep           = 5000
 )
 
 // Target is one channel and the wakes it gets.
@@ -363,7 +365,11 @@ func (w *worker) deliver(ctx context.Context, evs []wake.Event) {
 			return
 		}
 		w.d.cfg.Log.Warn("notify: delivery failed", "channel", name, "attempt", attempt, "err", err)
-		if attempt >= maxAttempts {
+		limit := maxAttempts
+		if !w.t.Push {
+			limit = maxDesktopAttempts
+		}
+		if attempt >= limit {
 			w.d.setProblem(name, fmt.Sprintf("notifications: %s gave up after %d attempts: %v (check notify.%s in config.yaml; `system3 notify test %s` tries it)", name, attempt, err, name, name))
 			return
 		}
