@@ -110,7 +110,8 @@ func (s *Server) listensBeyondLoopback() bool {
 
 // guard applies the checks every request passes, in order: a Host this
 // server answers to (DNS rebinding), no foreign Origin (browsers), the
-// bearer token, and the body size.
+// bearer token, and the body size. Requests for the web page (Options.Web)
+// pass the Host check and then the page's own.
 func (s *Server) guard(next http.Handler) http.Handler {
 	var sum [sha256.Size]byte
 	if s.opts.Token != "" {
@@ -120,6 +121,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if !s.hostAllowed(r.Host) {
 			s.log.Warn("mcp: refused request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this system3's address; connect to http://127.0.0.1 or localhost", r.Host))
+			return
+		}
+		if s.opts.Web != nil && (r.URL.Path == "/web" || strings.HasPrefix(r.URL.Path, "/web/")) {
+			// The web page does its own checks: a signed-in cookie or the
+			// bearer token, CSRF and same-origin for changes, signed links
+			// for push actions. A phone's Origin is the server's own name.
+			s.opts.Web.ServeHTTP(w, r)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !localOrigin(o) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -90,6 +91,9 @@ type Options struct {
 	// Learn is the learning store behind report_outcome, capability_check
 	// and reflect; nil leaves those tools out.
 	Learn Learn
+	// Web serves the web page under /web/ (mcpserver/web) on the same
+	// listener; it authenticates its own requests. Nil: no page.
+	Web http.Handler
 	// Coach serves behaviour patterns, alerts, directives and
 	// interventions (query_pattern_history, request_intervention,
 	// report_intervention and the system3://patterns, alerts and

@@ -41,7 +41,7 @@ func (s *Supervisor) publishLocked(u Update) {
 // session, window and pane.
 func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	s.mu.Lock()
-	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem)}
+	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem, s.extraProblemLocked())}
 	snap.Sessions = make([]Session, 0, len(s.panes))
 	for _, st := range s.panes {
 		snap.Sessions = append(snap.Sessions, st.sess.clone())

@@ -175,6 +175,8 @@ type Supervisor struct {
 	subs        map[*watcher]struct{}
 
 	rulesProblem string
+	// extraProblems are problems other parts of the process report (SetProblem).
+	extraProblems map[string]string
 
 	// kick asks Run for a flush outside the event flow.
 	kick chan struct{}

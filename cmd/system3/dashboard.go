@@ -34,8 +34,10 @@ dashboard.takeover_after (2s), the dashboard runs the monitors itself (or
 attaches to another daemon that started meanwhile). Otherwise the dashboard
 runs the monitors itself and stops them when it quits. When system3 detects a loop (a behaviour pattern), r sends the agent
 its reminder. New wakes ring the terminal bell (notify.bell in the config),
-can show a tmux message (notify.tmux_message) and run a command
-(notify.command).
+can show a tmux message (notify.tmux_message), run a command
+(notify.command), show desktop notifications (notify.desktop) and push to
+ntfy or a webhook (notify.ntfy, notify.webhook; see docs/notifications.md).
+The MCP server's address also serves the web page (system3 web).
 
 Try it without any agent of your own: system3 demo`
 
@@ -102,6 +104,13 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
+	// Desktop notifications and pushes come from the process that runs the
+	// monitors: an attached dashboard leaves them to the daemon.
+	if !attached {
+		if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, n.reasons, problemReporter(svc, a)); err != nil {
+			return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		}
+	}
 	status, err := a.dashboardMCP(gctx, g, svc)
 	if err != nil {
 		return err
@@ -149,6 +158,9 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+		return nil, err
+	}
+	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return nil, err
 	}
 	closeCoach := a.withCoach(ctx, &set.opts, svc)

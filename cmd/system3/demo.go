@@ -62,6 +62,9 @@ type demoOptions struct {
 	Width, Height int
 	// Sessions default to demoSessions.
 	Sessions []demoSession
+	// Notify keeps the configured desktop, ntfy and webhook channels
+	// (demo --notify), to try them on the demo's prompts.
+	Notify bool
 }
 
 // demoEnv is a running demo: a private tmux server with fake agents,
@@ -146,6 +149,10 @@ func startDemo(ctx context.Context, a *app, opts demoOptions) (*demoEnv, error) 
 	// whatever notify.command posts to.
 	s.File.Validation = nil
 	s.File.Notify.Command, s.File.Notify.TmuxMessage = "", false
+	if !opts.Notify {
+		s.File.Notify.Desktop.Enabled, s.File.Notify.Desktop.OSC = "off", "off"
+		s.File.Notify.Ntfy.URL, s.File.Notify.Webhook.URL = "", ""
+	}
 	if f, err := openLog(d.StateDir); err == nil {
 		if a.logFile != nil {
 			a.logFile.Close()
@@ -293,7 +300,7 @@ func processAlive(pid int) bool {
 var demoDashboard = func(a *app, ctx context.Context) error { return a.runDashboard(ctx) }
 
 func newDemoCmd(a *app) *cobra.Command {
-	var noUI bool
+	var noUI, withNotify bool
 	var lines []string
 	for _, s := range demoSessions {
 		lines = append(lines, fmt.Sprintf("  %-14s %s", s.Name, s.Shows))
@@ -319,7 +326,10 @@ not read your tmux.conf), and keeps the task lists, the wake journal and the
 log in the same temporary directory. Quitting the dashboard, Ctrl-C or
 SIGTERM stops that server and removes the directory. Your config.yaml and
 rules.yaml still apply, except validation commands and notifications other
-than the terminal bell, which the demo leaves out.
+than the terminal bell, which the demo leaves out. With --notify it keeps
+your desktop, ntfy and webhook channels (docs/notifications.md): answer
+orch-billing's prompt from your phone. The dashboard serves the web page on
+its MCP address; sign in with system3 web --state-dir <the demo's state dir>.
 
 With --no-ui the demo runs without the dashboard: it runs the monitors,
 prints how to look at the agents (tmux attach, system3 status) and waits for
@@ -334,7 +344,7 @@ Ctrl-C.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			env, err := startDemo(ctx, a, demoOptions{})
+			env, err := startDemo(ctx, a, demoOptions{Notify: withNotify})
 			if err != nil {
 				return err
 			}
@@ -350,6 +360,7 @@ Ctrl-C.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noUI, "no-ui", false, "run without the dashboard: print how to look at the agents and wait for Ctrl-C")
+	cmd.Flags().BoolVar(&withNotify, "notify", false, "keep the configured desktop, ntfy and webhook notifications for the demo's wakes")
 	return cmd
 }
 
@@ -360,10 +371,27 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	if startMonitorsHook != nil {
 		start = func(ctx context.Context) (monitor.Service, func() error, error) { return startMonitorsHook(a, ctx) }
 	}
-	_, stopMonitors, err := start(ctx)
+	svc, stopMonitors, err := start(ctx)
 	if err != nil {
 		return err
 	}
+	n, err := newNotifier(a.settings.File.Notify.Reasons, "", nil, a.log)
+	if err == nil {
+		n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a))
+	}
+	if err != nil {
+		stopMonitors()
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	nctx, cancel := context.WithCancel(ctx)
+	notified := make(chan struct{})
+	go func() {
+		defer close(notified)
+		if err := n.Run(nctx, svc); err != nil {
+			a.log.Warn("notifications stopped", "err", err)
+		}
+	}()
+	defer func() { cancel(); <-notified }()
 	writeDemoBanner(a.stdout, env)
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "\nstopping the demo and removing", env.Dir)

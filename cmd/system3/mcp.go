@@ -65,11 +65,12 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		tokenFile = f.tokenFile
 	}
 	s.opts = mcpserver.Options{
-		Version:     buildVersion(),
-		Started:     time.Now(),
-		ReadOnly:    c.ReadOnly,
-		MaxSessions: c.MaxSessions,
-		Logger:      a.log,
+		Version:      buildVersion(),
+		Started:      time.Now(),
+		ReadOnly:     c.ReadOnly,
+		MaxSessions:  c.MaxSessions,
+		AllowedHosts: c.AllowedHosts,
+		Logger:       a.log,
 	}
 	if f.cmd != nil && f.cmd.Flags().Changed("read-only") {
 		s.opts.ReadOnly = f.readOnly

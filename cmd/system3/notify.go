@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/wake/notify"
 )
 
 // notifyTimeout bounds one notification command: a hung notify-send must
@@ -34,7 +35,10 @@ type notifier struct {
 	display func(ctx context.Context, text string) error
 	// command runs through sh -c; empty: off.
 	command string
-	log     *slog.Logger
+	// dispatch delivers to the desktop, ntfy and webhook channels
+	// (wake/notify); nil: none configured.
+	dispatch *notify.Dispatcher
+	log      *slog.Logger
 }
 
 // newNotifier builds the notifier from the config. The reasons default to
@@ -66,12 +70,28 @@ func reasonList() string {
 }
 
 // active reports whether the notifier has anything to do.
-func (n *notifier) active() bool { return n != nil && (n.display != nil || n.command != "") }
+func (n *notifier) active() bool {
+	return n != nil && (n.display != nil || n.command != "" || n.dispatch.Active())
+}
 
 // Run announces every wake raised from now on until ctx ends. Wakes that
 // were pending when it started are not announced again.
 func (n *notifier) Run(ctx context.Context, svc monitor.Service) error {
 	if !n.active() {
+		return nil
+	}
+	if n.dispatch.Active() {
+		dispatched := make(chan struct{})
+		go func() {
+			defer close(dispatched)
+			if err := n.dispatch.Run(ctx, svc); err != nil {
+				n.log.Warn("notify: channels stopped", "err", err)
+			}
+		}()
+		defer func() { <-dispatched }()
+	}
+	if n.display == nil && n.command == "" {
+		<-ctx.Done()
 		return nil
 	}
 	msgs, err := svc.SubscribeWakes(ctx, wake.Filter{Reasons: n.reasons})

@@ -74,6 +74,8 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newServeCmd(a), // mcp-server engineer: temporary, for tests
 		newMCPCmd(a),
 		newTokenCmd(a),
+		newNotifyCmd(a),
+		newWebCmd(a),
 		newInjectCmd(a),
 		newAnswerCmd(a),
 		newInterruptCmd(a),

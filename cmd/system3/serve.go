@@ -35,6 +35,10 @@ Register it with Claude Code:
 
   claude mcp add --transport http system3 http://127.0.0.1:8889/mcp
 
+The same address serves the web page for a phone at /web/ (system3 web
+prints a sign-in link). New wakes go to the notification channels of the
+config (desktop, ntfy, webhook: docs/notifications.md).
+
 See docs/mcp.md for the tools, the resources and the security model.`,
 		Example: `  system3 serve
   system3 serve --listen 127.0.0.1:9000 --read-only
@@ -76,9 +80,13 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	defer a.release(stop)
 
 	// A headless daemon has no terminal to ring or tmux client to show a
-	// message on; the notification command is how it tells someone.
+	// message on; the notification command, desktop notifications and
+	// pushes are how it tells someone.
 	n, err := newNotifier(a.settings.File.Notify.Reasons, a.settings.File.Notify.Command, nil, a.log)
 	if err != nil {
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a)); err != nil {
 		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -102,6 +110,9 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		return nil
 	}
 	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+		return err
+	}
+	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return err
 	}
 	defer a.withCoach(ctx, &set.opts, svc)()

@@ -158,6 +158,62 @@ type Notify struct {
 	// Reasons limits notifications to these wake reasons (default: all but
 	// heartbeat and summary).
 	Reasons []string `yaml:"reasons"`
+	// Desktop shows desktop notifications (docs/notifications.md).
+	Desktop NotifyDesktop `yaml:"desktop"`
+	// Ntfy pushes to an ntfy topic.
+	Ntfy NotifyNtfy `yaml:"ntfy"`
+	// Webhook posts to a Slack, Mattermost or any JSON webhook.
+	Webhook NotifyWebhook `yaml:"webhook"`
+	// QuietHours hold pushes (ntfy, webhook) between two times of day; the
+	// wakes still open when they end arrive as one digest.
+	QuietHours QuietHours `yaml:"quiet_hours"`
+	// DigestWindow: pushes within this long of the last one are gathered
+	// into one digest (default 30s; "off" sends each at once).
+	DigestWindow Duration `yaml:"digest_window"`
+}
+
+// NotifyRoute selects the wakes a channel gets; empty lists take
+// notify.reasons and every session.
+type NotifyRoute struct {
+	Reasons  []string `yaml:"reasons"`
+	Sessions []string `yaml:"sessions"`
+}
+
+// NotifyDesktop configures desktop notifications.
+type NotifyDesktop struct {
+	// Enabled: "auto" (default: when a D-Bus session bus or macOS is
+	// there), "on" or "off".
+	Enabled string `yaml:"enabled"`
+	// OSC writes a terminal notification escape from the dashboard: "9",
+	// "777" or "off" (default).
+	OSC         string `yaml:"osc"`
+	NotifyRoute `yaml:",inline"`
+}
+
+// NotifyNtfy configures push to ntfy.
+type NotifyNtfy struct {
+	// URL is the topic URL, e.g. https://ntfy.sh/my-secret-topic.
+	URL string `yaml:"url"`
+	// Token is an ntfy access token (tk_...), sent as a bearer token.
+	Token string `yaml:"token"`
+	// ActionsURL is where the phone reaches system3's web page (e.g.
+	// https://box.tailnet.ts.net:8889); empty: no action buttons.
+	ActionsURL string `yaml:"actions_url"`
+	// Priority per wake reason, 1 (min) to 5 (max).
+	Priority    map[string]int `yaml:"priority"`
+	NotifyRoute `yaml:",inline"`
+}
+
+// NotifyWebhook configures the generic webhook.
+type NotifyWebhook struct {
+	URL         string `yaml:"url"`
+	NotifyRoute `yaml:",inline"`
+}
+
+// QuietHours are two times of day, "22:00" and "07:00".
+type QuietHours struct {
+	From string `yaml:"from"`
+	To   string `yaml:"to"`
 }
 
 // BellOn reports whether the bell rings (the default).
@@ -183,6 +239,9 @@ type MCP struct {
 	// MaxSessions caps the MCP sessions the HTTP server keeps; a new one
 	// evicts the session idle longest (default 256).
 	MaxSessions int `yaml:"max_sessions"`
+	// AllowedHosts are extra host names requests may be addressed to (a
+	// reverse proxy's name, like Tailscale serve's box.tailnet.ts.net).
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // Validation runs Command (through sh -c) in Dir when a task of a list whose

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/wake/notify"
+)
+
+// channelFace says which channels a process runs and what it can offer
+// them: the process that runs the monitors pushes; a dashboard has a
+// terminal for OSC escapes; inside tmux, Focus switches the operator's
+// client.
+type channelFace struct {
+	push     bool
+	desktop  bool
+	terminal io.Writer
+}
+
+// notifyTargets builds the configured channels with their routes; an
+// empty list when none is configured.
+func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]notify.Target, error) {
+	cfg := a.settings.File.Notify
+	route := func(key string, r config.NotifyRoute) (notify.Route, error) {
+		out := notify.Route{Sessions: r.Sessions, Reasons: defaultReasons}
+		if len(r.Reasons) > 0 {
+			out.Reasons = nil
+			for _, x := range r.Reasons {
+				if !wake.Reason(x).Known() {
+					return out, fmt.Errorf("notify.%s.reasons: unknown wake reason %q (known: %s)", key, x, reasonList())
+				}
+				out.Reasons = append(out.Reasons, wake.Reason(x))
+			}
+		}
+		if err := out.Validate(); err != nil {
+			return out, fmt.Errorf("notify.%s.sessions: %w", key, err)
+		}
+		return out, nil
+	}
+	var ts []notify.Target
+	if face.desktop {
+		d, err := a.desktopChannel(cfg.Desktop, face.terminal)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			r, err := route("desktop", cfg.Desktop.NotifyRoute)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, notify.Target{Channel: d, Route: r})
+		}
+	}
+	if !face.push {
+		return ts, nil
+	}
+	links, err := a.notifyLinks()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Ntfy.URL != "" {
+		n := &notify.Ntfy{URL: cfg.Ntfy.URL, Token: cfg.Ntfy.Token, Links: links, Priority: map[wake.Reason]int{}}
+		for k, v := range cfg.Ntfy.Priority {
+			if !wake.Reason(k).Known() || v < 1 || v > 5 {
+				return nil, fmt.Errorf("notify.ntfy.priority: %s: %d: use a wake reason (%s) and a priority from 1 to 5", k, v, reasonList())
+			}
+			n.Priority[wake.Reason(k)] = v
+		}
+		if _, _, err := n.Build(notify.Sample()); err != nil {
+			return nil, err
+		}
+		r, err := route("ntfy", cfg.Ntfy.NotifyRoute)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, notify.Target{Channel: n, Route: r, Push: true})
+	}
+	if cfg.Webhook.URL != "" {
+		r, err := route("webhook", cfg.Webhook.NotifyRoute)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, notify.Target{Channel: &notify.Webhook{URL: cfg.Webhook.URL, Links: links}, Route: r, Push: true})
+	}
+	return ts, nil
+}
+
+// notifyLinks are the links pushes carry, when notify.ntfy.actions_url
+// says where the phone reaches system3.
+func (a *app) notifyLinks() (*notify.Links, error) {
+	base := a.settings.File.Notify.Ntfy.ActionsURL
+	if base == "" {
+		return nil, nil
+	}
+	s, err := notify.LoadSigner(a.settings.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &notify.Links{Base: base, Signer: s}, nil
+}
+
+// desktopChannel is the desktop channel, or nil when it is off (or, on
+// auto, when there is no session bus and no macOS).
+func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*notify.Desktop, error) {
+	d := &notify.Desktop{Log: a.log}
+	switch cfg.OSC {
+	case "", "off":
+	case "9":
+		d.OSC = notify.OSC9
+	case "777":
+		d.OSC = notify.OSC777
+	default:
+		return nil, fmt.Errorf("notify.desktop.osc: %q: use 9, 777 or off", cfg.OSC)
+	}
+	if d.OSC != notify.OSCOff && terminal != nil {
+		d.Terminal = terminal
+	}
+	op, inTmux := tmux.OperatorFromEnv(a.getenv)
+	d.InTmux = inTmux
+	if inTmux && op.SameServer(a.tmuxServer(), os.Getuid(), a.getenv) {
+		d.Focus = op.SwitchTo
+	}
+	switch cfg.Enabled {
+	case "", "auto":
+		if a.getenv("DBUS_SESSION_BUS_ADDRESS") == "" && runtime.GOOS != "darwin" {
+			d.NoSystem = true
+		}
+	case "on":
+	case "off":
+		d.NoSystem = true
+	default:
+		return nil, fmt.Errorf("notify.desktop.enabled: %q: use auto, on or off", cfg.Enabled)
+	}
+	if d.NoSystem && d.Terminal == nil {
+		return nil, nil
+	}
+	d.BusAddress = a.getenv("DBUS_SESSION_BUS_ADDRESS")
+	return d, nil
+}
+
+// newDispatcher builds the dispatcher of the configured channels; nil
+// when there are none.
+func (a *app) newDispatcher(face channelFace, defaultReasons []wake.Reason, onProblem func(string)) (*notify.Dispatcher, error) {
+	ts, err := a.notifyTargets(face, defaultReasons)
+	if err != nil || len(ts) == 0 {
+		return nil, err
+	}
+	cfg := a.settings.File.Notify
+	q, err := notify.ParseQuietHours(cfg.QuietHours.From, cfg.QuietHours.To)
+	if err != nil {
+		return nil, err
+	}
+	window := time.Duration(cfg.DigestWindow)
+	return notify.New(notify.Config{Targets: ts, StateDir: a.settings.StateDir, Quiet: q, DigestWindow: window, OnProblem: onProblem, Log: a.log})
+}
+
+// problemSetter is the part of the supervisor that shows a problem in the
+// snapshot (the dashboard header, status, the web page).
+type problemSetter interface {
+	SetProblem(source, msg string)
+}
+
+// problemReporter reports the dispatcher's problems on svc when it can.
+func problemReporter(svc any, a *app) func(string) {
+	ps, ok := svc.(problemSetter)
+	return func(msg string) {
+		if ok {
+			ps.SetProblem("notify", msg)
+		}
+		if msg != "" {
+			a.log.Warn("notifications", "problem", msg)
+		}
+	}
+}
+
+// sendTest sends the sample message to every configured channel (or the
+// one named), printing each result.
+func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
+	ts, err := a.notifyTargets(channelFace{push: true, desktop: true, terminal: a.stdout}, nil)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	failed, tried := 0, 0
+	for _, t := range ts {
+		name := t.Channel.Name()
+		if only != "" && name != only {
+			continue
+		}
+		tried++
+		start := time.Now()
+		err := t.Channel.Send(ctx, notify.Sample())
+		if c, ok := t.Channel.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(w, "%-8s failed: %v\n", name, err)
+			continue
+		}
+		fmt.Fprintf(w, "%-8s sent in %s\n", name, time.Since(start).Round(time.Millisecond))
+	}
+	switch {
+	case tried == 0 && only != "":
+		return fmt.Errorf("no channel %q is configured (channels: desktop, ntfy, webhook; see docs/notifications.md)", only)
+	case tried == 0:
+		return fmt.Errorf("no notification channel is configured: set notify.ntfy.url, notify.webhook.url or notify.desktop in %s (see docs/notifications.md)", a.settings.ConfigPath)
+	case failed > 0:
+		return fmt.Errorf("%d of %d channels failed", failed, tried)
+	}
+	return nil
+}
