@@ -100,6 +100,18 @@ type Config struct {
 	// Injected records which learnings went into an initiative's first
 	// prompt. Nil: not recorded.
 	Injected func(ctx context.Context, initiative string, ids []int64) error
+	// Records keeps a durable record of every orchestrator, for restore
+	// and finish. Nil: none kept.
+	Records *Records
+	// Outcome records how a finished initiative ended in the learning
+	// store. Nil: not recorded.
+	Outcome func(ctx context.Context, o Outcome) error
+	// AutoRestore restores the orchestrators whose sessions are gone when
+	// Run sees the tmux server come back.
+	AutoRestore bool
+	// Gh is the GitHub CLI executable finish uses for pull requests
+	// (default "gh").
+	Gh string
 	// Git is the git executable (default "git").
 	Git string
 	// LookPath finds an agent command on PATH (default exec.LookPath).
@@ -134,6 +146,9 @@ func New(cfg Config) (*Manager, error) {
 	cfg.Agents = agents
 	if cfg.Git == "" {
 		cfg.Git = "git"
+	}
+	if cfg.Gh == "" {
+		cfg.Gh = "gh"
 	}
 	if cfg.LookPath == nil {
 		cfg.LookPath = exec.LookPath

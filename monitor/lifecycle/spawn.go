@@ -252,6 +252,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 		}
 	}
 	r.Status = "spawned"
+	sp.record(ctx)
 	sp.progress("done", fmt.Sprintf("spawned %s in %s", r.Session, r.Worktree))
 	return *r, "", nil
 }
