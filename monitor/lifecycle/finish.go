@@ -410,4 +410,3 @@ func lastLine(s string) string {
 	}
 	return s
 }
-

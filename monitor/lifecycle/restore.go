@@ -220,25 +220,34 @@ func (m *Manager) Restore(ctx context.Context, req RestoreRequest) (RestoreResul
 		}
 		res.Problem = err.Error()
 	}
-	var todo []Record
+	// In the order asked; a name without a record fails in its place.
+	type item struct {
+		rec  Record
+		fail string
+	}
+	var todo []item
 	if len(req.Names) > 0 {
 		for _, n := range req.Names {
 			i := slices.IndexFunc(recs, func(r Record) bool { return r.Name == n || r.Session == n })
 			if i < 0 {
-				res.Orchestrators = append(res.Orchestrators, RestoreOutcome{Name: n, Status: Failed,
-					Reason: "no record of it; system3 records orchestrators it spawned or that were linked (system3 link)"})
+				todo = append(todo, item{rec: Record{Name: n}, fail: "no record of it; system3 records orchestrators it spawned or that were linked (system3 link)"})
 				continue
 			}
-			todo = append(todo, recs[i])
+			todo = append(todo, item{rec: recs[i]})
 		}
 	} else {
 		for _, r := range recs {
 			if r.State == RecordRunning {
-				todo = append(todo, r)
+				todo = append(todo, item{rec: r})
 			}
 		}
 	}
-	for _, rec := range todo {
+	for _, it := range todo {
+		rec := it.rec
+		if it.fail != "" {
+			res.Orchestrators = append(res.Orchestrators, RestoreOutcome{Name: rec.Name, Status: Failed, Reason: it.fail})
+			continue
+		}
 		if req.Progress != nil {
 			req.Progress(rec.Name, fmt.Sprintf("restoring %s in %s", rec.Session, rec.Worktree))
 		}
