@@ -100,6 +100,8 @@ type Config struct {
 	// Injected records which learnings went into an initiative's first
 	// prompt. Nil: not recorded.
 	Injected func(ctx context.Context, initiative string, ids []int64) error
+	// Setup prepares each new worktree before its agent starts.
+	Setup Setup
 	// Records keeps a durable record of every orchestrator, for restore
 	// and finish. Nil: none kept.
 	Records *Records
