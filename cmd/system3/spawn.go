@@ -50,7 +50,9 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 			return hooks.SessionToken(key, session), nil
 		},
 	}
+	a.orchestratorConfig(&cfg)
 	if ls := a.learnStore(); ls != nil {
+		cfg.Outcome = outcomeFunc(ls)
 		cfg.Wisdom = func(ctx context.Context, goal string) ([]lifecycle.WisdomItem, error) {
 			items, err := ls.Wisdom(ctx, goal, 5)
 			if err != nil {
@@ -275,6 +277,7 @@ system3 keeps them. --remove removes the link.`,
 			if err != nil {
 				return err
 			}
+			a.adopt(cmd.Context(), svc, t, sess, remove)
 			if asJSON {
 				return a.printJSON(sess)
 			}
