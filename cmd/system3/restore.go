@@ -224,4 +224,3 @@ with the diff stat. See docs/lifecycle.md.`,
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
-
