@@ -18,6 +18,7 @@ const (
 	formSpawn formKind = iota // start an orchestrator
 	formLink                  // link the selected session to a task list
 	formStop                  // confirm stopping the selected orchestrator
+	formFinish                // choose how to finish the selected orchestrator
 )
 
 type (
