@@ -15,10 +15,10 @@ import (
 type formKind int
 
 const (
-	formSpawn formKind = iota // start an orchestrator
-	formLink                  // link the selected session to a task list
-	formStop                  // confirm stopping the selected orchestrator
-	formFinish                // choose how to finish the selected orchestrator
+	formSpawn  formKind = iota // start an orchestrator
+	formLink                   // link the selected session to a task list
+	formStop                   // confirm stopping the selected orchestrator
+	formFinish                 // choose how to finish the selected orchestrator
 )
 
 type (
