@@ -15,11 +15,13 @@ import (
 type formKind int
 
 const (
-	formSpawn  formKind = iota // start an orchestrator
-	formLink                   // link the selected session to a task list
-	formStop                   // confirm stopping the selected orchestrator
-	formFinish                 // choose how to finish the selected orchestrator
+	formSpawn formKind = iota // start an orchestrator
+	formLink                  // link the selected session to a task list
+	formStop                  // confirm stopping the selected orchestrator
 )
+
+// formFinish chooses how to finish the selected orchestrator.
+const formFinish = formStop + 1
 
 type (
 	// formSubmitMsg: the operator submitted the form, with every field's
