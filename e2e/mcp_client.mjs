@@ -3,7 +3,8 @@
 // `system3 mcp`) or Streamable HTTP (a running `system3 serve`), lists the
 // tools, calls status, injects guidance into a pane, waits for a wake and
 // acknowledges it, reports an outcome and reflects on it, and over HTTP checks that a request without the token
-// gets 401 and one from a foreign Origin gets 403.
+// gets 401, one from a foreign Origin gets 403, and that session ids follow
+// the spec (404 for an id never issued or ended, 400 for none).
 //
 // Settings come from the environment:
 //   MCP_MODE      stdio | http
@@ -35,6 +36,8 @@ function parse(result, tool) {
   return JSON.parse(text);
 }
 
+let httpTransport;
+
 async function connect() {
   const client = new Client({ name: "system3-e2e-sdk", version: "1.0.0" });
   let transport;
@@ -53,7 +56,39 @@ async function connect() {
     throw new Error(`MCP_MODE must be stdio or http, not ${mode}`);
   }
   await client.connect(transport);
+  if (mode === "http") httpTransport = transport;
   return client;
+}
+
+// sessionChecks holds the Streamable HTTP session rules (docs/mcp.md):
+// the id the SDK was given is system3's; an id never issued gets 404 and a
+// request without one 400, each with a JSON-RPC error; a session the SDK
+// ends with DELETE is gone (404), and a new one starts.
+async function sessionChecks() {
+  const sid = httpTransport.sessionId;
+  check(typeof sid === "string" && sid.startsWith("s3-"), `session id ${sid}`);
+  const headers = {
+    "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+    Authorization: `Bearer ${env.MCP_TOKEN}`, "Mcp-Protocol-Version": "2025-06-18",
+  };
+  const call = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "status", arguments: {} } });
+  const forged = await fetch(env.MCP_URL, { method: "POST", headers: { ...headers, "Mcp-Session-Id": "s3-NEVERISSUED" }, body: call });
+  const forgedBody = await forged.json();
+  check(forged.status === 404 && forgedBody.error?.code === -32001, `forged id: ${forged.status} ${JSON.stringify(forgedBody)}`);
+  const missing = await fetch(env.MCP_URL, { method: "POST", headers, body: call });
+  const missingBody = await missing.json();
+  check(missing.status === 400 && missingBody.error?.message.includes("Mcp-Session-Id"), `no id: ${missing.status} ${JSON.stringify(missingBody)}`);
+
+  // A second SDK client ends its session; the id is then refused.
+  const other = await connect();
+  const otherTransport = httpTransport;
+  const otherSid = otherTransport.sessionId;
+  parse(await other.callTool({ name: "status", arguments: {} }), "status (second client)");
+  await otherTransport.terminateSession();
+  const ended = await fetch(env.MCP_URL, { method: "POST", headers: { ...headers, "Mcp-Session-Id": otherSid }, body: call });
+  check(ended.status === 404, `DELETEd id: status ${ended.status}, want 404`);
+  await other.close();
+  report.sessions = { id_prefix: sid.slice(0, 3), forged: forged.status, missing: missing.status, deleted: ended.status };
 }
 
 async function rawChecks() {
@@ -171,6 +206,17 @@ async function main() {
     report.link = link;
     const stop = await client.callTool({ name: "stop_orchestrator", arguments: { name: "nosuch-e2e" } });
     check(stop.isError && stop.content[0].text.includes("no tmux session orch-nosuch-e2e"), `stop: ${JSON.stringify(stop)}`);
+
+    // A system3 URI naming nothing is "resource not found".
+    let notFound;
+    try {
+      await client.readResource({ uri: "system3://sessions/nosuch-e2e" });
+    } catch (err) {
+      notFound = err;
+    }
+    check(notFound?.code === -32002 && String(notFound.message).includes("no watched session"), `unknown resource: ${notFound}`);
+
+    if (mode === "http") await sessionChecks();
 
     const res = await client.readResource({ uri: "system3://sessions" });
     check(res.contents[0].text.includes(env.INJECT_TARGET), "sessions resource lacks the target");

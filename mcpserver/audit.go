@@ -36,6 +36,7 @@ func (s *Server) addHooks(h *server.Hooks) {
 	})
 	h.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
 		s.sessionClosed(cs.SessionID())
+		s.clients.forget(cs.SessionID())
 	})
 	h.AddAfterInitialize(func(ctx context.Context, id any, req *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
@@ -43,6 +44,9 @@ func (s *Server) addHooks(h *server.Hooks) {
 		}
 		s.log.Info("mcp client connected", "client", cleanName(req.Params.ClientInfo.Name), "version", req.Params.ClientInfo.Version,
 			"protocol", req.Params.ProtocolVersion)
+	})
+	h.AddBeforeReadResource(func(ctx context.Context, id any, req *mcp.ReadResourceRequest) {
+		s.markMissing(ctx, req)
 	})
 	h.AddAfterCallTool(func(ctx context.Context, id any, req *mcp.CallToolRequest, result any) {
 		res, _ := result.(*mcp.CallToolResult)
@@ -73,6 +77,9 @@ func (s *Server) auditCall(ctx context.Context, req *mcp.CallToolRequest, res *m
 		Tool:   req.Params.Name,
 		Args:   summarizeArgs(req),
 	}
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		e.MCPSession = cs.SessionID()
+	}
 	switch {
 	case callErr != nil:
 		e.Error = callErr.Error()
@@ -80,6 +87,7 @@ func (s *Server) auditCall(ctx context.Context, req *mcp.CallToolRequest, res *m
 		e.Error = truncate(resultText(res), maxAuditResult)
 	case res != nil:
 		e.Result = truncate(resultText(res), maxAuditResult)
+		e.Sent = delivered(res)
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 	defer cancel()
@@ -87,6 +95,24 @@ func (s *Server) auditCall(ctx context.Context, req *mcp.CallToolRequest, res *m
 		s.log.Warn("audit tool call", "tool", e.Tool, "err", err)
 	}
 	s.log.Debug("tool call", "origin", e.Origin, "tool", e.Tool, "args", e.Args, "error", e.Error)
+}
+
+// delivered is a successful call's "delivered" for the audit log: what
+// the result itself says where it has the field (a tool that types into a
+// pane may answer without having delivered), true otherwise (the call did
+// what was asked).
+func delivered(res *mcp.CallToolResult) bool {
+	var doc struct {
+		Delivered *bool `json:"delivered"`
+	}
+	raw := res.RawStructuredContent
+	if len(raw) == 0 {
+		raw = []byte(resultText(res))
+	}
+	if json.Unmarshal(raw, &doc) == nil && doc.Delivered != nil {
+		return *doc.Delivered
+	}
+	return true
 }
 
 // summarizeArgs is a tool call's arguments as compact JSON, cut to a size
@@ -179,6 +205,9 @@ func valueProblems(name string, p map[string]any, v any) []string {
 	typ, _ := p["type"].(string)
 	got := jsonType(v)
 	if typ != "" && got != typ && !(typ == "number" && got == "integer") {
+		if got == "null" {
+			return []string{fmt.Sprintf("%s must be %s %s, not null (leave it out for the default)", name, article(typ), typ)}
+		}
 		return []string{fmt.Sprintf("%s must be %s %s, not %s %s", name, article(typ), typ, article(got), got)}
 	}
 	var out []string
@@ -382,51 +411,37 @@ func cleanName(name string) string {
 	return name
 }
 
-// clientNames remembers each HTTP session's client name, so calls keep
-// their origin after mcp-go forgets an idle session.
+// clientNames remembers each session's client name from initialize, for
+// the sessions whose mcp-go session keeps none. An entry lives as long as
+// its session: it is forgotten when the session ends.
 type clientNames struct {
-	clock func() time.Time
 	mu    sync.Mutex
-	names map[string]clientName
+	names map[string]string
 }
 
-type clientName struct {
-	name string
-	seen time.Time
-}
-
-// clientNameTTL bounds how long a silent session's name is kept.
-const clientNameTTL = 24 * time.Hour
-
-func newClientNames(clock func() time.Time) *clientNames {
-	return &clientNames{clock: clock, names: map[string]clientName{}}
+func newClientNames() *clientNames {
+	return &clientNames{names: map[string]string{}}
 }
 
 func (c *clientNames) set(id, name string) {
 	if id == "" {
 		return
 	}
-	now := c.clock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, v := range c.names {
-		if now.Sub(v.seen) > clientNameTTL {
-			delete(c.names, k)
-		}
-	}
-	c.names[id] = clientName{name: name, seen: now}
+	c.names[id] = name
 }
 
 func (c *clientNames) get(id string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.names[id]
-	if !ok {
-		return ""
-	}
-	v.seen = c.clock()
-	c.names[id] = v
-	return v.name
+	return c.names[id]
+}
+
+func (c *clientNames) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.names, id)
 }
 
 // requestArgs are a call's arguments as decoded JSON.

@@ -308,7 +308,7 @@ func TestStdio(t *testing.T) {
 	}
 	var sawCall bool
 	for _, e := range f.AuditEntries() {
-		sawCall = sawCall || (e.Tool == "wait_for_wake" && e.Origin == "mcp:stdio-test")
+		sawCall = sawCall || (e.Tool == "wait_for_wake" && e.Origin == "mcp:stdio-test" && e.MCPSession == "stdio" && e.Sent)
 	}
 	if !sawCall {
 		t.Fatalf("audit = %+v", f.AuditEntries())

@@ -69,6 +69,7 @@ func TestCoachTools(t *testing.T) {
 	type tc struct {
 		name    string
 		opts    Options
+		policy  *monitor.PolicyConfig
 		setup   func(t *testing.T, c *coach.Coach)
 		tool    string
 		args    map[string]any
@@ -121,14 +122,14 @@ func TestCoachTools(t *testing.T) {
 					t.Errorf("got %s", txt)
 				}
 			}},
-		{name: "composing is allowed outside the allowlist", tool: "request_intervention", opts: Options{AllowSessions: []string{"orch-db"}},
+		{name: "composing is allowed outside the allowlist", tool: "request_intervention", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-db"}},
 			args: map[string]any{"session": "orch-auth", "pattern": "formatter_loop", "send": false},
 			check: func(t *testing.T, f *monitortest.Service, c *coach.Coach, out map[string]any, txt string) {
 				if out["sent"] != false || len(f.Calls()) != 0 {
 					t.Errorf("got %s", txt)
 				}
 			}},
-		{name: "sending is not", tool: "request_intervention", opts: Options{AllowSessions: []string{"orch-db"}}, setup: loop,
+		{name: "sending is not", tool: "request_intervention", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-db"}}, setup: loop,
 			args: map[string]any{"session": "orch-auth"}, wantErr: "mcp.allow_sessions"},
 		{name: "request without a loop says what to do", tool: "request_intervention", args: map[string]any{"session": "orch-db"}, wantErr: "name a pattern"},
 		{name: "request with an unknown pattern", tool: "request_intervention", args: map[string]any{"session": "orch-db", "pattern": "nope"}, wantErr: "system3://patterns"},
@@ -165,6 +166,9 @@ func TestCoachTools(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := fixture(t)
 			co := coachFixture(t, f)
+			if tt.policy != nil {
+				setPolicy(t, f, *tt.policy, nil)
+			}
 			if tt.setup != nil {
 				tt.setup(t, co)
 			}

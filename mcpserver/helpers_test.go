@@ -65,6 +65,17 @@ func fixtureSessions() []monitor.Session {
 	return []monitor.Session{auth, db, build, old, crash}
 }
 
+// setPolicy makes the fake service apply cfg, as the service of the
+// process that runs the monitors does.
+func setPolicy(t *testing.T, f *monitortest.Service, cfg monitor.PolicyConfig, clock func() time.Time) {
+	t.Helper()
+	p, err := monitor.NewPolicy(cfg, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetPolicy(p)
+}
+
 func newServer(t *testing.T, svc Service, opts Options) *Server {
 	t.Helper()
 	if opts.Clock == nil {
@@ -124,6 +135,7 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (*mc
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
+	checkOutput(t, c, tool, res)
 	return res, decode(t, res)
 }
 

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/wake"
@@ -73,8 +74,15 @@ func (s *Server) Close() error {
 // handler also returns the transport, whose Shutdown stops its session
 // sweeper.
 func (s *Server) handler() (http.Handler, *server.StreamableHTTPServer) {
+	reg := newHTTPSessions(s.opts.MaxSessions)
 	stream := server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(EndpointPath),
+		// Sessions are checked: only ids this server issued, and not yet
+		// ended, are served (see sessionGate).
+		server.WithSessionIdManager(reg),
+		// Only the protocol versions with sessions: a sessionless request
+		// would name no session and no client for the audit log.
+		server.WithStreamableHTTPProtocolVersions(mcp.LegacyProtocolVersions()...),
 		server.WithSessionIdleTTL(s.opts.SessionIdleTTL),
 		server.WithHeartbeatInterval(heartbeat),
 		server.WithStreamableHTTPLogger(s.log),
@@ -84,8 +92,12 @@ func (s *Server) handler() (http.Handler, *server.StreamableHTTPServer) {
 		// a loopback connection.
 		server.WithDisableLocalhostProtection(s.listensBeyondLoopback()),
 	)
+	reg.drop, reg.ended = dropper(stream), s.clients.forget
+	s.mu.Lock()
+	s.registers = append(s.registers, reg)
+	s.mu.Unlock()
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, stream)
+	mux.Handle(EndpointPath, s.sessionGate(reg, stream))
 	mux.HandleFunc(HealthPath, s.health)
 	return s.guard(mux), stream
 }
@@ -115,12 +127,26 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed: system3 answers only local clients, never web pages", o))
 			return
 		}
+		if isOAuthPath(r.URL.Path) {
+			// Answered with or without the token: a client that looks for
+			// OAuth learns, in words it shows its user, that there is none.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, noOAuth+"\n")
+			return
+		}
 		if s.opts.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			gotSum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 			if !ok || subtle.ConstantTimeCompare(gotSum[:], sum[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="system3"`)
-				httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <the token in the file `system3 token` printed>")
+				// No resource_metadata: there is no OAuth server to find.
+				challenge := `Bearer realm="system3"`
+				if ok {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				rpcError(w, http.StatusUnauthorized, nil, codeBadRequest, "missing or wrong bearer token: "+noOAuth)
 				return
 			}
 		}
@@ -143,6 +169,24 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(trackingResponseWriter{ResponseWriter: w, t: s.tracker}, r)
 	})
+}
+
+// noOAuth is what a client that tries OAuth, or sends no token, is told.
+// Claude Code, answered 401, looks for OAuth metadata and registers a
+// client at /register, and shows its user that answer's body: it must say
+// what to do. (It hides text like "Bearer <word>", so the words avoid it.)
+const noOAuth = "system3 does not use OAuth; it needs its bearer token. Run `system3 token` and add the Authorization header it prints to the client's configuration (claude mcp add --header ...)"
+
+// isOAuthPath: the paths OAuth clients probe (RFC 8414, RFC 9728, OpenID
+// discovery, and the endpoints clients guess when metadata is missing).
+func isOAuthPath(p string) bool {
+	switch {
+	case strings.HasPrefix(p, "/.well-known/oauth-"), strings.HasPrefix(p, "/.well-known/openid-configuration"):
+		return true
+	case p == "/register", p == "/authorize", p == "/token":
+		return true
+	}
+	return false
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {
@@ -249,6 +293,26 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ClientURL is the MCP endpoint a client on this machine uses for a
+// server listening on listen ("" or "off" means DefaultListen): a wildcard
+// host is reached on loopback.
+func ClientURL(listen string) string {
+	if listen == "" || strings.EqualFold(listen, "off") {
+		listen = DefaultListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen + EndpointPath
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + EndpointPath
+}
+
 // Listen binds addr for Serve. It refuses a non-loopback address without a
 // token, and reports a taken port as one sentence saying what to do. The
 // error is also kept for Status, so a dashboard can show it and go on.
@@ -334,7 +398,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { s.watchResources(runCtx) })
+	registered := s.primeResources(runCtx)
+	wg.Go(func() { s.watchResources(runCtx, registered) })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 

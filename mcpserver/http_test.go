@@ -75,10 +75,46 @@ func TestHTTPGuard(t *testing.T) {
 			if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
 				t.Fatalf("status %d, body %q; want %d with %q", resp.StatusCode, body, tt.code, tt.want)
 			}
-			if tt.code == 401 && resp.Header.Get("WWW-Authenticate") == "" {
-				t.Error("401 without WWW-Authenticate")
+			if tt.code == 401 {
+				if wa := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(wa, "Bearer ") || strings.Contains(wa, "resource_metadata") {
+					t.Errorf("401 challenge %q: want Bearer, and no OAuth metadata to look for", wa)
+				}
+				var msg struct {
+					Error struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if json.Unmarshal([]byte(body), &msg) != nil || msg.Error.Code == 0 || !strings.Contains(msg.Error.Message, "system3 token") {
+					t.Errorf("401 body is not a JSON-RPC error about the token: %s", body)
+				}
 			}
 		})
+	}
+
+	// What OAuth clients probe is not there, with or without the token,
+	// and says so in words a client shows its user.
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+		"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/register", "/authorize", "/token"} {
+		for _, hdr := range []map[string]string{nil, {"Authorization": auth}} {
+			method := http.MethodGet
+			if p == "/register" || p == "/token" {
+				method = http.MethodPost
+			}
+			req, _ := http.NewRequest(method, ts.URL+p, strings.NewReader("{}"))
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 404 || !strings.Contains(string(b), "does not use OAuth") || !strings.Contains(string(b), "system3 token") {
+				t.Errorf("%s %s (token %v): %d %s", method, p, hdr != nil, resp.StatusCode, b)
+			}
+		}
 	}
 
 	// A chunked body (no Content-Length) over the limit is refused too.

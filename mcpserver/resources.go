@@ -171,8 +171,7 @@ const resourceSettle = 200 * time.Millisecond
 // so announces notifications/resources/list_changed when sessions appear
 // or vanish. It reads the registry from the service; the registered names
 // are only mcp-go's list of resources.
-func (s *Server) watchResources(ctx context.Context) {
-	registered := map[string]bool{}
+func (s *Server) watchResources(ctx context.Context, registered map[string]bool) {
 	defer func() {
 		var uris []string
 		for n := range registered {
@@ -225,6 +224,42 @@ func (s *Server) watchResources(ctx context.Context) {
 			return
 		case <-time.After(backoff):
 		}
+	}
+}
+
+// primeResources registers the watched sessions before a transport
+// serves its first request, so a resources/list right after initialize
+// already lists them; watchResources then keeps the list current.
+func (s *Server) primeResources(ctx context.Context) map[string]bool {
+	registered := map[string]bool{}
+	s.reconcileResources(ctx, registered)
+	return registered
+}
+
+// markMissing runs before mcp-go serves resources/read. mcp-go reports an
+// error of a resource handler as an internal error (-32603); a system3 URI
+// naming nothing (a session, task list or pattern that does not exist) is
+// "resource not found" (-32002), which mcp-go answers for a URI no
+// resource or template matches. So such a URI is told apart here and made
+// one that matches nothing, carrying why in the error message.
+func (s *Server) markMissing(ctx context.Context, req *mcp.ReadResourceRequest) {
+	uri := req.Params.URI
+	var read server.ResourceTemplateHandlerFunc
+	switch {
+	case strings.HasPrefix(uri, sessionURIPrefix):
+		read = s.readSession
+	case strings.HasPrefix(uri, tasksURIPrefix):
+		read = s.readTaskList
+	case strings.HasPrefix(uri, patternURIPrefix) && s.opts.Coach != nil:
+		read = s.readPattern
+	default:
+		return
+	}
+	probe := *req
+	probe.Params.Arguments = nil
+	if _, err := read(ctx, probe); errors.Is(err, server.ErrResourceNotFound) {
+		why := strings.TrimPrefix(err.Error(), server.ErrResourceNotFound.Error()+": ")
+		req.Params.URI = uri + " (" + why + ")"
 	}
 }
 

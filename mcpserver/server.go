@@ -9,10 +9,8 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"path"
 	"sync"
 	"time"
 
@@ -48,7 +46,7 @@ var _ Service = monitor.Service(nil)
 // Defaults of Options.
 const (
 	DefaultListen          = "127.0.0.1:8889"
-	DefaultInjectPerMinute = 30
+	DefaultInjectPerMinute = monitor.DefaultActionsPerMinute
 	DefaultSessionIdleTTL  = 30 * time.Minute
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultProgressEvery   = 5 * time.Second
@@ -62,12 +60,8 @@ type Options struct {
 	Started time.Time
 	// ReadOnly registers only the read tools.
 	ReadOnly bool
-	// AllowSessions are path.Match globs of the tmux sessions MCP clients
-	// may type into; empty allows every watched session.
-	AllowSessions []string
-	// InjectPerMinute caps the actions (inject, answer, interrupt) per pane
-	// per minute; 0 means DefaultInjectPerMinute, negative means no cap.
-	InjectPerMinute int
+	// The allowlist (mcp.allow_sessions) and the rate limit
+	// (mcp.inject_per_minute) are the service's: see monitor.Policy.
 	// Token, when set, is the bearer token every HTTP request must carry.
 	// Listening on a non-loopback address requires one.
 	Token string
@@ -78,6 +72,9 @@ type Options struct {
 	// SessionIdleTTL forgets HTTP sessions idle this long (clients that
 	// never say goodbye); 0 means DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
+	// MaxSessions caps the MCP sessions an HTTP server keeps; a new one
+	// evicts the session idle longest. 0 means DefaultMaxSessions.
+	MaxSessions int
 	// MaxBodyBytes caps an HTTP request body (413 past it); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -107,7 +104,6 @@ type Server struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	clients *clientNames
-	policy  *policy
 	tracker *progressTracker
 
 	mu       sync.Mutex
@@ -118,6 +114,8 @@ type Server struct {
 	serving  bool
 	extra    []string // allowed Host names learnt from the listen address
 	streams  []*server.StreamableHTTPServer
+	// registers are the session registers of the HTTP handlers built.
+	registers []*httpSessions
 }
 
 // New builds a server on svc. It fails on options that cannot work, like a
@@ -125,11 +123,6 @@ type Server struct {
 func New(svc Service, opts Options) (*Server, error) {
 	if svc == nil {
 		return nil, errors.New("mcpserver: no service")
-	}
-	for _, g := range opts.AllowSessions {
-		if _, err := path.Match(g, ""); err != nil {
-			return nil, fmt.Errorf("mcp.allow_sessions: %q is not a valid glob (use *, ? and [a-z]): %w", g, err)
-		}
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -139,9 +132,6 @@ func New(svc Service, opts Options) (*Server, error) {
 	}
 	if opts.Version == "" {
 		opts.Version = "devel"
-	}
-	if opts.InjectPerMinute == 0 {
-		opts.InjectPerMinute = DefaultInjectPerMinute
 	}
 	if opts.SessionIdleTTL <= 0 {
 		opts.SessionIdleTTL = DefaultSessionIdleTTL
@@ -160,8 +150,7 @@ func New(svc Service, opts Options) (*Server, error) {
 		svc:      svc,
 		opts:     opts,
 		log:      log,
-		clients:  newClientNames(opts.Clock),
-		policy:   newPolicy(opts.AllowSessions, opts.InjectPerMinute, opts.Clock),
+		clients:  newClientNames(),
 		tracker:  newProgressTracker(),
 		sessions: map[string]struct{}{},
 	}
@@ -243,10 +232,12 @@ func (s *Server) AllTools() []ToolDef {
 	}
 	for _, f := range read {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h})
 	}
 	for _, f := range write {
 		t, h := f(env)
+		withOutputSchema(&t)
 		defs = append(defs, ToolDef{Tool: t, Handler: h, Write: true})
 	}
 	return defs

@@ -20,7 +20,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { s.watchResources(runCtx) })
+	registered := s.primeResources(runCtx)
+	wg.Go(func() { s.watchResources(runCtx, registered) })
 
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -35,7 +36,6 @@ type Env struct {
 	// Coach serves the behaviour-pattern tools; nil when there is none.
 	Coach Coach
 
-	policy   *policy
 	progress *progressTracker
 }
 
@@ -43,7 +43,7 @@ func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
 		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
-		policy: s.policy, progress: s.tracker, Coach: s.opts.Coach,
+		progress: s.tracker, Coach: s.opts.Coach,
 	}
 }
 
@@ -160,6 +160,7 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 		hint = "call list_tasks without list to see the ids"
 	case errors.Is(err, wake.ErrNotFound):
 		hint = "call list_wakes (include_acked true) to see the ids"
+	case errors.Is(err, monitor.ErrRefused):
 	case errors.Is(err, monitor.ErrNoSender):
 		hint = "this system3 cannot type into panes"
 	case errors.Is(err, monitor.ErrAuditUnwritable):
@@ -194,6 +195,30 @@ func bind(req mcp.CallToolRequest, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
+// decodeProblem says in JSON's words why a call's arguments, valid for
+// the schema, did not fit the handler (a number too large for any
+// counter): the argument, what it takes, and what came.
+func decodeProblem(t mcp.Tool, err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		typ := "a value of another type"
+		if p, ok := t.InputSchema.Properties[te.Field].(map[string]any); ok {
+			if s, ok := p["type"].(string); ok {
+				typ = article(s) + " " + s
+			}
+		}
+		if te.Value == "number" || strings.HasPrefix(te.Value, "number ") {
+			return fmt.Sprintf("%s must be %s in range, not %s", te.Field, typ, strings.TrimPrefix(te.Value, "number "))
+		}
+		return fmt.Sprintf("%s must be %s, not %s", te.Field, typ, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "the arguments are not a JSON object"
+	}
+	return "the arguments do not fit this tool"
+}
+
 // withTimeout bounds one service call.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
@@ -205,7 +230,7 @@ func handlerFunc[A any](t mcp.Tool, h func(ctx context.Context, req mcp.CallTool
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
 		if err := bind(req, &args); err != nil {
-			return badInput("invalid arguments (%v). Send instead: %s", err, argumentsUsage(t))
+			return badInput("invalid arguments: %s. Send instead: %s", decodeProblem(t, err), argumentsUsage(t))
 		}
 		return h(ctx, req, args)
 	}

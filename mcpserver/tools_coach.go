@@ -62,7 +62,7 @@ func QueryPatternHistoryTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("session", mcp.Description(`A tmux session name, target ("orch-auth:0.1") or pane ("%3"); empty for all.`), mcp.MaxLength(256)),
 		mcp.WithString("status", mcp.Description(`"open" (active or sent) or one status; empty for all.`), mcp.Enum(alertStatuses...)),
 		mcp.WithString("since", mcp.Description(`Only alerts detected after this: an RFC 3339 time ("2026-11-21T08:00:00Z") or a duration back from now ("24h", "90m").`), mcp.MaxLength(64)),
-		mcp.WithNumber("limit", mcp.Description("At most this many alerts."), mcp.Min(1), mcp.Max(MaxHistoryLimit), mcp.DefaultNumber(DefaultHistoryLimit)),
+		mcp.WithInteger("limit", mcp.Description("At most this many alerts."), mcp.Min(1), mcp.Max(MaxHistoryLimit), mcp.DefaultNumber(DefaultHistoryLimit)),
 		argOrder("pattern", "session", "status", "since", "limit"),
 		readOnly("Pattern history"),
 	)
@@ -190,7 +190,7 @@ func ReportInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("intervention_id", mcp.Required(), mcp.Description(`The intervention, like "isolate-root-cause".`), mcp.MinLength(1), mcp.MaxLength(128)),
 		mcp.WithBoolean("worked", mcp.Required(), mcp.Description("Whether the agent left the loop after it.")),
 		mcp.WithString("notes", mcp.Description("What happened, in a sentence or two."), mcp.MaxLength(coach.MaxNotes)),
-		mcp.WithNumber("alert_id", mcp.Description("The alert the reminder belonged to, when known."), mcp.Min(1)),
+		mcp.WithInteger("alert_id", mcp.Description("The alert the reminder belonged to, when known."), mcp.Min(1)),
 		argOrder("pattern_id", "intervention_id", "worked", "notes", "alert_id"),
 		writes("Report intervention", false, false),
 	)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +21,19 @@ import (
 type Lifecycle interface {
 	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
 	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
+	// AgentNames are the agents the configuration names, sorted: the only
+	// ones spawn_orchestrator starts.
+	AgentNames() []string
+}
+
+// agentNames are the agents spawn_orchestrator offers: the configured
+// ones, or the built-in ones on a server without a lifecycle.
+func (e *Env) agentNames() []string {
+	if e.Lifecycle != nil {
+		return e.Lifecycle.AgentNames()
+	}
+	names := slices.Sorted(maps.Keys(lifecycle.DefaultAgents()))
+	return names
 }
 
 // SpawnTimeout bounds spawn_orchestrator: the agent's ready wait (45 s)
@@ -48,6 +63,7 @@ func lifecycleError(err error) (*mcp.CallToolResult, error) {
 // SpawnOrchestratorTool starts an orchestrator in its own worktree and
 // tmux session.
 func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
+	agents := e.agentNames()
 	t := mcp.NewTool("spawn_orchestrator",
 		mcp.WithDescription(`Start a new orchestrator: a coding agent (Claude Code by default) working on one initiative in its own git worktree and tmux session, watched by system3 from the start. It creates the worktree <repo>/trees/<initiative> on a new branch named after the initiative, starts tmux session orch-<initiative> there with CLAUDE_CODE_TASK_LIST_ID set to the task list (default PRD-<INITIATIVE>) and links the session to that list, waits until the agent is ready for input (answering Claude Code's folder-trust dialog for the new worktree unless no_auto_trust), then sends the first prompt: the goal, the context, and relevant learnings from system3's learning store when one is configured. Takes up to about 50 seconds and reports progress. Refuses when the branch, the worktree or the session exists, or when the repository has uncommitted changes to tracked files and no base is given. On failure it undoes what it did and says which step failed and what was cleaned up. Returns the session, pane, worktree, branch, task list, wisdom injected and status "spawned"; follow it with get_session or wait_for_wake.`),
 		mcp.WithString("initiative", mcp.Required(), mcp.Description(`Initiative name: letters, digits, '-' and '_' (like "auth-login"); it names the branch, trees/<initiative> and session orch-<initiative>.`),
@@ -55,7 +71,8 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("goal", mcp.Required(), mcp.Description("What the orchestrator is to achieve; it opens the first prompt."), mcp.MinLength(1), mcp.MaxLength(maxPromptPart)),
 		mcp.WithString("repo", mcp.Description("Absolute path of a directory in the git repository to work in (default: the directory system3 runs in)."), mcp.MaxLength(4096)),
 		mcp.WithString("base", mcp.Description("Branch, tag or commit the new branch starts from (default HEAD)."), mcp.MaxLength(256)),
-		mcp.WithString("agent", mcp.Description(`"claude" (default), "codex", "gemini", "aider", or another agent named in system3's config.`), mcp.MaxLength(256)),
+		mcp.WithString("agent", mcp.Description(`The agent to start, by the name the operator gave it in system3's config (default "claude"); a program or command line is never taken from a client.`),
+			mcp.Enum(agents...), mcp.MaxLength(256)),
 		mcp.WithString("task_list", mcp.Description(`Task list id (default PRD-<INITIATIVE>, upper-cased).`), mcp.MaxLength(128)),
 		mcp.WithString("context", mcp.Description("More text for the first prompt: constraints, pointers, acceptance criteria."), mcp.MaxLength(maxPromptPart)),
 		mcp.WithBoolean("no_auto_trust", mcp.Description("Leave Claude Code's folder-trust dialog to a person instead of answering it."), mcp.DefaultBool(false)),
@@ -82,14 +99,10 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if strings.TrimSpace(a.Goal) == "" {
 			return badInput(`goal is empty; say what the orchestrator is to achieve, like {"initiative": "auth", "goal": "Add OAuth login"}`)
 		}
-		// Built-in agents only: a command line from a client is not run.
-		if a.Agent != "" && strings.ContainsAny(a.Agent, " \t/") {
-			return badInput(`agent must be an agent's name ("claude", "codex", "gemini", "aider" or one from system3's config), not a command line`)
-		}
-		if e.policy != nil {
-			if why := e.policy.check(monitor.Session{Session: lifecycle.SessionName(a.Initiative)}); why != "" {
-				return mcp.NewToolResultError(why), nil
-			}
+		// Configured agents only: a program named by a client is never run.
+		if a.Agent != "" && !slices.Contains(agents, a.Agent) {
+			return badInput("agent %q is not one system3's configuration names; send one of: %s (the operator adds agents under agents: in config.yaml)",
+				a.Agent, strings.Join(agents, ", "))
 		}
 		sreq := lifecycle.SpawnRequest{Initiative: a.Initiative, Goal: a.Goal, Repo: a.Repo, Base: a.Base, Agent: a.Agent,
 			TaskList: a.TaskList, Context: a.Context, NoAutoTrust: a.NoAutoTrust, Origin: originOf(ctx)}
@@ -181,16 +194,9 @@ func StopOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if e.Lifecycle == nil {
 			return mcp.NewToolResultError(noLifecycle), nil
 		}
+		// The service judges the session Stop resolves the name to, so no
+		// fallback from orch-<name> to <name> gets past the allowlist.
 		name := strings.TrimSpace(a.Name)
-		session := name
-		if !strings.HasPrefix(name, lifecycle.SessionPrefix) && lifecycle.ValidName(name) == "" {
-			session = lifecycle.SessionName(name)
-		}
-		if e.policy != nil {
-			if why := e.policy.check(monitor.Session{Session: session}); why != "" {
-				return mcp.NewToolResultError(why), nil
-			}
-		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
 		res, err := e.Lifecycle.Stop(actx, lifecycle.StopRequest{Name: name, RemoveWorktree: a.RemoveWorktree, Origin: originOf(ctx)})

@@ -49,6 +49,8 @@ func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 		Wisdom: []lifecycle.WisdomItem{}, WisdomNote: "none configured", Prompt: "Goal: " + req.Goal, PromptVerified: true}, nil
 }
 
+func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
+
 func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -81,9 +83,13 @@ func TestLifecycleTools(t *testing.T) {
 			}},
 		{name: "spawn bad name", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a.b", "goal": "g"}, wantErr: "initiative"},
 		{name: "spawn blank goal", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "  "}, wantErr: "goal is empty"},
-		{name: "spawn command line refused", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "rm -rf /"}, wantErr: "not a command line"},
-		{name: "spawn not allowed", tool: "spawn_orchestrator", opts: Options{AllowSessions: []string{"orch-db*"}}, args: map[string]any{"initiative": "a", "goal": "g"},
-			wantErr: "mcp.allow_sessions"},
+		{name: "spawn command line refused", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "rm -rf /"}, wantErr: "aider, claude, codex, gemini"},
+		{name: "spawn a configured agent", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "codex"},
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if r := lc.spawns[0]; r.Agent != "codex" || r.Command != "" {
+					t.Errorf("request = %+v", r)
+				}
+			}},
 		{name: "spawn fails", tool: "spawn_orchestrator", lc: &fakeLifecycle{err: spawnErr}, args: map[string]any{"initiative": "auth", "goal": "g"},
 			wantErr: `failed at step "check repository": already exists: branch auth exists; pick another initiative name`},
 		{name: "spawn without lifecycle", noLife: true, tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g"}, wantErr: "cannot start or stop"},
@@ -102,7 +108,6 @@ func TestLifecycleTools(t *testing.T) {
 		{name: "stop keeps a dirty worktree", tool: "stop_orchestrator", args: map[string]any{"name": "auth", "remove_worktree": true},
 			lc:      &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-auth"}, err: errors.New("worktree has uncommitted changes")},
 			wantErr: "stopped orch-auth, but: worktree has uncommitted changes"},
-		{name: "stop not allowed", tool: "stop_orchestrator", opts: Options{AllowSessions: []string{"orch-db*"}}, args: map[string]any{"name": "auth"}, wantErr: "mcp.allow_sessions"},
 		{name: "link", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "PRD-DB"},
 			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
 				if out["task_list"] != "PRD-DB" || out["pane"] != "%2" {

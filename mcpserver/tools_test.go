@@ -19,6 +19,7 @@ func TestTools(t *testing.T) {
 	type tc struct {
 		name    string
 		opts    Options
+		policy  *monitor.PolicyConfig
 		setup   func(t *testing.T, f *monitortest.Service)
 		tool    string
 		args    map[string]any
@@ -208,14 +209,14 @@ func TestTools(t *testing.T) {
 				f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Sessions: append(ss, a, b)})
 			},
 			wantErr: "pass pane (like %3)"},
-		{name: "inject_guidance outside the allowlist", tool: "inject_guidance", opts: Options{AllowSessions: []string{"orch-a*"}},
+		{name: "inject_guidance outside the allowlist", tool: "inject_guidance", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-a*"}},
 			args: map[string]any{"session": "orch-db", "message": "x"}, wantErr: `session "orch-db" is not in mcp.allow_sessions (orch-a*)`,
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if len(f.Calls()) != 0 {
 					t.Errorf("refused call reached the service: %+v", f.Calls())
 				}
 			}},
-		{name: "inject_guidance inside the allowlist", tool: "inject_guidance", opts: Options{AllowSessions: []string{"orch-a*"}},
+		{name: "inject_guidance inside the allowlist", tool: "inject_guidance", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-a*"}},
 			args: map[string]any{"session": "orch-auth", "message": "x"}},
 		{name: "answer_prompt", tool: "answer_prompt", args: map[string]any{"session": "orch-auth", "answer": "yes"},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
@@ -258,6 +259,9 @@ func TestTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := fixture(t)
+			if tt.policy != nil {
+				setPolicy(t, f, *tt.policy, nil)
+			}
 			if tt.setup != nil {
 				tt.setup(t, f)
 			}
@@ -296,11 +300,13 @@ func TestTools(t *testing.T) {
 	}
 }
 
-// The rate limit counts actions per pane per minute on the injected clock.
+// The rate limit counts actions per pane per minute on the injected clock;
+// the service keeps the count, so a refusal is the service's.
 func TestInjectRateLimit(t *testing.T) {
 	f := fixture(t)
 	now := t0
-	s := newServer(t, f, Options{InjectPerMinute: 2, Clock: func() time.Time { return now }})
+	setPolicy(t, f, monitor.PolicyConfig{PerMinute: 2}, func() time.Time { return now })
+	s := newServer(t, f, Options{})
 	c := inProcess(t, s, "rate")
 	args := map[string]any{"session": "orch-db", "message": "x"}
 	for i := range 2 {
@@ -309,7 +315,7 @@ func TestInjectRateLimit(t *testing.T) {
 		}
 	}
 	res, _ := call(t, c, "interrupt", map[string]any{"session": "orch-db"})
-	if !res.IsError || !strings.Contains(text(res), "rate limit: 2 actions on pane %2 in the last minute (mcp.inject_per_minute is 2); try again in 1m0s") {
+	if !res.IsError || !strings.Contains(text(res), "rate limit: 2 MCP actions on pane %2 in the last minute (mcp.inject_per_minute is 2); try again in 1m0s") {
 		t.Fatalf("third action: %s", text(res))
 	}
 	// Another pane has its own budget; a minute later the first has too.

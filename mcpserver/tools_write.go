@@ -19,19 +19,11 @@ const MaxMessage = tmux.MaxText
 // maxPromptPart caps each part of spawn_orchestrator's first prompt.
 const maxPromptPart = 16 << 10
 
-// target resolves the session or pane a write tool names and applies the
-// policy (allowlist, rate). A refusal is a tool error naming the rule.
+// target resolves the session or pane a write tool names. The service
+// applies the policy (allowlist, read-only, rate) to the action itself,
+// whichever process it runs in; its refusal comes back as a tool error.
 func (e *Env) target(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
-	sess, r, err := e.resolve(ctx, session, pane)
-	if r != nil || err != nil {
-		return sess, r, err
-	}
-	if e.policy != nil {
-		if why := e.policy.check(sess); why != "" {
-			return monitor.Session{}, mcp.NewToolResultError(why), nil
-		}
-	}
-	return sess, nil, nil
+	return e.resolve(ctx, session, pane)
 }
 
 type actionView struct {

@@ -299,6 +299,9 @@ func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResul
 		return ActionResult{}, s.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
+	if err := s.cfg.Policy.Check(req.Origin, "inject", sess); err != nil {
+		return ActionResult{}, s.refuse(refused, err)
+	}
 	send, err := s.sender()
 	if err != nil {
 		return ActionResult{}, s.refuse(refused, err)
@@ -362,6 +365,9 @@ func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResul
 		return ActionResult{}, s.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
+	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
+		return ActionResult{}, s.refuse(refused, err)
+	}
 	if sess.State != rules.AwaitingInput {
 		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", ErrNotAwaiting, sess.Target, sess.State))
 	}
@@ -372,9 +378,15 @@ func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResul
 	return s.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
 }
 
-// press sends keys and audits them.
+// press sends keys and audits them. Answer has applied the policy before
+// it reads the prompt; the other callers have it applied here.
 func (s *Supervisor) press(ctx context.Context, action, origin string, t Target, sess Session, option string, keys []tmux.Key) (ActionResult, error) {
 	refused := audit.Entry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
+	if action != "answer" { // Answer checked the policy before it chose the keys
+		if err := s.cfg.Policy.Check(origin, action, sess); err != nil {
+			return ActionResult{}, s.refuse(refused, err)
+		}
+	}
 	send, err := s.sender()
 	if err != nil {
 		return ActionResult{}, s.refuse(refused, err)

@@ -181,6 +181,18 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 	if err != nil && (id != "" || req.Pane != "" || !errors.Is(err, ErrUnknownTarget)) {
 		return Session{}, err
 	}
+	acted := sess
+	if err != nil {
+		acted = Session{Session: strings.TrimSpace(req.Session)}
+	}
+	action := "link"
+	if id == "" {
+		action = "unlink"
+	}
+	// A stale link touches no pane: it is not counted toward a rate.
+	if perr := s.cfg.Policy.check(req.Origin, action, acted, err == nil); perr != nil {
+		return Session{}, fmt.Errorf("%s %s: %w", action, req.Target, perr)
+	}
 	// Unlinking a session that is gone is allowed: its link is stale.
 	l := Link{TaskList: id, By: req.Origin, At: s.cfg.Clock()}
 	if req.Pane != "" {
@@ -206,10 +218,6 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 	}
 	s.links.mu.Unlock()
 
-	action := "link"
-	if id == "" {
-		action = "unlink"
-	}
 	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: sess.Pane, Sent: serr == nil, Result: "task list: " + id}
 	if id == "" {
 		e.Result = "task list link removed"

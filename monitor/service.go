@@ -134,11 +134,17 @@ func (s *Supervisor) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan 
 
 // Ack acknowledges one wake.
 func (s *Supervisor) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	if err := s.cfg.Policy.CheckAck(by); err != nil {
+		return wake.Event{}, err
+	}
 	return s.cfg.Wakes.Ack(id, by)
 }
 
 // AckAll acknowledges every unacked wake.
 func (s *Supervisor) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+	if err := s.cfg.Policy.CheckAck(by); err != nil {
+		return nil, err
+	}
 	return s.cfg.Wakes.AckAll(by)
 }
 

@@ -163,6 +163,10 @@ type Service interface {
 	// the link), kept across restarts; it returns the session as it now
 	// shows.
 	Link(ctx context.Context, req LinkRequest) (Session, error)
+	// Allow applies the policy to an action on a whole tmux session
+	// (spawn, stop); an error matching ErrRefused says why not. The pane
+	// actions above apply it themselves.
+	Allow(ctx context.Context, req AllowRequest) error
 }
 
 // TaskRequest names one task of one task list.

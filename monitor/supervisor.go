@@ -67,7 +67,11 @@ type Config struct {
 	// Nil: those fail with ErrNoSender.
 	Send Sender
 	// Audit records every action. Nil: nothing is recorded.
-	Audit  *audit.Log
+	Audit *audit.Log
+	// Policy is what MCP clients may do (allowlist, read-only, rate), checked
+	// on every action after its target is resolved. Nil: NewPolicy's
+	// defaults (every session, 30 actions per pane per minute).
+	Policy *Policy
 	Clock  func() time.Time
 	Logger *slog.Logger
 
@@ -207,6 +211,13 @@ func New(cfg Config) (*Supervisor, error) {
 		return nil, errors.New("monitor: Config needs Tmux, Rules and Wakes")
 	}
 	cfg.defaults()
+	if cfg.Policy == nil {
+		p, err := NewPolicy(PolicyConfig{}, cfg.Clock)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Policy = p
+	}
 	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.rules.Store(cfg.Rules)
 	return s, nil

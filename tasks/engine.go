@@ -73,9 +73,15 @@ type fileState struct {
 	info    fileInfo
 	problem *FileError
 	// failingSince is the start of the current run of failed reads; zero
-	// after a good read.
+	// after a good read. failedAs is the file as the last failed read saw
+	// it.
 	failingSince time.Time
+	failedAs     fileInfo
 }
+
+// maxRetries bounds how long a file that keeps changing and keeps failing
+// is retried before its error is reported: retryDelay times this.
+const maxRetries = 20
 
 func newEngine(root, todos string) *engine {
 	return &engine{
@@ -454,11 +460,18 @@ func (e *engine) apply(ls *listState, p string, info fileInfo, tasks []Task, pro
 		if fst.failingSince.IsZero() {
 			fst.failingSince = now
 		}
-		if e.hooks != nil && !isRetry {
+		changed := !info.same(fst.failedAs)
+		fst.failedAs = info
+		// A writer may be half-way through. An error is reported once a
+		// retry, retryDelay later, finds the file unchanged and still bad;
+		// while the file keeps changing it is looked at again, for at
+		// most maxRetries retry delays. (The initial load records the
+		// error at once, and its retry clears it if the writer finishes.)
+		stable := isRetry && !changed
+		expired := now.Sub(fst.failingSince) >= maxRetries*e.retryDelay
+		if e.hooks != nil && !stable && !expired {
 			e.hooks.retry(p)
-			// A writer may be half-way through: hold the error back until the
-			// retry, unless the file has been failing for longer than that.
-			if !e.quiet && now.Sub(fst.failingSince) < e.retryDelay {
+			if !e.quiet {
 				return
 			}
 		}
@@ -467,7 +480,7 @@ func (e *engine) apply(ls *listState, p string, info fileInfo, tasks []Task, pro
 		e.markDirty(ls)
 		return
 	}
-	fst.failingSince = time.Time{}
+	fst.failingSince, fst.failedAs = time.Time{}, fileInfo{}
 	e.diff(ls, fst.tasks, tasks)
 	fst.tasks = tasks
 	fst.info = info

@@ -33,8 +33,9 @@ type (
 	// tickMsg paces the preview and the ages; it carries the time and the
 	// MCP status, read off the UI goroutine.
 	tickMsg struct {
-		now time.Time
-		mcp *MCPStatus
+		now    time.Time
+		mcp    *MCPStatus
+		notice string
 	}
 
 	// watchStartedMsg: Watch answered for stream generation gen.
@@ -154,12 +155,15 @@ func (t timer) wait() tea.Msg {
 	}
 }
 
-func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus) tea.Cmd {
+func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus, notice func() string) tea.Cmd {
 	return timer{ctx: ctx, d: tickEvery, msg: func() tea.Msg {
 		msg := tickMsg{now: clock()}
 		if mcp != nil {
 			st := mcp()
 			msg.mcp = &st
+		}
+		if notice != nil {
+			msg.notice = notice()
 		}
 		return msg
 	}}.wait

@@ -78,6 +78,7 @@ type Model struct {
 	running  bool
 	problem  string
 	syncedAt time.Time         // when the registry was last known to be current
+	notice   string            // the last Options.Notice shown
 	sessions []monitor.Session // sorted with monitor.SortSessions
 	revs     map[string]uint64 // pane → revision, bumped on every change
 	rev      uint64
@@ -180,7 +181,7 @@ func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles
 
 // Init connects to the service and starts the clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.start(streamWatch), m.start(streamWakes), tick(m.ctx, m.opts.Clock, m.opts.MCP))
+	return tea.Batch(m.start(streamWatch), m.start(streamWakes), tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice))
 }
 
 // Update routes a message to the component it concerns. It does no I/O:

@@ -50,6 +50,11 @@ type Options struct {
 	// measured (the coach's MarkSent). It is called off the UI goroutine.
 	// Nil: the reminder is only typed.
 	ReminderSent func(ctx context.Context, alert int64) error
+	// Notice reports a change in where the dashboard's monitors run (the
+	// daemon it attached to went, and it took over); a new text is shown
+	// in the status line. It is called off the UI goroutine, with the
+	// ticks. Nil: nothing to report.
+	Notice func() string
 	// Clock tells the time for ages; nil: time.Now.
 	Clock func() time.Time
 	// NoColor draws without colour. The NO_COLOR environment variable

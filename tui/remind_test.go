@@ -104,7 +104,7 @@ func TestReminderShown(t *testing.T) {
 	h := newHarness(t, svc, Options{}, 200, 40)
 	h.selectPane("%4")
 	view := ansi.Strip(h.m.View())
-	if !strings.Contains(view, "remindr sends ⚠️ Loop detected: Error loop on the same test (go test ./api)") {
+	if !strings.Contains(view, "remindr sends ⚠ Loop detected: Error loop on the same test (go test ./api)") {
 		t.Fatalf("no reminder line in the detail:\n%s", view)
 	}
 	if !strings.Contains(view, "r send reminder") {

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 type Lifecycle interface {
 	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
 	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
+	// AgentNames are the configured agents, the only ones the form starts.
+	AgentNames() []string
 }
 
 // spawnTimeout bounds a spawn from the dashboard: git, the agent's ready
@@ -65,13 +68,23 @@ const (
 	spawnContext
 )
 
-func spawnFields() []fieldSpec {
+// spawnFields are the form's fields; agents are the configured agents'
+// names, the only ones the form accepts (a command line is the CLI's).
+func spawnFields(agents []string) []fieldSpec {
+	list := strings.Join(agents, ", ")
+	agentCheck := func(v string) string {
+		v = strings.TrimSpace(v)
+		if v == "" || slices.Contains(agents, v) {
+			return ""
+		}
+		return "agent " + clean(v) + " is not configured; name one of: " + list
+	}
 	return []fieldSpec{
 		spawnInitiative: {label: "initiative", placeholder: "auth-login (branch, trees/NAME, session orch-NAME)", required: true, limit: 48},
 		spawnGoal:       {label: "goal", placeholder: "what the orchestrator is to achieve", required: true, limit: 4000},
 		spawnRepo:       {label: "repo", placeholder: "the dashboard's working directory", limit: 4096},
 		spawnBase:       {label: "base", placeholder: "HEAD", limit: 256},
-		spawnAgent:      {label: "agent", placeholder: "claude (or codex, gemini, aider, a configured agent)", limit: 256},
+		spawnAgent:      {label: "agent", placeholder: "claude (configured: " + list + ")", limit: 256, check: agentCheck},
 		spawnTaskList:   {label: "task list", placeholder: "PRD-<INITIATIVE>", limit: 128},
 		spawnContext:    {label: "context", placeholder: "more for the first prompt (optional)", limit: 4000},
 	}
@@ -88,7 +101,7 @@ func (m *Model) openSpawn() tea.Cmd {
 		return nil
 	}
 	m.input = inputForm
-	return m.form.Open(formSpawn, "spawn an orchestrator", monitor.Session{}, spawnFields())
+	return m.form.Open(formSpawn, "spawn an orchestrator", monitor.Session{}, spawnFields(m.opts.Lifecycle.AgentNames()))
 }
 
 // openLink opens the link form for the selected session.
@@ -159,7 +172,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 	case formSpawn:
 		v := msg.values
 		req := lifecycle.SpawnRequest{Initiative: v[spawnInitiative], Goal: v[spawnGoal], Repo: v[spawnRepo], Base: v[spawnBase],
-			Agent: v[spawnAgent], TaskList: v[spawnTaskList], Context: v[spawnContext], Origin: origin}
+			Agent: strings.TrimSpace(v[spawnAgent]), TaskList: v[spawnTaskList], Context: v[spawnContext], Origin: origin}
 		m.spawning = req.Initiative
 		m.setStatus(levelInfo, "spawning "+clean(req.Initiative)+"…")
 		ch := make(chan string, 16)

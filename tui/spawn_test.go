@@ -47,6 +47,10 @@ func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 	return f.stopRes, f.err
 }
 
+// AgentNames are the built-in agents, as a configuration without agents:
+// gives them.
+func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
+
 func (f *fakeLifecycle) stopRequests() []lifecycle.StopRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,6 +109,20 @@ func TestSpawnForm(t *testing.T) {
 	if s := h.statusText(); !strings.Contains(s, `✖ spawn db failed at step "wait until ready": claude was not ready; cleaned up: killed tmux session orch-db`) {
 		t.Fatalf("status = %q", s)
 	}
+
+	// An agent the configuration does not name is refused by the form:
+	// the dashboard never runs a program typed into it.
+	h.press("s")
+	h.typeText("pwn")
+	h.press("tab")
+	h.typeText("x; touch $HOME/PWNED_SPAWN")
+	h.press("tab", "tab", "tab")
+	h.typeText("sh")
+	h.press("enter")
+	if len(lc.requests()) != 2 || !strings.Contains(h.m.View(), "agent sh is not configured; name one of: aider, claude, codex, gemini") {
+		t.Fatalf("spawns %d; an unconfigured agent was not refused:\n%s", len(lc.requests()), h.m.View())
+	}
+	h.press("esc")
 
 	// esc closes without spawning.
 	h.press("s", "esc")

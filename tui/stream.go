@@ -158,6 +158,9 @@ func (m *Model) fail(id streamID, err error) tea.Cmd {
 		return nil // quitting
 	}
 	s := m.stream(id)
+	if id == streamWatch && s.up {
+		m.dirtyRows = true // the title says the rows are stale
+	}
 	s.up = false
 	s.err = err
 	s.attempt++
@@ -181,13 +184,20 @@ func (m *Model) onTick(msg tickMsg) tea.Cmd {
 	if msg.mcp != nil {
 		m.mcp = msg.mcp
 	}
+	if msg.notice != m.notice {
+		m.notice = msg.notice
+		if m.notice != "" {
+			m.setStatus(levelWake, "⚑ "+clean(m.notice))
+		}
+	}
 	for pane, at := range m.answered {
 		if m.now.Sub(at) >= answerHold {
 			delete(m.answered, pane)
 		}
 	}
-	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP)}
+	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice)}
 	if m.watch.up {
+		m.syncedAt = m.now // reading the stream: the registry is current
 		cmds = append(cmds, m.refreshPreview())
 		if m.now.Sub(m.headerAt) >= headerEvery {
 			m.headerAt = m.now
@@ -355,6 +365,11 @@ func (m *Model) sync() tea.Cmd {
 	}
 	m.layout()
 	m.table.now, m.feed.now, m.detail.now = m.now, m.now, m.now
+	if m.stale() {
+		// The rows are as they were when the stream broke: their ages
+		// stop there instead of counting as if they were live.
+		m.table.now, m.detail.now = m.syncedAt, m.syncedAt
+	}
 
 	sel, ok := m.table.Selected()
 	m.detail.SetSession(sel, m.revs[sel.Pane], ok)
@@ -402,6 +417,9 @@ func (m *Model) rebuildRows() {
 	if m.query != "" {
 		title = fmt.Sprintf("Sessions · %d of %d · filter: %s", len(rows), len(m.sessions), clean(m.query))
 	}
+	if m.stale() {
+		title += " · stale, as of " + m.syncedAt.Format("15:04:05")
+	}
 	m.table.title = title
 	switch {
 	case !m.loaded:
@@ -412,6 +430,10 @@ func (m *Model) rebuildRows() {
 		m.table.SetEmpty([]string{"No session matches “" + clean(m.query) + "”. esc clears the filter."})
 	}
 }
+
+// stale: the registry was read, but its stream is down, so the rows may
+// no longer be true.
+func (m *Model) stale() bool { return m.loaded && !m.watch.up }
 
 // connectText is the table's text before the first snapshot.
 func (m *Model) connectText() string {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
@@ -321,5 +323,58 @@ func TestHeaderProblemRefresh(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("no %q in\n%s", want, v)
 		}
+	}
+}
+
+// TestStaleRowsWhileDisconnected: while the registry stream is down the
+// table says its rows are stale, and their ages stop at the last moment
+// they were known true instead of counting on; once the stream is back
+// they count again. A notice from the dashboard's owner (a takeover) is
+// shown in the status line.
+func TestStaleRowsWhileDisconnected(t *testing.T) {
+	svc := newFixtureService(t)
+	notice := ""
+	h := newHarness(t, svc, Options{Notice: func() string { return notice }}, 100, 30)
+	h.selectPane("%7") // "web:0.1", in its state for 40s
+	age := func() string {
+		t.Helper()
+		for _, l := range strings.Split(ansi.Strip(h.m.View()), "\n") {
+			if strings.Contains(l, "web:0.1") {
+				return strings.Fields(l[strings.Index(l, "web:0.1"):])[4] // target, agent, glyph, state, age
+			}
+		}
+		t.Fatalf("no web:0.1 row:\n%s", ansi.Strip(h.m.View()))
+		return ""
+	}
+	h.send(tickMsg{now: now.Add(time.Minute)})
+	if got := age(); got != "1m" {
+		t.Fatalf("connected, a minute later: age %q, want 1m", got)
+	}
+	svc.Fail("watch", errors.New("dial unix system3.sock: connection refused"))
+	svc.EndWatches()
+	h.read()
+	h.send(tickMsg{now: now.Add(10 * time.Minute)})
+	v := ansi.Strip(h.m.View())
+	if !strings.Contains(v, "stale, as of") {
+		t.Fatalf("the table does not say its rows are stale:\n%s", v)
+	}
+	if got := age(); got != "1m" {
+		t.Fatalf("disconnected, nine minutes later: age %q, want it stopped at 1m", got)
+	}
+	notice = "the system3 daemon (pid 42) is gone; this dashboard now monitors the state dir itself"
+	h.send(tickMsg{now: now.Add(10 * time.Minute), notice: h.m.opts.Notice()})
+	if !strings.Contains(h.statusText(), "this dashboard now monitors the state dir itself") {
+		t.Fatalf("status %q does not say the dashboard took over", h.statusText())
+	}
+	svc.Fail("watch", nil)
+	h.send(retryMsg{stream: streamWatch, gen: h.m.watch.gen})
+	if h.m.stale() {
+		t.Fatal("still stale after reconnecting")
+	}
+	if got := age(); got != "10m" {
+		t.Fatalf("reconnected: age %q, want 10m", got)
+	}
+	if strings.Contains(ansi.Strip(h.m.View()), "stale") {
+		t.Fatal("the title still says stale")
 	}
 }

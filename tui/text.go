@@ -4,54 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/mattn/go-runewidth"
 )
 
 // ellipsis marks text cut to fit.
 const ellipsis = "…"
-
-// width is the number of terminal cells s takes, escape sequences aside.
-// Plain ASCII, the common case, is counted without parsing graphemes.
-func width(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return ansi.StringWidth(s)
-		}
-	}
-	return len(s)
-}
-
-// truncate cuts s (which may hold escape sequences) to at most w cells,
-// ending in an ellipsis when something was cut.
-func truncate(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	if width(s) <= w {
-		return s
-	}
-	return ansi.Truncate(s, w, ellipsis)
-}
-
-// fit cuts or pads s to exactly w cells.
-func fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	n := width(s)
-	if n > w {
-		s = ansi.Truncate(s, w, ellipsis)
-		n = width(s)
-	}
-	if n < w {
-		s += strings.Repeat(" ", w-n)
-	}
-	return s
-}
 
 // fitRight pads s on the left to w cells (numbers and ages line up).
 func fitRight(s string, w int) string {
@@ -94,7 +53,9 @@ func splitLines(s string) []string {
 
 // clean makes one line of text from a pane, a task file or a wake safe to
 // print: escape sequences are removed (they could rewrite the screen),
-// control characters and line breaks become spaces, and the ends are trimmed.
+// control characters and line breaks become spaces, characters whose width
+// tmux and the dashboard could disagree on are dropped or replaced
+// (screenRune), and the ends are trimmed.
 func clean(s string) string {
 	ok := true
 	for i := 0; i < len(s); i++ {
@@ -111,13 +72,12 @@ func clean(s string) string {
 	b.Grow(len(s))
 	for _, r := range s {
 		switch {
-		case r == utf8.RuneError:
-			b.WriteRune('�')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
 			b.WriteByte(' ')
-		case unicode.Is(unicode.Bidi_Control, r):
 		default:
-			b.WriteRune(r)
+			if out, ok := screenRune(r); ok {
+				b.WriteRune(out)
+			}
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -156,11 +116,13 @@ func screenLine(s string, keepColor bool) string {
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			i += size
-			if r == utf8.RuneError && size == 1 || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r) {
+			if r == utf8.RuneError && size == 1 {
 				continue
 			}
-			b.WriteRune(r)
-			col += runewidth.RuneWidth(r)
+			if out, ok := screenRune(r); ok {
+				b.WriteRune(out)
+				col += cells(out)
+			}
 		}
 	}
 	if sgr {

@@ -121,7 +121,7 @@ func (m Model) View() string {
 	// input above them, whatever the height; the body is cut to fit.
 	foot := m.statusLine() + "\n" + m.helpBar()
 	if m.h <= 2 {
-		return stack(m.w, m.h, foot)
+		return frame(stack(m.w, m.h, foot), m.w)
 	}
 	parts := top
 	bodyH := m.h - 2 - len(top) - len(splitLines(panel))
@@ -131,7 +131,7 @@ func (m Model) View() string {
 	if panel != "" {
 		parts = append(parts, panel)
 	}
-	return stack(m.w, m.h-2, parts...) + "\n" + foot
+	return frame(stack(m.w, m.h-2, parts...)+"\n"+foot, m.w)
 }
 
 // headerHeight is the number of header lines, without drawing them.

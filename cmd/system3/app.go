@@ -40,6 +40,9 @@ type app struct {
 	// socketErr is why the monitors this process runs could not serve the
 	// state dir's socket; nil when they serve it.
 	socketErr error
+	// readOnly is --read-only when given: it overrides mcp.read_only for
+	// the policy of monitors this process runs.
+	readOnly *bool
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -28,8 +29,10 @@ docs/keys.md).
 
 If a system3 daemon (` + "`system3 serve`" + `, or another dashboard) already monitors
 this state dir, the dashboard attaches to it and quitting leaves it running;
-otherwise the dashboard runs the monitors itself and stops them when it
-quits. When system3 detects a loop (a behaviour pattern), r sends the agent
+if that daemon stops, the rows are marked stale and, after
+dashboard.takeover_after (2s), the dashboard runs the monitors itself (or
+attaches to another daemon that started meanwhile). Otherwise the dashboard
+runs the monitors itself and stops them when it quits. When system3 detects a loop (a behaviour pattern), r sends the agent
 its reminder. New wakes ring the terminal bell (notify.bell in the config),
 can show a tmux message (notify.tmux_message) and run a command
 (notify.command).
@@ -58,14 +61,26 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer a.release(closeFn)
 	_, attached := svc.(*ipc.Client)
+	// A dashboard attached to a daemon outlives it: when the daemon goes,
+	// the failover takes the state dir over (or attaches to the daemon
+	// that won it), so monitoring and the journal go on.
+	var fo *failover
+	if attached {
+		fo = newFailover(a, svc, closeFn)
+		svc, closeFn = fo, fo.Close
+	}
+	defer a.release(closeFn)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
 
 	opts := a.tuiOptions(gctx)
+	if fo != nil {
+		g.Go(func() error { return fo.Run(gctx) })
+		opts.Notice = fo.Notice
+	}
 	lc, err := a.lifecycle(svc)
 	if err != nil {
 		return err
@@ -94,10 +109,21 @@ func (a *app) runDashboard(ctx context.Context) error {
 	opts.MCP = status
 	g.Go(func() error {
 		// Notifications are extra: their failure must not close the dashboard.
-		if err := n.Run(gctx, svc); err != nil {
-			a.log.Warn("notifications stopped", "err", err)
+		for {
+			if err := n.Run(gctx, svc); err != nil {
+				a.log.Warn("notifications stopped", "err", err)
+			}
+			if fo == nil || !n.active() {
+				return nil
+			}
+			// Attached: the daemon's stream ended; subscribe again to
+			// whatever the failover serves now.
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
 		}
-		return nil
 	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest

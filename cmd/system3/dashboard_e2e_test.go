@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -149,4 +150,95 @@ func tmuxSendRaw(c *tmux.Client, pane, key string) error {
 
 func osexecTmux(s tmux.Server, args ...string) error {
 	return exec.Command("tmux", append([]string{"-S", s.Path}, args...)...).Run()
+}
+
+// hostileText holds characters whose width tmux (wcwidth), grapheme rules
+// and terminals disagree on: prepended concatenation marks, a soft hyphen,
+// ZWJ sequences, variation selectors, flags, spacing marks, bidi controls.
+const hostileText = "\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\U000110bd\u00ad" +
+	"👨\u200d👩\u200d👧 ☺\ufe0f ⚠\ufe0f 🇫🇷🇩🇪 कि\u093f \u202eevil\u202c 日本語 e\u0301 \u200b"
+
+// TestResilienceDashboardHostileWidths runs the real dashboard in an 80×24 tmux
+// terminal on a server whose session names and screens are full of
+// characters whose width is disputed: no line may wrap, so the header
+// stays on the first line and the help bar on the last.
+func TestResilienceDashboardHostileWidths(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	screen := filepath.Join(t.TempDir(), "screen.txt")
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "%d %s %s\n", i, strings.Repeat(hostileText, 1+i%3), strings.Repeat("\u0600", 40+i))
+	}
+	b.WriteString("Do you want to proceed? " + hostileText + "\n ❯ 1. Yes " + hostileText + "\n   2. No\n")
+	if err := os.WriteFile(screen, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"\u0600\u0601\u0602\u0603\u0604\u0605", "x\u06dd\U000110bd\u00ady", "👨\u200d👩\u200d👧🇫🇷", "कि\u093fकि"} {
+		startSession(t, srv, fmt.Sprintf("%s-%d", name, i), "cat "+screen+"; exec sleep 600")
+	}
+	state := shortDir(t)
+	cfg := filepath.Join(state, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: off\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := tmux.NewClient(tmuxtest.NewStoppedServer(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	env := map[string]string{runMainEnv: "1", "HOME": t.TempDir(), "TERM": "xterm-256color", "LANG": "C.UTF-8",
+		"SYSTEM3_STATE_DIR": state, "SYSTEM3_CONFIG": cfg}
+	pane, err := term.NewSession(ctx, tmux.NewSessionOptions{Name: "term", Width: 80, Height: 24, Env: env,
+		Command: []string{exe, "--tmux-socket-path", srv.Path, "tui"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := func() []string {
+		s, _ := term.Capture(context.Background(), pane, tmux.CaptureOptions{})
+		return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	}
+	// check waits until the screen shows the table (or, zoomed, the
+	// preview) and fails if a line wrapped: the header must be line 1, the
+	// help bar line 24, the table's title on screen once, and every
+	// session listed.
+	check := func(what string, zoomed bool) {
+		t.Helper()
+		var lines []string
+		var problem string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			lines = capture()
+			all := strings.Join(lines, "\n")
+			switch {
+			case len(lines) != 24 || !strings.HasPrefix(lines[0], "system3") || !strings.Contains(lines[23], "quit"):
+				problem = "the header is not on line 1 or the help bar not on line 24"
+			case zoomed && !strings.Contains(lines[23], "esc back"):
+				problem = "not zoomed"
+			case !zoomed && strings.Count(all, "Sessions ·") != 1:
+				problem = "the table title is not on screen exactly once"
+			default:
+				problem = ""
+				for i := range 4 {
+					if !zoomed && !strings.Contains(all, fmt.Sprintf("-%d:0.0", i)) {
+						problem = fmt.Sprintf("session %d is not listed", i)
+					}
+				}
+			}
+			if problem == "" {
+				return
+			}
+		}
+		t.Fatalf("%s: %s:\n%s", what, problem, strings.Join(lines, "\n"))
+	}
+	check("the table", false)
+	for _, step := range []struct {
+		key    string
+		zoomed bool
+	}{{"j", false}, {"j", false}, {"Enter", true}, {"Escape", false}, {"j", false}, {"Tab", false}, {"j", false}} {
+		if err := tmuxSendRaw(term, pane, step.key); err != nil {
+			t.Fatal(err)
+		}
+		check("after "+step.key, step.zoomed)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/wake"
 )
 
 var actionSnapshot = monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{
@@ -210,5 +212,48 @@ func TestAuditCommand(t *testing.T) {
 	var e audit.Entry
 	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Action != "inject" || e.Phase != audit.PhaseAttempt {
 		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+}
+
+// TestCLIActionsAreTheOperators: the CLI is the operator, so the MCP rules
+// (mcp.allow_sessions, mcp.read_only, mcp.inject_per_minute) do not bind
+// it, though its actions pass the same check at the service: here the
+// strictest policy refuses every MCP action, and every CLI action, twice
+// on one pane, goes through.
+func TestCLIActionsAreTheOperators(t *testing.T) {
+	f := useFake(t)
+	f.SetSnapshot(actionSnapshot)
+	p, err := monitor.NewPolicy(monitor.PolicyConfig{AllowSessions: []string{"nothing"}, ReadOnly: true, PerMinute: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetPolicy(p)
+	ctx := context.Background()
+	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) {
+		t.Fatalf("MCP inject: %v", err)
+	}
+	f.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-auth", Pane: "%3"})
+	for _, args := range [][]string{
+		{"inject", "--session", "orch-auth", "hi"},
+		{"answer", "--session", "orch-auth", "yes"},
+		{"interrupt", "--session", "orch-auth"},
+		{"link", "--session", "orch-auth", "--task-list", "PRD-AUTH"},
+		{"ack", "--all"},
+	} {
+		for i := range 2 {
+			var out, errb bytes.Buffer
+			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
+			if code := run(ctx, args, strings.NewReader(""), &out, &errb, func(k string) string { return vars[k] }); code != 0 {
+				t.Fatalf("%s (%d): exit %d: %s%s", strings.Join(args, " "), i+1, code, out.String(), errb.String())
+			}
+		}
+	}
+	for _, c := range f.Calls() {
+		if c.Origin != "cli" {
+			t.Errorf("call %+v is not the CLI's", c)
+		}
+	}
+	if n := len(f.Calls()); n != 8 {
+		t.Fatalf("%d pane actions reached the service, want 8: %+v", n, f.Calls())
 	}
 }

@@ -36,7 +36,7 @@ func (f *mcpFlags) register(cmd *cobra.Command, http bool) {
 		fl.StringVar(&f.listen, "listen", "", `address of the MCP server, host:port (default mcp.listen, else `+mcpserver.DefaultListen+`; "off": none)`)
 		fl.StringVar(&f.tokenFile, "token-file", "", "`FILE` holding the bearer token clients must send (default mcp.token_file; system3 token makes one); required beyond loopback")
 	}
-	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the read tools: no injecting, answering, interrupting or acknowledging (default mcp.read_only)")
+	fl.BoolVar(&f.readOnly, "read-only", false, "offer only the read tools: no injecting, answering, interrupting or acknowledging; monitors this process runs refuse MCP actions from any process (default mcp.read_only)")
 }
 
 // mcpSettings are the resolved MCP settings of a command.
@@ -65,15 +65,16 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		tokenFile = f.tokenFile
 	}
 	s.opts = mcpserver.Options{
-		Version:         buildVersion(),
-		Started:         time.Now(),
-		ReadOnly:        c.ReadOnly,
-		AllowSessions:   c.AllowSessions,
-		InjectPerMinute: c.InjectPerMinute,
-		Logger:          a.log,
+		Version:     buildVersion(),
+		Started:     time.Now(),
+		ReadOnly:    c.ReadOnly,
+		MaxSessions: c.MaxSessions,
+		Logger:      a.log,
 	}
 	if f.cmd != nil && f.cmd.Flags().Changed("read-only") {
 		s.opts.ReadOnly = f.readOnly
+		// Monitors this process runs refuse MCP writes from any process.
+		a.readOnly = &f.readOnly
 	}
 	if ls := a.learnStore(); ls != nil {
 		s.opts.Learn = ls
@@ -86,6 +87,23 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		s.opts.Token = tok
 	}
 	return s, nil
+}
+
+// policy is what MCP clients may do, for monitors this process runs:
+// mcp.allow_sessions, mcp.read_only (or --read-only) and
+// mcp.inject_per_minute, checked by the service on every action, whichever
+// process the client reached.
+func (a *app) policy() (*monitor.Policy, error) {
+	c := a.settings.File.MCP
+	cfg := monitor.PolicyConfig{AllowSessions: c.AllowSessions, ReadOnly: c.ReadOnly, PerMinute: c.InjectPerMinute}
+	if a.readOnly != nil {
+		cfg.ReadOnly = *a.readOnly
+	}
+	p, err := monitor.NewPolicy(cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	return p, nil
 }
 
 // minTokenLen is the shortest bearer token accepted from a file.
@@ -306,6 +324,13 @@ func (f *failoverService) SendKeys(ctx context.Context, req monitor.KeysRequest)
 // Link is idempotent: the same link made twice is one link.
 func (f *failoverService) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
 	return do(f, ctx, func(s monitor.Service) (monitor.Session, error) { return s.Link(ctx, req) })
+}
+
+// Allow asks the policy of the process that runs the monitors; an action
+// that follows goes there too, so it is retried like a read.
+func (f *failoverService) Allow(ctx context.Context, req monitor.AllowRequest) error {
+	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Allow(ctx, req) })
+	return err
 }
 
 func (f *failoverService) Audit(ctx context.Context, e audit.Entry) error {

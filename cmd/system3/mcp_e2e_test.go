@@ -289,6 +289,27 @@ func TestMCPWithSDK(t *testing.T) {
 		report := runNode(t, node, script, nodeEnv)
 		t.Logf("http client done in %v: %v, progress %v", time.Since(start).Round(time.Millisecond), report["raw"], report["progress"])
 		waitScreen(t, c, inbox, text)
+		if ss, _ := report["sessions"].(map[string]any); ss["forged"] != 404.0 || ss["missing"] != 400.0 || ss["deleted"] != 404.0 {
+			t.Errorf("session id checks with the SDK: %v", report["sessions"])
+		}
+		// Every tool call is audited with the SDK's name and its session.
+		calls := 0
+		for _, line := range strings.Split(strings.TrimSpace(auditOf(t, envValue(env, "SYSTEM3_STATE_DIR"))), "\n") {
+			var e struct {
+				Origin, Action string
+				Session        string `json:"mcp_session"`
+			}
+			if json.Unmarshal([]byte(line), &e) != nil || e.Action != "tool_call" {
+				continue
+			}
+			calls++
+			if e.Origin != "mcp:system3-e2e-sdk" || !strings.HasPrefix(e.Session, "s3-") {
+				t.Errorf("tool call audited without its client or session: %s", line)
+			}
+		}
+		if calls < 10 {
+			t.Errorf("%d tool calls audited", calls)
+		}
 	})
 }
 

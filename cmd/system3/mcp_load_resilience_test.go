@@ -94,6 +94,7 @@ func TestResilienceMCPLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
+	a.settings.File.MCP.InjectPerMinute = -1 // no rate limit: load is the point
 	monCtx, stopMonitors := context.WithCancel(context.Background())
 	defer stopMonitors()
 	svc, stop, err := a.startMonitors(monCtx)
@@ -107,7 +108,7 @@ func TestResilienceMCPLoad(t *testing.T) {
 		}
 	}()
 
-	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-load", InjectPerMinute: -1})
+	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-load"})
 	if err != nil {
 		t.Fatal(err)
 	}

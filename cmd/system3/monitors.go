@@ -71,6 +71,11 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	if co != nil {
 		onToolCall = co.Observe
 	}
+	policy, err := a.policy()
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
 	auditLog := audit.Open(dir)
 	// The hook key lets a hook event signed with its session's token in
 	// (hooks.LoadKey); without it, process ancestry alone proves events.
@@ -80,6 +85,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	}
 	sup, err = monitor.New(monitor.Config{
 		HookKey:        hookKey,
+		Policy:         policy,
 		Server:         srv.String(),
 		Tmux:           client,
 		Events:         watcher.Events(),

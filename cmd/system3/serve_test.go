@@ -160,6 +160,29 @@ func TestToken(t *testing.T) {
 		t.Fatalf("rotate: exit %d, %q", code, out)
 	}
 
+	// The printed client command uses the address serve will listen on.
+	if !strings.Contains(out, "system3 http://127.0.0.1:8889/mcp ") {
+		t.Errorf("default URL missing:\n%s", out)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: 127.0.0.1:7777\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", cfg, "token"}, "http://127.0.0.1:7777/mcp"},
+		{[]string{"--config", cfg, "token", "--listen", "0.0.0.0:9000"}, "http://127.0.0.1:9000/mcp"},
+		{[]string{"token", "--listen", "[::]:9001"}, "http://[::1]:9001/mcp"},
+		{[]string{"token", "--listen", "myhost.lan:9002"}, "http://myhost.lan:9002/mcp"},
+	} {
+		code, out, errOut := invoke(t, env, tt.args...)
+		if code != 0 || !strings.Contains(out, "--transport http system3 "+tt.want+" ") {
+			t.Errorf("%v: exit %d, want %s in\n%s%s", tt.args, code, tt.want, out, errOut)
+		}
+	}
+
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}

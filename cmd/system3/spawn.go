@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,6 +93,7 @@ func (a *app) printJSON(v any) error {
 func newSpawnCmd(a *app) *cobra.Command {
 	var req lifecycle.SpawnRequest
 	var asJSON bool
+	var agent string
 	cmd := &cobra.Command{
 		Use:   "spawn --initiative NAME --goal TEXT [--repo DIR] [--base BRANCH] [--agent AGENT] [--task-list ID] [--context TEXT]",
 		Short: "Start an orchestrator in its own git worktree and tmux session",
@@ -119,7 +121,8 @@ which step failed and what it cleaned up.
 
 --agent is claude (default), codex, gemini, aider, another agent named in
 the config file (agents: NAME: {command: [...], env: {...}}), or a command
-line run by the shell. With --json a failure is printed as a document too
+line run by the shell. A command line is taken from this command only: the
+dashboard and MCP clients can start only the agents the config names. With --json a failure is printed as a document too
 ({"status": "failed", "step": ..., "cleaned_up": [...]}). See
 docs/lifecycle.md.`,
 		Example: `  system3 spawn --initiative auth --goal "Add OAuth login" --repo ~/src/app
@@ -140,6 +143,12 @@ docs/lifecycle.md.`,
 				return err
 			}
 			req.Origin = actionOrigin
+			// The operator's own command line runs too, from here only.
+			if slices.Contains(m.AgentNames(), strings.TrimSpace(agent)) {
+				req.Agent = strings.TrimSpace(agent)
+			} else {
+				req.Command = agent
+			}
 			if !asJSON {
 				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
 			}
@@ -181,7 +190,7 @@ docs/lifecycle.md.`,
 	f.StringVar(&req.Goal, "goal", "", "what the orchestrator is to achieve (opens the first prompt)")
 	f.StringVar(&req.Repo, "repo", "", "a directory in the git repository (default: the working directory)")
 	f.StringVar(&req.Base, "base", "", "branch, tag or commit the new branch starts from (default HEAD)")
-	f.StringVar(&req.Agent, "agent", "claude", "claude, codex, gemini, aider, an agent from the config file, or a command line")
+	f.StringVar(&agent, "agent", "claude", "claude, codex, gemini, aider, an agent from the config file, or a command line (from this command only)")
 	f.StringVar(&req.TaskList, "task-list", "", "task list id (default PRD-<NAME>, upper-cased)")
 	f.StringVar(&req.Context, "context", "", "more text for the first prompt")
 	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")

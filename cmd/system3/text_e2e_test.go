@@ -60,7 +60,14 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	waitUntil(t, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
 
 	state := shortDir(t)
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	// Every path sends a few dozen texts to one pane: no rate limit here
+	// (the policy tests hold it).
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  inject_per_minute: -1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path,
+		"SYSTEM3_CONFIG": cfg}
 	svc := startTestMonitors(t, env)
 	panes := map[string]string{}
 	waitUntil(t, "both sessions in the snapshot", func() bool {
@@ -75,7 +82,7 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	})
 	sock := dialDaemon(t, state)
 
-	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-text", InjectPerMinute: -1})
+	ms, err := mcpserver.New(svc, mcpserver.Options{Version: "v0.0.0-text"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,20 +243,30 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 		if e.Action != "inject" {
 			continue
 		}
-		count[e.Origin+" "+e.Phase]++
-		if e.Phase == audit.PhaseRefused && e.Origin == "cli" && strings.Contains(e.Error, "0xff") && e.Text != "ok \xff\xfe" {
+		// Over the socket the daemon records the peer, then quotes what
+		// the client says it acts for: count those by the claim.
+		origin := e.Origin
+		if strings.HasPrefix(origin, "socket:") {
+			if _, claim, ok := strings.Cut(origin, ` claims "`); ok {
+				origin = "socket>" + strings.TrimSuffix(claim, `"`)
+			}
+		}
+		count[origin+" "+e.Phase]++
+		if e.Phase == audit.PhaseRefused && origin == "socket>cli" && strings.Contains(e.Error, "0xff") && e.Text != "ok \xff\xfe" {
 			t.Errorf("audit of the refused invalid UTF-8 holds %q", e.Text)
 		}
 		if e.Phase == audit.PhaseResult && e.Sent && e.Pane == panes["catv"] && !strings.Contains(want, catV(e.Text)) {
 			t.Errorf("audit says %q was delivered; cat -v never showed it", e.Text)
 		}
 	}
-	// service and socket share the origin "test" (plus the marker).
 	// Per path: 7 refusals, 2 of the 1 MB text and the PWNED payload; over
 	// MCP invalid UTF-8 arrives as U+FFFD and the 1 MB text is refused
-	// by the transport before any tool runs.
-	if count["test refused"] != 2*10 || count["cli refused"] != 10 || count["mcp:text-http refused"] != 7 || count["mcp:text-stdio refused"] != 7 ||
-		count["test result"] != 2*10+1 || count["cli result"] != 10 || count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
+	// by the transport before any tool runs. The in-process service also
+	// typed the marker.
+	if count["test refused"] != 10 || count["socket>test refused"] != 10 || count["socket>cli refused"] != 10 ||
+		count["mcp:text-http refused"] != 7 || count["mcp:text-stdio refused"] != 7 ||
+		count["test result"] != 10+1 || count["socket>test result"] != 10 || count["socket>cli result"] != 10 ||
+		count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
 		t.Errorf("audit counts %v", count)
 	}
 }

@@ -19,6 +19,7 @@ const tokenFile = "mcp-token"
 
 func newTokenCmd(a *app) *cobra.Command {
 	var rotate bool
+	var listen string
 	cmd := &cobra.Command{
 		Use:   "token",
 		Short: "Create the bearer token MCP clients must send",
@@ -29,15 +30,21 @@ the new one).
 
 The server asks for the token only when told to: pass --token-file to
 system3 serve, or set mcp.token_file in config.yaml (which the dashboard
-reads too). It is required to listen on an address other than loopback.`,
+reads too). It is required to listen on an address other than loopback.
+The client command it prints uses the address serve will listen on
+(--listen, else mcp.listen, else the default).`,
 		Example: `  system3 token
-  system3 token --rotate`,
+  system3 token --rotate
+  system3 token --listen 0.0.0.0:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := filepath.Join(a.settings.StateDir, tokenFile)
 			created, err := writeToken(path, rotate)
 			if err != nil {
 				return err
+			}
+			if listen == "" {
+				listen = a.settings.File.MCP.Listen
 			}
 			verb := "Created"
 			switch {
@@ -56,13 +63,14 @@ or in config.yaml:
     token_file: %s
 
 Clients send it as a header:
-  claude mcp add --transport http system3 http://%s/mcp \
+  claude mcp add --transport http system3 %s \
     --header "Authorization: Bearer $(cat %s)"
-`, verb, path, path, path, mcpserver.DefaultListen, path)
+`, verb, path, path, path, mcpserver.ClientURL(listen), path)
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace an existing token")
+	cmd.Flags().StringVar(&listen, "listen", "", "the address serve listens on, for the printed client command (default mcp.listen, else "+mcpserver.DefaultListen+")")
 	return cmd
 }
 

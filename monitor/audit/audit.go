@@ -79,6 +79,10 @@ type Entry struct {
 	Sent       bool     `json:"delivered"`
 	Checked    bool     `json:"verified"`
 	Error      string   `json:"error,omitempty"`
+
+	// MCPSession is the MCP session a tool call came in on ("stdio" for
+	// system3 mcp, the Mcp-Session-Id over HTTP).
+	MCPSession string `json:"mcp_session,omitempty"`
 }
 
 // Log appends entries to the audit file. The zero value is not usable; a

@@ -190,6 +190,12 @@ func (c *Client) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Ses
 	return callBody[monitor.Session](c, ctx, methodLink, req)
 }
 
+// Allow implements monitor.Service: the daemon's policy decides.
+func (c *Client) Allow(ctx context.Context, req monitor.AllowRequest) error {
+	_, err := callBody[struct{}](c, ctx, methodAllow, req)
+	return err
+}
+
 // callBody makes a call whose request travels as the body.
 func callBody[Res any](c *Client, ctx context.Context, method string, body any) (Res, error) {
 	var v Res

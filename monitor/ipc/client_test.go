@@ -66,6 +66,18 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		}
 	}
 	ackAll := func(ctx context.Context, s monitor.Service) (any, error) { return s.AckAll(ctx, "cli") }
+	allow := func(r monitor.AllowRequest) call {
+		return func(ctx context.Context, s monitor.Service) (any, error) { return struct{}{}, s.Allow(ctx, r) }
+	}
+	withPolicy := func(cfg monitor.PolicyConfig) func(*testing.T, *fakeService) {
+		return func(t *testing.T, f *fakeService) {
+			p, err := monitor.NewPolicy(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.SetPolicy(p)
+		}
+	}
 	inject := func(r monitor.InjectRequest) call {
 		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Inject(ctx, r) }
 	}
@@ -159,6 +171,11 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
 		{name: "hook", call: hookCall},
 		{name: "hook refused", prep: fail("hook", fmt.Errorf("%w: the hook event has no name", monitor.ErrBadRequest)), call: hookCall, wantIs: monitor.ErrBadRequest},
+		{name: "allow", call: allow(monitor.AllowRequest{Action: "stop", Session: "orch-auth", Origin: "mcp:x"})},
+		{name: "allow refused", prep: withPolicy(monitor.PolicyConfig{AllowSessions: []string{"orch-db"}}),
+			call: allow(monitor.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:x"}), wantIs: monitor.ErrRefused},
+		{name: "inject refused", prep: withPolicy(monitor.PolicyConfig{ReadOnly: true}),
+			call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}), wantIs: monitor.ErrRefused},
 		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
 	}
 	for _, tt := range tests {

@@ -84,6 +84,10 @@ const (
 	// "unknown method", and `system3 hook` then spools the event.
 	methodHook = "hook"
 	methodLink = "link"
+	// methodAllow asks the policy about a spawn or stop (a
+	// monitor.AllowRequest body). Added within v2: a daemon that predates
+	// it answers bad_request "unknown method", and the action is refused.
+	methodAllow = "allow"
 )
 
 var (
@@ -192,6 +196,7 @@ var sentinels = []struct {
 	{"unknown_task", monitor.ErrUnknownTask},
 	{"no_sender", monitor.ErrNoSender},
 	{"audit_unwritable", monitor.ErrAuditUnwritable},
+	{"refused", monitor.ErrRefused},
 	{"pane_dead", tmux.ErrPaneDead},
 	{"tmux_not_found", tmux.ErrNotFound},
 	{"no_tmux_server", tmux.ErrNoServer},

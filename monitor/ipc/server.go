@@ -281,7 +281,7 @@ func decodeRequest(line []byte) (request, error) {
 	switch req.Method {
 	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodTask:
+	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodTask, methodAllow:
 		if len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
@@ -347,6 +347,11 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer 
 		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.LinkRequest) (monitor.Session, error) {
 			r.Origin = peer.Origin(r.Origin)
 			return s.svc.Link(ctx, r)
+		})
+	case methodAllow:
+		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.AllowRequest) (struct{}, error) {
+			r.Origin = peer.Origin(r.Origin)
+			return struct{}{}, s.svc.Allow(ctx, r)
 		})
 	case methodAudit:
 		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {

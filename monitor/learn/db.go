@@ -53,7 +53,11 @@ func OpenDB(path string) (*sql.DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = retryBusy(ctx, func() error {
+	// Connections of several processes switching a new database to WAL at
+	// once can also lose the race on the rollback journal or its locks
+	// (SQLITE_IOERR_DELETE_NOENT, _RDLOCK...): the switch changed nothing
+	// then, and the next try finds WAL set.
+	err = retryWhile(ctx, isBusyOrIOErr, func() error {
 		var mode string
 		if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
 			return err
@@ -88,10 +92,7 @@ func isBusy(err error) bool {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return true
 	}
-	// Two connections switching a new database to WAL at once: the one
-	// that loses finds the rollback journal it was to delete already gone.
-	// Nothing was changed; the next try sees WAL set.
-	return e.Code() == sqlite3.SQLITE_IOERR_DELETE_NOENT
+	return false
 }
 
 // retryBusy runs fn, again while it fails with SQLITE_BUSY, until ctx
@@ -101,10 +102,22 @@ func isBusy(err error) bool {
 // recovers the WAL). fn must have changed nothing when it fails busy:
 // retry only the start of a transaction, never its commit.
 func retryBusy(ctx context.Context, fn func() error) error {
+	return retryWhile(ctx, isBusy, fn)
+}
+
+// isBusyOrIOErr is isBusy, or any SQLITE_IOERR.
+func isBusyOrIOErr(err error) bool {
+	var e *sqlite.Error
+	return isBusy(err) || errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_IOERR
+}
+
+// retryWhile runs fn, again while its error satisfies again, until ctx
+// ends, backing off.
+func retryWhile(ctx context.Context, again func(error) bool, fn func() error) error {
 	delay := 5 * time.Millisecond
 	for {
 		err := fn()
-		if err == nil || !isBusy(err) {
+		if err == nil || !again(err) {
 			return err
 		}
 		t := time.NewTimer(delay)

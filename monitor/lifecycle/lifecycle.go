@@ -26,6 +26,10 @@ import (
 // of spawned orchestrators: <repo>/trees/<initiative>.
 const TreesDir = "trees"
 
+// OperatorCLI is the origin of the operator's own command line, the one
+// origin whose spawn may run a command line instead of a named agent.
+const OperatorCLI = "cli"
+
 // SessionPrefix starts the tmux session name of every orchestrator.
 const SessionPrefix = "orch-"
 
@@ -45,6 +49,8 @@ type Service interface {
 	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
 	Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error)
 	Audit(ctx context.Context, e audit.Entry) error
+	// Allow applies the policy to a spawn or a stop of a whole session.
+	Allow(ctx context.Context, req monitor.AllowRequest) error
 }
 
 // Tmux is what the lifecycle needs from tmux; *tmux.Client is one.
@@ -190,6 +196,8 @@ var (
 	ErrDirty = errors.New("uncommitted changes")
 	// ErrNotFound: no orchestrator session by that name.
 	ErrNotFound = errors.New("no such orchestrator")
+	// ErrUnknownAgent: the agent is not one of the configured names.
+	ErrUnknownAgent = errors.New("unknown agent")
 )
 
 // Steps of a spawn, as progress and errors name them.

@@ -202,6 +202,17 @@ func (w *world) manager(t *testing.T, mod func(*Config)) *Manager {
 	return m
 }
 
+// policy makes the fake service apply cfg to MCP origins, as the real one
+// does.
+func (w *world) policy(t *testing.T, cfg monitor.PolicyConfig) {
+	t.Helper()
+	p, err := monitor.NewPolicy(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetPolicy(p)
+}
+
 func (w *world) calls(method string) []monitortest.Call {
 	var out []monitortest.Call
 	for _, c := range w.Calls() {
@@ -364,7 +375,22 @@ func TestSpawnRefusals(t *testing.T) {
 		{name: "control bytes in the goal", req: SpawnRequest{Initiative: "a", Goal: "x\x1b[201~\rtouch $HOME/PWNED_SPAWN\r"}, want: ErrInvalid, step: StepValidate, msg: "byte 0x1b (escape) at byte offset 1"},
 		{name: "invalid UTF-8 in the context", req: SpawnRequest{Initiative: "a", Goal: "g", Context: "\xff"}, want: ErrInvalid, step: StepValidate, msg: "the context: the text holds byte 0xff"},
 		{name: "bad task list", req: SpawnRequest{Initiative: "a", Goal: "g", TaskList: "../x"}, want: ErrInvalid, step: StepValidate},
-		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrInvalid, step: StepValidate, msg: "aider, claude, codex, gemini"},
+		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, codex, gemini"},
+		// A program on PATH is not an agent: only configured names are.
+		{name: "a program as the agent", req: SpawnRequest{Initiative: "a", Goal: "x; touch $HOME/PWNED_SPAWN", Agent: "sh", Origin: "mcp:x"},
+			want: ErrUnknownAgent, step: StepValidate, msg: `unknown agent "sh": name one of the agents in system3's configuration: aider, claude, codex, gemini`},
+		{name: "a command line as the agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "my-agent --fast", Origin: "cli"},
+			want: ErrUnknownAgent, step: StepValidate, msg: "name one of"},
+		{name: "a command line from a client", req: SpawnRequest{Initiative: "a", Goal: "g", Command: "my-agent --fast", Origin: "mcp:x"},
+			want: ErrUnknownAgent, step: StepValidate, msg: "from the operator's `system3 spawn` only"},
+		{name: "a command line from the dashboard", req: SpawnRequest{Initiative: "a", Goal: "g", Command: "my-agent", Origin: "tui"},
+			want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, codex, gemini"},
+		{name: "outside the allowlist", prep: func(t *testing.T, repo string, w *world) {
+			w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-db*"}})
+		},
+			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: monitor.ErrRefused, step: StepValidate, msg: `session "orch-a" is not in mcp.allow_sessions (orch-db*)`},
+		{name: "read-only", prep: func(t *testing.T, repo string, w *world) { w.policy(t, monitor.PolicyConfig{ReadOnly: true}) },
+			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: monitor.ErrRefused, step: StepValidate, msg: "read-only"},
 		{name: "not a repo", prep: func(t *testing.T, repo string, w *world) { os.RemoveAll(filepath.Join(repo, ".git")) },
 			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrInvalid, step: StepCheck, msg: "not inside a git repository"},
 		{name: "bad base", req: SpawnRequest{Initiative: "a", Goal: "g", Base: "nope"}, want: ErrInvalid, step: StepCheck, msg: "--base"},
@@ -473,10 +499,11 @@ func TestSpawnRollsBackAtEachStep(t *testing.T) {
 	}
 }
 
+// The operator's own command line runs, from the CLI.
 func TestSpawnCustomCommand(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)
-	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo, Agent: "my-agent --fast"})
+	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "a", Goal: "g", Repo: repo, Command: "my-agent --fast", Origin: OperatorCLI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,6 +564,45 @@ func TestStop(t *testing.T) {
 	}
 	if _, err := m.Stop(ctx, StopRequest{}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("no name: %v", err)
+	}
+}
+
+// TestStopJudgesTheSessionItKills: the policy sees the session Stop will
+// kill, whichever name found it. "victim2" means orch-victim2 first, then
+// the session victim2: with orch-* allowed and no orch-victim2, an MCP
+// client must not get victim2 killed through the fallback.
+func TestStopJudgesTheSessionItKills(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
+	w.sessions["victim2"] = "%7"
+	w.put(monitor.Session{Pane: "%7", Session: "victim2", Target: "victim2:0.0", Agent: "claude", State: rules.Working})
+	m := w.manager(t, nil)
+	for _, name := range []string{"victim2", " victim2 "} {
+		st, err := m.Stop(ctx, StopRequest{Name: name, Origin: "mcp:attacker"})
+		if !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), `session "victim2" is not in mcp.allow_sessions (orch-*, rec)`) || st.Status != "" {
+			t.Fatalf("stop %q from MCP: %+v, %v", name, st, err)
+		}
+	}
+	if len(w.killed) != 0 || len(w.Calls()) != 0 {
+		t.Fatalf("a refused stop acted: killed %v, calls %+v", w.killed, w.Calls())
+	}
+	if a := w.AuditEntries(); len(a) != 2 || a[0].Action != "stop" || a[0].Target != "victim2" || !strings.Contains(a[0].Error, "mcp.allow_sessions") {
+		t.Fatalf("audit = %+v", a)
+	}
+	if al := w.Allowed(); len(al) != 2 || al[0] != (monitor.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:attacker"}) {
+		t.Fatalf("allow requests = %+v", al)
+	}
+	// Read-only refuses every stop from MCP, even of an allowed session.
+	w.policy(t, monitor.PolicyConfig{ReadOnly: true})
+	w.sessions["orch-a"] = "%8"
+	if _, err := m.Stop(ctx, StopRequest{Name: "a", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("read-only stop: %v", err)
+	}
+	// The operator is not bound by the MCP allowlist.
+	w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-*"}})
+	if st, err := m.Stop(ctx, StopRequest{Name: "victim2", Origin: OperatorCLI}); err != nil || st.Session != "victim2" || !slices.Contains(w.killed, "victim2") {
+		t.Fatalf("operator stop: %+v, %v (killed %v)", st, err, w.killed)
 	}
 }
 

@@ -30,9 +30,14 @@ type SpawnRequest struct {
 	Repo string `json:"repo,omitempty"`
 	// Base is the commit-ish the new branch starts from (default HEAD).
 	Base string `json:"base,omitempty"`
-	// Agent is a configured agent's name (default "claude") or a command
-	// line run by the shell.
+	// Agent is the name of a configured agent (default "claude"): the
+	// command line it runs is the operator's, from the configuration,
+	// never the requester's.
 	Agent string `json:"agent,omitempty"`
+	// Command is a command line the operator typed (`system3 spawn
+	// --agent "CMD ARGS"`), run by the shell instead of a named agent. Only
+	// the CLI sets it; it is refused from every other origin.
+	Command string `json:"-"`
 	// TaskList is the task list id (default PRD-<INITIATIVE>).
 	TaskList string `json:"task_list,omitempty"`
 	// Context is more text for the first prompt.
@@ -141,11 +146,14 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	if why := monitor.ValidTaskListID(r.TaskList); why != "" {
 		return *r, StepValidate, fmt.Errorf("%w: %s", ErrInvalid, why)
 	}
-	argv, env, agent, err := m.agentCommand(req.Agent)
+	argv, env, agent, err := m.agentCommand(req.Agent, req.Command, req.Origin)
 	if err != nil {
 		return *r, StepValidate, err
 	}
 	r.Agent, r.Command = agent, argv
+	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "spawn", Session: r.Session, Origin: req.Origin}); err != nil {
+		return *r, StepValidate, err
+	}
 
 	// Check the repository, the names and the tmux server.
 	sp.progress(StepCheck, "checking the repository")
@@ -265,33 +273,43 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 }
 
 // agentCommand returns the argv, environment and name of the agent a
-// request names.
-func (m *Manager) agentCommand(name string) ([]string, map[string]string, string, error) {
-	name = strings.TrimSpace(name)
+// request names: a configured agent by name, or, from the CLI only, the
+// operator's own command line.
+func (m *Manager) agentCommand(name, command, origin string) ([]string, map[string]string, string, error) {
+	name, command = strings.TrimSpace(name), strings.TrimSpace(command)
+	env := map[string]string{}
+	if command != "" {
+		if origin != OperatorCLI {
+			return nil, nil, "", fmt.Errorf("%w: a command line is taken from the operator's `system3 spawn` only; name one of the agents in system3's configuration: %s",
+				ErrUnknownAgent, strings.Join(m.AgentNames(), ", "))
+		}
+		fields := strings.Fields(command)
+		if _, err := m.cfg.LookPath(fields[0]); err != nil {
+			return nil, nil, "", fmt.Errorf("%w %q: it is neither a configured agent (%s) nor a command whose program is on PATH",
+				ErrUnknownAgent, command, strings.Join(m.AgentNames(), ", "))
+		}
+		return []string{command}, env, filepath.Base(fields[0]), nil
+	}
 	if name == "" {
 		name = "claude"
 	}
-	env := map[string]string{}
-	if a, ok := m.cfg.Agents[name]; ok {
-		argv := append([]string(nil), a.Command...)
-		for k, v := range a.Env {
-			env[k] = v
-		}
-		if m.cfg.AgentArgs != nil {
-			extra, err := m.cfg.AgentArgs(name)
-			if err != nil {
-				return nil, nil, "", fmt.Errorf("arguments for %s: %w", name, err)
-			}
-			argv = append(argv, extra...)
-		}
-		return argv, env, name, nil
+	a, ok := m.cfg.Agents[name]
+	if !ok {
+		return nil, nil, "", fmt.Errorf("%w %q: name one of the agents in system3's configuration: %s (the operator adds others under agents: in config.yaml)",
+			ErrUnknownAgent, name, strings.Join(m.AgentNames(), ", "))
 	}
-	fields := strings.Fields(name)
-	if _, err := m.cfg.LookPath(fields[0]); err != nil {
-		return nil, nil, "", fmt.Errorf("%w: unknown agent %q: name one of %s, or give a command line whose program is on PATH",
-			ErrInvalid, name, strings.Join(m.AgentNames(), ", "))
+	argv := append([]string(nil), a.Command...)
+	for k, v := range a.Env {
+		env[k] = v
 	}
-	return []string{name}, env, filepath.Base(fields[0]), nil
+	if m.cfg.AgentArgs != nil {
+		extra, err := m.cfg.AgentArgs(name)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("arguments for %s: %w", name, err)
+		}
+		argv = append(argv, extra...)
+	}
+	return argv, env, name, nil
 }
 
 // check refuses what would make the spawn fail half-way or lose work.

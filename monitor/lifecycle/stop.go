@@ -77,6 +77,11 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	if res.Session == "" {
 		return res, fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", ErrNotFound, strings.Join(candidates(name), " or "))
 	}
+	// The policy judges the session that will be killed, whichever name
+	// found it.
+	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "stop", Session: res.Session, Origin: req.Origin}); err != nil {
+		return res, fmt.Errorf("stop %s: %w", res.Session, err)
+	}
 	initiative := strings.TrimPrefix(res.Session, SessionPrefix)
 
 	// Where the agent runs, and whether it is an agent at all.

@@ -66,6 +66,44 @@ func (f *Service) SetUnverified(detail string) {
 	f.unverified = detail
 }
 
+// SetPolicy makes the fake apply p to its actions, as the real service
+// does (nil: every action is allowed).
+func (f *Service) SetPolicy(p *monitor.Policy) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.policy = p
+}
+
+func (f *Service) check(origin, action string, sess monitor.Session) error {
+	f.mu.Lock()
+	p := f.policy
+	f.mu.Unlock()
+	if err := p.Check(origin, action, sess); err != nil {
+		return fmt.Errorf("%s %s: %w", action, sess.Target, err)
+	}
+	return nil
+}
+
+// Allow applies the policy set by SetPolicy and records the request;
+// Allowed returns them.
+func (f *Service) Allow(ctx context.Context, req monitor.AllowRequest) error {
+	if err := f.err("allow"); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.allows = append(f.allows, req)
+	p := f.policy
+	f.mu.Unlock()
+	return p.Check(req.Origin, req.Action, monitor.Session{Session: req.Session})
+}
+
+// Allowed returns the Allow requests received, in order.
+func (f *Service) Allowed() []monitor.AllowRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.allows)
+}
+
 // target resolves t against the snapshot, as the real service does.
 func (f *Service) target(t monitor.Target) (monitor.Session, error) {
 	f.mu.Lock()
@@ -97,6 +135,9 @@ func (f *Service) Inject(ctx context.Context, req monitor.InjectRequest) (monito
 	if err != nil {
 		return monitor.ActionResult{}, err
 	}
+	if err := f.check(req.Origin, "inject", sess); err != nil {
+		return monitor.ActionResult{}, err
+	}
 	res := f.record(Call{Method: "inject", Target: req.Target, Text: req.Text, Urgent: req.Urgent, NoEnter: req.NoEnter, Origin: req.Origin}, sess, "inject")
 	if req.Urgent {
 		res.Keys = []string{"Escape"}
@@ -112,6 +153,9 @@ func (f *Service) SendKeys(ctx context.Context, req monitor.KeysRequest) (monito
 	if err != nil {
 		return monitor.ActionResult{}, err
 	}
+	if err := f.check(req.Origin, "keys", sess); err != nil {
+		return monitor.ActionResult{}, err
+	}
 	return f.record(Call{Method: "keys", Target: req.Target, Keys: req.Keys, Origin: req.Origin}, sess, "keys"), nil
 }
 
@@ -121,6 +165,9 @@ func (f *Service) Answer(ctx context.Context, req monitor.AnswerRequest) (monito
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	if err := f.check(req.Origin, "answer", sess); err != nil {
 		return monitor.ActionResult{}, err
 	}
 	if sess.State != "awaiting_input" {
@@ -145,6 +192,9 @@ func (f *Service) Interrupt(ctx context.Context, req monitor.InterruptRequest) (
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	if err := f.check(req.Origin, "interrupt", sess); err != nil {
 		return monitor.ActionResult{}, err
 	}
 	return f.record(Call{Method: "interrupt", Target: req.Target, Keys: []string{"Escape"}, Origin: req.Origin}, sess, "interrupt"), nil
@@ -258,6 +308,13 @@ func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Se
 	sess, err := f.target(req.Target)
 	if err != nil && (req.TaskList != "" || req.Pane != "" || !errors.Is(err, monitor.ErrUnknownTarget)) {
 		return monitor.Session{}, err
+	}
+	acted := sess
+	if err != nil {
+		acted = monitor.Session{Session: req.Session, Target: req.Session}
+	}
+	if cerr := f.check(req.Origin, "link", acted); cerr != nil {
+		return monitor.Session{}, cerr
 	}
 	f.mu.Lock()
 	f.calls = append(f.calls, Call{Method: "link", Target: req.Target, TaskList: req.TaskList, Origin: req.Origin})

@@ -40,6 +40,8 @@ type Service struct {
 	previews   map[string][]string
 	lists      []tasks.ListDoc
 	unverified string
+	policy     *monitor.Policy
+	allows     []monitor.AllowRequest
 }
 
 var _ monitor.Service = (*Service)(nil)
@@ -188,6 +190,12 @@ func (f *Service) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wa
 }
 
 func (f *Service) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	f.mu.Lock()
+	p := f.policy
+	f.mu.Unlock()
+	if err := p.CheckAck(by); err != nil {
+		return wake.Event{}, err
+	}
 	ev, err := f.Store.Ack(id, by)
 	if err == nil {
 		err = f.err("ack")
@@ -197,6 +205,12 @@ func (f *Service) Ack(ctx context.Context, id, by string) (wake.Event, error) {
 
 func (f *Service) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	if err := f.err("ack_all"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	p := f.policy
+	f.mu.Unlock()
+	if err := p.CheckAck(by); err != nil {
 		return nil, err
 	}
 	return f.Store.AckAll(by)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -146,21 +147,66 @@ func LoadFile(path string) (src Source, ok bool, err error) {
 // ones are added, and `disable` removes rules by id.
 func New(sources ...Source) (*Engine, error) {
 	e := &Engine{byAgent: map[string][]*Rule{}}
+	if len(sources) > 0 && isBuiltin(sources[0]) {
+		// The embedded file is the same every time: parse and compile it
+		// once (its compiled rules are immutable and shared), so building
+		// an engine costs the user's files only.
+		b, err := builtinEngine()
+		if err != nil {
+			return nil, err
+		}
+		e.agents, e.rules, e.patterns = slices.Clone(b.agents), slices.Clone(b.rules), slices.Clone(b.patterns)
+		sources = sources[1:]
+	}
+	return e.add(sources)
+}
+
+// isBuiltin: src is Builtin(), unchanged.
+func isBuiltin(src Source) bool {
+	return src.Name == "builtin" && len(src.Data) == len(defaultRules) && len(src.Data) > 0 && &src.Data[0] == &defaultRules[0]
+}
+
+var (
+	builtinOnce sync.Once
+	builtinE    *Engine
+	builtinErr  error
+)
+
+// builtinEngine is the embedded file loaded alone, before sorting.
+func builtinEngine() (*Engine, error) {
+	builtinOnce.Do(func() {
+		e := &Engine{byAgent: map[string][]*Rule{}}
+		builtinErr = e.load([]Source{Builtin()})
+		builtinE = e
+	})
+	return builtinE, builtinErr
+}
+
+// add loads sources over what e holds and finishes the engine.
+func (e *Engine) add(sources []Source) (*Engine, error) {
+	if err := e.load(sources); err != nil {
+		return nil, err
+	}
+	return e.finish()
+}
+
+// load merges rules files into e's agents, rules and patterns.
+func (e *Engine) load(sources []Source) error {
 	for _, src := range sources {
 		var f File
 		dec := yaml.NewDecoder(strings.NewReader(string(src.Data)))
 		dec.KnownFields(true)
 		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+			return fmt.Errorf("rules %s: %w", src.Name, err)
 		}
 		if f.Version != FileVersion {
-			return nil, fmt.Errorf("rules %s: version %d is not supported (this system3 reads version %d)", src.Name, f.Version, FileVersion)
+			return fmt.Errorf("rules %s: version %d is not supported (this system3 reads version %d)", src.Name, f.Version, FileVersion)
 		}
 		for i := range f.Agents {
 			a := f.Agents[i]
 			a.Source = src.Name
 			if err := a.compile(); err != nil {
-				return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+				return fmt.Errorf("rules %s: %w", src.Name, err)
 			}
 			if j := slices.IndexFunc(e.agents, func(x *Agent) bool { return x.Name == a.Name }); j >= 0 {
 				e.agents[j] = &a
@@ -173,11 +219,11 @@ func New(sources ...Source) (*Engine, error) {
 			r := f.Rules[i]
 			r.Source = src.Name
 			if seen[r.ID] {
-				return nil, fmt.Errorf("rules %s: rule id %s is defined twice", src.Name, r.ID)
+				return fmt.Errorf("rules %s: rule id %s is defined twice", src.Name, r.ID)
 			}
 			seen[r.ID] = true
 			if err := r.compile(); err != nil {
-				return nil, fmt.Errorf("rules %s: %w", src.Name, err)
+				return fmt.Errorf("rules %s: %w", src.Name, err)
 			}
 			if j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == r.ID }); j >= 0 {
 				e.rules[j] = &r
@@ -186,7 +232,7 @@ func New(sources ...Source) (*Engine, error) {
 			}
 		}
 		if err := e.addPatterns(src, f.Patterns); err != nil {
-			return nil, err
+			return err
 		}
 		for _, id := range f.Disable {
 			j := slices.IndexFunc(e.rules, func(x *Rule) bool { return x.ID == id })
@@ -197,12 +243,17 @@ func New(sources ...Source) (*Engine, error) {
 			}
 			j = slices.IndexFunc(e.patterns, func(x *Pattern) bool { return x.ID == id })
 			if j < 0 {
-				return nil, fmt.Errorf("rules %s: disable: no rule with id %s, and no pattern either", src.Name, id)
+				return fmt.Errorf("rules %s: disable: no rule with id %s, and no pattern either", src.Name, id)
 			}
 			e.disabled = append(e.disabled, Disabled{ID: id, Kind: "pattern", Source: e.patterns[j].Source, By: src.Name})
 			e.patterns = slices.Delete(e.patterns, j, j+1)
 		}
 	}
+	return nil
+}
+
+// finish checks the merged agents, rules and patterns and indexes them.
+func (e *Engine) finish() (*Engine, error) {
 	for _, p := range e.patterns {
 		for _, name := range p.When.Agents {
 			if !slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name }) {

@@ -65,3 +65,27 @@ func alive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
 }
+
+// usingSocket returns the processes whose command line names the socket
+// path: the test's own server and clients (the path is unique to a test).
+func usingSocket(path string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, arg := range bytes.Split(b, []byte{0}) {
+			if string(arg) == path {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}

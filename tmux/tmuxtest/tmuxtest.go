@@ -5,9 +5,11 @@ package tmuxtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +81,9 @@ func NewStoppedServer(t testing.TB) tmux.Server {
 		}
 		if err := c.KillServer(ctx); err != nil {
 			t.Errorf("kill test server: %v", err)
+			// A wedged server must not outlive the test, spinning on a
+			// shared machine: end it and its clients by their pids.
+			pids = append(pids, usingSocket(s.Path)...)
 		}
 		reap(pids, 5*time.Second)
 		os.RemoveAll(dir)
@@ -134,4 +139,56 @@ func WaitControlClients(t testing.TB, s tmux.Server, n int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Widths asks the tmux server s how many cells it gives each string (the
+// `#{w:}` format, which measures with the same code tmux uses to draw), so
+// tests can check their width arithmetic against tmux's own. The strings
+// must hold no control characters.
+func Widths(t testing.TB, s tmux.Server, strs []string) []int {
+	t.Helper()
+	out := make([]int, 0, len(strs))
+	for len(strs) > 0 {
+		// One command list travels in one message to the server, which
+		// has a size limit (16 KB): send a few kilobytes at a time.
+		n, size := 0, 0
+		for n < len(strs) && (n == 0 || size+len(strs[n]) < 3000) {
+			size += len(strs[n]) + 48 // with the command and the format
+			n++
+		}
+		var args, formats []string
+		for i, str := range strs[:n] {
+			// The "|" keeps a value from ending in ";", tmux's command
+			// separator, and from being empty.
+			args = append(args, "set-option", "-g", fmt.Sprintf("@s3w%d", i), str+"|", ";")
+			formats = append(formats, fmt.Sprintf("#{w:@s3w%d}", i))
+		}
+		args = append(args, "display-message", "-p", strings.Join(formats, " "))
+		argv := append([]string{"-u", "-S", s.Path}, args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, "tmux", argv...)
+		cmd.WaitDelay = time.Second
+		b, err := cmd.Output()
+		cancel()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("tmux widths: %v: %s", err, stderr)
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) != n {
+			t.Fatalf("tmux widths: %d answers for %d strings: %q", len(fields), n, b)
+		}
+		for _, f := range fields {
+			w, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("tmux widths: %q", b)
+			}
+			out = append(out, w-1)
+		}
+		strs = strs[n:]
+	}
+	return out
 }

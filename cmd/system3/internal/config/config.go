@@ -50,7 +50,8 @@ type Config struct {
 	// Learn configures the learning store (docs/learning.md).
 	Learn Learn `yaml:"learn"`
 	// Agents are the commands `system3 spawn --agent NAME` starts, by
-	// name, over the built-in claude, codex, gemini and aider.
+	// name, over the built-in claude, codex, gemini and aider: the only
+	// agents the dashboard and MCP clients can start.
 	Agents map[string]Agent `yaml:"agents"`
 	// Usage prices the tokens agents use and sets cost budgets.
 	Usage Usage `yaml:"usage"`
@@ -172,6 +173,10 @@ type Dashboard struct {
 	// Templates are saved guidance messages offered by ctrl+t in the
 	// compose box.
 	Templates []Template `yaml:"templates"`
+	// TakeoverAfter is how long a dashboard attached to a daemon waits
+	// for a daemon that stopped answering before it runs the monitors
+	// itself (default 2s).
+	TakeoverAfter time.Duration `yaml:"takeover_after"`
 }
 
 // Template is one saved guidance message.
@@ -206,13 +211,18 @@ type MCP struct {
 	// TokenFile holds the bearer token clients must send; required to
 	// listen on a non-loopback address.
 	TokenFile string `yaml:"token_file"`
-	// ReadOnly registers only the read tools.
+	// ReadOnly registers only the read tools, and has the monitors of this
+	// process refuse every MCP action.
 	ReadOnly bool `yaml:"read_only"`
-	// AllowSessions are globs of the tmux sessions MCP clients may type
-	// into (default: every watched session).
+	// AllowSessions are globs of the tmux sessions MCP clients may act on
+	// (default: every watched session).
 	AllowSessions []string `yaml:"allow_sessions"`
-	// InjectPerMinute caps injections per pane per minute (default 30).
+	// InjectPerMinute caps MCP actions per pane per minute, across every
+	// process on the state dir (default 30; negative: no cap).
 	InjectPerMinute int `yaml:"inject_per_minute"`
+	// MaxSessions caps the MCP sessions the HTTP server keeps; a new one
+	// evicts the session idle longest (default 256).
+	MaxSessions int `yaml:"max_sessions"`
 }
 
 // Validation runs Command (through sh -c) in Dir when a task of a list whose

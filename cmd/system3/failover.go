@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/wake"
+)
+
+// How a dashboard attached to a daemon notices that the daemon is gone:
+// it asks the socket every failoverPoll, and once nothing has answered for
+// the grace (dashboard.takeover_after, default failoverGrace; a restarting
+// daemon gets that long), it takes the state dir over.
+const (
+	failoverPoll  = 250 * time.Millisecond
+	failoverGrace = 2 * time.Second
+)
+
+// failover is the dashboard's service: the daemon it attached to, until
+// that daemon goes; then whatever openService finds (a daemon that started
+// meanwhile, or monitors of its own, since the lock is free). Calls go to
+// the current service; the streams of the old one close, and the dashboard
+// reconnects them to the new one.
+type failover struct {
+	a *app
+
+	mu      sync.Mutex
+	cur     monitor.Service
+	closeFn func() error
+	notice  string
+	closed  bool
+	pid     int // the daemon's, when attached
+}
+
+var _ monitor.Service = (*failover)(nil)
+
+func newFailover(a *app, svc monitor.Service, closeFn func() error) *failover {
+	f := &failover{a: a, cur: svc, closeFn: closeFn}
+	if c, ok := svc.(*ipc.Client); ok {
+		f.pid = c.PID()
+	}
+	return f
+}
+
+// Notice says what the last takeover did, for the dashboard's status line;
+// empty until one happened.
+func (f *failover) Notice() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.notice
+}
+
+// Close stops the current service (monitors of its own, or the client).
+func (f *failover) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return f.closeFn()
+}
+
+func (f *failover) svc() monitor.Service {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur
+}
+
+// Run watches the daemon while the dashboard is attached to one and takes
+// over when it is gone. It returns when ctx ends or when this process runs
+// the monitors itself.
+func (f *failover) Run(ctx context.Context) error {
+	path := f.a.socketPath()
+	grace := f.a.settings.File.Dashboard.TakeoverAfter
+	if grace <= 0 {
+		grace = failoverGrace
+	}
+	var goneSince time.Time
+	t := time.NewTicker(failoverPoll)
+	defer t.Stop()
+	for {
+		if _, attached := f.svc().(*ipc.Client); !attached {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		c, err := ipc.Dial(ctx, path)
+		if err == nil {
+			pid := c.PID()
+			c.Close()
+			goneSince = time.Time{}
+			f.mu.Lock()
+			if old := f.pid; pid != old {
+				// Another daemon serves the socket now; the client, which
+				// dials the socket for every call, already reaches it.
+				f.pid = pid
+				f.notice = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", old, pid)
+				f.a.log.Info("dashboard attached to a new daemon", "old", old, "pid", pid)
+			}
+			f.mu.Unlock()
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, ipc.ErrNoDaemon) {
+			// Something answers but not well (a busy daemon): not gone.
+			goneSince = time.Time{}
+			continue
+		}
+		if goneSince.IsZero() {
+			goneSince = time.Now()
+			f.a.log.Warn("the system3 daemon does not answer", "pid", f.daemonPID(), "socket", path)
+		}
+		if time.Since(goneSince) >= grace {
+			f.replace(ctx, f.daemonPID())
+			goneSince = time.Time{}
+		}
+	}
+}
+
+func (f *failover) daemonPID() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pid
+}
+
+// replace opens the state dir's service again (a running daemon's, or
+// monitors of this process) in place of the one that went.
+func (f *failover) replace(ctx context.Context, oldPID int) {
+	svc, closeFn, err := f.a.openService(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.a.log.Warn("take over the state dir", "err", err)
+			f.setNotice(fmt.Sprintf("the system3 daemon (pid %d) is gone and this dashboard cannot take over: %v", oldPID, err))
+		}
+		return
+	}
+	var text string
+	pid := 0
+	if c, ok := svc.(*ipc.Client); ok {
+		pid = c.PID()
+		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", oldPID, pid)
+	} else {
+		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; this dashboard now monitors the state dir itself", oldPID)
+	}
+	f.a.log.Info("dashboard took over", "what", text)
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		if err := closeFn(); err != nil {
+			f.a.log.Warn("stop the monitors", "err", err)
+		}
+		return
+	}
+	oldClose := f.closeFn
+	f.cur, f.closeFn, f.notice, f.pid = svc, closeFn, text, pid
+	f.mu.Unlock()
+	// The old client's streams close now, and the dashboard reconnects
+	// them to the new service.
+	if err := oldClose(); err != nil {
+		f.a.log.Warn("close the old connection", "err", err)
+	}
+}
+
+func (f *failover) setNotice(s string) {
+	f.mu.Lock()
+	f.notice = s
+	f.mu.Unlock()
+}
+
+// Snapshot implements monitor.Service.
+func (f *failover) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+	return f.svc().Snapshot(ctx)
+}
+
+// Watch implements monitor.Service.
+func (f *failover) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+	return f.svc().Watch(ctx)
+}
+
+// Wakes implements monitor.Service.
+func (f *failover) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
+	return f.svc().Wakes(ctx, fl)
+}
+
+// WaitWake implements monitor.Service.
+func (f *failover) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
+	return f.svc().WaitWake(ctx, fl)
+}
+
+// SubscribeWakes implements monitor.Service.
+func (f *failover) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+	return f.svc().SubscribeWakes(ctx, fl)
+}
+
+// Ack implements monitor.Service.
+func (f *failover) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	return f.svc().Ack(ctx, id, by)
+}
+
+// AckAll implements monitor.Service.
+func (f *failover) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+	return f.svc().AckAll(ctx, by)
+}
+
+// Preview implements monitor.Service.
+func (f *failover) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+	return f.svc().Preview(ctx, req)
+}
+
+// TaskLists implements monitor.Service.
+func (f *failover) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+	return f.svc().TaskLists(ctx, id)
+}
+
+// Inject implements monitor.Service.
+func (f *failover) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+	return f.svc().Inject(ctx, req)
+}
+
+// SendKeys implements monitor.Service.
+func (f *failover) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	return f.svc().SendKeys(ctx, req)
+}
+
+// Answer implements monitor.Service.
+func (f *failover) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+	return f.svc().Answer(ctx, req)
+}
+
+// Interrupt implements monitor.Service.
+func (f *failover) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+	return f.svc().Interrupt(ctx, req)
+}
+
+// Audit implements monitor.Service.
+func (f *failover) Audit(ctx context.Context, e audit.Entry) error {
+	return f.svc().Audit(ctx, e)
+}
+
+// Hook implements monitor.Service.
+func (f *failover) Hook(ctx context.Context, ev hooks.Event) error {
+	return f.svc().Hook(ctx, ev)
+}
+
+// Link implements monitor.Service.
+func (f *failover) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+	return f.svc().Link(ctx, req)
+}
+
+// Task implements monitor.Service.
+func (f *failover) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+	return f.svc().Task(ctx, req)
+}
+
+// Allow implements monitor.Service.
+func (f *failover) Allow(ctx context.Context, req monitor.AllowRequest) error {
+	return f.svc().Allow(ctx, req)
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/wake"
+)
+
+// attachedDashboard starts `system3 serve` and a dashboard attached to it,
+// in a terminal of its own, and returns them once the dashboard shows the
+// watched server's session.
+func attachedDashboard(t *testing.T, takeoverAfter string) (srv tmux.Server, env map[string]string, d *daemon, term *tmux.Client, pane string) {
+	t.Helper()
+	srv = tmuxtest.NewServer(t, "sleep", "600")
+	state := shortDir(t)
+	env = daemonEnv(t, srv, state)
+	cfg := filepath.Join(state, "config.yaml")
+	conf := "mcp:\n  listen: off\n"
+	if takeoverAfter != "" {
+		conf += "dashboard:\n  takeover_after: " + takeoverAfter + "\n"
+	}
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env["SYSTEM3_CONFIG"] = cfg
+	d = startDaemon(t, env)
+	term, pane = terminal(t, env, "tui")
+	waitDashboard(t, term, pane, "the watched session", func(s string) bool { return strings.Contains(s, "main:0.0") })
+	return srv, env, d, term, pane
+}
+
+// waitDashboard waits until the dashboard's screen satisfies ok.
+func waitDashboard(t *testing.T, term *tmux.Client, pane, what string, ok func(string) bool) string {
+	t.Helper()
+	var s string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		s, _ = term.Capture(context.Background(), pane, tmux.CaptureOptions{})
+		if ok(s) {
+			return s
+		}
+	}
+	t.Fatalf("the dashboard never showed %s; screen:\n%s", what, s)
+	return ""
+}
+
+// panePID is the pid of the process a pane runs: here, the dashboard.
+func panePID(t *testing.T, term *tmux.Client, pane string) int {
+	t.Helper()
+	panes, err := term.ListPanes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range panes {
+		if p.ID == pane {
+			return p.PID
+		}
+	}
+	t.Fatalf("pane %s is gone", pane)
+	return 0
+}
+
+// servedBy waits until the state dir's socket is served by pid and
+// returns a client for it.
+func servedBy(t *testing.T, state string, pid int, within time.Duration) *ipc.Client {
+	t.Helper()
+	sock := filepath.Join(state, ipc.SocketFile)
+	last := 0
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		c, err := ipc.Dial(context.Background(), sock)
+		if err != nil {
+			continue
+		}
+		if last = c.PID(); last == pid {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		c.Close()
+	}
+	t.Fatalf("the socket is not served by pid %d within %s (last answer: pid %d)", pid, within, last)
+	return nil
+}
+
+// TestResilienceDashboardTakesOver: a dashboard attached to `system3
+// serve` outlives it. When serve is killed (SIGKILL, or SIGTERM), the
+// dashboard shows its rows as stale, then, once the grace has passed,
+// runs the monitors itself: it serves the state dir's socket, says so, and
+// a prompt that appears afterwards raises a wake that is journaled.
+func TestResilienceDashboardTakesOver(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			srv, env, d, term, pane := attachedDashboard(t, "")
+			state := env["SYSTEM3_STATE_DIR"]
+			killed := time.Now()
+			_ = d.cmd.Process.Signal(sig)
+			<-d.done
+			dash := panePID(t, term, pane)
+			c := servedBy(t, state, dash, 60*time.Second)
+			took := time.Since(killed)
+			t.Logf("the dashboard served the state dir %s after serve got %s (grace %s)", took.Round(time.Millisecond), sig, failoverGrace)
+			if took < failoverGrace {
+				t.Errorf("took over after %s, before the grace of %s", took, failoverGrace)
+			}
+			waitDashboard(t, term, pane, "the takeover notice", func(s string) bool {
+				return strings.Contains(s, "now monitors the state dir itself")
+			})
+			waitDashboard(t, term, pane, "live rows again", func(s string) bool {
+				return strings.Contains(s, "main:0.0") && !strings.Contains(s, "stale")
+			})
+
+			// The monitors are the dashboard's now: a new prompt wakes.
+			tmuxtest.WaitControlClients(t, srv, 1)
+			startSession(t, srv, "ask", fmt.Sprintf("cat %s; exec sleep 600", captureFile(t, "permission_bash.txt")))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			ev, err := c.WaitWake(ctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+			if err != nil {
+				t.Fatalf("no awaiting_input wake from the dashboard's monitors: %v", err)
+			}
+			if ev.Session != "ask" {
+				t.Fatalf("wake for %q, want the session ask: %+v", ev.Session, ev)
+			}
+			journal, err := os.ReadFile(filepath.Join(state, wake.JournalFile))
+			if err != nil || !strings.Contains(string(journal), ev.ID) {
+				t.Fatalf("wake %s is not in the journal (%v)", ev.ID, err)
+			}
+			waitDashboard(t, term, pane, "the new session's wake", func(s string) bool {
+				return strings.Contains(s, "ask:0.0") && strings.Contains(s, "awaiting_input")
+			})
+		})
+	}
+}
+
+// TestResilienceDashboardFollowsNewDaemon: when serve dies and another
+// serve takes the state dir before the dashboard's grace is over, the
+// dashboard attaches to the new one instead of competing for the lock.
+func TestResilienceDashboardFollowsNewDaemon(t *testing.T) {
+	// A long grace: the new daemon wins however slowly it starts.
+	_, env, d, term, pane := attachedDashboard(t, "10m")
+	d.kill()
+	waitDashboard(t, term, pane, "stale rows", func(s string) bool { return strings.Contains(s, "stale") })
+	d2 := startDaemon(t, env)
+	waitDashboard(t, term, pane, "the attach notice", func(s string) bool {
+		return strings.Contains(s, fmt.Sprintf("now attached to system3 pid %d", d2.cmd.Process.Pid))
+	})
+	waitDashboard(t, term, pane, "live rows again", func(s string) bool {
+		return strings.Contains(s, "main:0.0") && !strings.Contains(s, "stale")
+	})
+	// The new daemon still holds the state dir: the dashboard did not
+	// take it.
+	servedBy(t, env["SYSTEM3_STATE_DIR"], d2.cmd.Process.Pid, 5*time.Second)
+	// And it follows the new daemon's death too.
+	d2.kill()
+	waitDashboard(t, term, pane, "stale rows after the second daemon went", func(s string) bool { return strings.Contains(s, "stale") })
+}
