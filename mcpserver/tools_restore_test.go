@@ -24,7 +24,7 @@ func (f *fakeFinisher) Restore(ctx context.Context, req lifecycle.RestoreRequest
 	f.fmu.Lock()
 	defer f.fmu.Unlock()
 	f.restores = append(f.restores, req)
-	var out []lifecycle.RestoreOutcome
+	out := []lifecycle.RestoreOutcome{}
 	for _, n := range req.Names {
 		out = append(out, lifecycle.RestoreOutcome{Name: n, Session: lifecycle.SessionName(n), Status: lifecycle.Restored})
 	}
@@ -67,7 +67,6 @@ func TestRestoreAndFinishTools(t *testing.T) {
 				}
 			}},
 		{name: "restore neither", tool: "restore_orchestrators", args: map[string]any{}, wantErr: `{"all": true}`},
-		{name: "restore not allowed", tool: "restore_orchestrators", opts: Options{AllowSessions: []string{"orch-db*"}}, args: map[string]any{"names": []string{"auth"}}, wantErr: "mcp.allow_sessions"},
 		{name: "restore unsupported", plain: true, tool: "restore_orchestrators", args: map[string]any{"all": true}, wantErr: "cannot start or stop"},
 		{name: "finish diff", tool: "finish_orchestrator", args: map[string]any{"name": "auth"},
 			ff: &fakeFinisher{finishR: lifecycle.FinishResult{Name: "auth", Branch: "auth", Base: "main", Stat: " a | 1 +", Diff: big, Steps: []string{"diff"}}},

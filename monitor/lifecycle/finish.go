@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
 )
 
@@ -122,6 +123,13 @@ func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, 
 	}
 	if req.Merge != "" && req.PR {
 		return res, fmt.Errorf("%w: merge or open a pull request, not both", ErrInvalid)
+	}
+	if req.Merge != "" || req.PR || req.Remove {
+		// Showing the diff changes nothing; the rest is judged by the
+		// policy like a stop.
+		if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "finish", Session: res.Session, Origin: req.Origin}); err != nil {
+			return res, err
+		}
 	}
 	main := git{bin: m.cfg.Git, dir: res.Repo, timeout: m.cfg.GitTimeout}
 	wt := git{bin: m.cfg.Git, dir: res.Worktree, timeout: m.cfg.GitTimeout}

@@ -32,16 +32,17 @@ type Record struct {
 	// Name is the initiative; Session its tmux session.
 	Name    string `json:"name"`
 	Session string `json:"session"`
-	// Agent is the agent's name ("claude") or the command line it was
-	// started with; Command the argv it ran.
-	Agent    string    `json:"agent"`
-	Command  []string  `json:"command"`
-	Worktree string    `json:"worktree"`
-	Branch   string    `json:"branch,omitempty"`
-	Base     string    `json:"base,omitempty"`
-	Repo     string    `json:"repo,omitempty"`
-	TaskList string    `json:"task_list,omitempty"`
-	Created  time.Time `json:"created"`
+	// Agent is the configured agent's name ("claude"), or the program of
+	// the operator's command line (CommandLine); Command the argv it ran.
+	CommandLine bool      `json:"command_line,omitempty"`
+	Agent       string    `json:"agent"`
+	Command     []string  `json:"command"`
+	Worktree    string    `json:"worktree"`
+	Branch      string    `json:"branch,omitempty"`
+	Base        string    `json:"base,omitempty"`
+	Repo        string    `json:"repo,omitempty"`
+	TaskList    string    `json:"task_list,omitempty"`
+	Created     time.Time `json:"created"`
 	// AgentSessionID is the agent's own conversation id (Claude Code's
 	// session_id), which its resume takes; Transcript the file it writes.
 	AgentSessionID string `json:"agent_session_id,omitempty"`

@@ -26,7 +26,8 @@ func (sp *spawn) record(ctx context.Context) {
 		return
 	}
 	rec := Record{Name: r.Initiative, Session: r.Session, Agent: r.Agent, Command: r.Command, Worktree: r.Worktree,
-		Branch: r.Branch, Base: r.Base, Repo: r.Repo, TaskList: r.TaskList, Created: time.Now().UTC(), State: RecordRunning}
+		Branch: r.Branch, Base: r.Base, Repo: r.Repo, TaskList: r.TaskList, Created: time.Now().UTC(), State: RecordRunning,
+		CommandLine: strings.TrimSpace(sp.req.Command) != ""}
 	if rec.Base == "HEAD" {
 		// Finish merges into a branch, not into whatever HEAD is then.
 		if b, err := sp.git.run(ctx, "symbolic-ref", "--short", "-q", "HEAD"); err == nil && b != "" {
@@ -293,7 +294,13 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 	if fi, err := os.Stat(rec.Worktree); err != nil || !fi.IsDir() {
 		return fail("its worktree %s is gone; spawn it again, or remove the record with system3 finish %s --forget", rec.Worktree, rec.Name)
 	}
-	argv, env, resumeNote := m.restoreCommand(rec)
+	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "restore", Session: rec.Session, Origin: origin}); err != nil {
+		return fail("%v", err)
+	}
+	argv, env, resumeNote, err := m.restoreCommand(rec, origin)
+	if err != nil {
+		return fail("%v", err)
+	}
 	o.Command = argv
 	env["SYSTEM3_INITIATIVE"] = rec.Name
 	if rec.TaskList != "" {
@@ -355,25 +362,29 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 
 // restoreCommand is the argv and environment that resume a record's
 // agent, and a note on how it resumes.
-func (m *Manager) restoreCommand(rec Record) ([]string, map[string]string, string) {
-	argv, env, _, err := m.agentCommand(rec.Agent)
-	if err != nil || len(argv) == 0 {
-		argv, env = slices.Clone(rec.Command), map[string]string{}
+func (m *Manager) restoreCommand(rec Record, origin string) ([]string, map[string]string, string, error) {
+	if rec.CommandLine {
+		// The operator's own command line: run again as it was, by the
+		// operator only, without a resume.
+		if origin != OperatorCLI && origin != "tui" && origin != "auto" {
+			return nil, nil, "", fmt.Errorf("it ran the command line %q, which only the operator (system3 restore, the dashboard) runs again", strings.Join(rec.Command, " "))
+		}
+		return slices.Clone(rec.Command), map[string]string{}, "restarted its command line; system3 knows no resume for it", nil
 	}
-	if _, named := m.cfg.Agents[rec.Agent]; !named {
-		// A command line: run again as it was, without a resume.
-		return argv, env, "restarted its command line " + strings.Join(rec.Command, " ") + "; system3 knows no resume for it"
+	argv, env, _, err := m.agentCommand(rec.Agent, "", origin)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	program := filepath.Base(argv[0])
 	args := ResumeArgs(program, rec.AgentSessionID)
 	if args == nil {
-		return argv, env, program + " has no resume system3 knows; started afresh"
+		return argv, env, program + " has no resume system3 knows; started afresh", nil
 	}
 	note := "resumed conversation " + rec.AgentSessionID
 	if rec.AgentSessionID == "" {
 		note = "resumed its latest conversation in the worktree (" + strings.Join(args, " ") + "): its id was never learnt"
 	}
-	return append(argv, args...), env, note
+	return append(argv, args...), env, note, nil
 }
 
 // Run keeps the records current while the monitors run: it learns each
@@ -424,7 +435,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if wasDown {
 				wasDown = false
 				m.cfg.Logger.Info("the tmux server is back; restoring orchestrators")
-				res, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "auto-restore"})
+				res, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "auto"})
 				if err != nil {
 					m.cfg.Logger.Warn("auto-restore", "err", err)
 				}
