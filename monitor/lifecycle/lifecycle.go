@@ -117,6 +117,9 @@ type Config struct {
 	// AutoRestore restores the orchestrators whose sessions are gone when
 	// Run sees the tmux server come back.
 	AutoRestore bool
+	// RestoreCheckEvery is how often Run looks at the tmux server for
+	// AutoRestore (default 2s).
+	RestoreCheckEvery time.Duration
 	// Gh is the GitHub CLI executable finish uses for pull requests
 	// (default "gh").
 	Gh string
@@ -154,6 +157,9 @@ func New(cfg Config) (*Manager, error) {
 	cfg.Agents = agents
 	if cfg.Git == "" {
 		cfg.Git = "git"
+	}
+	if cfg.RestoreCheckEvery <= 0 {
+		cfg.RestoreCheckEvery = 2 * time.Second
 	}
 	if cfg.Gh == "" {
 		cfg.Gh = "gh"

@@ -401,7 +401,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(m.cfg.RestoreCheckEvery)
 	defer tick.Stop()
 	wasDown := false
 	for {

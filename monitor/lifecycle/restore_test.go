@@ -7,7 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
 )
 
 func TestRecordsAtomicWriteAndDamagedFile(t *testing.T) {
@@ -162,4 +166,94 @@ func TestResumeArgs(t *testing.T) {
 			t.Errorf("ResumeArgs(%q, %q) = %v, want %v", c.prog, c.id, got, c.want)
 		}
 	}
+}
+
+func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	w.start.AgentSessionID = "sid-1"
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	cs := &countingService{world: w}
+	m := w.manager(t, func(c *Config) {
+		c.Service = cs
+		c.Records = recs
+		c.AutoRestore = true
+		c.RestoreCheckEvery = 10 * time.Millisecond
+	})
+	// looks waits until Run has looked at the server n more times.
+	looks := func(n int64) {
+		t.Helper()
+		from := cs.n.Load()
+		waitUntil(t, "Run looks at the server", func() bool { return cs.n.Load() >= from+n })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	res, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new conversation (after /clear, or resumed) has a new id: learnt.
+	s := w.session(res.Pane)
+	s.AgentSessionID = "sid-2"
+	w.put(s)
+	waitUntil(t, "the record learns sid-2", func() bool {
+		rec, _, _ := recs.Get("auth")
+		return rec.AgentSessionID == "sid-2"
+	})
+	// Another session's id is not taken, nor one in another directory.
+	s.Path = "/elsewhere"
+	s.AgentSessionID = "sid-3"
+	w.put(s)
+
+	// The server goes down, then comes back empty: restored once.
+	_ = w.KillSession(ctx, "orch-auth")
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: false})
+	looks(2)
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true})
+	waitUntil(t, "auto-restore", func() bool {
+		ok, _ := w.HasSession(ctx, "orch-auth")
+		return ok
+	})
+	w.mu.Lock()
+	last := w.opts[len(w.opts)-1]
+	n := len(w.opts)
+	w.mu.Unlock()
+	if !slices.Equal(last.Command[len(last.Command)-2:], []string{"--resume", "sid-2"}) {
+		t.Fatalf("auto-restored with %v", last.Command)
+	}
+	looks(5)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.opts) != n {
+		t.Fatalf("restored again: %d sessions started, want %d", len(w.opts), n)
+	}
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// countingService counts snapshots, so a test knows Run has looked.
+type countingService struct {
+	*world
+	n atomic.Int64
+}
+
+func (c *countingService) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+	c.n.Add(1)
+	return c.world.Snapshot(ctx)
 }
