@@ -192,7 +192,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	var pane statusPane
 	waitFor("status shows the task list", 30*time.Second, o.Pane, func() bool {
 		pane = statusOf(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": tasksDir}, []string{"--tmux-socket-path", srv.Path, "status", "--json"}, o.Pane)
-		return pane.Session == "orch-yak" && pane.TaskList == "PRD-YAK" && pane.Tasks != nil && pane.Tasks.Total == 1
+		return pane.Session == "orch-yak" && pane.TaskList == "PRD-YAK" && pane.Tasks != nil && pane.Tasks.Total == 1 && pane.AgentSessionID != ""
 	})
 	links, err := os.ReadFile(filepath.Join(state, "links.json"))
 	if err != nil || !strings.Contains(string(links), `"session": "orch-yak"`) || !strings.Contains(string(links), `"task_list": "PRD-YAK"`) {
