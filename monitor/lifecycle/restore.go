@@ -404,6 +404,16 @@ func (m *Manager) Run(ctx context.Context) error {
 	tick := time.NewTicker(m.cfg.RestoreCheckEvery)
 	defer tick.Stop()
 	wasDown := false
+	// seen is the last id each pane reported, so the records file is read
+	// only when an id changes, not on every update.
+	seen := map[string]string{}
+	learn := func(s monitor.Session) {
+		if s.AgentSessionID == "" || seen[s.Pane] == s.AgentSessionID {
+			return
+		}
+		seen[s.Pane] = s.AgentSessionID
+		m.learn(s)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -414,12 +424,17 @@ func (m *Manager) Run(ctx context.Context) error {
 			}
 			if u.Kind == monitor.Resync || u.Missed > 0 {
 				if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
+					clear(seen)
 					for _, s := range snap.Sessions {
-						m.learn(s)
+						learn(s)
 					}
 				}
 			}
-			m.learn(u.Session)
+			if u.Kind == monitor.SessionRemoved {
+				delete(seen, u.Session.Pane)
+				continue
+			}
+			learn(u.Session)
 		case <-tick.C:
 			if !m.cfg.AutoRestore {
 				continue

@@ -257,3 +257,25 @@ func (c *countingService) Snapshot(ctx context.Context) (monitor.Snapshot, error
 	c.n.Add(1)
 	return c.world.Snapshot(ctx)
 }
+
+func TestAdoptRecordsALinkedSession(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	m := w.manager(t, func(c *Config) { c.Records = recs })
+	w.put(monitor.Session{Pane: "%7", Session: "docs", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
+	w.put(monitor.Session{Pane: "%8", Session: "shell", Agent: "shell", Path: repo})
+	rec, err := m.Adopt(context.Background(), "docs", "PRD-DOCS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Adopted || rec.Name != "docs" || rec.Worktree != repo || rec.Branch != "main" || rec.AgentSessionID != "sid-docs" || rec.TaskList != "PRD-DOCS" {
+		t.Fatalf("record = %+v", rec)
+	}
+	if got, ok, _ := recs.Get("docs"); !ok || got.AgentSessionID != "sid-docs" {
+		t.Fatalf("stored = %+v %v", got, ok)
+	}
+	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex or gemini") {
+		t.Fatalf("adopting a shell: %v", err)
+	}
+}
