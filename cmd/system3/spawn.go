@@ -119,6 +119,13 @@ repository has uncommitted changes to tracked files and no --base is given
 it did (kills the session, removes the worktree and the branch) and says
 which step failed and what it cleaned up.
 
+With lifecycle.setup in the config file, the new worktree is set up before
+the agent starts (files copied or symlinked from the main checkout, then a
+command such as npm ci, its output kept in the state dir); a failing set-up
+fails the spawn. Every orchestrator is recorded in the state dir
+(orchestrators.json), so system3 restore can bring it back and system3
+finish can merge and clean it up.
+
 --agent is claude (default), codex, gemini, aider, another agent named in
 the config file (agents: NAME: {command: [...], env: {...}}), or a command
 line run by the shell. A command line is taken from this command only: the

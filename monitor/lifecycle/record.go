@@ -177,6 +177,9 @@ func validateRecords(doc recordsDoc) error {
 			return fmt.Errorf("record %q: worktree %q is not an absolute path", rec.Name, rec.Worktree)
 		case rec.State != RecordRunning && rec.State != RecordStopped:
 			return fmt.Errorf("record %q: unknown state %q", rec.Name, rec.State)
+		case strings.HasPrefix(rec.Branch, "-") || strings.HasPrefix(rec.Base, "-") || strings.HasPrefix(rec.AgentSessionID, "-"):
+			// Each is passed to git or to the agent as an argument.
+			return fmt.Errorf("record %q: branch, base or session id starts with '-'", rec.Name)
 		case strings.ContainsAny(rec.AgentSessionID, " \t\n"):
 			return fmt.Errorf("record %q: agent session id %q has spaces", rec.Name, rec.AgentSessionID)
 		}

@@ -464,7 +464,7 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // learn puts a session's agent session id into its orchestrator's record.
 func (m *Manager) learn(s monitor.Session) {
-	if s.AgentSessionID == "" || s.Session == "" || strings.ContainsAny(s.AgentSessionID, " \t\n") {
+	if s.AgentSessionID == "" || s.Session == "" || strings.ContainsAny(s.AgentSessionID, " \t\n") || strings.HasPrefix(s.AgentSessionID, "-") {
 		return
 	}
 	if _, err := m.cfg.Records.Modify(s.Session, func(r *Record) bool {

@@ -49,7 +49,8 @@ func TestRecordsAtomicWriteAndDamagedFile(t *testing.T) {
 
 	// Damaged: set aside with its contents, never lost; the next write
 	// starts afresh.
-	for _, bad := range []string{"{not json", `{"version":1,"orchestrators":[{"name":"x","session":"orch-x","worktree":"rel","state":"running"}]}`, `{"version":2}`} {
+	for _, bad := range []string{"{not json", `{"version":1,"orchestrators":[{"name":"x","session":"orch-x","worktree":"rel","state":"running"}]}`, `{"version":2}`,
+		`{"version":1,"orchestrators":[{"name":"x","session":"orch-x","worktree":"/w","state":"running","branch":"--upload-pack=evil"}]}`} {
 		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
