@@ -72,7 +72,7 @@ func TestHTTPClient(t *testing.T) {
 
 	ctx := context.Background()
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil || len(tools.Tools) != 13 {
+	if err != nil || len(tools.Tools) != 15 {
 		t.Fatalf("tools: %v, %v", len(tools.Tools), err)
 	}
 	if st := s.Status(); st.Sessions != 1 {

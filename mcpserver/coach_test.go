@@ -211,8 +211,8 @@ func TestCoachOverHTTP(t *testing.T) {
 	ctx := context.Background()
 
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	// 10 monitor tools, 3 lifecycle ones and the 3 coaching ones.
-	if err != nil || len(tools.Tools) != 16 {
+	// 10 monitor tools, 5 lifecycle ones and the 3 coaching ones.
+	if err != nil || len(tools.Tools) != 18 {
 		t.Fatalf("tools: %d, %v", len(tools.Tools), err)
 	}
 	if _, out := call(t, c, "query_pattern_history", map[string]any{"pattern": "formatter_loop"}); out["count"] != 1.0 {

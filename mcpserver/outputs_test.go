@@ -103,7 +103,8 @@ func outputSchemaOf(t *testing.T, c *client.Client, tool string) *jsonschema.Sch
 func TestOutputSchemas(t *testing.T) {
 	f := fixture(t)
 	raise(t, f, "%1", "orch-auth", "awaiting_input")
-	lc := &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-db"}}
+	lc := &fakeFinisher{fakeLifecycle: fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-db"}},
+		finishR: lifecycle.FinishResult{Name: "db", Branch: "db", Base: "main", Steps: []string{"diff"}}}
 	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f), Lifecycle: lc})
 	for _, d := range s.AllTools() {
 		if d.Tool.OutputSchema.Type != "object" || len(d.Tool.OutputSchema.Properties) == 0 {
@@ -135,6 +136,8 @@ func TestOutputSchemas(t *testing.T) {
 		{"request_intervention", map[string]any{"session": "orch-db", "pattern": "formatter_loop", "send": false}},
 		{"report_intervention", map[string]any{"pattern_id": "formatter_loop", "intervention_id": "run-the-formatter", "worked": true}},
 		{"ack_wake", map[string]any{"all": true}},
+		{"restore_orchestrators", map[string]any{"names": []string{"db"}}},
+		{"finish_orchestrator", map[string]any{"name": "db"}},
 	}
 	for _, cl := range calls {
 		res, err := callErr(c, cl.tool, cl.args)

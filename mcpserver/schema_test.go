@@ -93,7 +93,7 @@ func TestToolContract(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"status", "list_sessions", "get_session", "list_wakes", "list_tasks", "wait_for_wake",
-		"inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect", "spawn_orchestrator", "stop_orchestrator", "link_task_list"} {
+		"inject_guidance", "answer_prompt", "interrupt", "ack_wake", "report_outcome", "capability_check", "reflect", "spawn_orchestrator", "stop_orchestrator", "link_task_list", "restore_orchestrators", "finish_orchestrator"} {
 		if !names[want] {
 			t.Errorf("tool %s missing", want)
 		}
@@ -102,8 +102,8 @@ func TestToolContract(t *testing.T) {
 	if got := len(ro.toolSet()); got != 8 {
 		t.Errorf("read-only registers %d tools, want the 8 read ones", got)
 	}
-	if got := len(newServer(t, fixture(t), Options{}).toolSet()); got != 13 {
-		t.Errorf("without a learning store %d tools, want 13 (10 + the 3 lifecycle ones)", got)
+	if got := len(newServer(t, fixture(t), Options{}).toolSet()); got != 15 {
+		t.Errorf("without a learning store %d tools, want 15 (10 + the 5 lifecycle ones)", got)
 	}
 }
 

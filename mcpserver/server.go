@@ -223,6 +223,7 @@ func (s *Server) AllTools() []ToolDef {
 	write := []func(*Env) (mcp.Tool, server.ToolHandlerFunc){
 		InjectGuidanceTool, AnswerPromptTool, InterruptTool, AckWakeTool,
 		SpawnOrchestratorTool, StopOrchestratorTool, LinkTaskListTool,
+		RestoreOrchestratorsTool, FinishOrchestratorTool,
 	}
 	var defs []ToolDef
 	if env.Learn != nil {

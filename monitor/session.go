@@ -55,6 +55,11 @@ type Session struct {
 	// Usage is the tokens (and estimated cost) the agent's session used,
 	// from its transcript, when known.
 	Usage *Usage `json:"usage,omitempty"`
+	// AgentSessionID is the agent's own conversation id (Claude Code's
+	// session_id, from its hooks or its transcript's name), which its
+	// resume takes; Transcript is the file it writes. Empty when unknown.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	Transcript     string `json:"transcript,omitempty"`
 }
 
 // TaskProgress is a task list's progress as a session shows it.

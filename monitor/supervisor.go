@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -681,6 +682,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	}
 	ss.LastLine = res.LastLine
 	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
+	ss.AgentSessionID, ss.Transcript = pr.agentSessionID, pr.transcript
 	if pr.usage != nil || st.pane.Dead || agent != "claude" {
 		// A probe that could not read the transcript this time keeps
 		// the usage known so far.
@@ -694,7 +696,8 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	}
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
-		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) || !ss.Usage.equal(prev.Usage) {
+		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) || !ss.Usage.equal(prev.Usage) ||
+		ss.AgentSessionID != prev.AgentSessionID {
 		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
 		return append(s.stateWakesLocked(st, prev), budget...)
 	}
@@ -733,6 +736,8 @@ type probeResult struct {
 	taskList string
 	tasks    *TaskProgress
 	usage    *Usage
+	// agentSessionID and transcript name the agent's conversation.
+	agentSessionID, transcript string
 }
 
 // probe looks at a Claude Code pane's process (every reprobeEvery) and
@@ -767,7 +772,11 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
 		pp.tail = &transcriptTail{path: pp.info.Transcript}
 	}
-	res := probeResult{taskList: pp.info.TaskList}
+	res := probeResult{taskList: pp.info.TaskList, agentSessionID: hookSession, transcript: pp.info.Transcript}
+	if res.agentSessionID == "" && res.transcript != "" {
+		// Claude Code names its transcript after its session id.
+		res.agentSessionID = strings.TrimSuffix(filepath.Base(res.transcript), ".jsonl")
+	}
 	if res.taskList == "" && hookSession != "" && s.cfg.TaskProgress != nil {
 		// Without CLAUDE_CODE_TASK_LIST_ID, Claude Code names the task
 		// list after its session.

@@ -134,6 +134,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.openLink()
 	case key.Matches(msg, k.Session.Stop):
 		return m.openStop()
+	case key.Matches(msg, k.Session.Finish):
+		return m.openFinish()
+	case key.Matches(msg, k.App.Restore):
+		m.showHelp = false
+		return m.restoreAll()
 	case key.Matches(msg, k.App.Filter):
 		m.input = inputFilter
 		m.showHelp = false

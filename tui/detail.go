@@ -35,6 +35,12 @@ type detail struct {
 	previewFor string
 	previewErr string
 
+	// text, when textFor is the shown pane, replaces the preview (a
+	// finish's diff), under textTitle.
+	text      []string
+	textFor   string
+	textTitle string
+
 	list    *tasks.ListDoc
 	listErr string
 	wakes   []feedItem
@@ -77,6 +83,7 @@ func (d *detail) SetSession(sess monitor.Session, rev uint64, ok bool) {
 	}
 	if !ok || sess.Pane != d.sess.Pane {
 		d.lines, d.previewFor, d.previewErr = nil, "", ""
+		d.text, d.textFor, d.textTitle = nil, "", ""
 		d.list, d.listErr = nil, ""
 		d.wakes, d.wakeVer = nil, 0
 		d.top, d.follow = 0, true
@@ -124,9 +131,27 @@ func (d *detail) SetWakes(items []feedItem, ver uint64) {
 func (d *detail) Zoom(on bool) {
 	d.zoomed = on
 	d.follow = true
+	if !on {
+		d.text, d.textFor, d.textTitle = nil, "", ""
+	}
 	d.clampScroll()
 	d.ver++
 }
+
+// ShowText shows lines (a diff) full screen in place of pane's preview,
+// from the top, until the zoom is left or another session is selected.
+func (d *detail) ShowText(pane, title string, lines []string) {
+	if pane != d.sess.Pane {
+		return
+	}
+	d.zoomed = true
+	d.text, d.textFor, d.textTitle = lines, pane, title
+	d.top, d.follow = 0, false
+	d.ver++
+}
+
+// showingText: the preview shows text, not the pane.
+func (d detail) showingText() bool { return d.textFor != "" && d.textFor == d.sess.Pane }
 
 // Update scrolls the zoomed preview.
 func (d detail) Update(msg tea.Msg) (detail, tea.Cmd) {
@@ -159,6 +184,9 @@ func (d detail) Update(msg tea.Msg) (detail, tea.Cmd) {
 
 // shown is the preview without the blank lines below the last output.
 func (d detail) shown() []string {
+	if d.showingText() {
+		return d.text
+	}
 	n := len(d.lines)
 	for n > 0 && blankLine(d.lines[n-1]) {
 		n--
@@ -214,11 +242,15 @@ func (d detail) zoomView() string {
 			pos += ", following"
 		}
 	}
-	if d.previewErr != "" && len(lines) > 0 {
+	if d.previewErr != "" && len(lines) > 0 && !d.showingText() {
 		pos += " · as last read; preview unavailable: " + clean(d.previewErr)
 	}
 	out := make([]string, 0, d.h)
-	out = append(out, sectionTitle(d.st, d.title()+" · "+badge(d.sess.State)+" · "+pos, d.w, true))
+	head := d.title() + " · " + badge(d.sess.State) + " · " + pos
+	if d.showingText() {
+		head = clean(d.textTitle) + " · " + pos
+	}
+	out = append(out, sectionTitle(d.st, head, d.w, true))
 	out = append(out, d.previewLines(lines[min(d.top, len(lines)):end])...)
 	if len(lines) == 0 {
 		out = append(out, d.previewNote())

@@ -20,6 +20,9 @@ const (
 	formStop                  // confirm stopping the selected orchestrator
 )
 
+// formFinish chooses how to finish the selected orchestrator.
+const formFinish = formStop + 1
+
 type (
 	// formSubmitMsg: the operator submitted the form, with every field's
 	// value in order.

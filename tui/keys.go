@@ -33,6 +33,8 @@ type sessionKeys struct {
 	Remind key.Binding
 	// Stop stops the selected orchestrator, after a confirmation.
 	Stop key.Binding
+	// Finish shows the selected orchestrator's diff and asks what to do.
+	Finish key.Binding
 }
 
 // wakeKeys acknowledge wakes.
@@ -45,6 +47,8 @@ type appKeys struct {
 	Focus, Filter, ClearFilter, Learnings, Spawn, Help, Quit key.Binding
 	// ForceQuit quits from anywhere, text inputs included.
 	ForceQuit key.Binding
+	// Restore brings back every orchestrator whose session is gone.
+	Restore key.Binding
 }
 
 // filterKeys work while the filter is being typed.
@@ -94,6 +98,7 @@ func newKeyMap() keyMap {
 			Link:      b([]string{"t"}, "t", "link task list"),
 			Remind:    b([]string{"r"}, "r", "send reminder"),
 			Stop:      b([]string{"S"}, "S", "stop (orch-*)"),
+			Finish:    b([]string{"F"}, "F", "finish (orch-*)"),
 		},
 		Wakes: wakeKeys{
 			Ack:    b([]string{"a"}, "a", "ack"),
@@ -108,6 +113,7 @@ func newKeyMap() keyMap {
 			Help:        b([]string{"?"}, "?", "help"),
 			Quit:        b([]string{"q", "ctrl+c"}, "q", "quit"),
 			ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+			Restore:     b([]string{"R"}, "R", "restore"),
 		},
 		Filter: filterKeys{
 			Apply: b([]string{"enter"}, "enter", "apply"),
@@ -167,7 +173,7 @@ func (k sessionKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Compose, k.Zoom, k.Interrupt, k.Jump}
 }
 func (k sessionKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link, k.Remind, k.Stop}}
+	return [][]key.Binding{{k.Zoom, k.Compose, k.Answer, k.Yes, k.No, k.Interrupt, k.Jump, k.Link, k.Remind, k.Stop, k.Finish}}
 }
 
 // answerHelp is shown while the selected session waits at a prompt.
@@ -178,7 +184,7 @@ func (k wakeKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHel
 
 func (k appKeys) ShortHelp() []key.Binding { return []key.Binding{k.Focus, k.Filter, k.Help, k.Quit} }
 func (k appKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Spawn, k.Learnings, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Focus, k.Filter, k.ClearFilter, k.Spawn, k.Restore, k.Learnings, k.Help, k.Quit}}
 }
 
 func (k filterKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Clear} }
@@ -266,6 +272,7 @@ func (k keyMap) sections() []keySection {
 			{k.Session.Jump, "Switch your tmux client to the pane, or show the command that attaches to it."},
 			{k.Session.Link, "Link the session to a task list (adopt an orchestrator started by hand); an empty id removes the link."},
 			{k.Session.Remind, "When system3 detected a loop in the session (a behaviour pattern, shown as `remind` in the detail): type its reminder into the pane (your CLAUDE.md directive quoted, a suggestion, the expected outcome); system3 then measures whether it worked. In the wake feed: the selected wake's reminder."},
+			{k.Session.Finish, "Finish the selected orchestrator (a session named `orch-NAME`): its diff against its base branch (stat, then the full diff) opens in the zoomed preview, and a form asks what to do: merge `ff` or `merge`, open a pull request (`pr`), or nothing, and whether to remove the worktree and branch afterwards, as `system3 finish` does (see docs/lifecycle.md). `esc` cancels; nothing is changed until the form is submitted."},
 		}},
 		{title: "Wakes", keys: []keyDoc{
 			{k.Wakes.Ack, "Acknowledge the selected wake, or (focus on sessions) the newest unacknowledged wake of the selected session."},
@@ -277,6 +284,7 @@ func (k keyMap) sections() []keySection {
 			{k.App.Learnings, "Show the learnings: capabilities, the most seen patterns and anti-patterns, and the recent outcomes (docs/learning.md)."},
 			{k.App.Spawn, "Start an orchestrator: a form for the initiative, goal, repository, base, agent, task list and context (see docs/lifecycle.md)."},
 			{k.Session.Stop, "Stop the selected session's orchestrator, when it is a spawned one (a session named `orch-NAME`): a confirmation asks whether to remove its worktree too (`y`; empty or `n` keeps it, and the branch is always kept), then its agent is interrupted and its tmux session killed, as `system3 stop NAME` does (see docs/lifecycle.md). Other sessions are not stopped from here; `x` interrupts them."},
+			{k.App.Restore, "Restore every recorded orchestrator whose tmux session is gone (after tmux or the machine went down), resuming its agent's conversation, as `system3 restore --all` does; the status line says how many were restored, skipped and failed."},
 			{k.App.Help, "Show or hide this help."},
 			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
 		}},
@@ -292,8 +300,8 @@ func (k keyMap) sections() []keySection {
 			{k.Compose.Template, "Pick a saved template (`dashboard.templates` in config.yaml)."},
 			{k.Compose.Cancel, "Close the box without sending."},
 		}},
-		{title: "Spawn, link, stop forms", note: "Opened with `s` (spawn), `t` (link) and `S` (stop).", keys: []keyDoc{
-			{k.Form.Submit, "Submit: spawn the orchestrator (the status line follows its steps), link the session, or stop the orchestrator (the status line says whether its worktree was kept or removed)."},
+		{title: "Forms", note: "Opened with `s` (spawn), `t` (link), `S` (stop) and `F` (finish); the help bar shows these keys while a form is open.", contextual: true, keys: []keyDoc{
+			{k.Form.Submit, "Submit: spawn the orchestrator (the status line follows its steps), link the session, stop the orchestrator (the status line says whether its worktree was kept or removed), or finish it as chosen."},
 			{k.Form.Next, "Next field."},
 			{k.Form.Prev, "Previous field."},
 			{k.Form.Cancel, "Close the form without doing anything."},
@@ -304,7 +312,7 @@ func (k keyMap) sections() []keySection {
 			{k.Picker.Choose, "Insert the template into the message."},
 			{k.Picker.Back, "Back to the message."},
 		}},
-		{title: "Learnings", note: "Opened with `L`.", keys: []keyDoc{
+		{title: "Learnings", note: "Opened with `L`; the help bar shows these keys there.", contextual: true, keys: []keyDoc{
 			{k.Learn.Up, "Scroll up a line."},
 			{k.Learn.Down, "Scroll down a line."},
 			{k.Learn.Refresh, "Read the learning store again."},

@@ -288,6 +288,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case stopDoneMsg:
 		m.onStopDone(msg)
 		return nil
+	case finishDiffMsg:
+		return m.onFinishDiff(msg)
+	case finishDoneMsg:
+		m.onFinishDone(msg)
+		return nil
+	case restoreDoneMsg:
+		m.onRestoreDone(msg)
+		return nil
 	}
 	// Anything else (a paste, a cursor message) belongs to the input.
 	var cmd tea.Cmd

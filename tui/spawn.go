@@ -199,6 +199,8 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 		m.stopping = req.Name
 		m.setStatus(levelInfo, "stopping "+clean(req.Name)+"…")
 		return runStop(m.ctx, m.opts.Lifecycle, req)
+	case formFinish:
+		return m.submitFinish(msg)
 	}
 	return nil
 }

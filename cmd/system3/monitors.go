@@ -167,6 +167,13 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	if ls := a.learnStore(); ls != nil {
 		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
 	}
+	// The orchestrator records learn their agents' session ids, and
+	// auto-restore watches for the tmux server to come back.
+	if lm, err := a.lifecycle(sup); err != nil {
+		a.log.Warn("orchestrator records not kept current", "err", err)
+	} else {
+		g.Go(func() error { return lm.Run(gctx) })
+	}
 	a.log.Info("monitors started", "server", srv.String(), "state_dir", dir)
 
 	stop := func() error {

@@ -51,7 +51,9 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 			return hooks.SessionToken(key, session), nil
 		},
 	}
+	a.orchestratorConfig(&cfg)
 	if ls := a.learnStore(); ls != nil {
+		cfg.Outcome = outcomeFunc(ls)
 		cfg.Wisdom = func(ctx context.Context, goal string) ([]lifecycle.WisdomItem, error) {
 			items, err := ls.Wisdom(ctx, goal, 5)
 			if err != nil {
@@ -116,6 +118,13 @@ repository has uncommitted changes to tracked files and no --base is given
 .git/info/exclude when it is not ignored. If a step fails, spawn undoes what
 it did (kills the session, removes the worktree and the branch) and says
 which step failed and what it cleaned up.
+
+With lifecycle.setup in the config file, the new worktree is set up before
+the agent starts (files copied or symlinked from the main checkout, then a
+command such as npm ci, its output kept in the state dir); a failing set-up
+fails the spawn. Every orchestrator is recorded in the state dir
+(orchestrators.json), so system3 restore can bring it back and system3
+finish can merge and clean it up.
 
 --agent is claude (default), codex, gemini, aider, another agent named in
 the config file (agents: NAME: {command: [...], env: {...}}), or a command
@@ -284,6 +293,7 @@ system3 keeps them. --remove removes the link.`,
 			if err != nil {
 				return err
 			}
+			a.adopt(cmd.Context(), svc, t, sess, remove)
 			if asJSON {
 				return a.printJSON(sess)
 			}

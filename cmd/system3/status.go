@@ -69,6 +69,10 @@ type statusPane struct {
 	// Usage is the tokens and estimated cost of the agent's session, from
 	// its transcript (Claude Code), when known.
 	Usage *monitor.Usage `json:"usage,omitempty"`
+	// AgentSessionID is the agent's own conversation id (what its resume
+	// takes), and Transcript its file, when known.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	Transcript     string `json:"transcript,omitempty"`
 }
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -131,6 +135,7 @@ empty list.`,
 					sp.Agent, sp.State, sp.Kind, sp.Evidence = s.Agent, string(s.State), s.Kind, s.Evidence
 					sp.Question, sp.Detail, sp.Options, sp.Since, sp.LastLine = s.Question, s.Detail, s.Options, s.Since.UTC(), s.LastLine
 					sp.TaskList, sp.Tasks, sp.Usage = s.TaskList, s.Tasks, s.Usage
+					sp.AgentSessionID, sp.Transcript = s.AgentSessionID, s.Transcript
 				} else {
 					sp.State, sp.Options, sp.Evidence.Lines = "unknown", []string{}, []string{}
 				}

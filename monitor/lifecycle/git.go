@@ -104,3 +104,17 @@ func (g git) excludeTrees(ctx context.Context, probe string) (bool, error) {
 	}
 	return true, f.Close()
 }
+
+// runRaw is run without trimming (a diff keeps its trailing newline).
+func (g git) runRaw(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.bin, append([]string{"-C", g.dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), lastLine(errb.String()))
+	}
+	return out.String(), nil
+}

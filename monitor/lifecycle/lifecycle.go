@@ -106,6 +106,23 @@ type Config struct {
 	// Injected records which learnings went into an initiative's first
 	// prompt. Nil: not recorded.
 	Injected func(ctx context.Context, initiative string, ids []int64) error
+	// Setup prepares each new worktree before its agent starts.
+	Setup Setup
+	// Records keeps a durable record of every orchestrator, for restore
+	// and finish. Nil: none kept.
+	Records *Records
+	// Outcome records how a finished initiative ended in the learning
+	// store. Nil: not recorded.
+	Outcome func(ctx context.Context, o Outcome) error
+	// AutoRestore restores the orchestrators whose sessions are gone when
+	// Run sees the tmux server come back.
+	AutoRestore bool
+	// RestoreCheckEvery is how often Run looks at the tmux server for
+	// AutoRestore (default 2s).
+	RestoreCheckEvery time.Duration
+	// Gh is the GitHub CLI executable finish uses for pull requests
+	// (default "gh").
+	Gh string
 	// Git is the git executable (default "git").
 	Git string
 	// LookPath finds an agent command on PATH (default exec.LookPath).
@@ -140,6 +157,12 @@ func New(cfg Config) (*Manager, error) {
 	cfg.Agents = agents
 	if cfg.Git == "" {
 		cfg.Git = "git"
+	}
+	if cfg.RestoreCheckEvery <= 0 {
+		cfg.RestoreCheckEvery = 2 * time.Second
+	}
+	if cfg.Gh == "" {
+		cfg.Gh = "gh"
 	}
 	if cfg.LookPath == nil {
 		cfg.LookPath = exec.LookPath

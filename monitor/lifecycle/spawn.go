@@ -76,6 +76,10 @@ type SpawnResult struct {
 	// PromptVerified: the agent was seen to take the first prompt.
 	PromptVerified bool   `json:"prompt_verified"`
 	Detail         string `json:"detail,omitempty"`
+	// Setup lists what the configured set-up did; SetupLog keeps its
+	// command's output.
+	Setup    []string `json:"setup,omitempty"`
+	SetupLog string   `json:"setup_log,omitempty"`
 }
 
 // spawn is the state of one spawn, for undoing it.
@@ -181,6 +185,9 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 		return *r, StepWorktree, err
 	}
 	sp.branch, sp.tree = true, true
+	if err := sp.setup(ctx); err != nil {
+		return *r, StepSetup, err
+	}
 
 	// Session.
 	sp.progress(StepSession, fmt.Sprintf("starting %s in tmux session %s", strings.Join(argv, " "), r.Session))
@@ -260,6 +267,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 		}
 	}
 	r.Status = "spawned"
+	sp.record(ctx)
 	sp.progress("done", fmt.Sprintf("spawned %s in %s", r.Session, r.Worktree))
 	return *r, "", nil
 }

@@ -112,6 +112,7 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	}
 	res.Status = "stopped"
 	m.cfg.Logger.Info("stopped", "session", res.Session, "origin", req.Origin)
+	m.markStopped(res.Session)
 
 	// The worktree: where the agent ran, else <repo>/trees/<initiative>.
 	wt, repo, err := m.worktreeOf(ctx, sess.Path, req.Repo, initiative)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -54,6 +55,45 @@ type Config struct {
 	Agents map[string]Agent `yaml:"agents"`
 	// Usage prices the tokens agents use and sets cost budgets.
 	Usage Usage `yaml:"usage"`
+	// Lifecycle configures restore and the set-up of new worktrees.
+	Lifecycle Lifecycle `yaml:"lifecycle"`
+}
+
+// Lifecycle configures how orchestrators are set up and brought back.
+type Lifecycle struct {
+	// AutoRestore restores every orchestrator when the monitors see the
+	// tmux server come back after it was gone.
+	AutoRestore bool `yaml:"auto_restore"`
+	// Setup prepares each new worktree before the agent starts.
+	Setup Setup `yaml:"setup"`
+}
+
+// Setup prepares a new worktree: files copied or symlinked from the main
+// checkout (paths relative to it), then a command run in the worktree.
+type Setup struct {
+	Copy    []string      `yaml:"copy"`
+	Link    []string      `yaml:"link"`
+	Command string        `yaml:"command"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// check refuses paths that would reach outside the checkout.
+func (s Setup) check() error {
+	for _, list := range []struct {
+		name  string
+		paths []string
+	}{{"copy", s.Copy}, {"link", s.Link}} {
+		for i, p := range list.paths {
+			c := filepath.Clean(p)
+			if p == "" || filepath.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+				return fmt.Errorf("lifecycle.setup.%s[%d]: %q must be a path inside the repository, relative to its top, like .env", list.name, i, p)
+			}
+		}
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("lifecycle.setup.timeout cannot be negative")
+	}
+	return nil
 }
 
 // Usage prices tokens (for sessions' estimated cost) and sets budgets.
@@ -370,6 +410,9 @@ func Load(path string, explicit bool) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w (fix the file or pass --config with another one)", path, err)
 	}
 	if err := c.Usage.check(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Lifecycle.Setup.check(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil

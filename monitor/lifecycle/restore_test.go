@@ -1,0 +1,282 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+)
+
+func TestRecordsAtomicWriteAndDamagedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, RecordsFile)
+	r := OpenRecords(path)
+	a := Record{Name: "auth", Session: "orch-auth", Agent: "claude", Worktree: "/src/trees/auth", State: RecordRunning, AgentSessionID: "sid-a"}
+	if err := r.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Put(Record{Name: "billing", Session: "orch-billing", Worktree: "/src/trees/billing", State: RecordRunning}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("records file: %v %v", fi, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+	got, ok, err := r.Get("orch-auth")
+	if err != nil || !ok || got.AgentSessionID != "sid-a" {
+		t.Fatalf("Get = %+v %v %v", got, ok, err)
+	}
+	if found, err := r.Modify("auth", func(x *Record) bool { x.State = RecordStopped; return true }); !found || err != nil {
+		t.Fatal(found, err)
+	}
+	recs, err := r.List()
+	if err != nil || len(recs) != 2 || recs[0].State != RecordStopped {
+		t.Fatalf("List = %+v %v", recs, err)
+	}
+
+	// Damaged: set aside with its contents, never lost; the next write
+	// starts afresh.
+	for _, bad := range []string{"{not json", `{"version":1,"orchestrators":[{"name":"x","session":"orch-x","worktree":"rel","state":"running"}]}`, `{"version":2}`,
+		`{"version":1,"orchestrators":[{"name":"x","session":"orch-x","worktree":"/w","state":"running","branch":"--upload-pack=evil"}]}`} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.List()
+		if !errors.Is(err, ErrRecordsDamaged) || !strings.Contains(err.Error(), "moved to") {
+			t.Fatalf("List of %q: %v", bad, err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("damaged file still in place: %v", err)
+		}
+		matches, _ := filepath.Glob(path + ".bad-*")
+		found := false
+		for _, m := range matches {
+			if b, _ := os.ReadFile(m); string(b) == bad {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("damaged contents %q not kept in %v", bad, matches)
+		}
+		if recs, err := r.List(); err != nil || len(recs) != 0 {
+			t.Fatalf("after setting aside: %v %v", recs, err)
+		}
+	}
+	if err := r.Put(a); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := r.List(); err != nil || len(recs) != 1 {
+		t.Fatalf("after rewrite: %v %v", recs, err)
+	}
+}
+
+func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	w.start.AgentSessionID = "0a1b2c3d-sid"
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	m := w.manager(t, func(c *Config) {
+		c.Records = recs
+		c.Agents = map[string]Agent{"claude": {Command: []string{"/opt/bin/claude", "--model", "x"}}}
+	})
+	ctx := context.Background()
+	res, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := recs.Get("auth")
+	if err != nil || !ok || rec.AgentSessionID != "0a1b2c3d-sid" || rec.Worktree != res.Worktree || rec.Base != "main" ||
+		rec.TaskList != "PRD-AUTH" || rec.Session != "orch-auth" || rec.State != RecordRunning || rec.Agent != "claude" {
+		t.Fatalf("record = %+v %v %v", rec, ok, err)
+	}
+	// Running: skipped, not started twice.
+	out, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
+	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Skipped {
+		t.Fatalf("restore while running = %+v %v", out, err)
+	}
+	// The tmux server died.
+	_ = w.KillSession(ctx, "orch-auth")
+	w.mu.Lock()
+	n := len(w.opts)
+	w.mu.Unlock()
+	out, err = m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
+	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Restored {
+		t.Fatalf("restore = %+v %v", out, err)
+	}
+	opt := w.opts[n]
+	want := []string{"/opt/bin/claude", "--model", "x", "--resume", "0a1b2c3d-sid"}
+	if !slices.Equal(opt.Command, want) || opt.Dir != res.Worktree || opt.Name != "orch-auth" || opt.Env["CLAUDE_CODE_TASK_LIST_ID"] != "PRD-AUTH" {
+		t.Fatalf("restored with %+v, want argv %v", opt, want)
+	}
+	links := w.calls("link")
+	if last := links[len(links)-1]; last.Target.Session != "orch-auth" || last.TaskList != "PRD-AUTH" {
+		t.Fatalf("last link = %+v", last)
+	}
+	// Stopped on purpose: --all leaves it; by name brings it back.
+	if _, err := m.Stop(ctx, StopRequest{Name: "auth", Origin: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, _ := recs.Get("auth"); rec.State != RecordStopped {
+		t.Fatalf("record after stop = %+v", rec)
+	}
+	out, _ = m.Restore(ctx, RestoreRequest{All: true})
+	if len(out.Orchestrators) != 0 {
+		t.Fatalf("restore --all restored a stopped one: %+v", out)
+	}
+	out, _ = m.Restore(ctx, RestoreRequest{Names: []string{"auth", "nope"}})
+	if len(out.Orchestrators) != 2 || out.Orchestrators[0].Status != Restored || out.Orchestrators[1].Status != Failed ||
+		!strings.Contains(out.Orchestrators[1].Reason, "no record") {
+		t.Fatalf("restore by name = %+v", out)
+	}
+	// A gone worktree fails with why.
+	_ = w.KillSession(ctx, "orch-auth")
+	runGit(t, repo, "worktree", "remove", "--force", res.Worktree)
+	out, _ = m.Restore(ctx, RestoreRequest{All: true})
+	if len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Failed || !strings.Contains(out.Orchestrators[0].Reason, "worktree") {
+		t.Fatalf("restore without worktree = %+v", out)
+	}
+}
+
+func TestResumeArgs(t *testing.T) {
+	for _, c := range []struct {
+		prog, id string
+		want     []string
+	}{
+		{"claude", "s1", []string{"--resume", "s1"}},
+		{"claude", "", []string{"--continue"}},
+		{"codex", "s2", []string{"resume", "s2"}},
+		{"codex", "", []string{"resume", "--last"}},
+		{"gemini", "s3", []string{"--resume", "s3"}},
+		{"gemini", "", []string{"--resume", "latest"}},
+		{"aider", "x", nil},
+	} {
+		if got := ResumeArgs(c.prog, c.id); !slices.Equal(got, c.want) {
+			t.Errorf("ResumeArgs(%q, %q) = %v, want %v", c.prog, c.id, got, c.want)
+		}
+	}
+}
+
+func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	w.start.AgentSessionID = "sid-1"
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	cs := &countingService{world: w}
+	m := w.manager(t, func(c *Config) {
+		c.Service = cs
+		c.Records = recs
+		c.AutoRestore = true
+		c.RestoreCheckEvery = 10 * time.Millisecond
+	})
+	// looks waits until Run has looked at the server n more times.
+	looks := func(n int64) {
+		t.Helper()
+		from := cs.n.Load()
+		waitUntil(t, "Run looks at the server", func() bool { return cs.n.Load() >= from+n })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	res, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new conversation (after /clear, or resumed) has a new id: learnt.
+	s := w.session(res.Pane)
+	s.AgentSessionID = "sid-2"
+	w.put(s)
+	waitUntil(t, "the record learns sid-2", func() bool {
+		rec, _, _ := recs.Get("auth")
+		return rec.AgentSessionID == "sid-2"
+	})
+	// Another session's id is not taken, nor one in another directory.
+	s.Path = "/elsewhere"
+	s.AgentSessionID = "sid-3"
+	w.put(s)
+
+	// The server goes down, then comes back empty: restored once.
+	_ = w.KillSession(ctx, "orch-auth")
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: false})
+	looks(2)
+	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true})
+	waitUntil(t, "auto-restore", func() bool {
+		ok, _ := w.HasSession(ctx, "orch-auth")
+		return ok
+	})
+	w.mu.Lock()
+	last := w.opts[len(w.opts)-1]
+	n := len(w.opts)
+	w.mu.Unlock()
+	if !slices.Equal(last.Command[len(last.Command)-2:], []string{"--resume", "sid-2"}) {
+		t.Fatalf("auto-restored with %v", last.Command)
+	}
+	looks(5)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.opts) != n {
+		t.Fatalf("restored again: %d sessions started, want %d", len(w.opts), n)
+	}
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// countingService counts snapshots, so a test knows Run has looked.
+type countingService struct {
+	*world
+	n atomic.Int64
+}
+
+func (c *countingService) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+	c.n.Add(1)
+	return c.world.Snapshot(ctx)
+}
+
+func TestAdoptRecordsALinkedSession(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	m := w.manager(t, func(c *Config) { c.Records = recs })
+	w.put(monitor.Session{Pane: "%7", Session: "docs", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
+	w.put(monitor.Session{Pane: "%8", Session: "shell", Agent: "shell", Path: repo})
+	rec, err := m.Adopt(context.Background(), "docs", "PRD-DOCS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Adopted || rec.Name != "docs" || rec.Worktree != repo || rec.Branch != "main" || rec.AgentSessionID != "sid-docs" || rec.TaskList != "PRD-DOCS" {
+		t.Fatalf("record = %+v", rec)
+	}
+	if got, ok, _ := recs.Get("docs"); !ok || got.AgentSessionID != "sid-docs" {
+		t.Fatalf("stored = %+v %v", got, ok)
+	}
+	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex or gemini") {
+		t.Fatalf("adopting a shell: %v", err)
+	}
+}
