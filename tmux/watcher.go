@@ -437,6 +437,9 @@ func (w *Watcher) Command(ctx context.Context, args ...string) ([]string, error)
 type paneSig struct {
 	activity          int64
 	cx, cy, w, h, hst int
+	// deadStatus changes after dead: tmux marks a pane dead when its
+	// terminal closes and learns the exit status when it reaps the process.
+	deadStatus        int
 	dead, inMode, alt bool
 	title, command    string
 }
@@ -444,7 +447,7 @@ type paneSig struct {
 func sigOf(p Pane) paneSig {
 	return paneSig{
 		activity: p.Activity.Unix(), cx: p.CursorX, cy: p.CursorY, w: p.Width, h: p.Height,
-		hst: p.HistorySize, dead: p.Dead, inMode: p.InMode, alt: p.AlternateOn, title: p.Title, command: p.Command,
+		hst: p.HistorySize, deadStatus: p.DeadStatus, dead: p.Dead, inMode: p.InMode, alt: p.AlternateOn, title: p.Title, command: p.Command,
 	}
 }
 

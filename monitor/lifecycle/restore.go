@@ -342,7 +342,7 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 		}
 	}
 	if step, err := sp.waitReady(rctx); err != nil {
-		out := sp.lastOutput(ctx)
+		_, out := sp.lastOutput(ctx)
 		undo()
 		return fail("%s: %v (%s)", step, err, out)
 	}

@@ -478,7 +478,11 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 		if s.Evidence.Source == "process" && len(s.Evidence.Lines) > 0 {
 			how = s.Evidence.Lines[0] // "the pane's process exited with status 1"
 		}
-		return StepReady, fmt.Errorf("%s exited before it was ready (%s); %s", sp.res.Agent, how, sp.lastOutput(ctx))
+		status, output := sp.lastOutput(ctx)
+		if status != "" {
+			how = "the pane's process exited with status " + status
+		}
+		return StepReady, fmt.Errorf("%s exited before it was ready (%s); %s", sp.res.Agent, how, output)
 	}
 	return "", nil
 }
@@ -487,25 +491,49 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 // quotes.
 const lastOutputLines = 5
 
+// deadLineRE is the line tmux writes in a kept dead pane once it has
+// reaped the process: "Pane is dead (status 7, Tue Nov 24 14:23:11 2026)".
+var deadLineRE = regexp.MustCompile(`^Pane is dead \((?:status (\d+)|signal (\d+))`)
+
+// deadLineWait bounds the wait for that line: tmux marks a pane dead when
+// its terminal closes, and learns the exit status a moment later, when it
+// reaps the process (until then pane_dead_status reads 0).
+const deadLineWait = 2 * time.Second
+
 // lastOutput quotes the last lines an agent printed before it exited, from
-// its pane (kept dead for this).
-func (sp *spawn) lastOutput(ctx context.Context) string {
-	p, err := sp.m.cfg.Service.Preview(context.WithoutCancel(ctx), monitor.PreviewRequest{Target: monitor.Target{Pane: sp.res.Pane}, History: 200})
-	if err != nil {
-		return "its output could not be read: " + err.Error()
-	}
-	var out []string
-	for _, l := range p.Lines {
-		l = strings.TrimRight(l, " ")
-		if l != "" && !strings.HasPrefix(l, "Pane is dead") {
-			out = append(out, l)
+// its pane (kept dead for this), and the exit status tmux wrote there
+// ("7", "signal 9"; "" when it did not show in time).
+func (sp *spawn) lastOutput(ctx context.Context) (status, output string) {
+	deadline := time.Now().Add(deadLineWait)
+	for {
+		p, err := sp.m.cfg.Service.Preview(context.WithoutCancel(ctx), monitor.PreviewRequest{Target: monitor.Target{Pane: sp.res.Pane}, History: 200})
+		if err != nil {
+			return "", "its output could not be read: " + err.Error()
 		}
+		var out []string
+		for _, l := range p.Lines {
+			l = strings.TrimRight(l, " ")
+			if m := deadLineRE.FindStringSubmatch(l); m != nil {
+				status = m[1]
+				if m[2] != "" {
+					status = "signal " + m[2]
+				}
+				continue
+			}
+			if l != "" {
+				out = append(out, l)
+			}
+		}
+		if status == "" && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if len(out) == 0 {
+			return status, "it printed nothing; run its command by hand in the worktree to see why"
+		}
+		out = out[max(0, len(out)-lastOutputLines):]
+		return status, "its last output:\n  " + strings.Join(out, "\n  ")
 	}
-	if len(out) == 0 {
-		return "it printed nothing; run its command by hand in the worktree to see why"
-	}
-	out = out[max(0, len(out)-lastOutputLines):]
-	return "its last output:\n  " + strings.Join(out, "\n  ")
 }
 
 // cursorRE matches the line of a menu option under the cursor.
