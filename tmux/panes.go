@@ -25,17 +25,21 @@ type Pane struct {
 	Path         string // pane_current_path
 	Title        string
 	Dead         bool // the process exited and remain-on-exit kept the pane
-	DeadStatus   int  // exit status when Dead; 0 until tmux has reaped the process (it can lag Dead, and tmux may miss it for a command that exits at once)
-	Width        int
-	Height       int
-	CursorX      int
-	CursorY      int
-	InMode       bool   // in copy mode, view mode or another mode that swallows keys
-	Mode         string // "copy-mode", "view-mode"... empty when not in a mode
-	AlternateOn  bool   // the alternate screen is active (full-screen apps)
-	Activity     time.Time
-	HistorySize  int // lines of scrollback above the visible screen
-	ServerPID    int // the tmux server's pid: a new one means the server was restarted
+	// DeadStatus is the exit status when Dead, or -1 while tmux reports
+	// none: it learns the status when it reaps the process, which can lag
+	// Dead, and it may never learn it for a command that exits at once.
+	// 0 when not Dead.
+	DeadStatus  int
+	Width       int
+	Height      int
+	CursorX     int
+	CursorY     int
+	InMode      bool   // in copy mode, view mode or another mode that swallows keys
+	Mode        string // "copy-mode", "view-mode"... empty when not in a mode
+	AlternateOn bool   // the alternate screen is active (full-screen apps)
+	Activity    time.Time
+	HistorySize int // lines of scrollback above the visible screen
+	ServerPID   int // the tmux server's pid: a new one means the server was restarted
 }
 
 // Session is one tmux session.
@@ -256,6 +260,19 @@ func (r *fieldReader) int() int {
 	return n
 }
 
+// optInt is int, or none when the field is empty.
+func (r *fieldReader) optInt(none int) int {
+	s := r.str()
+	if s == "" {
+		return none
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("field %d: %w", r.i, err)
+	}
+	return n
+}
+
 func (r *fieldReader) bool() bool { return r.int() != 0 }
 
 func (r *fieldReader) time() time.Time {
@@ -290,7 +307,7 @@ func parsePanes(out []byte) ([]Pane, error) {
 			Path:         r.str(),
 			Title:        r.str(),
 			Dead:         r.bool(),
-			DeadStatus:   r.int(),
+			DeadStatus:   r.optInt(-1),
 			Width:        r.int(),
 			Height:       r.int(),
 			CursorX:      r.int(),
@@ -304,6 +321,9 @@ func parsePanes(out []byte) ([]Pane, error) {
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("pane %q: %w", p.ID, r.err)
+		}
+		if !p.Dead {
+			p.DeadStatus = 0
 		}
 		if !strings.HasPrefix(p.ID, "%") {
 			return nil, fmt.Errorf("pane id %q does not start with %%", p.ID)

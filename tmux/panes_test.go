@@ -65,11 +65,34 @@ func encodePaneAs(p Pane, vis bool) string {
 	f := []string{
 		p.ID, p.SessionID, str(p.SessionName), p.WindowID, fmt.Sprint(p.WindowIndex), str(p.WindowName),
 		b2i(p.WindowActive), fmt.Sprint(p.Index), b2i(p.Active), fmt.Sprint(p.PID), str(p.TTY),
-		str(p.Command), str(p.Path), str(p.Title), b2i(p.Dead), fmt.Sprint(p.DeadStatus),
+		str(p.Command), str(p.Path), str(p.Title), b2i(p.Dead), deadStatus(p),
 		fmt.Sprint(p.Width), fmt.Sprint(p.Height), fmt.Sprint(p.CursorX), fmt.Sprint(p.CursorY),
 		b2i(p.InMode), str(p.Mode), b2i(p.AlternateOn), act, fmt.Sprint(p.HistorySize), fmt.Sprint(p.ServerPID),
 	}
 	return strings.Join(f, recordSep) + "\n"
+}
+
+// deadStatus is pane_dead_status as tmux prints it: empty until it knows.
+func deadStatus(p Pane) string {
+	if p.DeadStatus < 0 || !p.Dead {
+		return ""
+	}
+	return fmt.Sprint(p.DeadStatus)
+}
+
+// A dead pane whose status tmux has not learnt says so (-1), never 0.
+func TestDeadStatusUnknown(t *testing.T) {
+	for _, want := range []Pane{
+		{ID: "%1", SessionID: "$1", WindowID: "@1", Dead: true, DeadStatus: -1},
+		{ID: "%2", SessionID: "$1", WindowID: "@1", Dead: true, DeadStatus: 0},
+		{ID: "%3", SessionID: "$1", WindowID: "@1", Dead: true, DeadStatus: 7},
+		{ID: "%4", SessionID: "$1", WindowID: "@1"},
+	} {
+		got, err := parsePanes([]byte(encodePane(want)))
+		if err != nil || len(got) != 1 || got[0].Dead != want.Dead || got[0].DeadStatus != want.DeadStatus {
+			t.Errorf("%s: %+v, %v; want dead %v status %d", want.ID, got, err, want.Dead, want.DeadStatus)
+		}
+	}
 }
 
 func TestPaneFormatMatchesFields(t *testing.T) {

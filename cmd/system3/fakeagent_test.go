@@ -229,8 +229,8 @@ func expectScript(script string, monitored bool) func(statusPane) string {
 			}
 		case "crash":
 			// tmux reports the status once it has reaped the process,
-			// which can lag: 0 means not yet.
-			if p.State != "exited" || p.Kind != "dead" || !p.Dead || p.ExitStatus == nil || (*p.ExitStatus != 1 && *p.ExitStatus != 0) {
+			// which can lag: no status (nil) means not yet.
+			if p.State != "exited" || p.Kind != "dead" || !p.Dead || (p.ExitStatus != nil && *p.ExitStatus != 1) {
 				return "want exited (status 1)"
 			}
 		}

@@ -173,7 +173,7 @@ func toStatusPane(p tmux.Pane) statusPane {
 		InMode:      p.InMode,
 		Activity:    p.Activity.UTC(),
 	}
-	if p.Dead {
+	if p.Dead && p.DeadStatus >= 0 {
 		st := p.DeadStatus
 		sp.ExitStatus = &st
 	}

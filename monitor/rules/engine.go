@@ -380,7 +380,9 @@ type Input struct {
 	// capture).
 	Processes []string
 	// Dead is set when the pane's process has exited and tmux kept the pane.
-	Dead       bool
+	Dead bool
+	// DeadStatus is the exit status of a dead pane's process; negative
+	// when tmux reports none (yet).
 	DeadStatus int
 	// Agent forces the agent instead of detecting it.
 	Agent string
@@ -423,6 +425,9 @@ func (e *Engine) Classify(in Input) Result {
 	if in.Dead {
 		res.State, res.Kind, res.Rule = Exited, "dead", RulePaneDead
 		res.Evidence = []string{fmt.Sprintf("the pane's process exited with status %d", in.DeadStatus)}
+		if in.DeadStatus < 0 {
+			res.Evidence = []string{"the pane's process exited (tmux reports no exit status yet)"}
+		}
 		return res
 	}
 	if agent != nil && agent.trailer != nil {
