@@ -158,9 +158,19 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.HookKey = key })
 	h.tm.show(t, "%1", "claude", "claude/idle.txt") // session orch-1
 	h.tm.setPID("%1", child(t))
+	h.clock.now = time.Now() // the pane's process starts on the wall clock
 	h.step()
 	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
 	ev := hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now()}
+
+	// The token is the session's for every run of it: an event sent
+	// before the pane's process started (an earlier run's SessionEnd,
+	// spooled while the tmux server was down) is not this run's.
+	stale := hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}.Sign(hooks.SessionToken(key, "orch-1"))
+	stale.Sender = hooks.Sender{Via: hooks.ViaSpool}
+	if err := h.sup.Hook(context.Background(), stale); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
+		t.Fatalf("an event from before the pane's process: %v", err)
+	}
 
 	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
 	wrong.Sender = outsider

@@ -349,6 +349,14 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 		return refuse("pane %s is not one system3 watches", ev.Pane)
 	}
 	if ev.Proof != "" && len(s.cfg.HookKey) > 0 && ev.Proven(hooks.SessionToken(s.cfg.HookKey, session)) {
+		// The token is the session's, for every run of it: an event sent
+		// before the pane's process started comes from an earlier run
+		// (the agent that died with the tmux server, its SessionEnd
+		// spooled), never from this one.
+		if start, err := processStart(panePID); err == nil && panePID > 0 && ev.Received.Before(start) {
+			return refuse("it was sent at %s, before the process of pane %s started (%s): it comes from an earlier run of session %s",
+				ev.Received.Format(time.RFC3339Nano), ev.Pane, start.Format(time.RFC3339Nano), session)
+		}
 		return nil
 	}
 	var why []string

@@ -4,10 +4,12 @@ package monitor
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxDescendants bounds the walk; an agent's tree is a handful of
@@ -147,4 +149,41 @@ func parentPID(pid int) (int, error) {
 		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
 	}
 	return strconv.Atoi(f[1])
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's start
+// time: 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// processStart is when a process started, from /proc/<pid>/stat (field 22,
+// in clock ticks after boot) and the boot time in /proc/stat.
+func processStart(pid int) (time.Time, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	// After the name, field 3 (state) is f[0]: starttime, field 22, is f[19].
+	if i < 0 || len(f) < 20 {
+		return time.Time{}, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("unreadable /proc/%d/stat: %w", pid, err)
+	}
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for line := range strings.SplitSeq(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				break
+			}
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
+		}
+	}
+	return time.Time{}, errors.New("no btime in /proc/stat")
 }

@@ -2,7 +2,10 @@
 
 package monitor
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Outside Linux there is no /proc to read: agents are recognised by the
 // pane's command and their screens, and transcripts are not followed.
@@ -18,4 +21,9 @@ func processEnv(pid int) map[string]string { return nil }
 // session's token.
 func descendsFrom(pid, ancestor int) (bool, error) {
 	return false, errors.New("process ancestry is not known on this system")
+}
+
+// processStart is not known outside Linux.
+func processStart(pid int) (time.Time, error) {
+	return time.Time{}, errors.New("process start times are not known on this system")
 }

@@ -84,15 +84,11 @@ server come back. See docs/lifecycle.md.`,
 			if all == (len(args) > 0) {
 				return errors.New("name the orchestrators to restore, or pass --all")
 			}
-			svc, closeFn, err := a.openService(cmd.Context())
+			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
-			m, err := a.lifecycle(svc)
-			if err != nil {
-				return err
-			}
+			defer release()
 			req := lifecycle.RestoreRequest{Names: args, All: all, Origin: actionOrigin}
 			if !asJSON {
 				req.Progress = func(name, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
@@ -157,22 +153,13 @@ with the diff stat. See docs/lifecycle.md.`,
 		Example: `  system3 finish auth
   system3 finish auth --merge ff --remove
   system3 finish auth --pr --title "OAuth login" --remove`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return errors.New("name the orchestrator to finish, like `system3 finish auth`")
-			}
-			return nil
-		},
+		Args: oneOrchestrator("finish"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, closeFn, err := a.openService(cmd.Context())
+			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
-			m, err := a.lifecycle(svc)
-			if err != nil {
-				return err
-			}
+			defer release()
 			req.Name, req.Origin = args[0], actionOrigin
 			if !asJSON {
 				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }

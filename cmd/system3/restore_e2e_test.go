@@ -35,7 +35,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		claudetest.Rule{Contains: "after-restore-marker", Steps: []claudetest.Step{{Text: "Still here after the restore."}}},
 	)
 	bin := claudetest.ClaudeBin(t)
-	home := realPath(t, t.TempDir())
+	home := agentHome(t)
 	writeClaudeHome(t, home)
 	binDir := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(binDir, "claude")); err != nil {

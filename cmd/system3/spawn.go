@@ -83,6 +83,30 @@ func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	return m, nil
 }
 
+// openLifecycle opens the service (the daemon's, or monitors this process
+// runs) and the orchestrator manager on it; release closes the service.
+func (a *app) openLifecycle(ctx context.Context) (m *lifecycle.Manager, release func(), err error) {
+	svc, closeFn, err := a.openService(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m, err = a.lifecycle(svc); err != nil {
+		a.release(closeFn)
+		return nil, nil, err
+	}
+	return m, func() { a.release(closeFn) }, nil
+}
+
+// oneOrchestrator takes exactly one argument, the orchestrator to act on.
+func oneOrchestrator(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("name the orchestrator to %s, like `system3 %s auth`", verb, verb)
+		}
+		return nil
+	}
+}
+
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
@@ -140,15 +164,11 @@ docs/lifecycle.md.`,
 			if req.Initiative == "" || req.Goal == "" {
 				return errors.New("give --initiative NAME and --goal TEXT")
 			}
-			svc, closeFn, err := a.openService(cmd.Context())
+			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
-			m, err := a.lifecycle(svc)
-			if err != nil {
-				return err
-			}
+			defer release()
 			req.Origin = actionOrigin
 			// The operator's own command line runs too, from here only.
 			if slices.Contains(m.AgentNames(), strings.TrimSpace(agent)) {
@@ -218,22 +238,13 @@ its task list link. The worktree and branch are kept, so no work is lost;
 changes (the branch is always kept).`,
 		Example: `  system3 stop auth
   system3 stop orch-auth --remove-worktree`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return errors.New("name the orchestrator to stop, like `system3 stop auth`")
-			}
-			return nil
-		},
+		Args: oneOrchestrator("stop"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, closeFn, err := a.openService(cmd.Context())
+			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
-			m, err := a.lifecycle(svc)
-			if err != nil {
-				return err
-			}
+			defer release()
 			req.Name, req.Origin = args[0], actionOrigin
 			res, err := m.Stop(cmd.Context(), req)
 			if asJSON && res.Status != "" {

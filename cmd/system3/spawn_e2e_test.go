@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 		{Text: "Planned the zebra login."},
 	}})
 	bin := claudetest.ClaudeBin(t)
-	home := realPath(t, t.TempDir())
+	home := agentHome(t)
 	writeClaudeHome(t, home)
 	binDir := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(binDir, "claude")); err != nil {
@@ -201,6 +203,52 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 	_, errOut, err = system3("spawn", "--initiative", "zebra", "--goal", goal)
 	if err == nil || !strings.Contains(errOut, "branch zebra exists") {
 		t.Fatalf("second spawn: %v\n%s", err, errOut)
+	}
+}
+
+// agentHome is a throwaway HOME for a real agent. The agent may still be
+// exiting (and writing under ~/.claude) after its tmux session is killed:
+// before the directory is removed, its processes are waited for, and
+// killed after a few seconds.
+func agentHome(t *testing.T) string {
+	t.Helper()
+	home := realPath(t, t.TempDir())
+	t.Cleanup(func() { waitProcessesGone(t, "HOME="+home) })
+	return home
+}
+
+// waitProcessesGone waits until no process has env in its environment,
+// sending SIGKILL to those left after 5 s.
+func waitProcessesGone(t *testing.T, env string) {
+	t.Helper()
+	deadline, killed := time.Now().Add(5*time.Second), false
+	for {
+		var pids []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if err == nil && slices.Contains(strings.Split(string(b), "\x00"), env) {
+				pids = append(pids, pid)
+			}
+		}
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			if killed {
+				t.Logf("processes %v with %s outlived SIGKILL", pids, env)
+				return
+			}
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			killed, deadline = true, time.Now().Add(5*time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
