@@ -147,9 +147,10 @@ func TestHookFromInsideThePaneIsTaken(t *testing.T) {
 	}
 }
 
-// An event signed with its session's hook token is taken from any
-// process, and from the spool; one signed with another session's token,
-// or changed after signing, is not.
+// An event signed with its session's hook token is taken where ancestry
+// cannot tell (the spool); one signed with another session's token, changed
+// after signing, sent by a live process outside the pane, or sent before the
+// pane's process started, is not.
 func TestHookTokenProvesTheSession(t *testing.T) {
 	key, err := hooks.LoadKey(t.TempDir(), true)
 	if err != nil {
@@ -161,6 +162,8 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	h.clock.now = time.Now() // the pane's process starts on the wall clock
 	h.step()
 	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
+	// The token stands in where ancestry cannot be read (the spool).
+	spooled := hooks.Sender{Via: hooks.ViaSpool}
 	ev := hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now()}
 
 	// The token is the session's for every run of it: an event sent
@@ -173,20 +176,27 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	}
 
 	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
-	wrong.Sender = outsider
+	wrong.Sender = spooled
 	if err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
 		t.Fatalf("another session's token: %v", err)
 	}
 	changed := ev.Sign(hooks.SessionToken(key, "orch-1"))
-	changed.Name, changed.Sender = hooks.SessionEnd, outsider
+	changed.Name, changed.Sender = hooks.SessionEnd, spooled
 	if err := h.sup.Hook(context.Background(), changed); !errors.Is(err, ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
 	}
 	if s := h.session("%1"); s.State != rules.Idle {
 		t.Fatalf("refused events changed the state: %+v", s)
 	}
+	// A live process that verifiably runs elsewhere is refused whatever
+	// token it holds: an agent orphaned by an earlier run still has it.
+	elsewhere := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	elsewhere.Sender = outsider
+	if err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
+		t.Fatalf("a signed event from a process outside the pane: %v", err)
+	}
 	good := ev.Sign(hooks.SessionToken(key, "orch-1"))
-	good.Sender = outsider
+	good.Sender = spooled
 	if err := h.sup.Hook(context.Background(), good); err != nil {
 		t.Fatal(err)
 	}

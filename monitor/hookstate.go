@@ -348,6 +348,23 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 	if !ok {
 		return refuse("pane %s is not one system3 watches", ev.Pane)
 	}
+	// A live sender whose ancestry can be read and does not lead to the
+	// pane's process runs elsewhere, whatever token it holds: the token is
+	// the session's for every run of it, and an agent of an earlier run
+	// (orphaned when the tmux server died) still holds it. The token
+	// stands in where ancestry cannot be read: the spool, or a system
+	// without /proc.
+	var ancestryErr error
+	if ev.Sender.Via != hooks.ViaSpool && ev.Sender.PID > 0 && panePID > 0 {
+		in, err := descendsFrom(ev.Sender.PID, panePID)
+		if in {
+			return nil
+		}
+		if err == nil {
+			return refuse("process %d does not run in pane %s (whose process is %d)", ev.Sender.PID, ev.Pane, panePID)
+		}
+		ancestryErr = err
+	}
 	if ev.Proof != "" && len(s.cfg.HookKey) > 0 && ev.Proven(hooks.SessionToken(s.cfg.HookKey, session)) {
 		// The token is the session's, for every run of it: an event sent
 		// before the pane's process started comes from an earlier run
@@ -373,15 +390,7 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 	case panePID <= 0:
 		why = append(why, fmt.Sprintf("tmux did not tell the process of pane %s", ev.Pane))
 	default:
-		in, err := descendsFrom(ev.Sender.PID, panePID)
-		if in {
-			return nil
-		}
-		if err != nil {
-			why = append(why, fmt.Sprintf("the ancestry of process %d could not be read (%v)", ev.Sender.PID, err))
-		} else {
-			why = append(why, fmt.Sprintf("process %d does not run in pane %s (whose process is %d)", ev.Sender.PID, ev.Pane, panePID))
-		}
+		why = append(why, fmt.Sprintf("the ancestry of process %d could not be read (%v)", ev.Sender.PID, ancestryErr))
 	}
 	return refuse("%s", strings.Join(why, "; "))
 }
