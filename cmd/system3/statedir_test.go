@@ -54,7 +54,16 @@ func TestStateDirWithoutPermissionNamesTheFlag(t *testing.T) {
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			cmd := exec.CommandContext(ctx, bin, "-test.run=^TestStateDirHelper$")
-			cmd.Env = append(os.Environ(), "HOME="+base, "SYSTEM3_HELPER_ARGS="+strings.Join(full, "\x1f"))
+			// SYSTEM3_TMUX may name a tmux unpacked under root's home,
+			// which nobody cannot run; the system tmux serves this test,
+			// which is about the state dir.
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "SYSTEM3_TMUX=") {
+					env = append(env, kv)
+				}
+			}
+			cmd.Env = append(env, "HOME="+base, "SYSTEM3_HELPER_ARGS="+strings.Join(full, "\x1f"))
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
