@@ -17,6 +17,7 @@
 // It prints one JSON object with what it saw and exits 0, or prints the
 // failure and exits 1.
 
+import { writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -154,6 +155,7 @@ async function main() {
     // reports progress; the last notification, sent just before the
     // answer, must arrive before it (the SDK drops progress for a request
     // that has been answered).
+    if (env.PROMPT_FLAG) writeFileSync(env.PROMPT_FLAG, "");
     let progress = [];
     let w;
     for (let i = 0; i < 6; i++) {

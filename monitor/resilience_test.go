@@ -227,7 +227,12 @@ func TestResilienceTmuxServerRestart(t *testing.T) {
 			want["worker_failed "+n] = round
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("round %d: wakes raised %v, want %v", round, got, want)
+			var b strings.Builder
+			evs, _ := l.store.List(wake.Filter{IncludeAcked: true})
+			for _, ev := range evs {
+				fmt.Fprintf(&b, "\n  %s %s %s %s %s %q", ev.Time.Format("15:04:05.000"), ev.Reason, ev.Session, ev.Pane, ev.Evidence.Rule, ev.Evidence.Lines)
+			}
+			t.Fatalf("round %d: wakes raised %v, want %v:%s", round, got, want, b.String())
 		}
 	}
 }

@@ -626,6 +626,11 @@ func TestSubscriptionOverflow(t *testing.T) {
 		ms = append(ms, is(EventTaskCreated, "L", fmt.Sprint(i)))
 	}
 	h.expect(ms...)
+	// publish sends each event to the subscribers in turn, under w.mu: the
+	// fast one can see the last event before the slow one is sent it.
+	// Taking the lock waits for that delivery to finish.
+	h.w.mu.Lock()
+	h.w.mu.Unlock()
 
 	var got []Event
 	for len(got) < 4 {

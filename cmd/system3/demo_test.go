@@ -122,6 +122,9 @@ func TestDemoCloseAfterFailedStart(t *testing.T) {
 	}
 	defer a.close()
 	before := a.settings
+	// The demo makes its directories in TMPDIR; a private one keeps
+	// another run's demos out of what this test counts.
+	t.Setenv("TMPDIR", shortDirTB(t))
 	leftBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "system3-demo-*"))
 	cmd, err := fakeAgentCommand()
 	if err != nil {

@@ -221,14 +221,18 @@ func TestMCPWithSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A pane that shows a permission prompt some seconds after it starts,
-	// so a client's wait_for_wake waits (and reports progress) first.
-	promptLater := func(t *testing.T, name string) {
+	// A pane that shows a permission prompt seven seconds after the client
+	// is about to call wait_for_wake (it creates the returned file then),
+	// so the wait waits, and reports progress, first however slowly the
+	// client got there.
+	promptLater := func(t *testing.T, name string) string {
 		t.Helper()
+		flag := filepath.Join(t.TempDir(), "waiting")
 		if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: name, Width: 120, Height: 40,
-			Command: []string{"sh", "-c", "sleep 7; cat '" + capture + "'; exec sleep 600"}}); err != nil {
+			Command: []string{"sh", "-c", "while [ ! -e '" + flag + "' ]; do sleep 0.1; done; sleep 7; cat '" + capture + "'; exec sleep 600"}}); err != nil {
 			t.Fatal(err)
 		}
+		return flag
 	}
 	// Text a shell or tmux would mangle: quotes, $, ;, &&, backslashes,
 	// a key name, non-ASCII.
@@ -241,7 +245,7 @@ func TestMCPWithSDK(t *testing.T) {
 		args, _ := json.Marshal(sockArgs)
 		env := e2eEnv(t, "MCP_MODE=stdio", "SYSTEM3_BIN="+bin, "SYSTEM3_ARGS="+string(args),
 			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-stdio", "EXPECT_PROGRESS=some")
-		promptLater(t, "orch-stdio")
+		env = append(env, "PROMPT_FLAG="+promptLater(t, "orch-stdio"))
 		start := time.Now()
 		report := runNode(t, node, script, env)
 		t.Logf("stdio client done in %v: wake %v, progress %v", time.Since(start).Round(time.Millisecond), report["wake"], report["progress"])
@@ -280,8 +284,8 @@ func TestMCPWithSDK(t *testing.T) {
 			t.Errorf("second serve: %v\n%s", err, out)
 		}
 		nodeEnv := append(env, "MCP_MODE=http", "MCP_URL="+url, "MCP_TOKEN="+strings.TrimSpace(string(token)),
-			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-http", "EXPECT_PROGRESS=1")
-		promptLater(t, "orch-http")
+			"INJECT_TARGET=inbox", "INJECT_TEXT="+text, "WAKE_SESSION=orch-http", "EXPECT_PROGRESS=1",
+			"PROMPT_FLAG="+promptLater(t, "orch-http"))
 		start := time.Now()
 		report := runNode(t, node, script, nodeEnv)
 		t.Logf("http client done in %v: %v, progress %v", time.Since(start).Round(time.Millisecond), report["raw"], report["progress"])

@@ -66,7 +66,16 @@ func run2(t *testing.T, ctx context.Context, what string, timeout time.Duration,
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := chromedp.Run(c, actions...); err != nil {
+	err := chromedp.Run(c, actions...)
+	// A navigation the page made itself (the sign-in page's refresh) can
+	// replace the JavaScript context between chromedp choosing it and
+	// evaluating in it: nothing ran, so running again in the new one is
+	// safe.
+	for try := 0; err != nil && strings.Contains(err.Error(), "Cannot find context with specified id") && try < 3 && c.Err() == nil; try++ {
+		time.Sleep(100 * time.Millisecond)
+		err = chromedp.Run(c, actions...)
+	}
+	if err != nil {
 		var html string
 		hc, hcancel := context.WithTimeout(ctx, 10*time.Second)
 		_ = chromedp.Run(hc, chromedp.OuterHTML("body", &html))

@@ -78,7 +78,10 @@ func NewStoppedServer(t testing.TB) tmux.Server {
 	}
 	s := tmux.Server{Path: filepath.Join(dir, "sock"), Config: cfg}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Each step has its own deadline, generous for a machine running
+		// several race-enabled suites at once on two cores: a server still
+		// busy with a flood of output answers late, not never.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c := tmux.NewClient(s)
 		// Remember what the panes run before the server goes, then wait for
@@ -90,7 +93,11 @@ func NewStoppedServer(t testing.TB) tmux.Server {
 				pids = append(pids, descendants(p.PID)...)
 			}
 		}
-		if err := c.KillServer(ctx); err != nil {
+		killCtx, cancelKill := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancelKill()
+		patient := s
+		patient.Timeout = 15 * time.Second
+		if err := tmux.NewClient(patient).KillServer(killCtx); err != nil {
 			t.Errorf("kill test server: %v", err)
 			// A wedged server must not outlive the test, spinning on a
 			// shared machine: end it and its clients by their pids.
