@@ -96,7 +96,8 @@ type Config struct {
 	// shell, a build): they are watched for an agent starting, less often
 	// (default 1s; negative: no limit).
 	OtherCapture time.Duration
-	// Captures is how many captures may be in flight at once (default 4):
+	// Captures is how many tmux clients capturing (up to 8 panes each)
+	// may be in flight at once (default 4):
 	// on a busy tmux server each capture waits for the server's loop, and
 	// a round of many dirty panes must not wait for it once per pane.
 	Captures int
@@ -445,8 +446,9 @@ func (ss Session) clone() Session {
 // captured (0 when none is held back). A spinner redraws many times a
 // second; capturing it each time would cost CPU and change nothing.
 //
-// Up to Captures captures are in flight at once, and they start in the
-// order of captureOrder: panes whose output stopped longest ago first (a
+// Up to Captures tmux clients capture at once, up to captureBatchSize
+// panes each, in the order of captureOrder: panes whose output stopped
+// longest ago first (a
 // prompt is drawn, then nothing), so with many panes streaming a pane
 // that just settled is not stuck behind them. Classification stays on
 // the caller's goroutine, in the order captures complete; flush returns
@@ -555,6 +557,37 @@ func captureOrder(a, b *paneState) int {
 	return strings.Compare(a.pane.ID, b.pane.ID)
 }
 
+// captureBatchSize is how many panes one tmux client captures: a client
+// costs a fork and an exec, several times what capturing a screen costs
+// tmux, while a small batch still lets the first panes (those quiet
+// longest, where a prompt waits) be classified before the rest.
+const captureBatchSize = 8
+
+// batchCapturer is a Tmux that captures several panes with one client.
+type batchCapturer interface {
+	CaptureMany(ctx context.Context, panes []string, opt tmux.CaptureOptions) []tmux.Captured
+}
+
+// captureBatch captures panes, with one tmux client when the Tmux can.
+func (s *Supervisor) captureBatch(ctx context.Context, panes []tmux.Pane) []captured {
+	out := make([]captured, len(panes))
+	if bc, ok := s.cfg.Tmux.(batchCapturer); ok && len(panes) > 1 {
+		ids := make([]string, len(panes))
+		for i, p := range panes {
+			ids[i] = p.ID
+		}
+		for i, c := range bc.CaptureMany(ctx, ids, tmux.CaptureOptions{}) {
+			out[i] = captured{pane: panes[i], screen: c.Screen, err: c.Err}
+		}
+		return out
+	}
+	for i, p := range panes {
+		out[i].pane = p
+		out[i].screen, out[i].err = s.cfg.Tmux.Capture(ctx, p.ID, tmux.CaptureOptions{})
+	}
+	return out
+}
+
 // captured is one pane's capture (none for a dead pane).
 type captured struct {
 	pane   tmux.Pane
@@ -587,11 +620,21 @@ func (s *Supervisor) captures(ctx context.Context, panes []tmux.Pane) iter.Seq[c
 				inner.Wait()
 				close(out)
 			}()
+			var live []tmux.Pane
 			for _, p := range panes {
 				if p.Dead {
 					out <- captured{pane: p}
-					continue
+				} else {
+					live = append(live, p)
 				}
+			}
+			size := 1
+			if _, ok := s.cfg.Tmux.(batchCapturer); ok {
+				size = captureBatchSize
+			}
+			for len(live) > 0 {
+				batch := live[:min(len(live), size)]
+				live = live[len(batch):]
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
@@ -605,9 +648,10 @@ func (s *Supervisor) captures(ctx context.Context, panes []tmux.Pane) iter.Seq[c
 					defer inner.Done()
 					defer func() { <-sem }()
 					cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-					screen, err := s.cfg.Tmux.Capture(cctx, p.ID, tmux.CaptureOptions{})
-					cancel()
-					out <- captured{pane: p, screen: screen, err: err}
+					defer cancel()
+					for _, c := range s.captureBatch(cctx, batch) {
+						out <- c
+					}
 				}()
 			}
 		}()

@@ -180,25 +180,11 @@ type CaptureOptions struct {
 // Capture returns the text of a pane, wrapped lines joined (capture-pane
 // -J), lines separated by "\n" with no final newline.
 func (c *Client) Capture(ctx context.Context, pane string, opt CaptureOptions) (string, error) {
-	args := []string{"capture-pane", "-p", "-J", "-t", pane}
-	if opt.Escapes {
-		args = append(args, "-e")
-	}
-	switch {
-	case opt.History < 0:
-		args = append(args, "-S", "-")
-	case opt.History > 0:
-		args = append(args, "-S", fmt.Sprint(-opt.History))
-	}
-	out, err := c.run(ctx, "capture", pane, args...)
+	out, err := c.run(ctx, "capture", pane, captureArgs(pane, opt)...)
 	if err != nil {
 		return "", err
 	}
-	s := strings.TrimSuffix(string(out), "\n")
-	if opt.KeepTrailing {
-		return s, nil
-	}
-	return trimCapture(s), nil
+	return finishCapture(string(out), opt), nil
 }
 
 func trimCapture(s string) string {
