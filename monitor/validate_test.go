@@ -71,8 +71,19 @@ func TestValidationOfCompletedTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The watcher must see the task reopened, or the two writes read as
+	// one and nothing is completed again.
+	reopened := w.Subscribe(16)
+	defer reopened.Close()
 	writeTask("in_progress")
-	time.Sleep(100 * time.Millisecond)
+	for seen := false; !seen; {
+		select {
+		case ev := <-reopened.C():
+			seen = ev.Kind == tasks.EventTaskStatusChanged && ev.To == tasks.StatusInProgress
+		case <-wctx.Done():
+			t.Fatal("the watcher never saw the task reopened")
+		}
+	}
 	writeTask("completed")
 	for m := range cleared.C {
 		if m.Kind == wake.Cleared {

@@ -13,9 +13,11 @@ import (
 // DefaultTimeout bounds every tmux invocation whose Server has no Timeout.
 const DefaultTimeout = 5 * time.Second
 
-// waitDelay is how long a killed tmux client may keep its pipes open before
-// exec gives up on them; it stops a wedged child from wedging us.
-const waitDelay = time.Second
+// waitDelay is how long the pipes of a tmux client that exited (or was
+// killed) may stay open before exec gives up on them; it stops a wedged
+// child from wedging us. On a machine loaded far beyond its cores, reading
+// a client's last output has been seen to take more than a second.
+const waitDelay = 3 * time.Second
 
 // Server selects a tmux server: the user's default one, a named socket
 // (-L Name) or a socket path (-S Path). The zero value is the default server,

@@ -497,8 +497,9 @@ var deadLineRE = regexp.MustCompile(`^Pane is dead \((?:status (\d+)|signal (\d+
 
 // deadLineWait bounds the wait for that line: tmux marks a pane dead when
 // its terminal closes, and learns the exit status a moment later, when it
-// reaps the process (until then pane_dead_status reads 0).
-const deadLineWait = 2 * time.Second
+// reaps the process (until then pane_dead_status reads 0): on a loaded
+// machine that moment has taken more than two seconds.
+const deadLineWait = 5 * time.Second
 
 // lastOutput quotes the last lines an agent printed before it exited, from
 // its pane (kept dead for this), and the exit status tmux wrote there
