@@ -525,7 +525,28 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 			in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
 		}
 	}
-	return eng.Classify(in)
+	res := eng.Classify(in)
+	if res.Rule == rules.RuleProcessGone && res.AgentBy == "screen" && len(in.Processes) > 0 && s.seenAgentOf(p.ID) == "" {
+		// The screen shows an agent this pane was never seen running,
+		// with a shell in the foreground: a shell that printed an agent's
+		// text (cat of a transcript, a script's first moments), not an
+		// agent that exited. It is the shell's screen.
+		if shell := eng.ShellFor(in.Processes[0]); shell != "" {
+			in.Agent = shell
+			res = eng.Classify(in)
+		}
+	}
+	return res
+}
+
+// seenAgentOf is the agent a pane was last seen running ("" if none).
+func (s *Supervisor) seenAgentOf(pane string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.panes[pane]; ok {
+		return st.seenAgent
+	}
+	return ""
 }
 
 // paneNow lists the panes again and returns p's current listing.

@@ -323,6 +323,36 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	}
 }
 
+// A shell that prints an agent's screen (cat of a saved screen, a script
+// whose first command draws it) never ran that agent: it is a shell, not
+// an exited agent, and raises no worker_failed. Once a non-shell program
+// shows the agent's screen, the shell coming back is an exit.
+func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%9", "bash", "claude/permission_bash.txt")
+	h.step()
+	if s := h.session("%9"); s.State == rules.Exited || s.Agent != "shell" {
+		t.Fatalf("a shell showing Claude's prompt = %s/%s %s (%s)", s.State, s.Kind, s.Agent, s.Evidence.Rule)
+	}
+	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 0 {
+		t.Fatalf("worker_failed raised for a shell: %+v", w)
+	}
+	// The script goes on to a program whose screen is Claude's.
+	h.tm.show(t, "%9", "sleep", "claude/permission_bash.txt")
+	h.step()
+	if s := h.session("%9"); s.State != rules.AwaitingInput || s.Agent != "claude" {
+		t.Fatalf("after the program started = %s/%s %s", s.State, s.Kind, s.Agent)
+	}
+	h.tm.show(t, "%9", "bash", "claude/permission_bash.txt")
+	h.step()
+	if s := h.session("%9"); s.State != rules.Exited || s.Agent != "claude" {
+		t.Fatalf("the shell back in front of Claude's screen = %s/%s %s", s.State, s.Kind, s.Agent)
+	}
+	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 1 {
+		t.Fatalf("worker_failed wakes = %+v, want one", w)
+	}
+}
+
 func TestDeadPaneAndRemoval(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())

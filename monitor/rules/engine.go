@@ -492,13 +492,17 @@ func clipLine(s string) string {
 	return s
 }
 
-func (e *Engine) isShell(proc string) bool {
+func (e *Engine) isShell(proc string) bool { return e.ShellFor(proc) != "" }
+
+// ShellFor names the shell agent whose processes match proc ("" when proc
+// is no shell).
+func (e *Engine) ShellFor(proc string) string {
 	for _, a := range e.agents {
 		if a.Shell && a.matchesProcess(proc) {
-			return true
+			return a.Name
 		}
 	}
-	return false
+	return ""
 }
 
 // detect finds the agent: given, else by process (any non-shell agent
