@@ -467,7 +467,10 @@ func (e *engine) apply(ls *listState, p string, info fileInfo, tasks []Task, pro
 		// while the file keeps changing it is looked at again, for at
 		// most maxRetries retry delays. (The initial load records the
 		// error at once, and its retry clears it if the writer finishes.)
-		stable := isRetry && !changed
+		// An empty file is the moment between a writer's truncate and its
+		// write, which a loaded machine can stretch past one retry delay:
+		// it is reported only once it has stayed empty for all of them.
+		stable := isRetry && !changed && !errors.Is(err, errEmpty)
 		expired := now.Sub(fst.failingSince) >= maxRetries*e.retryDelay
 		if e.hooks != nil && !stable && !expired {
 			e.hooks.retry(p)

@@ -112,13 +112,17 @@ func ParseTodos(data []byte) ([]Task, []string, error) {
 	return tasks, problems, nil
 }
 
+// errEmpty is an empty file: what every writer that truncates before it
+// writes leaves for a moment.
+var errEmpty = errors.New("the file is empty; " + retryHint)
+
 // cleanJSON checks that data can be JSON text and returns it without a BOM and
 // surrounding space.
 func cleanJSON(data []byte) ([]byte, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return nil, errors.New("the file is empty; " + retryHint)
+		return nil, errEmpty
 	}
 	if !utf8.Valid(data) {
 		off := 0
