@@ -107,9 +107,22 @@ func (s Server) exec(ctx context.Context, op, target string, stdin []byte, args 
 	return out, err
 }
 
+// exec1 runs one command: over the native client (proto.go) when it can
+// carry it, else by forking a tmux client.
 func (s Server) exec1(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
+	if stdin == nil && nativeOK(args) {
+		out, err := s.execNative(ctx, op, target, args)
+		if !errors.Is(err, errFallback) {
+			return out, err
+		}
+	}
+	return s.fork(ctx, op, target, stdin, args...)
+}
+
+// fork runs one tmux client process; ctx carries the deadline.
+func (s Server) fork(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, s.bin(), s.clientArgv(args...)...)
 	cmd.WaitDelay = waitDelay
 	if stdin != nil {
