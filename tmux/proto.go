@@ -202,13 +202,13 @@ func (s Server) execNative(ctx context.Context, op, target string, args []string
 	}
 	e := &Error{Op: op, Target: target, Server: s.String()}
 	switch {
-	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, os.ErrDeadlineExceeded):
-		e.Msg = fmt.Sprintf("tmux did not answer within %s (is the server wedged?)", s.timeout())
-		e.Err = context.DeadlineExceeded
-		return r.stdout, e
-	case ctx.Err() != nil:
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		e.Msg = "cancelled"
 		e.Err = ctx.Err()
+		return r.stdout, e
+	case err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)):
+		e.Msg = fmt.Sprintf("tmux did not answer within %s (is the server wedged?)", s.timeout())
+		e.Err = context.DeadlineExceeded
 		return r.stdout, e
 	case err != nil:
 		e.Msg = err.Error()
@@ -276,18 +276,12 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 	var hdr [imsgHeaderSize]byte
 	for {
 		if _, err := io.ReadFull(in, hdr[:]); err != nil {
-			if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
-				return r, err
-			}
-			if !got {
+			if !got && ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 				// Nothing came back: the server died or refused us
 				// before saying anything; a forked client tells.
 				return r, errFallback
 			}
-			// What tmux's client prints when the server goes away.
-			r.stderr = append(r.stderr, "server exited unexpectedly\n"...)
-			r.status = 1
-			return r, nil
+			return lost(ctx, r, err)
 		}
 		typ := binary.NativeEndian.Uint32(hdr[0:])
 		size := binary.NativeEndian.Uint32(hdr[4:]) &^ 0x80000000
@@ -297,12 +291,7 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 		}
 		data := make([]byte, size-imsgHeaderSize)
 		if _, err := io.ReadFull(in, data); err != nil {
-			if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
-				return r, err
-			}
-			r.stderr = append(r.stderr, "server exited unexpectedly\n"...)
-			r.status = 1
-			return r, nil
+			return lost(ctx, r, err)
 		}
 		first := !got
 		got = true
@@ -341,7 +330,7 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 				errno = ebadf
 			}
 			if err := writeMsg(conn, msgWriteReady, int32s(stream, errno)); err != nil {
-				return r, writeErr(ctx, err)
+				return lost(ctx, r, err)
 			}
 		case msgWrite:
 			if len(data) < 4 {
@@ -366,7 +355,7 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 			}
 			stream := int32(binary.NativeEndian.Uint32(data))
 			if err := writeMsg(conn, msgReadDone, int32s(stream, ebadf)); err != nil {
-				return r, writeErr(ctx, err)
+				return lost(ctx, r, err)
 			}
 		case msgReadCancel, msgFlags:
 		case msgOldStderr, msgOldStdin, msgOldStdout:
@@ -380,11 +369,15 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 	}
 }
 
-func writeErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+// lost ends a reply whose connection broke: what tmux's client prints
+// when the server goes away, unless ctx ended it.
+func lost(ctx context.Context, r nativeReply, err error) (nativeReply, error) {
+	if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		return r, err
 	}
-	return fmt.Errorf("writing to the tmux server: %w", err)
+	r.stderr = append(r.stderr, "server exited unexpectedly\n"...)
+	r.status = 1
+	return r, nil
 }
 
 func int32s(v ...int32) []byte {
