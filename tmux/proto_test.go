@@ -320,7 +320,7 @@ func TestNativeChurn(t *testing.T) {
 }
 
 // TestNativeForkEnv: list-panes and capture-pane never run the tmux
-// binary, unless SYSTEM3_TMUX_FORK=1 says to.
+// binary, unless Server.Fork or SYSTEM3_TMUX_FORK=1 says to.
 func TestNativeForkEnv(t *testing.T) {
 	srv := tmuxtest.NewServer(t)
 	ctx := ctxFor(t, 20*time.Second)
@@ -351,11 +351,20 @@ func TestNativeForkEnv(t *testing.T) {
 	if l := logged(); strings.Contains(l, "list-panes") || strings.Contains(l, "capture-pane") {
 		t.Errorf("the native client forked tmux:\n%s", l)
 	}
+	forked := func(how string) {
+		t.Helper()
+		if l := logged(); !strings.Contains(l, "list-panes") || !strings.Contains(l, "capture-pane") {
+			t.Errorf("with %s tmux was not forked:\n%s", how, l)
+		}
+		os.Remove(log)
+	}
+	c.Server.Fork = true
+	run()
+	forked("Server.Fork")
+	c.Server.Fork = false
 	t.Setenv(tmux.ForkEnv, "1")
 	run()
-	if l := logged(); !strings.Contains(l, "list-panes") || !strings.Contains(l, "capture-pane") {
-		t.Errorf("with %s=1 tmux was not forked:\n%s", tmux.ForkEnv, l)
-	}
+	forked(tmux.ForkEnv + "=1")
 }
 
 func TestNativeOK(t *testing.T) {

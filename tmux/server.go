@@ -30,6 +30,10 @@ type Server struct {
 	// (NewSession). Empty means tmux's usual configuration files. Tests set
 	// it to /dev/null so a private server never reads the user's config.
 	Config string
+	// Fork makes every command fork a tmux client, as the environment
+	// variable SYSTEM3_TMUX_FORK=1 does for all servers: the native client
+	// (proto.go) is not used. For measuring against tools that fork.
+	Fork bool
 }
 
 // String names the server for messages: "default tmux server",
@@ -112,7 +116,7 @@ func (s Server) exec(ctx context.Context, op, target string, stdin []byte, args 
 func (s Server) exec1(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	if stdin == nil && nativeOK(args) {
+	if stdin == nil && !s.Fork && nativeOK(args) {
 		out, err := s.execNative(ctx, op, target, args)
 		if !errors.Is(err, errFallback) {
 			return out, err
