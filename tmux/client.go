@@ -25,8 +25,9 @@ type Client struct {
 	Server Server
 	// Control, when set, carries commands that need no stdin over a
 	// control-mode connection (a *Watcher or *Conn): well under a
-	// millisecond each instead of a fork. Whenever it reports ErrNoControl
-	// the Client forks tmux instead, so the fork path always works.
+	// millisecond each. Whenever it reports ErrNoControl the Client runs
+	// the command itself (the native client, or a fork), so that path
+	// always works.
 	Control Commander
 	// EnterDelay is the pause between delivering text and pressing Enter;
 	// an Enter that follows a paste too closely can be swallowed. Default

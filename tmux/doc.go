@@ -17,6 +17,11 @@
 //     backslash is printed as it is. Listings use a printable separator,
 //     double backslashes in the format (s/// modifier) and read both forms
 //     with one decoder (see recordFormat).
+//   - A command client ("tmux list-panes") is a connection to the server's
+//     socket speaking imsg messages whose layout and numbers are the same
+//     from 3.2 to 3.7 (PROTOCOL_VERSION 8). Read-only commands speak it
+//     directly (proto.go) rather than fork the binary; the rest fork, and
+//     so does everything when SYSTEM3_TMUX_FORK=1.
 //   - Session names are stored escaped (':' and '.' become '_', control
 //     bytes octal, backslashes doubled), but window names given to
 //     new-session -n or new-window -n, pane_current_path and

@@ -32,6 +32,10 @@ type Server struct {
 	// (NewSession). Empty means tmux's usual configuration files. Tests set
 	// it to /dev/null so a private server never reads the user's config.
 	Config string
+	// Fork makes every command fork a tmux client, as the environment
+	// variable SYSTEM3_TMUX_FORK=1 does for all servers: the native client
+	// (proto.go) is not used. For measuring against tools that fork.
+	Fork bool
 }
 
 // String names the server for messages: "default tmux server",
@@ -109,9 +113,22 @@ func (s Server) exec(ctx context.Context, op, target string, stdin []byte, args 
 	return out, err
 }
 
+// exec1 runs one command: over the native client (proto.go) when it can
+// carry it, else by forking a tmux client.
 func (s Server) exec1(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
+	if stdin == nil && !s.Fork && nativeOK(args) {
+		out, err := s.execNative(ctx, op, target, args)
+		if !errors.Is(err, errFallback) {
+			return out, err
+		}
+	}
+	return s.fork(ctx, op, target, stdin, args...)
+}
+
+// fork runs one tmux client process; ctx carries the deadline.
+func (s Server) fork(ctx context.Context, op, target string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, s.bin(), s.clientArgv(args...)...)
 	cmd.WaitDelay = waitDelay
 	if stdin != nil {

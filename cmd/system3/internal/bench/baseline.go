@@ -33,8 +33,11 @@ type PollChange struct {
 }
 
 // naiveClient forks a tmux client for every command (no control
-// connection).
-func naiveClient(s tmux.Server) *tmux.Client { return tmux.NewClient(s) }
+// connection, no native client), as peer tools do.
+func naiveClient(s tmux.Server) *tmux.Client {
+	s.Fork = true
+	return tmux.NewClient(s)
+}
 
 // naiveScan captures and classifies every pane once.
 func naiveScan(ctx context.Context, c *tmux.Client, eng *rules.Engine) (map[string]PollChange, error) {
