@@ -75,6 +75,9 @@ func TestBenchSmoke(t *testing.T) {
 	if s.CPU.System3 <= 0 || s.CPU.Baseline <= 0 || s.CPUIdle.System3 < 0 || s.CPUIdle.Baseline <= 0 {
 		t.Errorf("cpu = %+v, idle %+v; want positive (system3 idle may be 0)", s.CPU, s.CPUIdle)
 	}
+	if s.NewSessionMS <= 0 || s.NewSessionMS > 30000 {
+		t.Errorf("new session listed after %v ms; want a measurement", s.NewSessionMS)
+	}
 	if s.CPUServe <= 0 || s.CPUServe > s.CPU.System3 {
 		t.Errorf("serve process cpu %v of %v; want a positive part", s.CPUServe, s.CPU.System3)
 	}

@@ -165,6 +165,10 @@ type Size struct {
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).
 	RSS          Pair[float64] `json:"peak_rss_mib"`
 	RSSAfterLoad float64       `json:"peak_rss_after_mcp_load_mib,omitempty"`
+	// NewSessionMS is how long a session created while the workload runs
+	// takes to show in serve's snapshot: tmux's new-session returning →
+	// the session listed by the service.
+	NewSessionMS float64 `json:"new_session_seen_ms,omitempty"`
 	// Error says why this size could not be measured in full.
 	Error string `json:"error,omitempty"`
 }

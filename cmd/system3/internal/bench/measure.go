@@ -165,6 +165,11 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	lat, raised, _, missed := detectionsOf(w, from, to, mcpA)
 	s.DetectMCP, s.DetectRaised, s.MissedMCP = summarize(lat), summarize(raised), missed
 
+	logf("system3, %d panes: a new session", n)
+	if s.NewSessionMS, err = newSessionSeen(ctx, w, svc); err != nil {
+		return err
+	}
+
 	if load {
 		if err := system3Load(ctx, cfg, srv, w, svc, s, r, logf); err != nil {
 			return err
@@ -490,4 +495,34 @@ func settleAndMeter(ctx context.Context, w *Workload, pid int) (supervisor, tmux
 		return nil, nil, err
 	}
 	return supervisor, tmuxServer, nil
+}
+
+// newSessionSeen creates a session on the workload's server and returns
+// how long, in milliseconds, serve's snapshot takes to list it.
+func newSessionSeen(ctx context.Context, w *Workload, svc *ipc.Client) (float64, error) {
+	const name = "bench-new-session"
+	c := tmux.NewClient(w.Server)
+	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: name, Width: 100, Height: 30, Command: []string{"sleep", "3600"}}); err != nil {
+		return 0, fmt.Errorf("new session: %w", err)
+	}
+	start := time.Now()
+	defer c.KillSession(context.WithoutCancel(ctx), name)
+	deadline := start.Add(30 * time.Second)
+	for {
+		snap, err := svc.Snapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for _, ss := range snap.Sessions {
+			if ss.Session == name {
+				return float64(time.Since(start).Microseconds()) / 1000, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("serve did not list a new session within 30s")
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
 }

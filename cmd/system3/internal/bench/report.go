@@ -75,6 +75,11 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(max(0, s.CPU.System3-s.CPUServe)))
 	}
 	for _, s := range r.Sizes {
+		if s.NewSessionMS > 0 {
+			fmt.Fprintf(w, "- %d panes: a session created while the workload ran was listed by serve %s ms after tmux created it.\n", s.Panes, num(s.NewSessionMS))
+		}
+	}
+	for _, s := range r.Sizes {
 		if s.RSSAfterLoad > 0 {
 			fmt.Fprintf(w, "\nsystem3's peak RSS at %d panes after the MCP status load below too: %s MiB.\n", s.Panes, num(s.RSSAfterLoad))
 		}
