@@ -94,22 +94,28 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
 		display = op.DisplayMessage
 	}
-	// The command runs where the monitors run, so a dashboard attached to
-	// a daemon does not run it a second time.
-	command := notify.Command
-	if attached {
-		command = ""
-	}
-	n, err := newNotifier(notify.Reasons, command, display, a.log)
+	// The command, desktop notifications and pushes come from the process
+	// that runs the monitors: while attached to a daemon the dashboard
+	// leaves them to it (only the tmux message is its own), and once it
+	// has taken the state dir over they are the dashboard's.
+	own, err := newNotifier(notify.Reasons, notify.Command, display, a.log)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}
-	// Desktop notifications and pushes come from the process that runs the
-	// monitors: an attached dashboard leaves them to the daemon.
-	if !attached {
-		if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, n.reasons, problemReporter(svc, a)); err != nil {
-			return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	if own.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, own.reasons, problemReporter(svc, a)); err != nil {
+		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+	}
+	guest := &notifier{reasons: own.reasons, display: display, log: a.log}
+	notifierNow := func() *notifier {
+		if fo == nil && !attached {
+			return own
 		}
+		if fo != nil {
+			if _, still := fo.svc().(*ipc.Client); !still {
+				return own
+			}
+		}
+		return guest
 	}
 	status, err := a.dashboardMCP(gctx, g, svc)
 	if err != nil {
@@ -119,10 +125,11 @@ func (a *app) runDashboard(ctx context.Context) error {
 	g.Go(func() error {
 		// Notifications are extra: their failure must not close the dashboard.
 		for {
+			n := notifierNow()
 			if err := n.Run(gctx, svc); err != nil {
 				a.log.Warn("notifications stopped", "err", err)
 			}
-			if fo == nil || !n.active() {
+			if fo == nil || !own.active() {
 				return nil
 			}
 			// Attached: the daemon's stream ended; subscribe again to

@@ -25,7 +25,9 @@ func attachedDashboard(t *testing.T, takeoverAfter string) (srv tmux.Server, env
 	state := shortDir(t)
 	env = daemonEnv(t, srv, state)
 	cfg := filepath.Join(state, "config.yaml")
-	conf := "mcp:\n  listen: off\n"
+	// Every wake announced by the process running the monitors, the
+	// daemon's or the dashboard's after a takeover, goes to one file.
+	conf := "mcp:\n  listen: off\nnotify:\n  command: 'cat >> " + filepath.Join(state, "notified.jsonl") + "; echo >> " + filepath.Join(state, "notified.jsonl") + "'\n"
 	if takeoverAfter != "" {
 		conf += "dashboard:\n  takeover_after: " + takeoverAfter + "\n"
 	}
@@ -135,6 +137,17 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			waitDashboard(t, term, pane, "the new session's wake", func(s string) bool {
 				return strings.Contains(s, "ask:0.0") && strings.Contains(s, "awaiting_input")
 			})
+			// notify.command is the dashboard's now too.
+			notified := filepath.Join(state, "notified.jsonl")
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				if b, _ := os.ReadFile(notified); strings.Contains(string(b), ev.ID) {
+					break
+				}
+				if time.Now().After(deadline) {
+					b, _ := os.ReadFile(notified)
+					t.Fatalf("notify.command never got wake %s after the takeover; it got:\n%s", ev.ID, b)
+				}
+			}
 		})
 	}
 }
