@@ -40,6 +40,9 @@ type app struct {
 	// socketErr is why the monitors this process runs could not serve the
 	// state dir's socket; nil when they serve it.
 	socketErr error
+	// dashboard is set while a dashboard owns the terminal: warnings go to
+	// its status line and the log, not over its screen.
+	dashboard bool
 	// readOnly is --read-only when given: it overrides mcp.read_only for
 	// the policy of monitors this process runs.
 	readOnly *bool

@@ -59,6 +59,8 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if f, ok := a.stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return errors.New("the dashboard needs a terminal; for scripts use `system3 status`, `system3 watch` or `system3 wait`")
 	}
+	a.dashboard = true
+	defer func() { a.dashboard = false }()
 	svc, closeFn, err := a.openService(ctx)
 	if err != nil {
 		return err
@@ -82,6 +84,8 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if fo != nil {
 		g.Go(func() error { return fo.Run(gctx) })
 		opts.Notice = fo.Notice
+	} else if err := a.socketErr; err != nil {
+		opts.Notice = func() string { return socketWarning(err) }
 	}
 	lc, err := a.lifecycle(svc)
 	if err != nil {
@@ -215,4 +219,10 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 		opts.Jump = func(s monitor.Session) error { return op.SwitchTo(ctx, s.Pane) }
 	}
 	return opts
+}
+
+// socketWarning says that monitors run in this process but cannot be
+// shared over the state dir's socket.
+func socketWarning(err error) string {
+	return fmt.Sprintf("%v; other system3 commands cannot share these monitors", err)
 }

@@ -242,3 +242,27 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 		check("after "+step.key, step.zoomed)
 	}
 }
+
+// A dashboard that runs the monitors but cannot serve them on the state
+// dir's socket says so in its status line, and nothing is printed over
+// its screen.
+func TestDashboardWithoutSocketSaysSo(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := shortDir(t)
+	if err := os.WriteFile(filepath.Join(state, "system3.sock"), []byte("not a socket"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := daemonEnv(t, srv, state)
+	cfg := filepath.Join(state, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: off\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env["SYSTEM3_CONFIG"] = cfg
+	term, pane := terminal(t, env, "tui")
+	s := waitDashboard(t, term, pane, "the socket warning", func(s string) bool {
+		return strings.Contains(s, "is not a socket; move it away") && strings.Contains(s, "main:0.0")
+	})
+	if first, _, _ := strings.Cut(s, "\n"); !strings.Contains(first, "system3") || strings.Contains(s, "system3: warning") {
+		t.Fatalf("the warning was printed over the dashboard:\n%s", s)
+	}
+}

@@ -152,6 +152,9 @@ func (f *failover) replace(ctx context.Context, oldPID int) {
 		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; now attached to system3 pid %d", oldPID, pid)
 	} else {
 		text = fmt.Sprintf("the system3 daemon (pid %d) is gone; this dashboard now monitors the state dir itself", oldPID)
+		if err := f.a.socketErr; err != nil {
+			text += " (" + socketWarning(err) + ")"
+		}
 	}
 	f.a.log.Info("dashboard took over", "what", text)
 	f.mu.Lock()

@@ -157,7 +157,9 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	a.socketErr = nil
 	if ln, err := ipc.Listen(a.socketPath()); err != nil {
 		a.socketErr = err
-		fmt.Fprintf(a.stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
+		if !a.dashboard {
+			fmt.Fprintf(a.stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
+		}
 		a.log.Warn("serve socket", "err", err)
 	} else {
 		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
