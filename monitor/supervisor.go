@@ -448,9 +448,8 @@ func (ss Session) clone() Session {
 //
 // Up to Captures tmux clients capture at once, up to captureBatchSize
 // panes each, in the order of captureOrder: panes whose output stopped
-// longest ago first (a
-// prompt is drawn, then nothing), so with many panes streaming a pane
-// that just settled is not stuck behind them. Classification stays on
+// longest ago first (a prompt is drawn, then nothing), so with many panes
+// streaming a pane that just settled is not stuck behind them. Classification stays on
 // the caller's goroutine, in the order captures complete; flush returns
 // only once every capture it started has ended.
 func (s *Supervisor) flush(ctx context.Context) time.Duration {
@@ -579,8 +578,8 @@ func captureOrder(a, b *paneState) int {
 }
 
 // captureBatchSize is how many panes one tmux client captures: a client
-// costs a fork and an exec, several times what capturing a screen costs
-// tmux, while a small batch still lets the first panes (those quiet
+// (a connection, or a forked tmux) costs more than capturing a screen
+// costs tmux, while a small batch still lets the first panes (those quiet
 // longest, where a prompt waits) be classified before the rest.
 const captureBatchSize = 8
 
