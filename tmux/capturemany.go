@@ -18,8 +18,9 @@ type Captured struct {
 }
 
 // CaptureMany captures several panes with one tmux client, as Capture
-// does each: a tmux client costs a fork and an exec, several milliseconds
-// of CPU, and the capture itself a fraction of that.
+// does each: a client costs the tmux server a connection to accept and
+// identify (and a forked one several milliseconds of CPU more), the
+// capture itself a fraction of that.
 //
 // The panes are captured in one command list, each preceded by a
 // display-message of a numbered random marker, so the output splits
