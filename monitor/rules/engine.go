@@ -44,7 +44,11 @@ type Agent struct {
 	Trailer []string `yaml:"trailer" json:"trailer,omitempty"`
 	// Shell marks a plain shell: when a shell is in the foreground, an agent
 	// recognised only by its leftovers on screen is no longer running.
-	Shell  bool   `yaml:"shell" json:"shell,omitempty"`
+	Shell bool `yaml:"shell" json:"shell,omitempty"`
+	// Viewer marks a pager or editor: in the foreground it shows text,
+	// and an agent's screen it shows (a saved transcript, a log) is not
+	// that agent. It is never an agent itself.
+	Viewer bool   `yaml:"viewer" json:"viewer,omitempty"`
 	Source string `yaml:"-" json:"source"`
 
 	procs []*regexp.Regexp
@@ -364,7 +368,7 @@ func (e *Engine) HasAgent(name string) bool {
 // shell's), so the caller need not look at its children.
 func (e *Engine) IsAgentProcess(name string) bool {
 	for _, a := range e.agents {
-		if !a.Shell && a.matchesProcess(name) {
+		if !a.Shell && !a.Viewer && a.matchesProcess(name) {
 			return true
 		}
 	}
@@ -461,6 +465,12 @@ func (e *Engine) Classify(in Input) Result {
 		if n := len(s.nonBlank); n > 0 {
 			res.Evidence = []string{s.Lines[s.nonBlank[n-1]]}
 		}
+		if agent == nil && len(in.Processes) > 0 {
+			if v := e.viewer(in.Processes[0]); v != "" {
+				res.Kind = v
+				res.Evidence = []string{fmt.Sprintf("%s (a pager or editor) is in the foreground: what it shows is not an agent", in.Processes[0])}
+			}
+		}
 	}
 	res.LastLine, res.Question, res.Detail = clipLine(res.LastLine), clipLine(res.Question), clipLine(res.Detail)
 	for i := range res.Evidence {
@@ -494,6 +504,17 @@ func clipLine(s string) string {
 
 func (e *Engine) isShell(proc string) bool { return e.ShellFor(proc) != "" }
 
+// viewer names the viewer whose processes match proc ("" when proc is no
+// pager or editor).
+func (e *Engine) viewer(proc string) string {
+	for _, a := range e.agents {
+		if a.Viewer && a.matchesProcess(proc) {
+			return a.Name
+		}
+	}
+	return ""
+}
+
 // ShellFor names the shell agent whose processes match proc ("" when proc
 // is no shell).
 func (e *Engine) ShellFor(proc string) string {
@@ -520,7 +541,7 @@ func (e *Engine) detect(in Input, s *Screen) (*Agent, string) {
 	var shell *Agent
 	for _, p := range in.Processes {
 		for _, a := range e.agents {
-			if !a.matchesProcess(p) {
+			if a.Viewer || !a.matchesProcess(p) {
 				continue
 			}
 			if !a.Shell {
@@ -530,6 +551,11 @@ func (e *Engine) detect(in Input, s *Screen) (*Agent, string) {
 				shell = a
 			}
 		}
+	}
+	if len(in.Processes) > 0 && e.viewer(in.Processes[0]) != "" {
+		// A pager or editor in front, and no agent process: what it shows
+		// is text, whatever agent's screen that text looks like.
+		return nil, ""
 	}
 	// The agent whose signature is lowest on screen (most recent) wins;
 	// scanning from the bottom stops at the first line that has one.

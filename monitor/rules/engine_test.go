@@ -18,6 +18,10 @@ func TestAgentDetection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	permission, err := os.ReadFile("../testdata/captures/claude/permission_bash.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name      string
 		in        Input
@@ -34,6 +38,11 @@ func TestAgentDetection(t *testing.T) {
 		{"given agent", Input{Screen: string(idle), Agent: "claude"}, "claude", "given", Idle, "claude.idle"},
 		{"plain shell", Input{Screen: "$ ls\nfile\n$ ", Processes: []string{"bash"}}, "shell", "process", Idle, "shell.prompt"},
 		{"unknown program", Input{Screen: "compiling...\n", Processes: []string{"make"}}, "", "", Unknown, RuleNoMatch},
+		// A pager or editor showing an agent's screen is not the agent.
+		{"claude's prompt in less", Input{Screen: string(permission), Processes: []string{"less"}}, "", "", Unknown, RuleNoMatch},
+		{"claude's screen in vim", Input{Screen: string(idle), Processes: []string{"vim"}}, "", "", Unknown, RuleNoMatch},
+		// Claude Code's own external editor (ctrl-g) runs under claude.
+		{"vim opened by claude", Input{Screen: string(idle), Processes: []string{"vim", "claude"}}, "claude", "process", Idle, "claude.idle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,13 +54,17 @@ func TestAgentDetection(t *testing.T) {
 			if len(got.Evidence) == 0 && got.Rule != RuleNoMatch {
 				t.Errorf("no evidence")
 			}
+			if p := tt.in.Processes; len(p) == 1 && (p[0] == "less" || p[0] == "vim") &&
+				(got.Kind != "viewer" || len(got.Evidence) != 1 || !strings.Contains(got.Evidence[0], "pager or editor")) {
+				t.Errorf("a viewer's result = kind %q, evidence %q", got.Kind, got.Evidence)
+			}
 		})
 	}
 }
 
 func TestIsAgentProcess(t *testing.T) {
 	e := engine(t)
-	for name, want := range map[string]bool{"claude": true, "codex": true, "bash": false, "node": false, "": false} {
+	for name, want := range map[string]bool{"claude": true, "codex": true, "bash": false, "node": false, "less": false, "vim": false, "": false} {
 		if got := e.IsAgentProcess(name); got != want {
 			t.Errorf("IsAgentProcess(%q) = %v, want %v", name, got, want)
 		}
