@@ -117,8 +117,16 @@ func TestSpawnAgentThatExitsAtOnce(t *testing.T) {
 	code, out, errOut := invoke(t, nil, append(socketArgs(srv), "spawn", "--initiative", "quick", "--goal", "g", "--repo", repo,
 		"--agent", "sh -c 'echo no API key found >&2; exit 7'")...)
 	took := time.Since(start)
-	if code == 0 || !strings.Contains(errOut, "exited before it was ready (the pane's process exited with status 7)") {
+	// tmux learns the exit status when it reaps the process, which on a
+	// machine loaded far beyond its cores has come later than the spawn
+	// waits for it (5 s); then the error says the status is not known yet,
+	// and never a wrong one.
+	statusLate := strings.Contains(errOut, "exited before it was ready (the pane's process exited (tmux reports no exit status yet))")
+	if code == 0 || (!statusLate && !strings.Contains(errOut, "exited before it was ready (the pane's process exited with status 7)")) {
 		t.Fatalf("exit %d after %s\nstdout %q\nstderr %q", code, took, out, errOut)
+	}
+	if statusLate {
+		t.Logf("tmux reported no exit status within the spawn's wait: %q", errOut)
 	}
 	if !strings.Contains(errOut, "no API key found") {
 		t.Errorf("the error quotes no output: %q", errOut)
