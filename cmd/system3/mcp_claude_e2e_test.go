@@ -55,18 +55,7 @@ func TestMCPWithClaudeCode(t *testing.T) {
 			t.Fatal(err)
 		}
 		project := t.TempDir()
-		run := func(args ...string) string {
-			t.Helper()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, claude, args...)
-			cmd.Dir, cmd.Env = project, claudeEnv(home)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-			return string(out)
-		}
+		run := claudeCLI(t, claude, project, home)
 		run("mcp", "add", "--transport", "http", "system3", url)
 		out := run("mcp", "list")
 		if !strings.Contains(out, "system3: "+url) || !strings.Contains(out, "Connected") {
@@ -151,18 +140,7 @@ func TestMCPTokenWithClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	project := t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, claude, args...)
-		cmd.Dir, cmd.Env = project, claudeEnv(home)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := claudeCLI(t, claude, project, home)
 	run("mcp", "add", "--transport", "http", "notoken", url)
 	run("mcp", "add", "--transport", "http", "withtoken", url, "--header", "Authorization: Bearer "+strings.TrimSpace(string(token)))
 	out := run("mcp", "list")
@@ -255,5 +233,23 @@ func TestMCPSessionCapWithClaudeCode(t *testing.T) {
 		if !strings.HasPrefix(id, "s3-") || n != 2 {
 			t.Fatalf("sessions %v", sessions)
 		}
+	}
+}
+
+// claudeCLI returns a function that runs the claude CLI with args in
+// project, with home as its home, and returns its output; a failure ends
+// the test.
+func claudeCLI(t *testing.T, claude, project, home string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir, cmd.Env = project, claudeEnv(home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
 	}
 }

@@ -92,14 +92,15 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startMCP(t, httpc, "text-http")
+	mcpStart(t, httpc, "text-http")
+	t.Cleanup(func() { httpc.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	sctx, stopStdio := context.WithCancel(context.Background())
 	stdioDone := make(chan error, 1)
 	go func() { stdioDone <- ms.ServeStdio(sctx, inR, outW); outW.Close() }()
 	stdioc := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	startMCP(t, stdioc, "text-stdio")
+	mcpStart(t, stdioc, "text-stdio")
 	t.Cleanup(func() { stdioc.Close(); inW.Close(); stopStdio(); <-stdioDone })
 
 	service := func(c monitor.Service) func(*testing.T, string, string, bool, bool) (bool, string) {
@@ -269,22 +270,6 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 		count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
 		t.Errorf("audit counts %v", count)
 	}
-}
-
-func startMCP(t *testing.T, c *client.Client, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1.0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 }
 
 func waitUntil(t *testing.T, what string, ok func() bool) {
