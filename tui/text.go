@@ -88,14 +88,7 @@ func clean(s string) string {
 // escape or control sequence is dropped, tabs become spaces, and the line
 // ends with a colour reset so a colour never leaks into the next line.
 func screenLine(s string, keepColor bool) string {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if printableASCII(s) {
 		return s
 	}
 	var b strings.Builder

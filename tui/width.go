@@ -242,14 +242,7 @@ func isSGR(seq string) bool {
 // counted as tmux counts them. Plain ASCII, the common case, is counted
 // without decoding.
 func width(s string) int {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if printableASCII(s) {
 		return len(s)
 	}
 	n := 0
@@ -411,4 +404,15 @@ func frame(s string, w int) string {
 		lines[i] = l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// printableASCII reports whether s is printable ASCII only: one cell per
+// byte, nothing to decode or drop.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
