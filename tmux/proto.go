@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,7 +33,8 @@ import (
 //     low byte carries PROTOCOL_VERSION, 8 since 3.2; a peer whose version
 //     differs is answered with MSG_VERSION and dropped.
 //   - The client identifies itself (flags, TERM, features, tty name, cwd,
-//     stdin, stdout, pid, environment, done), then sends MSG_COMMAND: an
+//     stdin, stdout, pid, its environment, done; the native client sends
+//     no environment), then sends MSG_COMMAND: an
 //     int argc and the NUL-terminated arguments. It never passes file
 //     descriptors here: the server closes a stdin that is not a tty at once
 //     and keeps stdout only for control mode, so a client without them
@@ -394,7 +396,7 @@ func appendMsg(b []byte, typ uint32, data []byte) []byte {
 	b = binary.NativeEndian.AppendUint32(b, typ)
 	b = binary.NativeEndian.AppendUint32(b, uint32(imsgHeaderSize+len(data)))
 	b = binary.NativeEndian.AppendUint32(b, protocolVersion)
-	b = binary.NativeEndian.AppendUint32(b, uint32(os.Getpid()))
+	b = binary.NativeEndian.AppendUint32(b, uint32(ourPID))
 	return append(b, data...)
 }
 
@@ -402,6 +404,21 @@ func writeMsg(w io.Writer, typ uint32, data []byte) error {
 	_, err := w.Write(appendMsg(nil, typ, data))
 	return err
 }
+
+// ourPID is in every message header; asked once, not once a message.
+var ourPID = os.Getpid()
+
+// clientCwd is the working directory the native client reports, looked up
+// once: the read-only commands it sends never use it.
+var clientCwd = sync.OnceValue(func() string {
+	cwd, err := os.Getwd()
+	if err != nil || cwd == "" {
+		if cwd, err = os.UserHomeDir(); err != nil || cwd == "" {
+			cwd = "/"
+		}
+	}
+	return cwd
+})
 
 func cstring(s string) []byte { return append([]byte(s), 0) }
 
@@ -414,12 +431,7 @@ func identify(defaultSocket bool, args []string) ([]byte, bool) {
 	if defaultSocket {
 		flags |= clientDefaultSocket
 	}
-	cwd, err := os.Getwd()
-	if err != nil || cwd == "" {
-		if cwd, err = os.UserHomeDir(); err != nil || cwd == "" {
-			cwd = "/"
-		}
-	}
+	cwd := clientCwd()
 	var cmd []byte
 	cmd = binary.NativeEndian.AppendUint32(cmd, uint32(len(args)))
 	for _, a := range args {
@@ -442,13 +454,11 @@ func identify(defaultSocket bool, args []string) ([]byte, bool) {
 	b = appendMsg(b, msgIdentifyCwd, cstring(cwd))
 	b = appendMsg(b, msgIdentifyStdin, nil)
 	b = appendMsg(b, msgIdentifyStdout, nil)
-	b = appendMsg(b, msgIdentifyClientPID, int32s(int32(os.Getpid())))
-	for _, kv := range os.Environ() {
-		if strings.IndexByte(kv, 0) >= 0 || len(kv)+1 > maxImsgSize-imsgHeaderSize {
-			continue
-		}
-		b = appendMsg(b, msgIdentifyEnviron, cstring(kv))
-	}
+	b = appendMsg(b, msgIdentifyClientPID, int32s(int32(ourPID)))
+	// No MSG_IDENTIFY_ENVIRON: the commands sent here never read the
+	// client's environment (it matters to commands that start processes),
+	// and tmux would copy every variable for each connection, a third of
+	// the server's work for a capture.
 	b = appendMsg(b, msgIdentifyDone, nil)
 	return appendMsg(b, msgCommand, cmd), true
 }
