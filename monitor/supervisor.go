@@ -87,7 +87,8 @@ type Config struct {
 	LoopThreshold  int           // same error this many times → error_loop (default 3)
 	LoopWindow     time.Duration // ... within this window (default 10m)
 
-	// Settle coalesces bursts of output before capturing (default 30ms).
+	// Settle coalesces the events of one watcher tick before capturing
+	// (default 5ms: a tick's events arrive together).
 	Settle time.Duration
 	// MinCapture is the least time between two captures of one agent's
 	// pane (default 80ms; negative: no limit).
@@ -118,7 +119,7 @@ func (c *Config) defaults() {
 	def(&c.HeartbeatEvery, 5*time.Minute)
 	def(&c.ErrorGrace, 30*time.Second)
 	def(&c.LoopWindow, 10*time.Minute)
-	def(&c.Settle, 30*time.Millisecond)
+	def(&c.Settle, 5*time.Millisecond)
 	def(&c.MinCapture, 80*time.Millisecond)
 	def(&c.OtherCapture, time.Second)
 	def(&c.Tick, time.Second)

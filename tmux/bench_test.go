@@ -122,6 +122,36 @@ func BenchmarkListPanes50(b *testing.B) {
 				}
 			}
 		})
+		b.Run("signals/"+mode, func(b *testing.B) {
+			if mode == "fork" {
+				b.Setenv(tmux.ForkEnv, "1")
+			}
+			defer cpuPerOp(b)()
+			defer serverCPUPerOp(b, pid)()
+			for b.Loop() {
+				if _, err := c.ListPaneSignals(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("capture-25/"+mode, func(b *testing.B) {
+			if mode == "fork" {
+				b.Setenv(tmux.ForkEnv, "1")
+			}
+			ids := make([]string, 25)
+			for i := range ids {
+				ids[i] = panes[i].ID
+			}
+			defer cpuPerOp(b)()
+			defer serverCPUPerOp(b, pid)()
+			for b.Loop() {
+				for _, r := range c.CaptureMany(ctx, ids, tmux.CaptureOptions{}) {
+					if r.Err != nil {
+						b.Fatal(r.Err)
+					}
+				}
+			}
+		})
 		b.Run("capture/"+mode, func(b *testing.B) {
 			if mode == "fork" {
 				b.Setenv(tmux.ForkEnv, "1")

@@ -125,6 +125,20 @@ func (c *Client) ListPanes(ctx context.Context) ([]Pane, error) {
 	return nil, &Error{Op: "list-panes", Server: c.Server.String(), Msg: "unreadable output: " + err.Error()}
 }
 
+// ListPaneSignals lists every pane's PaneSignal: the cheap listing a
+// watcher repeats many times a second.
+func (c *Client) ListPaneSignals(ctx context.Context) ([]PaneSignal, error) {
+	out, err := c.run(ctx, "list-panes", "", "list-panes", "-a", "-F", signalFormat)
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := parseSignals(out)
+	if err != nil {
+		return nil, &Error{Op: "list-panes", Server: c.Server.String(), Msg: "unreadable output: " + err.Error()}
+	}
+	return sigs, nil
+}
+
 // PaneInfo reports one pane, given by id ("%3"); the error matches
 // ErrNotFound when it does not exist.
 func (c *Client) PaneInfo(ctx context.Context, pane string) (Pane, error) {

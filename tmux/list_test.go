@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -420,5 +421,64 @@ func TestTooOldTmux(t *testing.T) {
 	b, _ := os.ReadFile(count)
 	if n := strings.Count(string(b), "x"); n != 1 {
 		t.Errorf("tmux ran %d times, want once (tmux -V)", n)
+	}
+}
+
+// TestPaneSignalsMatchFullListing: the cheap listing the watcher repeats
+// says the same about every pane as a full one, on a real server with a
+// live pane, a dead one, one in copy mode and one on the alternate screen,
+// over the native client and forked.
+func TestPaneSignalsMatchFullListing(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "seq 1 100; exec sleep 100")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 20*time.Second)
+	dead, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "dead", KeepDeadPane: true, Command: []string{"sh", "-c", "sleep 0.2; exit 5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "alt", Width: 90, Height: 20, Command: []string{"sh", "-c", `printf '\033[?1049hfull screen'; exec sleep 100`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmuxRun(t, srv, "copy-mode", "-t", "main")
+	waitFor(t, 10*time.Second, "the dead pane's status and the alternate screen", func() bool {
+		d, err1 := c.PaneInfo(ctx, dead)
+		a, err2 := c.PaneInfo(ctx, alt)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		// tmux may never learn the status of a quick command (-1).
+		return d.Dead && (d.DeadStatus == 5 || d.DeadStatus == -1) && a.AlternateOn
+	})
+	for _, mode := range []string{"native", "fork"} {
+		if mode == "fork" {
+			t.Setenv(tmux.ForkEnv, "1")
+		}
+		var panes []tmux.Pane
+		var sigs []tmux.PaneSignal
+		// Nothing changes on this server now, but a listing may fall on a
+		// second boundary of window_activity: retry then.
+		waitFor(t, 10*time.Second, "two listings in the same second", func() bool {
+			var err1, err2 error
+			panes, err1 = c.ListPanes(ctx)
+			sigs, err2 = c.ListPaneSignals(ctx)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: %v, %v", mode, err1, err2)
+			}
+			return len(panes) == len(sigs) && (len(panes) == 0 || panes[0].Activity.Unix() == sigs[0].Activity)
+		})
+		if len(sigs) != 3 {
+			t.Fatalf("%s: %d signals, want 3", mode, len(sigs))
+		}
+		seen := map[string]bool{}
+		for i, p := range panes {
+			if got, want := sigs[i], p.Signal(); got != want {
+				t.Errorf("%s: pane %s:\n signals %+v\n full    %+v", mode, p.ID, got, want)
+			}
+			seen[fmt.Sprint(p.Dead, p.InMode, p.AlternateOn)] = true
+		}
+		if len(seen) != 3 {
+			t.Errorf("%s: the panes did not show a dead pane, copy mode and the alternate screen: %v", mode, seen)
+		}
 	}
 }

@@ -355,3 +355,64 @@ func parseSessions(out []byte) ([]Session, error) {
 	}
 	return sessions, nil
 }
+
+// PaneSignal is the part of a pane that says whether its screen may have
+// changed: what a watcher compares many times a second. A listing of these
+// numbers costs the tmux server about a quarter of a full listing
+// (pane_current_command and pane_current_path read /proc for every pane,
+// and every field is looked up and formatted for every pane).
+type PaneSignal struct {
+	ID               string
+	Activity         int64 // window_activity, in whole seconds
+	CursorX, CursorY int
+	HistorySize      int
+}
+
+// signalFormat lists PaneSignal's fields separated by single spaces: ids
+// and numbers never contain one.
+const signalFormat = "#{pane_id} #{window_activity} #{cursor_x} #{cursor_y} #{history_size}"
+
+const signalFields = 5
+
+func parseSignals(out []byte) ([]PaneSignal, error) {
+	var sigs []PaneSignal
+	for line := range bytes.Lines(out) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		var f [signalFields][]byte
+		n := 0
+		for part := range bytes.SplitSeq(line, []byte(" ")) {
+			if n == signalFields {
+				n++
+				break
+			}
+			f[n] = part
+			n++
+		}
+		if n != signalFields {
+			return nil, fmt.Errorf("record %d: %d fields, want %d", len(sigs)+1, n, signalFields)
+		}
+		var v [signalFields - 1]int
+		for i := range v {
+			x, err := strconv.Atoi(string(f[i+1]))
+			if err != nil {
+				return nil, fmt.Errorf("record %d: %w", len(sigs)+1, err)
+			}
+			v[i] = x
+		}
+		s := PaneSignal{ID: string(f[0]), Activity: int64(v[0]), CursorX: v[1], CursorY: v[2], HistorySize: v[3]}
+		if !isID(s.ID, '%') {
+			return nil, fmt.Errorf("record %d: pane id %q does not start with %%", len(sigs)+1, s.ID)
+		}
+		sigs = append(sigs, s)
+	}
+	return sigs, nil
+}
+
+// Signal is the PaneSignal part of a full listing.
+func (p Pane) Signal() PaneSignal {
+	var act int64
+	if !p.Activity.IsZero() {
+		act = p.Activity.Unix()
+	}
+	return PaneSignal{ID: p.ID, Activity: act, CursorX: p.CursorX, CursorY: p.CursorY, HistorySize: p.HistorySize}
+}

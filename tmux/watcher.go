@@ -17,7 +17,8 @@ const (
 	maxBackoff      = time.Second
 	recheckInterval = 10 * time.Second
 	defaultBuffer   = 4096
-	defaultPoll     = 100 * time.Millisecond
+	defaultPoll     = 50 * time.Millisecond
+	defaultFull     = time.Second
 	defaultBusyGap  = time.Second
 	defaultSettle   = 200 * time.Millisecond
 )
@@ -35,14 +36,22 @@ type WatcherOptions struct {
 	Control bool
 	// Poll is the default and is kept for callers that set it.
 	Poll bool
-	// PollInterval is the polling period (default 100ms): one list-panes
-	// per tick.
+	// PollInterval is the shortest polling period (default 50ms): one
+	// list-panes per tick. Ticks are spaced further apart, up to 250ms,
+	// when a listing takes more than a twentieth of the period.
 	PollInterval time.Duration
+	// FullEvery is how often a tick lists panes in full, with names,
+	// titles and current commands (default 1s); other ticks list only
+	// numbers (see PaneSignal). A pane that appears, disappears or moves
+	// is listed in full at once.
+	FullEvery time.Duration
 	// BusyGap is how often, at most, a pane that keeps changing is
 	// reported (default 1s). A pane is reported at once when it changes
 	// after a quiet spell of BusyGap, and once it has stopped changing for
-	// Settle (default 200ms, longer than a spinner's frame): a prompt drawn
-	// after streaming output is reported about Settle after it is drawn.
+	// a tick: a prompt drawn after streaming output is reported one tick
+	// after it is drawn. A pane whose output pauses and resumes needs
+	// longer quiet spells, doubling up to Settle (default 200ms, longer
+	// than a spinner's frame), before it is reported again.
 	BusyGap time.Duration
 	Settle  time.Duration
 	// Buffer is how many events may wait for the consumer before they are
@@ -90,6 +99,8 @@ type Watcher struct {
 	events  chan Event
 	kick    chan struct{}
 	started atomic.Bool
+	// maxSettle is Settle in ticks: the longest quiet spell step asks for.
+	maxSettle int
 
 	mu    sync.Mutex
 	conns map[string]*Conn // by the session id it was attached to
@@ -103,6 +114,9 @@ func NewWatcher(s Server, opts WatcherOptions) *Watcher {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPoll
 	}
+	if opts.FullEvery <= 0 {
+		opts.FullEvery = defaultFull
+	}
 	if opts.BusyGap <= 0 {
 		opts.BusyGap = defaultBusyGap
 	}
@@ -114,13 +128,14 @@ func NewWatcher(s Server, opts WatcherOptions) *Watcher {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Watcher{
-		server: s,
-		opts:   opts,
-		log:    log.With("tmux", s.String()),
-		q:      newQueue(opts.Buffer, max(opts.OutputBytes, 0)),
-		events: make(chan Event),
-		kick:   make(chan struct{}, 1),
-		conns:  make(map[string]*Conn),
+		maxSettle: max(1, int(opts.Settle/opts.PollInterval)),
+		server:    s,
+		opts:      opts,
+		log:       log.With("tmux", s.String()),
+		q:         newQueue(opts.Buffer, max(opts.OutputBytes, 0)),
+		events:    make(chan Event),
+		kick:      make(chan struct{}, 1),
+		conns:     make(map[string]*Conn),
 	}
 }
 
@@ -430,53 +445,144 @@ func (w *Watcher) Command(ctx context.Context, args ...string) ([]string, error)
 	return conn.Command(ctx, args...)
 }
 
-// paneSig is what polling compares between ticks. window_activity has
-// one-second resolution, so a change that moves nothing else (text
-// rewritten in place, the cursor back where it was) is seen up to a second
-// late.
-type paneSig struct {
-	activity          int64
-	cx, cy, w, h, hst int
-	// deadStatus changes after dead: tmux marks a pane dead when its
-	// terminal closes and learns the exit status when it reaps the process.
-	deadStatus        int
-	dead, inMode, alt bool
-	title, command    string
-}
-
-func sigOf(p Pane) paneSig {
-	return paneSig{
-		activity: p.Activity.Unix(), cx: p.CursorX, cy: p.CursorY, w: p.Width, h: p.Height,
-		hst: p.HistorySize, deadStatus: p.DeadStatus, dead: p.Dead, inMode: p.InMode, alt: p.AlternateOn, title: p.Title, command: p.Command,
-	}
-}
-
 // paneTrack is what polling remembers of a pane between ticks.
 type paneTrack struct {
-	sig      paneSig
+	sig PaneSignal
+	// rest is the pane as the last full listing showed it (see FullEvery):
+	// where it is, its size, liveness, mode, title and command.
+	rest     paneRest
 	reported time.Time // last EventOutput for it
 	changed  time.Time // last tick that saw it change
+	quietAt  time.Time // when it was last reported for going quiet
+	layoutAt time.Time // last tick that saw its layout change
 	held     bool      // changed since reported, not reported yet
+	quiet    int       // ticks since it last changed
+	settle   int       // quiet ticks that end a burst (adaptive, see step)
 }
 
-// poll is the polling loop: one list-panes per tick, never overlapping
-// (the next tick waits for this one), no captures, no control client. A
-// pane that changes is reported at once unless it was reported less than
-// BusyGap ago; then it is reported when it has not changed for Settle, or
-// when BusyGap has passed.
+// paneRest is what only full listings are compared on.
+type paneRest struct {
+	sessionID, windowID string
+	w, h, deadStatus    int
+	dead, inMode, alt   bool
+	title, command      string
+}
+
+func restOf(p Pane) paneRest {
+	return paneRest{sessionID: p.SessionID, windowID: p.WindowID, w: p.Width, h: p.Height, deadStatus: p.DeadStatus,
+		dead: p.Dead, inMode: p.InMode, alt: p.AlternateOn, title: p.Title, command: p.Command}
+}
+
+// step notes one tick of a pane and reports whether to send an
+// EventOutput for it.
+//
+// A pane that changes after a quiet spell of BusyGap is reported at once,
+// and so is one whose layout (cursor, history size, size, mode, liveness:
+// everything but window_activity, which only says something was written)
+// changes after a second without layout changes: a dialog drawn over an
+// agent's steady working screen. What only full listings show (size,
+// liveness, mode, title, command) counts as a change, not as layout. Such a pane is reported again once it has
+// been quiet for a tick, in case the first look caught the frame half
+// drawn. A pane that keeps changing is reported at most every BusyGap, and
+// as soon as it has been quiet for settle ticks. settle starts at one
+// tick, so a prompt drawn after a stream of output is reported one tick
+// after it is drawn. A pane reported for going quiet that changes again
+// within Settle of its last change was only pausing: its settle doubles
+// (up to Settle), so output with short pauses is not captured at every
+// pause. A pane quiet for BusyGap starts again from one tick.
+func (w *Watcher) step(tr *paneTrack, s PaneSignal, restChanged bool, now time.Time) bool {
+	prev := tr.sig
+	tr.sig = s
+	changed := prev != s || restChanged
+	prev.Activity = s.Activity
+	layout := prev != s
+	stable := now.Sub(tr.layoutAt) >= w.opts.BusyGap
+	if layout {
+		tr.layoutAt = now
+	}
+	if changed {
+		if !tr.quietAt.IsZero() && now.Sub(tr.changed) <= w.opts.Settle {
+			// Reported for going quiet, then it changed again within
+			// Settle of its last change: that was a pause, not a stop.
+			tr.settle = min(tr.settle*2, w.maxSettle)
+		}
+		tr.quietAt = time.Time{}
+		tr.changed, tr.quiet = now, 0
+	} else {
+		tr.quiet++
+		if now.Sub(tr.changed) >= w.opts.BusyGap {
+			tr.settle = 1
+		}
+	}
+	switch {
+	case layout && stable:
+		tr.reported, tr.held = now, true // and again once quiet
+		return true
+	case changed && now.Sub(tr.reported) >= w.opts.BusyGap,
+		tr.held && now.Sub(tr.reported) >= w.opts.BusyGap:
+		tr.reported, tr.held = now, false
+		return true
+	case tr.held && tr.quiet >= tr.settle:
+		tr.reported, tr.held, tr.quietAt = now, false, now
+		return true
+	case changed:
+		tr.held = true
+	}
+	return false
+}
+
+// poll is the polling loop, and no control client is ever attached. Each
+// tick is one list-panes of PaneSignals (numbers and ids only); every
+// FullEvery, and at once when a pane appears or disappears, the tick
+// lists panes in full instead, for where panes are, their names, sizes,
+// modes, liveness, titles and commands, and the server's pid. Ticks never overlap: the next waits for
+// this one, PollInterval apart or more when listing is slow (see
+// pollGap). See step for when a changed pane is reported.
 func (w *Watcher) poll(ctx context.Context, why string) error {
 	lister := &Client{Server: w.server}
-	ticker := time.NewTicker(w.opts.PollInterval)
-	defer ticker.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	var (
-		prev      map[string]*paneTrack
-		topo      string
+		tracks    map[string]*paneTrack
+		topo      string // of the last full listing
+		ids       string // of the last listing of either kind
 		up        bool
 		lastErr   string
 		serverPID int
+		lastFull  time.Time
+		cost      time.Duration // a light listing's wall time, smoothed
 	)
 	for {
-		panes, err := lister.ListPanes(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		start := time.Now()
+		full := !up || start.Sub(lastFull) >= w.opts.FullEvery
+		var (
+			sigs  []PaneSignal
+			panes []Pane
+			err   error
+		)
+		if !full {
+			sigs, err = lister.ListPaneSignals(ctx)
+			switch {
+			case err != nil:
+			case idsOf(sigs) != ids:
+				full = true // a pane came, went or moved: names and commands are needed
+			default:
+				cost = smooth(cost, time.Since(start))
+			}
+		}
+		if full {
+			if panes, err = lister.ListPanes(ctx); err == nil {
+				sigs, lastFull = make([]PaneSignal, len(panes)), time.Now()
+				for i, p := range panes {
+					sigs[i] = p.Signal()
+				}
+			}
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -484,13 +590,15 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			return err
 		}
 		now := time.Now()
-		if err == nil && len(panes) > 0 && up && panes[0].ServerPID != serverPID {
+		if full && err == nil && len(panes) > 0 && up && panes[0].ServerPID != serverPID {
 			// The server was killed and another started between two
 			// ticks: the same as seeing it gone, then back.
-			up, prev = false, nil
+			up, tracks = false, nil
 			w.q.push(Event{Kind: EventDisconnected, Reason: "the tmux server was restarted"})
+			timer.Reset(0)
+			continue
 		}
-		if err == nil && len(panes) == 0 {
+		if err == nil && len(sigs) == 0 {
 			// A server with no sessions exits; treat the gap as no server.
 			err = &Error{Op: "list-panes", Server: w.server.String(), Msg: "no sessions", Err: ErrNoServer}
 		}
@@ -501,57 +609,84 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				w.log.Info("tmux: polling failed", "err", err)
 			}
 			if errors.Is(err, ErrNoServer) && up {
-				up, prev = false, nil
+				up, tracks = false, nil
 				w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
 			}
 		case !up:
 			up, lastErr, serverPID = true, "", panes[0].ServerPID
-			prev = make(map[string]*paneTrack, len(panes))
+			tracks = make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
-				prev[p.ID] = &paneTrack{sig: sigOf(p)}
+				tracks[p.ID] = &paneTrack{sig: p.Signal(), rest: restOf(p), settle: 1}
 			}
-			topo = topologyOf(panes)
+			topo, ids = topologyOf(panes), idsOf(sigs)
 			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes))
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
-			cur := make(map[string]*paneTrack, len(panes))
-			for _, p := range panes {
-				s := sigOf(p)
-				tr, ok := prev[p.ID]
+			cur := make(map[string]*paneTrack, len(sigs))
+			for i, s := range sigs {
+				tr, ok := tracks[s.ID]
 				if !ok {
-					cur[p.ID] = &paneTrack{sig: s}
+					tr = &paneTrack{sig: s, settle: 1}
+					if full {
+						tr.rest = restOf(panes[i])
+					}
+					cur[s.ID] = tr
 					continue
 				}
-				cur[p.ID] = tr
-				changed := tr.sig != s
-				tr.sig = s
-				if changed {
-					tr.changed = now
+				cur[s.ID] = tr
+				rest := false
+				if full {
+					r := restOf(panes[i])
+					rest, tr.rest = r != tr.rest, r
 				}
-				switch {
-				case changed && now.Sub(tr.reported) >= w.opts.BusyGap,
-					tr.held && now.Sub(tr.changed) >= w.opts.Settle,
-					tr.held && now.Sub(tr.reported) >= w.opts.BusyGap:
-					tr.reported, tr.held = now, false
-					w.q.push(Event{Kind: EventOutput, PaneID: p.ID})
-				case changed:
-					tr.held = true
+				if w.step(tr, s, rest, now) {
+					w.q.push(Event{Kind: EventOutput, PaneID: s.ID})
 				}
 			}
+			tracks, ids = cur, idsOf(sigs)
 			// Sessions, windows and panes come and go, are renamed or
 			// moved: the consumer lists panes again.
-			if t := topologyOf(panes); t != topo {
-				topo = t
-				w.q.push(Event{Kind: EventSessionsChanged})
+			if full {
+				if t := topologyOf(panes); t != topo {
+					topo = t
+					w.q.push(Event{Kind: EventSessionsChanged})
+				}
 			}
-			prev = cur
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
+		timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
 	}
+}
+
+// pollGap is the time from one tick's start to the next: PollInterval,
+// or longer when a listing takes more than 1/pollShare of it (many panes,
+// a busy server or machine), up to maxPoll, so polling never takes more
+// than about that share of the tmux server's time.
+func (w *Watcher) pollGap(cost time.Duration) time.Duration {
+	return min(max(w.opts.PollInterval, cost*pollShare), max(w.opts.PollInterval, maxPoll))
+}
+
+const (
+	pollShare = 20
+	maxPoll   = 250 * time.Millisecond
+)
+
+// smooth folds a new sample into a running average (weight 1/4).
+func smooth(avg, sample time.Duration) time.Duration {
+	if avg == 0 {
+		return sample
+	}
+	return avg + (sample-avg)/4
+}
+
+// idsOf sums up which panes exist: a change means a listing in full is
+// due. (Panes that move to another window or session are seen by the next
+// full listing.)
+func idsOf(sigs []PaneSignal) string {
+	var b strings.Builder
+	for _, s := range sigs {
+		b.WriteString(s.ID)
+	}
+	return b.String()
 }
 
 // topologyOf sums up where every pane is: a change means sessions,

@@ -1,0 +1,153 @@
+package tmux
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// ticker drives Watcher.step for one pane with a fake clock.
+type stepper struct {
+	w   *Watcher
+	tr  *paneTrack
+	now time.Time
+	sig PaneSignal
+}
+
+func newStepper() *stepper {
+	w := NewWatcher(Server{}, WatcherOptions{PollInterval: 50 * time.Millisecond, BusyGap: time.Second, Settle: 200 * time.Millisecond})
+	now := time.Unix(1_800_000_000, 0)
+	sig := PaneSignal{ID: "%1", Activity: now.Unix(), CursorX: 2, CursorY: 29}
+	// Quiet for long before the test starts.
+	return &stepper{w: w, tr: &paneTrack{sig: sig, settle: 1}, now: now.Add(10 * time.Second), sig: sig}
+}
+
+// tick advances the clock one poll and steps with the current signal.
+func (s *stepper) tick() bool {
+	s.now = s.now.Add(50 * time.Millisecond)
+	return s.w.step(s.tr, s.sig, false, s.now)
+}
+
+func (s *stepper) scroll()  { s.sig.HistorySize++ } // a layout change
+func (s *stepper) redrawn() { s.sig.Activity++ }    // written in place
+func (s *stepper) ticks(n int) (reports []int) {
+	for i := range n {
+		if s.tick() {
+			reports = append(reports, i)
+		}
+	}
+	return reports
+}
+
+func TestStepReportsAPromptOneTickAfterAStream(t *testing.T) {
+	s := newStepper()
+	// Output that scrolls every tick for two seconds: reported at once (it
+	// changed after a quiet spell), then at most once a BusyGap.
+	var reports []int
+	for i := range 40 {
+		s.scroll()
+		if s.tick() {
+			reports = append(reports, i)
+		}
+	}
+	if len(reports) < 2 || len(reports) > 3 || reports[0] != 0 {
+		t.Fatalf("a pane scrolling every tick for 2s was reported at ticks %v, want at once and then every second", reports)
+	}
+	// The stream stops on a prompt: one more change, then quiet. It is
+	// reported on that tick (when a BusyGap has passed since the last
+	// report) or on the quiet tick after it, and then never again.
+	s.scroll()
+	at := s.tick()
+	if quiet := s.tick(); at == quiet {
+		t.Fatalf("the last change of a stream: reported on its tick %v, on the quiet tick after %v; want exactly one", at, quiet)
+	}
+	if r := s.ticks(30); len(r) != 0 {
+		t.Fatalf("a quiet pane was reported again at ticks %v", r)
+	}
+}
+
+func TestStepLooksAtOnceWhenAStableLayoutChanges(t *testing.T) {
+	s := newStepper()
+	// A steady working screen: written in place every tick (activity only
+	// moves once a second, but the test moves it more to be sure).
+	for range 30 {
+		s.redrawn()
+		s.tick()
+	}
+	// A dialog is drawn: the layout changes for the first time in a while.
+	s.scroll()
+	if !s.tick() {
+		t.Fatal("a layout change after a stable second was not reported at once")
+	}
+	// Quiet afterwards: reported once more, in case the first look caught
+	// half a frame, then never again.
+	if r := s.ticks(20); len(r) != 1 || r[0] != 0 {
+		t.Fatalf("after the dialog the pane was reported at ticks %v, want once, at the first quiet tick", r)
+	}
+}
+
+func TestStepBacksOffOnPauses(t *testing.T) {
+	s := newStepper()
+	s.scroll()
+	s.tick() // at once, after the quiet spell
+	// Output in bursts: a change, a pause of three ticks (150ms, shorter
+	// than Settle)... A pause reported as a stop doubles the quiet spell
+	// needed (1, 2, then 4 ticks), so the pane stops being reported at every
+	// pause instead of 40 times.
+	reports := 0
+	for range 40 { // 8 seconds
+		s.scroll()
+		if s.tick() {
+			reports++
+		}
+		for range 3 {
+			if s.tick() {
+				reports++
+			}
+		}
+	}
+	if s.tr.settle != s.w.maxSettle || s.w.maxSettle != 4 {
+		t.Fatalf("settle is %d ticks after 40 pauses of 150ms, want the most, 4 (%d)", s.tr.settle, s.w.maxSettle)
+	}
+	// Two pauses taken for stops, and one report a BusyGap.
+	if reports > 12 {
+		t.Fatalf("%d reports for 40 pauses in 8 s", reports)
+	}
+	// Quiet for a BusyGap: the next burst starts from one tick again.
+	s.ticks(25)
+	if s.tr.settle != 1 {
+		t.Fatalf("settle is %d after a quiet second, want 1", s.tr.settle)
+	}
+}
+
+func TestParseSignals(t *testing.T) {
+	out := "%1 1795237000 4 29 120\n%12 0 0 0 0\n"
+	got, err := parseSignals([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PaneSignal{
+		{ID: "%1", Activity: 1795237000, CursorX: 4, CursorY: 29, HistorySize: 120},
+		{ID: "%12"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d signals, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("signal %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []string{
+		"%1 1 2\n",           // too few fields
+		"%1 1 2 3 4 extra\n", // too many
+		"x1 1 2 3 4\n",       // not a pane id
+		"%1 1 2 three 4\n",   // not a number
+		"%1 1 2 3 \\037\n",   // an escaped byte (3.4 and later)
+		"%1 1 2 3 4\n\n",     // an empty record
+	} {
+		if _, err := parseSignals([]byte(bad)); err == nil {
+			t.Errorf("parseSignals(%q) accepted garbage", strings.TrimSpace(bad))
+		}
+	}
+}
