@@ -48,7 +48,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("report: %v\n%s", err, data)
 	}
-	for _, want := range []string{"Detection latency", "Supervisor cost", "MCP `status`", "Guidance", "Classifier"} {
+	for _, want := range []string{"Detection latency", "Supervisor cost", "All it costs", "MCP `status`", "Guidance", "Classifier"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the printed report has no %q section:\n%s", want, stdout.String())
 		}
@@ -83,6 +83,13 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if s.TmuxCPU.System3 <= 0 || s.TmuxCPU.Baseline <= 0 {
 		t.Errorf("tmux server cpu = %+v", s.TmuxCPU)
+	}
+	// The server alone is measured with its agents streaming: never idle.
+	if s.TmuxAlone <= 0 || s.TmuxOwn.System3 <= 0 || s.TmuxOwn.Baseline <= 0 || s.TmuxOwn.System3 > s.TmuxCPU.System3 {
+		t.Errorf("tmux server own cpu = %+v, alone %v (of %+v with its agents)", s.TmuxOwn, s.TmuxAlone, s.TmuxCPU)
+	}
+	if e := s.Extra(); e.System3 < s.CPU.System3 || e.Baseline < s.CPU.Baseline {
+		t.Errorf("all it costs %+v is less than the supervisor's own cpu %+v", e, s.CPU)
 	}
 	if s.RSS.System3 < 1 || s.RSS.Baseline < 1 || s.RSSAfterLoad < s.RSS.System3 {
 		t.Errorf("peak rss = %+v, after load %v", s.RSS, s.RSSAfterLoad)

@@ -161,6 +161,12 @@ type Size struct {
 	// TmuxCPU is the CPU of the tmux server and every process under it
 	// (the workload's agents) over the streaming window.
 	TmuxCPU Pair[float64] `json:"tmux_server_cpu_pct"`
+	// TmuxOwn is the tmux server process's own CPU over the streaming
+	// window (its agents not included), and TmuxAlone the same with no
+	// supervisor at all: the difference is the load a supervisor adds to
+	// the tmux server (listings, captures, clients coming and going).
+	TmuxOwn   Pair[float64] `json:"tmux_server_own_cpu_pct"`
+	TmuxAlone float64       `json:"tmux_server_alone_cpu_pct"`
 	// RSS is the supervisor's peak resident memory (VmHWM) in MiB after
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).
 	RSS          Pair[float64] `json:"peak_rss_mib"`
@@ -235,6 +241,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				err = fmt.Errorf("baseline with %d panes: %w", n, err)
 			}
 		}
+		if err == nil {
+			if err = measureAlone(ctx, cfg, &s, logf); err != nil {
+				err = fmt.Errorf("tmux alone with %d panes: %w", n, err)
+			}
+		}
 		if err != nil {
 			// Keep what the other sizes measured.
 			logf("%v", err)
@@ -252,6 +263,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 //go:embed testdata/permission_bash.txt
 var permissionScreen string
+
+// Extra is what a supervisor costs in all, in percent of one core: its own
+// CPU and what it adds to the tmux server's.
+func (s Size) Extra() Pair[float64] {
+	return Pair[float64]{
+		System3:  s.CPU.System3 + max(0, s.TmuxOwn.System3-s.TmuxAlone),
+		Baseline: s.CPU.Baseline + max(0, s.TmuxOwn.Baseline-s.TmuxAlone),
+	}
+}
 
 // bigCapture is n lines of output ending on a permission prompt.
 func bigCapture(n int) string {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -139,7 +140,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	if s.CPU.System3, s.CPUServe, err = cpu.split(); err != nil {
 		return err
 	}
-	if s.TmuxCPU.System3, err = tcpu.percent(); err != nil {
+	if s.TmuxCPU.System3, s.TmuxOwn.System3, err = tcpu.split(); err != nil {
 		return err
 	}
 	rss, err := peakRSS(srv.pid())
@@ -359,7 +360,7 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 	if s.CPU.Baseline, err = cpu.percent(); err != nil {
 		return err
 	}
-	if s.TmuxCPU.Baseline, err = tcpu.percent(); err != nil {
+	if s.TmuxCPU.Baseline, s.TmuxOwn.Baseline, err = tcpu.split(); err != nil {
 		return err
 	}
 	rss, err := peakRSS(p.pid())
@@ -411,6 +412,27 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 		return err
 	}
 	s.CPUIdle.Baseline, err = cpu.percent()
+	return err
+}
+
+// measureAlone runs the streaming workload with no supervisor and measures
+// the tmux server's own CPU: what the server spends on its panes without
+// anyone watching them.
+func measureAlone(ctx context.Context, cfg Config, s *Size, logf logFunc) error {
+	logf("no supervisor, %d panes: measuring the tmux server for %v", s.Panes, cfg.Window)
+	w, err := startWorkload(ctx, cfg.Exe, s.Panes, cfg.Busy, cfg.PromptEvery)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	_, tcpu, err := settleAndMeter(ctx, w, os.Getpid())
+	if err != nil {
+		return err
+	}
+	if err := sleepCtx(ctx, cfg.Window); err != nil {
+		return err
+	}
+	_, s.TmuxAlone, err = tcpu.split()
 	return err
 }
 

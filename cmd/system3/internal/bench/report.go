@@ -70,6 +70,16 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			num(s.RSS.System3), num(s.RSS.Baseline), ratio(s.RSS.System3, s.RSS.Baseline))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "All it costs, streaming: the supervisor's CPU above, plus what it adds to the tmux server's own CPU (the server process alone, its agents not included) over the same workload with no supervisor. CPU in % of one core:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| panes | tmux server alone | tmux server: system3 / baseline | all it costs: system3 / baseline (ratio) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	for _, s := range r.Sizes {
+		e := s.Extra()
+		fmt.Fprintf(w, "| %d | %s | %s / %s | %s / %s (%s) |\n", s.Panes, num(s.TmuxAlone),
+			num(s.TmuxOwn.System3), num(s.TmuxOwn.Baseline), num(e.System3), num(e.Baseline), ratio(e.System3, e.Baseline))
+	}
+	fmt.Fprintln(w)
 	for _, s := range r.Sizes {
 		fmt.Fprintf(w, "- %d panes, streaming: system3's %s %% is %s %% in the serve process with the tmux commands it forked and reaped, and %s %% in tmux clients still running.\n",
 			s.Panes, num(s.CPU.System3), num(s.CPUServe), num(max(0, s.CPU.System3-s.CPUServe)))
