@@ -398,6 +398,22 @@ func (e *Engine) HasAgent(name string) bool {
 	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name })
 }
 
+// IsShellAgent reports whether name is an agent marked shell or viewer:
+// a program that is no coding agent.
+func (e *Engine) IsShellAgent(name string) bool {
+	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name && (a.Shell || a.Viewer) })
+}
+
+// IsProcessOf reports whether a process name is one of agent's processes.
+func (e *Engine) IsProcessOf(agent, name string) bool {
+	for _, a := range e.agents {
+		if a.Name == agent && a.matchesProcess(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsAgentProcess reports whether a process name is an agent's (not a
 // shell's), so the caller need not look at its children.
 func (e *Engine) IsAgentProcess(name string) bool {

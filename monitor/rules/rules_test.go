@@ -100,8 +100,14 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := Input{Screen: string(data)}
-			if p, ok := processFor[filepath.Dir(name)]; ok {
+			c, err := ParseCapture(name, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A capture saved by `system3 rules capture` says which
+			// processes the pane ran; without that header, processFor.
+			in := c.Input()
+			if p, ok := processFor[filepath.Dir(name)]; ok && c.Process == "" {
 				in.Processes = []string{p}
 			}
 			got := e.Classify(in)
