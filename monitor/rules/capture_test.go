@@ -118,7 +118,7 @@ func TestParseCapture(t *testing.T) {
 		t.Fatalf("input %+v", in)
 	}
 	bad := map[string]string{
-		CaptureMagic + "\n# state: sleepy\n# ---\n$ ":          "unknown state",
+		CaptureMagic + "\n# state: sleepy\n# ---\n$ ":           "unknown state",
 		CaptureMagic + "\n# state: idle\n":                      "no end line",
 		CaptureMagic + "\nstate: idle\n# ---\n":                 "start with '#'",
 		CaptureMagic + "\n# state: idle\n# kind: auth\n# ---\n": "not one of idle's kinds",
