@@ -82,6 +82,10 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if comm, job, ok := monitor.PaneForeground(sess.PID); ok && eng.ShellFor(comm) != "" {
 		in.Shell, in.Job = comm, job
 	}
+	dead := sess.Evidence.Rule == rules.RulePaneDead
+	if dead {
+		in.Dead, in.DeadStatus = true, -1
+	}
 	res := eng.Classify(in)
 	agent := res.Agent
 	if agent == "" {
@@ -100,6 +104,9 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 		{Key: "evidence", Value: strings.Join(res.Evidence, " | ")},
 		{Key: "monitor", Value: fmt.Sprintf("%s %s by %s (%s)", sess.State, orDash(sess.Kind), sess.Evidence.Rule, sess.Evidence.Source)},
 		{Key: "process", Value: sess.Command},
+	}
+	if dead {
+		header = append(header, rules.Field{Key: "dead", Value: "yes"})
 	}
 	if in.Shell != "" {
 		header = append(header, rules.Field{Key: "shell", Value: in.Shell}, rules.Field{Key: "job", Value: in.Job})

@@ -32,6 +32,8 @@ type Capture struct {
 	// Process, Shell and Job are the pane's processes as the monitor saw
 	// them (see Input).
 	Process, Shell, Job string
+	// Dead is set when the pane was dead (header "dead: yes").
+	Dead bool
 }
 
 // Field is one header line.
@@ -39,7 +41,7 @@ type Field struct{ Key, Value string }
 
 // Input is what to classify the capture with, as the monitor would.
 func (c Capture) Input() Input {
-	in := Input{Screen: c.Screen, Shell: c.Shell, Job: c.Job}
+	in := Input{Screen: c.Screen, Shell: c.Shell, Job: c.Job, Dead: c.Dead, DeadStatus: -1}
 	if c.Process != "" {
 		in.Processes = []string{c.Process}
 	}
@@ -100,6 +102,8 @@ func ParseCapture(name string, data []byte) (Capture, error) {
 			c.Shell = value
 		case "job":
 			c.Job = value
+		case "dead":
+			c.Dead = value == "yes"
 		}
 	}
 	if c.HasKind && c.State != "" && !validKind(c.State, c.Kind) {
