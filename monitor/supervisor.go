@@ -769,6 +769,8 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	state, kind := res.State, res.Kind
 	agent := res.Agent
 	switch {
+	case res.Rule == rules.RuleShellJob || res.Rule == rules.RuleShellPrompt:
+		ev.Source = "process"
 	case res.Rule == rules.RulePaneDead:
 		ev.Source = "process"
 		if agent == "" {

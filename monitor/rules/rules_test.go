@@ -76,6 +76,14 @@ var expectations = map[string]want{
 	"aider/confirm.txt":     {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
 	"aider/idle.txt":        {agent: "aider", state: "idle", rule: "aider.idle"},
 	"shell/prompt.txt":      {agent: "shell", state: "idle", rule: "shell.prompt"},
+	// Saved by system3 rules capture from real bash and sh panes: the
+	// header says what the pane ran.
+	"shell/idle_bash.txt":    {agent: "shell", state: "idle", rule: "shell.prompt"},
+	"shell/working_bash.txt": {agent: "shell", state: "working", rule: RuleShellJob},
+	"shell/working_sh.txt":   {agent: "shell", state: "working", rule: RuleShellJob},
+	"shell/error_bash.txt":   {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
+	"shell/error_sh.txt":     {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
+	"shell/exited_dead.txt":  {agent: "shell", state: "exited", kind: "dead", rule: RulePaneDead},
 }
 
 // processFor gives the non-Claude fixtures the process a live pane would
