@@ -41,7 +41,7 @@ var countsOf = schema{"type": "object", "additionalProperties": tInt}
 var (
 	sessionRowSchema = object(schema{
 		"name": tString, "target": tString, "pane": tString, "agent": tString,
-		"status": tString, "state": tString, "kind": tString, "question": tString, "tasks": tString,
+		"status": tString, "state": tString, "kind": tString, "question": tString, "tasks": tString, "hint": tString,
 	}, "name", "target", "pane", "state")
 	wakeSchema = object(schema{
 		"id": tString, "seq": tInt, "time": tTime, "reason": tString, "key": tString,
@@ -63,7 +63,7 @@ var outputSchemas = map[string]schema{
 		"unacked_wakes": tInt, "by_status": countsOf, "by_state": countsOf, "other_panes": tInt,
 		"orchestrators": arrayOf(object(schema{
 			"name": tString, "target": tString, "pane": tString, "agent": tString, "status": tString,
-			"state": tString, "unacked_wakes": tInt, "since": tTime, "updated": tTime,
+			"state": tString, "unacked_wakes": tInt, "hint": tString, "since": tTime, "updated": tTime,
 		}, "name", "pane", "state")),
 		"next": tString,
 	}, "version", "uptime", "tmux_running", "read_only", "unacked_wakes", "by_status", "by_state", "orchestrators", "next"),
@@ -73,7 +73,7 @@ var outputSchemas = map[string]schema{
 	"get_session": object(schema{
 		"name": tString, "target": tString, "pane": tString, "window": tString, "agent": tString,
 		"command": tString, "path": tString, "status": tString, "state": tString, "kind": tString,
-		"question": tString, "options": arrayOf(tString), "evidence": tObject, "since": tTime, "updated": tTime,
+		"question": tString, "options": arrayOf(tString), "evidence": tObject, "hint": tString, "since": tTime, "updated": tTime,
 		"task_list": tString, "tasks": tString, "task_items": arrayOf(tObject),
 		"recent_wakes": arrayOf(tObject), "screen": tString, "screen_lines_cut": tInt, "next": tString,
 	}, "name", "target", "pane", "state", "screen"),

@@ -80,6 +80,9 @@ type sessionRow struct {
 	Tasks    string   `json:"tasks,omitempty"` // "3/5"
 	TaskList string   `json:"task_list,omitempty"`
 	LastLine string   `json:"last_line,omitempty"`
+	// Hint says what to do about the state, when something can be done
+	// (a screen no rule explains: capture it).
+	Hint string `json:"hint,omitempty"`
 	// Tokens and CostUSD are what the agent's session used so far (from
 	// its transcript), when known; the cost needs usage.prices.
 	Tokens  int64     `json:"tokens,omitempty"`
@@ -100,6 +103,6 @@ func rowOf(s monitor.Session) sessionRow {
 		Status: CoarseState(s), State: string(s.State), Kind: s.Kind,
 		Question: s.Question, Options: s.Options,
 		Tasks: progressText(s.Tasks), TaskList: s.TaskList,
-		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated,
+		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated, Hint: s.Hint(),
 	}
 }

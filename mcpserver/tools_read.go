@@ -73,7 +73,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			doc.ByState[r.State]++
 			doc.Orchestrators = append(doc.Orchestrators, orchestrator{
 				Name: r.Name, Target: r.Target, Pane: r.Pane, Agent: r.Agent, Status: r.Status, State: r.State,
-				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane],
+				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane], Hint: r.Hint,
 				Since: r.Since, Updated: r.Updated,
 			})
 			if r.Status == StatusBlocked {
@@ -150,6 +150,7 @@ type orchestrator struct {
 	Tokens       int64     `json:"tokens,omitempty"`
 	CostUSD      float64   `json:"cost_usd,omitempty"`
 	UnackedWakes int       `json:"unacked_wakes"`
+	Hint         string    `json:"hint,omitempty"`
 	Since        time.Time `json:"since"`
 	Updated      time.Time `json:"updated"`
 }

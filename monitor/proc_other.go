@@ -27,3 +27,9 @@ func descendsFrom(pid, ancestor int) (bool, error) {
 func processStart(pid int) (time.Time, error) {
 	return time.Time{}, errors.New("process start times are not known on this system")
 }
+
+// PaneForeground cannot tell outside Linux: the screen decides.
+func PaneForeground(pid int) (comm, job string, ok bool) { return "", "", false }
+
+// AgentVersion is not known from processes outside Linux.
+func AgentVersion(pid int, agent string, isAgent func(comm string) bool) string { return "" }

@@ -6,6 +6,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -32,14 +33,17 @@ type Session struct {
 	Width       int    `json:"width"`
 	Height      int    `json:"height"`
 
-	Agent    string      `json:"agent"`
-	AgentBy  string      `json:"agent_by,omitempty"`
-	State    rules.State `json:"state"`
-	Kind     string      `json:"kind"`
-	Evidence Evidence    `json:"evidence"`
-	Question string      `json:"question,omitempty"`
-	Detail   string      `json:"detail,omitempty"`
-	Options  []string    `json:"options"`
+	Agent   string `json:"agent"`
+	AgentBy string `json:"agent_by,omitempty"`
+	// AgentVersion is the agent's version, when its process or screen
+	// tells it.
+	AgentVersion string      `json:"agent_version,omitempty"`
+	State        rules.State `json:"state"`
+	Kind         string      `json:"kind"`
+	Evidence     Evidence    `json:"evidence"`
+	Question     string      `json:"question,omitempty"`
+	Detail       string      `json:"detail,omitempty"`
+	Options      []string    `json:"options"`
 	// Since is when the current state began; Updated is the last capture.
 	Since   time.Time `json:"since"`
 	Updated time.Time `json:"updated"`
@@ -82,6 +86,16 @@ type Evidence struct {
 	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook"
 	Rule   string   `json:"rule"`
 	Lines  []string `json:"lines"`
+}
+
+// Hint is one line telling the user what to do about the session's
+// state, or "" when there is nothing to do: a recognised agent showing a
+// screen no rule explains asks for a capture.
+func (s Session) Hint() string {
+	if s.State == rules.Unknown && s.Evidence.Rule == rules.RuleNoMatch && s.Agent != "" {
+		return fmt.Sprintf("no rule explains this screen: run `system3 rules capture %s` and attach the file to a bug report, or add a rule (docs/rules.md)", s.Pane)
+	}
+	return ""
 }
 
 // NeedsPerson reports whether the state asks for a human or a supervisor.

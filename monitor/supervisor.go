@@ -40,6 +40,15 @@ type Config struct {
 	// Processes returns the names of the processes below pid (the pane's
 	// process), for recognising agents run by wrappers. Nil: none.
 	Processes func(pid int) []string
+	// Foreground tells, for a pane whose process is pid, that process's
+	// name and the foreground job it runs ("" when it holds the terminal
+	// itself), or ok false when that cannot be known (PaneForeground).
+	// Nil: not known; a shell's state then comes from its screen alone.
+	Foreground func(pid int) (comm, job string, ok bool)
+	// AgentVersion finds the version of the agent running under the pane's
+	// process pid (AgentVersion), for evidence and captures. Nil: only a
+	// version the agent's screen shows is known.
+	AgentVersion func(pid int, agent string, isAgent func(comm string) bool) string
 	// Probe tells what an agent's process says about it: its transcript
 	// and task list (see ProbeClaude). Nil: neither is followed.
 	Probe func(p tmux.Pane) AgentInfo
@@ -86,6 +95,11 @@ type Config struct {
 	SummaryEvery   time.Duration // a summary wake (digest of every session) this often (default 0: off)
 	LoopThreshold  int           // same error this many times → error_loop (default 3)
 	LoopWindow     time.Duration // ... within this window (default 10m)
+	// UnmatchedAfter is how long a recognised agent may show a screen no
+	// rule explains before its state becomes unknown ("no rule matched");
+	// until then it keeps its previous state, so a frame drawn half-way
+	// does not flap (default 3s; negative: at once).
+	UnmatchedAfter time.Duration
 
 	// Settle coalesces the events of one watcher tick before capturing
 	// (default 5ms: a tick's events arrive together).
@@ -119,6 +133,7 @@ func (c *Config) defaults() {
 	def(&c.HeartbeatEvery, 5*time.Minute)
 	def(&c.ErrorGrace, 30*time.Second)
 	def(&c.LoopWindow, 10*time.Minute)
+	def(&c.UnmatchedAfter, 3*time.Second)
 	def(&c.Settle, 5*time.Millisecond)
 	def(&c.MinCapture, 80*time.Millisecond)
 	def(&c.OtherCapture, time.Second)
@@ -159,6 +174,18 @@ type paneState struct {
 	// far; it is cleared when the usage falls below the budget again (a
 	// new transcript).
 	overBudget bool
+	// unmatchedSince is when the agent's screen stopped matching any rule
+	// (zero while one matches); unmatched is that latest classification,
+	// applied once UnmatchedAfter has passed even if the screen stays as
+	// it is.
+	unmatchedSince time.Time
+	unmatched      *pendingApply
+}
+
+// pendingApply is a classification waiting to be applied.
+type pendingApply struct {
+	res rules.Result
+	pr  probeResult
 }
 
 // Supervisor keeps the live registry of sessions, classifies panes when
@@ -196,6 +223,9 @@ type Supervisor struct {
 	hooks map[string]*paneHooks
 	// links are the session → task list links (link.go).
 	links linkTable
+	// versions caches each pane's agent version (see versionOf); only
+	// flush uses it.
+	versions map[string]*versionCache
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -222,7 +252,7 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 		cfg.Policy = p
 	}
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, versions: map[string]*versionCache{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }
@@ -462,6 +492,11 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			delete(s.probes, id)
 		}
 	}
+	for id := range s.versions {
+		if _, ok := s.panes[id]; !ok {
+			delete(s.versions, id)
+		}
+	}
 	var todo []*paneState
 	for _, st := range s.panes {
 		if !st.dirty {
@@ -506,7 +541,9 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 				res = s.classify(eng, p, c.screen)
 			}
 		}
-		s.apply(p.ID, res, s.withLink(p, s.probe(p, res.Agent)))
+		pr := s.withLink(p, s.probe(p, res.Agent))
+		pr.version = s.versionOf(eng, p, res.Agent, c.screen)
+		s.apply(p.ID, res, pr)
 	}
 	if ctx.Err() != nil {
 		return 0
@@ -519,6 +556,12 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 	in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
 	if !p.Dead {
 		in.Screen = screen
+		if s.cfg.Foreground != nil {
+			// A shell's own state comes from who holds its terminal.
+			if comm, job, ok := s.cfg.Foreground(p.PID); ok && eng.ShellFor(comm) != "" {
+				in.Shell, in.Job = comm, job
+			}
+		}
 		// Look below the pane's process only when its foreground
 		// command is not an agent already (a wrapper, node, a shell).
 		if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
@@ -703,10 +746,32 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	if res.Agent != "" && res.Agent != "shell" {
 		st.seenAgent = res.Agent
 	}
+	if res.Rule == rules.RuleNoMatch && res.Agent != "" && res.Kind == "" && !st.pane.Dead {
+		// A recognised agent shows a screen no rule explains: keep the
+		// previous state for UnmatchedAfter (a frame drawn half-way),
+		// then say so, naming the agent and its version.
+		if st.unmatchedSince.IsZero() {
+			st.unmatchedSince = now
+		}
+		st.unmatched = &pendingApply{res: res, pr: pr}
+		if wait := s.cfg.UnmatchedAfter; wait > 0 && now.Sub(st.unmatchedSince) < wait && st.sess.State != rules.Unknown {
+			st.sess.Updated, st.sess.LastLine = now, res.LastLine
+			return nil
+		}
+		who := res.Agent
+		if pr.version != "" {
+			who += " " + pr.version
+		}
+		res.Evidence = append([]string{fmt.Sprintf("no rule matched (%s)", who)}, res.Evidence...)
+	} else {
+		st.unmatchedSince, st.unmatched = time.Time{}, nil
+	}
 	ev := Evidence{Source: "screen", Rule: res.Rule, Lines: res.Evidence}
 	state, kind := res.State, res.Kind
 	agent := res.Agent
 	switch {
+	case res.Rule == rules.RuleShellJob || res.Rule == rules.RuleShellPrompt:
+		ev.Source = "process"
 	case res.Rule == rules.RulePaneDead:
 		ev.Source = "process"
 		if agent == "" {
@@ -718,7 +783,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		ev = Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
 	}
 	st.sess.ErrorCount = 0
-	if state == rules.Error {
+	if state == rules.Error && kind != "command" {
 		n := st.errs.observe(now, res.Evidence, s.cfg.LoopWindow)
 		st.sess.ErrorCount = n
 		if n >= s.cfg.LoopThreshold {
@@ -748,6 +813,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	ss.LastLine = res.LastLine
 	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
 	ss.AgentSessionID, ss.Transcript = pr.agentSessionID, pr.transcript
+	ss.AgentVersion = pr.version
 	if pr.usage != nil || st.pane.Dead || agent != "claude" {
 		// A probe that could not read the transcript this time keeps
 		// the usage known so far.
@@ -762,7 +828,8 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
 		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) || !ss.Usage.equal(prev.Usage) ||
-		ss.AgentSessionID != prev.AgentSessionID {
+		ss.AgentSessionID != prev.AgentSessionID ||
+		ss.AgentVersion != prev.AgentVersion || (ev.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch) {
 		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
 		return append(s.stateWakesLocked(st, prev), budget...)
 	}
@@ -803,6 +870,35 @@ type probeResult struct {
 	usage    *Usage
 	// agentSessionID and transcript name the agent's conversation.
 	agentSessionID, transcript string
+	// version is the agent's version, when known.
+	version string
+}
+
+// versionCache is a pane's agent version and what it was found for.
+type versionCache struct {
+	key, version string
+}
+
+// versionOf is the version of the agent in a pane: from its process
+// (looked up once per agent process), else from its screen (looked at
+// until found).
+func (s *Supervisor) versionOf(eng *rules.Engine, p tmux.Pane, agent, screen string) string {
+	if agent == "" || eng.IsShellAgent(agent) {
+		return ""
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%s", agent, p.PID, p.Command)
+	vc := s.versions[p.ID]
+	if vc == nil || vc.key != key {
+		vc = &versionCache{key: key}
+		s.versions[p.ID] = vc
+		if s.cfg.AgentVersion != nil && !p.Dead {
+			vc.version = s.cfg.AgentVersion(p.PID, agent, func(name string) bool { return eng.IsProcessOf(agent, name) })
+		}
+	}
+	if vc.version == "" && !p.Dead {
+		vc.version = eng.ScreenVersion(agent, screen)
+	}
+	return vc.version
 }
 
 // probe looks at a Claude Code pane's process (every reprobeEvery) and

@@ -579,8 +579,12 @@ func TestSetRulesReclassifiesEveryPane(t *testing.T) {
 	h.sup.SetRulesProblem("rules not reloaded: bad")
 	// No new output: the swap alone has the pane classified again.
 	h.sup.flush(context.Background())
-	if s := h.session("%1"); s.State != rules.Unknown {
-		t.Fatalf("state after the rule was disabled = %s", s.State)
+	// A screen no rule explains keeps its state for UnmatchedAfter, then
+	// is unknown.
+	h.clock.Add(3 * time.Second)
+	h.sup.timeChecks(h.clock.Now())
+	if s := h.session("%1"); s.State != rules.Unknown || s.Evidence.Rule != rules.RuleNoMatch {
+		t.Fatalf("state after the rule was disabled = %s by %s", s.State, s.Evidence.Rule)
 	}
 	if snap, _ := h.sup.Snapshot(context.Background()); !strings.Contains(snap.Problem, "rules not reloaded") {
 		t.Fatalf("problem = %q", snap.Problem)

@@ -84,14 +84,19 @@ func (s *Supervisor) budgetWakeLocked(st *paneState) []wakeOp {
 // past their grace, idleness, and the heartbeat.
 func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 	ops := s.expireHooksLocked(now)
-	for _, st := range s.panes {
+	for id, st := range s.panes {
+		if u := st.unmatched; u != nil && st.sess.Evidence.Rule != rules.RuleNoMatch && now.Sub(st.unmatchedSince) >= s.cfg.UnmatchedAfter {
+			// Still no rule for the screen, and no new output to say so.
+			ops = append(ops, s.applyLocked(now, id, u.res, u.pr)...)
+		}
 		cur := st.sess
 		if st.timeWoke {
 			continue
 		}
 		age := now.Sub(cur.Since)
 		switch {
-		case cur.State == rules.Error && age >= s.cfg.ErrorGrace:
+		case cur.State == rules.Error && cur.Kind != "command" && age >= s.cfg.ErrorGrace:
+			// A shell's failed command is for whoever typed it, not a wake.
 			ops = append(ops, s.raiseOp(cur, wake.ReasonAPIError))
 			st.timeWoke = true
 		case cur.State == rules.Idle && cur.Agent != "" && cur.Agent != "shell" && age >= s.cfg.IdleAfter:

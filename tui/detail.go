@@ -346,6 +346,10 @@ func (d detail) normalView() string {
 		}
 	}
 
+	if h := s.Hint(); h != "" {
+		add(keep, label("hint")+st.Dim.Render(clean(h)))
+	}
+
 	switch s.State {
 	case rules.AwaitingInput:
 		if q := clean(s.Question); q != "" {

@@ -176,7 +176,11 @@ func newRulesCmd(a *app) *cobra.Command {
 priority first, with the file each came from: "builtin" for the embedded
 defaults, or the path of your rules.yaml (in the config directory, beside
 config.yaml), which can add rules, replace a rule by reusing its id, or
-switch rules off with "disable: [id, ...]". See docs/rules.md.`,
+switch rules off with "disable: [id, ...]". See docs/rules.md.
+
+system3 rules capture PANE saves a pane's screen, secrets redacted, as a
+labelled capture; system3 rules test DIR checks a folder of them against
+the active rules.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := a.loadRules()
@@ -231,6 +235,7 @@ switch rules off with "disable: [id, ...]". See docs/rules.md.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newRulesCaptureCmd(a), newRulesTestCmd(a))
 	return cmd
 }
 

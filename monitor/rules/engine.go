@@ -48,21 +48,26 @@ type Agent struct {
 	// Viewer marks a pager or editor: in the foreground it shows text,
 	// and an agent's screen it shows (a saved transcript, a log) is not
 	// that agent. It is never an agent itself.
-	Viewer bool   `yaml:"viewer" json:"viewer,omitempty"`
-	Source string `yaml:"-" json:"source"`
+	Viewer bool `yaml:"viewer" json:"viewer,omitempty"`
+	// Version is a regexp whose first group, on the lowest line it
+	// matches, is the agent's version as its screen shows it (a start-up
+	// banner), for evidence and bug reports.
+	Version string `yaml:"version" json:"version,omitempty"`
+	Source  string `yaml:"-" json:"source"`
 
 	procs []*regexp.Regexp
 	// sig is all signatures in one alternation: one pass per line.
 	sig *regexp.Regexp
 	// trailer is all trailer patterns in one alternation.
 	trailer *regexp.Regexp
+	version *regexp.Regexp
 }
 
 func (a *Agent) compile() error {
 	if a.Name == "" {
 		return fmt.Errorf("an agent has no name")
 	}
-	a.procs, a.sig, a.trailer = nil, nil, nil
+	a.procs, a.sig, a.trailer, a.version = nil, nil, nil, nil
 	for _, p := range a.Processes {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -77,7 +82,36 @@ func (a *Agent) compile() error {
 	if a.trailer, err = alternation(a.Trailer); err != nil {
 		return fmt.Errorf("agent %s: trailer %w", a.Name, err)
 	}
+	if a.Version != "" {
+		if a.version, err = regexp.Compile(a.Version); err != nil {
+			return fmt.Errorf("agent %s: version pattern %q: %w", a.Name, a.Version, err)
+		}
+		if a.version.NumSubexp() < 1 {
+			return fmt.Errorf("agent %s: version pattern %q needs a group around the version, e.g. 'v(\\d+\\.\\d+\\.\\d+)'", a.Name, a.Version)
+		}
+	}
 	return nil
+}
+
+// ScreenVersion is the version of agent as its screen shows it (the
+// group of its version pattern on the lowest line that has it), or "".
+func (e *Engine) ScreenVersion(agent, screen string) string {
+	var a *Agent
+	for _, x := range e.agents {
+		if x.Name == agent {
+			a = x
+		}
+	}
+	if a == nil || a.version == nil {
+		return ""
+	}
+	lines := NewScreen(screen).Lines
+	for i := len(lines) - 1; i >= 0; i-- {
+		if m := a.version.FindStringSubmatch(lines[i]); m != nil && m[1] != "" {
+			return clipLine(m[1])
+		}
+	}
+	return ""
 }
 
 // alternation compiles patterns into one regexp matching any of them, or
@@ -364,6 +398,22 @@ func (e *Engine) HasAgent(name string) bool {
 	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name })
 }
 
+// IsShellAgent reports whether name is an agent marked shell or viewer:
+// a program that is no coding agent.
+func (e *Engine) IsShellAgent(name string) bool {
+	return slices.ContainsFunc(e.agents, func(a *Agent) bool { return a.Name == name && (a.Shell || a.Viewer) })
+}
+
+// IsProcessOf reports whether a process name is one of agent's processes.
+func (e *Engine) IsProcessOf(agent, name string) bool {
+	for _, a := range e.agents {
+		if a.Name == agent && a.matchesProcess(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsAgentProcess reports whether a process name is an agent's (not a
 // shell's), so the caller need not look at its children.
 func (e *Engine) IsAgentProcess(name string) bool {
@@ -390,6 +440,12 @@ type Input struct {
 	DeadStatus int
 	// Agent forces the agent instead of detecting it.
 	Agent string
+	// Shell is the name of the pane's own process when it is a shell and
+	// whether it holds the terminal's foreground is known; Job is then
+	// the command it runs in the foreground ("" while the shell itself is
+	// in the foreground, at its prompt). Both empty when not known (a
+	// saved capture, a system without /proc): the screen decides.
+	Shell, Job string
 }
 
 // Result is a classification with the evidence for it.
@@ -415,6 +471,11 @@ const (
 	RulePaneDead    = "builtin.pane_dead"
 	RuleProcessGone = "builtin.process_gone"
 	RuleNoMatch     = "builtin.no_match"
+	// RuleShellJob: a shell runs a command in the foreground (working).
+	RuleShellJob = "builtin.shell_job"
+	// RuleShellPrompt: a shell holds the foreground, so it waits at its
+	// prompt (idle), though no screen rule recognised the prompt.
+	RuleShellPrompt = "builtin.shell_prompt"
 )
 
 // Classify decides the state of one pane.
@@ -432,6 +493,20 @@ func (e *Engine) Classify(in Input) Result {
 		if in.DeadStatus < 0 {
 			res.Evidence = []string{"the pane's process exited (tmux reports no exit status yet)"}
 		}
+		return res
+	}
+	shell := ""
+	if in.Shell != "" {
+		shell = e.ShellFor(in.Shell)
+	}
+	if shell != "" && in.Job != "" && (agent == nil || agent.Shell) && e.viewer(in.Job) == "" {
+		// The pane's shell runs a command in the foreground: whatever the
+		// screen shows, that command is at work.
+		res.Agent, res.AgentBy = shell, "process"
+		res.State, res.Rule = Working, RuleShellJob
+		res.Evidence = []string{fmt.Sprintf("%s runs %s in the foreground", in.Shell, in.Job)}
+		res.LastLine = clipLine(res.LastLine)
+		res.Evidence[0] = clipLine(res.Evidence[0])
 		return res
 	}
 	if agent != nil && agent.trailer != nil {
@@ -459,6 +534,12 @@ func (e *Engine) Classify(in Input) Result {
 		res.State, res.Kind, res.Rule = Exited, "process_gone", RuleProcessGone
 		res.Evidence = []string{fmt.Sprintf("no %s process in the pane; %s is in the foreground", agent.Name, in.Processes[0])}
 		res.Question, res.Detail, res.Options = "", "", []string{}
+	}
+	if res.State == "" && shell != "" && in.Job == "" && agent != nil && agent.Shell {
+		// No rule knows this prompt, but the shell itself holds the
+		// terminal: it waits for a command.
+		res.State, res.Rule = Idle, RuleShellPrompt
+		res.Evidence = []string{fmt.Sprintf("%s is in the foreground: it waits at its prompt", in.Shell)}
 	}
 	if res.State == "" {
 		res.State, res.Rule = Unknown, RuleNoMatch

@@ -286,3 +286,63 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+func TestShellStates(t *testing.T) {
+	e := engine(t)
+	tests := []struct {
+		name  string
+		in    Input
+		state State
+		kind  string
+		rule  string
+	}{
+		{"at its prompt", Input{Screen: "$ ls\nfile\nuser@host:~$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
+		{"prompt no rule knows, shell in front", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", RuleShellPrompt},
+		{"prompt no rule knows, foreground unknown", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}}, Unknown, "", RuleNoMatch},
+		{"running a command", Input{Screen: "$ sleep 30\n", Processes: []string{"sleep"}, Shell: "bash", Job: "sleep"}, Working, "", RuleShellJob},
+		{"running a script in a child shell", Input{Screen: "$ ./build.sh\ncompiling\n$ ", Processes: []string{"bash", "bash", "make"}, Shell: "bash", Job: "bash"}, Working, "", RuleShellJob},
+		{"running a command that printed a prompt", Input{Screen: "$ cat notes\n$ ", Processes: []string{"cat"}, Shell: "sh", Job: "cat"}, Working, "", RuleShellJob},
+		{"a pager is not work", Input{Screen: "some text\n:", Processes: []string{"less"}, Shell: "bash", Job: "less"}, Unknown, "viewer", RuleNoMatch},
+		{"command not found", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
+		{"dash not found", Input{Screen: "$ nosuch\nsh: 1: nosuch: not found\n$ ", Processes: []string{"sh"}, Shell: "sh"}, Error, "command", "shell.failed"},
+		{"zsh not found", Input{Screen: "% nosuch\nzsh: command not found: nosuch\n% ", Processes: []string{"zsh"}, Shell: "zsh"}, Error, "command", "shell.failed"},
+		{"killed by a signal", Input{Screen: "$ ./server\nKilled\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
+		{"core dump", Input{Screen: "$ ./a.out\nSegmentation fault (core dumped)\n$ ", Processes: []string{"bash"}}, Error, "command", "shell.failed"},
+		{"status in the prompt", Input{Screen: "$ false\n✘ 1 ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
+		{"status zero in the prompt", Input{Screen: "$ true\n[exit 0] ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
+		{"a failure the user moved past", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ \n$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
+		{"a failure message the command printed, then more", Input{Screen: "$ ./t\nbash: x: command not found\nall good\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
+		{"dead pane", Input{Screen: "$ exit\n", Processes: []string{"bash"}, Dead: true, DeadStatus: 1}, Exited, "dead", RulePaneDead},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := e.Classify(tt.in)
+			if got.State != tt.state || got.Kind != tt.kind || got.Rule != tt.rule {
+				t.Fatalf("got %s/%s by %s (agent %q, evidence %q); want %s/%s by %s", got.State, got.Kind, got.Rule, got.Agent, got.Evidence, tt.state, tt.kind, tt.rule)
+			}
+			if len(got.Evidence) == 0 {
+				t.Errorf("no evidence")
+			}
+			if tt.state != Unknown && got.Agent != "shell" {
+				t.Errorf("agent = %q, want shell", got.Agent)
+			}
+		})
+	}
+}
+
+func TestScreenVersion(t *testing.T) {
+	e := engine(t)
+	screen := " ▐▛███▜▌   Claude Code v2.1.330\n▝▜█████▛▘  Sonnet 4.5 · API Usage Billing\n\n❯ \n"
+	if got := e.ScreenVersion("claude", screen); got != "2.1.330" {
+		t.Errorf("claude version = %q, want 2.1.330", got)
+	}
+	if got := e.ScreenVersion("claude", "no banner\n"); got != "" {
+		t.Errorf("version without a banner = %q", got)
+	}
+	if got := e.ScreenVersion("shell", screen); got != "" {
+		t.Errorf("shell has no version pattern, got %q", got)
+	}
+	if _, err := New(Builtin(), Source{Name: "u", Data: []byte("version: 1\nagents:\n  - name: x\n    version: 'v\\d+'\n")}); err == nil || !strings.Contains(err.Error(), "group") {
+		t.Errorf("a version pattern without a group: err = %v", err)
+	}
+}

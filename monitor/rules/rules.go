@@ -43,7 +43,7 @@ func (s State) Valid() bool {
 // a rules file is caught when the file loads.
 var Kinds = map[State][]string{
 	AwaitingInput: {"permission", "question", "plan", "trust", "other"},
-	Error:         {"api_error", "rate_limited", "auth"},
+	Error:         {"api_error", "rate_limited", "auth", "command"},
 	Idle:          {"", "interrupted"},
 	Working:       {"", "tool", "compacting"},
 	Exited:        {"", "dead", "process_gone", "closed"},

@@ -76,6 +76,14 @@ var expectations = map[string]want{
 	"aider/confirm.txt":     {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
 	"aider/idle.txt":        {agent: "aider", state: "idle", rule: "aider.idle"},
 	"shell/prompt.txt":      {agent: "shell", state: "idle", rule: "shell.prompt"},
+	// Saved by system3 rules capture from real bash and sh panes: the
+	// header says what the pane ran.
+	"shell/idle_bash.txt":    {agent: "shell", state: "idle", rule: "shell.prompt"},
+	"shell/working_bash.txt": {agent: "shell", state: "working", rule: RuleShellJob},
+	"shell/working_sh.txt":   {agent: "shell", state: "working", rule: RuleShellJob},
+	"shell/error_bash.txt":   {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
+	"shell/error_sh.txt":     {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
+	"shell/exited_dead.txt":  {agent: "shell", state: "exited", kind: "dead", rule: RulePaneDead},
 }
 
 // processFor gives the non-Claude fixtures the process a live pane would
@@ -100,8 +108,14 @@ func TestCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := Input{Screen: string(data)}
-			if p, ok := processFor[filepath.Dir(name)]; ok {
+			c, err := ParseCapture(name, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A capture saved by `system3 rules capture` says which
+			// processes the pane ran; without that header, processFor.
+			in := c.Input()
+			if p, ok := processFor[filepath.Dir(name)]; ok && c.Process == "" {
 				in.Processes = []string{p}
 			}
 			got := e.Classify(in)

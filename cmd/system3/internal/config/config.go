@@ -311,6 +311,9 @@ type Monitor struct {
 	// SummaryEvery: a summary wake with a digest of every session this
 	// often (default: off).
 	SummaryEvery time.Duration `yaml:"summary_every"`
+	// UnmatchedAfter: a recognised agent showing a screen no rule explains
+	// keeps its previous state this long, then is unknown (default 3s).
+	UnmatchedAfter time.Duration `yaml:"unmatched_after"`
 }
 
 // Duration is a time.Duration that also accepts "off" (stored as -1).
