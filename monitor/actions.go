@@ -646,10 +646,16 @@ func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, er
 				return choose(i)
 			}
 		}
+		// Gemini CLI's approvals start "Allow once".
+		for i, o := range opts {
+			if hasWordPrefix(o, "allow") {
+				return choose(i)
+			}
+		}
 		if sess.Agent == "aider" {
 			return choose(0)
 		}
-		return "", nil, fmt.Errorf("%w: no option starts with Yes (%s)", ErrBadAnswer, list())
+		return "", nil, fmt.Errorf("%w: no option starts with Yes or Allow (%s)", ErrBadAnswer, list())
 	case "n", "no":
 		if sess.Agent == "aider" {
 			return "No", []tmux.Key{tmux.Key("n"), tmux.KeyEnter}, nil

@@ -25,6 +25,8 @@ func TestAnswerKeys(t *testing.T) {
 	codex := Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
 	gem := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
 	gemNo := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
+	// Gemini CLI 0.61.0's shell approval (monitor/testdata/captures/gemini/permission_shell.txt).
+	gemShell := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
 	aider := Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
 	bare := Session{Agent: "claude", State: rules.AwaitingInput}
 	cases := []struct {
@@ -55,6 +57,10 @@ func TestAnswerKeys(t *testing.T) {
 		{"gemini without a No option", gem, "no", "Escape", []string{"Escape"}, nil},
 		{"gemini No option", gemNo, "no", "No", []string{"2"}, nil},
 		{"gemini label", gem, "deny", "Deny", []string{"2"}, nil},
+		{"gemini 1 allows once", gemShell, "1", "Allow once", []string{"1"}, nil},
+		{"gemini yes allows once", gemShell, "yes", "Allow once", []string{"1"}, nil},
+		{"gemini no is Escape", gemShell, "no", "No, suggest changes (esc)", []string{"Escape"}, nil},
+		{"gemini session label", gemShell, "for this session", "Allow for this session", []string{"2"}, nil},
 		{"aider letter and Enter", aider, "yes", "Yes", []string{"y", "Enter"}, nil},
 		{"aider no", aider, "no", "No", []string{"n", "Enter"}, nil},
 		{"aider by number", aider, "2", "No", []string{"n", "Enter"}, nil},

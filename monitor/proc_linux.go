@@ -58,6 +58,27 @@ func ProcessTree(pid int) []string {
 	return names
 }
 
+// ProcessCmdlines returns the command lines of pid and the processes below
+// it, each its arguments joined by spaces, for agents recognised by their
+// arguments: an agent run by an interpreter (node …/gemini) has the
+// interpreter's name.
+func ProcessCmdlines(pid int) []string {
+	var out []string
+	add := func(p int) {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		if err != nil || len(data) == 0 {
+			return
+		}
+		out = append(out, strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(data, "\x00"), []byte{0}, []byte{' '}))))
+	}
+	add(pid)
+	walkProcesses(pid, func(p int, _ string) bool {
+		add(p)
+		return true
+	})
+	return out
+}
+
 // findProcess returns pid, or the first process below it, whose command
 // name is name; 0 when there is none.
 func findProcess(pid int, name string) int {

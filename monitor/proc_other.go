@@ -13,6 +13,9 @@ import (
 // ProcessTree returns nil outside Linux.
 func ProcessTree(pid int) []string { return nil }
 
+// ProcessCmdlines returns nil outside Linux.
+func ProcessCmdlines(pid int) []string { return nil }
+
 func findProcess(pid int, name string) int { return 0 }
 
 func processEnv(pid int) map[string]string { return nil }

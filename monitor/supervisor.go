@@ -49,6 +49,10 @@ type Config struct {
 	// process pid (AgentVersion), for evidence and captures. Nil: only a
 	// version the agent's screen shows is known.
 	AgentVersion func(pid int, agent string, isAgent func(comm string) bool) string
+	// Cmdlines returns the command lines of pid and the processes below it,
+	// for agents recognised by their arguments (node …/gemini). It is called
+	// only when no process name is an agent's. Nil: none.
+	Cmdlines func(pid int) []string
 	// Probe tells what an agent's process says about it: its transcript
 	// and task list (see ProbeClaude). Nil: neither is followed.
 	Probe func(p tmux.Pane) AgentInfo
@@ -566,6 +570,9 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 		// command is not an agent already (a wrapper, node, a shell).
 		if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
 			in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
+		}
+		if s.cfg.Cmdlines != nil && eng.WantsArgs(in.Processes) {
+			in.Cmdlines = s.cfg.Cmdlines(p.PID)
 		}
 	}
 	res := eng.Classify(in)

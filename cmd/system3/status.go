@@ -283,7 +283,7 @@ func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
 	}
 	defer store.Close()
 	srv := a.tmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log,
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log,
 		LinksPath: filepath.Join(a.settings.StateDir, monitor.LinksFile), Prices: priceTable(a.settings.File.Usage).Lookup})
 	if err != nil {
 		return monitor.Snapshot{}, err

@@ -35,6 +35,10 @@ type Agent struct {
 	// Processes are regexps matched against the names of the processes in
 	// the pane (the foreground command and its descendants).
 	Processes []string `yaml:"processes" json:"processes"`
+	// Args are regexps matched against the command lines (arguments
+	// joined by spaces) of the processes in the pane, for agents whose
+	// process is an interpreter: the Gemini CLI runs as `node …/gemini`.
+	Args []string `yaml:"args" json:"args,omitempty"`
 	// Signatures are regexps; one found on screen identifies the agent when
 	// no process did (an agent run through node, a wrapper, or a rename).
 	Signatures []string `yaml:"signatures" json:"signatures,omitempty"`
@@ -56,6 +60,7 @@ type Agent struct {
 	Source  string `yaml:"-" json:"source"`
 
 	procs []*regexp.Regexp
+	args  []*regexp.Regexp
 	// sig is all signatures in one alternation: one pass per line.
 	sig *regexp.Regexp
 	// trailer is all trailer patterns in one alternation.
@@ -67,13 +72,23 @@ func (a *Agent) compile() error {
 	if a.Name == "" {
 		return fmt.Errorf("an agent has no name")
 	}
-	a.procs, a.sig, a.trailer, a.version = nil, nil, nil, nil
+	a.procs, a.args, a.sig, a.trailer, a.version = nil, nil, nil, nil, nil
 	for _, p := range a.Processes {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return fmt.Errorf("agent %s: process pattern %q: %w", a.Name, p, err)
 		}
 		a.procs = append(a.procs, re)
+	}
+	if len(a.Args) > 0 && (a.Shell || a.Viewer) {
+		return fmt.Errorf("agent %s: args recognise agents; a shell or viewer is recognised by its process name only", a.Name)
+	}
+	for _, p := range a.Args {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return fmt.Errorf("agent %s: args pattern %q: %w", a.Name, p, err)
+		}
+		a.args = append(a.args, re)
 	}
 	var err error
 	if a.sig, err = alternation(a.Signatures); err != nil {
@@ -133,6 +148,15 @@ func alternation(patterns []string) (*regexp.Regexp, error) {
 func (a *Agent) matchesProcess(name string) bool {
 	for _, re := range a.procs {
 		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Agent) matchesArgs(cmdline string) bool {
+	for _, re := range a.args {
+		if re.MatchString(cmdline) {
 			return true
 		}
 	}
@@ -425,6 +449,27 @@ func (e *Engine) IsAgentProcess(name string) bool {
 	return false
 }
 
+// WantsArgs reports whether recognising the agent in a pane whose
+// processes are named procs needs their command lines: no agent is known by
+// those names, and some agent is known by its arguments.
+func (e *Engine) WantsArgs(procs []string) bool {
+	has := false
+	for _, a := range e.agents {
+		if len(a.args) > 0 {
+			has = true
+		}
+	}
+	if !has {
+		return false
+	}
+	for _, p := range procs {
+		if e.IsAgentProcess(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // Input is what the engine looks at for one pane.
 type Input struct {
 	// Screen is the capture, with or without escape sequences.
@@ -433,6 +478,10 @@ type Input struct {
 	// command first, then its descendants. Empty when unknown (a saved
 	// capture).
 	Processes []string
+	// Cmdlines are the command lines (arguments joined by spaces) of the
+	// processes in the pane, matched against agents' args; empty when
+	// unknown or not needed.
+	Cmdlines []string
 	// Dead is set when the pane's process has exited and tmux kept the pane.
 	Dead bool
 	// DeadStatus is the exit status of a dead pane's process; negative
@@ -608,7 +657,8 @@ func (e *Engine) ShellFor(proc string) string {
 }
 
 // detect finds the agent: given, else by process (any non-shell agent
-// process in the pane wins over a shell), else by screen signature (the one
+// process in the pane, by name or else by its arguments, wins over a
+// shell), else by screen signature (the one
 // lowest on screen, i.e. most recent), else a shell by process.
 func (e *Engine) detect(in Input, s *Screen) (*Agent, string) {
 	if in.Agent != "" {
@@ -630,6 +680,13 @@ func (e *Engine) detect(in Input, s *Screen) (*Agent, string) {
 			}
 			if shell == nil {
 				shell = a
+			}
+		}
+	}
+	for _, c := range in.Cmdlines {
+		for _, a := range e.agents {
+			if !a.Shell && !a.Viewer && a.matchesArgs(c) {
+				return a, "process"
 			}
 		}
 	}

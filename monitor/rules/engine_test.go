@@ -346,3 +346,46 @@ func TestScreenVersion(t *testing.T) {
 		t.Errorf("a version pattern without a group: err = %v", err)
 	}
 }
+
+// TestGeminiByArguments: the Gemini CLI runs as node, so it is recognised
+// by its command line, and only by a command line that runs it.
+func TestGeminiByArguments(t *testing.T) {
+	e := engine(t)
+	screen := "$ \n"
+	for _, tc := range []struct {
+		cmdlines []string
+		want     string
+	}{
+		{[]string{"node /home/u/e2e/node_modules/.bin/gemini"}, "gemini"},
+		{[]string{"bash", "/opt/node22/bin/node --max-old-space-size=12052 /home/u/project/node_modules/.bin/gemini --resume latest"}, "gemini"},
+		{[]string{"node /usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js -m gemini-2.5-pro"}, "gemini"},
+		{[]string{"node /usr/local/bin/gemini"}, "gemini"},
+		{[]string{"less /usr/lib/node_modules/@google/gemini-cli/README.md"}, "shell"},
+		{[]string{"node server.js gemini"}, "shell"},
+		{[]string{"node /srv/gemini-proxy/index.js"}, "shell"},
+		{[]string{"vim /home/u/.gemini/settings.json"}, "shell"},
+		{nil, "shell"},
+	} {
+		got := e.Classify(Input{Screen: screen, Processes: []string{"bash", "node"}, Cmdlines: tc.cmdlines})
+		if got.Agent != tc.want || got.AgentBy != "process" {
+			t.Errorf("%q: agent %q by %q, want %q by process", tc.cmdlines, got.Agent, got.AgentBy, tc.want)
+		}
+	}
+	if !e.WantsArgs([]string{"bash", "node"}) {
+		t.Error("WantsArgs(bash, node) = false; node may be the Gemini CLI")
+	}
+	if e.WantsArgs([]string{"bash", "claude"}) {
+		t.Error("WantsArgs(bash, claude) = true; claude is known by name")
+	}
+}
+
+func TestArgsRejectedOnShellsAndBadPatterns(t *testing.T) {
+	for _, src := range []string{
+		"version: 1\nagents:\n  - name: sh2\n    shell: true\n    processes: ['^sh2$']\n    args: ['x']\n",
+		"version: 1\nagents:\n  - name: bad\n    args: ['(']\n",
+	} {
+		if _, err := New(Builtin(), Source{Name: "user.yaml", Data: []byte(src)}); err == nil {
+			t.Errorf("accepted %q", src)
+		}
+	}
+}
