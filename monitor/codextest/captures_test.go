@@ -240,7 +240,7 @@ func captureQuestion(t *testing.T) {
 	// request_user_input is offered in Plan mode only.
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Send("/plan")
-	time.Sleep(2 * time.Second)
+	s.WaitForText("Plan mode (shift+tab to cycle)", 0)
 	save(t, "idle_plan_mode.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Send("pick-db for me")
 	s.WaitForText("Which database should we use?", 0)

@@ -426,3 +426,48 @@ func (s *Session) WaitForText(text string, timeout time.Duration) string {
 // Socket is the path of the private tmux server's socket, for code under
 // test that talks to tmux itself (tmux.Server{Path: s.Socket()}).
 func (s *Session) Socket() string { return s.tmux.Server.Path }
+
+// Processes returns the names of the pane's processes as the monitor sees
+// them: the shell, then its descendants (/proc/PID/comm), e.g. "bash",
+// "node", "codex" while the CLI runs.
+func (s *Session) Processes() []string {
+	s.t.Helper()
+	root := s.PanePID()
+	children := map[int][]int{}
+	names := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(stat), ')')
+		j := strings.IndexByte(string(stat), '(')
+		if i < 0 || j < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+		names[pid] = string(stat[j+1 : i])
+	}
+	var out []string
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if n, ok := names[p]; ok {
+			out = append(out, n)
+		}
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
