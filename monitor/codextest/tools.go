@@ -10,14 +10,14 @@ func Exec(cmd, justification string) *ToolCall {
 		"cmd":                 cmd,
 		"sandbox_permissions": "require_escalated",
 		"justification":       justification,
-		"yield_time_ms":       2000,
+		"yield_time_ms":       10000,
 	})
 }
 
 // ExecSandboxed is a call to exec_command that runs cmd inside the sandbox,
 // without asking (read-only commands in a read-only sandbox).
 func ExecSandboxed(cmd string) *ToolCall {
-	return tool("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 2000})
+	return tool("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 10000})
 }
 
 // ApplyPatch is an exec_command running Codex's apply_patch with patch, an
@@ -26,7 +26,7 @@ func ExecSandboxed(cmd string) *ToolCall {
 func ApplyPatch(patch string) *ToolCall {
 	return tool("exec_command", map[string]any{
 		"cmd":           "apply_patch <<'PATCH'\n" + patch + "PATCH\n",
-		"yield_time_ms": 2000,
+		"yield_time_ms": 10000,
 	})
 }
 
