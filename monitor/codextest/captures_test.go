@@ -83,9 +83,6 @@ func captureMain(t *testing.T) {
 	api := NewFakeAPI(t)
 	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "main")})
 	writeProjectFiles(t, s)
-	// A logo shows for a moment at start-up, then the session header.
-	save(t, "idle_start_logo.txt", s.WaitStable(500*time.Millisecond, 0))
-	s.WaitForText(">_ OpenAI Codex", 0)
 	save(t, "idle.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "say-hello", Steps: []Step{{Text: "Hello! How can I help?"}}})

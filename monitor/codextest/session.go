@@ -170,7 +170,11 @@ func Start(t testing.TB, opts Options) *Session {
 	if opts.Untrusted {
 		s.WaitForText("Trust this folder?", opts.ReadyTimeout)
 	} else {
-		s.WaitFor("input box", opts.ReadyTimeout, IsReady)
+		// A logo with the composer under it shows before the session is
+		// configured; keys sent then can be undone by the configuration.
+		s.WaitFor("input box under the session header", opts.ReadyTimeout, func(sc string) bool {
+			return IsReady(sc) && strings.Contains(sc, ">_ OpenAI Codex")
+		})
 	}
 	return s
 }

@@ -78,7 +78,6 @@ var expectations = map[string]want{
 	"codex/idle.txt":                        {agent: "codex", state: "idle", rule: "codex.idle"},
 	"codex/idle_after_turn.txt":             {agent: "codex", state: "idle", rule: "codex.idle"},
 	"codex/idle_plan_mode.txt":              {agent: "codex", state: "idle", rule: "codex.idle"},
-	"codex/idle_start_logo.txt":             {agent: "codex", state: "idle", rule: "codex.idle"},
 	"codex/interrupted.txt":                 {agent: "codex", state: "idle", kind: "interrupted", rule: "codex.interrupted"},
 	"codex/interrupted_permission.txt":      {agent: "codex", state: "idle", kind: "interrupted", rule: "codex.interrupted"},
 	"codex/permission_edit.txt":             {agent: "codex", state: "awaiting_input", kind: "permission", rule: "codex.permission", question: "Would you like to make the following edits?", options: []string{"Yes, proceed (y)", "Yes, and don't ask again for these files (a)", "No, and tell Codex what to do differently (esc)"}, detail: "Edited notes.txt"},
