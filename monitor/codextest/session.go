@@ -196,7 +196,6 @@ sandbox_mode = "read-only"
 `)
 	}
 	b.WriteString(`check_for_update_on_startup = false
-hide_full_access_warning = true
 
 [analytics]
 enabled = false
@@ -232,48 +231,63 @@ var readyRE = regexp.MustCompile(`(?ms)^› .*\? for shortcuts`)
 
 // killDaemon stops the background app server a Daemon session started:
 // the processes named in CODEX_HOME's pid files, which only this session's
-// CLI could have written.
+// CLI could have written. The server drains running turns on SIGTERM, so
+// one that does not exit soon is killed.
 func (s *Session) killDaemon() {
+	var pids []int
 	for _, f := range []string{"daemon.pid", "daemon-updater.pid"} {
-		b, err := os.ReadFile(filepath.Join(s.CodexHome, "app-server-daemon", f))
-		if err != nil {
-			continue
+		if pid := s.daemonPID(f); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			pids = append(pids, pid)
 		}
-		var rec struct {
-			PID int `json:"pid"`
-		}
-		if json.Unmarshal(b, &rec) != nil || rec.PID <= 1 {
-			continue
-		}
-		// Make sure the pid is still the daemon of this CODEX_HOME.
-		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
-		if err != nil || !strings.Contains(string(cmd), s.CodexHome) {
-			continue
-		}
-		_ = syscall.Kill(rec.PID, syscall.SIGTERM)
 	}
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// daemonPID reads a pid file of CODEX_HOME/app-server-daemon and returns
+// the pid if that process still runs from this CODEX_HOME, else 0.
+func (s *Session) daemonPID(file string) int {
+	b, err := os.ReadFile(filepath.Join(s.CodexHome, "app-server-daemon", file))
+	if err != nil {
+		return 0
+	}
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	if json.Unmarshal(b, &rec) != nil || rec.PID <= 1 {
+		return 0
+	}
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
+	if err != nil || !strings.Contains(string(cmd), s.CodexHome) || !alive(rec.PID) {
+		return 0
+	}
+	return rec.PID
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }
 
 // DaemonPIDs returns the live pids of this session's background app server.
 func (s *Session) DaemonPIDs() []int {
-	var pids []int
-	for _, f := range []string{"daemon.pid"} {
-		b, err := os.ReadFile(filepath.Join(s.CodexHome, "app-server-daemon", f))
-		if err != nil {
-			continue
-		}
-		var rec struct {
-			PID int `json:"pid"`
-		}
-		if json.Unmarshal(b, &rec) != nil || rec.PID <= 1 {
-			continue
-		}
-		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
-		if err == nil && strings.Contains(string(cmd), s.CodexHome) {
-			pids = append(pids, rec.PID)
-		}
+	if pid := s.daemonPID("daemon.pid"); pid > 0 {
+		return []int{pid}
 	}
-	return pids
+	return nil
 }
 
 func realDir(t testing.TB, dir string) string {
