@@ -593,7 +593,8 @@ func parseKeys(names []string) ([]tmux.Key, error) {
 
 // AnswerKeys returns the option an answer chooses at sess's prompt and the
 // keys that choose it. Numbered menus (Claude Code, Codex, Gemini) take
-// the option's digit; aider takes the option's letter and Enter. "no"
+// the option's digit, except Codex's folder-trust dialog, which takes Down
+// to the option and Enter; aider takes the option's letter and Enter. "no"
 // declines with Escape where the agent's No option says so (Claude Code
 // always takes Escape).
 func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, err error) {
@@ -614,6 +615,15 @@ func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, er
 				return "", nil, fmt.Errorf("%w: aider's option %q has no key system3 may press", ErrBadAnswer, label)
 			}
 			return label, []tmux.Key{k, tmux.KeyEnter}, nil
+		}
+		if sess.Agent == "codex" && sess.Kind == "trust" {
+			// Codex's folder-trust dialog ignores digits: it opens on its
+			// first option, and Down moves to the others (0.169.0).
+			keys := make([]tmux.Key, 0, i+1)
+			for range i {
+				keys = append(keys, tmux.KeyDown)
+			}
+			return label, append(keys, tmux.KeyEnter), nil
 		}
 		if i > 8 {
 			return "", nil, fmt.Errorf("%w: option %d has no digit key", ErrBadAnswer, i+1)

@@ -23,6 +23,8 @@ func TestAnswerKeys(t *testing.T) {
 	question := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
 	trust := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
 	codex := Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
+	codexQuestion := Session{Agent: "codex", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}}
+	codexTrust := Session{Agent: "codex", State: rules.AwaitingInput, Kind: "trust", Options: []string{"Trust and continue", "Back to Agent Command Center"}}
 	gem := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
 	gemNo := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
 	// Gemini CLI 0.61.0's shell approval (monitor/testdata/captures/gemini/permission_shell.txt).
@@ -54,6 +56,11 @@ func TestAnswerKeys(t *testing.T) {
 		{"trust yes skips No, exit", trust, "yes", "Yes, I trust this folder", []string{"2"}, nil},
 		{"codex no says esc", codex, "no", codex.Options[2], []string{"Escape"}, nil},
 		{"codex yes", codex, "yes", codex.Options[0], []string{"1"}, nil},
+		{"codex number", codex, "2", codex.Options[1], []string{"2"}, nil},
+		{"codex question label", codexQuestion, "sqlite", "SQLite", []string{"2"}, nil},
+		{"codex question no is Escape", codexQuestion, "no", "Escape", []string{"Escape"}, nil},
+		{"codex trust first is Enter", codexTrust, "1", codexTrust.Options[0], []string{"Enter"}, nil},
+		{"codex trust second is Down Enter", codexTrust, "2", codexTrust.Options[1], []string{"Down", "Enter"}, nil},
 		{"gemini without a No option", gem, "no", "Escape", []string{"Escape"}, nil},
 		{"gemini No option", gemNo, "no", "No", []string{"2"}, nil},
 		{"gemini label", gem, "deny", "Deny", []string{"2"}, nil},

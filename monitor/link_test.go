@@ -57,7 +57,7 @@ func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	default:
 		t.Fatal("Link published no update")
 	}
-	h.tm.show(t, "%1", "codex", "codex/working.txt")
+	h.tm.show(t, "%1", "codex", "codex/working_spinner.txt")
 	h.step()
 	if s := h.session("%1"); s.TaskList != "PRD-AUTH" || s.Tasks == nil || s.Tasks.Completed != 1 {
 		t.Fatalf("after a capture: %+v", s)
@@ -90,7 +90,7 @@ func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	if err != nil || got.TaskList != "" {
 		t.Fatalf("unlink: %+v, %v", got, err)
 	}
-	h2.tm.show(t, "%7", "codex", "codex/working.txt")
+	h2.tm.show(t, "%7", "codex", "codex/working_spinner.txt")
 	h2.step()
 	if s := h2.session("%7"); s.TaskList != "" {
 		t.Fatalf("after unlinking: %+v", s)
@@ -143,7 +143,7 @@ func TestLinkByPaneBeatsSession(t *testing.T) {
 	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Pane: "%1"}, TaskList: "B"}); err != nil {
 		t.Fatal(err)
 	}
-	h.tm.show(t, "%1", "codex", "codex/working.txt")
+	h.tm.show(t, "%1", "codex", "codex/working_spinner.txt")
 	h.step()
 	if s := h.session("%1"); s.TaskList != "B" {
 		t.Fatalf("task list = %q, want B", s.TaskList)

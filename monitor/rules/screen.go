@@ -72,6 +72,7 @@ func (s *Screen) findInputBox() {
 		}
 	}
 	if bottom < 0 {
+		s.findComposer()
 		return
 	}
 	for i := bottom - 1; i >= 0 && i >= bottom-1-maxInner; i-- {
@@ -81,6 +82,27 @@ func (s *Screen) findInputBox() {
 			}
 			return
 		}
+	}
+}
+
+// findComposer finds an input box drawn without borders, the shape of
+// Codex CLI's composer: one prompt line ("› text") between two blank lines,
+// with one to three lines of footer below it and nothing else. The blank
+// lines stand in for the borders. A numbered menu whose first option starts
+// with the same glyph ("› 1. Yes") is followed by its other options, not by
+// a blank line, so it is not taken for one.
+func (s *Screen) findComposer() {
+	n := len(s.nonBlank)
+	for k := 2; k <= 4 && k <= n; k++ {
+		i := s.nonBlank[n-k]
+		if !strings.HasPrefix(s.Lines[i], "› ") && s.Lines[i] != "›" {
+			continue
+		}
+		if i == 0 || i+1 >= len(s.Lines) || strings.TrimSpace(s.Lines[i-1]) != "" || strings.TrimSpace(s.Lines[i+1]) != "" {
+			return
+		}
+		s.inputTop, s.inputBottom = i-1, i+1
+		return
 	}
 }
 
@@ -118,6 +140,7 @@ func (s *Screen) InputText() string {
 	for i := s.inputTop + 1; i < s.inputBottom; i++ {
 		t := strings.TrimSpace(s.Lines[i])
 		t = strings.TrimPrefix(t, "❯")
+		t = strings.TrimPrefix(t, "›")
 		t = strings.TrimPrefix(t, ">")
 		parts = append(parts, strings.TrimSpace(t))
 	}
@@ -152,7 +175,7 @@ func (s *Screen) bounds(r region) (int, int) {
 		}
 		lo := s.lastNonBlank(end, r.lines)
 		for i := end - 1; i >= lo; i-- {
-			if t := strings.TrimSpace(s.Lines[i]); strings.HasPrefix(t, "❯ ") && len(t) > len("❯ ") {
+			if t := strings.TrimSpace(s.Lines[i]); isSubmittedPrompt(t) {
 				return i, end
 			}
 		}
@@ -160,6 +183,17 @@ func (s *Screen) bounds(r region) (int, int) {
 	default: // bottom
 		return s.lastNonBlank(n, r.lines), n
 	}
+}
+
+// isSubmittedPrompt reports whether a trimmed line is a prompt in the
+// conversation history: "❯ text" (Claude Code) or "› text" (Codex CLI).
+func isSubmittedPrompt(t string) bool {
+	for _, p := range []string{"❯ ", "› "} {
+		if strings.HasPrefix(t, p) && len(t) > len(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastNonBlank returns the index of the k-th non-blank line counting back

@@ -1,0 +1,198 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/codextest"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// TestRealCodex runs the supervisor against the real Codex CLI talking to
+// the scripted fake Responses API: a streamed answer is working, a shell
+// command approval raises an awaiting_input wake with its question and
+// options that Answer "1" resolves in the real CLI (the fake receives the
+// command's output), retries are errors and then a loop, and /quit leaves
+// the pane exited.
+func TestRealCodex(t *testing.T) {
+	t.Parallel()
+	api := codextest.NewFakeAPI(t,
+		codextest.Rule{Contains: "slow-essay", Steps: []codextest.Step{{
+			Text: strings.Repeat("The quick brown fox jumps over the lazy dog. ", 8), Chunks: 20, ChunkDelay: 250 * time.Millisecond,
+		}}},
+		codextest.Rule{Contains: "deploy-now", Steps: []codextest.Step{
+			{Text: "I'll run the deploy script.", Tool: codextest.Exec("./deploy.sh --prod", "Do you want to deploy to production?")},
+			{Text: "Deployed."},
+		}},
+	)
+	cs := codextest.Start(t, codextest.Options{API: api})
+	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := watchCodex(t, cs)
+
+	s := m.waitState(rules.Idle, "")
+	if s.Agent != "codex" || s.AgentBy != "process" {
+		t.Fatalf("agent = %q by %q", s.Agent, s.AgentBy)
+	}
+
+	// Codex streams an answer with no busy line: still working.
+	cs.Send("write the slow-essay")
+	s = m.waitRule("codex.streaming")
+	if s.State != rules.Working {
+		t.Fatalf("streaming = %+v", s)
+	}
+	m.waitState(rules.Idle, "")
+
+	cs.Send("deploy-now please")
+	ev := m.waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "permission" || ev.Question != "Would you like to run the following command?" || len(ev.Options) != 3 ||
+		ev.Options[0] != "Yes, proceed (y)" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != cs.Pane {
+		t.Fatalf("permission wake = %+v", ev)
+	}
+	res, err := m.sup.Answer(context.Background(), AnswerRequest{Target: Target{Pane: cs.Pane}, Answer: "1", Origin: "test"})
+	if err != nil {
+		t.Fatalf("answer 1: %v", err)
+	}
+	if res.Option != "Yes, proceed (y)" {
+		t.Errorf("answer chose %q", res.Option)
+	}
+	m.waitState(rules.Idle, "")
+	if api.CountMain("deployed-ok") == 0 {
+		t.Fatalf("the command's output never reached the API; prompts: %q", api.MainPrompts())
+	}
+	if !strings.Contains(cs.Capture(), "Deployed.") {
+		t.Fatalf("approval did not reach the agent:\n%s", cs.Capture())
+	}
+
+	// Server errors: Codex retries ("Reconnecting... k/5") behind its busy
+	// line; that is an error at once and a loop as the attempts climb.
+	api.FailNext(1000, codextest.ErrorStatus(500))
+	cs.Send("retry-me please")
+	m.waitState(rules.Error, "api_error")
+	ev = m.waitWake(wake.ReasonErrorLoopDetected)
+	if ev.State != "error_loop" {
+		t.Fatalf("error loop wake = %+v", ev)
+	}
+	api.FailNext(0, codextest.APIError{})
+	cs.Keys("Escape")
+	m.waitState(rules.Idle, "interrupted")
+
+	cs.Send("/quit")
+	m.waitState(rules.Exited, "process_gone")
+	ev = m.waitWake(wake.ReasonWorkerFailed)
+	if ev.Agent != "codex" {
+		t.Fatalf("worker_failed wake = %+v", ev)
+	}
+}
+
+// TestRealCodexTrustDialog: the folder-trust dialog of a real Codex is
+// awaiting_input/trust with its options, and Answer "1" (Enter: digits do
+// not work there) accepts it.
+func TestRealCodexTrustDialog(t *testing.T) {
+	t.Parallel()
+	cs := codextest.Start(t, codextest.Options{Untrusted: true})
+	m := watchCodex(t, cs)
+	ev := m.waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "trust" || ev.Question != "Trust this folder?" ||
+		strings.Join(ev.Options, "|") != "Trust and continue|Back to Agent Command Center" || ev.Agent != "codex" {
+		t.Fatalf("trust wake = %+v", ev)
+	}
+	if _, err := m.sup.Answer(context.Background(), AnswerRequest{Target: Target{Pane: cs.Pane}, Answer: "1", Origin: "test"}); err != nil {
+		t.Fatalf("answer 1: %v", err)
+	}
+	m.waitState(rules.Idle, "")
+}
+
+// codexMonitors runs real monitors on a codextest session's tmux server.
+type codexMonitors struct {
+	sup       *Supervisor
+	waitState func(want rules.State, kind string) Session
+	waitRule  func(rule string) Session
+	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
+}
+
+func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
+	t.Helper()
+	srv := tmux.Server{Path: cs.Socket()}
+	eng, err := rules.New(rules.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	client := tmux.NewClient(srv)
+	sup, err := New(Config{Server: srv.String(), Tmux: client, Send: client, Events: watcher.Events(), Rules: eng, Wakes: store,
+		Audit: audit.Open(t.TempDir()), Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	t.Cleanup(func() {
+		cancel()
+		if err := g.Wait(); err != nil && err != context.Canceled {
+			t.Errorf("monitors: %v", err)
+		}
+		store.Close()
+	})
+	m := &codexMonitors{sup: sup}
+	// Codex under load can take a while between screens; the waits are
+	// long, the polls short.
+	const timeout = 45 * time.Second
+	wait := func(what string, ok func(Session) bool) Session {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		var last Session
+		for time.Now().Before(deadline) {
+			snap, _ := sup.Snapshot(ctx)
+			for _, s := range snap.Sessions {
+				if s.Pane == cs.Pane {
+					last = s
+					if ok(s) {
+						return s
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("pane never reached %s; last %+v\nscreen:\n%s", what, last, cs.Capture())
+		return last
+	}
+	m.waitState = func(want rules.State, kind string) Session {
+		t.Helper()
+		return wait(string(want)+"/"+kind, func(s Session) bool { return s.State == want && s.Kind == kind })
+	}
+	m.waitRule = func(rule string) Session {
+		t.Helper()
+		return wait("rule "+rule, func(s Session) bool { return s.Evidence.Rule == rule })
+	}
+	m.waitWake = func(r wake.Reason) wake.Event {
+		t.Helper()
+		wctx, wcancel := context.WithTimeout(ctx, timeout)
+		defer wcancel()
+		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		if err != nil {
+			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
+		}
+		if _, err := store.Ack(ev.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	return m
+}

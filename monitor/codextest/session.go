@@ -1,0 +1,491 @@
+package codextest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+)
+
+// FakeKey is the API key the CLI is given, through the provider's env_key.
+const FakeKey = "sk-codextest-0000000000000000000000000000000000000000"
+
+// KeyEnv is the environment variable the fake provider reads its key from.
+const KeyEnv = "CODEXTEST_API_KEY"
+
+// Options configure Start.
+type Options struct {
+	// API answers the CLI; nil starts a FakeAPI without rules.
+	API *FakeAPI
+	// BaseURL replaces the provider's base_url (API.URL + "/v1"), e.g. a
+	// closed port for an unreachable endpoint.
+	BaseURL string
+	// Args are passed to codex after --no-daemon.
+	Args []string
+	// Daemon runs codex without --no-daemon: the TUI then talks to a shared
+	// background app server (started under CODEX_HOME), which keeps running
+	// turns after the TUI exits. Start kills that server when the test ends.
+	Daemon bool
+	// Env adds KEY=VALUE pairs to the CLI's environment, overriding Start's.
+	Env []string
+	// Provider adds TOML lines to the fake's [model_providers.fake] table,
+	// e.g. "request_max_retries = 0".
+	Provider []string
+	// Width and Height of the pane; 0 means 100x30.
+	Width, Height int
+	// Home is used as HOME instead of a fresh t.TempDir(); it is created if
+	// missing and must not be shared by concurrent sessions. A fixed path
+	// keeps captures stable across runs.
+	Home string
+	// Untrusted leaves the working directory untrusted, so the CLI opens on
+	// its trust dialog; Start then waits for that dialog, not the input box.
+	Untrusted bool
+	// ReadyTimeout bounds the wait for the CLI to be ready; 0 means 60s.
+	ReadyTimeout time.Duration
+}
+
+// Session is a real Codex CLI running in a pane of a private tmux server,
+// talking to a FakeAPI, with a throwaway HOME and CODEX_HOME.
+type Session struct {
+	API       *FakeAPI
+	Home      string // throwaway HOME
+	CodexHome string // $HOME/.codex
+	Dir       string // working directory the CLI runs in
+	Pane      string // tmux pane id, e.g. "%0"
+
+	t    testing.TB
+	tmux *tmux.Client
+}
+
+var sessionSeq atomic.Int64
+
+// DefaultTimeout bounds Session.WaitFor calls that pass 0.
+const DefaultTimeout = 30 * time.Second
+
+// Start launches codex from an interactive shell in a fresh tmux pane, so
+// the shell prompt returns when the CLI exits, and waits until it is ready.
+// Everything is torn down when the test ends.
+func Start(t testing.TB, opts Options) *Session {
+	t.Helper()
+	bin := CodexBin(t)
+	if opts.API == nil {
+		opts.API = NewFakeAPI(t)
+	}
+	if opts.Width == 0 {
+		opts.Width = 100
+	}
+	if opts.Height == 0 {
+		opts.Height = 30
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	home := opts.Home
+	if home == "" {
+		home = t.TempDir()
+	} else if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home = realDir(t, home)
+	dir := filepath.Join(home, "project")
+	codexHome := filepath.Join(home, ".codex")
+	for _, d := range []string{dir, codexHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if opts.Untrusted {
+		// Codex asks about folders inside a git repository.
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init %s: %v: %s", dir, err, out)
+		}
+	}
+	baseURL := opts.BaseURL
+	if baseURL == "" {
+		baseURL = opts.API.URL + "/v1"
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(configTOML(baseURL, dir, !opts.Untrusted, opts.Provider)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The shell types "codex" like a person would, whatever the binary's name.
+	binDir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(binDir, "codex")); err != nil {
+		t.Fatal(err)
+	}
+	path := binDir + ":/usr/local/bin:/usr/bin:/bin"
+	env := []string{
+		"HOME=" + home,
+		"CODEX_HOME=" + codexHome,
+		"PATH=" + path,
+		"TERM=xterm-256color",
+		"LANG=C.UTF-8",
+		"SHELL=/bin/bash",
+		"PS1=$ ",
+		KeyEnv + "=" + FakeKey,
+	}
+	env = append(env, opts.Env...)
+	s := &Session{API: opts.API, Home: home, CodexHome: codexHome, Dir: dir, t: t}
+	s.tmux = tmux.NewClient(tmuxtest.NewStoppedServer(t))
+	if opts.Daemon {
+		// The daemon outlives the pane by design, and the tmux server's
+		// cleanup does not reach it: it runs in a session of its own.
+		t.Cleanup(s.killDaemon)
+	}
+	name := fmt.Sprintf("codex%d", sessionSeq.Add(1))
+	pane, err := s.tmux.NewSession(context.Background(), tmux.NewSessionOptions{
+		Name: name, Dir: dir, Width: opts.Width, Height: opts.Height,
+		// env -i: the CLI sees only this environment, never the developer's
+		// own OPENAI_* or CODEX_* settings.
+		Command: append(append([]string{"env", "-i"}, env...), "/bin/bash", "--noprofile", "--norc", "-i"),
+	})
+	if err != nil {
+		t.Fatalf("start tmux session: %v", err)
+	}
+	s.Pane = pane
+
+	line := "codex"
+	if !opts.Daemon {
+		line += " --no-daemon"
+	}
+	for _, a := range opts.Args {
+		line += " " + shellQuote(a)
+	}
+	s.WaitFor("shell prompt", 10*time.Second, func(screen string) bool {
+		return strings.Contains(screen, "$ ")
+	})
+	s.Send(line)
+	if opts.Untrusted {
+		s.WaitForText("Trust this folder?", opts.ReadyTimeout)
+	} else {
+		// A logo with the composer under it shows before the session is
+		// configured; keys sent then can be undone by the configuration.
+		s.WaitFor("input box under the session header", opts.ReadyTimeout, func(sc string) bool {
+			return IsReady(sc) && strings.Contains(sc, ">_ OpenAI Codex")
+		})
+	}
+	return s
+}
+
+// configTOML is the CLI's config: a provider "fake" speaking the Responses
+// API at baseURL with the key from KeyEnv, approval on request in a
+// read-only sandbox (left at their defaults for an untrusted folder), and
+// nothing that reaches the network on its own.
+func configTOML(baseURL, dir string, trusted bool, provider []string) string {
+	var b strings.Builder
+	b.WriteString(`model = "gpt-fake"
+model_provider = "fake"
+`)
+	// Codex asks whether to trust a folder only when neither the approval
+	// policy nor the sandbox is set.
+	if trusted {
+		b.WriteString(`approval_policy = "on-request"
+sandbox_mode = "read-only"
+`)
+	}
+	b.WriteString(`check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[tui]
+show_tooltips = false
+
+[model_providers.fake]
+name = "Fake"
+base_url = ` + strconv.Quote(baseURL) + `
+wire_api = "responses"
+env_key = "` + KeyEnv + `"
+`)
+	for _, l := range provider {
+		b.WriteString(l + "\n")
+	}
+	if trusted {
+		fmt.Fprintf(&b, "\n[projects.%s]\ntrust_level = \"trusted\"\n", strconv.Quote(dir))
+	}
+	return b.String()
+}
+
+// IsReady reports whether the CLI shows its composer with the footer under
+// it: "›" at the start of a line and "? for shortcuts" below.
+func IsReady(screen string) bool {
+	return readyRE.MatchString(screen)
+}
+
+var readyRE = regexp.MustCompile(`(?ms)^› .*\? for shortcuts`)
+
+// killDaemon stops the background app server a Daemon session started:
+// the processes named in CODEX_HOME's pid files, which only this session's
+// CLI could have written. The server drains running turns on SIGTERM, so
+// one that does not exit soon is killed.
+func (s *Session) killDaemon() {
+	var pids []int
+	for _, f := range []string{"daemon.pid", "daemon-updater.pid"} {
+		if pid := s.daemonPID(f); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			pids = append(pids, pid)
+		}
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// daemonPID reads a pid file of CODEX_HOME/app-server-daemon and returns
+// the pid if that process still runs from this CODEX_HOME, else 0.
+func (s *Session) daemonPID(file string) int {
+	b, err := os.ReadFile(filepath.Join(s.CodexHome, "app-server-daemon", file))
+	if err != nil {
+		return 0
+	}
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	if json.Unmarshal(b, &rec) != nil || rec.PID <= 1 {
+		return 0
+	}
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
+	if err != nil || !strings.Contains(string(cmd), s.CodexHome) || !alive(rec.PID) {
+		return 0
+	}
+	return rec.PID
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// DaemonPIDs returns the live pids of this session's background app server.
+func (s *Session) DaemonPIDs() []int {
+	if pid := s.daemonPID("daemon.pid"); pid > 0 {
+		return []int{pid}
+	}
+	return nil
+}
+
+func realDir(t testing.TB, dir string) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Capture returns the visible screen as plain text (capture-pane -p -J).
+func (s *Session) Capture() string {
+	s.t.Helper()
+	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true})
+	if err != nil {
+		s.t.Fatalf("capture: %v", err)
+	}
+	return out
+}
+
+// CaptureANSI returns the visible screen with colour escapes (capture-pane -e).
+func (s *Session) CaptureANSI() string {
+	s.t.Helper()
+	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true, Escapes: true})
+	if err != nil {
+		s.t.Fatalf("capture: %v", err)
+	}
+	return out
+}
+
+// Type types text literally, without pressing Enter.
+func (s *Session) Type(text string) {
+	s.t.Helper()
+	if _, err := s.tmux.SendText(context.Background(), s.Pane, text, tmux.SendOptions{NoEnter: true, NoVerify: true}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Keys presses keys by name: "Enter", "Escape", "C-c", "Down", "1"...
+// (the closed set of tmux.AllowedKeys).
+func (s *Session) Keys(names ...string) {
+	s.t.Helper()
+	keys := make([]tmux.Key, len(names))
+	for i, n := range names {
+		k, err := tmux.ParseKey(n)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	if err := s.tmux.SendKeys(context.Background(), s.Pane, keys...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// Send types text, waits until it shows on screen and a little more, so the
+// CLI does not take Enter as part of a paste, then presses Enter alone.
+func (s *Session) Send(text string) {
+	s.t.Helper()
+	s.Type(text)
+	probe, _, _ := strings.Cut(text, "\n")
+	if r := []rune(probe); len(r) > 30 {
+		probe = string(r[:30])
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.Capture(), probe) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	s.Keys("Enter")
+}
+
+// CurrentCommand returns the pane's foreground command (tmux
+// #{pane_current_command}): "node" while the CLI runs (its launcher is a
+// node script), "bash" after.
+func (s *Session) CurrentCommand() string {
+	s.t.Helper()
+	p, err := s.tmux.PaneInfo(context.Background(), s.Pane)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return p.Command
+}
+
+// PanePID returns the pid of the pane's shell.
+func (s *Session) PanePID() int {
+	s.t.Helper()
+	p, err := s.tmux.PaneInfo(context.Background(), s.Pane)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return p.PID
+}
+
+// WaitFor polls the screen until cond holds and returns that screen. It
+// fails the test with the last screen after timeout (0 means DefaultTimeout).
+func (s *Session) WaitFor(what string, timeout time.Duration, cond func(screen string) bool) string {
+	s.t.Helper()
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		screen := s.Capture()
+		if cond(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %v waiting for %s; screen:\n%s", timeout, what, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// WaitStable waits until the screen has not changed for quiet and returns
+// it. It fails the test after timeout (0 means DefaultTimeout).
+func (s *Session) WaitStable(quiet, timeout time.Duration) string {
+	s.t.Helper()
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	last, since := s.Capture(), time.Now()
+	for {
+		time.Sleep(100 * time.Millisecond)
+		screen := s.Capture()
+		if screen != last {
+			last, since = screen, time.Now()
+		} else if time.Since(since) >= quiet {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("screen still changing after %v; last screen:\n%s", timeout, screen)
+		}
+	}
+}
+
+// WaitForText waits until the screen contains text.
+func (s *Session) WaitForText(text string, timeout time.Duration) string {
+	s.t.Helper()
+	return s.WaitFor(fmt.Sprintf("%q", text), timeout, func(screen string) bool {
+		return strings.Contains(screen, text)
+	})
+}
+
+// Socket is the path of the private tmux server's socket, for code under
+// test that talks to tmux itself (tmux.Server{Path: s.Socket()}).
+func (s *Session) Socket() string { return s.tmux.Server.Path }
+
+// Processes returns the names of the pane's processes as the monitor sees
+// them: the shell, then its descendants (/proc/PID/comm), e.g. "bash",
+// "node", "codex" while the CLI runs.
+func (s *Session) Processes() []string {
+	s.t.Helper()
+	root := s.PanePID()
+	children := map[int][]int{}
+	names := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(stat), ')')
+		j := strings.IndexByte(string(stat), '(')
+		if i < 0 || j < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+		names[pid] = string(stat[j+1 : i])
+	}
+	var out []string
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if n, ok := names[p]; ok {
+			out = append(out, n)
+		}
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
