@@ -242,7 +242,7 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 	screen := stateKind{res.State, res.Kind}
 	if m := ph.mark; m != nil {
 		switch {
-		case ev.Source == "process" || state == rules.ErrorLoop:
+		case state == rules.Exited || state == rules.ErrorLoop:
 			// The agent is gone, or history decided: no hook says otherwise.
 			ph.mark = nil
 		case state == m.state:

@@ -11,7 +11,7 @@ import (
 )
 
 func TestClassifyCommand(t *testing.T) {
-	capture := filepath.Join("..", "..", "monitor", "testdata", "captures", "codex", "permission.txt")
+	capture := filepath.Join("..", "..", "monitor", "testdata", "captures", "codex", "permission_exec.txt")
 	code, out, errOut := invoke(t, nil, "classify", "--json", capture)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

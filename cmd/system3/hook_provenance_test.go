@@ -122,12 +122,15 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 		t.Fatal("a refused hook was spooled")
 	}
 
-	// The same hook, run in the pane (as Claude Code runs it there).
+	// The same hook, run in the pane (as Claude Code runs it there). The
+	// shell then keeps a command in front, as Claude Code stays in front
+	// of the shell: a shell back at its prompt is a changed screen, which
+	// rightly ends what the hook said.
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := fmt.Sprintf(`printf '%%s\n' '{"hook_event_name":"PermissionRequest","tool_name":"Bash"}' | %s=1 HOME=%s %s --state-dir %s hook; echo hook-done-$?`,
+	line := fmt.Sprintf(`printf '%%s\n' '{"hook_event_name":"PermissionRequest","tool_name":"Bash"}' | %s=1 HOME=%s %s --state-dir %s hook; echo hook-done-$?; sleep 120`,
 		runMainEnv, home, exe, dir)
 	if _, err := c.SendText(ctx, victim, line, tmux.SendOptions{}); err != nil {
 		t.Fatal(err)
