@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -150,7 +151,7 @@ type claudeMonitors struct {
 func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 	t.Helper()
 	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

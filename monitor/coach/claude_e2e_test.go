@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -47,7 +48,7 @@ func TestRealClaudeFormatterLoop(t *testing.T) {
 
 	// The monitors, as startMonitors wires them.
 	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
+	eng, err := rules.New(agents.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
 patterns:
   - id: formatter_loop
     name: Formatter loop
