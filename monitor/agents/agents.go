@@ -66,6 +66,11 @@ func Lookup(name string) agent.Spec {
 // pager.
 func IsAgent(name string) bool { return name != "" && Lookup(name).IsAgent() }
 
+// IsShell reports whether name is a registered plain shell.
+func IsShell(name string) bool {
+	return name != "" && slices.ContainsFunc(All, func(s agent.Spec) bool { return s.Name == name && s.Kind == agent.Shell })
+}
+
 // ByProgram is the registered agent whose launch command's program is
 // program ("claude" for /usr/local/bin/claude's base name).
 func ByProgram(program string) (agent.Spec, bool) {

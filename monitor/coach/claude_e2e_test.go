@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/learn"
@@ -89,7 +90,7 @@ patterns:
 	}
 	sup, err = monitor.New(monitor.Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: monitor.ProcessTree, HeartbeatEvery: -1, Tick: 100 * time.Millisecond, Send: client, OnToolCall: co.Observe,
-		Probe: func(p tmux.Pane) monitor.AgentInfo { return monitor.ProbeClaude(p.PID, p.Path) }})
+		Probe: func(p tmux.Pane, how *agent.Probe) monitor.AgentInfo { return monitor.ProbeAgent(how, p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}
