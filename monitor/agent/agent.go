@@ -108,11 +108,11 @@ func (s Spec) CursorLabel(lines []string) string {
 // caretRE matches the line of a menu option under a ❯ cursor.
 var caretRE = regexp.MustCompile(`^\s*❯\s*(?:\d+\.\s*)?(\S.*)$`)
 
-// CaretCursor is the label of the lowest menu option under a ❯ cursor
+// CaretCursor is the label of the first menu option under a ❯ cursor
 // (Claude Code's menus), or "".
 func CaretCursor(lines []string) string {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if m := caretRE.FindStringSubmatch(lines[i]); m != nil {
+	for _, l := range lines {
+		if m := caretRE.FindStringSubmatch(l); m != nil {
 			return strings.TrimSpace(m[1])
 		}
 	}

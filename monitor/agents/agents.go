@@ -32,6 +32,9 @@ var All = []agent.Spec{
 	viewer.Spec,
 }
 
+// Default is the agent spawn starts when none is named.
+const Default = "claude"
+
 //go:embed common.yaml
 var common []byte
 
