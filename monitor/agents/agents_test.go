@@ -53,10 +53,8 @@ func TestEveryAgentIsComplete(t *testing.T) {
 			if _, err := rules.New(rules.Source{Name: s.Name, Data: s.Rules}); err != nil {
 				t.Errorf("rules.yaml alone does not load: %v", err)
 			}
-			if s.Kind != agent.Viewer || hasCaptures(s.Name) {
-				if !hasCaptures(s.Name) {
-					t.Errorf("no captures in monitor/testdata/captures/%s/: add labelled screens (docs/agents.md)", s.Name)
-				}
+			if !hasCaptures(s.Name) {
+				t.Errorf("no captures in monitor/testdata/captures/%s/: add labelled screens (docs/agents.md)", s.Name)
 			}
 			k := s.KeysOrDefault()
 			if k == nil || k.Interrupt() == "" {
