@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -28,7 +29,7 @@ func coachFixture(t *testing.T, f *monitortest.Service) *coach.Coach {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e, err := rules.New(rules.Builtin())
+	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

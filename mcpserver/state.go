@@ -55,7 +55,7 @@ func CoarseState(s monitor.Session) string {
 // isAgent reports whether a pane runs (or ran) a coding agent, as opposed
 // to a shell or an unrecognised program.
 func isAgent(s monitor.Session) bool {
-	return s.Agent != "" && s.Agent != "shell"
+	return s.IsAgent()
 }
 
 // progressText is "3/5", or "" without a task list.

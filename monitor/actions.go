@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -237,7 +239,7 @@ func ResolveTarget(t Target, sessions []Session, server string) (Session, error)
 			return ss, nil
 		case ss.Session == name || ss.SessionID == name:
 			matches = append(matches, ss)
-			if ss.Agent != "" && ss.Agent != "shell" {
+			if ss.IsAgent() {
 				agents = append(agents, ss)
 			}
 		}
@@ -562,14 +564,11 @@ func (s *Supervisor) Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, 
 	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", ErrUnknownList, req.List)
 }
 
-// interruptKey is how an agent is interrupted: Escape for the agents that
-// stop on it, Ctrl-C for aider and plain shells.
+// interruptKey is how the agent is interrupted (its keys say: Escape for
+// the agents that stop on it, Ctrl-C for aider, plain shells and panes
+// with no agent).
 func interruptKey(agent string) tmux.Key {
-	switch agent {
-	case "aider", "shell", "":
-		return tmux.Key("C-c")
-	}
-	return tmux.KeyEscape
+	return agents.Lookup(agent).KeysOrDefault().Interrupt()
 }
 
 func parseKeys(names []string) ([]tmux.Key, error) {
@@ -592,43 +591,27 @@ func parseKeys(names []string) ([]tmux.Key, error) {
 }
 
 // AnswerKeys returns the option an answer chooses at sess's prompt and the
-// keys that choose it. Numbered menus (Claude Code, Codex, Gemini) take
-// the option's digit, except Codex's folder-trust dialog, which takes Down
-// to the option and Enter; aider takes the option's letter and Enter. "no"
-// declines with Escape where the agent's No option says so (Claude Code
-// always takes Escape).
+// keys that choose it, as the agent's keys (monitor/agent/<name>) say:
+// numbered menus (Claude Code, Codex, Gemini) take the option's digit,
+// except Codex's folder-trust dialog, which takes Down to the option and
+// Enter; aider takes the option's letter and Enter. "no" declines with
+// Escape where the agent's No option says so (Claude Code always takes
+// Escape).
 func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, err error) {
 	a := strings.ToLower(strings.TrimSpace(answer))
 	opts := sess.Options
+	k := agents.Lookup(sess.Agent).KeysOrDefault()
+	p := agent.Prompt{Kind: sess.Kind, Options: opts}
 	choose := func(i int) (string, []tmux.Key, error) {
 		label := ""
 		if i < len(opts) {
 			label = opts[i]
 		}
-		if sess.Agent == "aider" {
-			letter := "y"
-			if label != "" {
-				letter = strings.ToLower(label[:1])
-			}
-			k, perr := tmux.ParseKey(letter)
-			if perr != nil {
-				return "", nil, fmt.Errorf("%w: aider's option %q has no key system3 may press", ErrBadAnswer, label)
-			}
-			return label, []tmux.Key{k, tmux.KeyEnter}, nil
+		keys, err := k.Choose(p, i)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
 		}
-		if sess.Agent == "codex" && sess.Kind == "trust" {
-			// Codex's folder-trust dialog ignores digits: it opens on its
-			// first option, and Down moves to the others (0.169.0).
-			keys := make([]tmux.Key, 0, i+1)
-			for range i {
-				keys = append(keys, tmux.KeyDown)
-			}
-			return label, append(keys, tmux.KeyEnter), nil
-		}
-		if i > 8 {
-			return "", nil, fmt.Errorf("%w: option %d has no digit key", ErrBadAnswer, i+1)
-		}
-		return label, []tmux.Key{tmux.Key(strconv.Itoa(i + 1))}, nil
+		return label, keys, nil
 	}
 	list := func() string {
 		if len(opts) == 0 {
@@ -651,40 +634,16 @@ func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, er
 	}
 	switch a {
 	case "y", "yes":
-		for i, o := range opts {
-			if hasWordPrefix(o, "yes") {
-				return choose(i)
-			}
-		}
-		// Gemini CLI's approvals start "Allow once".
-		for i, o := range opts {
-			if hasWordPrefix(o, "allow") {
-				return choose(i)
-			}
-		}
-		if sess.Agent == "aider" {
-			return choose(0)
+		if i := k.Yes(p); i >= 0 {
+			return choose(i)
 		}
 		return "", nil, fmt.Errorf("%w: no option starts with Yes or Allow (%s)", ErrBadAnswer, list())
 	case "n", "no":
-		if sess.Agent == "aider" {
-			return "No", []tmux.Key{tmux.Key("n"), tmux.KeyEnter}, nil
+		label, keys, err := k.No(p)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
 		}
-		no := -1
-		for i, o := range opts {
-			if hasWordPrefix(o, "no") {
-				no = i
-				break
-			}
-		}
-		if sess.Agent == "claude" || no < 0 || strings.Contains(strings.ToLower(opts[no]), "(esc)") {
-			label := "Escape"
-			if no >= 0 {
-				label = opts[no]
-			}
-			return label, []tmux.Key{tmux.KeyEscape}, nil
-		}
-		return choose(no)
+		return label, keys, nil
 	}
 	// A label: exact, then unique prefix, then unique substring.
 	for _, match := range []func(string) bool{
@@ -707,16 +666,3 @@ func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, er
 	}
 	return "", nil, fmt.Errorf("%w: %q (%s)", ErrBadAnswer, answer, list())
 }
-
-// hasWordPrefix reports whether s starts with the word w (case-insensitive):
-// "Yes, and..." and "No" do; "Nothing" does not.
-func hasWordPrefix(s, w string) bool {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if !strings.HasPrefix(s, w) {
-		return false
-	}
-	rest := s[len(w):]
-	return rest == "" || !isLetter(rest[0])
-}
-
-func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -325,7 +326,7 @@ func TestInjectIntoRealPane(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "cat")
 	client := tmux.NewClient(srv)
 	dir := t.TempDir()
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -150,7 +152,7 @@ type claudeMonitors struct {
 func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 	t.Helper()
 	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
-		Probe: func(p tmux.Pane) AgentInfo { return ProbeClaude(p.PID, p.Path) }})
+		Probe: func(p tmux.Pane, how *agent.Probe) AgentInfo { return ProbeAgent(how, p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}

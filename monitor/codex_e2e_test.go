@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/codextest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -124,7 +125,7 @@ type codexMonitors struct {
 func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
 	t.Helper()
 	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -227,11 +228,11 @@ func (s *Supervisor) kickLocked() {
 func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev Evidence) (rules.State, string, Evidence) {
 	ph := s.hooks[st.sess.Pane]
 	if ph == nil {
-		if res.Agent != "claude" {
+		if !agents.Lookup(res.Agent).Hooks {
 			return state, kind, ev
 		}
-		// Remember the screen of Claude Code panes, for the first hook
-		// to be weighed against.
+		// Remember the screen of panes whose agent has hooks (Claude
+		// Code), for the first hook to be weighed against.
 		if s.hooks == nil {
 			s.hooks = map[string]*paneHooks{}
 		}

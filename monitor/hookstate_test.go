@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -218,7 +219,7 @@ func TestHookTranscriptReplacesTheGuess(t *testing.T) {
 	dir := t.TempDir()
 	guess := filepath.Join(dir, "guess.jsonl")
 	h := newHarness(t, func(c *Config) {
-		c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{Transcript: guess} }
+		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{Transcript: guess} }
 	})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -134,7 +135,7 @@ func startLoad(ctx context.Context, b *testing.B, panes int, streaming bool) *lo
 		}
 	}
 
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		b.Fatal(err)
 	}

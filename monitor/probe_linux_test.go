@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/agent/claude"
 )
 
 // A pane whose process is not named claude (a stand-in such as system3's
@@ -30,7 +32,7 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 	}
 	t.Run("pane process", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID=PRD-AUTH"}, "sleep", "30")
-		if got := ProbeClaude(pid, t.TempDir()); got.TaskList != "PRD-AUTH" || got.Transcript != "" {
+		if got := ProbeAgent(claude.Spec.Probe, pid, t.TempDir()); got.TaskList != "PRD-AUTH" || got.Transcript != "" {
 			t.Fatalf("ProbeClaude = %+v, want task list PRD-AUTH and no transcript", got)
 		}
 	})
@@ -38,7 +40,7 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sh", "-c", "CLAUDE_CODE_TASK_LIST_ID=PRD-DOCS sleep 30 & wait")
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			got := ProbeClaude(pid, "")
+			got := ProbeAgent(claude.Spec.Probe, pid, "")
 			if got.TaskList == "PRD-DOCS" {
 				return
 			}
@@ -50,7 +52,7 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 	})
 	t.Run("none", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sleep", "30")
-		if got := ProbeClaude(pid, ""); got != (AgentInfo{}) {
+		if got := ProbeAgent(claude.Spec.Probe, pid, ""); got != (AgentInfo{}) {
 			t.Fatalf("ProbeClaude = %+v, want nothing", got)
 		}
 	})

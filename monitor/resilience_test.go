@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -32,7 +33,7 @@ type live struct {
 
 func startLive(t *testing.T, srv tmux.Server) *live {
 	t.Helper()
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

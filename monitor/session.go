@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -97,6 +98,10 @@ func (s Session) Hint() string {
 	}
 	return ""
 }
+
+// IsAgent reports whether the pane runs an agent: one was recognised, and
+// it is no plain shell (monitor/agents knows which).
+func (s Session) IsAgent() bool { return agents.IsAgent(s.Agent) }
 
 // NeedsPerson reports whether the state asks for a human or a supervisor.
 func (s Session) NeedsPerson() bool {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -38,7 +39,7 @@ func TestShellPanesAreTruthful(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng, err := rules.New(rules.Builtin())
+			eng, err := rules.New(agents.Builtin())
 			if err != nil {
 				t.Fatal(err)
 			}

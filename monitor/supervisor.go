@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -54,8 +56,9 @@ type Config struct {
 	// only when no process name is an agent's. Nil: none.
 	Cmdlines func(pid int) []string
 	// Probe tells what an agent's process says about it: its transcript
-	// and task list (see ProbeClaude). Nil: neither is followed.
-	Probe func(p tmux.Pane) AgentInfo
+	// and task list (see ProbeAgent), for the agents whose Spec says how
+	// (how). Nil: neither is followed.
+	Probe func(p tmux.Pane, how *agent.Probe) AgentInfo
 	// TaskProgress returns the progress of a task list by id (from a
 	// tasks.Watcher). Nil: sessions carry no task progress.
 	TaskProgress func(listID string) (TaskProgress, bool)
@@ -507,7 +510,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			continue
 		}
 		gap := s.cfg.MinCapture
-		if a := st.sess.Agent; a == "" || a == "shell" {
+		if !st.sess.IsAgent() {
 			gap = s.cfg.OtherCapture
 		}
 		if d := gap - now.Sub(st.captured); gap > 0 && !st.captured.IsZero() && d > 0 {
@@ -750,7 +753,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	if !ok {
 		return nil
 	}
-	if res.Agent != "" && res.Agent != "shell" {
+	if agents.IsAgent(res.Agent) {
 		st.seenAgent = res.Agent
 	}
 	if res.Rule == rules.RuleNoMatch && res.Agent != "" && res.Kind == "" && !st.pane.Dead {
@@ -784,7 +787,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		if agent == "" {
 			agent = st.seenAgent
 		}
-	case agent == "shell" && st.seenAgent != "":
+	case agents.IsShell(agent) && st.seenAgent != "":
 		// The agent this pane ran has quit to its shell.
 		agent, state, kind = st.seenAgent, rules.Exited, "process_gone"
 		ev = Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
@@ -821,7 +824,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
 	ss.AgentSessionID, ss.Transcript = pr.agentSessionID, pr.transcript
 	ss.AgentVersion = pr.version
-	if pr.usage != nil || st.pane.Dead || agent != "claude" {
+	if pr.usage != nil || st.pane.Dead || agents.Lookup(agent).Probe == nil {
 		// A probe that could not read the transcript this time keeps
 		// the usage known so far.
 		ss.Usage = pr.usage
@@ -908,10 +911,11 @@ func (s *Supervisor) versionOf(eng *rules.Engine, p tmux.Pane, agent, screen str
 	return vc.version
 }
 
-// probe looks at a Claude Code pane's process (every reprobeEvery) and
-// follows its transcript.
-func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
-	if agent != "claude" || p.Dead {
+// probe looks at the pane's agent's process (every reprobeEvery) and
+// follows its transcript, for agents whose Spec says how (Claude Code).
+func (s *Supervisor) probe(p tmux.Pane, name string) probeResult {
+	how := agents.Lookup(name).Probe
+	if how == nil || p.Dead {
 		return probeResult{}
 	}
 	hookTranscript, hookSession := s.hookInfo(p.ID)
@@ -927,7 +931,7 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	if pp.probed.IsZero() || now.Sub(pp.probed) >= reprobeEvery {
 		pp.probed = now
 		if s.cfg.Probe != nil {
-			pp.info = s.cfg.Probe(p)
+			pp.info = s.cfg.Probe(p, how)
 		}
 	}
 	// The transcript a hook named is the session's; the probe's is a
@@ -966,7 +970,7 @@ func (s *Supervisor) probe(p tmux.Pane, agent string) probeResult {
 	}
 	if calls := pp.tail.takeCalls(); s.cfg.OnToolCall != nil {
 		for _, c := range calls {
-			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, agent
+			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, name
 			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
 			s.cfg.OnToolCall(c)
 		}

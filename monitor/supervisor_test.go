@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -101,7 +102,7 @@ type harness struct {
 
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +572,7 @@ func TestSetRulesReclassifiesEveryPane(t *testing.T) {
 		t.Fatalf("state = %s", s.State)
 	}
 	user := rules.Source{Name: "rules.yaml", Data: []byte("version: 1\ndisable: [shell.prompt]\n")}
-	eng, err := rules.New(rules.Builtin(), user)
+	eng, err := rules.New(agents.Builtin(), user)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -60,7 +61,7 @@ func TestOnToolCallGetsTranscriptCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	var got []ToolCall
 	h := newHarness(t, func(c *Config) {
-		c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{Transcript: path} }
+		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{Transcript: path} }
 		c.OnToolCall = func(tc ToolCall) { got = append(got, tc) }
 	})
 	data, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "transcript_tool_errors.jsonl"))

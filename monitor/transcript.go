@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/agent"
 )
 
 // Claude Code writes each session's conversation to a JSONL transcript,
@@ -195,29 +197,27 @@ type AgentInfo struct {
 	TaskList string
 }
 
-// taskListVar names the task list Claude Code writes.
-const taskListVar = "CLAUDE_CODE_TASK_LIST_ID"
-
-// ProbeClaude looks at the Claude Code process running below pid (the
-// pane's process) in directory cwd: its task list id from its environment,
-// and its transcript, the most recently written .jsonl in its projects
-// directory (CLAUDE_CONFIG_DIR, or $HOME/.claude). Without a claude
-// process (a renamed build, a wrapper that runs it under another name,
-// system3's demo agents), the first process in the pane whose environment
-// names a task list links it, and no transcript is followed.
-func ProbeClaude(pid int, cwd string) AgentInfo {
-	cpid := findProcess(pid, "claude")
+// ProbeAgent looks at the agent's process (how.Process) running below pid
+// (the pane's process) in directory cwd: its task list id from its
+// environment (how.TaskListVar), and its transcript, the most recently
+// written .jsonl in how.TranscriptDir. Without such a process (a renamed
+// build, a wrapper that runs it under another name, system3's demo
+// agents), the first process in the pane whose environment names a task
+// list links it, and no transcript is followed.
+func ProbeAgent(how *agent.Probe, pid int, cwd string) AgentInfo {
+	if how == nil {
+		return AgentInfo{}
+	}
+	cpid := findProcess(pid, how.Process)
 	if cpid == 0 {
-		return AgentInfo{TaskList: envInTree(pid, taskListVar)}
+		return AgentInfo{TaskList: envInTree(pid, how.TaskListVar)}
 	}
 	env := processEnv(cpid)
-	info := AgentInfo{TaskList: env[taskListVar]}
-	dir := env["CLAUDE_CONFIG_DIR"]
-	if dir == "" && env["HOME"] != "" {
-		dir = filepath.Join(env["HOME"], ".claude")
-	}
-	if dir != "" && cwd != "" {
-		info.Transcript = newestTranscript(filepath.Join(dir, "projects", encodeProjectDir(cwd)))
+	info := AgentInfo{TaskList: env[how.TaskListVar]}
+	if how.TranscriptDir != nil {
+		if dir := how.TranscriptDir(env, cwd); dir != "" {
+			info.Transcript = newestTranscript(dir)
+		}
 	}
 	return info
 }
@@ -240,16 +240,4 @@ func newestTranscript(project string) string {
 		}
 	}
 	return newest
-}
-
-// encodeProjectDir names a project directory as Claude Code does: every
-// byte that is not an ASCII letter or digit becomes '-'.
-func encodeProjectDir(cwd string) string {
-	b := []byte(cwd)
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -111,7 +112,9 @@ func TestTranscriptTailReadsAppendsAndPartialLines(t *testing.T) {
 
 func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	h := newHarness(t, func(c *Config) { c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{Transcript: path} } })
+	h := newHarness(t, func(c *Config) {
+		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{Transcript: path} }
+	})
 	h.clock.now = time.Date(2026, 11, 21, 5, 41, 0, 0, time.UTC) // a minute after the fixture's failures
 	data, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "transcript_tool_errors.jsonl"))
 	if err != nil {
@@ -137,15 +140,9 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	}
 }
 
-func TestEncodeProjectDir(t *testing.T) {
-	if got := encodeProjectDir("/tmp/system3-captures/tool_errors/project.v2"); got != "-tmp-system3-captures-tool-errors-project-v2" {
-		t.Fatalf("encoded = %q", got)
-	}
-}
-
 func TestTaskListLinkedFromTheProcess(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
-		c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{TaskList: "PRD-AUTH"} }
+		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{TaskList: "PRD-AUTH"} }
 		c.TaskProgress = func(id string) (TaskProgress, bool) {
 			if id != "PRD-AUTH" {
 				return TaskProgress{}, false

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -70,7 +71,7 @@ func TestPriceTableFirstMatchWins(t *testing.T) {
 func TestUsageAndBudgetWake(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	h := newHarness(t, func(c *Config) {
-		c.Probe = func(tmux.Pane) AgentInfo { return AgentInfo{Transcript: path} }
+		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{Transcript: path} }
 		c.Prices = testPrices.Lookup
 		c.Budget = func(session string) (float64, bool) { return 0.40, true }
 	})

@@ -49,7 +49,7 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev Session) []wakeOp {
 			ops = append(ops, s.raiseOp(cur, wake.ReasonErrorLoopDetected))
 		}
 	case rules.Exited:
-		if prev.State != rules.Exited && cur.Agent != "" && cur.Agent != "shell" {
+		if prev.State != rules.Exited && cur.IsAgent() {
 			ops = append(ops, s.raiseOp(cur, wake.ReasonWorkerFailed))
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 			// A shell's failed command is for whoever typed it, not a wake.
 			ops = append(ops, s.raiseOp(cur, wake.ReasonAPIError))
 			st.timeWoke = true
-		case cur.State == rules.Idle && cur.Agent != "" && cur.Agent != "shell" && age >= s.cfg.IdleAfter:
+		case cur.State == rules.Idle && cur.IsAgent() && age >= s.cfg.IdleAfter:
 			ops = append(ops, s.raiseOp(cur, wake.ReasonSessionIdle))
 			st.timeWoke = true
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -25,7 +26,7 @@ func (a *app) rulesPath() string {
 
 // loadRules builds the engine from the built-in rules and the user's file.
 func (a *app) loadRules() (*rules.Engine, error) {
-	srcs := []rules.Source{rules.Builtin()}
+	srcs := []rules.Source{agents.Builtin()}
 	user, ok, err := rules.LoadFile(a.rulesPath())
 	if err != nil {
 		return nil, err

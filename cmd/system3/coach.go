@@ -8,6 +8,7 @@ import (
 
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -71,7 +72,7 @@ func (a *app) patternsNow() func() []rules.Pattern {
 		if err != nil {
 			a.log.Warn("patterns not reloaded", "err", err)
 			if !loaded {
-				if b, berr := rules.New(rules.Builtin()); berr == nil {
+				if b, berr := rules.New(agents.Builtin()); berr == nil {
 					ps, loaded = b.Patterns(), true
 				}
 			}

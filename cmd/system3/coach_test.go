@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -26,7 +27,7 @@ func seedCoach(t *testing.T, stateDir string) coach.Alert {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	e, err := rules.New(rules.Builtin())
+	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

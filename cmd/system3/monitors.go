@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -234,7 +235,9 @@ func (a *app) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validato
 
 // probeAgent reads what a Claude Code pane's process tells: its transcript
 // and task list.
-func probeAgent(p tmux.Pane) monitor.AgentInfo { return monitor.ProbeClaude(p.PID, p.Path) }
+func probeAgent(p tmux.Pane, how *agent.Probe) monitor.AgentInfo {
+	return monitor.ProbeAgent(how, p.PID, p.Path)
+}
 
 // watchedProgress looks a task list's progress up in the watcher's model.
 func watchedProgress(tw *tasks.Watcher, root string) func(string) (monitor.TaskProgress, bool) {

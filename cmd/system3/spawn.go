@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
@@ -22,26 +23,28 @@ import (
 // wisdom from the learning store.
 
 func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
-	agents := map[string]lifecycle.Agent{}
+	configured := map[string]lifecycle.Agent{}
 	for name, ag := range a.settings.File.Agents {
-		agents[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
+		configured[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
 	}
 	cfg := lifecycle.Config{
 		Service: svc,
 		Tmux:    tmux.NewClient(a.tmuxServer()),
-		Agents:  agents,
+		Agents:  configured,
 		Logger:  a.log,
-		// Claude Code reports its state by hook from its first second,
-		// for this process only: the user's settings are left alone.
+		// An agent with hooks (Claude Code) reports its state by hook
+		// from its first second, for this process only: the user's
+		// settings are left alone.
 		AgentArgs: func(agent string) ([]string, error) {
-			if agent != "claude" {
+			hookArgs := agents.Lookup(agent).HookArgs
+			if hookArgs == nil {
 				return nil, nil
 			}
 			settings, err := a.hookSettings("")
 			if err != nil {
 				return nil, fmt.Errorf("hook settings: %w", err)
 			}
-			return []string{"--settings", string(settings)}, nil
+			return hookArgs(settings), nil
 		},
 		HookToken: func(session string) (string, error) {
 			key, err := hooks.LoadKey(a.settings.StateDir, true)
@@ -217,7 +220,7 @@ docs/lifecycle.md.`,
 	f.StringVar(&req.Goal, "goal", "", "what the orchestrator is to achieve (opens the first prompt)")
 	f.StringVar(&req.Repo, "repo", "", "a directory in the git repository (default: the working directory)")
 	f.StringVar(&req.Base, "base", "", "branch, tag or commit the new branch starts from (default HEAD)")
-	f.StringVar(&agent, "agent", "claude", "claude, codex, gemini, aider, an agent from the config file, or a command line (from this command only)")
+	f.StringVar(&agent, "agent", agents.Default, "claude, codex, gemini, aider, an agent from the config file, or a command line (from this command only)")
 	f.StringVar(&req.TaskList, "task-list", "", "task list id (default PRD-<NAME>, upper-cased)")
 	f.StringVar(&req.Context, "context", "", "more text for the first prompt")
 	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -47,7 +49,7 @@ func TestRealClaudeFormatterLoop(t *testing.T) {
 
 	// The monitors, as startMonitors wires them.
 	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(rules.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
+	eng, err := rules.New(agents.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
 patterns:
   - id: formatter_loop
     name: Formatter loop
@@ -88,7 +90,7 @@ patterns:
 	}
 	sup, err = monitor.New(monitor.Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: monitor.ProcessTree, HeartbeatEvery: -1, Tick: 100 * time.Millisecond, Send: client, OnToolCall: co.Observe,
-		Probe: func(p tmux.Pane) monitor.AgentInfo { return monitor.ProbeClaude(p.PID, p.Path) }})
+		Probe: func(p tmux.Pane, how *agent.Probe) monitor.AgentInfo { return monitor.ProbeAgent(how, p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}

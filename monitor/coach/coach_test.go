@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
@@ -61,7 +62,7 @@ type harness struct {
 
 func patterns(t testing.TB, extra string) []rules.Pattern {
 	t.Helper()
-	srcs := []rules.Source{rules.Builtin()}
+	srcs := []rules.Source{agents.Builtin()}
 	if extra != "" {
 		srcs = append(srcs, rules.Source{Name: "user.yaml", Data: []byte(extra)})
 	}

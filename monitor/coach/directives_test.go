@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -60,7 +61,7 @@ func TestParseDirectivesDuplicateIDs(t *testing.T) {
 }
 
 func TestLinkDirectives(t *testing.T) {
-	e, err := rules.New(rules.Builtin())
+	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -16,7 +17,7 @@ import (
 
 func classifier(t *testing.T) func(s *Session) rules.Result {
 	t.Helper()
-	e, err := rules.New(rules.Builtin())
+	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -80,7 +81,7 @@ type monitors struct {
 func watch(t *testing.T, gs *Session) *monitors {
 	t.Helper()
 	srv := tmux.Server{Path: gs.Socket()}
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -67,16 +69,16 @@ type Agent struct {
 	Env     map[string]string `json:"env,omitempty" yaml:"env"`
 }
 
-// DefaultAgents are the agents spawn knows without configuration. Claude
-// Code gets its task tools (TaskCreate, TaskUpdate), which write the task
-// list the session is linked to.
+// DefaultAgents are the agents spawn knows without configuration: every
+// registered agent with a launch command (monitor/agents), as its Spec
+// starts it (Claude Code gets its task tools, which write the task list
+// the session is linked to).
 func DefaultAgents() map[string]Agent {
-	return map[string]Agent{
-		"claude": {Command: []string{"claude"}, Env: map[string]string{"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}},
-		"codex":  {Command: []string{"codex"}},
-		"gemini": {Command: []string{"gemini"}},
-		"aider":  {Command: []string{"aider"}},
+	out := map[string]Agent{}
+	for _, s := range agents.Launchable() {
+		out[s.Name] = Agent{Command: slices.Clone(s.Launch.Command), Env: maps.Clone(s.Launch.Env)}
 	}
+	return out
 }
 
 // WisdomItem is one learning from earlier work offered to a new

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tmux"
@@ -75,8 +76,8 @@ func (m *Manager) Records() *Records { return m.cfg.Records }
 
 // Adopt records a session started by hand, once linked to a task list, so
 // it can be restored: its agent pane's directory, agent and session id.
-// Only agents whose resume system3 knows (claude, codex, gemini) are
-// recorded.
+// Only agents whose resume system3 knows (claude, codex, gemini: their
+// Spec's Resume) are recorded.
 func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, error) {
 	if m.cfg.Records == nil {
 		return Record{}, errors.New("no orchestrator records are kept")
@@ -93,7 +94,7 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 		}
 	}
 	if s.Pane == "" {
-		return Record{}, fmt.Errorf("session %s runs no claude, codex or gemini agent system3 can resume", session)
+		return Record{}, fmt.Errorf("session %s runs no %s agent system3 can resume", session, agents.Resumable())
 	}
 	name := strings.TrimPrefix(session, SessionPrefix)
 	rec := Record{Name: name, Session: session, Agent: s.Agent, Command: []string{s.Agent}, Worktree: s.Path, TaskList: taskList,
@@ -111,32 +112,18 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 }
 
 // resumable reports whether system3 knows how to resume the agent.
-func resumable(agent string) bool {
-	return agent == "claude" || agent == "codex" || agent == "gemini"
-}
+func resumable(agent string) bool { return agents.Lookup(agent).Resume != nil }
 
 // ResumeArgs is how the agent program (by its file name) resumes the
 // conversation id, or its latest conversation in the working directory
-// when the id is unknown; nil when the program has no known resume.
+// when the id is unknown, as its agent's Spec says; nil when the program
+// has no known resume.
 func ResumeArgs(program, id string) []string {
-	switch program {
-	case "claude":
-		if id == "" {
-			return []string{"--continue"}
-		}
-		return []string{"--resume", id}
-	case "codex":
-		if id == "" {
-			return []string{"resume", "--last"}
-		}
-		return []string{"resume", id}
-	case "gemini":
-		if id == "" {
-			return []string{"--resume", "latest"}
-		}
-		return []string{"--resume", id}
+	s, ok := agents.ByProgram(program)
+	if !ok || s.Resume == nil {
+		return nil
 	}
-	return nil
+	return s.Resume(id)
 }
 
 // RestoreRequest asks to bring back orchestrators whose tmux sessions are

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -240,9 +241,10 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	// First prompt.
 	sp.progress(StepPrompt, "sending the first prompt")
 	sp.wisdom(ctx)
-	// Only Claude Code writes task lists; other agents are not asked to.
+	// Only agents that write task lists (Claude Code) are asked to plan
+	// in one.
 	planIn := ""
-	if agent == "claude" {
+	if agents.Lookup(agent).TaskLists {
 		planIn = r.TaskList
 	}
 	r.Prompt = Prompt(req.Goal, req.Context, planIn, r.Wisdom)
@@ -291,7 +293,7 @@ func (m *Manager) agentCommand(name, command, origin string) ([]string, map[stri
 		return []string{command}, env, filepath.Base(fields[0]), nil
 	}
 	if name == "" {
-		name = "claude"
+		name = agents.Default
 	}
 	a, ok := m.cfg.Agents[name]
 	if !ok {
@@ -537,9 +539,6 @@ func (sp *spawn) lastOutput(ctx context.Context) (status, output string) {
 	}
 }
 
-// cursorRE matches the line of a menu option under the cursor.
-var cursorRE = regexp.MustCompile(`^\s*❯\s*(?:\d+\.\s*)?(\S.*)$`)
-
 // trust accepts the folder-trust dialog: the user asked system3 to work in
 // the worktree it has just created. Once the dialog has settled, it moves
 // the cursor down while it is on an option above Yes, and presses Enter
@@ -572,7 +571,7 @@ func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 		if screen != last {
 			last, since = screen, now
 		}
-		label := cursorLabel(p.Lines)
+		label := agents.Lookup(s.Agent).CursorLabel(p.Lines)
 		switch {
 		case strings.HasPrefix(strings.ToLower(label), "yes"):
 			if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: sp.req.Origin}); err != nil {
@@ -604,16 +603,6 @@ const (
 	trustSettle  = 300 * time.Millisecond
 	trustRepress = time.Second
 )
-
-// cursorLabel is the label of the option under the cursor, or "".
-func cursorLabel(lines []string) string {
-	for _, l := range lines {
-		if m := cursorRE.FindStringSubmatch(l); m != nil {
-			return strings.TrimSpace(m[1])
-		}
-	}
-	return ""
-}
 
 // wisdom asks the learning store for what fits the goal.
 func (sp *spawn) wisdom(ctx context.Context) {

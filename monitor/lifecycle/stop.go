@@ -88,12 +88,12 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	var sess monitor.Session
 	if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
 		for _, s := range snap.Sessions {
-			if s.Session == res.Session && (sess.Pane == "" || (s.Agent != "" && s.Agent != "shell")) {
+			if s.Session == res.Session && (sess.Pane == "" || s.IsAgent()) {
 				sess = s
 			}
 		}
 	}
-	if sess.Pane != "" && sess.Agent != "" && sess.Agent != "shell" {
+	if sess.Pane != "" && sess.IsAgent() {
 		if _, err := m.cfg.Service.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: req.Origin}); err != nil {
 			m.cfg.Logger.Warn("stop: interrupt", "session", res.Session, "err", err)
 		} else {

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	_ "embed"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,9 +10,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 )
-
-//go:embed default.yaml
-var defaultRules []byte
 
 // FileVersion is the rules file format version this build reads.
 const FileVersion = 1
@@ -182,14 +178,41 @@ type Disabled struct {
 	By     string `json:"disabled_by"`
 }
 
-// Source is one rules file to load: a name for messages and its content.
+// Source is one rules file to load: a name for messages and its content,
+// or a bundle of files (see Bundle).
 type Source struct {
 	Name string
 	Data []byte
+
+	bundle *bundle
 }
 
-// Builtin is the embedded default rules file.
-func Builtin() Source { return Source{Name: "builtin", Data: defaultRules} }
+// bundle is several rules files loaded as one, compiled once.
+type bundle struct {
+	parts []Source
+	once  sync.Once
+	e     *Engine
+	err   error
+}
+
+// Bundle joins rules files into one source, loaded in order as if they
+// were one file (so an id defined twice is an error only within one
+// part, and a later part's agent or rule of the same name replaces an
+// earlier one). When a bundle is the first source of New, its files are
+// parsed and compiled once, the first time, and shared after: the
+// built-in rules (monitor/agents.Builtin) are one. The parts must not
+// change afterwards.
+func Bundle(name string, parts ...Source) Source {
+	return Source{Name: name, bundle: &bundle{parts: slices.Clone(parts)}}
+}
+
+// Parts are the files of a bundle, or the source itself.
+func (s Source) Parts() []Source {
+	if s.bundle == nil {
+		return []Source{s}
+	}
+	return slices.Clone(s.bundle.parts)
+}
 
 // LoadFile reads a user rules file. A missing file yields ok=false and no
 // error: user rules are optional.
@@ -209,11 +232,11 @@ func LoadFile(path string) (src Source, ok bool, err error) {
 // ones are added, and `disable` removes rules by id.
 func New(sources ...Source) (*Engine, error) {
 	e := &Engine{byAgent: map[string][]*Rule{}}
-	if len(sources) > 0 && isBuiltin(sources[0]) {
-		// The embedded file is the same every time: parse and compile it
-		// once (its compiled rules are immutable and shared), so building
-		// an engine costs the user's files only.
-		b, err := builtinEngine()
+	if len(sources) > 0 && sources[0].bundle != nil {
+		// A bundle is the same every time: parse and compile it once (its
+		// compiled rules are immutable and shared), so building an engine
+		// costs the user's files only.
+		b, err := sources[0].bundle.engine()
 		if err != nil {
 			return nil, err
 		}
@@ -223,25 +246,14 @@ func New(sources ...Source) (*Engine, error) {
 	return e.add(sources)
 }
 
-// isBuiltin: src is Builtin(), unchanged.
-func isBuiltin(src Source) bool {
-	return src.Name == "builtin" && len(src.Data) == len(defaultRules) && len(src.Data) > 0 && &src.Data[0] == &defaultRules[0]
-}
-
-var (
-	builtinOnce sync.Once
-	builtinE    *Engine
-	builtinErr  error
-)
-
-// builtinEngine is the embedded file loaded alone, before sorting.
-func builtinEngine() (*Engine, error) {
-	builtinOnce.Do(func() {
+// engine is the bundle's files loaded alone, before sorting.
+func (b *bundle) engine() (*Engine, error) {
+	b.once.Do(func() {
 		e := &Engine{byAgent: map[string][]*Rule{}}
-		builtinErr = e.load([]Source{Builtin()})
-		builtinE = e
+		b.err = e.load(b.parts)
+		b.e = e
 	})
-	return builtinE, builtinErr
+	return b.e, b.err
 }
 
 // add loads sources over what e holds and finishes the engine.
@@ -255,6 +267,12 @@ func (e *Engine) add(sources []Source) (*Engine, error) {
 // load merges rules files into e's agents, rules and patterns.
 func (e *Engine) load(sources []Source) error {
 	for _, src := range sources {
+		if src.bundle != nil {
+			if err := e.load(src.bundle.parts); err != nil {
+				return err
+			}
+			continue
+		}
 		var f File
 		dec := yaml.NewDecoder(strings.NewReader(string(src.Data)))
 		dec.KnownFields(true)

@@ -1,7 +1,9 @@
 // Package rules classifies what an agent in a terminal is doing from a
-// capture of its screen and the processes in its pane. Rules are data: a
-// versioned YAML file embedded as defaults, extended or overridden by the
-// user's rules.yaml, so new agent versions need a rule, not a release.
+// capture of its screen and the processes in its pane. Rules are data:
+// versioned YAML files, one per agent, embedded as defaults (each agent's
+// rules.yaml under monitor/agent/, bundled by monitor/agents.Builtin),
+// extended or overridden by the user's rules.yaml, so new agent versions
+// need a rule, not a release.
 package rules
 
 import (

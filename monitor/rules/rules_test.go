@@ -127,6 +127,8 @@ var expectations = map[string]want{
 	"shell/error_bash.txt":   {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
 	"shell/error_sh.txt":     {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
 	"shell/exited_dead.txt":  {agent: "shell", state: "exited", kind: "dead", rule: RulePaneDead},
+	// A real less paging Claude Code's permission prompt: no agent.
+	"viewer/unknown_less.txt": {agent: "", state: "unknown", kind: "viewer", rule: RuleNoMatch},
 }
 
 // processFor gives the non-Claude fixtures the process a live pane would

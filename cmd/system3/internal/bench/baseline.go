@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -60,7 +61,7 @@ func naiveScan(ctx context.Context, c *tmux.Client, eng *rules.Engine) (map[stri
 // Poll runs the baseline poller on server until ctx ends, writing a JSON
 // line to out for every pane whose state changes.
 func Poll(ctx context.Context, server tmux.Server, every time.Duration, out io.Writer) error {
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		return err
 	}

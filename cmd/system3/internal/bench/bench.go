@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -286,7 +287,7 @@ func bigCapture(n int) string {
 
 // classify runs the rules engine on an n-line capture for about d.
 func classify(n int, d time.Duration) (Classify, error) {
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		return Classify{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -439,7 +440,7 @@ func measureAlone(ctx context.Context, cfg Config, s *Size, logf logFunc) error 
 // baselineLoad measures the naive status (capture every pane on request)
 // and naive guidance on the baseline's workload.
 func baselineLoad(ctx context.Context, cfg Config, w *Workload, r *Report, logf logFunc) error {
-	eng, err := rules.New(rules.Builtin())
+	eng, err := rules.New(agents.Builtin())
 	if err != nil {
 		return err
 	}
