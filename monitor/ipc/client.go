@@ -438,3 +438,23 @@ func dialError(path string, err error) error {
 	}
 	return fmt.Errorf("connect to the system3 daemon on %s: %w", path, err)
 }
+
+// Connect opens a raw connection to the daemon's socket at path, for a
+// relay that carries the protocol elsewhere (`system3 attach --stdio`).
+// When nothing serves the path the error matches ErrNoDaemon.
+func Connect(ctx context.Context, path string) (net.Conn, error) {
+	if err := checkPathLen(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, dialError(path, err)
+	}
+	return conn, nil
+}
+
+// Ping checks that the daemon answers.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.call(ctx, request{Method: methodPing}, nil)
+}
