@@ -374,3 +374,18 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.b)
 }
+
+// CommandLine is a shell command line a person can run to reach the host's
+// system3 with args, as system3 reaches it (without its own ssh options).
+func (h Host) CommandLine(args ...string) string {
+	parts := []string{"ssh"}
+	for _, o := range h.SSHOptions {
+		parts = append(parts, shellQuote(o))
+	}
+	cmd := []string{h.binary()}
+	if h.StateDir != "" {
+		cmd = append(cmd, "--state-dir", h.StateDir)
+	}
+	parts = append(parts, shellQuote(h.SSH), shellQuote(remoteCommand(append(cmd, args...))))
+	return strings.Join(parts, " ")
+}
