@@ -43,22 +43,25 @@ this state dir (start one with system3 serve), 1 any other error.`,
 			}
 			defer conn.Close()
 			// Either side closing ends the relay: the daemon closes after
-			// its reply, and the other end closes its input to end a
-			// stream. A read of stdin still blocked then ends with the
-			// process.
-			done := make(chan struct{}, 2)
+			// its reply, and the other end closing its input ends (cancels)
+			// the call, as closing the socket does. A read of stdin still
+			// blocked then ends with the process.
+			inDone, outDone := make(chan struct{}), make(chan struct{})
 			go func() {
 				io.Copy(conn, a.stdin)
-				done <- struct{}{}
+				close(inDone)
 			}()
 			go func() {
 				io.Copy(a.stdout, conn)
-				done <- struct{}{}
+				close(outDone)
 			}()
 			select {
-			case <-done:
+			case <-inDone:
+			case <-outDone:
 			case <-cmd.Context().Done():
 			}
+			conn.Close()
+			<-outDone
 			return nil
 		},
 	}
