@@ -70,6 +70,8 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newRulesCmd(a),
 		newWaitCmd(a),
 		newWatchCmd(a),
+		newHostsCmd(a),
+		newAttachCmd(a),
 		newAckCmd(a),
 		newServeCmd(a), // mcp-server engineer: temporary, for tests
 		newMCPCmd(a),

@@ -76,7 +76,11 @@ type statusPane struct {
 }
 
 func newStatusCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON   bool
+		host     string
+		allHosts bool
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "List every pane on the tmux server with its session and command",
@@ -96,11 +100,26 @@ With --json, print a stable document ({"schema": "system3.status/v1", ...})
 for scripts and agents: per pane the state, kind, evidence (source, rule,
 matched lines), question and options; "source" says where the states came
 from. When no tmux server is running, status says so and exits 0 with an
-empty list.`,
+empty list.
+
+--all-hosts asks this machine (the host named local) and every host of the
+config's hosts: section at once, over ssh (docs/remote.md); --host NAME asks
+one. Each host's connection is listed (connected, or disconnected with why
+and when it was last seen) and every session is named HOST:SESSION; --json
+then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
+"sessions": [...]}.`,
 		Example: `  system3 status
-  system3 --tmux-socket work status --json`,
+  system3 --tmux-socket work status --json
+  system3 status --all-hosts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if host != "" || allHosts {
+				names, err := a.selectHosts(host, allHosts)
+				if err != nil {
+					return err
+				}
+				return a.statusHosts(cmd.Context(), names, asJSON)
+			}
 			srv := a.tmuxServer()
 			panes, err := tmux.NewClient(srv).ListPanes(cmd.Context())
 			running := true
@@ -150,6 +169,8 @@ empty list.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a machine-readable JSON document")
+	cmd.Flags().StringVar(&host, "host", "", "only this host of the config (or local), sessions named HOST:SESSION")
+	cmd.Flags().BoolVar(&allHosts, "all-hosts", false, "this machine and every host of the config, sessions named HOST:SESSION")
 	return cmd
 }
 

@@ -19,10 +19,13 @@ var errWaitTimeout = errors.New("wait timed out")
 
 func newWaitCmd(a *app) *cobra.Command {
 	var (
-		reasons []string
-		session string
-		timeout time.Duration
-		asJSON  bool
+		reasons  []string
+		session  string
+		timeout  time.Duration
+		asJSON   bool
+		host     string
+		allHosts bool
+		since    string
 	)
 	cmd := &cobra.Command{
 		Use:   "wait",
@@ -47,12 +50,22 @@ the process serving a wait stops first, the wait carries on with another.
 --session is a glob on the tmux session name, like 'orch-*'. --json prints
 the wake as one line of JSON.
 
+--all-hosts waits on this machine (the host named local) and every host of
+the config's hosts: section at once, over ssh (docs/remote.md); --host NAME
+on one. The wake's session is then HOST:SESSION (--session takes HOST:GLOB
+too), and the wake carries a cursor (HOST:SEQ,...): --since CURSOR skips
+every wake seen up to it, so a loop passing each cursor to the next wait
+gets every wake once, without acknowledging it. A host whose link drops is
+reconnected with backoff (1 s doubling to 30 s), saying why on stderr, and
+its wakes raised meanwhile are delivered then, from its journal.
+
 Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 1 any other error.`, wrapIndent(joinReasons(wake.Reasons()), "  ", 78)),
 		Example: `  system3 wait
   system3 wait --reason awaiting_input,error_loop_detected --session 'orch-*'
   system3 wait --timeout 30m --json
-  id=$(system3 wait --json | jq -r .id) && system3 ack "$id"`,
+  id=$(system3 wait --json | jq -r .id) && system3 ack "$id"
+  system3 wait --all-hosts --json --since local:12,web1:40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := waitFilter(reasons, session)
@@ -68,7 +81,24 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 				ctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
 				defer cancel()
 			}
-			ev, err := a.waitWake(ctx, f)
+			var ev wake.Event
+			var hw hostWake
+			if host != "" || allHosts {
+				var names []string
+				var cur hostCursor
+				names, err = a.selectHosts(host, allHosts)
+				if err == nil {
+					cur, err = parseHostCursor(since, names)
+				}
+				if err != nil {
+					return err
+				}
+				hw, err = a.waitHosts(ctx, names, f, cur)
+			} else if since != "" {
+				return errors.New("--since takes the cursor of wait --all-hosts or --host; give one of them too")
+			} else {
+				ev, err = a.waitWake(ctx, f)
+			}
 			if err != nil {
 				switch {
 				case errors.Is(context.Cause(ctx), errWaitTimeout):
@@ -77,6 +107,9 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 					return &exitError{code: 130, msg: "interrupted before a matching wake"}
 				}
 				return err
+			}
+			if host != "" || allHosts {
+				return a.printHostWake(hw, asJSON)
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -91,6 +124,9 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 	fl.StringVar(&session, "session", "", "only wakes from tmux sessions matching this glob, like 'orch-*'")
 	fl.DurationVar(&timeout, "timeout", 0, "give up after this long and exit 2, like 90s or 30m (default: wait for ever)")
 	fl.BoolVar(&asJSON, "json", false, "print the wake as one line of JSON")
+	fl.StringVar(&host, "host", "", "wait on this host of the config (or local); sessions are HOST:SESSION")
+	fl.BoolVar(&allHosts, "all-hosts", false, "wait on this machine and every host of the config; sessions are HOST:SESSION")
+	fl.StringVar(&since, "since", "", "with --all-hosts or --host: skip wakes up to this cursor (HOST:SEQ,...), as a previous wait printed it")
 	return cmd
 }
 
@@ -161,6 +197,11 @@ func wrapIndent(s, indent string, width int) string {
 // writeWake prints one wake as a block a person or an agent can act on.
 // Every text in it came from a terminal, so it is sanitized.
 func writeWake(w io.Writer, ev wake.Event, now time.Time) error {
+	return writeWakeAck(w, ev, now, "system3 ack "+ev.ID)
+}
+
+// writeWakeAck is writeWake with the command that acknowledges it.
+func writeWakeAck(w io.Writer, ev wake.Event, now time.Time, ackCmd string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "wake %s: %s\n", ev.ID, ev.Reason)
 	field := func(label, text string) {
@@ -200,7 +241,7 @@ func writeWake(w io.Writer, ev wake.Event, now time.Time) error {
 	if ev.Acked {
 		field("acked", fmt.Sprintf("by %s at %s", ev.AckedBy, ev.AckedAt.Local().Format("15:04:05")))
 	} else {
-		field("ack with", "system3 ack "+ev.ID)
+		field("ack with", ackCmd)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -28,11 +28,15 @@ const streamBuffer = 16
 // Client is a monitor.Service served by another process. Each call is one
 // connection; streams hold theirs until their ctx ends or the server goes.
 type Client struct {
+	// path names the daemon in messages: the socket's path, or what
+	// NewClient was given.
 	path string
 	pid  int
+	// dial opens one call's connection; nil dials the Unix socket at path.
+	dial func(ctx context.Context) (io.ReadWriteCloser, error)
 
 	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
+	conns  map[io.ReadWriteCloser]struct{}
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup // stream readers
@@ -49,7 +53,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 		// No server can listen there either.
 		return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
 	}
-	c := &Client{path: path, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	c := &Client{path: path, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
 	// A wedged server must not wedge the CLI that only wanted to find it.
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
@@ -62,6 +66,25 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 	}
 	return c, nil
 }
+
+// NewClient returns a client whose calls each run over a connection dial
+// opens, such as the standard input and output of `ssh HOST system3 attach
+// --stdio`. where names the daemon in messages ("host web1"). Unlike Dial it
+// does not check the server first: the first call does. A read or write
+// error of such a connection that is a [*TransportError] is returned as it
+// is, since it already says what happened.
+func NewClient(where string, dial func(ctx context.Context) (io.ReadWriteCloser, error)) *Client {
+	return &Client{path: where, dial: dial, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
+}
+
+// TransportError is a failure of the transport under a [NewClient]
+// connection (the ssh link to another host), explained in one sentence.
+type TransportError struct {
+	Err error
+}
+
+func (e *TransportError) Error() string { return e.Err.Error() }
+func (e *TransportError) Unwrap() error { return e.Err }
 
 // PID returns the server's process id, as it said when dialled.
 func (c *Client) PID() int {
@@ -279,7 +302,7 @@ func openStream[T any](c *Client, ctx context.Context, req request) (<-chan T, e
 // clientConn is one call's connection.
 type clientConn struct {
 	c    *Client
-	conn net.Conn
+	conn io.ReadWriteCloser
 	br   *bufio.Reader
 	stop func() bool
 }
@@ -291,13 +314,12 @@ func (c *Client) start(ctx context.Context, req request, streaming bool) (*clien
 	if c.isClosed() {
 		return nil, ErrClientClosed
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.path)
+	conn, err := c.open(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, dialError(c.path, err)
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -347,6 +369,19 @@ func (c *Client) start(ctx context.Context, req request, streaming bool) (*clien
 	return cc, nil
 }
 
+// open opens one call's connection.
+func (c *Client) open(ctx context.Context) (io.ReadWriteCloser, error) {
+	if c.dial != nil {
+		return c.dial(ctx)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		return nil, dialError(c.path, err)
+	}
+	return conn, nil
+}
+
 func (cc *clientConn) readReply(ctx context.Context) (replyIn, error) {
 	var r replyIn
 	line, err := readLine(cc.br, maxReplyLine)
@@ -377,6 +412,10 @@ func (cc *clientConn) connErr(ctx context.Context, err error) error {
 	if cc.c.isClosed() {
 		return ErrClientClosed
 	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return te
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return fmt.Errorf("%w (%s); is it still running?", ErrConnLost, cc.c.path)
 	}
@@ -398,4 +437,24 @@ func dialError(path string, err error) error {
 		return fmt.Errorf("the state dir %s cannot be used by this user (%w); give system3 a writable one with --state-dir or SYSTEM3_STATE_DIR", filepath.Dir(path), fs.ErrPermission)
 	}
 	return fmt.Errorf("connect to the system3 daemon on %s: %w", path, err)
+}
+
+// Connect opens a raw connection to the daemon's socket at path, for a
+// relay that carries the protocol elsewhere (`system3 attach --stdio`).
+// When nothing serves the path the error matches ErrNoDaemon.
+func Connect(ctx context.Context, path string) (net.Conn, error) {
+	if err := checkPathLen(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, dialError(path, err)
+	}
+	return conn, nil
+}
+
+// Ping checks that the daemon answers.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.call(ctx, request{Method: methodPing}, nil)
 }

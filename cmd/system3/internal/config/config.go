@@ -12,10 +12,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // Environment variables that override the config file.
@@ -57,6 +60,41 @@ type Config struct {
 	Usage Usage `yaml:"usage"`
 	// Lifecycle configures restore and the set-up of new worktrees.
 	Lifecycle Lifecycle `yaml:"lifecycle"`
+	// Hosts are other machines whose system3 daemon is reached over ssh,
+	// by name (docs/remote.md). This machine is the host named local.
+	Hosts map[string]Host `yaml:"hosts"`
+}
+
+// Host is one remote machine.
+type Host struct {
+	// SSH is the ssh destination: a Host alias of the ssh config, HOST or
+	// USER@HOST.
+	SSH string `yaml:"ssh"`
+	// System3 is the system3 program there (default system3 on its PATH).
+	System3 string `yaml:"system3"`
+	// StateDir is its state dir (default: its own default).
+	StateDir string `yaml:"state_dir"`
+	// SSHOptions are extra ssh arguments, like ["-F", "~/.ssh/lab.conf"].
+	SSHOptions []string `yaml:"ssh_options"`
+}
+
+// RemoteHosts are the configured hosts, sorted by name.
+func (c Config) RemoteHosts(home string) []remote.Host {
+	names := make([]string, 0, len(c.Hosts))
+	for n := range c.Hosts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	hs := make([]remote.Host, 0, len(names))
+	for _, n := range names {
+		h := c.Hosts[n]
+		opts := make([]string, len(h.SSHOptions))
+		for i, o := range h.SSHOptions {
+			opts[i] = ExpandHome(o, home)
+		}
+		hs = append(hs, remote.Host{Name: n, SSH: h.SSH, System3: h.System3, StateDir: h.StateDir, SSHOptions: opts})
+	}
+	return hs
 }
 
 // Lifecycle configures how orchestrators are set up and brought back.
@@ -417,6 +455,11 @@ func Load(path string, explicit bool) (Config, error) {
 	}
 	if err := c.Lifecycle.Setup.check(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	for _, h := range c.RemoteHosts("") {
+		if err := h.Check(); err != nil {
+			return Config{}, fmt.Errorf("config %s: hosts: %w", path, err)
+		}
 	}
 	return c, nil
 }

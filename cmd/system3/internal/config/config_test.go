@@ -197,3 +197,35 @@ func TestUsageSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestHosts(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	body := "hosts:\n  web1:\n    ssh: lab-web1\n  gpu:\n    ssh: me@gpu.example\n    system3: ~/bin/system3\n    state_dir: /srv/s3\n    ssh_options: [-F, ~/.ssh/lab.conf]\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := c.RemoteHosts("/home/me")
+	if len(hs) != 2 || hs[0].Name != "gpu" || hs[1].Name != "web1" || hs[1].SSH != "lab-web1" ||
+		hs[0].System3 != "~/bin/system3" || hs[0].StateDir != "/srv/s3" || strings.Join(hs[0].SSHOptions, " ") != "-F /home/me/.ssh/lab.conf" {
+		t.Fatalf("hosts = %+v", hs)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"hosts:\n  local:\n    ssh: a\n", "this machine"},
+		{"hosts:\n  'a:b':\n    ssh: a\n", "no colon"},
+		{"hosts:\n  web1: {}\n", "ssh destination"},
+		{"hosts:\n  web1:\n    ssh: -oProxyCommand=x\n", "ssh destination"},
+		{"hosts:\n  web1:\n    ssh: a\n    sshh: b\n", "sshh"},
+	} {
+		if err := os.WriteFile(p, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(p, true); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("config %q: err = %v, want it to mention %q", tt.body, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/remote"
+)
+
+// hostsSeenFile keeps, per host, when it last answered and why it last
+// failed, so a listing can say when a host that is down was last seen.
+const hostsSeenFile = "hosts-seen.json"
+
+type hostSeen struct {
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// remoteHosts are the configured hosts.
+func (a *app) remoteHosts() []remote.Host {
+	return a.settings.File.RemoteHosts(a.settings.Home)
+}
+
+// remoteHost is the configured host called name.
+func (a *app) remoteHost(name string) (remote.Host, error) {
+	var names []string
+	for _, h := range a.remoteHosts() {
+		if h.Name == name {
+			return h, nil
+		}
+		names = append(names, h.Name)
+	}
+	if len(names) == 0 {
+		return remote.Host{}, fmt.Errorf("no host %q: the config (%s) has no hosts: section; see docs/remote.md", name, a.settings.ConfigPath)
+	}
+	return remote.Host{}, fmt.Errorf("no host %q in the config; the hosts are %s and %s", name, remote.Local, strings.Join(names, ", "))
+}
+
+// selectHosts resolves --host and --all-hosts: the hosts to ask, local
+// included as remote.Local.
+func (a *app) selectHosts(only string, all bool) ([]string, error) {
+	if only != "" && all {
+		return nil, errors.New("--host and --all-hosts select hosts in two ways; give one")
+	}
+	if only != "" {
+		if only == remote.Local {
+			return []string{remote.Local}, nil
+		}
+		if _, err := a.remoteHost(only); err != nil {
+			return nil, err
+		}
+		return []string{only}, nil
+	}
+	names := []string{remote.Local}
+	for _, h := range a.remoteHosts() {
+		names = append(names, h.Name)
+	}
+	return names, nil
+}
+
+// recordSeen merges what was learnt of hosts into the state dir's record.
+// Several processes may write it; the last write wins, and what is lost is
+// at most a time another process also learnt.
+func (a *app) recordSeen(links []*remote.Link) {
+	path := filepath.Join(a.settings.StateDir, hostsSeenFile)
+	seen := a.loadSeen()
+	for _, l := range links {
+		st := l.State()
+		s := seen[l.Host.Name]
+		if !st.LastSeen.IsZero() {
+			s.LastSeen = st.LastSeen.UTC()
+		}
+		s.Error = ""
+		if st.Err != nil {
+			s.Error = st.Err.Error()
+		}
+		seen[l.Host.Name] = s
+	}
+	b, err := json.MarshalIndent(seen, "", "  ")
+	if err != nil {
+		return
+	}
+	tmp := path + ".tmp" + fmt.Sprint(os.Getpid())
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		a.log.Warn("record hosts seen", "err", err)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		a.log.Warn("record hosts seen", "err", err)
+	}
+}
+
+func (a *app) loadSeen() map[string]hostSeen {
+	seen := map[string]hostSeen{}
+	b, err := os.ReadFile(filepath.Join(a.settings.StateDir, hostsSeenFile))
+	if err == nil {
+		json.Unmarshal(b, &seen)
+	}
+	return seen
+}
+
+// hostLine is one host of `system3 hosts --json`.
+type hostLine struct {
+	Name string `json:"name"`
+	// SSH is the destination; empty for local.
+	SSH string `json:"ssh,omitempty"`
+	// State is connected, no_daemon (local only) or disconnected.
+	State    string    `json:"state"`
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	Error    string    `json:"error,omitempty"`
+}
+
+func newHostsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hosts",
+		Short: "List the hosts of the config with their connection state",
+		Long: `List this machine (the host named local) and every host of the config's
+hosts: section, connecting to each one's system3 daemon now through ssh
+(ssh DEST system3 attach --stdio, run with your ssh config and
+-o BatchMode=yes): connected, or why not (down or unreachable, ssh host key
+changed or unknown, login refused, no system3 there, no daemon running
+there), and when it last answered.
+
+With --json, print one JSON array of {name, ssh, state, last_seen, error}.
+Exit status is 0 even when hosts are disconnected.
+
+See docs/remote.md for the setup.`,
+		Example: `  system3 hosts
+  system3 hosts --json
+  system3 hosts install web1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lines := a.probeHosts(cmd.Context())
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(lines)
+			}
+			return writeHosts(a, lines, time.Now())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.AddCommand(newHostsInstallCmd(a))
+	return cmd
+}
+
+// probeHosts pings every host at once.
+func (a *app) probeHosts(ctx context.Context) []hostLine {
+	hosts := a.remoteHosts()
+	lines := make([]hostLine, len(hosts)+1)
+	links := make([]*remote.Link, len(hosts))
+	seen := a.loadSeen()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		l := hostLine{Name: remote.Local, State: "connected"}
+		c, err := ipc.Dial(ctx, a.socketPath())
+		switch {
+		case err == nil:
+			c.Close()
+			l.LastSeen = time.Now().UTC()
+		case errors.Is(err, ipc.ErrNoDaemon):
+			l.State, l.Error = "no_daemon", "no system3 daemon on this machine: run system3 serve (or the dashboard)"
+		default:
+			l.State, l.Error = "disconnected", err.Error()
+		}
+		lines[0] = l
+	})
+	for i, h := range hosts {
+		links[i] = remote.NewLink(h)
+		wg.Go(func() {
+			link := links[i]
+			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			err := link.Ping(pctx)
+			st := link.State()
+			l := hostLine{Name: h.Name, SSH: h.SSH, State: "connected", LastSeen: st.LastSeen.UTC()}
+			if err != nil {
+				l.State, l.Error, l.LastSeen = "disconnected", err.Error(), seen[h.Name].LastSeen
+			}
+			lines[i+1] = l
+		})
+	}
+	wg.Wait()
+	for _, l := range links {
+		l.Close()
+	}
+	a.recordSeen(links)
+	return lines
+}
+
+func writeHosts(a *app, lines []hostLine, now time.Time) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tSSH\tSTATE\tLAST SEEN")
+	var problems []string
+	for _, l := range lines {
+		dest := l.SSH
+		if l.Name == remote.Local {
+			dest = "(this machine)"
+		}
+		last := "never"
+		if !l.LastSeen.IsZero() {
+			last = age(now.Sub(l.LastSeen))
+			if now.Sub(l.LastSeen) < time.Second {
+				last = "now"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize(l.Name), sanitize(dest), strings.ReplaceAll(l.State, "_", " "), last)
+		if l.Error != "" {
+			problems = append(problems, sanitize(l.Name)+": "+sanitize(l.Error))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(a.stdout)
+		for _, p := range problems {
+			fmt.Fprintln(a.stdout, p)
+		}
+	}
+	return nil
+}
+
+func newHostsInstallCmd(a *app) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "install NAME",
+		Short: "Copy this system3 binary to a host that has none",
+		Long: `Copy the running system3 binary to host NAME over ssh (ssh DEST 'cat >
+PATH'), when the host's operating system and architecture (uname -sm) are
+this binary's; another platform is refused, since no binary for it is at
+hand.
+
+PATH is hosts.NAME.system3 when it is a path (like ~/bin/system3), else
+~/.local/bin/system3 (then set hosts.NAME.system3 to it unless that
+directory is on the remote PATH for ssh commands). An existing file is kept
+unless --force. The copy is checked by running its version command there.`,
+		Example: `  system3 hosts install web1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := a.remoteHost(args[0])
+			if err != nil {
+				return err
+			}
+			return a.installHost(cmd.Context(), h, force)
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace a file already at the path")
+	return cmd
+}
+
+// goPlatform maps `uname -sm` to GOOS and GOARCH.
+func goPlatform(uname string) (goos, goarch string) {
+	f := strings.Fields(uname)
+	if len(f) != 2 {
+		return "", ""
+	}
+	goos = strings.ToLower(f[0])
+	switch f[1] {
+	case "x86_64", "amd64":
+		goarch = "amd64"
+	case "aarch64", "arm64":
+		goarch = "arm64"
+	case "i386", "i686":
+		goarch = "386"
+	case "armv7l", "armv6l":
+		goarch = "arm"
+	case "riscv64", "ppc64le", "s390x":
+		goarch = f[1]
+	default:
+		goarch = strings.ToLower(f[1])
+	}
+	return goos, goarch
+}
+
+func (a *app) installHost(ctx context.Context, h remote.Host, force bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	out, err := h.Run(ctx, nil, h.SSHArgv("uname", "-sm"))
+	if err != nil {
+		return err
+	}
+	uname := strings.TrimSpace(string(out))
+	goos, goarch := goPlatform(uname)
+	if goos != runtime.GOOS || goarch != runtime.GOARCH {
+		return fmt.Errorf("host %s runs %q (%s/%s) but this system3 is built for %s/%s; build one for it (GOOS=%s GOARCH=%s go build ./cmd/system3) and copy it there yourself",
+			h.Name, uname, goos, goarch, runtime.GOOS, runtime.GOARCH, goos, goarch)
+	}
+	path := h.System3
+	if !strings.Contains(path, "/") {
+		path = "~/.local/bin/system3"
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this system3 binary to copy: %w", err)
+	}
+	f, err := os.Open(self)
+	if err != nil {
+		return fmt.Errorf("open this system3 binary to copy: %w", err)
+	}
+	defer f.Close()
+	// One remote shell command: refuse an existing file unless forced,
+	// write beside it, then rename, so a cut copy leaves nothing half
+	// written in its place.
+	qp := quoteRemotePath(path)
+	script := fmt.Sprintf(`p=%s; if [ -e "$p" ] && [ %q != yes ]; then echo "$p already exists" >&2; exit 3; fi; mkdir -p "$(dirname "$p")" && cat > "$p.tmp.$$" && chmod 755 "$p.tmp.$$" && mv -f "$p.tmp.$$" "$p"`, qp, map[bool]string{true: "yes", false: "no"}[force])
+	argv := h.SSHArgv("sh", "-c", script)
+	if _, err := h.Run(ctx, f, argv); err != nil {
+		var le *remote.LinkError
+		if errors.As(err, &le) && strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("host %s already has %s; pass --force to replace it", h.Name, path)
+		}
+		return err
+	}
+	vout, err := h.Run(ctx, nil, h.SSHArgv(path, "version"))
+	if err != nil {
+		return fmt.Errorf("copied to %s on host %s, but it does not run there: %w", path, h.Name, err)
+	}
+	fmt.Fprintf(a.stdout, "installed %s on host %s (%s): %s\n", path, h.Name, uname, strings.TrimSpace(firstLine(string(vout))))
+	if h.System3 != path {
+		fmt.Fprintf(a.stdout, "if %s is not on its PATH for ssh commands, set hosts.%s.system3: %s in %s\n", filepath.Dir(path), h.Name, path, a.settings.ConfigPath)
+	}
+	return nil
+}
+
+// quoteRemotePath quotes a path for the remote shell, leaving a leading ~/
+// to mean the remote home.
+func quoteRemotePath(p string) string {
+	if strings.HasPrefix(p, "~/") {
+		return `"$HOME"/'` + strings.ReplaceAll(p[2:], "'", `'\''`) + "'"
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

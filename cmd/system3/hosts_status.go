@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/wake"
+)
+
+// hostsStatusDoc is the JSON document of `status --all-hosts --json` (and
+// --host): every host's connection and the sessions of those that
+// answered, each named HOST:SESSION.
+type hostsStatusDoc struct {
+	Schema      string           `json:"schema"`
+	GeneratedAt time.Time        `json:"generated_at"`
+	Hosts       []hostStatus     `json:"hosts"`
+	Sessions    []hostSessionDoc `json:"sessions"`
+}
+
+type hostStatus struct {
+	Name string `json:"name"`
+	// State is connected or disconnected; Error says why when
+	// disconnected.
+	State    string    `json:"state"`
+	Error    string    `json:"error,omitempty"`
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	// Source is "daemon" or "snapshot", as for status (local only: a
+	// remote host is always its daemon).
+	Source        string `json:"source,omitempty"`
+	Server        string `json:"server,omitempty"`
+	ServerRunning bool   `json:"server_running"`
+	UnackedWakes  int    `json:"unacked_wakes"`
+	Problem       string `json:"problem,omitempty"`
+}
+
+// hostSessionDoc is a monitor.Session of one host: session and target carry
+// the host's name (HOST:SESSION), host names it alone.
+type hostSessionDoc struct {
+	Host string `json:"host"`
+	monitor.Session
+}
+
+func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) error {
+	doc := hostsStatusDoc{Schema: "system3.status-hosts/v1", Hosts: make([]hostStatus, len(names)), Sessions: []hostSessionDoc{}}
+	sessions := make([][]monitor.Session, len(names))
+	seen := a.loadSeen()
+	var links []*remote.Link
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			hs := hostStatus{Name: name, State: "connected"}
+			var snap monitor.Snapshot
+			var err error
+			if name == remote.Local {
+				snap, hs.UnackedWakes, hs.Source, err = a.sessionStates(ctx)
+				if err == nil {
+					hs.LastSeen = time.Now().UTC()
+				}
+			} else {
+				h, _ := a.remoteHost(name)
+				l := remote.NewLink(h)
+				defer l.Close()
+				mu.Lock()
+				links = append(links, l)
+				mu.Unlock()
+				hs.Source = "daemon"
+				snap, err = l.Client.Snapshot(ctx)
+				if err = l.Observe(ctx, err); err == nil {
+					var evs []wake.Event
+					evs, err = l.Client.Wakes(ctx, wake.Filter{})
+					err = l.Observe(ctx, err)
+					hs.UnackedWakes = len(evs)
+				}
+				hs.LastSeen = l.State().LastSeen.UTC()
+				if hs.LastSeen.IsZero() {
+					hs.LastSeen = seen[name].LastSeen
+				}
+			}
+			if err != nil {
+				hs.State, hs.Error, hs.Source = "disconnected", err.Error(), ""
+			} else {
+				hs.Server, hs.ServerRunning, hs.Problem = snap.Server, snap.Running, snap.Problem
+				sessions[i] = snap.Sessions
+			}
+			doc.Hosts[i] = hs
+		})
+	}
+	wg.Wait()
+	a.recordSeen(links)
+	doc.GeneratedAt = time.Now().UTC()
+	for i, name := range names {
+		for _, s := range sessions[i] {
+			s.Session = name + ":" + s.Session
+			s.Target = name + ":" + s.Target
+			doc.Sessions = append(doc.Sessions, hostSessionDoc{Host: name, Session: s})
+		}
+	}
+	sort.SliceStable(doc.Sessions, func(i, j int) bool { return doc.Sessions[i].Session.Session < doc.Sessions[j].Session.Session })
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	return writeHostsStatus(a.stdout, doc, time.Now())
+}
+
+func writeHostsStatus(w io.Writer, doc hostsStatusDoc, now time.Time) error {
+	for _, h := range doc.Hosts {
+		switch {
+		case h.State != "connected":
+			last := "never seen"
+			if !h.LastSeen.IsZero() {
+				last = "last seen " + age(now.Sub(h.LastSeen))
+			}
+			fmt.Fprintf(w, "%s: disconnected (%s): %s\n", sanitize(h.Name), last, sanitize(h.Error))
+		case !h.ServerRunning:
+			fmt.Fprintf(w, "%s: no tmux server is running (%s)\n", sanitize(h.Name), sanitize(h.Server))
+		default:
+			n := 0
+			for _, s := range doc.Sessions {
+				if s.Host == h.Name {
+					n++
+				}
+			}
+			fmt.Fprintf(w, "%s: %s, %s\n", sanitize(h.Name), count(n, "pane", "panes"), count(h.UnackedWakes, "unacked wake", "unacked wakes"))
+		}
+		if h.Problem != "" {
+			fmt.Fprintf(w, "%s: problem: %s\n", sanitize(h.Name), sanitize(h.Problem))
+		}
+	}
+	if len(doc.Sessions) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tPANE\tCOMMAND\tAGENT\tSTATE\tDETAIL")
+	for _, s := range doc.Sessions {
+		detail := s.Question
+		if detail == "" {
+			detail = s.LastLine
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", sanitize(s.Session.Session), sanitize(s.Pane), sanitize(s.Command), sanitize(s.Agent),
+			stateKind(string(s.State), s.Kind), sanitize(strings.TrimSpace(detail)))
+	}
+	return tw.Flush()
+}

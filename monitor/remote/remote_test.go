@@ -1,0 +1,48 @@
+package remote
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSystem3Argv(t *testing.T) {
+	h := Host{Name: "web1", SSH: "lab-web1", System3: "~/bin/system 3", StateDir: "/srv/it's", SSHOptions: []string{"-F", "/x/cfg"}}
+	got := h.System3Argv("attach", "--stdio")
+	want := []string{"ssh", "-F", "/x/cfg", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "lab-web1",
+		`~/'bin/system 3' --state-dir '/srv/it'\''s' attach --stdio`}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("argv = %q\nwant   %q", got, want)
+	}
+	if got := (Host{Name: "a", SSH: "a"}).System3Argv("version"); got[len(got)-1] != "system3 version" {
+		t.Fatalf("default binary: %q", got)
+	}
+}
+
+// ssh's own words, as OpenSSH 9.2 prints them, become one sentence saying
+// what to do.
+func TestClassify(t *testing.T) {
+	h := Host{Name: "web1", SSH: "lab-web1"}
+	for _, tt := range []struct {
+		code   int
+		stderr string
+		kind   error
+		want   string
+	}{
+		{255, "@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n@@@@\nHost key verification failed.\n", ErrHostKeyChanged, "key changed"},
+		{255, "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\nHost key verification failed.\n", ErrHostKeyUnknown, "run `ssh lab-web1` once"},
+		{255, "ssh: connect to host 127.0.0.1 port 9: Connection refused\n", ErrUnreachable, "down or unreachable: ssh: connect to host 127.0.0.1 port 9: Connection refused"},
+		{255, "ssh: Could not resolve hostname nowhere: Name or service not known\n", ErrUnreachable, "down or unreachable"},
+		{255, "root@127.0.0.1: Permission denied (publickey).\n", ErrAuth, "refused the ssh login"},
+		{255, "Connection to 127.0.0.1 closed by remote host.\n", ErrLinkLost, "dropped"},
+		{127, "bash: line 1: system3: command not found\n", ErrNotInstalled, "system3 hosts install web1"},
+		{127, "sh: 1: /opt/s3: not found\n", ErrNotInstalled, "hosts.web1.system3"},
+		{3, "system3: no system3 daemon on this host: run system3 serve there\n", ErrNoDaemon, "run system3 serve there"},
+		{1, "system3: unknown command \"attach\" for \"system3\"\n", ErrRemoteFailed, `unknown command "attach"`},
+	} {
+		err := h.classify(tt.code, tt.stderr)
+		if !errors.Is(err, tt.kind) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "web1") {
+			t.Errorf("classify(%d, %q) = %v (%v); want %v mentioning %q", tt.code, tt.stderr, err, err.Kind, tt.kind, tt.want)
+		}
+	}
+}
