@@ -52,6 +52,11 @@ func TestCaptureFixtures(t *testing.T) {
 
 func save(t *testing.T, name, screen string) {
 	t.Helper()
+	// A capture has no newline after its last line; the file gets one, as
+	// text files do, so that `cat FILE` leaves the cursor below the screen.
+	if !strings.HasSuffix(screen, "\n") {
+		screen += "\n"
+	}
 	if err := os.WriteFile(filepath.Join(capturesDir, name), []byte(screen), 0o644); err != nil {
 		t.Fatal(err)
 	}
