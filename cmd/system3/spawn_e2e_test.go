@@ -267,7 +267,7 @@ func writeClaudeHome(t *testing.T, home string) {
 	t.Helper()
 	cfg := map[string]any{
 		"hasCompletedOnboarding": true,
-		"lastOnboardingVersion":  "2.1.329",
+		"lastOnboardingVersion":  claudetest.PinnedVersion,
 		"numStartups":            1,
 		"theme":                  "dark",
 		"customApiKeyResponses":  map[string]any{"approved": []string{claudetest.FakeKey[len(claudetest.FakeKey)-20:]}, "rejected": []string{}},

@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// PinnedVersion is the Claude Code version e2e/package.json pins: the one
+// the tests run and the captures in monitor/testdata/captures/claude show.
+const PinnedVersion = "2.1.330"
+
 // BinEnv overrides the Claude Code executable that ClaudeBin returns.
 const BinEnv = "SYSTEM3_CLAUDE_BIN"
 

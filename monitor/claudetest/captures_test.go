@@ -52,6 +52,11 @@ func TestCaptureFixtures(t *testing.T) {
 
 func save(t *testing.T, name, screen string) {
 	t.Helper()
+	// A capture has no newline after its last line; the file gets one, as
+	// text files do, so that `cat FILE` leaves the cursor below the screen.
+	if !strings.HasSuffix(screen, "\n") {
+		screen += "\n"
+	}
 	if err := os.WriteFile(filepath.Join(capturesDir, name), []byte(screen), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +245,18 @@ func captureMain(t *testing.T) {
 	waitTurnDone(s, "track-tasks")
 	save(t, "idle_tasks.txt", s.WaitStable(time.Second, 0))
 
+	// The task panel is drawn under a permission dialog.
+	api.AddRule(Rule{Contains: "deploy-tasks", Steps: []Step{
+		{Text: "I'll run the deploy script.", Tool: Bash("./deploy.sh --prod", "Deploy to production")},
+		{Text: "Not deployed."},
+	}})
+	s.Send("deploy-tasks please")
+	s.WaitForText("Do you want to proceed?", 0)
+	save(t, "permission_bash_tasks.txt", s.WaitStable(500*time.Millisecond, 0))
+	s.Keys("Escape")
+	s.WaitForText("Interrupted", 0)
+	s.WaitStable(time.Second, 0)
+
 	api.SetCompactReply(Step{Text: CompactSummary, Chunks: 20, ChunkDelay: 300 * time.Millisecond})
 	s.Send("/compact")
 	save(t, "compacting.txt", s.WaitForText("Compacting conversation", 0))
@@ -358,7 +375,7 @@ func capturePlan(t *testing.T) {
 	waitTurnDone(s, "make-plan")
 }
 
-// planFileRE finds the plan file the CLI asks for in plan mode (2.1.329).
+// planFileRE finds the plan file the CLI asks for in plan mode (2.1.329, 2.1.330).
 var planFileRE = regexp.MustCompile(`(?:create your plan at|plan file exists at) (/[^ ]+\.md)`)
 
 func captureTrust(t *testing.T) {

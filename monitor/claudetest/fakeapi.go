@@ -142,7 +142,7 @@ const AuxText = "Fake session"
 // wants an <analysis> block and a <summary> block.
 const CompactSummary = "<analysis>Fake analysis.</analysis>\n\n<summary>The user talked to a fake API.</summary>"
 
-// compactMarker is part of the CLI's summarisation prompt (seen in 2.1.329).
+// compactMarker is part of the CLI's summarisation prompt (seen in 2.1.329 and 2.1.330).
 const compactMarker = "create a detailed summary of the conversation"
 
 // NewFakeAPI starts a fake serving rules and stops it when the test ends.

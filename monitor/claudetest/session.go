@@ -170,7 +170,7 @@ func writeClaudeJSON(home, dir string, trusted bool) error {
 	cfg := map[string]any{
 		"hasCompletedOnboarding": true,
 		// The pinned CLI version, as if it had run its own onboarding.
-		"lastOnboardingVersion": "2.1.329",
+		"lastOnboardingVersion": PinnedVersion,
 		"numStartups":           1,
 		"theme":                 "dark",
 		"customApiKeyResponses": map[string]any{

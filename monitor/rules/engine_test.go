@@ -260,7 +260,7 @@ func BenchmarkClassify2000LinesDetectByScreen(b *testing.B) {
 }
 
 func FuzzClassify(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/captures/*/*.txt")
+	files := captureFiles(f)
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(string(data), "")

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,7 +11,7 @@ import (
 // prints back to itself, its bounds stay inside the screen, and an extract
 // over it returns options without blanks.
 func FuzzRegion(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/captures/*/*.txt")
+	files := captureFiles(f)
 	regions := []string{"", "whole", "bottom:3", "footer", "footer:1", "above_input:8", "turn:40", "input", "bottom:10000"}
 	for i, p := range files {
 		if data, err := os.ReadFile(p); err == nil {

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -80,7 +79,7 @@ func TestPrefilterNeverRejectsAMatch(t *testing.T) {
 	if withPre < len(conds)/2 {
 		t.Fatalf("only %d of %d conditions have a prefilter", withPre, len(conds))
 	}
-	files, _ := filepath.Glob("../testdata/captures/*/*.txt")
+	files := captureFiles(t)
 	if len(files) == 0 {
 		t.Fatal("no captures")
 	}

@@ -67,6 +67,56 @@ var expectations = map[string]want{
 	"claude/working_tasks.txt":                 {agent: "claude", state: "working", rule: "claude.working_footer"},
 	"claude/working_tool_running.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
 
+	// Claude Code 2.1.329, the previous pin: its screens stay explained.
+	"claude/2.1.329/api_error_500.txt":                 {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_error"},
+	"claude/2.1.329/api_error_retry_attempt2.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/2.1.329/api_error_retry_attempt3.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/2.1.329/api_error_retry_attempt4.txt":      {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/2.1.329/api_error_retry_in_flight.txt":     {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/2.1.329/api_overloaded_final.txt":          {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_error"},
+	"claude/2.1.329/api_overloaded_retry.txt":          {agent: "claude", state: "error", kind: "api_error", rule: "claude.api_retry"},
+	"claude/2.1.329/auth_error.txt":                    {agent: "claude", state: "error", kind: "auth", rule: "claude.auth"},
+	"claude/2.1.329/compacted.txt":                     {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/compacting.txt":                    {agent: "claude", state: "working", kind: "compacting", rule: "claude.compacting"},
+	"claude/2.1.329/error_tool_failures.txt":           {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/error_tool_failures_working.txt":   {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/exit_pending_ctrl_c.txt":           {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/exited_shell.txt":                  {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/2.1.329/exited_shell_ctrl_c.txt":           {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/2.1.329/idle.ansi.txt":                     {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle.txt":                          {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle_200x50.txt":                   {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle_80x24.txt":                    {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle_after_turn.txt":               {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle_plan_mode.txt":                {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/idle_tasks.txt":                    {agent: "claude", state: "idle", rule: "claude.idle"},
+	"claude/2.1.329/interrupted.txt":                   {agent: "claude", state: "idle", kind: "interrupted", rule: "claude.interrupted"},
+	"claude/2.1.329/interrupted_permission.txt":        {agent: "claude", state: "idle", kind: "interrupted", rule: "claude.interrupted"},
+	"claude/2.1.329/permission_bash.ansi.txt":          {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}, detail: "./deploy.sh --prod"},
+	"claude/2.1.329/permission_bash.txt":               {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}, detail: "Bash command"},
+	"claude/2.1.329/permission_bash_200x50.txt":        {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod"},
+	"claude/2.1.329/permission_bash_tasks.txt":         {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}},
+	"claude/2.1.329/permission_bash_80x24.txt":         {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod"},
+	"claude/2.1.329/permission_edit.txt":               {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to make this edit to notes.txt?", detail: "Edit file"},
+	"claude/2.1.329/permission_write.txt":              {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to create hello.go?", detail: "hello.go"},
+	"claude/2.1.329/plan_approval.txt":                 {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Would you like to proceed?", options: []string{"Yes, and use auto mode", "Yes, manually approve edits", "Tell Claude what to change"}},
+	"claude/2.1.329/plan_exit_no_plan_file.txt":        {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Exit plan mode?", options: []string{"Yes, and switch to default (ask each time) for this session", "No"}},
+	"claude/2.1.329/question_multi_select.txt":         {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which features do you want?", options: []string{"Login", "Search", "Export", "Type something", "Chat about this"}},
+	"claude/2.1.329/question_multiple_choice.ansi.txt": {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
+	"claude/2.1.329/question_multiple_choice.txt":      {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
+	"claude/2.1.329/question_review.txt":               {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question_review", question: "Review your answers", options: []string{"Submit answers", "Cancel"}},
+	"claude/2.1.329/rate_limited.ansi.txt":             {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
+	"claude/2.1.329/rate_limited.txt":                  {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
+	"claude/2.1.329/trust_declined_shell.txt":          {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
+	"claude/2.1.329/trust_dialog.ansi.txt":             {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
+	"claude/2.1.329/trust_dialog.txt":                  {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
+	"claude/2.1.329/working_spinner.ansi.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/working_spinner_late.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/working_spinner_start.txt":         {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/working_spinner_streaming.txt":     {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/working_tasks.txt":                 {agent: "claude", state: "working", rule: "claude.working_footer"},
+	"claude/2.1.329/working_tool_running.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
+
 	"codex/api_error_500.txt":                   {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_error"},
 	"codex/api_error_500_after_retries.txt":     {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_error"},
 	"codex/api_error_retry.txt":                 {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_retry"},
@@ -189,17 +239,27 @@ func TestCaptures(t *testing.T) {
 
 func TestEveryCaptureHasExpectation(t *testing.T) {
 	root := filepath.Join("..", "testdata", "captures")
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(p) != ".txt" {
-			return err
-		}
+	for _, p := range captureFiles(t) {
 		rel, _ := filepath.Rel(root, p)
 		if _, ok := expectations[filepath.ToSlash(rel)]; !ok {
 			t.Errorf("capture %s has no expectation in rules_test.go", rel)
 		}
-		return nil
+	}
+}
+
+// captureFiles lists every capture under monitor/testdata/captures, those
+// of earlier agent versions in their version folders included.
+func captureFiles(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(filepath.Join("..", "testdata", "captures"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".txt" {
+			files = append(files, p)
+		}
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
 }

@@ -140,7 +140,7 @@ func Run(ctx context.Context, opt Options) error {
 			dir = filepath.Join("~", rel)
 		}
 	}
-	a.m = model{title: "Claude Code v2.1.329 · system3 fake agent", subtitle: "scripted demo · no model, no network", dir: dir}
+	a.m = model{title: "Claude Code v2.1.330 · system3 fake agent", subtitle: "scripted demo · no model, no network", dir: dir}
 	a.resize()
 
 	done := make(chan struct{})

@@ -31,7 +31,7 @@ func capture(m *model, w, h int) string {
 }
 
 func baseModel() *model {
-	m := &model{title: "Claude Code v2.1.329 · system3 fake agent", subtitle: "scripted demo · no model, no network", dir: "~/demo/billing"}
+	m := &model{title: "Claude Code v2.1.330 · system3 fake agent", subtitle: "scripted demo · no model, no network", dir: "~/demo/billing"}
 	m.add(&block{kind: bPrompt, text: "Add an invoice_totals column for PRD-BILLING, run the migration on staging, and prepare the backfill"})
 	m.add(&block{kind: bTool, text: "Bash(ls db/migrations)", output: []string{"0039_add_currency.sql", "0040_invoice_status_index.sql"}})
 	m.add(&block{kind: bSay, text: "I'll add the migration as 0042, then run it on staging. The quick brown fox jumps over the lazy dog, several times, so that this line wraps at any width."})
@@ -89,7 +89,7 @@ func TestScreensClassifyAsIntended(t *testing.T) {
 		m    *model
 		want want
 	}{
-		{"fresh idle", &model{title: "Claude Code v2.1.329", dir: "~"}, want{state: rules.Idle, rule: "claude.idle"}},
+		{"fresh idle", &model{title: "Claude Code v2.1.330", dir: "~"}, want{state: rules.Idle, rule: "claude.idle"}},
 		{"idle after turn", func() *model {
 			m := withTasks(baseModel())
 			m.add(&block{kind: bDone, text: "Worked for 12s · done 5:32 AM"})
