@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -71,15 +72,19 @@ func (a *app) selectHosts(only string, all bool) ([]string, error) {
 }
 
 // recordSeen merges what was learnt of hosts into the state dir's record.
-// Several processes may write it; the last write wins, and what is lost is
-// at most a time another process also learnt.
+// Several processes may write it: they take turns (an exclusive lock on a
+// file beside it), and a later time is never replaced by an earlier one.
 func (a *app) recordSeen(links []*remote.Link) {
 	path := filepath.Join(a.settings.StateDir, hostsSeenFile)
+	if lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+		defer lock.Close()
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) // released by Close
+	}
 	seen := a.loadSeen()
 	for _, l := range links {
 		st := l.State()
 		s := seen[l.Host.Name]
-		if !st.LastSeen.IsZero() {
+		if st.LastSeen.After(s.LastSeen) {
 			s.LastSeen = st.LastSeen.UTC()
 		}
 		s.Error = ""
