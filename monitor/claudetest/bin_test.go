@@ -5,16 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // TestPinnedVersionMatchesPackageJSON keeps PinnedVersion, which the tests
 // write as the CLI's onboarding version and the captures are labelled with,
 // equal to the version e2e/package.json installs.
 func TestPinnedVersionMatchesPackageJSON(t *testing.T) {
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := clitest.RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, "e2e", "package.json"))
 	if err != nil {
 		t.Fatal(err)

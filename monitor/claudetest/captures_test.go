@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 var updateCaptures = flag.Bool("update-captures", false,
@@ -19,6 +21,8 @@ const capturesDir = "../testdata/captures/claude"
 // captureHome is the fixed parent of the throwaway HOMEs, so paths in the
 // captures do not change from one regeneration to the next.
 const captureHome = "/tmp/system3-captures"
+
+var captures = clitest.Captures{Dir: capturesDir, Home: captureHome, FinalNewline: true}
 
 // doneRE matches the line the CLI leaves after a finished turn, such as
 // "✻ Baked for 6s · done 5:09 AM".
@@ -34,13 +38,7 @@ func TestCaptureFixtures(t *testing.T) {
 	if !*updateCaptures {
 		t.Skip("regenerates fixtures; run with -update-captures")
 	}
-	if err := os.RemoveAll(captureHome); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(capturesDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(captureHome) })
+	captures.Begin(t)
 
 	t.Run("main", captureMain)
 	t.Run("errors", captureErrors)
@@ -48,19 +46,6 @@ func TestCaptureFixtures(t *testing.T) {
 	t.Run("plan", capturePlan)
 	t.Run("trust", captureTrust)
 	t.Run("sizes", captureSizes)
-}
-
-func save(t *testing.T, name, screen string) {
-	t.Helper()
-	// A capture has no newline after its last line; the file gets one, as
-	// text files do, so that `cat FILE` leaves the cursor below the screen.
-	if !strings.HasSuffix(screen, "\n") {
-		screen += "\n"
-	}
-	if err := os.WriteFile(filepath.Join(capturesDir, name), []byte(screen), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("saved %s", name)
 }
 
 // spinnerRE matches a working spinner line: a glyph, a present participle
@@ -101,22 +86,22 @@ func captureMain(t *testing.T) {
 	}
 
 	s.WaitFor("logo", 0, func(sc string) bool { return strings.Contains(sc, "▐▛███▛█") })
-	save(t, "idle.txt", s.WaitStable(time.Second, 0))
-	save(t, "idle.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "idle.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle.ansi.txt", s.CaptureANSI())
 
 	api.AddRule(Rule{Contains: "say-hello", Steps: []Step{{Text: "Hello! How can I help?"}}})
 	s.Send("say-hello please")
 	waitTurnDone(s, "say-hello")
-	save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
 
 	essay := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)
 	api.AddRule(Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
 	s.Send("write the slow-essay")
-	save(t, "working_spinner_start.txt", s.WaitForText("(0s", 0))
-	save(t, "working_spinner_streaming.txt", s.WaitForText("quick brown fox", 0))
-	save(t, "working_spinner.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "working_spinner_start.txt", s.WaitForText("(0s", 0))
+	captures.Save(t, "working_spinner_streaming.txt", s.WaitForText("quick brown fox", 0))
+	captures.Save(t, "working_spinner.ansi.txt", s.CaptureANSI())
 	time.Sleep(3 * time.Second)
-	save(t, "working_spinner_late.txt", s.WaitFor("spinner", 0, isSpinnerShown))
+	captures.Save(t, "working_spinner_late.txt", s.WaitFor("spinner", 0, isSpinnerShown))
 	waitTurnDone(s, "slow-essay")
 
 	api.AddRule(Rule{Contains: "slow-interrupt", Steps: []Step{{Text: essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
@@ -124,7 +109,7 @@ func captureMain(t *testing.T) {
 	s.WaitForText("(2s", 0)
 	s.Keys("Escape")
 	s.WaitForText("Interrupted", 0)
-	save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "deploy-now", Steps: []Step{
 		{Text: "I'll run the deploy script.", Tool: Bash("./deploy.sh --prod", "Deploy to production")},
@@ -132,10 +117,10 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("deploy-now please")
 	s.WaitForText("Do you want to proceed?", 0)
-	save(t, "permission_bash.txt", s.WaitStable(500*time.Millisecond, 0))
-	save(t, "permission_bash.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "permission_bash.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_bash.ansi.txt", s.CaptureANSI())
 	s.Keys("1")
-	save(t, "working_tool_running.txt", s.WaitForText("to run in background", 0))
+	captures.Save(t, "working_tool_running.txt", s.WaitForText("to run in background", 0))
 	waitTurnDone(s, "deploy-now")
 
 	api.AddRule(Rule{Contains: "make-file", Steps: []Step{
@@ -144,7 +129,7 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("make-file hello.go")
 	s.WaitForText("Do you want to create hello.go?", 0)
-	save(t, "permission_write.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_write.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
 	waitTurnDone(s, "make-file")
 
@@ -156,7 +141,7 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("edit-notes now")
 	s.WaitForText("Do you want to make this edit to notes.txt?", 0)
-	save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
 	waitTurnDone(s, "edit-notes")
 
@@ -165,7 +150,7 @@ func captureMain(t *testing.T) {
 	s.WaitForText("Do you want to proceed?", 0)
 	s.Keys("Escape")
 	s.WaitForText("Interrupted", 0)
-	save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "pick-db", Steps: []Step{
 		{Tool: AskUserQuestion(Question{
@@ -176,8 +161,8 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("pick-db for me")
 	s.WaitForText("Enter to select", 0)
-	save(t, "question_multiple_choice.txt", s.WaitStable(500*time.Millisecond, 0))
-	save(t, "question_multiple_choice.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "question_multiple_choice.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "question_multiple_choice.ansi.txt", s.CaptureANSI())
 	s.Keys("Down")
 	time.Sleep(300 * time.Millisecond)
 	s.Keys("Enter")
@@ -196,13 +181,13 @@ func captureMain(t *testing.T) {
 	s.WaitForText("Which features do you want?", 0)
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Keys("Space")
-	save(t, "question_multi_select.txt", s.WaitForText("[✔] Login", 0))
+	captures.Save(t, "question_multi_select.txt", s.WaitForText("[✔] Login", 0))
 	s.Keys("Tab")
 	s.WaitForText("Which auth method?", 0)
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Keys("Enter")
 	s.WaitForText("Submit answers", 0)
-	save(t, "question_review.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "question_review.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("Enter")
 	waitTurnDone(s, "pick-features")
 
@@ -210,27 +195,27 @@ func captureMain(t *testing.T) {
 	// countdown) shows while a retry is in flight, so the last failure is slow.
 	api.FailNext(4, ErrorStatus(500))
 	s.Send("retry-me please")
-	save(t, "api_error_retry_attempt2.txt", s.WaitForText("attempt 2/10", 0))
-	save(t, "api_error_retry_attempt3.txt", s.WaitForText("attempt 3/10", 0))
-	save(t, "api_error_retry_attempt4.txt", s.WaitForText("attempt 4/10", 0))
+	captures.Save(t, "api_error_retry_attempt2.txt", s.WaitForText("attempt 2/10", 0))
+	captures.Save(t, "api_error_retry_attempt3.txt", s.WaitForText("attempt 3/10", 0))
+	captures.Save(t, "api_error_retry_attempt4.txt", s.WaitForText("attempt 4/10", 0))
 	waitTurnDone(s, "retry-me")
 
 	slow := ErrorStatus(500)
 	slow.Delay = 3 * time.Second
 	api.FailNext(2, slow)
 	s.Send("retry-slowly please")
-	save(t, "api_error_retry_in_flight.txt", s.WaitForText("retrying… · attempt 1/10", 0))
+	captures.Save(t, "api_error_retry_in_flight.txt", s.WaitForText("retrying… · attempt 1/10", 0))
 	waitTurnDone(s, "retry-slowly")
 
 	// 529 is retried only a few times, then reported as repeated overload.
 	api.FailNext(2, ErrorStatus(529))
 	s.Send("overload-me please")
-	save(t, "api_overloaded_retry.txt", s.WaitForText("attempt 2/10", 0))
+	captures.Save(t, "api_overloaded_retry.txt", s.WaitForText("attempt 2/10", 0))
 	waitTurnDone(s, "overload-me")
 	api.FailNext(10, ErrorStatus(529))
 	s.Send("overload-me-more please")
 	s.WaitForText("Repeated 529", 0)
-	save(t, "api_overloaded_final.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "api_overloaded_final.txt", s.WaitStable(time.Second, 0))
 	api.FailNext(0, APIError{})
 
 	api.AddRule(Rule{Contains: "track-tasks", Steps: []Step{
@@ -241,9 +226,9 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("track-tasks for login")
 	s.WaitForText("Implementing login form…", 0)
-	save(t, "working_tasks.txt", s.WaitForText("quick brown fox", 0))
+	captures.Save(t, "working_tasks.txt", s.WaitForText("quick brown fox", 0))
 	waitTurnDone(s, "track-tasks")
-	save(t, "idle_tasks.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle_tasks.txt", s.WaitStable(time.Second, 0))
 
 	// The task panel is drawn under a permission dialog.
 	api.AddRule(Rule{Contains: "deploy-tasks", Steps: []Step{
@@ -252,22 +237,22 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("deploy-tasks please")
 	s.WaitForText("Do you want to proceed?", 0)
-	save(t, "permission_bash_tasks.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_bash_tasks.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("Escape")
 	s.WaitForText("Interrupted", 0)
 	s.WaitStable(time.Second, 0)
 
 	api.SetCompactReply(Step{Text: CompactSummary, Chunks: 20, ChunkDelay: 300 * time.Millisecond})
 	s.Send("/compact")
-	save(t, "compacting.txt", s.WaitForText("Compacting conversation", 0))
+	captures.Save(t, "compacting.txt", s.WaitForText("Compacting conversation", 0))
 	s.WaitForText("Compacted", 0)
-	save(t, "compacted.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "compacted.txt", s.WaitStable(time.Second, 0))
 
 	s.Keys("C-c")
-	save(t, "exit_pending_ctrl_c.txt", s.WaitForText("Press Ctrl-C again to exit", 0))
+	captures.Save(t, "exit_pending_ctrl_c.txt", s.WaitForText("Press Ctrl-C again to exit", 0))
 	s.Keys("C-c")
 	s.WaitForText("Resume this session with", 0)
-	save(t, "exited_shell_ctrl_c.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "exited_shell_ctrl_c.txt", s.WaitStable(500*time.Millisecond, 0))
 }
 
 func captureErrors(t *testing.T) {
@@ -291,10 +276,10 @@ func captureErrors(t *testing.T) {
 		api.FailNext(5, c.err)
 		s.Send(c.prompt)
 		s.WaitForText(c.want, 0)
-		save(t, c.file, s.WaitStable(time.Second, 0))
+		captures.Save(t, c.file, s.WaitStable(time.Second, 0))
 		if c.err.Status == 429 {
 			// Shows that the input box's "Resend your message…" is a placeholder.
-			save(t, "rate_limited.ansi.txt", s.CaptureANSI())
+			captures.Save(t, "rate_limited.ansi.txt", s.CaptureANSI())
 		}
 		if c.err.Status != 401 {
 			continue
@@ -302,7 +287,7 @@ func captureErrors(t *testing.T) {
 		api.FailNext(0, APIError{})
 		s.Send("/exit")
 		s.WaitForText("Resume this session with", 0)
-		save(t, "exited_shell.txt", s.WaitStable(500*time.Millisecond, 0))
+		captures.Save(t, "exited_shell.txt", s.WaitStable(500*time.Millisecond, 0))
 	}
 }
 
@@ -313,9 +298,9 @@ func captureToolErrors(t *testing.T) {
 	}})
 	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "toolerrors"), Args: []string{"--permission-mode", "default"}})
 	s.Send("break-things now")
-	save(t, "error_tool_failures_working.txt", s.WaitForText("still checking", 0))
+	captures.Save(t, "error_tool_failures_working.txt", s.WaitForText("still checking", 0))
 	waitTurnDone(s, "break-things")
-	save(t, "error_tool_failures.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "error_tool_failures.txt", s.WaitStable(time.Second, 0))
 
 	ts := s.Transcripts()
 	if len(ts) != 1 {
@@ -328,7 +313,7 @@ func captureToolErrors(t *testing.T) {
 	if !strings.Contains(string(b), `"is_error":true`) {
 		t.Fatalf("transcript %s has no failed tool call", ts[0])
 	}
-	save(t, "transcript_tool_errors.jsonl", string(b))
+	captures.Save(t, "transcript_tool_errors.jsonl", string(b))
 }
 
 func capturePlan(t *testing.T) {
@@ -343,12 +328,12 @@ func capturePlan(t *testing.T) {
 		}},
 	)
 	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "plan"), Args: []string{"--permission-mode", "plan"}, Height: 40})
-	save(t, "idle_plan_mode.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle_plan_mode.txt", s.WaitStable(time.Second, 0))
 
 	// Without a plan file the CLI asks a bare question.
 	s.Send("bare-exit now")
 	s.WaitForText("Exit plan mode?", 0)
-	save(t, "plan_exit_no_plan_file.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "plan_exit_no_plan_file.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("2")
 	s.WaitFor("input box", 0, IsInputBoxShown)
 	s.WaitStable(time.Second, 0)
@@ -370,7 +355,7 @@ func capturePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.WaitForText("Would you like to proceed?", 0)
-	save(t, "plan_approval.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "plan_approval.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("2")
 	waitTurnDone(s, "make-plan")
 }
@@ -380,11 +365,11 @@ var planFileRE = regexp.MustCompile(`(?:create your plan at|plan file exists at)
 
 func captureTrust(t *testing.T) {
 	s := Start(t, Options{Home: filepath.Join(captureHome, "trust"), Untrusted: true})
-	save(t, "trust_dialog.txt", s.WaitStable(500*time.Millisecond, 0))
-	save(t, "trust_dialog.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "trust_dialog.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "trust_dialog.ansi.txt", s.CaptureANSI())
 	s.Keys("Enter") // the default choice is "No, exit"
 	s.WaitForText("isn't trusted", 0)
-	save(t, "trust_declined_shell.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "trust_declined_shell.txt", s.WaitStable(500*time.Millisecond, 0))
 }
 
 func captureSizes(t *testing.T) {
@@ -399,9 +384,9 @@ func captureSizes(t *testing.T) {
 		s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "size"+sz.name),
 			Args: []string{"--permission-mode", "default"}, Width: sz.w, Height: sz.h})
 		s.WaitFor("logo", 0, func(sc string) bool { return strings.Contains(sc, "▐▛███▛█") })
-		save(t, "idle_"+sz.name+".txt", s.WaitStable(time.Second, 0))
+		captures.Save(t, "idle_"+sz.name+".txt", s.WaitStable(time.Second, 0))
 		s.Send("deploy-now please")
 		s.WaitForText("Do you want to proceed?", 0)
-		save(t, "permission_bash_"+sz.name+".txt", s.WaitStable(500*time.Millisecond, 0))
+		captures.Save(t, "permission_bash_"+sz.name+".txt", s.WaitStable(500*time.Millisecond, 0))
 	}
 }

@@ -1,17 +1,16 @@
 package claudetest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // FakeAPI is a scripted stand-in for the Anthropic Messages API, served on
@@ -27,7 +26,7 @@ type FakeAPI struct {
 	// URL is the base URL, e.g. "http://127.0.0.1:40123", without a trailing slash.
 	URL string
 
-	srv *httptest.Server
+	http *clitest.HTTPFake[Request]
 
 	mu       sync.Mutex
 	rules    []*ruleState
@@ -35,9 +34,7 @@ type FakeAPI struct {
 	compact  Step
 	failNext []APIError
 	toolRule map[string]*ruleState // tool_use id -> the rule that issued it
-	requests []Request
 	nextID   int
-	closed   chan struct{}
 }
 
 // Rule scripts the fake's answers to prompts that contain a keyword.
@@ -152,57 +149,24 @@ func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
 		def:      ruleState{rule: Rule{Steps: []Step{{Text: "OK."}}}},
 		compact:  Step{Text: CompactSummary},
 		toolRule: map[string]*ruleState{},
-		closed:   make(chan struct{}),
 	}
 	for _, r := range rules {
 		f.AddRule(r)
 	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("fake Anthropic API: listen on 127.0.0.1: %v", err)
-	}
-	srv.Listener = l
-	srv.Start()
-	f.srv = srv
-	f.URL = srv.URL
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			t.Logf("fake Anthropic API requests:\n%s", f.Summary())
-		}
-	})
+	f.http = clitest.NewHTTPFake[Request](t, "fake Anthropic API", http.HandlerFunc(f.serve), f.Summary)
+	f.URL = f.http.URL
 	return f
 }
 
 // Summary lists the requests received, one line each, for failure messages.
 func (f *FakeAPI) Summary() string {
-	var b strings.Builder
-	for i, r := range f.Requests() {
-		p := r.Prompt
-		if rs := []rune(p); len(rs) > 60 {
-			p = string(rs[:60]) + "…"
-		}
-		fmt.Fprintf(&b, "%3d %s %s %s %d kind=%s rule=%q prompt=%q\n",
-			i, r.Time.Format("15:04:05.000"), r.Method, r.Path, r.Status, r.Kind, r.Rule, p)
-	}
-	return b.String()
+	return clitest.Summary(f.Requests(), func(r Request) clitest.RequestLine {
+		return clitest.RequestLine{Time: r.Time, Method: r.Method, Path: r.Path, Status: r.Status, Kind: string(r.Kind), Rule: r.Rule, Prompt: r.Prompt}
+	})
 }
 
 // Close stops the server, cutting off streams that are still being sent.
-func (f *FakeAPI) Close() {
-	f.mu.Lock()
-	select {
-	case <-f.closed:
-		f.mu.Unlock()
-		return
-	default:
-		close(f.closed)
-	}
-	f.mu.Unlock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
-}
+func (f *FakeAPI) Close() { f.http.Close() }
 
 // AddRule appends a rule; earlier rules win when several match.
 func (f *FakeAPI) AddRule(r Rule) {
@@ -242,11 +206,7 @@ func (f *FakeAPI) FailNext(n int, e APIError) {
 }
 
 // Requests returns a copy of every request received so far, oldest first.
-func (f *FakeAPI) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.requests...)
-}
+func (f *FakeAPI) Requests() []Request { return f.http.Requests() }
 
 // MainPrompts returns the latest user turn of every main request, oldest first.
 func (f *FakeAPI) MainPrompts() []string {
@@ -423,15 +383,9 @@ func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		Body:   body,
 		Kind:   KindOther,
 	}
-	// Keep arrival order: a slow stream is recorded before later requests.
-	f.mu.Lock()
-	i := len(f.requests)
-	f.requests = append(f.requests, rec)
-	f.mu.Unlock()
+	i := f.http.Record(rec)
 	rec.Status = f.route(w, r, body, &rec)
-	f.mu.Lock()
-	f.requests[i] = rec
-	f.mu.Unlock()
+	f.http.Update(i, rec)
 }
 
 // route answers one request and returns the HTTP status it sent.
@@ -440,9 +394,9 @@ func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		return f.messages(w, body, rec)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
-		return writeJSON(w, http.StatusOK, map[string]int{"input_tokens": 1000})
+		return clitest.WriteJSON(w, http.StatusOK, map[string]int{"input_tokens": 1000})
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-		return writeJSON(w, http.StatusOK, map[string]any{
+		return clitest.WriteJSON(w, http.StatusOK, map[string]any{
 			"data":     []any{},
 			"has_more": false,
 			"first_id": nil,
@@ -552,7 +506,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 		if st.Tool != nil {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": input})
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{
+		return clitest.WriteJSON(w, http.StatusOK, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
 			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
 		})
@@ -562,8 +516,8 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", "req_"+msgID)
 	w.WriteHeader(http.StatusOK)
-	s := sseWriter{w: w, closed: f.closed}
-	s.event("message_start", map[string]any{
+	s := clitest.SSE{W: w, Closed: f.http.Closed()}
+	s.Event("message_start", map[string]any{
 		"type": "message_start",
 		"message": map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
@@ -573,97 +527,46 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 	})
 	idx := 0
 	if text != "" {
-		s.event("content_block_start", map[string]any{
+		s.Event("content_block_start", map[string]any{
 			"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "text", "text": ""},
 		})
-		for _, chunk := range splitChunks(text, st.Chunks) {
-			if !s.sleep(st.ChunkDelay) {
+		for _, chunk := range clitest.SplitChunks(text, st.Chunks) {
+			if !s.Sleep(st.ChunkDelay) {
 				return http.StatusOK
 			}
-			s.event("content_block_delta", map[string]any{
+			s.Event("content_block_delta", map[string]any{
 				"type": "content_block_delta", "index": idx,
 				"delta": map[string]any{"type": "text_delta", "text": chunk},
 			})
 		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 		idx++
 	}
 	if st.Tool != nil {
-		s.event("content_block_start", map[string]any{
+		s.Event("content_block_start", map[string]any{
 			"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": map[string]any{}},
 		})
-		for _, chunk := range splitChunks(string(input), 2) {
-			s.event("content_block_delta", map[string]any{
+		for _, chunk := range clitest.SplitChunks(string(input), 2) {
+			s.Event("content_block_delta", map[string]any{
 				"type": "content_block_delta", "index": idx,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": chunk},
 			})
 		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 	}
-	s.event("message_delta", map[string]any{
+	s.Event("message_delta", map[string]any{
 		"type":  "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": usage["output_tokens"]},
 	})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
+	s.Event("message_stop", map[string]any{"type": "message_stop"})
 	return http.StatusOK
 }
 
-// splitChunks cuts s into n pieces of about equal length, on rune boundaries.
-func splitChunks(s string, n int) []string {
-	r := []rune(s)
-	if n <= 1 || len(r) <= 1 {
-		return []string{s}
-	}
-	n = min(n, len(r))
-	out := make([]string, 0, n)
-	for i := range n {
-		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
-	}
-	return out
-}
-
-type sseWriter struct {
-	w      http.ResponseWriter
-	closed <-chan struct{}
-}
-
-func (s sseWriter) event(name string, data any) {
-	b, _ := json.Marshal(data)
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
-	if fl, ok := s.w.(http.Flusher); ok {
-		fl.Flush()
-	}
-}
-
-// sleep waits d, or reports false if the fake is closing.
-func (s sseWriter) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-s.closed:
-		return false
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) int {
-	var buf bytes.Buffer
-	_ = json.NewEncoder(&buf).Encode(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return status
-}
-
 func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
-	sseWriter{closed: f.closed}.sleep(e.Delay)
+	f.http.Sleep(e.Delay)
 	return writeError(w, e)
 }
 
@@ -675,7 +578,7 @@ func writeError(w http.ResponseWriter, e APIError) int {
 		}
 	}
 	w.Header().Set("request-id", "req_fake_error")
-	return writeJSON(w, e.Status, map[string]any{
+	return clitest.WriteJSON(w, e.Status, map[string]any{
 		"type":  "error",
 		"error": map[string]string{"type": e.Type, "message": e.Message},
 	})

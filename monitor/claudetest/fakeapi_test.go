@@ -382,24 +382,6 @@ func TestLatestUserTurn(t *testing.T) {
 	}
 }
 
-func TestSplitChunks(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		n    int
-		want []string
-	}{
-		{"abcdef", 3, []string{"ab", "cd", "ef"}},
-		{"abc", 0, []string{"abc"}},
-		{"ab", 5, []string{"a", "b"}},
-		{"äöü", 3, []string{"ä", "ö", "ü"}},
-		{"", 3, []string{""}},
-	} {
-		if got := splitChunks(tc.in, tc.n); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("splitChunks(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
-		}
-	}
-}
-
 func FuzzLatestUserTurn(f *testing.F) {
 	f.Add(`{"messages":[{"role":"user","content":"hi"}]}`)
 	f.Add(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"<system-reminder>"}]}]}]}`)

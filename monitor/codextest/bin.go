@@ -1,12 +1,13 @@
 package codextest
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // BinEnv overrides the Codex executable that CodexBin returns.
@@ -19,25 +20,16 @@ const BinEnv = "SYSTEM3_CODEX_BIN"
 // end-to-end tests must not pass by skipping.
 func CodexBin(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv(BinEnv); p != "" {
-		if err := checkExecutable(p); err != nil {
-			t.Fatalf("%s=%s: %v", BinEnv, p, err)
-		}
+	p := clitest.Bin(t, "codex", BinEnv, "Codex CLI", nil)
+	if os.Getenv(BinEnv) != "" {
 		return p
 	}
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatalf("find the repository root: %v", err)
-	}
-	p := filepath.Join(root, "e2e", "node_modules", ".bin", "codex")
-	if err := checkExecutable(p); err != nil {
-		t.Fatalf("Codex CLI not installed (%v): run `npm ci --prefix e2e` in %s, or set %s", err, root, BinEnv)
-	}
+	root := clitest.RepoRoot(t)
 	native, err := nativeBin(filepath.Join(root, "e2e", "node_modules"))
 	if err != nil {
 		t.Fatalf("Codex CLI's native binary not installed (%v): run `npm ci --prefix e2e` in %s (it comes as an optional dependency), or set %s", err, root, BinEnv)
 	}
-	if err := checkExecutable(native); err != nil {
+	if err := clitest.CheckExecutable(native); err != nil {
 		t.Fatalf("Codex CLI's native binary %s: %v: run `npm ci --prefix e2e` in %s, or set %s", native, err, root, BinEnv)
 	}
 	return p
@@ -59,33 +51,4 @@ func nativeBin(nodeModules string) (string, error) {
 		return "", fmt.Errorf("no Codex binary for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	return filepath.Join(nodeModules, "@openai", pkg, "vendor", triple, "bin", "codex"), nil
-}
-
-func checkExecutable(p string) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return errors.New("not an executable file")
-	}
-	return nil
-}
-
-// repoRoot walks up from the working directory to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 var updateCaptures = flag.Bool("update-captures", false,
@@ -19,6 +21,8 @@ const capturesDir = "../testdata/captures/codex"
 // captures do not change from one regeneration to the next.
 const captureHome = "/tmp/system3-codex-captures"
 
+var captures = clitest.Captures{Dir: capturesDir, Home: captureHome, FinalNewline: false}
+
 // TestCaptureFixtures regenerates the screen fixtures from the real CLI:
 //
 //	go test ./monitor/codextest -run TestCaptureFixtures -update-captures
@@ -29,13 +33,7 @@ func TestCaptureFixtures(t *testing.T) {
 	if !*updateCaptures {
 		t.Skip("regenerates fixtures; run with -update-captures")
 	}
-	if err := os.RemoveAll(captureHome); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(capturesDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(captureHome) })
+	captures.Begin(t)
 
 	t.Run("main", captureMain)
 	t.Run("retries", captureRetries)
@@ -44,14 +42,6 @@ func TestCaptureFixtures(t *testing.T) {
 	t.Run("trust", captureTrust)
 	t.Run("question", captureQuestion)
 	t.Run("daemon", captureDaemon)
-}
-
-func save(t *testing.T, name, screen string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(capturesDir, name), []byte(screen), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("saved %s", name)
 }
 
 // essay is a long answer; streamed slowly it keeps the CLI busy.
@@ -83,19 +73,19 @@ func captureMain(t *testing.T) {
 	api := NewFakeAPI(t)
 	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "main")})
 	writeProjectFiles(t, s)
-	save(t, "idle.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "say-hello", Steps: []Step{{Text: "Hello! How can I help?"}}})
 	s.Send("say-hello please")
 	waitTurnDone(s, "say-hello")
-	save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
 
 	// The first chunk is slow: the busy line shows until text arrives, then
 	// the text streams with no busy line at all.
 	api.AddRule(Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 30, ChunkDelay: 300 * time.Millisecond}}})
 	s.Send("write the slow-essay")
-	save(t, "working_spinner.txt", s.WaitForText("esc to interrupt", 0))
-	save(t, "working_streaming.txt", s.WaitFor("streamed text without a busy line", 0, func(sc string) bool {
+	captures.Save(t, "working_spinner.txt", s.WaitForText("esc to interrupt", 0))
+	captures.Save(t, "working_streaming.txt", s.WaitFor("streamed text without a busy line", 0, func(sc string) bool {
 		return strings.Contains(sc, "quick brown fox") && !strings.Contains(sc, "esc to interrupt")
 	}))
 	waitTurnDone(s, "slow-essay")
@@ -104,7 +94,7 @@ func captureMain(t *testing.T) {
 	s.Send("slow-interrupt me")
 	s.WaitForText("lazy dog. The quick", 0)
 	interrupt(s)
-	save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "deploy-now", Steps: []Step{
 		{Text: "I'll run the deploy script.", Tool: Exec("./deploy.sh --prod", "Do you want to deploy to production?")},
@@ -112,10 +102,10 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("deploy-now please")
 	s.WaitForText("Press enter to confirm or esc to cancel", 0)
-	save(t, "permission_exec.txt", s.WaitStable(500*time.Millisecond, 0))
-	save(t, "permission_exec.ansi.txt", s.CaptureANSI())
+	captures.Save(t, "permission_exec.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_exec.ansi.txt", s.CaptureANSI())
 	s.Keys("1")
-	save(t, "working_tool_running.txt", s.WaitFor("the approved command running", 0, func(sc string) bool {
+	captures.Save(t, "working_tool_running.txt", s.WaitFor("the approved command running", 0, func(sc string) bool {
 		return strings.Contains(sc, "You approved codex") && strings.Contains(sc, "Running ./deploy.sh")
 	}))
 	waitTurnDone(s, "deploy-now")
@@ -123,7 +113,7 @@ func captureMain(t *testing.T) {
 	api.AddRule(Rule{Contains: "edit-notes", Steps: []Step{{Tool: ApplyPatch(notesPatch)}, {Text: "Edited."}}})
 	s.Send("edit-notes now")
 	s.WaitForText("Would you like to make the following edits?", 0)
-	save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
 	waitTurnDone(s, "edit-notes")
 
@@ -133,11 +123,11 @@ func captureMain(t *testing.T) {
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Keys("Escape")
 	s.WaitFor("approval gone", 0, func(sc string) bool { return !strings.Contains(sc, "Press enter to confirm") && IsReady(sc) })
-	save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
 
 	s.Send("/quit")
 	s.WaitForText("codex resume", 0)
-	save(t, "exited_shell.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "exited_shell.txt", s.WaitStable(500*time.Millisecond, 0))
 }
 
 func captureRetries(t *testing.T) {
@@ -148,15 +138,15 @@ func captureRetries(t *testing.T) {
 	// few quick request retries, before the turn ends on the error.
 	api.FailNext(1000, ErrorStatus(500))
 	s.Send("retry-me please")
-	save(t, "api_error_retry.txt", s.WaitForText("Reconnecting... 1/5", 0))
-	save(t, "api_error_retry_attempt3.txt", s.WaitForText("Reconnecting... 3/5", 60*time.Second))
+	captures.Save(t, "api_error_retry.txt", s.WaitForText("Reconnecting... 1/5", 0))
+	captures.Save(t, "api_error_retry_attempt3.txt", s.WaitForText("Reconnecting... 3/5", 60*time.Second))
 	s.WaitForText("■", 120*time.Second)
-	save(t, "api_error_500_after_retries.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "api_error_500_after_retries.txt", s.WaitStable(time.Second, 0))
 	api.FailNext(0, APIError{})
 
 	s.Keys("C-c")
 	s.WaitForText("codex resume", 0)
-	save(t, "exited_shell_ctrl_c.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "exited_shell_ctrl_c.txt", s.WaitStable(500*time.Millisecond, 0))
 }
 
 func captureErrors(t *testing.T) {
@@ -180,7 +170,7 @@ func captureErrors(t *testing.T) {
 		api.FailNext(1000, c.err)
 		s.Send("fail now")
 		s.WaitForText(c.want, 0)
-		save(t, c.file, s.WaitStable(time.Second, 0))
+		captures.Save(t, c.file, s.WaitStable(time.Second, 0))
 	}
 }
 
@@ -194,7 +184,7 @@ func captureUnreachable(t *testing.T) {
 	// Codex waits for the network for as long as it takes: there is no
 	// final error to capture.
 	s.Send("hello there")
-	save(t, "unreachable_retry.txt", s.WaitForText("waiting for network", 0))
+	captures.Save(t, "unreachable_retry.txt", s.WaitForText("waiting for network", 0))
 }
 
 // interrupt presses Escape until the turn says it was interrupted: an
@@ -218,7 +208,7 @@ func interrupt(s *Session) {
 func captureTrust(t *testing.T) {
 	t.Parallel()
 	s := Start(t, Options{Home: filepath.Join(captureHome, "trust"), Untrusted: true})
-	save(t, "trust_dialog.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "trust_dialog.txt", s.WaitStable(500*time.Millisecond, 0))
 	// Digits do not choose here; Enter takes the highlighted first option.
 	s.Keys("Enter")
 	s.WaitFor("input box", 0, IsReady)
@@ -238,10 +228,10 @@ func captureQuestion(t *testing.T) {
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Send("/plan")
 	s.WaitForText("Plan mode (shift+tab to cycle)", 0)
-	save(t, "idle_plan_mode.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "idle_plan_mode.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Send("pick-db for me")
 	s.WaitForText("Which database should we use?", 0)
-	save(t, "question.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "question.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("2")
 	waitTurnDone(s, "pick-db")
 }
@@ -254,5 +244,5 @@ func captureDaemon(t *testing.T) {
 	s.WaitForText("quick brown fox", 0)
 	s.Send("/quit")
 	s.WaitForText("Any running work continues", 0)
-	save(t, "exited_daemon.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "exited_daemon.txt", s.WaitStable(500*time.Millisecond, 0))
 }

@@ -1,17 +1,16 @@
 package codextest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // FakeAPI is a scripted stand-in for the OpenAI Responses API, served on
@@ -29,16 +28,14 @@ type FakeAPI struct {
 	// slash and without the "/v1" the provider's base_url adds.
 	URL string
 
-	srv *httptest.Server
+	http *clitest.HTTPFake[Request]
 
 	mu       sync.Mutex
 	rules    []*ruleState
 	def      ruleState
 	failNext []APIError
 	callRule map[string]*ruleState // call_id -> the rule that issued it
-	requests []Request
 	nextID   int
-	closed   chan struct{}
 }
 
 // Rule scripts the fake's answers to prompts that contain a keyword.
@@ -141,57 +138,24 @@ func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
 	f := &FakeAPI{
 		def:      ruleState{rule: Rule{Steps: []Step{{Text: "OK."}}}},
 		callRule: map[string]*ruleState{},
-		closed:   make(chan struct{}),
 	}
 	for _, r := range rules {
 		f.AddRule(r)
 	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("fake Responses API: listen on 127.0.0.1: %v", err)
-	}
-	srv.Listener = l
-	srv.Start()
-	f.srv = srv
-	f.URL = srv.URL
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			t.Logf("fake Responses API requests:\n%s", f.Summary())
-		}
-	})
+	f.http = clitest.NewHTTPFake[Request](t, "fake Responses API", http.HandlerFunc(f.serve), f.Summary)
+	f.URL = f.http.URL
 	return f
 }
 
 // Summary lists the requests received, one line each, for failure messages.
 func (f *FakeAPI) Summary() string {
-	var b strings.Builder
-	for i, r := range f.Requests() {
-		p := r.Prompt
-		if rs := []rune(p); len(rs) > 60 {
-			p = string(rs[:60]) + "…"
-		}
-		fmt.Fprintf(&b, "%3d %s %s %s %d kind=%s rule=%q prompt=%q\n",
-			i, r.Time.Format("15:04:05.000"), r.Method, r.Path, r.Status, r.Kind, r.Rule, p)
-	}
-	return b.String()
+	return clitest.Summary(f.Requests(), func(r Request) clitest.RequestLine {
+		return clitest.RequestLine{Time: r.Time, Method: r.Method, Path: r.Path, Status: r.Status, Kind: string(r.Kind), Rule: r.Rule, Prompt: r.Prompt}
+	})
 }
 
 // Close stops the server, cutting off streams that are still being sent.
-func (f *FakeAPI) Close() {
-	f.mu.Lock()
-	select {
-	case <-f.closed:
-		f.mu.Unlock()
-		return
-	default:
-		close(f.closed)
-	}
-	f.mu.Unlock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
-}
+func (f *FakeAPI) Close() { f.http.Close() }
 
 // AddRule appends a rule; earlier rules win when several match.
 func (f *FakeAPI) AddRule(r Rule) {
@@ -216,11 +180,7 @@ func (f *FakeAPI) FailNext(n int, e APIError) {
 }
 
 // Requests returns a copy of every request received so far, oldest first.
-func (f *FakeAPI) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.requests...)
-}
+func (f *FakeAPI) Requests() []Request { return f.http.Requests() }
 
 // MainPrompts returns the latest user turn of every main request, oldest first.
 func (f *FakeAPI) MainPrompts() []string {
@@ -363,15 +323,9 @@ func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		Body:   body,
 		Kind:   KindOther,
 	}
-	// Keep arrival order: a slow stream is recorded before later requests.
-	f.mu.Lock()
-	i := len(f.requests)
-	f.requests = append(f.requests, rec)
-	f.mu.Unlock()
+	i := f.http.Record(rec)
 	rec.Status = f.route(w, r, body, &rec)
-	f.mu.Lock()
-	f.requests[i] = rec
-	f.mu.Unlock()
+	f.http.Update(i, rec)
 }
 
 // route answers one request and returns the HTTP status it sent.
@@ -380,7 +334,7 @@ func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		return f.responses(w, r, body, rec)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}, "models": []any{}})
+		return clitest.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}, "models": []any{}})
 	default:
 		return writeError(w, APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Message: "Not found: " + r.URL.Path})
 	}
@@ -457,25 +411,26 @@ func (f *FakeAPI) reply(w http.ResponseWriter, r *http.Request, st Step, callID 
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("x-request-id", "req_"+respID)
 	w.WriteHeader(http.StatusOK)
-	s := sseWriter{w: w, closed: f.closed, gone: r.Context().Done()}
-	s.event(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
+	s := clitest.SSE{W: w, Closed: f.http.Closed(), Gone: r.Context().Done()}
+	event := func(data map[string]any) { s.Event(data["type"].(string), data) }
+	event(map[string]any{"type": "response.created", "response": map[string]any{"id": respID, "status": "in_progress"}})
 	out := 0
 	if text != "" {
-		s.event(map[string]any{"type": "response.output_item.added", "output_index": out,
+		event(map[string]any{"type": "response.output_item.added", "output_index": out,
 			"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "in_progress", "content": []any{}}})
-		s.event(map[string]any{"type": "response.content_part.added", "output_index": out, "item_id": msgID, "content_index": 0,
+		event(map[string]any{"type": "response.content_part.added", "output_index": out, "item_id": msgID, "content_index": 0,
 			"part": map[string]any{"type": "output_text", "text": ""}})
-		for _, chunk := range splitChunks(text, st.Chunks) {
-			if !s.sleep(st.ChunkDelay) {
+		for _, chunk := range clitest.SplitChunks(text, st.Chunks) {
+			if !s.Sleep(st.ChunkDelay) {
 				return http.StatusOK
 			}
-			s.event(map[string]any{"type": "response.output_text.delta", "output_index": out, "item_id": msgID, "content_index": 0, "delta": chunk})
+			event(map[string]any{"type": "response.output_text.delta", "output_index": out, "item_id": msgID, "content_index": 0, "delta": chunk})
 		}
 		if st.Hang {
-			s.sleep(time.Hour)
+			s.Sleep(time.Hour)
 			return http.StatusOK
 		}
-		s.event(map[string]any{"type": "response.output_item.done", "output_index": out,
+		event(map[string]any{"type": "response.output_item.done", "output_index": out,
 			"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
 				"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}})
 		out++
@@ -486,13 +441,13 @@ func (f *FakeAPI) reply(w http.ResponseWriter, r *http.Request, st Step, callID 
 			args = string(st.Tool.Arguments)
 		}
 		itemID := fmt.Sprintf("fc_fake%06d", n)
-		s.event(map[string]any{"type": "response.output_item.added", "output_index": out,
+		event(map[string]any{"type": "response.output_item.added", "output_index": out,
 			"item": map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": st.Tool.Name, "arguments": "", "status": "in_progress"}})
-		s.event(map[string]any{"type": "response.function_call_arguments.delta", "output_index": out, "item_id": itemID, "delta": args})
-		s.event(map[string]any{"type": "response.output_item.done", "output_index": out,
+		event(map[string]any{"type": "response.function_call_arguments.delta", "output_index": out, "item_id": itemID, "delta": args})
+		event(map[string]any{"type": "response.output_item.done", "output_index": out,
 			"item": map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": st.Tool.Name, "arguments": args, "status": "completed"}})
 	}
-	s.event(map[string]any{"type": "response.completed", "response": map[string]any{
+	event(map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": respID, "status": "completed",
 		"usage": map[string]any{"input_tokens": 1000, "output_tokens": max(1, len(text)/4), "total_tokens": 1000 + max(1, len(text)/4),
 			"input_tokens_details": map[string]int{"cached_tokens": 0}, "output_tokens_details": map[string]int{"reasoning_tokens": 0}},
@@ -500,62 +455,8 @@ func (f *FakeAPI) reply(w http.ResponseWriter, r *http.Request, st Step, callID 
 	return http.StatusOK
 }
 
-// splitChunks cuts s into n pieces of about equal length, on rune boundaries.
-func splitChunks(s string, n int) []string {
-	r := []rune(s)
-	if n <= 1 || len(r) <= 1 {
-		return []string{s}
-	}
-	n = min(n, len(r))
-	out := make([]string, 0, n)
-	for i := range n {
-		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
-	}
-	return out
-}
-
-type sseWriter struct {
-	w      http.ResponseWriter
-	closed <-chan struct{}
-	gone   <-chan struct{}
-}
-
-func (s sseWriter) event(data map[string]any) {
-	b, _ := json.Marshal(data)
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", data["type"], b)
-	if fl, ok := s.w.(http.Flusher); ok {
-		fl.Flush()
-	}
-}
-
-// sleep waits d, or reports false if the fake is closing or the client left.
-func (s sseWriter) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-s.closed:
-		return false
-	case <-s.gone:
-		return false
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) int {
-	var buf bytes.Buffer
-	_ = json.NewEncoder(&buf).Encode(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return status
-}
-
 func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
-	sseWriter{closed: f.closed}.sleep(e.Delay)
+	f.http.Sleep(e.Delay)
 	return writeError(w, e)
 }
 
@@ -571,7 +472,7 @@ func writeError(w http.ResponseWriter, e APIError) int {
 	if e.Code != "" {
 		code = e.Code
 	}
-	return writeJSON(w, e.Status, map[string]any{
+	return clitest.WriteJSON(w, e.Status, map[string]any{
 		"error": map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": code},
 	})
 }

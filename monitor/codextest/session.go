@@ -1,7 +1,6 @@
 package codextest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,13 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // FakeKey is the API key the CLI is given, through the provider's env_key.
@@ -57,19 +54,19 @@ type Options struct {
 }
 
 // Session is a real Codex CLI running in a pane of a private tmux server,
-// talking to a FakeAPI, with a throwaway HOME and CODEX_HOME.
+// talking to a FakeAPI, with a throwaway HOME and CODEX_HOME. The embedded
+// Shell drives it and reads its screen (Capture, Type, Keys, Send,
+// WaitFor...).
 type Session struct {
+	*clitest.Shell
 	API       *FakeAPI
 	Home      string // throwaway HOME
 	CodexHome string // $HOME/.codex
 	Dir       string // working directory the CLI runs in
 	Pane      string // tmux pane id, e.g. "%0"
 
-	t    testing.TB
-	tmux *tmux.Client
+	t testing.TB
 }
-
-var sessionSeq atomic.Int64
 
 // DefaultTimeout bounds Session.WaitFor calls that pass 0.
 const DefaultTimeout = 30 * time.Second
@@ -92,19 +89,10 @@ func Start(t testing.TB, opts Options) *Session {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 60 * time.Second
 	}
-	home := opts.Home
-	if home == "" {
-		home = t.TempDir()
-	} else if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	home = realDir(t, home)
-	dir := filepath.Join(home, "project")
+	home, dir := clitest.Home(t, opts.Home)
 	codexHome := filepath.Join(home, ".codex")
-	for _, d := range []string{dir, codexHome} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if opts.Untrusted {
 		// Codex asks about folders inside a git repository.
@@ -119,54 +107,22 @@ func Start(t testing.TB, opts Options) *Session {
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(configTOML(baseURL, dir, !opts.Untrusted, opts.Provider)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-
-	// The shell types "codex" like a person would, whatever the binary's name.
-	binDir := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(binDir, "codex")); err != nil {
-		t.Fatal(err)
-	}
-	path := binDir + ":/usr/local/bin:/usr/bin:/bin"
-	env := []string{
-		"HOME=" + home,
-		"CODEX_HOME=" + codexHome,
-		"PATH=" + path,
-		"TERM=xterm-256color",
-		"LANG=C.UTF-8",
-		"SHELL=/bin/bash",
-		"PS1=$ ",
-		KeyEnv + "=" + FakeKey,
-	}
-	env = append(env, opts.Env...)
-	s := &Session{API: opts.API, Home: home, CodexHome: codexHome, Dir: dir, t: t}
-	s.tmux = tmux.NewClient(tmuxtest.NewStoppedServer(t))
+	sh := clitest.StartShell(t, clitest.ShellOptions{
+		Command: "codex", Bin: bin, Home: home, Dir: dir,
+		Env:   append([]string{"CODEX_HOME=" + codexHome, KeyEnv + "=" + FakeKey}, opts.Env...),
+		Width: opts.Width, Height: opts.Height,
+		Timeout: DefaultTimeout, ShowWait: 5 * time.Second, Settle: 300 * time.Millisecond,
+	})
+	s := &Session{Shell: sh, API: opts.API, Home: home, CodexHome: codexHome, Dir: dir, Pane: sh.PaneID(), t: t}
+	args := opts.Args
 	if opts.Daemon {
 		// The daemon outlives the pane by design, and the tmux server's
 		// cleanup does not reach it: it runs in a session of its own.
 		t.Cleanup(s.killDaemon)
+	} else {
+		args = append([]string{"--no-daemon"}, args...)
 	}
-	name := fmt.Sprintf("codex%d", sessionSeq.Add(1))
-	pane, err := s.tmux.NewSession(context.Background(), tmux.NewSessionOptions{
-		Name: name, Dir: dir, Width: opts.Width, Height: opts.Height,
-		// env -i: the CLI sees only this environment, never the developer's
-		// own OPENAI_* or CODEX_* settings.
-		Command: append(append([]string{"env", "-i"}, env...), "/bin/bash", "--noprofile", "--norc", "-i"),
-	})
-	if err != nil {
-		t.Fatalf("start tmux session: %v", err)
-	}
-	s.Pane = pane
-
-	line := "codex"
-	if !opts.Daemon {
-		line += " --no-daemon"
-	}
-	for _, a := range opts.Args {
-		line += " " + shellQuote(a)
-	}
-	s.WaitFor("shell prompt", 10*time.Second, func(screen string) bool {
-		return strings.Contains(screen, "$ ")
-	})
-	s.Send(line)
+	s.Run(args...)
 	if opts.Untrusted {
 		s.WaitForText("Trust this folder?", opts.ReadyTimeout)
 	} else {
@@ -289,161 +245,6 @@ func (s *Session) DaemonPIDs() []int {
 	}
 	return nil
 }
-
-func realDir(t testing.TB, dir string) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// Capture returns the visible screen as plain text (capture-pane -p -J).
-func (s *Session) Capture() string {
-	s.t.Helper()
-	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true})
-	if err != nil {
-		s.t.Fatalf("capture: %v", err)
-	}
-	return out
-}
-
-// CaptureANSI returns the visible screen with colour escapes (capture-pane -e).
-func (s *Session) CaptureANSI() string {
-	s.t.Helper()
-	out, err := s.tmux.Capture(context.Background(), s.Pane, tmux.CaptureOptions{KeepTrailing: true, Escapes: true})
-	if err != nil {
-		s.t.Fatalf("capture: %v", err)
-	}
-	return out
-}
-
-// Type types text literally, without pressing Enter.
-func (s *Session) Type(text string) {
-	s.t.Helper()
-	if _, err := s.tmux.SendText(context.Background(), s.Pane, text, tmux.SendOptions{NoEnter: true, NoVerify: true}); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// Keys presses keys by name: "Enter", "Escape", "C-c", "Down", "1"...
-// (the closed set of tmux.AllowedKeys).
-func (s *Session) Keys(names ...string) {
-	s.t.Helper()
-	keys := make([]tmux.Key, len(names))
-	for i, n := range names {
-		k, err := tmux.ParseKey(n)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		keys[i] = k
-	}
-	if err := s.tmux.SendKeys(context.Background(), s.Pane, keys...); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// Send types text, waits until it shows on screen and a little more, so the
-// CLI does not take Enter as part of a paste, then presses Enter alone.
-func (s *Session) Send(text string) {
-	s.t.Helper()
-	s.Type(text)
-	probe, _, _ := strings.Cut(text, "\n")
-	if r := []rune(probe); len(r) > 30 {
-		probe = string(r[:30])
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.Capture(), probe) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)
-	s.Keys("Enter")
-}
-
-// CurrentCommand returns the pane's foreground command (tmux
-// #{pane_current_command}): "node" while the CLI runs (its launcher is a
-// node script), "bash" after.
-func (s *Session) CurrentCommand() string {
-	s.t.Helper()
-	p, err := s.tmux.PaneInfo(context.Background(), s.Pane)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return p.Command
-}
-
-// PanePID returns the pid of the pane's shell.
-func (s *Session) PanePID() int {
-	s.t.Helper()
-	p, err := s.tmux.PaneInfo(context.Background(), s.Pane)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return p.PID
-}
-
-// WaitFor polls the screen until cond holds and returns that screen. It
-// fails the test with the last screen after timeout (0 means DefaultTimeout).
-func (s *Session) WaitFor(what string, timeout time.Duration, cond func(screen string) bool) string {
-	s.t.Helper()
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		screen := s.Capture()
-		if cond(screen) {
-			return screen
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %v waiting for %s; screen:\n%s", timeout, what, screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// WaitStable waits until the screen has not changed for quiet and returns
-// it. It fails the test after timeout (0 means DefaultTimeout).
-func (s *Session) WaitStable(quiet, timeout time.Duration) string {
-	s.t.Helper()
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	last, since := s.Capture(), time.Now()
-	for {
-		time.Sleep(100 * time.Millisecond)
-		screen := s.Capture()
-		if screen != last {
-			last, since = screen, time.Now()
-		} else if time.Since(since) >= quiet {
-			return screen
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("screen still changing after %v; last screen:\n%s", timeout, screen)
-		}
-	}
-}
-
-// WaitForText waits until the screen contains text.
-func (s *Session) WaitForText(text string, timeout time.Duration) string {
-	s.t.Helper()
-	return s.WaitFor(fmt.Sprintf("%q", text), timeout, func(screen string) bool {
-		return strings.Contains(screen, text)
-	})
-}
-
-// Socket is the path of the private tmux server's socket, for code under
-// test that talks to tmux itself (tmux.Server{Path: s.Socket()}).
-func (s *Session) Socket() string { return s.tmux.Server.Path }
 
 // Processes returns the names of the pane's processes as the monitor sees
 // them: the shell, then its descendants (/proc/PID/comm), e.g. "bash",

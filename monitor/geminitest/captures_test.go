@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 var updateCaptures = flag.Bool("update-captures", false,
@@ -19,6 +21,8 @@ const capturesDir = "../testdata/captures/gemini"
 // captureHome is the fixed parent of the throwaway HOMEs, so paths in the
 // captures do not change from one regeneration to the next.
 const captureHome = "/tmp/system3-gemini-captures"
+
+var captures = clitest.Captures{Dir: capturesDir, Home: captureHome, FinalNewline: false}
 
 // spinnerRE matches the busy line: a braille spinner, a phrase, and the
 // interrupt hint with the elapsed time, such as
@@ -45,24 +49,13 @@ func TestCaptureFixtures(t *testing.T) {
 	if !*updateCaptures {
 		t.Skip("regenerates fixtures; run with -update-captures")
 	}
-	if err := os.RemoveAll(captureHome); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(captureHome) })
+	captures.Begin(t)
 	for _, f := range []struct {
 		name string
 		fn   func(*testing.T)
 	}{{"main", captureMain}, {"errors", captureErrors}, {"unreachable", captureUnreachable}, {"firstrun", captureFirstRun}, {"trust", captureTrust}} {
 		t.Run(f.name, f.fn)
 	}
-}
-
-func save(t *testing.T, name, screen string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(capturesDir, name), []byte(screen), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("saved %s", name)
 }
 
 var essay = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)
@@ -77,29 +70,29 @@ func captureMain(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	save(t, "idle.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "say-hello", Steps: []Step{{Text: "Hello! How can I help?"}}})
 	s.Send("say-hello please")
 	s.WaitFor("answer", 0, func(sc string) bool { return strings.Contains(sc, "How can I help?") && idleAfter("say-hello")(sc) })
-	save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
 	// A first chunk held back: the busy line shows before any text.
 	api.AddRule(Rule{Contains: "slow-start", Steps: []Step{{Text: essay, Chunks: 20, ChunkDelay: 2 * time.Second}}})
 	s.Send("slow-start now")
-	save(t, "working_thinking.txt", s.WaitFor("busy line", 0, func(sc string) bool {
+	captures.Save(t, "working_thinking.txt", s.WaitFor("busy line", 0, func(sc string) bool {
 		return strings.Contains(sc, "slow-start") && isSpinnerShown(sc)
 	}))
 	s.WaitForText("quick brown fox", 0)
-	save(t, "working_streaming.txt", s.Capture())
+	captures.Save(t, "working_streaming.txt", s.Capture())
 	s.Keys("Escape")
 	s.WaitFor("cancelled", 0, func(sc string) bool { return strings.Contains(sc, "Request cancelled") && IsInputBoxShown(sc) })
-	save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
 
 	s.Send("write the slow-essay")
 	s.WaitForText("jumps over the lazy dog. The quick", 0)
-	save(t, "working_streaming_late.txt", s.Capture())
+	captures.Save(t, "working_streaming_late.txt", s.Capture())
 	s.WaitFor("essay done", 60*time.Second, idleAfter("slow-essay"))
 
 	api.AddRule(Rule{Contains: "deploy-now", Steps: []Step{
@@ -108,9 +101,9 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("deploy-now please")
 	s.WaitForText("Allow execution of", 0)
-	save(t, "permission_shell.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_shell.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
-	save(t, "working_tool_running.txt", s.WaitFor("shell running", 0, func(sc string) bool {
+	captures.Save(t, "working_tool_running.txt", s.WaitFor("shell running", 0, func(sc string) bool {
 		return strings.Contains(sc, "./deploy.sh --prod") && !strings.Contains(sc, "Allow execution of") && isSpinnerShown(sc)
 	}))
 	s.WaitFor("deployed", 30*time.Second, func(sc string) bool { return strings.Contains(sc, "Deployed.") && idleAfter("deploy-now")(sc) })
@@ -121,7 +114,7 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("make-file hello.go")
 	s.WaitForText("Apply this change?", 0)
-	save(t, "permission_write.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_write.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
 	s.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && idleAfter("make-file")(sc) })
 
@@ -131,12 +124,12 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("edit-notes please")
 	s.WaitForText("Apply this change?", 0)
-	save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("Escape")
 	s.WaitFor("edit declined", 0, func(sc string) bool {
 		return !strings.Contains(sc, "Apply this change?") && IsInputBoxShown(sc) && !isSpinnerShown(sc)
 	})
-	save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
 
 	api.AddRule(Rule{Contains: "pick-db", Steps: []Step{
 		{Call: AskUser("Which database should we use?", "Database", Option{"Postgres", "Relational, robust"}, Option{"SQLite", "Embedded file"})},
@@ -144,14 +137,14 @@ func captureMain(t *testing.T) {
 	}})
 	s.Send("pick-db for me")
 	s.WaitForText("Enter to select", 0)
-	save(t, "question.txt", s.WaitStable(500*time.Millisecond, 0))
+	captures.Save(t, "question.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("2")
 	s.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && idleAfter("pick-db")(sc) })
 
 	s.Keys("C-c")
-	save(t, "exit_pending_ctrl_c.txt", s.WaitFor("exit hint", 0, func(sc string) bool { return strings.Contains(strings.ToLower(sc), "again to exit") }))
+	captures.Save(t, "exit_pending_ctrl_c.txt", s.WaitFor("exit hint", 0, func(sc string) bool { return strings.Contains(strings.ToLower(sc), "again to exit") }))
 	s.Keys("C-c")
-	save(t, "exited_shell_ctrl_c.txt", s.WaitFor("shell prompt", 0, func(sc string) bool {
+	captures.Save(t, "exited_shell_ctrl_c.txt", s.WaitFor("shell prompt", 0, func(sc string) bool {
 		return strings.HasSuffix(strings.TrimRight(sc, "\n "), "$")
 	}))
 	s.Send("clear")
@@ -160,7 +153,7 @@ func captureMain(t *testing.T) {
 	s.WaitFor("input box", 40*time.Second, IsInputBoxShown)
 	s.WaitStable(time.Second, 0)
 	s.Send("/quit")
-	save(t, "exited_shell.txt", s.WaitFor("shell prompt", 0, func(sc string) bool {
+	captures.Save(t, "exited_shell.txt", s.WaitFor("shell prompt", 0, func(sc string) bool {
 		return strings.Contains(sc, "gemini --resume") && strings.HasSuffix(strings.TrimRight(sc, "\n "), "$")
 	}))
 }
@@ -177,8 +170,8 @@ func captureErrors(t *testing.T) {
 	api.FailNext(1000, slow)
 	s.Send("fail-500 please")
 	s.WaitFor("first failure", 60*time.Second, func(sc string) bool { return api.CountMain() >= 1 && isSpinnerShown(sc) })
-	save(t, "api_error_retrying.txt", s.Capture())
-	save(t, "api_error_retrying_long.txt", s.WaitForText("(esc to cancel, 1m", 120*time.Second))
+	captures.Save(t, "api_error_retrying.txt", s.Capture())
+	captures.Save(t, "api_error_retrying_long.txt", s.WaitForText("(esc to cancel, 1m", 120*time.Second))
 	api.FailNext(0, APIError{})
 	s.Keys("Escape")
 	s.WaitFor("cancelled", 0, idleAfter("fail-500"))
@@ -188,7 +181,7 @@ func captureErrors(t *testing.T) {
 	api.FailNext(1000, ErrorStatus(429))
 	s.Send("fail-429 please")
 	s.WaitFor("retries", 60*time.Second, func(sc string) bool { return api.CountMain() >= 3 && isSpinnerShown(sc) })
-	save(t, "rate_limited_retrying.txt", s.Capture())
+	captures.Save(t, "rate_limited_retrying.txt", s.Capture())
 	api.FailNext(0, APIError{})
 	s.Keys("Escape")
 	s.WaitFor("cancelled", 0, idleAfter("fail-429"))
@@ -198,7 +191,7 @@ func captureErrors(t *testing.T) {
 	api.FailNext(1, ErrorStatus(400))
 	s.Send("bad-key please")
 	s.WaitFor("auth error", 30*time.Second, func(sc string) bool { return strings.Contains(sc, "API key not valid") && IsInputBoxShown(sc) })
-	save(t, "auth_error.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "auth_error.txt", s.WaitStable(time.Second, 0))
 	for _, p := range []string{"bad-key again", "bad-key thrice"} {
 		api.FailNext(1, ErrorStatus(400))
 		s.Send(p)
@@ -207,30 +200,30 @@ func captureErrors(t *testing.T) {
 			return i >= 0 && strings.Contains(sc[i:], "API key not valid") && IsInputBoxShown(sc)
 		})
 	}
-	save(t, "api_error_loop.txt", s.WaitStable(time.Second, 0))
+	captures.Save(t, "api_error_loop.txt", s.WaitStable(time.Second, 0))
 }
 
 func captureUnreachable(t *testing.T) {
 	s := Start(t, Options{URL: UnreachableURL(t), Home: filepath.Join(captureHome, "unreachable")})
 	s.WaitStable(time.Second, 0)
 	s.Send("anyone there")
-	save(t, "api_error_unreachable_retrying.txt", s.WaitFor("busy", 0, isSpinnerShown))
-	save(t, "api_error_unreachable.txt", s.WaitFor("final error", 120*time.Second, func(sc string) bool {
+	captures.Save(t, "api_error_unreachable_retrying.txt", s.WaitFor("busy", 0, isSpinnerShown))
+	captures.Save(t, "api_error_unreachable.txt", s.WaitFor("final error", 120*time.Second, func(sc string) bool {
 		return !isSpinnerShown(sc) && IsInputBoxShown(sc) && strings.Contains(sc, "anyone there") && strings.Contains(sc, "✕")
 	}))
 }
 
 func captureFirstRun(t *testing.T) {
 	s := Start(t, Options{FirstRun: true, Home: filepath.Join(captureHome, "firstrun"), ReadyText: "Gemini CLI"})
-	save(t, "first_start.txt", s.WaitStable(2*time.Second, 60*time.Second))
+	captures.Save(t, "first_start.txt", s.WaitStable(2*time.Second, 60*time.Second))
 	s.Keys("1")
 	s.WaitFor("next screen", 0, func(sc string) bool { return !strings.Contains(sc, "Do you trust the files") })
-	save(t, "first_start_auth.txt", s.WaitStable(2*time.Second, 60*time.Second))
+	captures.Save(t, "first_start_auth.txt", s.WaitStable(2*time.Second, 60*time.Second))
 }
 
 func captureTrust(t *testing.T) {
 	settings := DefaultSettings()
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
 	s := Start(t, Options{Settings: settings, Home: filepath.Join(captureHome, "trust"), ReadyText: "Gemini CLI"})
-	save(t, "trust_dialog.txt", s.WaitStable(2*time.Second, 60*time.Second))
+	captures.Save(t, "trust_dialog.txt", s.WaitStable(2*time.Second, 60*time.Second))
 }

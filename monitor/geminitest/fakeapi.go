@@ -1,17 +1,17 @@
 package geminitest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // FakeAPI is a scripted stand-in for the Gemini API (generativelanguage,
@@ -29,15 +29,13 @@ type FakeAPI struct {
 	// URL is the base URL, e.g. "http://127.0.0.1:40123", without a trailing slash.
 	URL string
 
-	srv *httptest.Server
+	http *clitest.HTTPFake[Request]
 
 	mu       sync.Mutex
 	rules    []*ruleState
 	def      ruleState
 	failNext []APIError
 	callRule map[string]*ruleState // function name+args -> the rule that issued it
-	requests []Request
-	closed   chan struct{}
 }
 
 // Rule scripts the fake's answers to prompts that contain a keyword.
@@ -126,26 +124,12 @@ func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
 	f := &FakeAPI{
 		def:      ruleState{rule: Rule{Steps: []Step{{Text: "OK."}}}},
 		callRule: map[string]*ruleState{},
-		closed:   make(chan struct{}),
 	}
 	for _, r := range rules {
 		f.AddRule(r)
 	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("fake Gemini API: listen on 127.0.0.1: %v", err)
-	}
-	srv.Listener = l
-	srv.Start()
-	f.srv = srv
-	f.URL = srv.URL
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			t.Logf("fake Gemini API requests:\n%s", f.Summary())
-		}
-	})
+	f.http = clitest.NewHTTPFake[Request](t, "fake Gemini API", http.HandlerFunc(f.serve), f.Summary)
+	f.URL = f.http.URL
 	return f
 }
 
@@ -163,32 +147,13 @@ func UnreachableURL(t testing.TB) string {
 
 // Summary lists the requests received, one line each.
 func (f *FakeAPI) Summary() string {
-	var b strings.Builder
-	for i, r := range f.Requests() {
-		p := r.Prompt
-		if rs := []rune(p); len(rs) > 60 {
-			p = string(rs[:60]) + "…"
-		}
-		fmt.Fprintf(&b, "%3d %s %s %s %d kind=%s rule=%q prompt=%q\n",
-			i, r.Time.Format("15:04:05.000"), r.Method, r.Path, r.Status, r.Kind, r.Rule, p)
-	}
-	return b.String()
+	return clitest.Summary(f.Requests(), func(r Request) clitest.RequestLine {
+		return clitest.RequestLine{Time: r.Time, Method: r.Method, Path: r.Path, Status: r.Status, Kind: string(r.Kind), Rule: r.Rule, Prompt: r.Prompt}
+	})
 }
 
 // Close stops the server, cutting off streams still being sent.
-func (f *FakeAPI) Close() {
-	f.mu.Lock()
-	select {
-	case <-f.closed:
-		f.mu.Unlock()
-		return
-	default:
-		close(f.closed)
-	}
-	f.mu.Unlock()
-	f.srv.CloseClientConnections()
-	f.srv.Close()
-}
+func (f *FakeAPI) Close() { f.http.Close() }
 
 // AddRule appends a rule; earlier rules win when several match.
 func (f *FakeAPI) AddRule(r Rule) {
@@ -220,11 +185,7 @@ func (f *FakeAPI) FailNext(n int, e APIError) {
 }
 
 // Requests returns a copy of every request received so far, oldest first.
-func (f *FakeAPI) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.requests...)
-}
+func (f *FakeAPI) Requests() []Request { return f.http.Requests() }
 
 // MainPrompts returns the Prompt of every main request, oldest first.
 func (f *FakeAPI) MainPrompts() []string {
@@ -355,9 +316,7 @@ func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	rec.Status = f.route(w, r, body, &rec)
-	f.mu.Lock()
-	f.requests = append(f.requests, rec)
-	f.mu.Unlock()
+	f.http.Record(rec)
 }
 
 func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
@@ -371,7 +330,7 @@ func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec
 		return f.side(w, body, rec)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, ":countTokens"):
 		rec.Kind = KindCount
-		return writeJSON(w, 200, map[string]any{"totalTokens": 1 + len(body)/4})
+		return clitest.WriteJSON(w, 200, map[string]any{"totalTokens": 1 + len(body)/4})
 	}
 	rec.Kind = KindOther
 	return f.writeError(w, APIError{Status: 404, Reason: "NOT_FOUND", Message: "fake Gemini API: no such endpoint " + path})
@@ -434,7 +393,10 @@ func (f *FakeAPI) stream(w http.ResponseWriter, st Step) int {
 	if text == "" && st.Call == nil {
 		text = "OK."
 	}
-	chunks := splitChunks(text, max(st.Chunks, 1))
+	var chunks []string
+	if text != "" {
+		chunks = clitest.SplitChunks(text, st.Chunks)
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
 	fl, _ := w.(http.Flusher)
@@ -450,7 +412,7 @@ func (f *FakeAPI) stream(w http.ResponseWriter, st Step) int {
 		}
 	}
 	for i, c := range chunks {
-		if st.ChunkDelay > 0 && !f.sleep(st.ChunkDelay) {
+		if st.ChunkDelay > 0 && !f.http.Sleep(st.ChunkDelay) {
 			return 200
 		}
 		event([]map[string]any{{"text": c}}, i == len(chunks)-1 && st.Call == nil)
@@ -459,28 +421,6 @@ func (f *FakeAPI) stream(w http.ResponseWriter, st Step) int {
 		event([]map[string]any{{"functionCall": map[string]any{"name": st.Call.Name, "args": st.Call.Args}}}, true)
 	}
 	return 200
-}
-
-func (f *FakeAPI) sleep(d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-f.closed:
-		return false
-	}
-}
-
-func splitChunks(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	r := []rune(s)
-	n = min(n, len(r))
-	out := make([]string, 0, n)
-	for i := range n {
-		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
-	}
-	return out
 }
 
 // side answers a generateContent call: JSON fitting the requested schema
@@ -504,7 +444,7 @@ func (f *FakeAPI) side(w http.ResponseWriter, body []byte, rec *Request) int {
 		text = string(b)
 	}
 	cand := map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}}, "finishReason": "STOP", "index": 0}
-	return writeJSON(w, 200, map[string]any{"candidates": []any{cand}, "usageMetadata": usage(len(text) / 4), "modelVersion": modelVersion})
+	return clitest.WriteJSON(w, 200, map[string]any{"candidates": []any{cand}, "usageMetadata": usage(len(text) / 4), "modelVersion": modelVersion})
 }
 
 // jsonSchema is the part of a JSON schema the fake fills in.
@@ -541,15 +481,6 @@ func (s jsonSchema) example() any {
 	return "fake"
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) int {
-	var b bytes.Buffer
-	_ = json.NewEncoder(&b).Encode(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-	return status
-}
-
 func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
 	if e.Reason == "" {
 		e.Reason = ErrorStatus(e.Status).Reason
@@ -557,12 +488,12 @@ func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
 	if e.Message == "" {
 		e.Message = ErrorStatus(e.Status).Message
 	}
-	if e.Delay > 0 && !f.sleep(e.Delay) {
+	if e.Delay > 0 && !f.http.Sleep(e.Delay) {
 		return e.Status
 	}
 	body := map[string]any{"code": e.Status, "message": e.Message, "status": e.Reason}
 	if e.Details != nil {
 		body["details"] = e.Details
 	}
-	return writeJSON(w, e.Status, map[string]any{"error": body})
+	return clitest.WriteJSON(w, e.Status, map[string]any{"error": body})
 }
