@@ -83,6 +83,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	}
 	gs.Keys("C-c")
 	s = m.waitState(rules.Exited, "process_gone")
+	t.Logf("exited: decided by %s", s.Evidence.Rule)
 	if s.Agent != "gemini" || (s.Evidence.Rule != rules.RuleProcessGone && s.Evidence.Rule != "gemini.exited") {
 		t.Fatalf("exited = %+v", s)
 	}
