@@ -17,8 +17,8 @@ import (
 	"github.com/system3-dev/system3/wake"
 )
 
-// TestRealGemini runs the supervisor, event-driven by a tmux control
-// client, against the real Gemini CLI talking to the fake API: the pane
+// TestRealGemini runs the supervisor, fed by a polling tmux watcher,
+// against the real Gemini CLI talking to the fake API: the pane
 // is recognised as gemini by its process (node …/gemini), each screen class
 // is classified, and a shell approval raises a wake with its question and
 // options that `answer 1` resolves in the real CLI.

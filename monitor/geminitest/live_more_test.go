@@ -1,0 +1,271 @@
+package geminitest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// The tests here drive the real Gemini CLI through the screen classes
+// TestRealGemini leaves out, each in a session of its own so they run in
+// parallel, with the supervisor set up as TestRealGemini sets it up.
+
+// TestRealGeminiEditAndQuestion: a write_file approval and an ask_user
+// question each raise an awaiting_input wake with their question and
+// options that `answer 1` resolves in the real CLI (the fake API receives
+// the function responses), and Ctrl-C twice leaves the pane exited with a
+// worker_failed wake.
+func TestRealGeminiEditAndQuestion(t *testing.T) {
+	t.Parallel()
+	api := NewFakeAPI(t)
+	gs := Start(t, Options{API: api})
+	hello := filepath.Join(gs.Dir, "hello.go")
+	api.AddRule(Rule{Contains: "make-file", Steps: []Step{
+		{Text: "Creating the file.", Call: WriteFile(hello, "package main\n\nfunc main() {}\n")},
+		{Text: "Written."},
+	}})
+	api.AddRule(Rule{Contains: "pick-db", Steps: []Step{
+		{Call: AskUser("Which database should we use?", "Database", Option{"Postgres", "Relational, robust"}, Option{"SQLite", "Embedded file"})},
+		{Text: "Using your choice."},
+	}})
+	m := watch(t, gs)
+	m.waitState(rules.Idle, "")
+
+	// An edit approval.
+	gs.Send("make-file hello.go")
+	ev := m.waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "permission" || ev.Question != "Apply this change?" || ev.Agent != "gemini" || ev.Pane != gs.Pane ||
+		strings.Join(ev.Options, "|") != "Allow once|Allow for this session|Modify with external editor|No, suggest changes (esc)" ||
+		!strings.Contains(ev.Details, "hello.go") || ev.Evidence.Rule != "gemini.permission" {
+		t.Fatalf("edit approval wake = %+v", ev)
+	}
+	s := m.waitState(rules.AwaitingInput, "permission")
+	if s.Evidence.Rule != "gemini.permission" {
+		t.Fatalf("edit approval decided by %q, want gemini.permission", s.Evidence.Rule)
+	}
+	answer(t, m, gs, "Allow once")
+	gs.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && idleAfter("make-file")(sc) })
+	m.waitState(rules.Idle, "")
+	if b, err := os.ReadFile(hello); err != nil || string(b) != "package main\n\nfunc main() {}\n" {
+		t.Errorf("hello.go after the approval: %q, %v", b, err)
+	}
+	if p := api.promptWith("write_file: "); p == "" {
+		t.Errorf("the fake API never saw write_file's response; prompts:\n%s", strings.Join(api.MainPrompts(), "\n"))
+	}
+
+	// A question with options.
+	gs.Send("pick-db for me")
+	ev = m.waitWake(wake.ReasonAwaitingInput)
+	if ev.Kind != "question" || ev.Question != "Which database should we use?" || ev.Pane != gs.Pane ||
+		strings.Join(ev.Options, "|") != "Postgres|SQLite|Enter a custom value" || ev.Evidence.Rule != "gemini.question" {
+		t.Fatalf("question wake = %+v", ev)
+	}
+	m.waitState(rules.AwaitingInput, "question")
+	answer(t, m, gs, "Postgres")
+	gs.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && idleAfter("pick-db")(sc) })
+	m.waitState(rules.Idle, "")
+	if p := api.promptWith("ask_user: "); !strings.Contains(p, "Postgres") {
+		t.Errorf("the fake API never saw ask_user's answer Postgres; prompts:\n%s", strings.Join(api.MainPrompts(), "\n"))
+	}
+
+	// Ctrl-C once asks for another; the CLI is still idle.
+	gs.Keys("C-c")
+	gs.WaitFor("exit hint", 0, func(sc string) bool { return strings.Contains(strings.ToLower(sc), "again to exit") })
+	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+		t.Fatalf("one Ctrl-C decided by %q, want gemini.idle", s.Evidence.Rule)
+	}
+	gs.Keys("C-c")
+	s = m.waitState(rules.Exited, "process_gone")
+	t.Logf("exited: decided by %s", s.Evidence.Rule)
+	if s.Agent != "gemini" || (s.Evidence.Rule != rules.RuleProcessGone && s.Evidence.Rule != "gemini.exited") {
+		t.Fatalf("exited = %+v", s)
+	}
+	ev = m.waitWake(wake.ReasonWorkerFailed)
+	if ev.Agent != "gemini" || ev.Pane != gs.Pane || ev.State != "exited" {
+		t.Fatalf("worker_failed wake = %+v", ev)
+	}
+}
+
+// TestRealGeminiTrustDialog: with folder trust on, the real CLI opens on
+// its trust dialog, which is awaiting_input/trust with its options;
+// `answer 1` trusts the folder and the CLI goes idle.
+func TestRealGeminiTrustDialog(t *testing.T) {
+	t.Parallel()
+	settings := DefaultSettings()
+	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
+	gs := Start(t, Options{Settings: settings, ReadyText: "Do you trust the files in this folder?"})
+	m := watch(t, gs)
+	ev := m.waitWake(wake.ReasonAwaitingInput)
+	parent := filepath.Base(filepath.Dir(gs.Dir))
+	if ev.Kind != "trust" || ev.Question != "Do you trust the files in this folder?" || ev.Agent != "gemini" ||
+		strings.Join(ev.Options, "|") != "Trust folder (project)|Trust parent folder ("+parent+")|Don't trust" ||
+		ev.Evidence.Rule != "gemini.trust" {
+		t.Fatalf("trust wake = %+v", ev)
+	}
+	m.waitState(rules.AwaitingInput, "trust")
+	answer(t, m, gs, "Trust folder (project)")
+	gs.WaitFor("input box", 40*time.Second, func(sc string) bool {
+		return IsInputBoxShown(sc) && !strings.Contains(sc, "Do you trust the files")
+	})
+	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+		t.Fatalf("after trusting, decided by %q, want gemini.idle", s.Evidence.Rule)
+	}
+}
+
+// TestRealGeminiRetries: a 500 the CLI retries is hidden behind its busy
+// line, so the pane is working (not error) until the retry's answer ends
+// the turn; a bad key is an error each time, and the third in a row is an
+// error loop with its wake.
+func TestRealGeminiRetries(t *testing.T) {
+	t.Parallel()
+	api := NewFakeAPI(t, Rule{Contains: "flaky", Steps: []Step{{Text: "Recovered after a retry."}}})
+	gs := Start(t, Options{API: api})
+	m := watch(t, gs)
+	m.waitState(rules.Idle, "")
+
+	api.FailNext(1, ErrorStatus(500))
+	gs.Send("flaky request please")
+	// Between the 500 and the retry (5s ±30% later) the screen shows only
+	// the busy line: every classification made then must be working.
+	samples := m.record(gs, func(s monitor.Session) bool { return s.State == rules.Idle && len(api.mainWith("flaky")) >= 2 })
+	reqs := api.mainWith("flaky")
+	if len(reqs) != 2 || reqs[0].Status != 500 || reqs[1].Status != 200 {
+		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", api.Summary())
+	}
+	var during []string
+	for _, s := range samples {
+		if s.Updated.After(reqs[0].Time) && s.Updated.Before(reqs[1].Time) {
+			during = append(during, string(s.State)+"/"+s.Kind+" by "+s.Evidence.Rule)
+			if s.State != rules.Working || s.Kind != "" || s.Evidence.Rule != "gemini.working" {
+				t.Errorf("at %s, while the CLI waited to retry a 500: %s/%s by %s; want working by gemini.working",
+					s.Updated.Format("15:04:05.000"), s.State, s.Kind, s.Evidence.Rule)
+			}
+		}
+	}
+	t.Logf("retry after %v; %d classifications while waiting", reqs[1].Time.Sub(reqs[0].Time), len(during))
+	if len(during) == 0 {
+		t.Fatalf("the supervisor classified nothing between the 500 and its retry %v later", reqs[1].Time.Sub(reqs[0].Time))
+	}
+	gs.WaitFor("answer", 0, func(sc string) bool {
+		return strings.Contains(sc, "Recovered after a retry.") && idleAfter("flaky")(sc)
+	})
+	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+		t.Fatalf("after the retry's answer, decided by %q, want gemini.idle", s.Evidence.Rule)
+	}
+
+	// A bad key three times: error, error, error_loop. The held-back answer
+	// keeps each turn working long enough to be seen, so each error is a
+	// new occurrence.
+	bad := ErrorStatus(400)
+	bad.Delay = 2 * time.Second
+	for i, p := range []string{"bad-key once", "bad-key again", "bad-key thrice"} {
+		api.FailNext(1, bad)
+		gs.Send(p)
+		m.waitState(rules.Working, "")
+		if i < 2 {
+			if s := m.waitState(rules.Error, "auth"); s.Evidence.Rule != "gemini.auth" || s.ErrorCount != i+1 {
+				t.Fatalf("bad key %d: rule %q, error count %d", i+1, s.Evidence.Rule, s.ErrorCount)
+			}
+		}
+	}
+	s := m.waitState(rules.ErrorLoop, "")
+	if s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
+		t.Fatalf("error loop = %+v", s)
+	}
+	ev := m.waitWake(wake.ReasonErrorLoopDetected)
+	if ev.State != "error_loop" || ev.Agent != "gemini" || ev.Pane != gs.Pane {
+		t.Fatalf("error loop wake = %+v", ev)
+	}
+}
+
+// TestRealGeminiUnreachable: with nothing listening at the base URL the
+// turn ends with `fetch failed sending request`: error/api_error. The CLI
+// retries such errors for well over a minute behind its busy line (the
+// capture api_error_unreachable_retrying.txt); general.retryFetchErrors
+// off brings the final error at once.
+func TestRealGeminiUnreachable(t *testing.T) {
+	t.Parallel()
+	settings := DefaultSettings()
+	general := settings["general"].(map[string]any)
+	general["retryFetchErrors"] = false
+	gs := Start(t, Options{URL: UnreachableURL(t), Settings: settings})
+	m := watch(t, gs)
+	m.waitState(rules.Idle, "")
+	gs.Send("anyone there")
+	s := m.waitState(rules.Error, "api_error")
+	if s.Evidence.Rule != "gemini.api_error" || !strings.Contains(strings.Join(s.Evidence.Lines, "\n"), "fetch failed") {
+		t.Fatalf("unreachable = %+v", s)
+	}
+	ev := m.waitWake(wake.ReasonAPIError)
+	if ev.State != "error" || ev.Kind != "api_error" || ev.Pane != gs.Pane {
+		t.Fatalf("api_error wake = %+v", ev)
+	}
+}
+
+// answer answers the pane's prompt with option 1 once its screen has
+// settled, and checks the option chosen.
+func answer(t *testing.T, m *monitors, gs *Session, want string) {
+	t.Helper()
+	gs.WaitStable(300*time.Millisecond, 0)
+	res, err := m.sup.Answer(context.Background(), monitor.AnswerRequest{Target: monitor.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	if err != nil {
+		t.Fatalf("answer 1: %v", err)
+	}
+	if res.Option != want || !res.Delivered {
+		t.Fatalf("answer 1 = %+v, want option %q delivered", res, want)
+	}
+}
+
+// record polls the pane's classification until done holds for it (40s
+// at most) and returns one sample per capture (Session.Updated).
+func (m *monitors) record(gs *Session, done func(monitor.Session) bool) []monitor.Session {
+	gs.t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	var seen []monitor.Session
+	for {
+		snap, _ := m.sup.Snapshot(context.Background())
+		for _, s := range snap.Sessions {
+			if s.Pane != gs.Pane {
+				continue
+			}
+			if n := len(seen); n == 0 || !seen[n-1].Updated.Equal(s.Updated) {
+				seen = append(seen, s)
+			}
+			if done(s) {
+				return seen
+			}
+		}
+		if time.Now().After(deadline) {
+			gs.t.Fatalf("timed out recording states; last %+v; screen:\n%s", seen[len(seen)-1], gs.Capture())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// promptWith returns the first main request's prompt that contains s.
+func (f *FakeAPI) promptWith(s string) string {
+	for _, p := range f.MainPrompts() {
+		if strings.Contains(p, s) {
+			return p
+		}
+	}
+	return ""
+}
+
+// mainWith returns the main requests whose body mentions marker.
+func (f *FakeAPI) mainWith(marker string) []Request {
+	var out []Request
+	for _, r := range f.Requests() {
+		if r.Kind == KindMain && strings.Contains(string(r.Body), marker) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
