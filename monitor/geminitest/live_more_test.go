@@ -134,7 +134,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	gs.Send("flaky request please")
 	// Between the 500 and the retry (5s ±30% later) the screen shows only
 	// the busy line: every classification made then must be working.
-	samples := m.record(gs, func(s monitor.Session) bool { return s.State == rules.Idle && len(api.mainWith("flaky")) >= 2 })
+	samples := m.record(t, gs, func(s monitor.Session) bool { return s.State == rules.Idle && len(api.mainWith("flaky")) >= 2 })
 	reqs := api.mainWith("flaky")
 	if len(reqs) != 2 || reqs[0].Status != 500 || reqs[1].Status != 200 {
 		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", api.Summary())
@@ -225,8 +225,8 @@ func answer(t *testing.T, m *monitors, gs *Session, want string) {
 
 // record polls the pane's classification until done holds for it (40s
 // at most) and returns one sample per capture (Session.Updated).
-func (m *monitors) record(gs *Session, done func(monitor.Session) bool) []monitor.Session {
-	gs.t.Helper()
+func (m *monitors) record(t testing.TB, gs *Session, done func(monitor.Session) bool) []monitor.Session {
+	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
 	var seen []monitor.Session
 	for {
@@ -243,7 +243,7 @@ func (m *monitors) record(gs *Session, done func(monitor.Session) bool) []monito
 			}
 		}
 		if time.Now().After(deadline) {
-			gs.t.Fatalf("timed out recording states; last %+v; screen:\n%s", seen[len(seen)-1], gs.Capture())
+			t.Fatalf("timed out recording states; last %+v; screen:\n%s", seen[len(seen)-1], gs.Capture())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
