@@ -40,10 +40,10 @@ type WatcherOptions struct {
 	// list-panes per tick. Ticks are spaced further apart, up to 250ms,
 	// when a listing takes more than a twentieth of the period.
 	PollInterval time.Duration
-	// FullEvery is how often a tick lists panes in full, with names,
-	// titles and current commands (default 1s); other ticks list only
-	// numbers (see PaneSignal). A pane that appears, disappears or moves
-	// is listed in full at once.
+	// FullEvery is how often a tick lists panes in full, with where they
+	// are, names, sizes, titles and current commands (default 1s); other
+	// ticks list five numbers per pane (see PaneSignal). When a pane
+	// appears or disappears, that tick lists in full at once.
 	FullEvery time.Duration
 	// BusyGap is how often, at most, a pane that keeps changing is
 	// reported (default 1s). A pane is reported at once when it changes
@@ -477,13 +477,13 @@ func restOf(p Pane) paneRest {
 // EventOutput for it.
 //
 // A pane that changes after a quiet spell of BusyGap is reported at once,
-// and so is one whose layout (cursor, history size, size, mode, liveness:
-// everything but window_activity, which only says something was written)
-// changes after a second without layout changes: a dialog drawn over an
-// agent's steady working screen. What only full listings show (size,
-// liveness, mode, title, command) counts as a change, not as layout. Such a pane is reported again once it has
-// been quiet for a tick, in case the first look caught the frame half
-// drawn. A pane that keeps changing is reported at most every BusyGap, and
+// and so is one whose layout (cursor or history size; not window_activity,
+// which only says something was written) changes after a second without
+// layout changes: a dialog drawn over an agent's steady working screen.
+// Such a pane is reported again once it has been quiet for a tick, in case
+// the first look caught the frame half drawn. What only full listings show
+// (size, liveness, mode, title, command) counts as a change, not as
+// layout. A pane that keeps changing is reported at most every BusyGap, and
 // as soon as it has been quiet for settle ticks. settle starts at one
 // tick, so a prompt drawn after a stream of output is reported one tick
 // after it is drawn. A pane reported for going quiet that changes again
