@@ -32,7 +32,7 @@ func TestBenchSmoke(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "bench", "--panes", "4", "--window", "4s", "--prompt-every", "1500ms",
+	cmd := exec.CommandContext(ctx, bin, "bench", "--panes", "4", "--window", "4s", "--prompt-every", "1s",
 		"--clients", "1,3", "--status-for", "1s", "--status-every", "200ms", "--guidance", "2", "--json", out)
 	cmd.Env = e2eEnv(t)
 	var stdout, stderr bytes.Buffer

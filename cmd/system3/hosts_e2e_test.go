@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -312,6 +313,9 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 		errOut string
 	}
 	wakes := make(chan got, 2*n)
+	// Any wait may be the one that finds its link cut, including one that
+	// then times out before the next wake (exit 2).
+	var dropped atomic.Bool
 	stop := make(chan struct{})
 	loopDone := make(chan struct{})
 	go func() {
@@ -328,6 +332,9 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 				args = append(args, "--since", cursor)
 			}
 			code, out, errOut := invoke(t, w.env, args...)
+			if strings.Contains(errOut, "dropped") {
+				dropped.Store(true)
+			}
 			if code == 2 {
 				continue // nothing new yet
 			}
@@ -401,7 +408,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 			t.Errorf("wakes out of order: seqs %v", order)
 		}
 	}
-	if !reconnected {
+	if !reconnected && !dropped.Load() {
 		t.Errorf("no wait reported the dropped link (killed sshd children %v); the kill did not cut a link", killed)
 	}
 }
