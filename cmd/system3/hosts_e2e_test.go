@@ -175,6 +175,7 @@ type hostsWorld struct {
 	ssh    *sshFixture
 	remote tmux.Server
 	env    map[string]string // the local system3's
+	state  string            // the remote's state dir
 	bare   string            // where install puts system3 for host bare
 }
 
@@ -183,6 +184,7 @@ func newHostsWorld(t *testing.T) *hostsWorld {
 	w := &hostsWorld{ssh: startSSHD(t)}
 	w.remote = tmuxtest.NewServer(t, "sleep", "600")
 	remoteEnv := serveMonitors(t, w.remote, t.TempDir())
+	w.state = remoteEnv["SYSTEM3_STATE_DIR"]
 	local := tmuxtest.NewServer(t, "sleep", "600")
 	w.env = serveMonitors(t, local, t.TempDir())
 	self, err := os.Executable()
