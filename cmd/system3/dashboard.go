@@ -175,8 +175,10 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 		return nil, err
 	}
 	closeCoach := a.withCoach(ctx, &set.opts, svc)
+	closeHosts := a.withHosts(&set.opts)
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
+		closeHosts()
 		closeCoach()
 		return nil, err
 	}
@@ -185,6 +187,7 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	}
 	g.Go(func() error {
 		defer closeCoach()
+		defer closeHosts()
 		defer srv.Close()
 		return srv.Serve(ctx)
 	})

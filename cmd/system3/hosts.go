@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 )
@@ -349,4 +350,21 @@ func quoteRemotePath(p string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// withHosts gives an MCP server the config's hosts (nothing when there are
+// none), and returns what ends their links, recording when each host was
+// last seen.
+func (a *app) withHosts(opts *mcpserver.Options) func() {
+	hosts := a.remoteHosts()
+	if len(hosts) == 0 {
+		return func() {}
+	}
+	seen := a.loadSeen()
+	set := remote.NewSet(hosts, func(name string) time.Time { return seen[name].LastSeen })
+	opts.Hosts = set
+	return func() {
+		set.Close()
+		a.recordSeen(set.Links())
+	}
 }

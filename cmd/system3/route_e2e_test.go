@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -239,5 +244,100 @@ func TestHostsRouteHostileTextOverSSH(t *testing.T) {
 	}
 	if localRefused != refused {
 		t.Errorf("the local audit holds %d failed routes, want %d", localRefused, refused)
+	}
+}
+
+// The MCP server of this machine, given the config's hosts as the commands
+// give it (withHosts): a permission prompt on the remote reaches
+// wait_for_wake as remote:fa-permission with a host cursor; status lists
+// the remote's session and the host that is down as disconnected, and
+// answers within the client's timeout; ack_wake remote:ID acknowledges it
+// there.
+func TestHostsMCPAcrossSSH(t *testing.T) {
+	w := newHostsWorld(t)
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return w.env[k] }}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.close)
+	var opts mcpserver.Options
+	closeHosts := a.withHosts(&opts)
+	defer closeHosts()
+	if opts.Hosts == nil {
+		t.Fatal("withHosts gave no hosts")
+	}
+	ms, err := mcpserver.New(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"]), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(ms.Handler())
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); ms.Close() })
+	c, err := client.NewStreamableHttpClient(ts.URL + mcpserver.EndpointPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpStart(t, c, "hosts-mcp")
+	t.Cleanup(func() { c.Close() })
+
+	got := make(chan map[string]any, 1)
+	go func() {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+			out, isErr := callTool(t, c, "wait_for_wake", map[string]any{"max_wait_seconds": 20, "reasons": []string{"awaiting_input"}})
+			var m map[string]any
+			if isErr || json.Unmarshal([]byte(out), &m) != nil {
+				t.Errorf("wait_for_wake: %s", out)
+				break
+			}
+			if m["status"] == "wake" {
+				got <- m
+				return
+			}
+		}
+		close(got)
+	}()
+	startTestAgents(t, w.remote, "", agentSession("permission"))
+	m, ok := <-got
+	if !ok {
+		t.Fatal("no wake from the remote reached wait_for_wake")
+	}
+	wk := m["wake"].(map[string]any)
+	if m["host"] != "remote" || wk["session"] != "remote:fa-permission" || m["host_cursor"] != fmt.Sprintf("remote:%.0f", wk["seq"].(float64)) {
+		t.Fatalf("wait_for_wake = %v", m)
+	}
+
+	start := time.Now()
+	out, isErr := callTool(t, c, "status", nil)
+	took := time.Since(start)
+	var st map[string]any
+	if isErr || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status: %s", out)
+	}
+	if took > 10*time.Second {
+		t.Errorf("status took %v, past the tools' 10 s budget", took)
+	}
+	states := map[string]string{}
+	for _, h := range st["hosts"].([]any) {
+		h := h.(map[string]any)
+		states[h["name"].(string)] = h["state"].(string)
+	}
+	if states["local"] != "connected" || states["remote"] != "connected" || states["down"] != "disconnected" || states["badkey"] != "disconnected" {
+		t.Errorf("status hosts = %v", states)
+	}
+	if !strings.Contains(out, `"name":"remote:fa-permission"`) {
+		t.Errorf("status lacks remote:fa-permission: %s", out)
+	}
+
+	out, isErr = callTool(t, c, "ack_wake", map[string]any{"id": "remote:" + wk["id"].(string)})
+	if isErr || !strings.Contains(out, `"count":1`) {
+		t.Fatalf("ack_wake remote:ID: %s", out)
+	}
+	left, err := dialDaemon(t, w.state).Wakes(context.Background(), wake.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range left {
+		if ev.ID == wk["id"] {
+			t.Errorf("wake %s still pending on the remote", ev.ID)
+		}
 	}
 }
