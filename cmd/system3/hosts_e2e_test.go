@@ -34,7 +34,7 @@ type sshFixture struct {
 	sshd   *exec.Cmd
 }
 
-func startSSHD(t *testing.T) *sshFixture {
+func startSSHD(t testing.TB) *sshFixture {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	if _, err := os.Stat(sshd); err != nil {
@@ -129,7 +129,7 @@ Host *
 	return f
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

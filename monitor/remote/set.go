@@ -74,11 +74,16 @@ func (s *Set) Report(ctx context.Context) []Report {
 			hctx, cancel := context.WithTimeout(ctx, s.deadline())
 			defer cancel()
 			r := Report{Name: l.Host.Name}
+			// Both calls at once: each is one ssh process, and most of
+			// its time is ssh and the remote system3 starting.
+			var evs []wake.Event
+			var werr error
+			var both sync.WaitGroup
+			both.Go(func() { evs, werr = l.Client.Wakes(hctx, wake.Filter{}) })
 			snap, err := l.Client.Snapshot(hctx)
+			both.Wait()
 			if err = s.observe(hctx, l, err); err == nil {
-				var evs []wake.Event
-				evs, err = l.Client.Wakes(hctx, wake.Filter{})
-				err = s.observe(hctx, l, err)
+				err = s.observe(hctx, l, werr)
 				r.Snapshot, r.Unacked = snap, evs
 			}
 			st := l.State()
