@@ -221,6 +221,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {
 		opts.Jump = func(s monitor.Session) error { return op.SwitchTo(ctx, s.Pane) }
 	}
+	opts.Hosts = a.watchHosts(ctx)
 	return opts
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -340,4 +341,17 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 			t.Errorf("wake %s still pending on the remote", ev.ID)
 		}
 	}
+
+	// The dashboard's header source: remote connected, down and badkey
+	// not, each with when it was last seen.
+	hctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	hosts := a.watchHosts(hctx)
+	waitUntil(t, "the dashboard's hosts to be asked", func() bool {
+		by := map[string]tui.HostStatus{}
+		for _, h := range hosts() {
+			by[h.Name] = h
+		}
+		return by["remote"].Connected && !by["remote"].LastSeen.IsZero() && !by["down"].Connected && !by["badkey"].Connected && len(by) == 4
+	})
 }
