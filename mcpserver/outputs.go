@@ -39,8 +39,12 @@ var countsOf = schema{"type": "object", "additionalProperties": tInt}
 
 // Rows shared by several tools.
 var (
+	hostRowSchema = object(schema{
+		"name": tString, "state": schema{"type": "string", "enum": []string{"connected", "disconnected"}},
+		"last_seen": tTime, "error": tString, "sessions": tInt, "unacked_wakes": tInt,
+	}, "name", "state", "sessions", "unacked_wakes")
 	sessionRowSchema = object(schema{
-		"name": tString, "target": tString, "pane": tString, "agent": tString,
+		"host": tString, "name": tString, "target": tString, "pane": tString, "agent": tString,
 		"status": tString, "state": tString, "kind": tString, "question": tString, "tasks": tString, "hint": tString,
 	}, "name", "target", "pane", "state")
 	wakeSchema = object(schema{
@@ -62,13 +66,14 @@ var outputSchemas = map[string]schema{
 		"tmux_server": tString, "tmux_running": tBool, "problem": tString, "read_only": tBool,
 		"unacked_wakes": tInt, "by_status": countsOf, "by_state": countsOf, "other_panes": tInt,
 		"orchestrators": arrayOf(object(schema{
-			"name": tString, "target": tString, "pane": tString, "agent": tString, "status": tString,
+			"host": tString, "name": tString, "target": tString, "pane": tString, "agent": tString, "status": tString,
 			"state": tString, "unacked_wakes": tInt, "hint": tString, "since": tTime, "updated": tTime,
 		}, "name", "pane", "state")),
-		"next": tString,
+		"hosts": arrayOf(hostRowSchema),
+		"next":  tString,
 	}, "version", "uptime", "tmux_running", "read_only", "unacked_wakes", "by_status", "by_state", "orchestrators", "next"),
 	"list_sessions": object(schema{
-		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt,
+		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt, "hosts": arrayOf(hostRowSchema),
 	}, "sessions", "count", "watched"),
 	"get_session": object(schema{
 		"name": tString, "target": tString, "pane": tString, "window": tString, "agent": tString,
@@ -91,7 +96,7 @@ var outputSchemas = map[string]schema{
 	},
 	"wait_for_wake": object(schema{
 		"status": schema{"type": "string", "enum": []string{"wake", "waiting"}}, "wake": wakeSchema,
-		"cursor": tInt, "next": tString,
+		"cursor": tInt, "host": tString, "host_cursor": tString, "next": tString,
 	}, "status", "cursor", "next"),
 	"inject_guidance": object(actionSchema, "delivered", "pane", "target", "session", "at"),
 	"answer_prompt":   object(actionSchema, "delivered", "pane", "target", "session", "at"),

@@ -99,6 +99,10 @@ type Options struct {
 	// report_intervention and the system3://patterns, alerts and
 	// directives resources). Nil: those are not registered.
 	Coach Coach
+	// Hosts are other machines whose daemons status, list_sessions,
+	// wait_for_wake and ack_wake also report and act on, their sessions
+	// and wakes named HOST:SESSION. Nil: this machine only.
+	Hosts Hosts
 }
 
 // Server is the MCP server of one system3 process.

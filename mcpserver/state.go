@@ -68,6 +68,10 @@ func progressText(t *monitor.TaskProgress) string {
 
 // sessionRow is one session in lists: enough to decide what to look at.
 type sessionRow struct {
+	// Host is the host the session is on, when hosts are configured
+	// (local for this machine); a remote session's name and target are
+	// then HOST:SESSION and HOST:TARGET.
+	Host     string   `json:"host,omitempty"`
 	Name     string   `json:"name"`   // tmux session name
 	Target   string   `json:"target"` // session:window.pane
 	Pane     string   `json:"pane"`

@@ -79,12 +79,14 @@ func TestStatusDocEqualSeesEveryField(t *testing.T) {
 		UnackedWakes: 1, ByStatus: map[string]int{"active": 1}, ByState: map[string]int{"idle": 1}, OtherPanes: 1,
 		Orchestrators: []orchestrator{{Name: "a", Target: "a:0.0", Pane: "%1", Agent: "claude", Status: "active", State: "idle",
 			Kind: "k", Question: "q", Tasks: "1/2", UnackedWakes: 1, Since: at, Updated: at}},
-		Next: "n",
+		Hosts: []hostRow{{Name: "web1", State: "connected", LastSeen: at, Error: "e", Sessions: 1, UnackedWakes: 1}},
+		Next:  "n",
 	}
 	copyDoc := func() statusDoc {
 		d := base
 		d.ByStatus, d.ByState = maps.Clone(base.ByStatus), maps.Clone(base.ByState)
 		d.Orchestrators = slices.Clone(base.Orchestrators)
+		d.Hosts = slices.Clone(base.Hosts)
 		return d
 	}
 	if d := copyDoc(); !base.equal(&d) {

@@ -35,6 +35,8 @@ type Env struct {
 	Lifecycle Lifecycle
 	// Coach serves the behaviour-pattern tools; nil when there is none.
 	Coach Coach
+	// Hosts are the other machines reported beside this one; nil: none.
+	Hosts Hosts
 
 	progress *progressTracker
 }
@@ -43,7 +45,7 @@ func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
 		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
-		progress: s.tracker, Coach: s.opts.Coach,
+		progress: s.tracker, Coach: s.opts.Coach, Hosts: s.opts.Hosts,
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -80,7 +81,53 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				blocked = append(blocked, r.Target)
 			}
 		}
+		if e.Hosts != nil {
+			// Every host at once, each within its own deadline: a host
+			// that is down is reported disconnected, never waited for.
+			doc.Hosts = []hostRow{{Name: remote.Local, State: "connected", LastSeen: now.UTC(), Sessions: len(snap.Sessions), UnackedWakes: len(unacked)}}
+			for _, r := range e.Hosts.Report(cctx) {
+				doc.Hosts = append(doc.Hosts, hostRowOf(r))
+				if !r.Connected {
+					continue
+				}
+				doc.UnackedWakes += len(r.Unacked)
+				byPane := map[string]int{}
+				for _, w := range r.Unacked {
+					byPane[w.Pane]++
+				}
+				for _, s := range r.Snapshot.Sessions {
+					if !isAgent(s) {
+						doc.OtherPanes++
+						continue
+					}
+					rr := rowOf(s)
+					doc.TotalTokens += rr.Tokens
+					doc.TotalCostUSD += rr.CostUSD
+					doc.ByStatus[rr.Status]++
+					doc.ByState[rr.State]++
+					doc.Orchestrators = append(doc.Orchestrators, orchestrator{
+						Host: r.Name, Name: r.Name + ":" + rr.Name, Target: r.Name + ":" + rr.Target, Pane: rr.Pane, Agent: rr.Agent, Status: rr.Status, State: rr.State,
+						Kind: rr.Kind, Question: rr.Question, Tasks: rr.Tasks, Tokens: rr.Tokens, CostUSD: rr.CostUSD, UnackedWakes: byPane[s.Pane], Hint: rr.Hint,
+						Since: rr.Since, Updated: rr.Updated,
+					})
+					if rr.Status == StatusBlocked {
+						blocked = append(blocked, r.Name+":"+rr.Target)
+					}
+				}
+			}
+			for i := range doc.Orchestrators {
+				if doc.Orchestrators[i].Host == "" {
+					doc.Orchestrators[i].Host = remote.Local
+				}
+			}
+			// Those needing someone first, whatever their host.
+			slices.SortStableFunc(doc.Orchestrators, func(a, b orchestrator) int {
+				return boolRank(a.Status == StatusBlocked) - boolRank(b.Status == StatusBlocked)
+			})
+		}
 		switch {
+		case len(blocked) > 0 && isRemoteTarget(doc.Orchestrators, blocked[0]):
+			doc.Next = fmt.Sprintf("%d blocked: %s is on another host; wait_for_wake returns its wake, and system3 answer --session %s OPTION answers it there", len(blocked), blocked[0], blocked[0])
 		case len(blocked) > 0:
 			doc.Next = fmt.Sprintf("%d blocked: call get_session with session %q to see why", len(blocked), blocked[0])
 		case len(unacked) > 0:
@@ -99,6 +146,24 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		last.Store(c)
 		return rawResult(c.raw, c.text), nil
 	}
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 0
+	}
+	return 1
+}
+
+// isRemoteTarget reports whether target is an orchestrator's of a host
+// other than this one.
+func isRemoteTarget(os []orchestrator, target string) bool {
+	for _, o := range os {
+		if o.Target == target {
+			return o.Host != "" && o.Host != remote.Local
+		}
+	}
+	return false
 }
 
 // encodedStatus is a status document and its JSON.
@@ -125,7 +190,10 @@ type statusDoc struct {
 	TotalTokens   int64          `json:"total_tokens"`
 	TotalCostUSD  float64        `json:"total_cost_usd"`
 	Orchestrators []orchestrator `json:"orchestrators"`
-	Next          string         `json:"next"`
+	// Hosts are every host, this one (local) first, when hosts are
+	// configured: connected, or disconnected with why and when last seen.
+	Hosts []hostRow `json:"hosts,omitempty"`
+	Next  string    `json:"next"`
 }
 
 // equal reports whether d and o encode to the same JSON: every field is
@@ -134,10 +202,13 @@ func (d *statusDoc) equal(o *statusDoc) bool {
 	return d.Version == o.Version && d.Started == o.Started && d.Uptime == o.Uptime && d.UptimeSeconds == o.UptimeSeconds &&
 		d.TmuxServer == o.TmuxServer && d.TmuxRunning == o.TmuxRunning && d.Problem == o.Problem && d.ReadOnly == o.ReadOnly &&
 		d.UnackedWakes == o.UnackedWakes && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
-		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && d.Next == o.Next
+		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && slices.Equal(d.Hosts, o.Hosts) && d.Next == o.Next
 }
 
 type orchestrator struct {
+	// Host is set when hosts are configured: local, or the host a
+	// HOST:SESSION name is on.
+	Host         string    `json:"host,omitempty"`
 	Name         string    `json:"name"`
 	Target       string    `json:"target"`
 	Pane         string    `json:"pane"`
@@ -185,26 +256,65 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return serviceError(err)
 		}
+		hostGlob, nameGlob := "*", a.Name
+		if e.Hosts != nil && a.Name != "" {
+			var err error
+			if hostGlob, nameGlob, err = splitHostGlob(a.Name); err != nil {
+				return badInput("name %q: %v; use HOST:GLOB like \"web1:orch-*\"", a.Name, err)
+			}
+		}
 		rows := []sessionRow{}
-		for _, s := range snap.Sessions {
-			if !a.IncludeShells && !isAgent(s) && a.Agent == "" {
-				continue
-			}
-			r := rowOf(s)
-			if a.State != "" && r.State != a.State && r.Status != a.State {
-				continue
-			}
-			if a.Agent != "" && !strings.EqualFold(a.Agent, s.Agent) {
-				continue
-			}
-			if a.Name != "" {
-				if ok, _ := path.Match(a.Name, s.Session); !ok {
+		add := func(host string, sessions []monitor.Session) {
+			for _, s := range sessions {
+				if !a.IncludeShells && !isAgent(s) && a.Agent == "" {
 					continue
 				}
+				r := rowOf(s)
+				if a.State != "" && r.State != a.State && r.Status != a.State {
+					continue
+				}
+				if a.Agent != "" && !strings.EqualFold(a.Agent, s.Agent) {
+					continue
+				}
+				if nameGlob != "" && !globMatch(nameGlob, s.Session) {
+					continue
+				}
+				if host != "" {
+					r.Host = host
+					if host != remote.Local {
+						r.Name, r.Target = host+":"+r.Name, host+":"+r.Target
+					}
+				}
+				rows = append(rows, r)
 			}
-			rows = append(rows, r)
 		}
-		return result(map[string]any{"sessions": rows, "count": len(rows), "watched": len(snap.Sessions)})
+		out := map[string]any{}
+		watched := len(snap.Sessions)
+		if e.Hosts == nil {
+			add("", snap.Sessions)
+		} else {
+			if globMatch(hostGlob, remote.Local) {
+				add(remote.Local, snap.Sessions)
+			}
+			local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
+			if evs, err := e.Svc.Wakes(cctx, wake.Filter{}); err == nil {
+				local.UnackedWakes = len(evs)
+			}
+			hosts := []hostRow{local}
+			for _, r := range e.Hosts.Report(cctx) {
+				hosts = append(hosts, hostRowOf(r))
+				watched += len(r.Snapshot.Sessions)
+				if r.Connected && globMatch(hostGlob, r.Name) {
+					add(r.Name, r.Snapshot.Sessions)
+				}
+			}
+			out["hosts"] = hosts
+			slices.SortStableFunc(rows, func(a, b sessionRow) int {
+				return boolRank(a.Status == StatusBlocked) - boolRank(b.Status == StatusBlocked)
+			})
+		}
+		out["sessions"], out["count"], out["watched"] = rows, len(rows), watched
+		return result(out)
 	})
 }
 
@@ -507,14 +617,16 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("session", mcp.Description(`Glob on the tmux session name, like "orch-*" (default: any).`), mcp.MaxLength(256)),
 		mcp.WithInteger("max_wait_seconds", mcp.Description("How long to wait before answering \"waiting\"."), mcp.Min(0), mcp.Max(int(MaxWait/time.Second)), mcp.DefaultNumber(int(DefaultWait/time.Second))),
 		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this."), mcp.Min(0)),
-		argOrder("reasons", "session", "max_wait_seconds", "since"),
+		mcp.WithString("host_cursor", mcp.Description(`When other hosts are configured: the host_cursor a previous call returned, like "web1:40,gpu:3", to skip their wakes you have seen (each host numbers its own wakes; since is this machine's).`), mcp.MaxLength(4096)),
+		argOrder("reasons", "session", "max_wait_seconds", "since", "host_cursor"),
 		readOnly("Wait for a wake"),
 	)
 	type args struct {
-		Reasons []string `json:"reasons"`
-		Session string   `json:"session"`
-		MaxWait *int     `json:"max_wait_seconds"`
-		Since   uint64   `json:"since"`
+		Reasons    []string `json:"reasons"`
+		Session    string   `json:"session"`
+		MaxWait    *int     `json:"max_wait_seconds"`
+		Since      uint64   `json:"since"`
+		HostCursor string   `json:"host_cursor"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		wait := DefaultWait
@@ -525,34 +637,68 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		for _, r := range a.Reasons {
 			f.Reasons = append(f.Reasons, wake.Reason(r))
 		}
+		// Across hosts: HOST:GLOB selects hosts, and each host has its
+		// own cursor.
+		var hc *hostCursor
+		localToo := true
+		if e.Hosts != nil {
+			since, err := parseHostCursor(a.HostCursor)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			hostGlob, sessGlob, err := splitHostGlob(f.Session)
+			if err != nil {
+				return badInput("session %q: %v; use HOST:GLOB like \"web1:orch-*\"", f.Session, err)
+			}
+			f.Session = sessGlob
+			localToo = globMatch(hostGlob, remote.Local)
+			hc = &hostCursor{since: since, match: func(h string) bool { return globMatch(hostGlob, h) }}
+		} else if a.HostCursor != "" {
+			return badInput("host_cursor is for other hosts, and this system3 has none configured; leave it out")
+		}
 		if err := f.Validate(); err != nil {
 			return badInput("%v", err)
 		}
 		// Elapsed time is real time, whatever the injected clock says.
 		start := time.Now()
 		// A wake already pending answers at once, without progress.
-		lctx, cancel := withTimeout(ctx, callTimeout)
-		pending, err := e.Svc.Wakes(lctx, wake.Filter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, Limit: 1})
-		cancel()
-		if err != nil {
-			return serviceError(err)
-		}
-		if len(pending) > 0 {
-			return wakeResult(pending[0])
+		if localToo {
+			lctx, cancel := withTimeout(ctx, callTimeout)
+			pending, err := e.Svc.Wakes(lctx, wake.Filter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, Limit: 1})
+			cancel()
+			if err != nil {
+				return serviceError(err)
+			}
+			if len(pending) > 0 {
+				return hc.wakeResult(remote.Local, pending[0], f.SinceSeq)
+			}
 		}
 		prog := newProgressReporter(ctx, req, wait.Seconds(), e.progress)
 		defer prog.flush()
 		wctx, wcancel := context.WithTimeout(ctx, wait)
 		defer wcancel()
 		type got struct {
-			ev  wake.Event
-			err error
+			remote bool   // an answer of the other hosts
+			host   string // the host of ev
+			ev     wake.Event
+			err    error
 		}
-		done := make(chan got, 1)
-		go func() {
-			ev, err := e.Svc.WaitWake(wctx, f)
-			done <- got{ev, err}
-		}()
+		done := make(chan got, 2)
+		waiting := 0
+		if localToo {
+			waiting++
+			go func() {
+				ev, err := e.Svc.WaitWake(wctx, f)
+				done <- got{false, remote.Local, ev, err}
+			}()
+		}
+		if hc != nil {
+			waiting++
+			go func() {
+				hw, err := e.Hosts.WaitWake(wctx, f, hc.since, hc.match)
+				done <- got{true, hw.Host, hw.Event, err}
+			}()
+		}
 		every := e.ProgressEvery
 		if every <= 0 {
 			every = DefaultProgressEvery
@@ -562,19 +708,34 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		for {
 			select {
 			case g := <-done:
+				waiting--
 				waited := time.Since(start).Seconds()
 				if g.err == nil {
 					prog.send(wait.Seconds(), fmt.Sprintf("wake %s: %s in %s", g.ev.ID, g.ev.Reason, g.ev.Session))
-					return wakeResult(g.ev)
+					return hc.wakeResult(g.host, g.ev, f.SinceSeq)
 				}
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				if !errors.Is(g.err, context.DeadlineExceeded) {
+				if g.remote && !errors.Is(g.err, context.DeadlineExceeded) {
+					// Other hosts' answers that are errors end their wait
+					// only; this machine's is still awaited.
+					e.Log.Warn("wait_for_wake on other hosts", "err", g.err)
+					if waiting > 0 {
+						continue
+					}
+				}
+				if !g.remote && !errors.Is(g.err, context.DeadlineExceeded) {
 					return serviceError(g.err)
 				}
+				if waiting > 0 && wctx.Err() == nil {
+					continue
+				}
 				prog.send(wait.Seconds(), "no wake yet")
-				return waitingResult(ctx, e.Svc, f, waited)
+				if !localToo {
+					return hc.waitingRemote(f.SinceSeq, waited)
+				}
+				return waitingResult(ctx, e.Svc, f, waited, hc)
 			case <-tick.C:
 				el := math.Round(time.Since(start).Seconds()*10) / 10
 				prog.send(min(el, wait.Seconds()-0.1), fmt.Sprintf("waiting for a wake (%.0fs of %.0fs)", el, wait.Seconds()))
@@ -590,10 +751,47 @@ func wakeResult(ev wake.Event) (*mcp.CallToolResult, error) {
 	})
 }
 
+// hostCursor is wait_for_wake's view of the other hosts: each one's cursor,
+// and which hosts the session glob selects. A nil *hostCursor is a server
+// without other hosts.
+type hostCursor struct {
+	since map[string]uint64
+	match func(host string) bool
+}
+
+// wakeResult answers with a wake of host; since is this machine's cursor.
+func (hc *hostCursor) wakeResult(host string, ev wake.Event, since uint64) (*mcp.CallToolResult, error) {
+	if hc == nil {
+		return wakeResult(ev)
+	}
+	next := maps.Clone(hc.since)
+	cursor := since
+	out := map[string]any{"status": "wake", "host": host}
+	if host == remote.Local {
+		cursor = ev.Seq
+		out["next"] = fmt.Sprintf("handle it (get_session %q shows the screen), then ack_wake id %q", ev.Session, ev.ID)
+	} else {
+		next[host] = ev.Seq
+		ev.Session = host + ":" + ev.Session
+		out["next"] = fmt.Sprintf("handle it on host %s (system3 answer --session %s OPTION answers it there), then ack_wake id %q; pass host_cursor %q to skip it meanwhile",
+			host, ev.Session, host+":"+ev.ID, formatHostCursor(next))
+	}
+	out["wake"], out["cursor"], out["host_cursor"] = ev, cursor, formatHostCursor(next)
+	return result(out)
+}
+
+// waitingRemote answers a wait on other hosts only that found nothing.
+func (hc *hostCursor) waitingRemote(since uint64, waited float64) (*mcp.CallToolResult, error) {
+	return result(map[string]any{
+		"status": "waiting", "cursor": since, "host_cursor": formatHostCursor(hc.since), "waited_seconds": int(waited + 0.5),
+		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
+	})
+}
+
 // waitingResult answers a wait that found nothing, with a cursor past every
 // wake seen so far. A matching wake raised in between is returned instead,
 // so moving the cursor never skips one.
-func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float64) (*mcp.CallToolResult, error) {
+func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float64, hc *hostCursor) (*mcp.CallToolResult, error) {
 	cctx, cancel := withTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
 	all, err := svc.Wakes(cctx, wake.Filter{IncludeAcked: true, SinceSeq: f.SinceSeq})
@@ -606,10 +804,14 @@ func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float
 	}
 	f.Limit = 1
 	if evs, err := svc.Wakes(cctx, f); err == nil && len(evs) > 0 {
-		return wakeResult(evs[0])
+		return hc.wakeResult(remote.Local, evs[0], f.SinceSeq)
 	}
-	return result(map[string]any{
+	out := map[string]any{
 		"status": "waiting", "cursor": cursor, "waited_seconds": int(waited + 0.5),
 		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
-	})
+	}
+	if hc != nil {
+		out["host_cursor"] = formatHostCursor(hc.since)
+	}
+	return result(out)
 }

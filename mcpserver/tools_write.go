@@ -2,12 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -167,8 +169,8 @@ func InterruptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 // AckWakeTool acknowledges wakes.
 func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("ack_wake",
-		mcp.WithDescription(`Acknowledge a wake once you have handled it, so wait_for_wake and list_wakes stop returning it and the dashboard shows it done (acknowledged by "mcp:<your client name>"). Pass the wake's id, or all true to acknowledge every unacknowledged wake. Acknowledging twice is harmless. The condition itself stays: a prompt still on screen raises no new wake until it goes away.`),
-		mcp.WithString("id", mcp.Description(`The wake id, like "w0000000042-m3k2j1"; from wait_for_wake or list_wakes.`), mcp.MaxLength(128)),
+		mcp.WithDescription(`Acknowledge a wake once you have handled it, so wait_for_wake and list_wakes stop returning it and the dashboard shows it done (acknowledged by "mcp:<your client name>"). Pass the wake's id (HOST:ID for another host's wake, as wait_for_wake names it), or all true to acknowledge every unacknowledged wake of this machine. Acknowledging twice is harmless. The condition itself stays: a prompt still on screen raises no new wake until it goes away.`),
+		mcp.WithString("id", mcp.Description(`The wake id, like "w0000000042-m3k2j1" (or "web1:w0000000042-m3k2j1" on another host); from wait_for_wake or list_wakes.`), mcp.MaxLength(192)),
 		mcp.WithBoolean("all", mcp.Description("Acknowledge every unacknowledged wake instead of one."), mcp.DefaultBool(false)),
 		argOrder("id", "all"),
 		writes("Acknowledge wake", false, true),
@@ -190,7 +192,19 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				return serviceError(err)
 			}
 			evs = all
+		} else if host, id, ok := strings.Cut(a.ID, ":"); ok && e.Hosts != nil && host != remote.Local {
+			// HOST:ID, as wait_for_wake names another host's wake: that
+			// host's daemon acknowledges it.
+			ev, err := e.Hosts.Ack(cctx, host, id, originOf(ctx))
+			if err != nil {
+				return serviceError(err)
+			}
+			ev.Session = host + ":" + ev.Session
+			evs = []wake.Event{ev}
 		} else {
+			if ok && host == remote.Local {
+				a.ID = id
+			}
 			ev, err := e.Svc.Ack(cctx, a.ID, originOf(ctx))
 			if err != nil {
 				return serviceError(err)

@@ -36,6 +36,10 @@ type (
 		now    time.Time
 		mcp    *MCPStatus
 		notice string
+		// hosts is the header's hosts item (hostsText), when there are
+		// hosts; hostsDown: one is disconnected.
+		hosts     *string
+		hostsDown bool
 	}
 
 	// watchStartedMsg: Watch answered for stream generation gen.
@@ -155,12 +159,16 @@ func (t timer) wait() tea.Msg {
 	}
 }
 
-func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus, notice func() string) tea.Cmd {
+func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus, notice func() string, hosts func() []HostStatus) tea.Cmd {
 	return timer{ctx: ctx, d: tickEvery, msg: func() tea.Msg {
 		msg := tickMsg{now: clock()}
 		if mcp != nil {
 			st := mcp()
 			msg.mcp = &st
+		}
+		if hosts != nil {
+			t, down := hostsText(hosts(), msg.now)
+			msg.hosts, msg.hostsDown = &t, down
 		}
 		if notice != nil {
 			msg.notice = notice()

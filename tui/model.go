@@ -71,6 +71,10 @@ type Model struct {
 	w, h int
 	now  time.Time
 	mcp  *MCPStatus
+	// hosts is the header's hosts item, once known; hostsDown: a host is
+	// disconnected.
+	hosts     *string
+	hostsDown bool
 
 	// The registry as last reported.
 	loaded   bool
@@ -181,7 +185,7 @@ func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles
 
 // Init connects to the service and starts the clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.start(streamWatch), m.start(streamWakes), tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice))
+	return tea.Batch(m.start(streamWatch), m.start(streamWakes), tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice, m.opts.Hosts))
 }
 
 // Update routes a message to the component it concerns. It does no I/O:

@@ -30,6 +30,11 @@ type Options struct {
 	// MCP reports the embedded MCP server for the header; nil hides it.
 	// It is called off the UI goroutine, twice a second.
 	MCP func() MCPStatus
+	// Hosts reports the other hosts of the config (hosts:) for the
+	// header, which names each disconnected one with when it was last
+	// seen; nil hides them. It is called off the UI goroutine, twice a
+	// second, so it returns what is known without asking the hosts.
+	Hosts func() []HostStatus
 	// Jump switches the operator's tmux client to the session's pane (the
 	// caller runs tmux switch-client). It is called off the UI goroutine.
 	// When it is nil, or returns an error (say, the dashboard does not run
@@ -66,6 +71,38 @@ type Options struct {
 type Template struct {
 	Name string
 	Text string
+}
+
+// HostStatus is another host as the header shows it.
+type HostStatus struct {
+	Name      string
+	Connected bool
+	// LastSeen is when it last answered; zero when never.
+	LastSeen time.Time
+}
+
+// hostsText is the header's hosts item, and whether a host is
+// disconnected: "hosts: 3 connected", or "hosts: web1 disconnected since
+// 14:02, gpu never seen (1 of 3 connected)".
+func hostsText(hs []HostStatus, now time.Time) (string, bool) {
+	var down []string
+	for _, h := range hs {
+		if h.Connected {
+			continue
+		}
+		switch {
+		case h.LastSeen.IsZero():
+			down = append(down, clean(h.Name)+" never seen")
+		case now.Sub(h.LastSeen) < 20*time.Hour:
+			down = append(down, clean(h.Name)+" disconnected since "+h.LastSeen.Local().Format("15:04"))
+		default:
+			down = append(down, clean(h.Name)+" disconnected since "+h.LastSeen.Local().Format("Jan 2 15:04"))
+		}
+	}
+	if len(down) == 0 {
+		return "hosts: " + strconv.Itoa(len(hs)) + " connected", false
+	}
+	return "hosts: " + strings.Join(down, ", ") + " (" + strconv.Itoa(len(hs)-len(down)) + " of " + strconv.Itoa(len(hs)) + " connected)", true
 }
 
 // MCPStatus is the embedded MCP server as the header shows it.

@@ -184,6 +184,9 @@ func (m *Model) onTick(msg tickMsg) tea.Cmd {
 	if msg.mcp != nil {
 		m.mcp = msg.mcp
 	}
+	if msg.hosts != nil {
+		m.hosts, m.hostsDown = msg.hosts, msg.hostsDown
+	}
 	if msg.notice != m.notice {
 		m.notice = msg.notice
 		if m.notice != "" {
@@ -195,7 +198,7 @@ func (m *Model) onTick(msg tickMsg) tea.Cmd {
 			delete(m.answered, pane)
 		}
 	}
-	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice)}
+	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice, m.opts.Hosts)}
 	if m.watch.up {
 		m.syncedAt = m.now // reading the stream: the registry is current
 		cmds = append(cmds, m.refreshPreview())

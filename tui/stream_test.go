@@ -378,3 +378,48 @@ func TestStaleRowsWhileDisconnected(t *testing.T) {
 		t.Fatal("the title still says stale")
 	}
 }
+
+// TestHeaderNamesDisconnectedHosts: with hosts, the header says how many
+// are connected, or names each disconnected one with when it was last
+// seen, in the problem style, and follows a host coming back.
+func TestHeaderNamesDisconnectedHosts(t *testing.T) {
+	svc := newFixtureService(t)
+	seen := time.Date(2026, 3, 1, 14, 2, 0, 0, time.Local)
+	hosts := []HostStatus{{Name: "web1", LastSeen: seen}, {Name: "gpu", Connected: true, LastSeen: now}, {Name: "new"}}
+	h := newHarness(t, svc, Options{Hosts: func() []HostStatus { return hosts }}, 160, 30)
+	send := func() string {
+		text, down := hostsText(hosts, now)
+		h.send(tickMsg{now: now, hosts: &text, hostsDown: down})
+		return ansi.Strip(h.m.View())
+	}
+	want := "hosts: web1 disconnected since " + seen.Format("Jan 2 15:04") + ", new never seen (1 of 3 connected)"
+	if now.Sub(seen) < 20*time.Hour {
+		want = "hosts: web1 disconnected since 14:02, new never seen (1 of 3 connected)"
+	}
+	if v := send(); !strings.Contains(v, want) {
+		t.Errorf("no %q in\n%s", want, v)
+	}
+	hosts[0].Connected, hosts[2].Connected = true, true
+	if v := send(); !strings.Contains(v, "hosts: 3 connected") || strings.Contains(v, "disconnected") {
+		t.Errorf("hosts back, header:\n%s", v)
+	}
+}
+
+func TestHostsText(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.Local)
+	for _, c := range []struct {
+		hs   []HostStatus
+		want string
+		down bool
+	}{
+		{[]HostStatus{{Name: "a", Connected: true}}, "hosts: 1 connected", false},
+		{[]HostStatus{{Name: "a", LastSeen: at.Add(-time.Hour)}, {Name: "b", Connected: true}}, "hosts: a disconnected since 08:30 (1 of 2 connected)", true},
+		{[]HostStatus{{Name: "a", LastSeen: at.Add(-48 * time.Hour)}}, "hosts: a disconnected since Feb 27 09:30 (0 of 1 connected)", true},
+		{[]HostStatus{{Name: "x\x1b[2Jy"}}, "hosts: xy never seen (0 of 1 connected)", true},
+	} {
+		got, down := hostsText(c.hs, at)
+		if got != c.want || down != c.down {
+			t.Errorf("hostsText(%+v) = %q, %v; want %q, %v", c.hs, got, down, c.want, c.down)
+		}
+	}
+}

@@ -150,6 +150,9 @@ func (m Model) headerLines() []string {
 	if m.mcp != nil {
 		k1.mcp = *m.mcp
 	}
+	if m.hosts != nil {
+		k1.hosts, k1.hostsDown = *m.hosts, m.hostsDown
+	}
 	l1 := m.cache.line1.get(k1, func() string {
 		sep := st.Dim.Render(" · ")
 		l := st.Title.Render("system3") + sep + clean(k1.server)
@@ -171,6 +174,12 @@ func (m Model) headerLines() []string {
 			} else {
 				l += sep + t
 			}
+		}
+		switch {
+		case k1.hostsDown:
+			l += sep + st.Problem.Render(k1.hosts)
+		case k1.hosts != "":
+			l += sep + k1.hosts
 		}
 		return fit(l, k1.w)
 	})
@@ -354,6 +363,9 @@ type line1Key struct {
 	resolved int
 	hasMCP   bool
 	mcp      MCPStatus
+	// hosts is the hosts item (hostsText); hostsDown: in the problem style.
+	hosts     string
+	hostsDown bool
 }
 
 type line2Key struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -21,7 +24,9 @@ func newAckCmd(a *app) *cobra.Command {
 		Short: "Acknowledge a wake, so wait stops returning it",
 		Long: `Acknowledge a wake once it is handled: ` + "`system3 wait`" + ` stops returning
 it and the dashboard stops showing it as pending. ID is the id wait printed
-("w0000000012-..."); --all acknowledges every pending wake. Acknowledging a
+("w0000000012-..."); --all acknowledges every pending wake. HOST:ID, as
+` + "`wait --all-hosts`" + ` names a wake of another host, acknowledges it on that
+host's daemon, through ssh. Acknowledging a
 wake twice is harmless. The condition stays known: an agent still waiting at
 the same prompt does not raise a new wake until the prompt goes away and
 comes back.
@@ -30,6 +35,7 @@ With --json, print the acknowledged wake (or, with --all, the list of them)
 as JSON.`,
 		Example: `  system3 ack w0000000012-mh8x3k2
   system3 ack --all
+  system3 ack web1:w0000000040-mh8x3k9
   id=$(system3 wait --json | jq -r .id) && system3 ack "$id"`,
 		Args: func(_ *cobra.Command, args []string) error {
 			switch {
@@ -42,6 +48,13 @@ as JSON.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if !all {
+				if host, id := a.splitHost(args[0]); host != "" && host != remote.Local {
+					return a.ackRemote(ctx, host, id, asJSON)
+				} else if host == remote.Local {
+					args[0] = id
+				}
+			}
 			svc, closeFn, err := a.openService(ctx)
 			if err != nil {
 				return err
@@ -87,6 +100,31 @@ as JSON.`,
 	cmd.Flags().BoolVar(&all, "all", false, "acknowledge every pending wake")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the acknowledged wakes as JSON")
 	return cmd
+}
+
+// ackRemote acknowledges wake id on host's daemon.
+func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error {
+	r := routed{action: "ack", target: id}
+	ev, err := routeAction(ctx, a, host, r, func(svc monitor.Service, origin string) (wake.Event, error) {
+		return svc.Ack(ctx, id, origin)
+	}, func(ev wake.Event) (bool, bool, string) { return true, true, "acked " + ev.ID })
+	if errors.Is(err, wake.ErrNotDurable) && ev.ID != "" {
+		fmt.Fprintf(a.stderr, "system3: warning: %v\n", err)
+		err = nil
+	}
+	if errors.Is(err, wake.ErrNotFound) {
+		return fmt.Errorf("no wake %q on host %s: it never existed or was acknowledged long ago; see pending wakes with `system3 status --host %s`", id, host, host)
+	}
+	if err != nil {
+		return err
+	}
+	ev.Session = host + ":" + ev.Session
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(ev)
+	}
+	return writeAcked(a.stdout, []wake.Event{ev}, false)
 }
 
 func writeAcked(w io.Writer, evs []wake.Event, all bool) error {

@@ -175,8 +175,10 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 		return nil, err
 	}
 	closeCoach := a.withCoach(ctx, &set.opts, svc)
+	closeHosts := a.withHosts(&set.opts)
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
+		closeHosts()
 		closeCoach()
 		return nil, err
 	}
@@ -185,6 +187,7 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	}
 	g.Go(func() error {
 		defer closeCoach()
+		defer closeHosts()
 		defer srv.Close()
 		return srv.Serve(ctx)
 	})
@@ -218,6 +221,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {
 		opts.Jump = func(s monitor.Session) error { return op.SwitchTo(ctx, s.Pane) }
 	}
+	opts.Hosts = a.watchHosts(ctx)
 	return opts
 }
 

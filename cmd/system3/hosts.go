@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/tui"
 )
 
 // hostsSeenFile keeps, per host, when it last answered and why it last
@@ -354,4 +357,73 @@ func quoteRemotePath(p string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// withHosts gives an MCP server the config's hosts (nothing when there are
+// none), and returns what ends their links, recording when each host was
+// last seen.
+func (a *app) withHosts(opts *mcpserver.Options) func() {
+	hosts := a.remoteHosts()
+	if len(hosts) == 0 {
+		return func() {}
+	}
+	seen := a.loadSeen()
+	set := remote.NewSet(hosts, func(name string) time.Time { return seen[name].LastSeen })
+	opts.Hosts = set
+	return func() {
+		set.Close()
+		a.recordSeen(set.Links())
+	}
+}
+
+// hostsEvery is how often the dashboard asks the config's hosts whether
+// they answer.
+const hostsEvery = 15 * time.Second
+
+// watchHosts asks the config's hosts, now and every hostsEvery until ctx
+// ends, and returns what was last learnt of them, for the dashboard's
+// header; nil when there are none. When ctx ends it records when each was
+// last seen.
+func (a *app) watchHosts(ctx context.Context) func() []tui.HostStatus {
+	hosts := a.remoteHosts()
+	if len(hosts) == 0 {
+		return nil
+	}
+	seen := a.loadSeen()
+	set := remote.NewSet(hosts, func(name string) time.Time { return seen[name].LastSeen })
+	var mu sync.Mutex
+	known := make([]tui.HostStatus, len(hosts))
+	for i, h := range hosts {
+		// Not connected until a host answers here.
+		known[i] = tui.HostStatus{Name: h.Name, LastSeen: seen[h.Name].LastSeen}
+	}
+	go func() {
+		defer func() {
+			set.Close()
+			a.recordSeen(set.Links())
+		}()
+		t := time.NewTicker(hostsEvery)
+		defer t.Stop()
+		for {
+			rs := set.Report(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			mu.Lock()
+			for i, r := range rs {
+				known[i] = tui.HostStatus{Name: r.Name, Connected: r.Connected, LastSeen: r.LastSeen}
+			}
+			mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() []tui.HostStatus {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(known)
+	}
 }

@@ -35,7 +35,7 @@ type sshFixture struct {
 	sshd   *exec.Cmd
 }
 
-func startSSHD(t *testing.T) *sshFixture {
+func startSSHD(t testing.TB) *sshFixture {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	if _, err := os.Stat(sshd); err != nil {
@@ -130,7 +130,7 @@ Host *
 	return f
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -176,6 +176,7 @@ type hostsWorld struct {
 	ssh    *sshFixture
 	remote tmux.Server
 	env    map[string]string // the local system3's
+	state  string            // the remote's state dir
 	bare   string            // where install puts system3 for host bare
 }
 
@@ -184,6 +185,7 @@ func newHostsWorld(t *testing.T) *hostsWorld {
 	w := &hostsWorld{ssh: startSSHD(t)}
 	w.remote = tmuxtest.NewServer(t, "sleep", "600")
 	remoteEnv := serveMonitors(t, w.remote, t.TempDir())
+	w.state = remoteEnv["SYSTEM3_STATE_DIR"]
 	local := tmuxtest.NewServer(t, "sleep", "600")
 	w.env = serveMonitors(t, local, t.TempDir())
 	self, err := os.Executable()

@@ -74,11 +74,16 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 				links = append(links, l)
 				mu.Unlock()
 				hs.Source = "daemon"
+				// Both calls at once: each is one ssh process, and most
+				// of its time is ssh and the remote system3 starting.
+				var evs []wake.Event
+				var werr error
+				var both sync.WaitGroup
+				both.Go(func() { evs, werr = l.Client.Wakes(ctx, wake.Filter{}) })
 				snap, err = l.Client.Snapshot(ctx)
+				both.Wait()
 				if err = l.Observe(ctx, err); err == nil {
-					var evs []wake.Event
-					evs, err = l.Client.Wakes(ctx, wake.Filter{})
-					err = l.Observe(ctx, err)
+					err = l.Observe(ctx, werr)
 					hs.UnackedWakes = len(evs)
 				}
 				hs.LastSeen = l.State().LastSeen.UTC()

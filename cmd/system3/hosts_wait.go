@@ -161,11 +161,7 @@ func (a *app) printHostWake(hw hostWake, asJSON bool) error {
 	}
 	ack := "system3 ack " + hw.ID
 	if hw.Host != remote.Local {
-		h, err := a.remoteHost(hw.Host)
-		if err != nil {
-			return err
-		}
-		ack = h.CommandLine("ack", hw.ID)
+		ack = "system3 ack " + hw.Host + ":" + hw.ID
 	}
 	if err := writeWakeAck(a.stdout, hw.Event, time.Now(), ack); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -31,14 +32,27 @@ func (f *targetFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane `ID`, such as %3 (system3 status lists them)")
 }
 
-func (f *targetFlags) target() (monitor.Target, error) {
+// addRouted adds the flags of an action that can be routed to a host.
+func (f *targetFlags) addRouted(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.session, "session", "s", "", "tmux session name, session:window.pane target, or $id (a session with several agent panes needs --pane); HOST:SESSION acts on a host of the config")
+	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane `ID`, such as %3 (system3 status lists them); HOST:%3 acts on a host of the config")
+}
+
+// target is the target the flags name, and the host it is on: "" or local
+// for this machine, else a host of the config (HOST:SESSION, HOST:%3).
+func (f *targetFlags) target(a *app) (string, monitor.Target, error) {
 	switch {
 	case f.session != "" && f.pane != "":
-		return monitor.Target{}, errors.New("give --session or --pane, not both")
+		return "", monitor.Target{}, errors.New("give --session or --pane, not both")
 	case f.session == "" && f.pane == "":
-		return monitor.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
+		return "", monitor.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
 	}
-	return monitor.Target{Session: f.session, Pane: f.pane}, nil
+	if f.session != "" {
+		host, rest := a.splitHost(f.session)
+		return host, monitor.Target{Session: rest}, nil
+	}
+	host, rest := a.splitHost(f.pane)
+	return host, monitor.Target{Pane: rest}, nil
 }
 
 func newInjectCmd(a *app) *cobra.Command {
@@ -75,7 +89,7 @@ typed; when the log cannot be written, nothing is typed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tf.target()
+			host, t, err := tf.target(a)
 			if err != nil {
 				return err
 			}
@@ -93,12 +107,22 @@ typed; when the log cannot be written, nothing is typed.`,
 			if strings.TrimSpace(text) == "" {
 				return errors.New("the text is empty; nothing to send")
 			}
-			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
-				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, VisibleControls: visible, Origin: actionOrigin})
+			var flags []string
+			for _, f := range []struct {
+				on   bool
+				name string
+			}{{noEnter, "--no-enter"}, {urgent, "--urgent"}, {visible, "--visible-controls"}} {
+				if f.on {
+					flags = append(flags, f.name)
+				}
+			}
+			r := routed{action: "inject", target: t.String(), text: text, args: strings.Join(flags, " ")}
+			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
+				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, VisibleControls: visible, Origin: origin})
 			})
 		},
 	}
-	tf.add(cmd)
+	tf.addRouted(cmd)
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "type the text without pressing Enter")
 	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the agent (Escape) before typing")
 	cmd.Flags().BoolVar(&visible, "visible-controls", false, "type control characters, ESC and invalid UTF-8 as visible text (^C, ^[, \\xff) instead of refusing the text")
@@ -132,16 +156,17 @@ option, and lists the options. Every answer is recorded in the audit log.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tf.target()
+			host, t, err := tf.target(a)
 			if err != nil {
 				return err
 			}
-			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
-				return svc.Answer(cmd.Context(), monitor.AnswerRequest{Target: t, Answer: args[0], Origin: actionOrigin})
+			r := routed{action: "answer", target: t.String(), args: args[0]}
+			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
+				return svc.Answer(cmd.Context(), monitor.AnswerRequest{Target: t, Answer: args[0], Origin: origin})
 			})
 		},
 	}
-	tf.add(cmd)
+	tf.addRouted(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -158,30 +183,44 @@ shells. Recorded in the audit log.`,
 		Example: `  system3 interrupt --session orch-auth`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tf.target()
+			host, t, err := tf.target(a)
 			if err != nil {
 				return err
 			}
-			return a.runAction(cmd, asJSON, func(svc monitor.Service) (monitor.ActionResult, error) {
-				return svc.Interrupt(cmd.Context(), monitor.InterruptRequest{Target: t, Origin: actionOrigin})
+			r := routed{action: "interrupt", target: t.String()}
+			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
+				return svc.Interrupt(cmd.Context(), monitor.InterruptRequest{Target: t, Origin: origin})
 			})
 		},
 	}
-	tf.add(cmd)
+	tf.addRouted(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-// runAction runs one action on the monitors and reports it.
-func (a *app) runAction(cmd *cobra.Command, asJSON bool, do func(monitor.Service) (monitor.ActionResult, error)) error {
-	svc, closeFn, err := a.openService(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer a.release(closeFn)
-	res, err := do(svc)
-	if err != nil {
-		return actionError(err)
+// runAction runs one action on the monitors of host ("" or local: this
+// machine's; else routed there through ssh, see routeAction) and reports
+// it.
+func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, do func(svc monitor.Service, origin string) (monitor.ActionResult, error)) error {
+	var res monitor.ActionResult
+	if host != "" && host != remote.Local {
+		var err error
+		res, err = routeAction(cmd.Context(), a, host, r, do, actionOutcome)
+		if err != nil {
+			return actionError(err)
+		}
+		// Name the pane as this machine names it: HOST:TARGET.
+		res.Target, res.Session = host+":"+res.Target, host+":"+res.Session
+	} else {
+		svc, closeFn, err := a.openService(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer a.release(closeFn)
+		res, err = do(svc, actionOrigin)
+		if err != nil {
+			return actionError(err)
+		}
 	}
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)

@@ -164,6 +164,7 @@ tools.`,
 				return err
 			}
 			defer a.withCoach(ctx, &set.opts, svc)()
+			defer a.withHosts(&set.opts)()
 			srv, err := mcpserver.New(svc, set.opts)
 			if err != nil {
 				return err

@@ -116,6 +116,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		return err
 	}
 	defer a.withCoach(ctx, &set.opts, svc)()
+	defer a.withHosts(&set.opts)()
 	srv, err := mcpserver.New(svc, set.opts)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -291,9 +292,12 @@ system3 keeps them. --remove removes the link.`,
   system3 link --session orch-auth --remove`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := tf.target()
+			host, t, err := tf.target(a)
 			if err != nil {
 				return err
+			}
+			if host != "" && host != remote.Local {
+				return fmt.Errorf("link acts on this machine only: run system3 link on host %s itself", host)
 			}
 			if (list == "") != remove {
 				return errors.New("give --task-list ID to link, or --remove to unlink")

@@ -56,8 +56,14 @@ const rotateAt = 32 << 20
 type Entry struct {
 	Time   time.Time `json:"time"`
 	Origin string    `json:"origin"` // "tui", "cli", "mcp:<client name>"
-	// Action: inject, keys, answer, interrupt, tool_call.
+	// Action: inject, keys, answer, interrupt, tool_call; route for an
+	// action this machine sent to another host's daemon, which did it and
+	// audited it there.
 	Action string `json:"action"`
+	// Host is the host a routed action went to (Action route); Tool then
+	// names the action (answer, inject, interrupt, ack) and Target is
+	// HOST:SESSION.
+	Host string `json:"host,omitempty"`
 	// Target is what the caller named (a session or pane); Pane the pane it
 	// resolved to.
 	Target string `json:"target,omitempty"`

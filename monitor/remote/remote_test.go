@@ -1,9 +1,12 @@
 package remote
 
 import (
+	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSystem3Argv(t *testing.T) {
@@ -44,5 +47,35 @@ func TestClassify(t *testing.T) {
 		if !errors.Is(err, tt.kind) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "web1") {
 			t.Errorf("classify(%d, %q) = %v (%v); want %v mentioning %q", tt.code, tt.stderr, err, err.Kind, tt.kind, tt.want)
 		}
+	}
+}
+
+// A host whose ssh never answers (a ProxyCommand that only sleeps, as a
+// blackholed network would) does not hold up a report: it is reported
+// disconnected, saying it did not answer in time, within the deadline.
+func TestSetReportBoundsAHostThatHangs(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is needed (the CI image has it)")
+	}
+	seen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := NewSet([]Host{{Name: "hang", SSH: "hang.invalid", SSHOptions: []string{"-F", "/dev/null", "-o", "ProxyCommand=sleep 600"}}},
+		func(string) time.Time { return seen })
+	defer s.Close()
+	s.Deadline = 300 * time.Millisecond
+	start := time.Now()
+	rs := s.Report(context.Background())
+	took := time.Since(start)
+	if len(rs) != 1 || rs[0].Connected || rs[0].Err == nil || !strings.Contains(rs[0].Err.Error(), "did not answer within 300ms") {
+		t.Fatalf("report = %+v", rs)
+	}
+	if !rs[0].LastSeen.Equal(seen) {
+		t.Errorf("last seen %v, want the recorded %v", rs[0].LastSeen, seen)
+	}
+	// The deadline, plus the time to end ssh (closeGrace at most).
+	if took > s.Deadline+closeGrace+5*time.Second {
+		t.Errorf("the report took %v", took)
+	}
+	if st := s.Links()[0].State(); st.Connected {
+		t.Errorf("the link is %+v after a report that failed", st)
 	}
 }

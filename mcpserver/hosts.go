@@ -1,0 +1,102 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Hosts are the other machines whose system3 daemons this server reports
+// beside its own (the config's hosts:, reached over ssh: see
+// monitor/remote). Their sessions and wakes are named HOST:SESSION.
+type Hosts interface {
+	// Report asks every host at once, each within its own deadline, and
+	// returns one report per host: a host that does not answer in time is
+	// reported disconnected.
+	Report(ctx context.Context) []remote.Report
+	// WaitWake waits for the first wake matching f on any host for which
+	// match is true, each host from its seq in since on.
+	WaitWake(ctx context.Context, f wake.Filter, since map[string]uint64, match func(host string) bool) (remote.HostWake, error)
+	// Ack acknowledges wake id on host.
+	Ack(ctx context.Context, host, id, by string) (wake.Event, error)
+}
+
+// hostRow is one host in status and list_sessions.
+type hostRow struct {
+	Name string `json:"name"`
+	// State is connected or disconnected.
+	State        string    `json:"state"`
+	LastSeen     time.Time `json:"last_seen,omitzero"`
+	Error        string    `json:"error,omitempty"`
+	Sessions     int       `json:"sessions"`
+	UnackedWakes int       `json:"unacked_wakes"`
+}
+
+func hostRowOf(r remote.Report) hostRow {
+	h := hostRow{Name: r.Name, State: "connected", LastSeen: r.LastSeen.UTC(), Sessions: len(r.Snapshot.Sessions), UnackedWakes: len(r.Unacked)}
+	if r.LastSeen.IsZero() {
+		h.LastSeen = time.Time{}
+	}
+	if !r.Connected {
+		h.State, h.Sessions, h.UnackedWakes = "disconnected", 0, 0
+		if r.Err != nil {
+			h.Error = r.Err.Error()
+		}
+	}
+	return h
+}
+
+// splitHostGlob splits a session glob HOST:GLOB into the host's glob and
+// the session's; a glob without a colon is any host's.
+func splitHostGlob(glob string) (hostGlob, sessGlob string, err error) {
+	h, s, ok := strings.Cut(glob, ":")
+	if !ok {
+		return "*", glob, nil
+	}
+	if _, err := path.Match(h, ""); err != nil {
+		return "", "", fmt.Errorf("host glob %q is not valid", h)
+	}
+	return h, s, nil
+}
+
+func globMatch(glob, s string) bool {
+	ok, _ := path.Match(glob, s)
+	return ok
+}
+
+// parseHostCursor reads wait_for_wake's host_cursor, "web1:40,gpu:3".
+func parseHostCursor(s string) (map[string]uint64, error) {
+	c := map[string]uint64{}
+	if strings.TrimSpace(s) == "" {
+		return c, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		name, num, ok := strings.Cut(strings.TrimSpace(part), ":")
+		seq, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil || name == "" {
+			return nil, fmt.Errorf("host_cursor %q: each part must be HOST:SEQ, like \"web1:40,gpu:3\" (the host_cursor a previous wait_for_wake returned)", s)
+		}
+		c[name] = seq
+	}
+	return c, nil
+}
+
+func formatHostCursor(c map[string]uint64) string {
+	names := make([]string, 0, len(c))
+	for n := range c {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + ":" + strconv.FormatUint(c[n], 10)
+	}
+	return strings.Join(parts, ",")
+}

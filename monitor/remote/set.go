@@ -1,0 +1,194 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Set is the links to every configured host, kept for the life of a
+// long-running process (the MCP server, the dashboard), so what is known
+// of each host (when it was last seen, why it failed) outlives one call.
+type Set struct {
+	links []*Link
+	// Deadline bounds each host's answer to Report: a host that does not
+	// answer within it is reported disconnected, so one slow or
+	// blackholed host never holds up the others.
+	Deadline time.Duration
+}
+
+// DefaultDeadline is a Set's per-host deadline for a report.
+const DefaultDeadline = 3 * time.Second
+
+// NewSet returns links to hosts. seen, when set, gives when each host was
+// last seen before this process started (from the state dir's record).
+func NewSet(hosts []Host, seen func(name string) time.Time) *Set {
+	s := &Set{Deadline: DefaultDeadline}
+	for _, h := range hosts {
+		l := NewLink(h)
+		if seen != nil {
+			l.lastSeen = seen(h.Name)
+		}
+		s.links = append(s.links, l)
+	}
+	return s
+}
+
+// Links are the set's links, in the order of the hosts given.
+func (s *Set) Links() []*Link { return s.links }
+
+// Close ends every call in progress.
+func (s *Set) Close() error {
+	for _, l := range s.links {
+		l.Close()
+	}
+	return nil
+}
+
+// Report is what one host said, or why it said nothing.
+type Report struct {
+	Name      string
+	Connected bool
+	// LastSeen is when it last answered (now, when Connected).
+	LastSeen time.Time
+	// Err says why it is disconnected.
+	Err      error
+	Snapshot monitor.Snapshot
+	// Unacked are its unacknowledged wakes.
+	Unacked []wake.Event
+}
+
+// Report asks every host at once for its sessions and unacknowledged
+// wakes, each within the set's deadline (and ctx's), and returns one
+// report per host, in order.
+func (s *Set) Report(ctx context.Context) []Report {
+	out := make([]Report, len(s.links))
+	var wg sync.WaitGroup
+	for i, l := range s.links {
+		wg.Go(func() {
+			hctx, cancel := context.WithTimeout(ctx, s.deadline())
+			defer cancel()
+			r := Report{Name: l.Host.Name}
+			// Both calls at once: each is one ssh process, and most of
+			// its time is ssh and the remote system3 starting.
+			var evs []wake.Event
+			var werr error
+			var both sync.WaitGroup
+			both.Go(func() { evs, werr = l.Client.Wakes(hctx, wake.Filter{}) })
+			snap, err := l.Client.Snapshot(hctx)
+			both.Wait()
+			if err = s.observe(hctx, l, err); err == nil {
+				err = s.observe(hctx, l, werr)
+				r.Snapshot, r.Unacked = snap, evs
+			}
+			st := l.State()
+			r.LastSeen, r.Err, r.Connected = st.LastSeen, err, err == nil
+			if err != nil {
+				r.Snapshot, r.Unacked = monitor.Snapshot{}, nil
+			}
+			out[i] = r
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (s *Set) deadline() time.Duration {
+	if s.Deadline > 0 {
+		return s.Deadline
+	}
+	return DefaultDeadline
+}
+
+// observe is Link.Observe, with a call cut by the per-host deadline
+// reported as the host not answering in time.
+func (s *Set) observe(ctx context.Context, l *Link, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = &LinkError{Host: l.Host.Name, Kind: ErrUnreachable,
+			msg: fmt.Sprintf("host %s did not answer within %s; it is slow, or down or unreachable", l.Host.Name, s.deadline())}
+		l.mu.Lock()
+		l.lastErr = err
+		l.mu.Unlock()
+		return err
+	}
+	return l.Observe(ctx, err)
+}
+
+// Link is the set's link to the host called name, or nil.
+func (s *Set) Link(name string) *Link {
+	for _, l := range s.links {
+		if l.Host.Name == name {
+			return l
+		}
+	}
+	return nil
+}
+
+// HostWake is a wake of one host.
+type HostWake struct {
+	Host string
+	wake.Event
+}
+
+// WaitWake waits for the first wake matching f on any host for which
+// match (when set) is true, each host from its seq in since on, until ctx
+// ends. A host whose link fails is tried again with backoff
+// (Link.WaitWake) while the others are waited on.
+func (s *Set) WaitWake(ctx context.Context, f wake.Filter, since map[string]uint64, match func(host string) bool) (HostWake, error) {
+	var links []*Link
+	for _, l := range s.links {
+		if match == nil || match(l.Host.Name) {
+			links = append(links, l)
+		}
+	}
+	if len(links) == 0 {
+		<-ctx.Done()
+		return HostWake{}, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		hw  HostWake
+		err error
+	}
+	results := make(chan result, len(links))
+	for _, l := range links {
+		hf := f
+		hf.SinceSeq = since[l.Host.Name]
+		go func() {
+			ev, err := l.WaitWake(ctx, hf, nil)
+			results <- result{HostWake{Host: l.Host.Name, Event: ev}, err}
+		}()
+	}
+	var first error
+	for range links {
+		r := <-results
+		if r.err == nil {
+			return r.hw, nil
+		}
+		if ctx.Err() != nil {
+			return HostWake{}, ctx.Err()
+		}
+		// An answer that is not a link failure (a bad filter, say) ends
+		// this host's wait only.
+		if first == nil {
+			first = r.err
+		}
+	}
+	return HostWake{}, first
+}
+
+// Ack acknowledges wake id on host name's daemon, as by.
+func (s *Set) Ack(ctx context.Context, name, id, by string) (wake.Event, error) {
+	l := s.Link(name)
+	if l == nil {
+		return wake.Event{}, fmt.Errorf("no host %q in the config", name)
+	}
+	ev, err := l.Client.Ack(ctx, id, by)
+	return ev, l.Observe(ctx, err)
+}
