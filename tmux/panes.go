@@ -358,7 +358,7 @@ func parseSessions(out []byte) ([]Session, error) {
 
 // PaneSignal is the part of a pane that says whether its screen may have
 // changed: what a watcher compares many times a second. A listing of these
-// numbers costs the tmux server about a quarter of a full listing
+// numbers costs the tmux server about a fifth of a full listing
 // (pane_current_command and pane_current_path read /proc for every pane,
 // and every field is looked up and formatted for every pane).
 type PaneSignal struct {
