@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -426,7 +425,14 @@ func measureAlone(ctx context.Context, cfg Config, s *Size, logf logFunc) error 
 		return err
 	}
 	defer w.Close()
-	_, tcpu, err := settleAndMeter(ctx, w, os.Getpid())
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
+		return err
+	}
+	pid, err := w.serverPID(ctx)
+	if err != nil {
+		return err
+	}
+	tcpu, err := startCPU(pid)
 	if err != nil {
 		return err
 	}
