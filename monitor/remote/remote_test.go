@@ -3,8 +3,12 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -77,5 +81,44 @@ func TestSetReportBoundsAHostThatHangs(t *testing.T) {
 	}
 	if st := s.Links()[0].State(); st.Connected {
 		t.Errorf("the link is %+v after a report that failed", st)
+	}
+}
+
+// TestSetReportIsShared: many callers at once, and again within Fresh,
+// start one report's ssh processes, not one each; after Fresh the hosts are
+// asked again.
+func TestSetReportIsShared(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is needed (the CI image has it)")
+	}
+	calls := filepath.Join(t.TempDir(), "calls")
+	// Every ssh process runs the proxy command once: it counts, then fails.
+	proxy := fmt.Sprintf("ProxyCommand=sh -c 'echo x >> %s; exit 1'", calls)
+	s := NewSet([]Host{{Name: "counted", SSH: "counted.invalid", SSHOptions: []string{"-F", "/dev/null", "-o", proxy}}}, nil)
+	defer s.Close()
+	s.Fresh = time.Hour
+	count := func() int {
+		b, _ := os.ReadFile(calls)
+		return strings.Count(string(b), "x")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if rs := s.Report(context.Background()); len(rs) != 1 || rs[0].Connected || rs[0].Err == nil {
+				t.Errorf("report = %+v, want the host disconnected with why", rs)
+			}
+		})
+	}
+	wg.Wait()
+	s.Report(context.Background())
+	if n := count(); n != 2 {
+		t.Fatalf("9 reports started %d ssh processes, want 2 (one report: sessions and wakes)", n)
+	}
+	s.mu.Lock()
+	s.lastAt = time.Time{} // as if Fresh had passed
+	s.mu.Unlock()
+	s.Report(context.Background())
+	if n := count(); n != 4 {
+		t.Fatalf("a report after Fresh started %d ssh processes in all, want 4", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,7 +21,19 @@ type Set struct {
 	// answer within it is reported disconnected, so one slow or
 	// blackholed host never holds up the others.
 	Deadline time.Duration
+	// Fresh is how long a finished report is served again (default 1s):
+	// each report starts two ssh processes per host, and many MCP clients
+	// polling status must not each start their own.
+	Fresh time.Duration
+
+	mu     sync.Mutex
+	last   []Report
+	lastAt time.Time
+	flight chan struct{} // closed when the report in progress is done
 }
+
+// DefaultFresh is how long a Set serves a finished report again.
+const DefaultFresh = time.Second
 
 // DefaultDeadline is a Set's per-host deadline for a report.
 const DefaultDeadline = 3 * time.Second
@@ -64,9 +77,47 @@ type Report struct {
 }
 
 // Report asks every host at once for its sessions and unacknowledged
-// wakes, each within the set's deadline (and ctx's), and returns one
-// report per host, in order.
+// wakes, each within the set's deadline, and returns one report per host,
+// in order. A report finished less than Fresh ago is returned again, and
+// callers arriving while one is in progress wait for it (at most the
+// deadline) instead of asking the hosts again.
 func (s *Set) Report(ctx context.Context) []Report {
+	for {
+		s.mu.Lock()
+		if s.last != nil && time.Since(s.lastAt) < s.fresh() {
+			out := slices.Clone(s.last)
+			s.mu.Unlock()
+			return out
+		}
+		if f := s.flight; f != nil {
+			s.mu.Unlock()
+			<-f
+			continue
+		}
+		f := make(chan struct{})
+		s.flight = f
+		s.mu.Unlock()
+
+		// Shared by every caller waiting, so not cut short by this one's
+		// context: the per-host deadline bounds it.
+		out := s.report(context.WithoutCancel(ctx))
+		s.mu.Lock()
+		s.last, s.lastAt, s.flight = out, time.Now(), nil
+		s.mu.Unlock()
+		close(f)
+		return slices.Clone(out)
+	}
+}
+
+func (s *Set) fresh() time.Duration {
+	if s.Fresh > 0 {
+		return s.Fresh
+	}
+	return DefaultFresh
+}
+
+// report asks every host once (see Report).
+func (s *Set) report(ctx context.Context) []Report {
 	out := make([]Report, len(s.links))
 	var wg sync.WaitGroup
 	for i, l := range s.links {
