@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -46,6 +48,12 @@ type app struct {
 	// readOnly is --read-only when given: it overrides mcp.read_only for
 	// the policy of monitors this process runs.
 	readOnly *bool
+
+	// hosts are the config's hosts, followed from first use (hostSet)
+	// until close.
+	hostsMu   sync.Mutex
+	hosts     *remote.Set
+	hostsStop context.CancelFunc
 }
 
 // setup resolves settings and opens the log. A log that cannot be opened is
@@ -84,6 +92,7 @@ func openLog(stateDir string) (*os.File, error) {
 }
 
 func (a *app) close() {
+	a.closeHosts()
 	a.learnMu.Lock()
 	defer a.learnMu.Unlock()
 	if a.learn != nil {

@@ -359,38 +359,68 @@ func firstLine(s string) string {
 	return s
 }
 
-// withHosts gives an MCP server the config's hosts (nothing when there are
-// none), and returns what ends their links, recording when each host was
-// last seen.
-func (a *app) withHosts(opts *mcpserver.Options) func() {
-	hosts := a.remoteHosts()
-	if len(hosts) == 0 {
-		return func() {}
+// hostSet returns the config's hosts as one set for this process, nil
+// when there are none. The first call starts following every host (two
+// long-lived ssh processes each, see remote.Set.Start); a.close ends them
+// and records when each host was last seen.
+func (a *app) hostSet() *remote.Set {
+	a.hostsMu.Lock()
+	defer a.hostsMu.Unlock()
+	if a.hosts != nil {
+		return a.hosts
 	}
-	seen := a.loadSeen()
-	set := remote.NewSet(hosts, func(name string) time.Time { return seen[name].LastSeen })
-	opts.Hosts = set
-	return func() {
-		set.Close()
-		a.recordSeen(set.Links())
-	}
-}
-
-// hostsEvery is how often the dashboard asks the config's hosts whether
-// they answer.
-const hostsEvery = 15 * time.Second
-
-// watchHosts asks the config's hosts, now and every hostsEvery until ctx
-// ends, and returns what was last learnt of them, for the dashboard's
-// header; nil when there are none. When ctx ends it records when each was
-// last seen.
-func (a *app) watchHosts(ctx context.Context) func() []tui.HostStatus {
 	hosts := a.remoteHosts()
 	if len(hosts) == 0 {
 		return nil
 	}
 	seen := a.loadSeen()
 	set := remote.NewSet(hosts, func(name string) time.Time { return seen[name].LastSeen })
+	ctx, cancel := context.WithCancel(context.Background())
+	set.Start(ctx)
+	a.hosts, a.hostsStop = set, cancel
+	return set
+}
+
+// closeHosts ends the links of hostSet, recording when each host was last
+// seen.
+func (a *app) closeHosts() {
+	a.hostsMu.Lock()
+	set, stop := a.hosts, a.hostsStop
+	a.hosts, a.hostsStop = nil, nil
+	a.hostsMu.Unlock()
+	if set == nil {
+		return
+	}
+	stop()
+	set.Close()
+	a.recordSeen(set.Links())
+}
+
+// withHosts gives an MCP server the config's hosts (nothing when there are
+// none). Their links are the process's (hostSet): the returned function
+// leaves them to a.close, which ends them when the command ends, so an
+// MCP server started again (a dashboard taking over) finds them followed.
+func (a *app) withHosts(opts *mcpserver.Options) func() {
+	if set := a.hostSet(); set != nil {
+		opts.Hosts = set
+	}
+	return func() {}
+}
+
+// hostsEvery is how often the dashboard's header reads what is known of
+// the config's hosts (from the streams followed, so it costs no ssh).
+const hostsEvery = time.Second
+
+// watchHosts reads what is known of the config's hosts, now and every
+// hostsEvery until ctx ends, for the dashboard's header; nil when there
+// are none.
+func (a *app) watchHosts(ctx context.Context) func() []tui.HostStatus {
+	set := a.hostSet()
+	if set == nil {
+		return nil
+	}
+	hosts := a.remoteHosts()
+	seen := a.loadSeen()
 	var mu sync.Mutex
 	known := make([]tui.HostStatus, len(hosts))
 	for i, h := range hosts {
@@ -398,10 +428,6 @@ func (a *app) watchHosts(ctx context.Context) func() []tui.HostStatus {
 		known[i] = tui.HostStatus{Name: h.Name, LastSeen: seen[h.Name].LastSeen}
 	}
 	go func() {
-		defer func() {
-			set.Close()
-			a.recordSeen(set.Links())
-		}()
 		t := time.NewTicker(hostsEvery)
 		defer t.Stop()
 		for {

@@ -26,7 +26,8 @@ type Link struct {
 	Host   Host
 	Client *ipc.Client
 
-	now func() time.Time
+	now  func() time.Time
+	feed *feed
 
 	mu       sync.Mutex
 	lastSeen time.Time
@@ -45,7 +46,7 @@ type State struct {
 
 // NewLink returns a link to h. It starts nothing until a call is made.
 func NewLink(h Host) *Link {
-	l := &Link{Host: h, now: time.Now}
+	l := &Link{Host: h, now: time.Now, feed: newFeed()}
 	l.Client = ipc.NewClient("host "+h.Name, func(ctx context.Context) (io.ReadWriteCloser, error) {
 		return h.dial(l.seen)
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
@@ -25,6 +26,11 @@ type Set struct {
 	// each report starts two ssh processes per host, and many MCP clients
 	// polling status must not each start their own.
 	Fresh time.Duration
+
+	following atomic.Bool
+	subsMu    sync.Mutex
+	subs      map[int]func(host string, c Change)
+	subSeq    int
 
 	mu     sync.Mutex
 	last   []Report
@@ -63,6 +69,52 @@ func (s *Set) Close() error {
 	return nil
 }
 
+// Start follows every host until ctx ends: each link keeps two streams
+// open to its host's daemon (its registry updates and its wake messages,
+// one ssh process each), reconnecting with backoff when the link drops.
+// From then on Report answers from what the streams said, at once, with
+// no ssh process per call; a host whose streams are down is reported
+// disconnected, with why and when it was last seen.
+func (s *Set) Start(ctx context.Context) {
+	if !s.following.CompareAndSwap(false, true) {
+		return
+	}
+	for _, l := range s.links {
+		go l.follow(ctx, func(c Change) { s.publish(l.Host.Name, c) })
+	}
+}
+
+// Subscribe calls fn with every change a followed host reports, from the
+// goroutine following that host (fn must not block), until the returned
+// function is called.
+func (s *Set) Subscribe(fn func(host string, c Change)) (cancel func()) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if s.subs == nil {
+		s.subs = map[int]func(string, Change){}
+	}
+	s.subSeq++
+	id := s.subSeq
+	s.subs[id] = fn
+	return func() {
+		s.subsMu.Lock()
+		delete(s.subs, id)
+		s.subsMu.Unlock()
+	}
+}
+
+func (s *Set) publish(host string, c Change) {
+	s.subsMu.Lock()
+	fns := make([]func(string, Change), 0, len(s.subs))
+	for _, fn := range s.subs {
+		fns = append(fns, fn)
+	}
+	s.subsMu.Unlock()
+	for _, fn := range fns {
+		fn(host, c)
+	}
+}
+
 // Report is what one host said, or why it said nothing.
 type Report struct {
 	Name      string
@@ -82,6 +134,9 @@ type Report struct {
 // callers arriving while one is in progress wait for it (at most the
 // deadline) instead of asking the hosts again.
 func (s *Set) Report(ctx context.Context) []Report {
+	if s.following.Load() {
+		return s.followed(ctx)
+	}
 	for {
 		s.mu.Lock()
 		if s.last != nil && time.Since(s.lastAt) < s.fresh() {
@@ -107,6 +162,43 @@ func (s *Set) Report(ctx context.Context) []Report {
 		close(f)
 		return slices.Clone(out)
 	}
+}
+
+// followed is Report from the followed links' state. A link that has
+// not yet synchronised nor failed is waited for, within the deadline.
+func (s *Set) followed(ctx context.Context) []Report {
+	out := make([]Report, len(s.links))
+	var timeout <-chan time.Time
+	for i, l := range s.links {
+		select {
+		case <-l.feed.first:
+		default:
+			if timeout == nil {
+				t := time.NewTimer(s.deadline())
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case <-l.feed.first:
+			case <-timeout:
+			case <-ctx.Done():
+			}
+		}
+		live, snap, evs := l.feed.state()
+		st := l.State()
+		r := Report{Name: l.Host.Name, LastSeen: st.LastSeen, Connected: live}
+		if live {
+			r.Snapshot, r.Unacked = snap, evs
+		} else {
+			r.Err = st.Err
+			if r.Err == nil {
+				r.Err = &LinkError{Host: l.Host.Name, Kind: ErrUnreachable,
+					msg: fmt.Sprintf("host %s has not answered yet (connecting, within %s)", l.Host.Name, s.deadline())}
+			}
+		}
+		out[i] = r
+	}
+	return out
 }
 
 func (s *Set) fresh() time.Duration {

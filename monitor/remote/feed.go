@@ -1,0 +1,295 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/wake"
+)
+
+// feed is what a followed link knows of its host: its sessions and its
+// unacknowledged wakes, kept current by two streams from its daemon
+// (registry updates and wake messages) over two long-lived ssh processes.
+type feed struct {
+	mu       sync.Mutex
+	live     bool // both streams are open and their state was read
+	snap     monitor.Snapshot
+	sessions map[string]monitor.Session // by pane id
+	unacked  map[string]wake.Event      // by wake id
+	// first is closed once the feed has first synchronised or failed,
+	// so a report asked for just after start waits for the first answer.
+	first     chan struct{}
+	firstOnce sync.Once
+}
+
+func newFeed() *feed {
+	return &feed{first: make(chan struct{})}
+}
+
+func (f *feed) settled() { f.firstOnce.Do(func() { close(f.first) }) }
+
+// install replaces what is known with a snapshot (nil: keep the sessions)
+// and a list of unacknowledged wakes (nil: keep the wakes).
+func (f *feed) install(snap *monitor.Snapshot, evs []wake.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if snap != nil {
+		f.snap = *snap
+		f.snap.Sessions = nil
+		f.sessions = make(map[string]monitor.Session, len(snap.Sessions))
+		for _, s := range snap.Sessions {
+			f.sessions[s.Pane] = s
+		}
+	}
+	if evs != nil {
+		f.unacked = make(map[string]wake.Event, len(evs))
+		for _, ev := range evs {
+			if !ev.Acked {
+				f.unacked[ev.ID] = ev
+			}
+		}
+	}
+}
+
+// apply takes one registry update. An update read before the snapshot it
+// follows may be older than what the snapshot says: the newer one stays.
+func (f *feed) apply(u monitor.Update) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sessions == nil {
+		f.sessions = map[string]monitor.Session{}
+	}
+	switch u.Kind {
+	case monitor.SessionAdded, monitor.SessionChanged:
+		if old, ok := f.sessions[u.Session.Pane]; ok && old.Updated.After(u.Session.Updated) {
+			return
+		}
+		f.sessions[u.Session.Pane] = u.Session
+	case monitor.SessionRemoved:
+		delete(f.sessions, u.Session.Pane)
+	}
+}
+
+// applyWake takes one wake message.
+func (f *feed) applyWake(m wake.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unacked == nil {
+		f.unacked = map[string]wake.Event{}
+	}
+	switch m.Kind {
+	case wake.Raised, wake.Cleared:
+		// A cleared wake (its prompt went away) stays until acknowledged.
+		if m.Event.Acked {
+			delete(f.unacked, m.Event.ID)
+		} else if _, known := f.unacked[m.Event.ID]; known || m.Kind == wake.Raised {
+			f.unacked[m.Event.ID] = m.Event
+		}
+	case wake.Acked:
+		delete(f.unacked, m.Event.ID)
+	}
+}
+
+func (f *feed) setLive(live bool) {
+	f.mu.Lock()
+	f.live = live
+	f.mu.Unlock()
+}
+
+// state returns whether the feed is live, and what it knows: the
+// sessions in tmux order, the unacknowledged wakes oldest first.
+func (f *feed) state() (bool, monitor.Snapshot, []wake.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	snap := f.snap
+	snap.Sessions = make([]monitor.Session, 0, len(f.sessions))
+	for _, s := range f.sessions {
+		snap.Sessions = append(snap.Sessions, s)
+	}
+	slices.SortFunc(snap.Sessions, func(a, b monitor.Session) int {
+		if c := cmpString(a.Session, b.Session); c != 0 {
+			return c
+		}
+		if a.WindowIndex != b.WindowIndex {
+			return a.WindowIndex - b.WindowIndex
+		}
+		if a.PaneIndex != b.PaneIndex {
+			return a.PaneIndex - b.PaneIndex
+		}
+		return cmpString(a.Pane, b.Pane)
+	})
+	evs := make([]wake.Event, 0, len(f.unacked))
+	for _, ev := range f.unacked {
+		evs = append(evs, ev)
+	}
+	slices.SortFunc(evs, func(a, b wake.Event) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return f.live, snap, evs
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Change is one change a followed host reported: a registry update, a
+// wake message, or (neither) a change of the host as a whole: it
+// connected, disconnected or was read again, so what is known of it must
+// be read again.
+type Change struct {
+	Update *monitor.Update
+	Wake   *wake.Message
+}
+
+// errStreamEnded: the host's daemon ended a stream, or the link under it
+// closed; a ping says which.
+var errStreamEnded = errors.New("the host's daemon ended the stream")
+
+// follow keeps l's feed current until ctx ends: it opens both streams,
+// reads the host's state, then applies every update; when a stream ends
+// it marks the host disconnected (with why, from a ping) and connects
+// again after a backoff (1 s doubling to 30 s, back to 1 s once the host
+// answered). changed is called after every change.
+func (l *Link) follow(ctx context.Context, changed func(Change)) {
+	delay := MinBackoff
+	for ctx.Err() == nil {
+		before := l.State().LastSeen
+		err := l.followOnce(ctx, changed)
+		l.feed.setLive(false)
+		if ctx.Err() != nil || errors.Is(err, ipc.ErrClientClosed) {
+			l.feed.settled()
+			return
+		}
+		if errors.Is(err, errStreamEnded) {
+			// Ask why: a failed ssh explains itself.
+			pctx, cancel := context.WithTimeout(ctx, DefaultDeadline)
+			if perr := l.Client.Ping(pctx); perr != nil {
+				err = perr
+			}
+			cancel()
+		}
+		if LinkFailure(err) || errors.Is(err, errStreamEnded) {
+			l.mu.Lock()
+			l.lastErr = err
+			l.mu.Unlock()
+		} else {
+			_ = l.Observe(ctx, err)
+		}
+		if l.State().LastSeen.After(before) {
+			delay = MinBackoff
+		}
+		l.feed.settled()
+		changed(Change{})
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(2*delay, MaxBackoff)
+	}
+}
+
+// followOnce is one connection of follow: it returns why it ended.
+func (l *Link) followOnce(ctx context.Context, changed func(Change)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Streams first, then the state they change: nothing between is lost.
+	var (
+		ups              <-chan monitor.Update
+		msgs             <-chan wake.Message
+		snap             monitor.Snapshot
+		evs              []wake.Event
+		uerr, merr, serr error
+		werr             error
+		wg               sync.WaitGroup
+	)
+	// Each call is its own ssh process: start them together.
+	wg.Go(func() { ups, uerr = l.Client.Watch(ctx) })
+	wg.Go(func() { msgs, merr = l.Client.SubscribeWakes(ctx, wake.Filter{}) })
+	wg.Wait()
+	if err := firstErr(uerr, merr); err != nil {
+		return err
+	}
+	wg.Go(func() { snap, serr = l.Client.Snapshot(ctx) })
+	wg.Go(func() { evs, werr = l.Client.Wakes(ctx, wake.Filter{}) })
+	wg.Wait()
+	if err := firstErr(serr, werr); err != nil {
+		return err
+	}
+	if evs == nil {
+		evs = []wake.Event{}
+	}
+	l.feed.install(&snap, evs)
+	l.feed.setLive(true)
+	l.seen()
+	l.feed.settled()
+	changed(Change{})
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case u, ok := <-ups:
+			if !ok {
+				return errStreamEnded
+			}
+			if u.Kind == monitor.Resync {
+				s, err := l.Client.Snapshot(ctx)
+				if err != nil {
+					return err
+				}
+				l.feed.install(&s, nil)
+				changed(Change{})
+			} else {
+				l.feed.apply(u)
+				changed(Change{Update: &u})
+			}
+		case m, ok := <-msgs:
+			if !ok {
+				return errStreamEnded
+			}
+			if m.Kind == wake.Resync {
+				evs, err := l.Client.Wakes(ctx, wake.Filter{})
+				if err != nil {
+					return err
+				}
+				if evs == nil {
+					evs = []wake.Event{}
+				}
+				l.feed.install(nil, evs)
+				changed(Change{})
+			} else {
+				l.feed.applyWake(m)
+				changed(Change{Wake: &m})
+			}
+		}
+		l.seen()
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
