@@ -10,14 +10,46 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	endProfile := startCPUProfile(os.Getenv("SYSTEM3_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
+	endProfile()
 	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of this process to path (`%p` in it
+// is replaced by the pid, so every process of a run, such as the ones
+// `system3 bench` starts, writes its own) until the returned function is
+// called. An empty path profiles nothing; a path that cannot be created is
+// said on stderr and nothing is profiled.
+func startCPUProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	path = strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "system3: SYSTEM3_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // exitError carries a specific exit status out of a subcommand (for example
