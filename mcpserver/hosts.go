@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
@@ -99,4 +100,26 @@ func formatHostCursor(c map[string]uint64) string {
 		parts[i] = n + ":" + strconv.FormatUint(c[n], 10)
 	}
 	return strings.Join(parts, ",")
+}
+
+// thisMachine drops what a service that joins the hosts' sessions and
+// wakes to this machine's (monitor/remote's Fleet) added: status and
+// list_sessions take each host's from its report instead, with the host's
+// state beside it. This machine's sessions have no Host; its wake ids and
+// panes never hold a colon, a host's are HOST:ID and HOST:%3.
+func thisMachine(snap monitor.Snapshot, evs []wake.Event) (monitor.Snapshot, []wake.Event) {
+	sessions := make([]monitor.Session, 0, len(snap.Sessions))
+	for _, s := range snap.Sessions {
+		if s.Host == "" {
+			sessions = append(sessions, s)
+		}
+	}
+	snap.Sessions = sessions
+	local := make([]wake.Event, 0, len(evs))
+	for _, ev := range evs {
+		if !strings.Contains(ev.ID, ":") {
+			local = append(local, ev)
+		}
+	}
+	return snap, local
 }

@@ -43,6 +43,9 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return serviceError(err)
 		}
+		if e.Hosts != nil {
+			snap, unacked = thisMachine(snap, unacked)
+		}
 		now := e.Clock()
 		up := now.Sub(e.Started).Round(time.Second)
 		doc := statusDoc{
@@ -257,6 +260,9 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			return serviceError(err)
 		}
 		hostGlob, nameGlob := "*", a.Name
+		if e.Hosts != nil {
+			snap, _ = thisMachine(snap, nil)
+		}
 		if e.Hosts != nil && a.Name != "" {
 			var err error
 			if hostGlob, nameGlob, err = splitHostGlob(a.Name); err != nil {
@@ -298,6 +304,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
 			if evs, err := e.Svc.Wakes(cctx, wake.Filter{}); err == nil {
+				_, evs = thisMachine(monitor.Snapshot{}, evs)
 				local.UnackedWakes = len(evs)
 			}
 			hosts := []hostRow{local}

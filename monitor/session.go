@@ -21,6 +21,10 @@ import (
 // Session is one watched pane and what system3 believes about it. A state
 // always carries why: the rule, its source and the matched lines.
 type Session struct {
+	// Host is the configured host whose daemon watches the pane, when it
+	// is not this machine (see monitor/remote's Fleet); its Pane, Session,
+	// SessionID and Target then carry the HOST: prefix.
+	Host        string `json:"host,omitempty"`
 	Pane        string `json:"pane"` // tmux pane id, "%3"
 	Session     string `json:"session"`
 	SessionID   string `json:"session_id"`

@@ -33,7 +33,7 @@ type filterBox struct {
 func newFilterBox(st *styles, keys filterKeys) filterBox {
 	ti := textinput.New()
 	ti.Prompt = "/ "
-	ti.Placeholder = "session, agent or state"
+	ti.Placeholder = "session, agent, state or host:NAME"
 	ti.CharLimit = 200
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	st.styleTextinput(&ti)
@@ -92,7 +92,8 @@ func filterTerms(query string) []string {
 
 // matches reports whether every term occurs in the session's name (target,
 // session or window), agent or command, or state (its name, its badge word,
-// or its kind).
+// or its kind). A term host:NAME matches the sessions of that host (local:
+// this machine's), by the start of its name.
 func matches(s monitor.Session, terms []string) bool {
 	if len(terms) == 0 {
 		return true
@@ -100,6 +101,12 @@ func matches(s monitor.Session, terms []string) bool {
 	hay := strings.ToLower(strings.Join([]string{s.Target, s.Session, s.Window, s.Pane, s.Agent, s.Command,
 		string(s.State), lookOf(s.State).word, s.Kind}, "\x00"))
 	for _, t := range terms {
+		if h, ok := strings.CutPrefix(t, "host:"); ok {
+			if !strings.HasPrefix(strings.ToLower(hostOf(s)), h) {
+				return false
+			}
+			continue
+		}
 		if !strings.Contains(hay, t) {
 			return false
 		}

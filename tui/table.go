@@ -51,7 +51,25 @@ type tableKey struct {
 
 // columns are the widths of the table's columns; 0 hides one.
 type columns struct {
-	target, agent, tasks, what int
+	host, target, agent, tasks, what int
+}
+
+// hostOf is a session's host for the host column: local for this
+// machine's.
+func hostOf(s monitor.Session) string {
+	if s.Host == "" {
+		return "local"
+	}
+	return s.Host
+}
+
+// targetIn is a session's target as the table shows it: without its
+// HOST: prefix when the host column shows the host.
+func targetIn(s monitor.Session, c columns) string {
+	if c.host > 0 && s.Host != "" {
+		return strings.TrimPrefix(s.Target, s.Host+":")
+	}
+	return s.Target
 }
 
 const (
@@ -187,9 +205,18 @@ func (t *sessionTable) scroll() {
 // terminals lose the task column, then the agent column.
 func (t sessionTable) layout() columns {
 	var c columns
-	tasks := false
+	tasks, hosts := false, false
 	for _, r := range t.rows {
-		c.target = max(c.target, width(clean(r.sess.Target)))
+		if r.sess.Host != "" {
+			hosts = true
+		}
+	}
+	if hosts {
+		c.host = 1 // targets lose their HOST: prefix
+	}
+	for _, r := range t.rows {
+		c.host = max(c.host, width(clean(hostOf(r.sess))))
+		c.target = max(c.target, width(clean(targetIn(r.sess, c))))
 		c.agent = max(c.agent, width(clean(agentName(r.sess))))
 		if r.sess.Tasks != nil {
 			tasks = true
@@ -198,6 +225,11 @@ func (t sessionTable) layout() columns {
 	}
 	c.target = clamp(c.target, 6, 28)
 	c.agent = clamp(c.agent, 5, 12)
+	if hosts {
+		c.host = clamp(c.host, 5, 12)
+	} else {
+		c.host = 0
+	}
 	if tasks {
 		c.tasks += 1 + barCells
 	}
@@ -209,11 +241,21 @@ func (t sessionTable) layout() columns {
 		if c.tasks > 0 {
 			n += c.tasks + len(colGap)
 		}
+		if c.host > 0 {
+			n += c.host + len(colGap)
+		}
 		return n
 	}
 	const minWhat = 16
 	if fixed()+minWhat > t.w {
 		c.tasks = 0
+	}
+	if fixed()+minWhat > t.w && c.host > 0 {
+		// Targets keep the host then.
+		for _, r := range t.rows {
+			c.target = max(c.target, min(28, width(clean(r.sess.Target))))
+		}
+		c.host = 0
 	}
 	if fixed()+minWhat > t.w {
 		c.agent = 0
@@ -269,6 +311,9 @@ func (t sessionTable) head() string {
 	c := t.cols
 	var b strings.Builder
 	b.WriteString("  ")
+	if c.host > 0 {
+		b.WriteString(fit("HOST", c.host) + colGap)
+	}
 	b.WriteString(fit("SESSION", c.target))
 	if c.agent > 0 {
 		b.WriteString(colGap + fit("AGENT", c.agent))
@@ -300,7 +345,11 @@ func (t sessionTable) row(s monitor.Session, selected bool, age string) string {
 	if selected {
 		marker = "▸ "
 	}
-	pre := marker + fit(clean(s.Target), c.target) + colGap
+	pre := marker
+	if c.host > 0 {
+		pre += fit(clean(hostOf(s)), c.host) + colGap
+	}
+	pre += fit(clean(targetIn(s, c)), c.target) + colGap
 	if c.agent > 0 {
 		pre += fit(clean(agentName(s)), c.agent) + colGap
 	}

@@ -147,7 +147,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest
-		return tui.Run(gctx, svc, opts, a.stdin, a.stdout)
+		return tui.Run(gctx, a.fleet(svc), opts, a.stdin, a.stdout)
 	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -176,7 +176,7 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	}
 	closeCoach := a.withCoach(ctx, &set.opts, svc)
 	closeHosts := a.withHosts(&set.opts)
-	srv, err := mcpserver.New(svc, set.opts)
+	srv, err := mcpserver.New(a.fleet(svc), set.opts)
 	if err != nil {
 		closeHosts()
 		closeCoach()

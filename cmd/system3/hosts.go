@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tui"
@@ -394,6 +396,19 @@ func (a *app) closeHosts() {
 	stop()
 	set.Close()
 	a.recordSeen(set.Links())
+}
+
+// fleet joins the config's hosts to svc (remote.Fleet): their sessions
+// and wakes beside this machine's as HOST:NAME, and actions on them routed
+// to their daemons, audited in this machine's audit log too. Without
+// hosts it is svc.
+func (a *app) fleet(svc monitor.Service) monitor.Service {
+	set := a.hostSet()
+	if set == nil {
+		return svc
+	}
+	log := audit.Open(a.settings.StateDir)
+	return &remote.Fleet{Service: svc, Set: set, Record: log.Write, Via: routedVia()}
 }
 
 // withHosts gives an MCP server the config's hosts (nothing when there are

@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
@@ -165,7 +166,7 @@ tools.`,
 			}
 			defer a.withCoach(ctx, &set.opts, svc)()
 			defer a.withHosts(&set.opts)()
-			srv, err := mcpserver.New(svc, set.opts)
+			srv, err := mcpserver.New(a.fleet(svc), set.opts)
 			if err != nil {
 				return err
 			}
@@ -274,6 +275,15 @@ func (f *failoverService) Snapshot(ctx context.Context) (monitor.Snapshot, error
 
 func (f *failoverService) Watch(ctx context.Context) (<-chan monitor.Update, error) {
 	return do(f, ctx, func(s monitor.Service) (<-chan monitor.Update, error) { return s.Watch(ctx) })
+}
+
+func (f *failoverService) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+	return do(f, ctx, func(s monitor.Service) (<-chan wake.Message, error) { return s.SubscribeWakes(ctx, fl) })
+}
+
+func (f *failoverService) Hook(ctx context.Context, ev hooks.Event) error {
+	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Hook(ctx, ev) })
+	return err
 }
 
 func (f *failoverService) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {

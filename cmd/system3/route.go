@@ -39,11 +39,17 @@ func (a *app) splitHost(s string) (host, rest string) {
 // routedOrigin is the origin a routed action claims on the remote daemon,
 // which records it after the peer it sees (the relay ssh started there).
 func routedOrigin() string {
+	return actionOrigin + " " + routedVia()
+}
+
+// routedVia is what a routed action adds to its origin: "via ssh from
+// THIS-MACHINE".
+func routedVia() string {
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		name = "?"
 	}
-	return actionOrigin + " via ssh from " + name
+	return "via ssh from " + name
 }
 
 // routed describes an action sent to another host's daemon, for this

@@ -267,7 +267,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	if opts.Hosts == nil {
 		t.Fatal("withHosts gave no hosts")
 	}
-	ms, err := mcpserver.New(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"]), opts)
+	ms, err := mcpserver.New(a.fleet(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,8 +324,48 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	if states["local"] != "connected" || states["remote"] != "connected" || states["down"] != "disconnected" || states["badkey"] != "disconnected" {
 		t.Errorf("status hosts = %v", states)
 	}
-	if !strings.Contains(out, `"name":"remote:fa-permission"`) {
-		t.Errorf("status lacks remote:fa-permission: %s", out)
+	if n := strings.Count(out, `"name":"remote:fa-permission"`); n != 1 {
+		t.Errorf("status lists remote:fa-permission %d times: %s", n, out)
+	}
+
+	// One session of the remote, seen and answered through this machine's
+	// MCP server: routed to the remote's daemon, audited on both sides.
+	out, isErr = callTool(t, c, "get_session", map[string]any{"session": "remote:fa-permission"})
+	if isErr || !strings.Contains(out, "remote:fa-permission") || !strings.Contains(out, "awaiting_input") {
+		t.Fatalf("get_session remote:fa-permission: %s", out)
+	}
+	out, isErr = callTool(t, c, "answer_prompt", map[string]any{"session": "remote:fa-permission", "answer": "1"})
+	if isErr || !strings.Contains(out, "remote:") {
+		t.Fatalf("answer_prompt remote:fa-permission: %s", out)
+	}
+	rsvc := dialDaemon(t, w.state)
+	waitUntil(t, "the remote agent to leave its prompt", func() bool {
+		snap, err := rsvc.Snapshot(context.Background())
+		if err != nil {
+			return false
+		}
+		for _, s := range snap.Sessions {
+			if s.Session == "fa-permission" {
+				return s.State != rules.AwaitingInput
+			}
+		}
+		return false
+	})
+	entries, err := audit.Read(filepath.Join(w.state, audit.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteAudited := false
+	for _, e := range entries {
+		if e.Action == "answer" && e.Phase == audit.PhaseResult && e.Sent && strings.Contains(e.Origin, `claims "mcp:hosts-mcp via ssh from `) {
+			remoteAudited = true
+		}
+	}
+	if !remoteAudited {
+		t.Errorf("the remote audit log lacks the answer from this machine's MCP server: %+v", entries)
+	}
+	if routes := routedEntries(t, w.env["SYSTEM3_STATE_DIR"]); len(routes) != 1 || routes[0].Tool != "answer" || !strings.HasPrefix(routes[0].Target, "remote:") || routes[0].Origin != "mcp:hosts-mcp" || !routes[0].Sent || routes[0].Result != "option: Yes" {
+		t.Errorf("local route entries = %+v", routes)
 	}
 
 	out, isErr = callTool(t, c, "ack_wake", map[string]any{"id": "remote:" + wk["id"].(string)})

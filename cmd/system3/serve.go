@@ -117,7 +117,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	}
 	defer a.withCoach(ctx, &set.opts, svc)()
 	defer a.withHosts(&set.opts)()
-	srv, err := mcpserver.New(svc, set.opts)
+	srv, err := mcpserver.New(a.fleet(svc), set.opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,455 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/wake"
+)
+
+// Fleet is this machine's service with the config's hosts beside it, for
+// the dashboard: every followed host's sessions and unacknowledged wakes
+// join this machine's, named HOST:SESSION (pane HOST:%3, wake HOST:ID,
+// Session.Host set), and an action on one of them (preview, inject, keys,
+// answer, interrupt, link, ack) goes to that host's daemon over its link,
+// which applies its own policy, text check and audit. This machine's
+// audit log records each routed action before it is sent (nothing is sent
+// when that entry cannot be written) and after, with the outcome.
+//
+// Everything else (task lists, hooks, wait) is this machine's. The Set
+// must be started (Set.Start).
+type Fleet struct {
+	monitor.Service
+	Set *Set
+	// Record writes an entry of this machine's audit log.
+	Record func(audit.Entry) error
+	// Via is added to a routed action's origin, as the remote daemon
+	// records it: "tui" becomes "tui via ssh from THIS-MACHINE".
+	Via string
+}
+
+var _ monitor.Service = (*Fleet)(nil)
+
+// split reads the HOST: prefix of a name; host is "" when the prefix names
+// no followed host (a tmux target such as orch:1.0 is this machine's).
+func (f *Fleet) split(name string) (host, rest string) {
+	h, rest, ok := strings.Cut(name, ":")
+	if !ok || rest == "" {
+		return "", name
+	}
+	if h == Local {
+		return Local, rest
+	}
+	if f.Set.Link(h) != nil {
+		return h, rest
+	}
+	return "", name
+}
+
+// route splits a target: the host ("" or local: this machine) and the
+// target as that host knows it.
+func (f *Fleet) route(t monitor.Target) (string, monitor.Target, error) {
+	hs, s := f.split(t.Session)
+	hp, p := f.split(t.Pane)
+	if t.Session == "" {
+		hs = hp
+	}
+	if t.Pane == "" {
+		hp = hs
+	}
+	if hs != hp {
+		return "", t, fmt.Errorf("%w: session %q and pane %q are on different hosts", monitor.ErrBadRequest, t.Session, t.Pane)
+	}
+	if hs == "" || hs == Local {
+		if hs == Local {
+			t.Session, t.Pane = s, p
+		}
+		return "", t, nil
+	}
+	if t.Session != "" {
+		t.Session = s
+	}
+	if t.Pane != "" {
+		t.Pane = p
+	}
+	return hs, t, nil
+}
+
+func prefixed(host, s string) string {
+	if s == "" {
+		return ""
+	}
+	return host + ":" + s
+}
+
+// hosted renames a host's session for this machine.
+func hosted(host string, s monitor.Session) monitor.Session {
+	s.Host = host
+	s.Pane, s.Session, s.SessionID, s.Target = prefixed(host, s.Pane), prefixed(host, s.Session), prefixed(host, s.SessionID), prefixed(host, s.Target)
+	return s
+}
+
+// hostedWake renames a host's wake for this machine.
+func hostedWake(host string, ev wake.Event) wake.Event {
+	ev.ID, ev.Session, ev.Pane = prefixed(host, ev.ID), prefixed(host, ev.Session), prefixed(host, ev.Pane)
+	return ev
+}
+
+// Snapshot is this machine's, with every connected host's sessions after.
+func (f *Fleet) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+	snap, err := f.Service.Snapshot(ctx)
+	if err != nil {
+		return snap, err
+	}
+	for _, r := range f.Set.Report(ctx) {
+		if !r.Connected {
+			continue
+		}
+		for _, s := range r.Snapshot.Sessions {
+			snap.Sessions = append(snap.Sessions, hosted(r.Name, s))
+		}
+	}
+	return snap, nil
+}
+
+// Watch delivers this machine's updates and the hosts': a host that
+// connects, disconnects or is read again comes as a resync.
+func (f *Fleet) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+	local, err := f.Service.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan monitor.Update, 64)
+	var missed uint64
+	var mu sync.Mutex // orders sends with the close below
+	closed := false
+	send := func(u monitor.Update) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		if missed > 0 {
+			// Slow reader: say so once there is room, as the service does.
+			select {
+			case out <- monitor.Update{Kind: monitor.Resync, Missed: missed}:
+				missed = 0
+			default:
+				missed++
+				return
+			}
+		}
+		select {
+		case out <- u:
+		default:
+			missed++
+		}
+	}
+	cancel := f.Set.Subscribe(func(host string, c Change) {
+		switch {
+		case c.Update != nil:
+			u := *c.Update
+			u.Session = hosted(host, u.Session)
+			send(u)
+		case c.Wake == nil:
+			send(monitor.Update{Kind: monitor.Resync})
+		}
+	})
+	go func() {
+		defer func() {
+			cancel()
+			mu.Lock()
+			closed = true
+			close(out)
+			mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok := <-local:
+				if !ok {
+					return
+				}
+				send(u)
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Wakes are this machine's; with no filter at all (the unacknowledged
+// wakes, as the dashboard reads them), the connected hosts'
+// unacknowledged wakes too.
+func (f *Fleet) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
+	evs, err := f.Service.Wakes(ctx, fl)
+	if err != nil || fl.SinceSeq != 0 || fl.IncludeAcked || fl.Session != "" || len(fl.Reasons) != 0 || fl.Limit != 0 {
+		return evs, err
+	}
+	for _, r := range f.Set.Report(ctx) {
+		for _, ev := range r.Unacked {
+			evs = append(evs, hostedWake(r.Name, ev))
+		}
+	}
+	return evs, nil
+}
+
+// SubscribeWakes delivers this machine's wake messages and the hosts';
+// a host that connects or disconnects comes as a resync (read Wakes
+// again).
+func (f *Fleet) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+	local, err := f.Service.SubscribeWakes(ctx, fl)
+	if err != nil || fl.SinceSeq != 0 || fl.Session != "" || len(fl.Reasons) != 0 {
+		return local, err
+	}
+	out := make(chan wake.Message, 64)
+	var mu sync.Mutex
+	closed, missed := false, uint64(0)
+	send := func(m wake.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		if missed > 0 {
+			select {
+			case out <- wake.Message{Kind: wake.Resync, Missed: missed}:
+				missed = 0
+			default:
+				missed++
+				return
+			}
+		}
+		select {
+		case out <- m:
+		default:
+			missed++
+		}
+	}
+	cancel := f.Set.Subscribe(func(host string, c Change) {
+		switch {
+		case c.Wake != nil:
+			m := *c.Wake
+			m.Event = hostedWake(host, m.Event)
+			send(m)
+		case c.Update == nil:
+			send(wake.Message{Kind: wake.Resync})
+		}
+	})
+	go func() {
+		defer func() {
+			cancel()
+			mu.Lock()
+			closed = true
+			close(out)
+			mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-local:
+				if !ok {
+					return
+				}
+				send(m)
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Ack acknowledges HOST:ID on that host's daemon.
+func (f *Fleet) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+	host, rest := f.split(id)
+	switch host {
+	case "":
+		return f.Service.Ack(ctx, id, by)
+	case Local:
+		return f.Service.Ack(ctx, rest, by)
+	}
+	ev, err := routeCall(ctx, f, by, host, "ack", rest, "", "", func(c *ipc.Client) (wake.Event, error) {
+		return c.Ack(ctx, rest, f.via(by))
+	}, func(wake.Event) (bool, bool, string) { return true, true, "acknowledged" })
+	if err != nil {
+		return ev, err
+	}
+	return hostedWake(host, ev), nil
+}
+
+func (f *Fleet) via(origin string) string {
+	if f.Via == "" {
+		return origin
+	}
+	return origin + " " + f.Via
+}
+
+// Preview reads a host's pane through its daemon.
+func (f *Fleet) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.Preview{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.Preview(ctx, req)
+	}
+	l := f.Set.Link(host)
+	p, err := l.Client.Preview(ctx, req)
+	if err = l.Observe(ctx, err); err != nil {
+		return p, err
+	}
+	p.Pane, p.Session = prefixed(host, p.Pane), prefixed(host, p.Session)
+	return p, nil
+}
+
+// Inject types text in a host's pane through its daemon.
+func (f *Fleet) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.Inject(ctx, req)
+	}
+	args := ""
+	if req.NoEnter {
+		args += " no_enter"
+	}
+	if req.Urgent {
+		args += " urgent"
+	}
+	if req.VisibleControls {
+		args += " visible_controls"
+	}
+	origin := req.Origin
+	req.Origin = f.via(req.Origin)
+	return f.action(ctx, origin, host, "inject", t, req.Text, strings.TrimSpace(args), func(c *ipc.Client) (monitor.ActionResult, error) {
+		return c.Inject(ctx, req)
+	})
+}
+
+// SendKeys presses keys in a host's pane through its daemon.
+func (f *Fleet) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.SendKeys(ctx, req)
+	}
+	origin := req.Origin
+	req.Origin = f.via(req.Origin)
+	return f.action(ctx, origin, host, "keys", t, "", strings.Join(req.Keys, " "), func(c *ipc.Client) (monitor.ActionResult, error) {
+		return c.SendKeys(ctx, req)
+	})
+}
+
+// Answer answers a host's prompt through its daemon.
+func (f *Fleet) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.Answer(ctx, req)
+	}
+	origin := req.Origin
+	req.Origin = f.via(req.Origin)
+	return f.action(ctx, origin, host, "answer", t, "", req.Answer, func(c *ipc.Client) (monitor.ActionResult, error) {
+		return c.Answer(ctx, req)
+	})
+}
+
+// Interrupt interrupts a host's agent through its daemon.
+func (f *Fleet) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.ActionResult{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.Interrupt(ctx, req)
+	}
+	origin := req.Origin
+	req.Origin = f.via(req.Origin)
+	return f.action(ctx, origin, host, "interrupt", t, "", "", func(c *ipc.Client) (monitor.ActionResult, error) {
+		return c.Interrupt(ctx, req)
+	})
+}
+
+// Link links a host's session to one of its task lists, on that host.
+func (f *Fleet) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return monitor.Session{}, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.Link(ctx, req)
+	}
+	origin := req.Origin
+	req.Origin = f.via(req.Origin)
+	s, err := routeCall(ctx, f, origin, host, "link", t.String(), "", req.TaskList, func(c *ipc.Client) (monitor.Session, error) {
+		return c.Link(ctx, req)
+	}, func(monitor.Session) (bool, bool, string) { return true, true, "linked to " + req.TaskList })
+	if err != nil {
+		return s, err
+	}
+	return hosted(host, s), nil
+}
+
+// action routes a pane action and renames its result for this machine.
+func (f *Fleet) action(ctx context.Context, origin, host, action string, t monitor.Target, text, args string, do func(*ipc.Client) (monitor.ActionResult, error)) (monitor.ActionResult, error) {
+	res, err := routeCall(ctx, f, origin, host, action, t.String(), text, args, do, func(r monitor.ActionResult) (bool, bool, string) {
+		if r.Detail == "" && r.Option != "" {
+			return r.Delivered, r.Verified, "option: " + r.Option
+		}
+		return r.Delivered, r.Verified, r.Detail
+	})
+	res.Pane, res.Session, res.Target = prefixed(host, res.Pane), prefixed(host, res.Session), prefixed(host, res.Target)
+	return res, err
+}
+
+// routeCall sends one action to host's daemon, audited here before and
+// after (see Fleet).
+func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, target, text, args string, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
+	var zero T
+	l := f.Set.Link(host)
+	if l == nil {
+		return zero, fmt.Errorf("%w: no host %q in the config", monitor.ErrBadRequest, host)
+	}
+	e := audit.Entry{Origin: origin, Action: "route", Tool: action, Host: host, Target: host + ":" + target,
+		ID: fmt.Sprintf("route-%d", time.Now().UnixNano()), Phase: audit.PhaseAttempt, Text: text, Args: args}
+	if f.Record != nil {
+		if err := f.Record(e); err != nil {
+			return zero, fmt.Errorf("not sent to host %s: %w", host, err)
+		}
+	}
+	v, err := do(l.Client)
+	err = l.Observe(ctx, err)
+	if f.Record != nil {
+		e.Phase, e.Time, e.Text, e.Args = audit.PhaseResult, time.Time{}, "", ""
+		if err != nil {
+			e.Error = err.Error()
+		} else {
+			e.Sent, e.Checked, e.Result = outcome(v)
+		}
+		_ = f.Record(e)
+	}
+	if err != nil && (errors.Is(err, ErrLinkLost) || errors.Is(err, ipc.ErrConnLost) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		return zero, fmt.Errorf("%w; whether host %s did the %s is not known: see its audit log (%s)", err, host, action, l.Host.CommandLine("audit"))
+	}
+	return v, err
+}

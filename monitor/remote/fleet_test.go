@@ -1,0 +1,130 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/wake"
+)
+
+// TestFleet: this machine's service with a host beside it. The host's
+// sessions and wakes join this machine's as HOST:NAME; actions on them
+// reach the host's daemon with the names it knows and an origin that says
+// they were routed, audited here before and after; this machine's names,
+// tmux targets included, stay here.
+func TestFleet(t *testing.T) {
+	t0 := time.Now()
+	local := monitortest.NewService(t, nil)
+	local.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{session("%1", "orch", rules.Idle, t0)}})
+	remoteSvc := monitortest.NewService(t, nil)
+	remoteSvc.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{session("%7", "orch", rules.AwaitingInput, t0)}})
+	remoteSvc.SetPreview("%7", "Do you want to proceed?", "❯ 1. Yes")
+	rw := remoteSvc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "proceed?"})
+	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
+
+	var dials atomic.Int64
+	set := &Set{Deadline: 2 * time.Second, links: []*Link{host.link("web1", &dials)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer set.Close()
+	set.Start(ctx)
+	var mu sync.Mutex
+	var entries []audit.Entry
+	f := &Fleet{Service: local, Set: set, Via: "via ssh from here", Record: func(e audit.Entry) error {
+		mu.Lock()
+		defer mu.Unlock()
+		entries = append(entries, e)
+		return nil
+	}}
+
+	snap, err := f.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Sessions) != 2 || snap.Sessions[0].Host != "" || snap.Sessions[0].Session != "orch" {
+		t.Fatalf("sessions %+v", snap.Sessions)
+	}
+	if r := snap.Sessions[1]; r.Host != "web1" || r.Session != "web1:orch" || r.Pane != "web1:%7" || r.Target != "web1:orch:0.0" || r.State != rules.AwaitingInput {
+		t.Fatalf("the host's session is %+v", r)
+	}
+	evs, err := f.Wakes(ctx, wake.Filter{})
+	if err != nil || len(evs) != 1 || evs[0].ID != "web1:"+rw.ID || evs[0].Pane != "web1:%7" {
+		t.Fatalf("wakes %+v, %v", evs, err)
+	}
+
+	// Updates of the host come renamed.
+	ups, err := f.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteSvc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: session("%7", "orch", rules.Working, t0.Add(time.Second))})
+	select {
+	case u := <-ups:
+		if u.Session.Pane != "web1:%7" || u.Session.State != rules.Working || u.Session.Host != "web1" {
+			t.Fatalf("update %+v", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host's update never came")
+	}
+
+	// Actions: to the host, with its names; here, with ours.
+	if p, err := f.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Session: "web1:orch"}}); err != nil || p.Pane != "web1:%7" || len(p.Lines) == 0 {
+		t.Fatalf("preview %+v, %v", p, err)
+	}
+	res, err := f.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"})
+	if err != nil || res.Pane != "web1:%7" || !res.Delivered {
+		t.Fatalf("answer %+v, %v", res, err)
+	}
+	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "go on", Origin: "tui"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "orch"}, Text: "here", Origin: "tui"}); err != nil {
+		t.Fatal(err)
+	}
+	rc := remoteSvc.Calls()
+	if len(rc) != 2 || rc[0].Method != "answer" || rc[0].Target.Pane != "%7" || !strings.HasSuffix(rc[0].Origin, `claims "tui via ssh from here"`) ||
+		rc[1].Method != "inject" || rc[1].Target.Session != "orch" || rc[1].Text != "go on" {
+		t.Fatalf("the host got %+v", rc)
+	}
+	if lc := local.Calls(); len(lc) != 1 || lc[0].Text != "here" || lc[0].Target.Session != "orch" {
+		t.Fatalf("this machine got %+v", lc)
+	}
+	mu.Lock()
+	if len(entries) != 4 || entries[0].Phase != audit.PhaseAttempt || entries[0].Tool != "answer" || entries[0].Target != "web1:%7" ||
+		entries[1].Phase != audit.PhaseResult || !entries[1].Sent || entries[0].ID != entries[1].ID || entries[2].Text != "go on" {
+		t.Fatalf("audit here: %+v", entries)
+	}
+	mu.Unlock()
+
+	// An audit entry that cannot be written here: nothing is sent.
+	f.Record = func(audit.Entry) error { return errors.New("disk full") }
+	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "lost?", Origin: "tui"}); err == nil {
+		t.Fatal("sent without an audit entry")
+	}
+	if n := len(remoteSvc.Calls()); n != 2 {
+		t.Fatalf("the host got %d calls", n)
+	}
+	f.Record = nil
+
+	// Ack on the host.
+	if ev, err := f.Ack(ctx, "web1:"+rw.ID, "tui"); err != nil || ev.ID != "web1:"+rw.ID || !ev.Acked {
+		t.Fatalf("ack %+v, %v", ev, err)
+	}
+	if got, _ := remoteSvc.Wakes(ctx, wake.Filter{}); len(got) != 0 {
+		t.Fatalf("the host still has %+v", got)
+	}
+	// Mixed hosts are refused.
+	if _, err := f.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Session: "web1:orch", Pane: "%1"}}); !errors.Is(err, monitor.ErrBadRequest) {
+		t.Fatalf("mixed target: %v", err)
+	}
+}
