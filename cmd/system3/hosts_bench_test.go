@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/wake"
 )
 
 // benchHosts is N "remote" daemons (each a private tmux server with panes
@@ -206,4 +212,212 @@ func BenchmarkWakeLatencyOverLink(b *testing.B) {
 			b.ReportMetric(float64(p95.Milliseconds()), host+"-delivery-p95-ms")
 		}
 	}
+}
+
+// BenchmarkFollowedHosts is the many-hosts simulation: for 1, 5 and
+// SYSTEM3_BENCH_HOSTS (default 20) remote daemons of SYSTEM3_BENCH_PANES
+// panes each (default 50), each a private tmux server, state dir and
+// monitors behind one real sshd on loopback (ssh connection sharing on),
+// this process follows every host (remote.Set.Start: two long-lived ssh
+// streams per host) and measures:
+//   - what the hosts cost to follow: ssh processes, and this process's
+//     CPU while nothing happens;
+//   - aggregated status from what the streams said: remote.Set.Report,
+//     the dashboard's Fleet.Snapshot (this machine's sessions and every
+//     host's), and MCP status (Streamable HTTP, mcp-go's client), each
+//     p50/p95 over 100 calls;
+//   - wake latency: SYSTEM3_BENCH_PROMPTS permission prompts (default 20),
+//     spread over the hosts, from the prompt appearing in a pane to its
+//     wake reaching this process, and "delivery", from the wake's time in
+//     the remote journal to here (the link's share).
+//
+//	go test -run '^$' -bench FollowedHosts -benchtime 1x -timeout 30m ./cmd/system3/
+func BenchmarkFollowedHosts(b *testing.B) {
+	capture, err := filepath.Abs(filepath.Join("..", "..", "monitor", "testdata", "captures", "claude", "permission_bash.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	top := benchN("SYSTEM3_BENCH_HOSTS", 20)
+	panes := benchN("SYSTEM3_BENCH_PANES", 50)
+	prompts := benchN("SYSTEM3_BENCH_PROMPTS", 20)
+	sizes := []int{1, 5, top}
+	if top <= 5 {
+		sizes = []int{top}
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			bh := newBenchHosts(b, n, panes, true)
+			a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return bh.env[k] }}
+			if err := a.setup(); err != nil {
+				b.Fatal(err)
+			}
+			defer a.close()
+			set := a.hostSet()
+			ctx := context.Background()
+			deadline := time.Now().Add(3 * time.Minute)
+			for {
+				up := 0
+				for _, r := range set.Report(ctx) {
+					if r.Connected && len(r.Snapshot.Sessions) >= panes {
+						up++
+					}
+				}
+				if up == n {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("%d of %d hosts followed after 3 minutes: %+v", up, n, set.Report(ctx))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			fleet := a.fleet(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
+			var opts mcpserver.Options
+			a.withHosts(&opts)
+			ms, err := mcpserver.New(fleet, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ts := httptest.NewServer(ms.Handler())
+			defer func() { ts.CloseClientConnections(); ts.Close(); ms.Close() }()
+			mc, err := client.NewStreamableHttpClient(ts.URL + mcpserver.EndpointPath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer mc.Close()
+			mcpStart(b, mc, "bench-hosts")
+
+			// Quiet: what the links cost (the ssh clients, the sshd
+			// sessions and the remote relays; the remote monitors run in
+			// this process and are not counted).
+			cpu0 := linkCPU()
+			time.Sleep(10 * time.Second)
+			idle := (linkCPU() - cpu0).Seconds() / 10 * 100
+			sshProcs := countProcs("ssh")
+
+			timeIt := func(what string, f func()) (p50, p95 time.Duration) {
+				var took []time.Duration
+				for range 100 {
+					start := time.Now()
+					f()
+					took = append(took, time.Since(start))
+				}
+				return percentiles(took)
+			}
+			rp50, rp95 := timeIt("report", func() {
+				if rs := set.Report(ctx); len(rs) != n {
+					b.Fatalf("%d reports", len(rs))
+				}
+			})
+			fp50, fp95 := timeIt("snapshot", func() {
+				s, err := fleet.Snapshot(ctx)
+				if err != nil || len(s.Sessions) < n*panes {
+					b.Fatalf("fleet snapshot: %d sessions, %v", len(s.Sessions), err)
+				}
+			})
+			mp50, mp95 := timeIt("mcp status", func() {
+				out, isErr := callTool(b, mc, "status", nil)
+				if isErr || !strings.Contains(out, fmt.Sprintf(`"name":"h%d"`, n)) {
+					b.Fatalf("status: %.300s", out)
+				}
+			})
+
+			// Wakes: each prompt on the next host, seen here through the
+			// followed streams.
+			type seen struct {
+				at time.Time
+				ev wake.Event
+			}
+			arrived := make(chan seen, 64)
+			defer set.Subscribe(func(host string, c remote.Change) {
+				if c.Wake != nil && c.Wake.Kind == wake.Raised && !c.Wake.Replayed && strings.HasPrefix(c.Wake.Event.Session, "lat-") {
+					arrived <- seen{time.Now(), c.Wake.Event}
+				}
+			})()
+			var took, delivery []time.Duration
+			for i := range prompts {
+				srv := bh.remotes[i%n]
+				start := time.Now()
+				name := fmt.Sprintf("lat-%02d", i)
+				if _, err := tmux.NewClient(srv).NewSession(ctx, tmux.NewSessionOptions{Name: name, Width: 120, Height: 40,
+					Command: []string{"sh", "-c", "cat '" + capture + "'; exec sleep 600"}}); err != nil {
+					b.Fatal(err)
+				}
+				select {
+				case s := <-arrived:
+					if s.ev.Session != name {
+						b.Fatalf("wake of %s, want %s", s.ev.Session, name)
+					}
+					took = append(took, s.at.Sub(start))
+					delivery = append(delivery, s.at.Sub(s.ev.Time))
+				case <-time.After(30 * time.Second):
+					b.Fatalf("prompt %d never reached this process", i)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			wp50, wp95 := percentiles(took)
+			dp50, dp95 := percentiles(delivery)
+			for range b.N {
+			}
+			ms1 := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			b.ReportMetric(float64(n), "hosts")
+			b.ReportMetric(float64(n*panes), "remote-panes")
+			b.ReportMetric(float64(sshProcs), "ssh-procs")
+			b.ReportMetric(idle, "links-idle-cpu-%")
+			b.ReportMetric(ms1(rp50), "report-p50-ms")
+			b.ReportMetric(ms1(rp95), "report-p95-ms")
+			b.ReportMetric(ms1(fp50), "fleet-snapshot-p50-ms")
+			b.ReportMetric(ms1(fp95), "fleet-snapshot-p95-ms")
+			b.ReportMetric(ms1(mp50), "mcp-status-p50-ms")
+			b.ReportMetric(ms1(mp95), "mcp-status-p95-ms")
+			b.ReportMetric(ms1(wp50), "wake-p50-ms")
+			b.ReportMetric(ms1(wp95), "wake-p95-ms")
+			b.ReportMetric(ms1(dp50), "delivery-p50-ms")
+			b.ReportMetric(ms1(dp95), "delivery-p95-ms")
+		})
+	}
+}
+
+// linkCPU is the CPU time so far of the processes that carry links: ssh
+// clients, sshd and the remote `attach --stdio` relays.
+func linkCPU() time.Duration {
+	ents, _ := os.ReadDir("/proc")
+	var ticks int64
+	for _, e := range ents {
+		dir := filepath.Join("/proc", e.Name())
+		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		c := strings.TrimSpace(string(comm))
+		if c != "ssh" && c != "sshd" && !strings.Contains(string(cmdline), "attach\x00--stdio") {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+		f := strings.Fields(rest)
+		if len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + s
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// countProcs counts this user's processes named name.
+func countProcs(name string) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); err == nil && strings.TrimSpace(string(b)) == name {
+			n++
+		}
+	}
+	return n
 }

@@ -62,7 +62,7 @@ func mcpStdio(t *testing.T, bin string, env []string, name string, args ...strin
 	return c
 }
 
-func mcpStart(t *testing.T, c *client.Client, name string) {
+func mcpStart(t testing.TB, c *client.Client, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -79,7 +79,7 @@ func mcpStart(t *testing.T, c *client.Client, name string) {
 
 // callTool calls a tool and returns its text and whether it is a tool
 // error; a protocol error fails the test.
-func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) (string, bool) {
+func callTool(t testing.TB, c *client.Client, tool string, args map[string]any) (string, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -121,7 +121,7 @@ func (d *daemon) stop() {
 	}
 }
 
-func dialDaemon(t *testing.T, state string) *ipc.Client {
+func dialDaemon(t testing.TB, state string) *ipc.Client {
 	t.Helper()
 	c, err := ipc.Dial(context.Background(), filepath.Join(state, ipc.SocketFile))
 	if err != nil {
