@@ -288,7 +288,7 @@ func (k keyMap) sections() []keySection {
 			{k.App.Help, "Show or hide this help."},
 			{k.App.Quit, "Quit (ctrl+c quits from anywhere)."},
 		}},
-		{title: "Filter", note: "While typing a filter.", keys: []keyDoc{
+		{title: "Filter", note: "While typing a filter. Every word must match a session's name, agent or state; host:NAME keeps the sessions of one host (local: this machine's).", keys: []keyDoc{
 			{k.Filter.Apply, "Keep the filter and select the first match."},
 			{k.Filter.Clear, "Clear the filter and close it."},
 		}},

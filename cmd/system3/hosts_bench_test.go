@@ -60,6 +60,13 @@ func newBenchHosts(b testing.TB, n, panes int, shared bool) *benchHosts {
 		}
 		body += fmt.Sprintf("  h%d:\n    ssh: remote\n    system3: %s\n    state_dir: %s\n    ssh_options: %s]\n", i+1, self, env["SYSTEM3_STATE_DIR"], opts)
 	}
+	if shared {
+		// The shared connection outlives its ssh clients by
+		// ControlPersist: end it, so the sshd it holds can stop.
+		b.Cleanup(func() {
+			_ = exec.Command("ssh", "-F", ssh.config, "-o", "ControlPath="+cm+"/%C", "-O", "exit", "remote").Run()
+		})
+	}
 	bh.local = tmuxtest.NewServer(b, "sleep", "600")
 	bh.env = serveMonitors(b, bh.local, b.TempDir())
 	cfg := filepath.Join(b.TempDir(), "config.yaml")

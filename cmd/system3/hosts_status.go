@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
@@ -33,8 +36,9 @@ type hostStatus struct {
 	State    string    `json:"state"`
 	Error    string    `json:"error,omitempty"`
 	LastSeen time.Time `json:"last_seen,omitzero"`
-	// Source is "daemon" or "snapshot", as for status (local only: a
-	// remote host is always its daemon).
+	// Source is "daemon" or "snapshot", as for status; a remote host is
+	// "daemon" (asked over ssh now) or "followed" (what this machine's
+	// daemon, which follows the host, last heard from it).
 	Source        string `json:"source,omitempty"`
 	Server        string `json:"server,omitempty"`
 	ServerRunning bool   `json:"server_running"`
@@ -56,6 +60,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 	var links []*remote.Link
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	followed := a.followedHosts(ctx)
 	for i, name := range names {
 		wg.Go(func() {
 			hs := hostStatus{Name: name, State: "connected"}
@@ -65,6 +70,17 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 				snap, hs.UnackedWakes, hs.Source, err = a.sessionStates(ctx)
 				if err == nil {
 					hs.LastSeen = time.Now().UTC()
+				}
+			} else if d, ok := followed[name]; ok {
+				// The local daemon follows this host: what its streams
+				// said, without an ssh call.
+				hs.Source, hs.LastSeen, hs.UnackedWakes = "followed", d.LastSeen.UTC(), len(d.Unacked)
+				snap = d.Snapshot
+				if !d.Connected {
+					err = errors.New(cmp.Or(d.Error, "not connected"))
+					if d.LastSeen.IsZero() {
+						hs.LastSeen = seen[name].LastSeen
+					}
 				}
 			} else {
 				h, _ := a.remoteHost(name)
@@ -117,6 +133,33 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 		return enc.Encode(doc)
 	}
 	return writeHostsStatus(a.stdout, doc, time.Now())
+}
+
+// followedHosts asks this machine's daemon what it knows of the config's
+// hosts, which it follows; empty when no daemon runs, it predates that
+// question, or it follows none. Hosts are matched by name: the daemon of
+// this state dir reads the same config unless it was given another.
+func (a *app) followedHosts(ctx context.Context) map[string]remote.ReportDoc {
+	out := map[string]remote.ReportDoc{}
+	if len(a.remoteHosts()) == 0 {
+		return out
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := ipc.Dial(dctx, a.socketPath())
+	if err != nil {
+		return out
+	}
+	defer c.Close()
+	var docs []remote.ReportDoc
+	if err := c.Hosts(dctx, &docs); err != nil {
+		a.log.Debug("the daemon does not report its hosts; asking them", "err", err)
+		return out
+	}
+	for _, d := range docs {
+		out[d.Name] = d
+	}
+	return out
 }
 
 func writeHostsStatus(w io.Writer, doc hostsStatusDoc, now time.Time) error {

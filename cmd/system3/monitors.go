@@ -167,7 +167,13 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 		}
 		a.log.Warn("serve socket", "err", err)
 	} else {
-		g.Go(func() error { return ipc.NewServer(ln, sup, a.log).Run(gctx) })
+		srv := ipc.NewServer(ln, sup, a.log)
+		if len(a.remoteHosts()) > 0 {
+			// Clients (status --all-hosts) read the hosts this daemon
+			// follows instead of asking each over ssh.
+			srv.Hosts = func(ctx context.Context) (any, error) { return a.hostSet().Docs(ctx), nil }
+		}
+		g.Go(func() error { return srv.Run(gctx) })
 		// Events spooled while the socket was not yet up.
 		a.replayHooks(gctx, sup, spool)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // orchestratorConfig adds the orchestrator records, auto-restore and the
@@ -134,6 +135,8 @@ func newFinishCmd(a *app) *cobra.Command {
 		Use:   "finish NAME [--merge ff|merge | --pr] [--remove] [--force]",
 		Short: "Review an orchestrator's work, then merge it or open a pull request, and clean up",
 		Long: `Finish an orchestrator's initiative, one explicit step at a time.
+HOST:NAME finishes one on that host of the config's hosts: (through ssh,
+audited there and here).
 
 Without flags, finish shows the branch's changes since it left its base
 branch (git diff BASE...BRANCH: the stat, then the full diff) and changes
@@ -151,10 +154,16 @@ nothing. Then, as asked:
 The outcome (success, or failure with why) is recorded in the learning store
 with the diff stat. See docs/lifecycle.md.`,
 		Example: `  system3 finish auth
+  system3 finish web1:auth --merge ff
   system3 finish auth --merge ff --remove
   system3 finish auth --pr --title "OAuth login" --remove`,
 		Args: oneOrchestrator("finish"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if host, name := a.splitHost(args[0]); host != "" && host != remote.Local {
+				return a.runOnHost(cmd, host, name, "finish", name)
+			} else if host == remote.Local {
+				args[0] = name
+			}
 			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
@@ -107,4 +111,58 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 // actionOutcome is how a routed action's result is audited here.
 func actionOutcome(res monitor.ActionResult) (bool, bool, string) {
 	return res.Delivered, res.Verified, describeAction(res)
+}
+
+// runOnHost runs a lifecycle command (spawn, stop, finish) on host through
+// ssh: `system3 ARGS...` there, with the flags given here, its output
+// streamed here. The host's own system3 does it and audits it there; this
+// machine's audit log records the routing before (nothing runs when that
+// entry cannot be written) and after, with the exit status.
+func (a *app) runOnHost(cmd *cobra.Command, host, target string, args ...string) error {
+	h, err := a.remoteHost(host)
+	if err != nil {
+		return err
+	}
+	args = append(args, forwardedFlags(cmd, "host")...)
+	log := audit.Open(a.settings.StateDir)
+	defer log.Close()
+	e := audit.Entry{Origin: actionOrigin, Action: "route", Tool: cmd.Name(), Host: host, Target: host + ":" + target,
+		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}
+	if err := log.Write(e); err != nil {
+		return fmt.Errorf("not sent to host %s: %w", host, err)
+	}
+	code, err := h.RunCLI(cmd.Context(), a.stdout, a.stderr, args...)
+	e.Phase, e.Time, e.Args = audit.PhaseResult, time.Time{}, ""
+	switch {
+	case err != nil:
+		e.Error = err.Error()
+	case code != 0:
+		e.Error = fmt.Sprintf("exit status %d on host %s", code, host)
+	default:
+		e.Sent, e.Result = true, "done"
+	}
+	if werr := log.Write(e); werr != nil {
+		a.log.Warn("audit a routed command's outcome", "host", host, "err", werr)
+	}
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		// The remote system3 has said why on stderr.
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// forwardedFlags are the flags given to cmd itself (not the global ones,
+// which name this machine's paths), as --name=value, less skip.
+func forwardedFlags(cmd *cobra.Command, skip ...string) []string {
+	var out []string
+	cmd.LocalNonPersistentFlags().Visit(func(f *pflag.Flag) {
+		if slices.Contains(skip, f.Name) {
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
 }

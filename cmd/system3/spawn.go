@@ -121,7 +121,7 @@ func (a *app) printJSON(v any) error {
 func newSpawnCmd(a *app) *cobra.Command {
 	var req lifecycle.SpawnRequest
 	var asJSON bool
-	var agent string
+	var agent, host string
 	cmd := &cobra.Command{
 		Use:   "spawn --initiative NAME --goal TEXT [--repo DIR] [--base BRANCH] [--agent AGENT] [--task-list ID] [--context TEXT]",
 		Short: "Start an orchestrator in its own git worktree and tmux session",
@@ -162,11 +162,15 @@ dashboard and MCP clients can start only the agents the config names. With --jso
 docs/lifecycle.md.`,
 		Example: `  system3 spawn --initiative auth --goal "Add OAuth login" --repo ~/src/app
   system3 spawn --initiative billing --goal "Invoice PDFs" --base main --context "Use the pdf package we vendor"
-  system3 spawn --initiative docs --goal "Fix the README" --agent codex --json`,
+  system3 spawn --initiative docs --goal "Fix the README" --agent codex --json
+  system3 spawn --host web1 --initiative api --goal "Rate limits" --repo ~/src/api`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if req.Initiative == "" || req.Goal == "" {
 				return errors.New("give --initiative NAME and --goal TEXT")
+			}
+			if host != "" && host != remote.Local {
+				return a.runOnHost(cmd, host, "orch-"+req.Initiative, "spawn")
 			}
 			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
@@ -226,6 +230,7 @@ docs/lifecycle.md.`,
 	f.StringVar(&req.Context, "context", "", "more text for the first prompt")
 	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	f.StringVar(&host, "host", "", "spawn on this host of the config's hosts: (through ssh; --repo is a path there)")
 	return cmd
 }
 
@@ -239,11 +244,18 @@ func newStopCmd(a *app) *cobra.Command {
 like orch-auth): interrupt its agent, then kill its tmux session and remove
 its task list link. The worktree and branch are kept, so no work is lost;
 --remove-worktree also removes the worktree when it has no uncommitted
-changes (the branch is always kept).`,
+changes (the branch is always kept). HOST:NAME stops it on that host of
+the config's hosts: (through ssh, audited there and here).`,
 		Example: `  system3 stop auth
-  system3 stop orch-auth --remove-worktree`,
+  system3 stop orch-auth --remove-worktree
+  system3 stop web1:auth`,
 		Args: oneOrchestrator("stop"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if host, name := a.splitHost(args[0]); host != "" && host != remote.Local {
+				return a.runOnHost(cmd, host, name, "stop", name)
+			} else if host == remote.Local {
+				args[0] = name
+			}
 			m, release, err := a.openLifecycle(cmd.Context())
 			if err != nil {
 				return err
@@ -286,7 +298,8 @@ shows that list's progress for it and puts it in its wakes, whatever the
 agent's process says. Use it to adopt an orchestrator you started by hand.
 A link by session name holds when the agent is restarted in a new pane of
 the session; links are kept in the state dir (links.json), so a restarted
-system3 keeps them. --remove removes the link.`,
+system3 keeps them. --remove removes the link. --session HOST:NAME links a
+session of that host of the config's hosts: (its daemon keeps the link).`,
 		Example: `  system3 link --session orch-auth --task-list PRD-AUTH
   system3 link --pane %3 --task-list PRD-DOCS
   system3 link --session orch-auth --remove`,
@@ -296,11 +309,24 @@ system3 keeps them. --remove removes the link.`,
 			if err != nil {
 				return err
 			}
-			if host != "" && host != remote.Local {
-				return fmt.Errorf("link acts on this machine only: run system3 link on host %s itself", host)
-			}
 			if (list == "") != remove {
 				return errors.New("give --task-list ID to link, or --remove to unlink")
+			}
+			if host != "" && host != remote.Local {
+				req := monitor.LinkRequest{Target: t, TaskList: strings.TrimSpace(list)}
+				sess, err := routeAction(cmd.Context(), a, host, routed{action: "link", target: t.String(), args: req.TaskList},
+					func(svc monitor.Service, origin string) (monitor.Session, error) {
+						req.Origin = origin
+						return svc.Link(cmd.Context(), req)
+					}, func(s monitor.Session) (bool, bool, string) { return true, true, "task list " + s.TaskList })
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(sess)
+				}
+				fmt.Fprintf(a.stdout, "linked %s:%s (%s) on host %s to task list %q\n", host, sess.Target, sess.Pane, host, sess.TaskList)
+				return nil
 			}
 			svc, closeFn, err := a.openService(cmd.Context())
 			if err != nil {

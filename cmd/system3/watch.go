@@ -17,7 +17,7 @@ import (
 )
 
 func newWatchCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, allHosts bool
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream session state changes and wakes as they happen",
@@ -37,9 +37,15 @@ raised, acked or cleared for wakes (raised with "replayed": true for wakes
 already pending when watch started).
 
 watch uses the monitors of the system3 already running for this state dir
-(the dashboard or ` + "`system3 serve`" + `); without one, it runs its own.`,
+(the dashboard or ` + "`system3 serve`" + `); without one, it runs its own.
+
+With --all-hosts, the sessions and wakes of every host of the config's
+hosts: are followed too (two ssh streams per host), named HOST:SESSION and
+HOST:ID, with "host" set in JSON; a host that connects or drops is printed
+as a resync of what it shows. See docs/remote.md.`,
 		Example: `  system3 watch
-  system3 watch --json | jq -c 'select(.type == "wake")'`,
+  system3 watch --json | jq -c 'select(.type == "wake")'
+  system3 watch --all-hosts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -51,10 +57,17 @@ watch uses the monitors of the system3 already running for this state dir
 				return err
 			}
 			defer a.release(closeFn)
+			if allHosts {
+				if len(a.remoteHosts()) == 0 {
+					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.settings.ConfigPath)
+				}
+				svc = a.fleet(svc)
+			}
 			return runWatch(ctx, svc, &watchPrinter{w: a.stdout, json: asJSON, now: time.Now})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
+	cmd.Flags().BoolVar(&allHosts, "all-hosts", false, "also follow every host of the config's hosts: (HOST:SESSION)")
 	return cmd
 }
 

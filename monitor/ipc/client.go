@@ -454,6 +454,13 @@ func Connect(ctx context.Context, path string) (net.Conn, error) {
 	return conn, nil
 }
 
+// Hosts decodes into out what the daemon knows of the other hosts it
+// follows (see Server.Hosts). A daemon that follows none, or predates the
+// method, answers with an error matching monitor.ErrBadRequest.
+func (c *Client) Hosts(ctx context.Context, out any) error {
+	return c.call(ctx, request{Method: methodHosts}, out)
+}
+
 // Ping checks that the daemon answers.
 func (c *Client) Ping(ctx context.Context) error {
 	return c.call(ctx, request{Method: methodPing}, nil)

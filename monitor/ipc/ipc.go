@@ -88,6 +88,11 @@ const (
 	// monitor.AllowRequest body). Added within v2: a daemon that predates
 	// it answers bad_request "unknown method", and the action is refused.
 	methodAllow = "allow"
+	// methodHosts returns what the daemon knows of the config's other
+	// hosts, which it follows (Server.Hosts). Added within v2: a daemon
+	// that predates it answers bad_request "unknown method", and the
+	// client asks the hosts itself.
+	methodHosts = "hosts"
 )
 
 var (

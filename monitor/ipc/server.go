@@ -89,6 +89,10 @@ type Server struct {
 	svc monitor.Service
 	log *slog.Logger
 
+	// Hosts, when set before Run, answers the hosts method: what this
+	// daemon knows of the other hosts it follows, as a JSON value.
+	Hosts func(ctx context.Context) (any, error)
+
 	requestTimeout time.Duration // tests shorten it
 	maxConns       int64         // tests lower it
 	active         atomic.Int64  // connections being served
@@ -279,7 +283,7 @@ func decodeRequest(line []byte) (request, error) {
 	}
 	req.V = v // "v" exactly, even if a "V" came after it
 	switch req.Method {
-	case methodPing, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
+	case methodPing, methodHosts, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
 		return req, nil
 	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodTask, methodAllow:
 		if len(req.Body) == 0 {
@@ -301,6 +305,12 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer 
 	switch req.Method {
 	case methodPing:
 		return reply1(ctx, w, struct{}{}, nil)
+	case methodHosts:
+		if s.Hosts == nil {
+			return reply1[any](ctx, w, nil, fmt.Errorf("%w: this daemon follows no other hosts (its config has no hosts: section)", monitor.ErrBadRequest))
+		}
+		v, err := s.Hosts(ctx)
+		return reply1(ctx, w, v, err)
 	case methodSnapshot:
 		v, err := s.svc.Snapshot(ctx)
 		return reply1(ctx, w, v, err)

@@ -389,3 +389,33 @@ func (h Host) CommandLine(args ...string) string {
 	parts = append(parts, shellQuote(h.SSH), shellQuote(remoteCommand(append(cmd, args...))))
 	return strings.Join(parts, " ")
 }
+
+// RunCLI runs `system3 ARGS...` on the host through ssh, its standard
+// output and error streamed to stdout and stderr as they come, and returns
+// the remote command's exit status. A failure of ssh or of reaching the
+// remote system3 (exit 255, 127, 126) is returned as a LinkError and
+// status -1; any other status is the remote command's own, its reasons
+// already on stderr.
+func (h Host) RunCLI(ctx context.Context, stdout, stderr io.Writer, args ...string) (int, error) {
+	argv := h.System3Argv(args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	tail := &tailBuffer{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, tail)
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return -1, ctx.Err()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if code == 255 || code == exitCommandMissing || code == 126 {
+			return -1, h.classify(code, tail.String())
+		}
+		return code, nil
+	}
+	if err != nil {
+		return -1, fmt.Errorf("run ssh for host %s: %w (is OpenSSH's ssh installed?)", h.Name, err)
+	}
+	return 0, nil
+}

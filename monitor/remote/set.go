@@ -335,3 +335,31 @@ func (s *Set) Ack(ctx context.Context, name, id, by string) (wake.Event, error) 
 	ev, err := l.Client.Ack(ctx, id, by)
 	return ev, l.Observe(ctx, err)
 }
+
+// ReportDoc is a Report as a daemon sends it over its socket to a client
+// (`status --all-hosts` asking the daemon that follows the hosts).
+type ReportDoc struct {
+	Name      string           `json:"name"`
+	Connected bool             `json:"connected"`
+	LastSeen  time.Time        `json:"last_seen,omitzero"`
+	Error     string           `json:"error,omitempty"`
+	Snapshot  monitor.Snapshot `json:"snapshot"`
+	Unacked   []wake.Event     `json:"unacked"`
+}
+
+// Docs is Report as ReportDocs.
+func (s *Set) Docs(ctx context.Context) []ReportDoc {
+	rs := s.Report(ctx)
+	out := make([]ReportDoc, len(rs))
+	for i, r := range rs {
+		d := ReportDoc{Name: r.Name, Connected: r.Connected, LastSeen: r.LastSeen, Snapshot: r.Snapshot, Unacked: r.Unacked}
+		if r.Err != nil {
+			d.Error = r.Err.Error()
+		}
+		if d.Unacked == nil {
+			d.Unacked = []wake.Event{}
+		}
+		out[i] = d
+	}
+	return out
+}

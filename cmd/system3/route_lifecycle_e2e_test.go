@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/tmux/tmuxtest"
+)
+
+// Lifecycle commands and watch across hosts, through the real sshd:
+// watch --all-hosts follows the remote's sessions as lab:NAME; stop
+// lab:NAME runs stop on the remote (its session goes, watch sees it go),
+// audited here with its outcome; link --session lab:NAME links there; a
+// host that is down gets its sentence, audited here too.
+func TestHostsRouteLifecycleOverSSH(t *testing.T) {
+	w := newHostsWorld(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The remote's CLI must find the remote's tmux server, as a login
+	// profile there would tell it.
+	wrapper := filepath.Join(t.TempDir(), "system3-lab")
+	script := fmt.Sprintf("#!/bin/sh\nexport SYSTEM3_TMUX_SOCKET_PATH='%s'\nexec '%s' \"$@\"\n", w.remote.Path, self)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(w.env["SYSTEM3_CONFIG"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = fmt.Appendf(cfg, "  lab:\n    ssh: remote\n    system3: %s\n    state_dir: %s\n    ssh_options: [-F, %s]\n", wrapper, w.state, w.ssh.config)
+	if err := os.WriteFile(w.env["SYSTEM3_CONFIG"], cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc := tmux.NewClient(w.remote)
+	for _, name := range []string{"orch-far", "orch-linked"} {
+		if _, err := rc.NewSession(context.Background(), tmux.NewSessionOptions{Name: name, Width: 100, Height: 30, Command: []string{"sleep", "600"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"watch", "--all-hosts", "--json"}, strings.NewReader(""), &out, &errOut, func(k string) string { return w.env[k] })
+	}()
+	waitUntil(t, "watch --all-hosts to show lab:orch-far", func() bool {
+		return strings.Contains(out.String(), `"session":"lab:orch-far"`) && strings.Contains(out.String(), `"host":"lab"`)
+	})
+
+	code, sout, serr := invoke(t, w.env, "stop", "lab:orch-far")
+	if code != 0 || !strings.Contains(sout, "stopped orch-far") {
+		t.Fatalf("stop lab:orch-far: exit %d, out %q, stderr %q", code, sout, serr)
+	}
+	if ok, err := rc.HasSession(context.Background(), "orch-far"); err != nil || ok {
+		t.Fatalf("the remote session is still there (%v, %v)", ok, err)
+	}
+	waitUntil(t, "watch to see lab:orch-far go", func() bool {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, `"kind":"removed"`) && strings.Contains(l, `"session":"lab:orch-far"`) {
+				return true
+			}
+		}
+		return false
+	})
+
+	code, sout, serr = invoke(t, w.env, "link", "--session", "lab:orch-linked", "--task-list", "PRD-FAR")
+	if code != 0 || !strings.Contains(sout, "PRD-FAR") {
+		t.Fatalf("link lab:orch-linked: exit %d, out %q, stderr %q", code, sout, serr)
+	}
+	snap, err := dialDaemon(t, w.state).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := false
+	for _, s := range snap.Sessions {
+		if s.Session == "orch-linked" && s.TaskList == "PRD-FAR" {
+			linked = true
+		}
+	}
+	if !linked {
+		t.Errorf("the remote daemon does not show the link: %+v", snap.Sessions)
+	}
+
+	code, _, serr = invoke(t, w.env, "stop", "down:orch-x")
+	if code == 0 || !strings.Contains(serr, "host down is down or unreachable") {
+		t.Fatalf("stop down:orch-x: exit %d, stderr %q", code, serr)
+	}
+
+	// This machine's audit: each routed command with its outcome.
+	var stop, link, failed bool
+	for _, e := range routedEntries(t, w.env["SYSTEM3_STATE_DIR"]) {
+		switch {
+		case e.Tool == "stop" && e.Host == "lab" && e.Target == "lab:orch-far" && e.Phase == audit.PhaseResult && e.Sent && e.Error == "":
+			stop = true
+		case e.Tool == "link" && e.Host == "lab" && e.Phase == audit.PhaseResult && e.Sent:
+			link = true
+		case e.Tool == "stop" && e.Host == "down" && e.Phase == audit.PhaseResult && !e.Sent && strings.Contains(e.Error, "down or unreachable"):
+			failed = true
+		}
+	}
+	if !stop || !link || !failed {
+		t.Errorf("audit here: stop %v, link %v, failure %v: %+v", stop, link, failed, routedEntries(t, w.env["SYSTEM3_STATE_DIR"]))
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("watch exited %d: %s", code, errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("watch did not end")
+	}
+}
+
+// With a local daemon that follows the config's hosts, status
+// --all-hosts takes the remote's sessions from it ("followed") instead of
+// asking over ssh, and a host that is down is still shown disconnected
+// with its sentence.
+func TestHostsStatusFromFollowingDaemon(t *testing.T) {
+	w := newHostsWorld(t)
+	if _, err := tmux.NewClient(w.remote).NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-seen", Width: 100, Height: 30, Command: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for k, v := range w.env {
+		env[k] = v
+	}
+	env["SYSTEM3_STATE_DIR"] = shortDirTB(t)
+	env["SYSTEM3_TMUX_SOCKET_PATH"] = tmuxtest.NewServer(t, "sleep", "600").Path
+	startTestMonitors(t, env)
+
+	var doc hostsStatusDoc
+	waitUntil(t, "status --all-hosts to show the remote followed", func() bool {
+		code, out, _ := invoke(t, env, "status", "--all-hosts", "--json")
+		doc = hostsStatusDoc{}
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			return false
+		}
+		for _, h := range doc.Hosts {
+			if h.Name == "remote" && h.Source == "followed" && h.State == "connected" {
+				return true
+			}
+		}
+		return false
+	})
+	found := false
+	for _, s := range doc.Sessions {
+		if s.Host == "remote" && s.Session.Session == "remote:orch-seen" {
+			found = true
+		}
+	}
+	by := map[string]hostStatus{}
+	for _, h := range doc.Hosts {
+		by[h.Name] = h
+	}
+	if !found || by["down"].State != "disconnected" || !strings.Contains(by["down"].Error, "down or unreachable") || by["local"].State != "connected" {
+		t.Fatalf("status --all-hosts from the daemon: %+v", doc)
+	}
+}
