@@ -187,7 +187,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		if m.opts.Jump == nil {
+		if m.opts.Jump == nil || s.Host != "" {
+			// Another host's pane is reached through ssh, from a terminal.
 			m.setStatus(levelInfo, "attach with: "+m.attachHint(s))
 			return nil
 		}

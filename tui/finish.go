@@ -58,6 +58,10 @@ func (m *Model) openFinish() tea.Cmd {
 	if !ok {
 		return nil
 	}
+	if s.Host != "" {
+		m.setStatus(levelWarn, onHost(s, "finish"))
+		return nil
+	}
 	f, ok := m.finisher()
 	if !ok {
 		m.setStatus(levelWarn, "this dashboard cannot finish orchestrators; use `system3 finish NAME` in a terminal")

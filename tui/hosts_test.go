@@ -50,3 +50,33 @@ func TestHostColumnAndFilter(t *testing.T) {
 		t.Fatalf("a host column with no hosts:\n%s", v)
 	}
 }
+
+// Another host's orchestrator cannot be stopped, finished or jumped into
+// from here (the lifecycle and the jump act on this machine): the status
+// line says how to do it from a terminal, and nothing is called.
+func TestHostRowsSayHowToReachThem(t *testing.T) {
+	svc := newFixtureService(t)
+	snap := fixtureSnapshot()
+	snap.Sessions = append(snap.Sessions, monitor.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", Target: "web1:orch-far:0.0",
+		Agent: "claude", State: rules.Working, Since: now, Updated: now})
+	svc.SetSnapshot(snap)
+	jumped := false
+	h := newHarness(t, svc, Options{Jump: func(monitor.Session) error { jumped = true; return nil },
+		AttachHint: func(s monitor.Session) string { return "ssh -t web1 tmux attach -t orch-far:0.0" }}, 140, 40)
+	h.selectPane("web1:%99")
+	h.press("S")
+	if st := h.statusText(); !strings.Contains(st, "system3 stop web1:orch-far") {
+		t.Fatalf("S on another host's row: %q", st)
+	}
+	h.press("F")
+	if st := h.statusText(); !strings.Contains(st, "system3 finish web1:orch-far") {
+		t.Fatalf("F on another host's row: %q", st)
+	}
+	h.press("o")
+	if st := h.statusText(); jumped || !strings.Contains(st, "ssh -t web1") {
+		t.Fatalf("o on another host's row: jumped %v, %q", jumped, st)
+	}
+	if c := h.calls(); len(c) != 0 {
+		t.Fatalf("calls: %+v", c)
+	}
+}

@@ -125,6 +125,10 @@ func (m *Model) openStop() tea.Cmd {
 	if !ok {
 		return nil
 	}
+	if s.Host != "" {
+		m.setStatus(levelWarn, onHost(s, "stop"))
+		return nil
+	}
 	if m.opts.Lifecycle == nil {
 		m.setStatus(levelWarn, "this dashboard cannot stop orchestrators; use `system3 stop NAME` in a terminal")
 		return nil
@@ -312,4 +316,11 @@ func link(ctx context.Context, svc monitor.Service, t monitor.Target, name, list
 		got, err := svc.Link(ctx, monitor.LinkRequest{Target: t, TaskList: list, Origin: origin})
 		return linkDoneMsg{target: name, list: list, sess: got, err: err}
 	}
+}
+
+// onHost says that an orchestrator of another host is stopped or finished
+// from a terminal here, through that host (this dashboard's lifecycle acts
+// on this machine).
+func onHost(s monitor.Session, verb string) string {
+	return clean(s.Session) + " is on host " + clean(s.Host) + ": run `system3 " + verb + " " + clean(s.Session) + "` in a terminal"
 }

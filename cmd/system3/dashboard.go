@@ -208,9 +208,19 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	srv := a.tmuxServer()
 	opts := tui.Options{
-		Server:     srv.String(),
-		Bell:       a.settings.File.Notify.BellOn(),
-		AttachHint: func(s monitor.Session) string { return srv.AttachCommand(s.Target) },
+		Server: srv.String(),
+		Bell:   a.settings.File.Notify.BellOn(),
+		AttachHint: func(s monitor.Session) string {
+			if s.Host != "" {
+				// Another host's pane: its own tmux, through ssh.
+				dest := s.Host
+				if h, err := a.remoteHost(s.Host); err == nil {
+					dest = h.SSH
+				}
+				return "ssh -t " + dest + " " + tmux.Server{}.AttachCommand(strings.TrimPrefix(s.Target, s.Host+":"))
+			}
+			return srv.AttachCommand(s.Target)
+		},
 	}
 	if ls := a.learnStore(); ls != nil {
 		opts.Learn = ls

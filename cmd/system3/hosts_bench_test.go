@@ -226,17 +226,16 @@ func BenchmarkWakeLatencyOverLink(b *testing.B) {
 // panes each (default 50), each a private tmux server, state dir and
 // monitors behind one real sshd on loopback (ssh connection sharing on),
 // this process follows every host (remote.Set.Start: two long-lived ssh
-// streams per host) and measures:
-//   - what the hosts cost to follow: ssh processes, and this process's
-//     CPU while nothing happens;
-//   - aggregated status from what the streams said: remote.Set.Report,
-//     the dashboard's Fleet.Snapshot (this machine's sessions and every
-//     host's), and MCP status (Streamable HTTP, mcp-go's client), each
-//     p50/p95 over 100 calls;
-//   - wake latency: SYSTEM3_BENCH_PROMPTS permission prompts (default 20),
-//     spread over the hosts, from the prompt appearing in a pane to its
-//     wake reaching this process, and "delivery", from the wake's time in
-//     the remote journal to here (the link's share).
+// streams per host) and measures what the links cost while nothing
+// happens (CPU of ssh, sshd and the remote relays; ssh processes);
+// aggregated status from what the streams said (remote.Set.Report, the
+// dashboard's Fleet.Snapshot, MCP status over Streamable HTTP with mcp-go's
+// client, each p50/p95 over 100 calls, and `status --all-hosts --json`
+// with a local daemon that follows the hosts, over 20 calls); and wake
+// latency: SYSTEM3_BENCH_PROMPTS permission prompts (default 20), spread
+// over the hosts, from the prompt appearing in a pane to its wake reaching
+// this process, and "delivery", from the wake's time in the remote journal
+// to here (the link's share).
 //
 //	go test -run '^$' -bench FollowedHosts -benchtime 1x -timeout 30m ./cmd/system3/
 func BenchmarkFollowedHosts(b *testing.B) {
@@ -328,6 +327,46 @@ func BenchmarkFollowedHosts(b *testing.B) {
 				}
 			})
 
+			// The CLI: status --all-hosts with a local daemon following
+			// the hosts (a second one, given the config, in its own state
+			// dir).
+			denv := followingDaemon(b, bh.env)
+			cliStatus := func() (time.Duration, bool) {
+				start := time.Now()
+				code, out, errOut := invokeStdin(denv, "", "status", "--all-hosts", "--json")
+				took := time.Since(start)
+				var doc hostsStatusDoc
+				if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+					b.Fatalf("status --all-hosts: exit %d: %s", code, errOut)
+				}
+				followed := 0
+				for _, h := range doc.Hosts {
+					if h.Source == "followed" && h.State == "connected" {
+						followed++
+					}
+				}
+				return took, followed == n && len(doc.Sessions) >= n*panes
+			}
+			deadline = time.Now().Add(2 * time.Minute)
+			for {
+				if _, ok := cliStatus(); ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatal("the second daemon never followed every host")
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			var cliTook []time.Duration
+			for range 20 {
+				d, ok := cliStatus()
+				if !ok {
+					b.Fatal("status --all-hosts lost a followed host")
+				}
+				cliTook = append(cliTook, d)
+			}
+			cp50, cp95 := percentiles(cliTook)
+
 			// Wakes: each prompt on the next host, seen here through the
 			// followed streams.
 			type seen struct {
@@ -376,6 +415,8 @@ func BenchmarkFollowedHosts(b *testing.B) {
 			b.ReportMetric(ms1(fp95), "fleet-snapshot-p95-ms")
 			b.ReportMetric(ms1(mp50), "mcp-status-p50-ms")
 			b.ReportMetric(ms1(mp95), "mcp-status-p95-ms")
+			b.ReportMetric(ms1(cp50), "cli-status-p50-ms")
+			b.ReportMetric(ms1(cp95), "cli-status-p95-ms")
 			b.ReportMetric(ms1(wp50), "wake-p50-ms")
 			b.ReportMetric(ms1(wp95), "wake-p95-ms")
 			b.ReportMetric(ms1(dp50), "delivery-p50-ms")

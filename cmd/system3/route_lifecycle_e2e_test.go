@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,13 +134,7 @@ func TestHostsStatusFromFollowingDaemon(t *testing.T) {
 	if _, err := tmux.NewClient(w.remote).NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-seen", Width: 100, Height: 30, Command: []string{"sleep", "600"}}); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	for k, v := range w.env {
-		env[k] = v
-	}
-	env["SYSTEM3_STATE_DIR"] = shortDirTB(t)
-	env["SYSTEM3_TMUX_SOCKET_PATH"] = tmuxtest.NewServer(t, "sleep", "600").Path
-	startTestMonitors(t, env)
+	env := followingDaemon(t, w.env)
 
 	var doc hostsStatusDoc
 	waitUntil(t, "status --all-hosts to show the remote followed", func() bool {
@@ -168,4 +163,16 @@ func TestHostsStatusFromFollowingDaemon(t *testing.T) {
 	if !found || by["down"].State != "disconnected" || !strings.Contains(by["down"].Error, "down or unreachable") || by["local"].State != "connected" {
 		t.Fatalf("status --all-hosts from the daemon: %+v", doc)
 	}
+}
+
+// followingDaemon starts a daemon (monitors and socket, in this process)
+// with env's config, hosts included, so it follows them; it has its own
+// state dir and tmux server. It returns the environment of its commands.
+func followingDaemon(t testing.TB, env map[string]string) map[string]string {
+	t.Helper()
+	out := maps.Clone(env)
+	out["SYSTEM3_STATE_DIR"] = shortDirTB(t)
+	out["SYSTEM3_TMUX_SOCKET_PATH"] = tmuxtest.NewServer(t, "sleep", "600").Path
+	startTestMonitors(t, out)
+	return out
 }
