@@ -534,3 +534,66 @@ func TestWatcherDefaultPollsAndSettles(t *testing.T) {
 		t.Errorf("Clients() = %d", n)
 	}
 }
+
+// TestWatcherSkipsListingsWhileNothingIsRead: while no pane writes, the
+// tmux server reads nothing and the watcher lists no panes between its full
+// listings; a pane that writes after a quiet spell (a prompt drawn by an
+// idle agent) is reported as soon as it would be without the gate, and
+// quiet panes still get their "gone quiet" report.
+func TestWatcherSkipsListingsWhileNothingIsRead(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "cat")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 30*time.Second)
+	panes, err := c.ListPanes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", panes[0].ServerPID)); err != nil {
+		t.Fatalf("the tmux server's /proc/PID/io cannot be read here (%v): the gate this test checks is off", err)
+	}
+	pane := panes[0].ID
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{PollInterval: 50 * time.Millisecond})
+	evs := collect(w)
+	runWatcher(t, w)
+	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
+
+	// Half a second off the full listings' beat, so the write below is
+	// seen by a light listing.
+	time.Sleep(3500 * time.Millisecond)
+	listed, skipped := w.LightListings()
+	// 3.5 s of 50 ms ticks, full listings once a second, each followed by
+	// one light listing (the full one made the server read /proc).
+	if skipped < 35 || listed > 14 {
+		t.Fatalf("idle: %d light listings made, %d skipped", listed, skipped)
+	}
+	for drained := false; !drained; {
+		select {
+		case <-evs.ch:
+		default:
+			drained = true
+		}
+	}
+	start := time.Now()
+	if _, err := c.SendText(ctx, pane, "hello", tmux.SendOptions{NoEnter: true}); err != nil {
+		t.Fatal(err)
+	}
+	evs.await(t, 5*time.Second, "the pane that wrote", outputFrom(pane, ""))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the pane was reported %v after it wrote", took)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if l, sk := w.LightListings(); l == listed {
+		t.Errorf("the write made no light listing (%d listed, %d skipped before; %d, %d after; reported after %v)", listed, skipped, l, sk, time.Since(start))
+	}
+
+	// Without the gate every tick lists.
+	w2 := tmux.NewWatcher(srv, tmux.WatcherOptions{PollInterval: 50 * time.Millisecond, NoReadGate: true})
+	evs2 := collect(w2)
+	runWatcher(t, w2)
+	evs2.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
+	time.Sleep(time.Second)
+	if listed, skipped := w2.LightListings(); skipped != 0 || listed < 10 {
+		t.Fatalf("NoReadGate: %d listed, %d skipped", listed, skipped)
+	}
+}

@@ -54,6 +54,12 @@ type WatcherOptions struct {
 	// than a spinner's frame), before it is reported again.
 	BusyGap time.Duration
 	Settle  time.Duration
+	// NoReadGate lists panes at every tick even when the tmux server has
+	// read nothing since the last one. By default (on Linux, when the
+	// server's /proc/PID/io can be read) such a tick lists nothing: no
+	// pane can have written, so an idle fleet costs the server one full
+	// listing a second (see serverReads).
+	NoReadGate bool
 	// Buffer is how many events may wait for the consumer before they are
 	// replaced by one EventResync (default 4096).
 	Buffer int
@@ -101,6 +107,9 @@ type Watcher struct {
 	started atomic.Bool
 	// maxSettle is Settle in ticks: the longest quiet spell step asks for.
 	maxSettle int
+	// listed and skipped count light listings made and skipped (the
+	// server read nothing since the last one).
+	listed, skipped atomic.Int64
 
 	mu    sync.Mutex
 	conns map[string]*Conn // by the session id it was attached to
@@ -551,6 +560,10 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		serverPID int
 		lastFull  time.Time
 		cost      time.Duration // a light listing's wall time, smoothed
+		// The server's read count at the last light listing's start, and
+		// whether it can be read (see serverReads).
+		reads uint64
+		gate  bool
 	)
 	for {
 		select {
@@ -565,7 +578,21 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			panes []Pane
 			err   error
 		)
+		if !full && gate && !w.opts.NoReadGate {
+			// Nothing read by the server since the last listing: no pane
+			// wrote, so nothing a light listing shows has changed. Tick
+			// on what is known (quiet panes still get reported).
+			if n, ok := serverReads(serverPID); ok && n == reads {
+				w.skipped.Add(1)
+				w.tickUnchanged(tracks, time.Now())
+				timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
+				continue
+			} else if ok {
+				reads = n
+			}
+		}
 		if !full {
+			w.listed.Add(1)
 			sigs, err = lister.ListPaneSignals(ctx)
 			switch {
 			case err != nil:
@@ -576,6 +603,12 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		}
 		if full {
+			// Read before listing: what the server reads after this is
+			// news for the next tick (a full listing makes it read /proc,
+			// so the next tick lists).
+			if gate {
+				reads, _ = serverReads(serverPID)
+			}
 			if panes, err = lister.ListPanes(ctx); err == nil {
 				sigs, lastFull = make([]PaneSignal, len(panes)), time.Now()
 				for i, p := range panes {
@@ -614,6 +647,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		case !up:
 			up, lastErr, serverPID = true, "", panes[0].ServerPID
+			gate = isTmuxServer(serverPID)
 			tracks = make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
 				tracks[p.ID] = &paneTrack{sig: p.Signal(), rest: restOf(p), settle: 1}
@@ -654,6 +688,23 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		}
 		timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
+	}
+}
+
+// LightListings returns how many light listings (five numbers per pane)
+// the watcher made and how many it skipped because the server had read
+// nothing since the last one.
+func (w *Watcher) LightListings() (listed, skipped int64) {
+	return w.listed.Load(), w.skipped.Load()
+}
+
+// tickUnchanged is a tick whose listing would have shown every pane as
+// the last one did.
+func (w *Watcher) tickUnchanged(tracks map[string]*paneTrack, now time.Time) {
+	for id, tr := range tracks {
+		if w.step(tr, tr.sig, false, now) {
+			w.q.push(Event{Kind: EventOutput, PaneID: id})
+		}
 	}
 }
 
