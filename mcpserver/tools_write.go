@@ -194,8 +194,17 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			evs = all
 		} else if host, id, ok := strings.Cut(a.ID, ":"); ok && e.Hosts != nil && host != remote.Local {
 			// HOST:ID, as wait_for_wake names another host's wake: that
-			// host's daemon acknowledges it.
-			ev, err := e.Hosts.Ack(cctx, host, id, originOf(ctx))
+			// host's daemon acknowledges it, through the service when it
+			// routes to hosts (remote.Fleet: this machine's policy and
+			// audit apply first).
+			var ev wake.Event
+			var err error
+			if r, routes := e.Svc.(interface{ Routes(host string) bool }); routes && r.Routes(host) {
+				ev, err = e.Svc.Ack(cctx, a.ID, originOf(ctx))
+				ev.ID, ev.Session = id, strings.TrimPrefix(ev.Session, host+":")
+			} else {
+				ev, err = e.Hosts.Ack(cctx, host, id, originOf(ctx))
+			}
 			if err != nil {
 				return serviceError(err)
 			}

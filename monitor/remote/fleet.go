@@ -21,8 +21,12 @@ import (
 // Session.Host set), and an action on one of them (preview, inject, keys,
 // answer, interrupt, link, ack) goes to that host's daemon over its link,
 // which applies its own policy, text check and audit. This machine's
-// audit log records each routed action before it is sent (nothing is sent
-// when that entry cannot be written) and after, with the outcome.
+// policy applies first (Service.Allow, with the session named
+// HOST:SESSION, so mcp.allow_sessions globs such as "web1:*" select
+// another host's sessions, and mcp.read_only refuses everything), and
+// this machine's audit log records each routed action before it is sent
+// (nothing is sent when that entry cannot be written) and after, with the
+// outcome.
 //
 // Everything else (task lists, hooks, wait) is this machine's. The Set
 // must be started (Set.Start).
@@ -37,6 +41,9 @@ type Fleet struct {
 }
 
 var _ monitor.Service = (*Fleet)(nil)
+
+// Routes reports whether host is one of the hosts the fleet routes to.
+func (f *Fleet) Routes(host string) bool { return host != Local && f.Set.Link(host) != nil }
 
 // split reads the HOST: prefix of a name; host is "" when the prefix names
 // no followed host (a tmux target such as orch:1.0 is this machine's).
@@ -422,6 +429,28 @@ func (f *Fleet) action(ctx context.Context, origin, host, action string, t monit
 	return res, err
 }
 
+// sessionName names, as HOST:SESSION, the session of host that target
+// (a session, target, pane or wake id, as the host knows it) is in, from
+// what the followed streams said; HOST:TARGET when it is not known.
+func (f *Fleet) sessionName(ctx context.Context, host, target string) string {
+	for _, r := range f.Set.Report(ctx) {
+		if r.Name != host {
+			continue
+		}
+		for _, s := range r.Snapshot.Sessions {
+			if s.Pane == target || s.Session == target || s.Target == target {
+				return prefixed(host, s.Session)
+			}
+		}
+		for _, ev := range r.Unacked {
+			if ev.ID == target {
+				return prefixed(host, ev.Session)
+			}
+		}
+	}
+	return prefixed(host, target)
+}
+
 // routeCall sends one action to host's daemon, audited here before and
 // after (see Fleet).
 func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, target, text, args string, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
@@ -429,6 +458,9 @@ func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, targe
 	l := f.Set.Link(host)
 	if l == nil {
 		return zero, fmt.Errorf("%w: no host %q in the config", monitor.ErrBadRequest, host)
+	}
+	if err := f.Service.Allow(ctx, monitor.AllowRequest{Action: action, Session: f.sessionName(ctx, host, target), Origin: origin}); err != nil {
+		return zero, err
 	}
 	e := audit.Entry{Origin: origin, Action: "route", Tool: action, Host: host, Target: host + ":" + target,
 		ID: fmt.Sprintf("route-%d", time.Now().UnixNano()), Phase: audit.PhaseAttempt, Text: text, Args: args}

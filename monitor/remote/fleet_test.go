@@ -123,6 +123,33 @@ func TestFleet(t *testing.T) {
 	if got, _ := remoteSvc.Wakes(ctx, wake.Filter{}); len(got) != 0 {
 		t.Fatalf("the host still has %+v", got)
 	}
+	// This machine's policy applies first: a read-only MCP here may not
+	// act there, and an allow-list selects hosts' sessions by HOST:NAME.
+	before := len(remoteSvc.Calls())
+	ro, err := monitor.NewPolicy(monitor.PolicyConfig{ReadOnly: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local.SetPolicy(ro)
+	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "sneak", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) {
+		t.Fatalf("read-only here, inject there: %v", err)
+	}
+	if _, err := f.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"}); err != nil {
+		t.Fatalf("the operator is not an MCP client: %v", err)
+	}
+	only, err := monitor.NewPolicy(monitor.PolicyConfig{AllowSessions: []string{"web2:*"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local.SetPolicy(only)
+	if _, err := f.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: "web1:%7"}, Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), `"web1:orch"`) {
+		t.Fatalf("allow-list web2:*, interrupt web1:%%7: %v", err)
+	}
+	if got := remoteSvc.Calls(); len(got) != before+1 {
+		t.Fatalf("the host got %+v after the refusals", got[before:])
+	}
+	local.SetPolicy(nil)
+
 	// Mixed hosts are refused.
 	if _, err := f.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Session: "web1:orch", Pane: "%1"}}); !errors.Is(err, monitor.ErrBadRequest) {
 		t.Fatalf("mixed target: %v", err)
