@@ -7,10 +7,9 @@ import (
 	"strings"
 )
 
-// serverReads returns how many read system calls the tmux server process
-// pid has made (syscr in /proc/PID/io); ok is false where that cannot be
-// read (not Linux, another user's or namespace's process, a process that
-// is not a tmux server).
+// ioReader reads how many read system calls the tmux server process has
+// made (syscr in /proc/PID/io); read's ok is false where that cannot be
+// read (not Linux, another user's process, a process that is gone).
 //
 // tmux reads every pane's output with read(2), so a count that has not
 // moved since the last look means no pane wrote anything: no window
@@ -18,22 +17,46 @@ import (
 // clients (ours included) arrive with recvmsg(2), which it does not count,
 // so the count stays still while system3 lists panes; only formats that
 // make tmux read /proc (pane_current_command) move it.
-func serverReads(pid int) (reads uint64, ok bool) {
+//
+// It keeps /proc/PID/io open between reads: each tick costs one pread(2).
+type ioReader struct {
+	pid int
+	f   *os.File
+	buf [1024]byte
+}
+
+func (r *ioReader) read(pid int) (uint64, bool) {
 	if pid <= 0 {
 		return 0, false
 	}
-	dir := "/proc/" + strconv.Itoa(pid)
-	b, err := os.ReadFile(dir + "/io")
-	if err != nil {
+	if r.f == nil || r.pid != pid {
+		r.close()
+		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/io")
+		if err != nil {
+			return 0, false
+		}
+		r.f, r.pid = f, pid
+	}
+	n, err := r.f.ReadAt(r.buf[:], 0)
+	if n == 0 && err != nil {
+		// The process is gone (ESRCH), or the file cannot be read.
+		r.close()
 		return 0, false
 	}
-	for line := range bytes.Lines(b) {
+	for line := range bytes.Lines(r.buf[:n]) {
 		if v, found := bytes.CutPrefix(line, []byte("syscr:")); found {
-			n, err := strconv.ParseUint(strings.TrimSpace(string(v)), 10, 64)
-			return n, err == nil
+			c, err := strconv.ParseUint(strings.TrimSpace(string(v)), 10, 64)
+			return c, err == nil
 		}
 	}
 	return 0, false
+}
+
+func (r *ioReader) close() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
 }
 
 // isTmuxServer reports whether pid is a tmux server process: tmux names

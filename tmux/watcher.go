@@ -58,7 +58,7 @@ type WatcherOptions struct {
 	// read nothing since the last one. By default (on Linux, when the
 	// server's /proc/PID/io can be read) such a tick lists nothing: no
 	// pane can have written, so an idle fleet costs the server one full
-	// listing a second (see serverReads).
+	// listing a second (see ioReader).
 	NoReadGate bool
 	// Buffer is how many events may wait for the consumer before they are
 	// replaced by one EventResync (default 4096).
@@ -561,10 +561,12 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		lastFull  time.Time
 		cost      time.Duration // a light listing's wall time, smoothed
 		// The server's read count at the last light listing's start, and
-		// whether it can be read (see serverReads).
+		// whether it can be read (see ioReader).
 		reads uint64
 		gate  bool
+		io    ioReader
 	)
+	defer io.close()
 	for {
 		select {
 		case <-ctx.Done():
@@ -582,7 +584,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			// Nothing read by the server since the last listing: no pane
 			// wrote, so nothing a light listing shows has changed. Tick
 			// on what is known (quiet panes still get reported).
-			if n, ok := serverReads(serverPID); ok && n == reads {
+			if n, ok := io.read(serverPID); ok && n == reads {
 				w.skipped.Add(1)
 				w.tickUnchanged(tracks, time.Now())
 				timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
@@ -607,7 +609,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			// news for the next tick (a full listing makes it read /proc,
 			// so the next tick lists).
 			if gate {
-				reads, _ = serverReads(serverPID)
+				reads, _ = io.read(serverPID)
 			}
 			if panes, err = lister.ListPanes(ctx); err == nil {
 				sigs, lastFull = make([]PaneSignal, len(panes)), time.Now()
