@@ -202,7 +202,9 @@ func (t *sessionTable) scroll() {
 // layout sizes the columns for the width: the target and agent columns as
 // wide as their widest value (within limits), task progress only when some
 // session has a task list, and what the pane shows in the rest. Narrow
-// terminals lose the task column, then the agent column.
+// terminals lose the task column, then the agent column. The host column
+// (only when some session is another host's) stays: without it targets
+// would carry the HOST: prefix, which is as wide.
 func (t sessionTable) layout() columns {
 	var c columns
 	tasks, hosts := false, false
@@ -249,13 +251,6 @@ func (t sessionTable) layout() columns {
 	const minWhat = 16
 	if fixed()+minWhat > t.w {
 		c.tasks = 0
-	}
-	if fixed()+minWhat > t.w && c.host > 0 {
-		// Targets keep the host then.
-		for _, r := range t.rows {
-			c.target = max(c.target, min(28, width(clean(r.sess.Target))))
-		}
-		c.host = 0
 	}
 	if fixed()+minWhat > t.w {
 		c.agent = 0
