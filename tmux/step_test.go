@@ -151,3 +151,75 @@ func TestParseSignals(t *testing.T) {
 		}
 	}
 }
+
+// TestPiggybackBatchesBusyPanes: panes that keep changing, each reported
+// at its own moment, fall into step once one report carries the others
+// due within half a BusyGap: over ten seconds the ticks that report
+// anything (each one capture batch, one connection) are about one a second,
+// not one per pane per second (100 ticks without, 19 with, when written); and each pane is still reported about once
+// a second, and once more when it goes quiet.
+func TestPiggybackBatchesBusyPanes(t *testing.T) {
+	w := NewWatcher(Server{}, WatcherOptions{PollInterval: 50 * time.Millisecond, BusyGap: time.Second, Settle: 200 * time.Millisecond})
+	now := time.Unix(1_800_000_000, 0)
+	const panes = 10
+	tracks := map[string]*paneTrack{}
+	sigs := map[string]PaneSignal{}
+	for i := range panes {
+		id := "%" + string(rune('a'+i))
+		sigs[id] = PaneSignal{ID: id}
+		tracks[id] = &paneTrack{sig: sigs[id], settle: 1}
+	}
+	run := func(ticks int, busy func(tick int, pane int) bool, piggy bool) (reportTicks int, perPane map[string]int) {
+		perPane = map[string]int{}
+		for k := range ticks {
+			now = now.Add(50 * time.Millisecond)
+			var reported []string
+			for i := range panes {
+				id := "%" + string(rune('a'+i))
+				s := sigs[id]
+				if busy(k, i) {
+					s.Activity++
+					sigs[id] = s
+				}
+				if w.step(tracks[id], s, false, now) {
+					reported = append(reported, id)
+				}
+			}
+			if piggy {
+				reported = w.piggyback(tracks, reported, now)
+			}
+			if len(reported) > 0 {
+				reportTicks++
+			}
+			for _, id := range reported {
+				perPane[id]++
+			}
+		}
+		return reportTicks, perPane
+	}
+	// Each pane starts streaming on its own tick, so their reports are
+	// staggered, then all stream for 10 s.
+	streaming := func(start int) func(int, int) bool {
+		return func(k, i int) bool { return k+start >= i*2 }
+	}
+	without, _ := run(200, streaming(0), false)
+	for id := range tracks {
+		tracks[id] = &paneTrack{sig: sigs[id], settle: 1}
+	}
+	with, perPane := run(200, streaming(0), true)
+	if without < 80 || with > without/4 {
+		t.Fatalf("ticks with reports in 10 s of 10 staggered streams: %d without piggyback, %d with; want many fewer with", without, with)
+	}
+	for id, n := range perPane {
+		if n < 8 || n > 25 {
+			t.Errorf("pane %s reported %d times in 10 s of streaming", id, n)
+		}
+	}
+	// All stop: each is reported once more when quiet, and then never.
+	_, quiet := run(40, func(int, int) bool { return false }, true)
+	for id := range tracks {
+		if quiet[id] != 1 {
+			t.Errorf("pane %s reported %d times after its stream stopped, want 1", id, quiet[id])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -659,6 +660,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
 			cur := make(map[string]*paneTrack, len(sigs))
+			var reported []string
 			for i, s := range sigs {
 				tr, ok := tracks[s.ID]
 				if !ok {
@@ -676,8 +678,12 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 					rest, tr.rest = r != tr.rest, r
 				}
 				if w.step(tr, s, rest, now) {
-					w.q.push(Event{Kind: EventOutput, PaneID: s.ID})
+					reported = append(reported, s.ID)
 				}
+			}
+			reported = w.piggyback(cur, reported, now)
+			for _, id := range reported {
+				w.q.push(Event{Kind: EventOutput, PaneID: id})
 			}
 			tracks, ids = cur, idsOf(sigs)
 			// Sessions, windows and panes come and go, are renamed or
@@ -703,11 +709,40 @@ func (w *Watcher) LightListings() (listed, skipped int64) {
 // tickUnchanged is a tick whose listing would have shown every pane as
 // the last one did.
 func (w *Watcher) tickUnchanged(tracks map[string]*paneTrack, now time.Time) {
+	var reported []string
 	for id, tr := range tracks {
 		if w.step(tr, tr.sig, false, now) {
-			w.q.push(Event{Kind: EventOutput, PaneID: id})
+			reported = append(reported, id)
 		}
 	}
+	for _, id := range w.piggyback(tracks, reported, now) {
+		w.q.push(Event{Kind: EventOutput, PaneID: id})
+	}
+}
+
+// piggyback adds to the panes a tick reports (which the consumer
+// captures in one batch, one connection to the server) every pane that
+// keeps changing and would be reported within the next half BusyGap
+// anyway: changed since its last report, which was at least half a
+// BusyGap ago. Panes that keep changing then fall into step and are
+// captured together, about once a BusyGap, instead of each on its own
+// connection at its own moment. A report only ever comes sooner.
+func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now time.Time) []string {
+	if len(reported) == 0 {
+		return reported
+	}
+	in := make(map[string]bool, len(reported))
+	for _, id := range reported {
+		in[id] = true
+	}
+	for id, tr := range tracks {
+		if !in[id] && tr.held && now.Sub(tr.reported) >= w.opts.BusyGap/2 {
+			tr.reported, tr.held = now, false
+			reported = append(reported, id)
+		}
+	}
+	slices.Sort(reported)
+	return reported
 }
 
 // pollGap is the time from one tick's start to the next: PollInterval,
