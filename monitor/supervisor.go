@@ -118,7 +118,8 @@ type Config struct {
 	// shell, a build): they are watched for an agent starting, less often
 	// (default 1s; negative: no limit).
 	OtherCapture time.Duration
-	// Captures is how many tmux clients capturing (up to 8 panes each)
+	// Captures is how many tmux clients capturing (up to 8 panes the
+	// first of a flush, 64 each other one)
 	// may be in flight at once (default 4):
 	// on a busy tmux server each capture waits for the server's loop, and
 	// a round of many dirty panes must not wait for it once per pane.
@@ -631,11 +632,16 @@ func captureOrder(a, b *paneState) int {
 	return strings.Compare(a.pane.ID, b.pane.ID)
 }
 
-// captureBatchSize is how many panes one tmux client captures: a client
+// captureBatchSize is how many panes the first tmux client of a flush
+// captures, and captureRestSize how many each of the others does: a client
 // (a connection, or a forked tmux) costs more than capturing a screen
-// costs tmux, while a small batch still lets the first panes (those quiet
-// longest, where a prompt waits) be classified before the rest.
-const captureBatchSize = 8
+// costs tmux, while a small first batch still lets the first panes (those
+// quiet longest, where a prompt waits) be classified before the rest,
+// which are mostly panes still writing, captured together.
+const (
+	captureBatchSize = 8
+	captureRestSize  = 64
+)
 
 // batchCapturer is a Tmux that captures several panes with one client.
 type batchCapturer interface {
@@ -709,6 +715,9 @@ func (s *Supervisor) captures(ctx context.Context, panes []tmux.Pane) iter.Seq[c
 			for len(live) > 0 {
 				batch := live[:min(len(live), size)]
 				live = live[len(batch):]
+				if size > 1 {
+					size = captureRestSize
+				}
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
