@@ -180,8 +180,8 @@ func spawnView(r lifecycle.SpawnResult) spawnResultView {
 // StopOrchestratorTool stops an orchestrator.
 func StopOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("stop_orchestrator",
-		mcp.WithDescription(`Stop an orchestrator: interrupt its agent, kill its tmux session and remove its task list link. Its worktree and branch are kept, so no work is lost; remove_worktree also removes the worktree when it has no uncommitted changes (the branch is always kept). name is the initiative ("auth") or its session ("orch-auth"). Returns the session, whether the agent was interrupted, the worktree and whether it was removed.`),
-		mcp.WithString("name", mcp.Required(), mcp.Description(`The initiative ("auth") or its session name ("orch-auth").`), mcp.MinLength(1), mcp.MaxLength(256)),
+		mcp.WithDescription(`Stop an orchestrator: interrupt its agent, kill its tmux session and remove its task list link. Its worktree and branch are kept, so no work is lost; remove_worktree also removes the worktree when it has no uncommitted changes (the branch is always kept). name is the initiative ("auth") or its session ("orch-auth"); HOST:NAME ("web1:auth") stops one on that host of system3's configured hosts, where it acts as you (your client's name), under that host's policy too. Returns the session, whether the agent was interrupted, the worktree and whether it was removed.`),
+		mcp.WithString("name", mcp.Required(), mcp.Description(`The initiative ("auth") or its session name ("orch-auth"); "web1:auth" on host web1.`), mcp.MinLength(1), mcp.MaxLength(256)),
 		mcp.WithBoolean("remove_worktree", mcp.Description("Also remove the worktree (refused when it has uncommitted changes)."), mcp.DefaultBool(false)),
 		argOrder("name", "remove_worktree"),
 		writes("Stop orchestrator", true, false),

@@ -168,7 +168,7 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.S
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
-	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+	if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
 		return nil, err
 	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {

@@ -161,7 +161,7 @@ tools.`,
 			if err := svc.connect(ctx); err != nil {
 				return err
 			}
-			if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+			if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
 				return err
 			}
 			defer a.withCoach(ctx, &set.opts, svc)()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
@@ -116,22 +120,38 @@ func actionOutcome(res monitor.ActionResult) (bool, bool, string) {
 // runOnHost runs a lifecycle command (spawn, stop, finish) on host through
 // ssh: `system3 ARGS...` there, with the flags given here, its output
 // streamed here. The host's own system3 does it and audits it there; this
-// machine's audit log records the routing before (nothing runs when that
-// entry cannot be written) and after, with the exit status.
+// machine's audit log records the routing (routeCLI).
 func (a *app) runOnHost(cmd *cobra.Command, host, target string, args ...string) error {
-	h, err := a.remoteHost(host)
+	args = append(args, forwardedFlags(cmd, "host")...)
+	code, err := a.routeCLI(cmd.Context(), actionOrigin, host, cmd.Name(), target, args, a.stdout, a.stderr)
 	if err != nil {
 		return err
 	}
-	args = append(args, forwardedFlags(cmd, "host")...)
+	if code != 0 {
+		// The remote system3 has said why on stderr.
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// routeCLI runs `system3 ARGS...` on host through ssh, its output to
+// stdout and stderr, and returns the remote exit status. This machine's
+// audit log records the routing (action route, tool, host, target, the
+// arguments) before anything runs (nothing runs when that entry cannot be
+// written) and after, with the exit status or the failure.
+func (a *app) routeCLI(ctx context.Context, origin, host, tool, target string, args []string, stdout, stderr io.Writer) (int, error) {
+	h, err := a.remoteHost(host)
+	if err != nil {
+		return -1, err
+	}
 	log := audit.Open(a.settings.StateDir)
 	defer log.Close()
-	e := audit.Entry{Origin: actionOrigin, Action: "route", Tool: cmd.Name(), Host: host, Target: host + ":" + target,
+	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: host + ":" + target,
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}
 	if err := log.Write(e); err != nil {
-		return fmt.Errorf("not sent to host %s: %w", host, err)
+		return -1, fmt.Errorf("not sent to host %s: %w", host, err)
 	}
-	code, err := h.RunCLI(cmd.Context(), a.stdout, a.stderr, args...)
+	code, err := h.RunCLI(ctx, stdout, stderr, args...)
 	e.Phase, e.Time, e.Args = audit.PhaseResult, time.Time{}, ""
 	switch {
 	case err != nil:
@@ -144,14 +164,7 @@ func (a *app) runOnHost(cmd *cobra.Command, host, target string, args ...string)
 	if werr := log.Write(e); werr != nil {
 		a.log.Warn("audit a routed command's outcome", "host", host, "err", werr)
 	}
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		// The remote system3 has said why on stderr.
-		return &exitError{code: code}
-	}
-	return nil
+	return code, err
 }
 
 // forwardedFlags are the flags given to cmd itself (not the global ones,
@@ -165,4 +178,93 @@ func forwardedFlags(cmd *cobra.Command, skip ...string) []string {
 		out = append(out, "--"+f.Name+"="+f.Value.String())
 	})
 	return out
+}
+
+// hostsLifecycle is the MCP servers' lifecycle with the config's hosts
+// beside this machine: stop_orchestrator HOST:NAME runs `system3 stop NAME
+// --origin "CLIENT via ssh from THIS-MACHINE"` on that host, so its policy
+// judges the MCP client (not its operator), after this machine's policy
+// (the session named HOST:orch-NAME). Spawning stays on this machine.
+type hostsLifecycle struct {
+	mcpserver.Lifecycle
+	a   *app
+	svc interface {
+		Allow(ctx context.Context, req monitor.AllowRequest) error
+	}
+}
+
+// withHostsLifecycle wraps lc for the config's hosts; without hosts it is
+// lc.
+func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc monitor.Service) mcpserver.Lifecycle {
+	if len(a.remoteHosts()) == 0 {
+		return lc
+	}
+	return hostsLifecycle{Lifecycle: lc, a: a, svc: svc}
+}
+
+func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	host, name := l.a.splitHost(strings.TrimSpace(req.Name))
+	switch host {
+	case "":
+		return l.Lifecycle.Stop(ctx, req)
+	case remote.Local:
+		req.Name = name
+		return l.Lifecycle.Stop(ctx, req)
+	}
+	session := name
+	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
+		session = lifecycle.SessionPrefix + session
+	}
+	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: "stop", Session: host + ":" + session, Origin: req.Origin}); err != nil {
+		return lifecycle.StopResult{}, err
+	}
+	args := []string{"stop", name, "--json", "--origin=" + req.Origin + " " + routedVia()}
+	if req.RemoveWorktree {
+		args = append(args, "--remove-worktree")
+	}
+	var out bytes.Buffer
+	errb := &tailWriter{max: 4096}
+	code, err := l.a.routeCLI(ctx, req.Origin, host, "stop", name, args, &out, errb)
+	if err != nil {
+		return lifecycle.StopResult{}, err
+	}
+	var res lifecycle.StopResult
+	if out.Len() > 0 {
+		if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
+			return res, fmt.Errorf("host %s answered stop with %q: %w", host, strings.TrimSpace(out.String()), jerr)
+		}
+		res.Session = host + ":" + res.Session
+	}
+	if code != 0 {
+		return res, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("stop exited %d", code)))
+	}
+	return res, nil
+}
+
+// tailWriter keeps the last max bytes written.
+type tailWriter struct {
+	max int
+	b   []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string { return string(t.b) }
+
+// lastLineOf is the last non-empty line of s without system3's prefix, or
+// def.
+func lastLineOf(s, def string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimPrefix(strings.TrimSpace(lines[i]), "system3: "); l != "" {
+			return l
+		}
+	}
+	return def
 }

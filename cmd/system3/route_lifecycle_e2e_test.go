@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -92,6 +97,58 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	}
 	if !linked {
 		t.Errorf("the remote daemon does not show the link: %+v", snap.Sessions)
+	}
+
+	// MCP: stop_orchestrator lab:NAME runs stop there as the MCP client,
+	// not as its operator.
+	if _, err := rc.NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-mcp", Width: 100, Height: 30, Command: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return w.env[k] }}
+	if err := a.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.close)
+	local := dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])
+	var opts mcpserver.Options
+	a.withHosts(&opts)
+	if opts.Lifecycle, err = a.mcpLifecycle(local); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := mcpserver.New(a.fleet(local), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(ms.Handler())
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); ms.Close() })
+	mc, err := client.NewStreamableHttpClient(ts.URL + mcpserver.EndpointPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mc.Close() })
+	mcpStart(t, mc, "hosts-lc")
+	mout, isErr := callTool(t, mc, "stop_orchestrator", map[string]any{"name": "lab:orch-mcp"})
+	if isErr || !strings.Contains(mout, `"session":"lab:orch-mcp"`) {
+		t.Fatalf("stop_orchestrator lab:orch-mcp: %s", mout)
+	}
+	if ok, err := rc.HasSession(context.Background(), "orch-mcp"); err != nil || ok {
+		t.Fatalf("the remote session orch-mcp is still there (%v, %v)", ok, err)
+	}
+	entries, err := audit.Read(filepath.Join(w.state, audit.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteStop := false
+	for _, e := range entries {
+		if e.Action == "stop" && e.Target == "orch-mcp" && strings.Contains(e.Origin, "mcp:hosts-lc via ssh from ") {
+			remoteStop = true
+		}
+	}
+	if !remoteStop {
+		t.Errorf("the remote audit log lacks the MCP client's stop: %+v", entries)
+	}
+	if mout, isErr := callTool(t, mc, "stop_orchestrator", map[string]any{"name": "down:orch-x"}); !isErr || !strings.Contains(mout, "down or unreachable") {
+		t.Errorf("stop_orchestrator down:orch-x: %s", mout)
 	}
 
 	code, _, serr = invoke(t, w.env, "stop", "down:orch-x")

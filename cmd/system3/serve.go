@@ -109,7 +109,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		<-ctx.Done()
 		return nil
 	}
-	if set.opts.Lifecycle, err = a.lifecycle(svc); err != nil {
+	if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
 		return err
 	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {

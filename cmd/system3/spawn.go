@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -79,6 +80,16 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 }
 
 // lifecycle returns the spawn/stop manager over svc.
+// mcpLifecycle is lifecycle for an MCP server: with the config's hosts,
+// stop_orchestrator HOST:NAME is routed (hostsLifecycle).
+func (a *app) mcpLifecycle(svc monitor.Service) (mcpserver.Lifecycle, error) {
+	m, err := a.lifecycle(svc)
+	if err != nil {
+		return nil, err
+	}
+	return a.withHostsLifecycle(m, svc), nil
+}
+
 func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	m, err := lifecycle.New(a.lifecycleConfig(svc))
 	if err != nil {
@@ -121,7 +132,7 @@ func (a *app) printJSON(v any) error {
 func newSpawnCmd(a *app) *cobra.Command {
 	var req lifecycle.SpawnRequest
 	var asJSON bool
-	var agent, host string
+	var agent, host, origin string
 	cmd := &cobra.Command{
 		Use:   "spawn --initiative NAME --goal TEXT [--repo DIR] [--base BRANCH] [--agent AGENT] [--task-list ID] [--context TEXT]",
 		Short: "Start an orchestrator in its own git worktree and tmux session",
@@ -177,7 +188,7 @@ docs/lifecycle.md.`,
 				return err
 			}
 			defer release()
-			req.Origin = actionOrigin
+			req.Origin = claimedOrigin(origin)
 			// The operator's own command line runs too, from here only.
 			if slices.Contains(m.AgentNames(), strings.TrimSpace(agent)) {
 				req.Agent = strings.TrimSpace(agent)
@@ -231,12 +242,14 @@ docs/lifecycle.md.`,
 	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	f.StringVar(&host, "host", "", "spawn on this host of the config's hosts: (through ssh; --repo is a path there)")
+	addOriginFlag(cmd, &origin)
 	return cmd
 }
 
 func newStopCmd(a *app) *cobra.Command {
 	var req lifecycle.StopRequest
 	var asJSON bool
+	var origin string
 	cmd := &cobra.Command{
 		Use:   "stop NAME [--remove-worktree]",
 		Short: "Stop an orchestrator: interrupt its agent and kill its tmux session",
@@ -261,7 +274,7 @@ the config's hosts: (through ssh, audited there and here).`,
 				return err
 			}
 			defer release()
-			req.Name, req.Origin = args[0], actionOrigin
+			req.Name, req.Origin = args[0], claimedOrigin(origin)
 			res, err := m.Stop(cmd.Context(), req)
 			if asJSON && res.Status != "" {
 				if perr := a.printJSON(res); perr != nil {
@@ -283,7 +296,37 @@ the config's hosts: (through ssh, audited there and here).`,
 	cmd.Flags().BoolVar(&req.RemoveWorktree, "remove-worktree", false, "also remove the worktree (not one with uncommitted changes; the branch is kept)")
 	cmd.Flags().StringVar(&req.Repo, "repo", "", "the repository, to find trees/NAME when the session does not show it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addOriginFlag(cmd, &origin)
 	return cmd
+}
+
+// addOriginFlag adds the hidden --origin: what another machine's system3
+// claims when it runs this command here through ssh for one of its MCP
+// clients ("mcp:NAME via ssh from HOST"). The command then acts under that
+// origin rather than as this machine's operator: the policy applies to it
+// and no command line is taken. Claiming less than the operator is all it
+// can do: whoever runs the command could act as the operator anyway.
+func addOriginFlag(cmd *cobra.Command, origin *string) {
+	cmd.Flags().StringVar(origin, "origin", "", "act as this origin (set by another machine's system3 routing an MCP client's action)")
+	_ = cmd.Flags().MarkHidden("origin")
+}
+
+// claimedOrigin is the origin a lifecycle command acts under: the
+// operator's CLI, or what --origin claims, kept to one printable line.
+func claimedOrigin(claim string) string {
+	claim = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(claim))
+	if claim == "" || claim == actionOrigin {
+		return actionOrigin
+	}
+	if len(claim) > 200 {
+		claim = claim[:200]
+	}
+	return claim
 }
 
 func newLinkCmd(a *app) *cobra.Command {
