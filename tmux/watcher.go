@@ -108,9 +108,9 @@ type Watcher struct {
 	started atomic.Bool
 	// maxSettle is Settle in ticks: the longest quiet spell step asks for.
 	maxSettle int
-	// listed and skipped count light listings made and skipped (the
-	// server read nothing since the last one).
-	listed, skipped atomic.Int64
+	// full, listed and skipped count full listings, and light listings
+	// made and skipped (the server read nothing since the last one).
+	full, listed, skipped atomic.Int64
 
 	mu    sync.Mutex
 	conns map[string]*Conn // by the session id it was attached to
@@ -606,6 +606,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		}
 		if full {
+			w.full.Add(1)
 			// Read before listing: what the server reads after this is
 			// news for the next tick (a full listing makes it read /proc,
 			// so the next tick lists).
@@ -699,11 +700,11 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 	}
 }
 
-// LightListings returns how many light listings (five numbers per pane)
-// the watcher made and how many it skipped because the server had read
-// nothing since the last one.
-func (w *Watcher) LightListings() (listed, skipped int64) {
-	return w.listed.Load(), w.skipped.Load()
+// Listings returns how many full listings the watcher made, how many
+// light ones (five numbers per pane), and how many light ones it skipped
+// because the server had read nothing since the last listing.
+func (w *Watcher) Listings() (full, light, skipped int64) {
+	return w.full.Load(), w.listed.Load(), w.skipped.Load()
 }
 
 // tickUnchanged is a tick whose listing would have shown every pane as
