@@ -15,6 +15,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // Lifecycle starts and stops orchestrators; *lifecycle.Manager is one.
@@ -76,7 +77,8 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("task_list", mcp.Description(`Task list id (default PRD-<INITIATIVE>, upper-cased).`), mcp.MaxLength(128)),
 		mcp.WithString("context", mcp.Description("More text for the first prompt: constraints, pointers, acceptance criteria."), mcp.MaxLength(maxPromptPart)),
 		mcp.WithBoolean("no_auto_trust", mcp.Description("Leave Claude Code's folder-trust dialog to a person instead of answering it."), mcp.DefaultBool(false)),
-		argOrder("initiative", "goal", "repo", "base", "agent", "task_list", "context", "no_auto_trust"),
+		mcp.WithString("host", mcp.Description(`Another of system3's configured hosts to start it on (status lists them), like "web1"; repo is then a path there. Default: this machine.`), mcp.MaxLength(64)),
+		argOrder("initiative", "goal", "repo", "base", "agent", "task_list", "context", "no_auto_trust", "host"),
 		writes("Spawn orchestrator", false, false),
 	)
 	type args struct {
@@ -88,6 +90,7 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		TaskList    string `json:"task_list"`
 		Context     string `json:"context"`
 		NoAutoTrust bool   `json:"no_auto_trust"`
+		Host        string `json:"host"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		if e.Lifecycle == nil {
@@ -104,8 +107,11 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			return badInput("agent %q is not one system3's configuration names; send one of: %s (the operator adds agents under agents: in config.yaml)",
 				a.Agent, strings.Join(agents, ", "))
 		}
+		if h := strings.TrimSpace(a.Host); h != "" && h != remote.Local && e.Hosts == nil {
+			return badInput("host %q: system3 has no other hosts configured (hosts: in its config); leave host out to start it on this machine", h)
+		}
 		sreq := lifecycle.SpawnRequest{Initiative: a.Initiative, Goal: a.Goal, Repo: a.Repo, Base: a.Base, Agent: a.Agent,
-			TaskList: a.TaskList, Context: a.Context, NoAutoTrust: a.NoAutoTrust, Origin: originOf(ctx)}
+			TaskList: a.TaskList, Context: a.Context, NoAutoTrust: a.NoAutoTrust, Origin: originOf(ctx), Host: strings.TrimSpace(a.Host)}
 		type step struct{ name, msg string }
 		steps := make(chan step, 16)
 		sreq.Progress = func(name, msg string) {

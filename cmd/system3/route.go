@@ -268,3 +268,55 @@ func lastLineOf(s, def string) string {
 	}
 	return def
 }
+
+// Spawn starts an orchestrator on req.Host when it names another host:
+// `system3 spawn ... --json --origin "CLIENT via ssh from THIS-MACHINE"`
+// runs there, so it acts as the MCP client (a configured agent only, that
+// host's policy), after this machine's policy (the session named
+// HOST:orch-INITIATIVE). Its progress is not relayed; its result is.
+func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	host := strings.TrimSpace(req.Host)
+	if host == "" || host == remote.Local {
+		req.Host = ""
+		return l.Lifecycle.Spawn(ctx, req)
+	}
+	if _, err := l.a.remoteHost(host); err != nil {
+		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
+	}
+	session := lifecycle.SessionName(req.Initiative)
+	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: "spawn", Session: host + ":" + session, Origin: req.Origin}); err != nil {
+		return lifecycle.SpawnResult{}, err
+	}
+	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal, "--json", "--origin=" + req.Origin + " " + routedVia()}
+	for _, f := range []struct{ name, v string }{{"repo", req.Repo}, {"base", req.Base}, {"agent", req.Agent}, {"task-list", req.TaskList}, {"context", req.Context}} {
+		if f.v != "" {
+			args = append(args, "--"+f.name+"="+f.v)
+		}
+	}
+	if req.NoAutoTrust {
+		args = append(args, "--no-auto-trust")
+	}
+	var out bytes.Buffer
+	errb := &tailWriter{max: 4096}
+	code, err := l.a.routeCLI(ctx, req.Origin, host, "spawn", session, args, &out, errb)
+	if err != nil {
+		return lifecycle.SpawnResult{}, err
+	}
+	if code != 0 {
+		// spawn --json prints its failure as a document too.
+		var failed struct {
+			Step  string `json:"step"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(out.Bytes(), &failed) == nil && failed.Error != "" {
+			return lifecycle.SpawnResult{}, fmt.Errorf("host %s: spawn failed at %s: %s", host, failed.Step, failed.Error)
+		}
+		return lifecycle.SpawnResult{}, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("spawn exited %d", code)))
+	}
+	var res lifecycle.SpawnResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return res, fmt.Errorf("host %s answered spawn with %q: %w", host, strings.TrimSpace(out.String()), err)
+	}
+	res.Session, res.Pane = host+":"+res.Session, host+":"+res.Pane
+	return res, nil
+}

@@ -150,6 +150,30 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	if mout, isErr := callTool(t, mc, "stop_orchestrator", map[string]any{"name": "down:orch-x"}); !isErr || !strings.Contains(mout, "down or unreachable") {
 		t.Errorf("stop_orchestrator down:orch-x: %s", mout)
 	}
+	// spawn_orchestrator with host runs spawn there as the MCP client: a
+	// repository that is not there fails there, with its reason, audited
+	// on both sides; an unknown host is refused here.
+	norepo := filepath.Join(t.TempDir(), "no-repo")
+	mout, isErr = callTool(t, mc, "spawn_orchestrator", map[string]any{"initiative": "far", "goal": "Try it", "repo": norepo, "host": "lab"})
+	if !isErr || !strings.Contains(mout, "host lab: spawn failed") {
+		t.Fatalf("spawn_orchestrator on lab with no repository: %s", mout)
+	}
+	entries, err = audit.Read(filepath.Join(w.state, audit.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteSpawn := false
+	for _, e := range entries {
+		if e.Action == "spawn" && e.Target == "orch-far" && e.Error != "" && strings.Contains(e.Origin, "mcp:hosts-lc via ssh from ") {
+			remoteSpawn = true
+		}
+	}
+	if !remoteSpawn {
+		t.Errorf("the remote audit log lacks the MCP client's failed spawn: %+v", entries)
+	}
+	if mout, isErr := callTool(t, mc, "spawn_orchestrator", map[string]any{"initiative": "far", "goal": "Try it", "host": "nosuch"}); !isErr || !strings.Contains(mout, `no host "nosuch"`) {
+		t.Errorf("spawn_orchestrator on an unknown host: %s", mout)
+	}
 
 	code, _, serr = invoke(t, w.env, "stop", "down:orch-x")
 	if code == 0 || !strings.Contains(serr, "host down is down or unreachable") {
@@ -157,9 +181,11 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	}
 
 	// This machine's audit: each routed command with its outcome.
-	var stop, link, failed bool
+	var stop, link, failed, spawned bool
 	for _, e := range routedEntries(t, w.env["SYSTEM3_STATE_DIR"]) {
 		switch {
+		case e.Tool == "spawn" && e.Host == "lab" && e.Target == "lab:orch-far" && e.Origin == "mcp:hosts-lc" && e.Phase == audit.PhaseResult && e.Error != "":
+			spawned = true
 		case e.Tool == "stop" && e.Host == "lab" && e.Target == "lab:orch-far" && e.Phase == audit.PhaseResult && e.Sent && e.Error == "":
 			stop = true
 		case e.Tool == "link" && e.Host == "lab" && e.Phase == audit.PhaseResult && e.Sent:
@@ -168,8 +194,8 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 			failed = true
 		}
 	}
-	if !stop || !link || !failed {
-		t.Errorf("audit here: stop %v, link %v, failure %v: %+v", stop, link, failed, routedEntries(t, w.env["SYSTEM3_STATE_DIR"]))
+	if !stop || !link || !failed || !spawned {
+		t.Errorf("audit here: stop %v, link %v, failure %v, spawn %v: %+v", stop, link, failed, spawned, routedEntries(t, w.env["SYSTEM3_STATE_DIR"]))
 	}
 	cancel()
 	select {

@@ -372,6 +372,7 @@ func TestSpawnRefusals(t *testing.T) {
 	}{
 		{name: "bad name", req: SpawnRequest{Initiative: "a b", Goal: "g"}, want: ErrInvalid, step: StepValidate, msg: "not a valid initiative name"},
 		{name: "no goal", req: SpawnRequest{Initiative: "a", Goal: " "}, want: ErrInvalid, step: StepValidate, msg: "goal is empty"},
+		{name: "another host", req: SpawnRequest{Initiative: "a", Goal: "g", Host: "web1"}, want: ErrInvalid, step: StepValidate, msg: `host "web1" is reached through the hosts`},
 		{name: "control bytes in the goal", req: SpawnRequest{Initiative: "a", Goal: "x\x1b[201~\rtouch $HOME/PWNED_SPAWN\r"}, want: ErrInvalid, step: StepValidate, msg: "byte 0x1b (escape) at byte offset 1"},
 		{name: "invalid UTF-8 in the context", req: SpawnRequest{Initiative: "a", Goal: "g", Context: "\xff"}, want: ErrInvalid, step: StepValidate, msg: "the context: the text holds byte 0xff"},
 		{name: "bad task list", req: SpawnRequest{Initiative: "a", Goal: "g", TaskList: "../x"}, want: ErrInvalid, step: StepValidate},

@@ -48,6 +48,10 @@ type SpawnRequest struct {
 	NoAutoTrust bool `json:"no_auto_trust,omitempty"`
 	// Origin says who asks, for the audit log: "cli", "tui", "mcp:<client>".
 	Origin string `json:"origin"`
+	// Host names another configured host to start it on (see
+	// docs/remote.md); empty or "local": this machine. A Manager starts
+	// orchestrators on its own machine only and refuses any other host.
+	Host string `json:"host,omitempty"`
 	// Progress, when set, hears each step as it starts.
 	Progress func(step, message string) `json:"-"`
 }
@@ -126,6 +130,9 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	m, req := sp.m, sp.req
 	r := &sp.res
 	// Validate.
+	if req.Host != "" && req.Host != "local" {
+		return *r, StepValidate, fmt.Errorf("%w: this system3 starts orchestrators on its own machine; host %q is reached through the hosts of its configuration", ErrInvalid, req.Host)
+	}
 	if why := ValidName(req.Initiative); why != "" {
 		return *r, StepValidate, fmt.Errorf("%w: %s", ErrInvalid, why)
 	}
