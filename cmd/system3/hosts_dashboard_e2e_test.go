@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -80,19 +79,7 @@ func TestDashboardAcrossHostsOverSSH(t *testing.T) {
 	if err := tmuxSendRaw(term, pane, "1"); err != nil {
 		t.Fatal(err)
 	}
-	rsvc := dialDaemon(t, w.state)
-	waitUntil(t, "the remote agent to take the answer", func() bool {
-		snap, err := rsvc.Snapshot(ctx)
-		if err != nil {
-			return false
-		}
-		for _, s := range snap.Sessions {
-			if s.Session == "fa-permission" {
-				return s.State != rules.AwaitingInput
-			}
-		}
-		return false
-	})
+	waitLeftPrompt(t, w.state, "fa-permission")
 	entries, err := audit.Read(filepath.Join(w.state, audit.File))
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,11 +68,9 @@ type routed struct {
 	args   string // the rest: the option of an answer, inject's flags
 }
 
-// routeAction runs do on host's daemon through the ssh link. The remote
-// service does the action, so its policy, text checks and audit apply
-// there; this machine's audit log records that it routed the action, before
-// (nothing is sent when that cannot be written) and after, with the
-// outcome. result says how the outcome is recorded.
+// routeAction runs do on host's daemon through a link of its own, as
+// remote.Route does (audited in this machine's audit log before and after,
+// as the CLI's). result says how the outcome is recorded.
 func routeAction[T any](ctx context.Context, a *app, host string, r routed, do func(svc monitor.Service, origin string) (T, error), result func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
 	h, err := a.remoteHost(host)
@@ -82,34 +79,20 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 	}
 	log := audit.Open(a.settings.StateDir)
 	defer log.Close()
-	id := fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid())
-	e := audit.Entry{Origin: actionOrigin, Action: "route", Tool: r.action, Host: host, Target: host + ":" + r.target,
-		ID: id, Phase: audit.PhaseAttempt, Text: r.text, Args: r.args}
-	if err := log.Write(e); err != nil {
-		return zero, fmt.Errorf("not sent to host %s: %w", host, err)
-	}
 	l := remote.NewLink(h)
 	defer func() {
 		l.Close()
 		a.recordSeen([]*remote.Link{l})
 	}()
-	v, err := do(l.Client, routedOrigin())
-	err = l.Observe(ctx, err)
-	e.Phase, e.Time, e.Text, e.Args = audit.PhaseResult, time.Time{}, "", ""
-	if err != nil {
-		e.Error = err.Error()
-	} else {
-		e.Sent, e.Checked, e.Result = result(v)
+	record := func(e audit.Entry) error {
+		err := log.Write(e)
+		if err != nil && e.Phase == audit.PhaseResult {
+			a.log.Warn("audit a routed action's outcome", "host", host, "err", err)
+		}
+		return err
 	}
-	if werr := log.Write(e); werr != nil {
-		a.log.Warn("audit a routed action's outcome", "host", host, "err", werr)
-	}
-	if err != nil && (errors.Is(err, remote.ErrLinkLost) || errors.Is(err, ipc.ErrConnLost) || errors.Is(err, io.ErrUnexpectedEOF)) {
-		// The link failed: whether the action ran there is not known
-		// unless its audit log says.
-		return zero, fmt.Errorf("%w; whether host %s did the %s is not known: see its audit log (%s)", err, host, r.action, h.CommandLine("audit"))
-	}
-	return v, err
+	return remote.Route(ctx, l, remote.Routed{Origin: actionOrigin, Action: r.action, Target: r.target, Text: r.text, Args: r.args, Record: record},
+		func(c *ipc.Client) (T, error) { return do(c, routedOrigin()) }, result)
 }
 
 // actionOutcome is how a routed action's result is audited here.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
@@ -68,20 +69,8 @@ func TestHostsRouteAnswerOverSSH(t *testing.T) {
 		t.Fatalf("answer remote:fa-permission 1: exit %d, out %q, stderr %q", code, out, errOut)
 	}
 	// The remote agent took it: no longer awaiting input.
-	rc := dialDaemon(t, w.state)
+	rc := waitLeftPrompt(t, w.state, "fa-permission")
 	ctx := context.Background()
-	waitUntil(t, "the remote agent to leave its prompt", func() bool {
-		snap, err := rc.Snapshot(ctx)
-		if err != nil {
-			return false
-		}
-		for _, s := range snap.Sessions {
-			if s.Session == "fa-permission" {
-				return s.State != rules.AwaitingInput
-			}
-		}
-		return false
-	})
 
 	// The remote audit: the answer, delivered, from the relay, claiming
 	// this machine's CLI.
@@ -338,19 +327,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	if isErr || !strings.Contains(out, "remote:") {
 		t.Fatalf("answer_prompt remote:fa-permission: %s", out)
 	}
-	rsvc := dialDaemon(t, w.state)
-	waitUntil(t, "the remote agent to leave its prompt", func() bool {
-		snap, err := rsvc.Snapshot(context.Background())
-		if err != nil {
-			return false
-		}
-		for _, s := range snap.Sessions {
-			if s.Session == "fa-permission" {
-				return s.State != rules.AwaitingInput
-			}
-		}
-		return false
-	})
+	waitLeftPrompt(t, w.state, "fa-permission")
 	entries, err := audit.Read(filepath.Join(w.state, audit.File))
 	if err != nil {
 		t.Fatal(err)
@@ -394,4 +371,25 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 		}
 		return by["remote"].Connected && !by["remote"].LastSeen.IsZero() && !by["down"].Connected && !by["badkey"].Connected && len(by) == 4
 	})
+}
+
+// waitLeftPrompt waits until the daemon of state shows session as no
+// longer awaiting input (its agent took an answer), and returns a client
+// of that daemon.
+func waitLeftPrompt(t *testing.T, state, session string) *ipc.Client {
+	t.Helper()
+	c := dialDaemon(t, state)
+	waitUntil(t, "the agent of "+session+" to leave its prompt", func() bool {
+		snap, err := c.Snapshot(context.Background())
+		if err != nil {
+			return false
+		}
+		for _, s := range snap.Sessions {
+			if s.Session == session {
+				return s.State != rules.AwaitingInput
+			}
+		}
+		return false
+	})
+	return c
 }

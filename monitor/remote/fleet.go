@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -134,20 +135,41 @@ func (f *Fleet) Watch(ctx context.Context) (<-chan monitor.Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan monitor.Update, 64)
-	var missed uint64
-	var mu sync.Mutex // orders sends with the close below
-	closed := false
-	send := func(u monitor.Update) {
+	return merge(ctx, local, f.Set, func(missed uint64) monitor.Update {
+		return monitor.Update{Kind: monitor.Resync, Missed: missed}
+	}, func(host string, c Change) (monitor.Update, bool) {
+		switch {
+		case c.Update != nil:
+			u := *c.Update
+			u.Session = hosted(host, u.Session)
+			return u, true
+		case c.Wake == nil:
+			return monitor.Update{Kind: monitor.Resync}, true
+		}
+		return monitor.Update{}, false
+	}), nil
+}
+
+// merge relays local and what set's hosts report (as hostItem turns each
+// change into an item, or skips it) to one channel, until ctx ends or
+// local closes. It never blocks a sender: a slow reader loses items and
+// is then told how many with resync(missed), as the service tells it.
+func merge[T any](ctx context.Context, local <-chan T, set *Set, resync func(missed uint64) T, hostItem func(host string, c Change) (T, bool)) <-chan T {
+	out := make(chan T, 64)
+	var (
+		mu     sync.Mutex // orders sends with the close below
+		closed bool
+		missed uint64
+	)
+	send := func(v T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if closed {
 			return
 		}
 		if missed > 0 {
-			// Slow reader: say so once there is room, as the service does.
 			select {
-			case out <- monitor.Update{Kind: monitor.Resync, Missed: missed}:
+			case out <- resync(missed):
 				missed = 0
 			default:
 				missed++
@@ -155,19 +177,14 @@ func (f *Fleet) Watch(ctx context.Context) (<-chan monitor.Update, error) {
 			}
 		}
 		select {
-		case out <- u:
+		case out <- v:
 		default:
 			missed++
 		}
 	}
-	cancel := f.Set.Subscribe(func(host string, c Change) {
-		switch {
-		case c.Update != nil:
-			u := *c.Update
-			u.Session = hosted(host, u.Session)
-			send(u)
-		case c.Wake == nil:
-			send(monitor.Update{Kind: monitor.Resync})
+	cancel := set.Subscribe(func(host string, c Change) {
+		if v, ok := hostItem(host, c); ok {
+			send(v)
 		}
 	})
 	go func() {
@@ -182,15 +199,15 @@ func (f *Fleet) Watch(ctx context.Context) (<-chan monitor.Update, error) {
 			select {
 			case <-ctx.Done():
 				return
-			case u, ok := <-local:
+			case v, ok := <-local:
 				if !ok {
 					return
 				}
-				send(u)
+				send(v)
 			}
 		}
 	}()
-	return out, nil
+	return out
 }
 
 // Wakes are this machine's; with no filter at all (the unacknowledged
@@ -217,61 +234,19 @@ func (f *Fleet) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake
 	if err != nil || fl.SinceSeq != 0 || fl.Session != "" || len(fl.Reasons) != 0 {
 		return local, err
 	}
-	out := make(chan wake.Message, 64)
-	var mu sync.Mutex
-	closed, missed := false, uint64(0)
-	send := func(m wake.Message) {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return
-		}
-		if missed > 0 {
-			select {
-			case out <- wake.Message{Kind: wake.Resync, Missed: missed}:
-				missed = 0
-			default:
-				missed++
-				return
-			}
-		}
-		select {
-		case out <- m:
-		default:
-			missed++
-		}
-	}
-	cancel := f.Set.Subscribe(func(host string, c Change) {
+	return merge(ctx, local, f.Set, func(missed uint64) wake.Message {
+		return wake.Message{Kind: wake.Resync, Missed: missed}
+	}, func(host string, c Change) (wake.Message, bool) {
 		switch {
 		case c.Wake != nil:
 			m := *c.Wake
 			m.Event = hostedWake(host, m.Event)
-			send(m)
+			return m, true
 		case c.Update == nil:
-			send(wake.Message{Kind: wake.Resync})
+			return wake.Message{Kind: wake.Resync}, true
 		}
-	})
-	go func() {
-		defer func() {
-			cancel()
-			mu.Lock()
-			closed = true
-			close(out)
-			mu.Unlock()
-		}()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m, ok := <-local:
-				if !ok {
-					return
-				}
-				send(m)
-			}
-		}
-	}()
-	return out, nil
+		return wake.Message{}, false
+	}), nil
 }
 
 // Ack acknowledges HOST:ID on that host's daemon.
@@ -451,8 +426,8 @@ func (f *Fleet) sessionName(ctx context.Context, host, target string) string {
 	return prefixed(host, target)
 }
 
-// routeCall sends one action to host's daemon, audited here before and
-// after (see Fleet).
+// routeCall sends one action to host's daemon after this machine's
+// policy, audited here before and after (see Fleet and Routed).
 func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, target, text, args string, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
 	l := f.Set.Link(host)
@@ -462,26 +437,51 @@ func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, targe
 	if err := f.Service.Allow(ctx, monitor.AllowRequest{Action: action, Session: f.sessionName(ctx, host, target), Origin: origin}); err != nil {
 		return zero, err
 	}
-	e := audit.Entry{Origin: origin, Action: "route", Tool: action, Host: host, Target: host + ":" + target,
-		ID: fmt.Sprintf("route-%d", time.Now().UnixNano()), Phase: audit.PhaseAttempt, Text: text, Args: args}
-	if f.Record != nil {
-		if err := f.Record(e); err != nil {
+	r := Routed{Origin: origin, Action: action, Target: target, Text: text, Args: args, Record: f.Record}
+	return Route(ctx, l, r, do, outcome)
+}
+
+// Routed describes an action sent to another host's daemon, for this
+// machine's audit log.
+type Routed struct {
+	Origin string // who asked here: cli, tui, mcp:NAME
+	Action string // answer, inject, keys, interrupt, link, ack
+	Target string // as the host knows it: session, pane or wake id
+	Text   string // inject's text, audited as given
+	Args   string // the rest: an answer's option, inject's flags
+	// Record writes an entry of this machine's audit log; nil records
+	// nothing.
+	Record func(audit.Entry) error
+}
+
+// Route runs do on l's daemon. The host's service does the action, so its
+// policy, text checks and audit apply there; r.Record records here that
+// it was routed, before (nothing is sent when that entry cannot be
+// written) and after, with the outcome. When the link drops during the
+// call, the error says that whether the host did it is in its audit log.
+func Route[T any](ctx context.Context, l *Link, r Routed, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
+	var zero T
+	host := l.Host.Name
+	e := audit.Entry{Origin: r.Origin, Action: "route", Tool: r.Action, Host: host, Target: host + ":" + r.Target,
+		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Text: r.Text, Args: r.Args}
+	if r.Record != nil {
+		if err := r.Record(e); err != nil {
 			return zero, fmt.Errorf("not sent to host %s: %w", host, err)
 		}
 	}
 	v, err := do(l.Client)
 	err = l.Observe(ctx, err)
-	if f.Record != nil {
+	if r.Record != nil {
 		e.Phase, e.Time, e.Text, e.Args = audit.PhaseResult, time.Time{}, "", ""
 		if err != nil {
 			e.Error = err.Error()
 		} else {
 			e.Sent, e.Checked, e.Result = outcome(v)
 		}
-		_ = f.Record(e)
+		_ = r.Record(e)
 	}
 	if err != nil && (errors.Is(err, ErrLinkLost) || errors.Is(err, ipc.ErrConnLost) || errors.Is(err, io.ErrUnexpectedEOF)) {
-		return zero, fmt.Errorf("%w; whether host %s did the %s is not known: see its audit log (%s)", err, host, action, l.Host.CommandLine("audit"))
+		return zero, fmt.Errorf("%w; whether host %s did the %s is not known: see its audit log (%s)", err, host, r.Action, l.Host.CommandLine("audit"))
 	}
 	return v, err
 }

@@ -77,6 +77,30 @@ func TestFleet(t *testing.T) {
 		t.Fatal("the host's update never came")
 	}
 
+	// So do its wake messages.
+	msgs, err := f.SubscribeWakes(ctx, wake.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raised := remoteSvc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "again?"})
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case m := <-msgs:
+			if m.Kind != wake.Raised || m.Event.ID != "web1:"+raised.ID {
+				continue
+			}
+			if m.Event.Session != "web1:orch" || m.Event.Pane != "web1:%7" {
+				t.Fatalf("the host's wake came as %+v", m.Event)
+			}
+		case <-deadline:
+			t.Fatal("the host's wake message never came")
+		}
+		break
+	}
+	if _, err := remoteSvc.Ack(ctx, raised.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+
 	// Actions: to the host, with its names; here, with ours.
 	if p, err := f.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Session: "web1:orch"}}); err != nil || p.Pane != "web1:%7" || len(p.Lines) == 0 {
 		t.Fatalf("preview %+v, %v", p, err)
