@@ -727,7 +727,9 @@ func (w *Watcher) tickUnchanged(tracks map[string]*paneTrack, now time.Time) {
 // anyway: changed since its last report, which was at least half a
 // BusyGap ago. Panes that keep changing then fall into step and are
 // captured together, about once a BusyGap, instead of each on its own
-// connection at its own moment. A report only ever comes sooner.
+// connection at its own moment. It only adds reports: a piggybacked pane
+// stays held, so it is still reported once it goes quiet (what it shows,
+// or its agent's transcript, may not be final yet).
 func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now time.Time) []string {
 	if len(reported) == 0 {
 		return reported
@@ -738,7 +740,7 @@ func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now
 	}
 	for id, tr := range tracks {
 		if !in[id] && tr.held && now.Sub(tr.reported) >= w.opts.BusyGap/2 {
-			tr.reported, tr.held = now, false
+			tr.reported = now
 			reported = append(reported, id)
 		}
 	}
