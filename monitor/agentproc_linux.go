@@ -20,36 +20,44 @@ func PaneForeground(pid int) (comm, job string, ok bool) {
 	if pid <= 0 {
 		return "", "", false
 	}
-	p := strconv.Itoa(pid)
-	data, err := os.ReadFile("/proc/" + p + "/stat")
-	if err != nil {
+	comm, pgrp, tpgid, ok := procStat(pid)
+	if !ok || tpgid <= 0 {
 		return "", "", false
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return "", "", false
-	}
-	// After the name: state ppid pgrp session tty_nr tpgid ...
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 6 {
-		return "", "", false
-	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	tpgid, err2 := strconv.Atoi(f[5])
-	name, err3 := os.ReadFile("/proc/" + p + "/comm")
-	if err1 != nil || err2 != nil || err3 != nil || tpgid <= 0 {
-		return "", "", false
-	}
-	comm = strings.TrimSpace(string(name))
 	if tpgid == pgrp {
 		return comm, "", true
 	}
 	// The group's leader names the job; it may have exited while the rest
 	// of a pipeline runs.
-	if lead, err := os.ReadFile("/proc/" + strconv.Itoa(tpgid) + "/comm"); err == nil {
-		return comm, strings.TrimSpace(string(lead)), true
+	if lead, _, _, ok := procStat(tpgid); ok {
+		return comm, lead, true
 	}
 	return comm, "process group " + strconv.Itoa(tpgid), true
+}
+
+// procStat reads a process's name (as /proc/PID/comm has it), process
+// group and its terminal's foreground process group from /proc/PID/stat:
+// one read, where the name is between the first '(' and the last ')'.
+func procStat(pid int) (comm string, pgrp, tpgid int, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, 0, false
+	}
+	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || end < open {
+		return "", 0, 0, false
+	}
+	// After the name: state ppid pgrp session tty_nr tpgid ...
+	f := strings.Fields(string(data[end+1:]))
+	if len(f) < 6 {
+		return "", 0, 0, false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	tpgid, err2 := strconv.Atoi(f[5])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return string(data[open+1 : end]), pgrp, tpgid, true
 }
 
 // scriptHosts run an agent written as a script: the script's path, not

@@ -112,7 +112,11 @@ type Config struct {
 	// (default 5ms: a tick's events arrive together).
 	Settle time.Duration
 	// MinCapture is the least time between two captures of one agent's
-	// pane (default 80ms; negative: no limit).
+	// pane (default 40ms; negative: no limit). The watcher reports a pane
+	// that keeps changing about once a second (tmux.WatcherOptions
+	// BusyGap), and its ticks are at least 50ms apart: below that, a pane
+	// reported by two ticks in a row is captured with each tick's batch
+	// instead of on a connection of its own a little later.
 	MinCapture time.Duration
 	// OtherCapture is the same for panes where no agent was recognised (a
 	// shell, a build): they are watched for an agent starting, less often
@@ -143,7 +147,7 @@ func (c *Config) defaults() {
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.UnmatchedAfter, 3*time.Second)
 	def(&c.Settle, 5*time.Millisecond)
-	def(&c.MinCapture, 80*time.Millisecond)
+	def(&c.MinCapture, 40*time.Millisecond)
 	def(&c.OtherCapture, time.Second)
 	def(&c.Tick, time.Second)
 	def(&c.Rescan, 5*time.Second)

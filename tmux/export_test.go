@@ -31,3 +31,25 @@ func (s Server) RunForked(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 var NativeOK = nativeOK
+
+// TTYFeed is the watcher's terminal write feed, for the external tests.
+type TTYFeed struct{ f *ttyFeed }
+
+func NewTTYFeed() (*TTYFeed, error) {
+	f, err := newTTYFeed()
+	if err != nil {
+		return nil, err
+	}
+	return &TTYFeed{f}, nil
+}
+
+func (t *TTYFeed) Sync(panes []Pane) (added, unwatched int) { return t.f.sync(panes) }
+func (t *TTYFeed) Watching(pane string) bool                { return t.f.watching(pane) }
+func (t *TTYFeed) Close()                                   { t.f.close() }
+
+// Drain returns the panes written to since the last call.
+func (t *TTYFeed) Drain() (wrote map[string]bool, topology, lost bool, err error) {
+	wrote = map[string]bool{}
+	topology, lost, err = t.f.drain(wrote)
+	return wrote, topology, lost, err
+}

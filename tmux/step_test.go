@@ -25,7 +25,7 @@ func newStepper() *stepper {
 // tick advances the clock one poll and steps with the current signal.
 func (s *stepper) tick() bool {
 	s.now = s.now.Add(50 * time.Millisecond)
-	return s.w.step(s.tr, s.sig, false, s.now)
+	return s.w.step(s.tr, &s.sig, false, false, s.now)
 }
 
 func (s *stepper) scroll()  { s.sig.HistorySize++ } // a layout change
@@ -181,7 +181,7 @@ func TestPiggybackBatchesBusyPanes(t *testing.T) {
 					s.Activity++
 					sigs[id] = s
 				}
-				if w.step(tracks[id], s, false, now) {
+				if w.step(tracks[id], &s, false, false, now) {
 					reported = append(reported, id)
 				}
 			}

@@ -22,6 +22,7 @@ const (
 	defaultFull     = time.Second
 	defaultBusyGap  = time.Second
 	defaultSettle   = 200 * time.Millisecond
+	defaultLayout   = 250 * time.Millisecond
 )
 
 // WatcherOptions configures a Watcher. The zero value is ready to use: it
@@ -56,11 +57,22 @@ type WatcherOptions struct {
 	BusyGap time.Duration
 	Settle  time.Duration
 	// NoReadGate lists panes at every tick even when the tmux server has
-	// read nothing since the last one. By default (on Linux, when the
-	// server's /proc/PID/io can be read) such a tick lists nothing: no
-	// pane can have written, so an idle fleet costs the server one full
-	// listing a second (see ioReader).
+	// read nothing since the last one, and uses no terminal events. By
+	// default (on Linux, when the server's /proc/PID/io can be read) such
+	// a tick lists nothing: no pane can have written, so an idle fleet
+	// costs the server one full listing a second (see ioReader).
 	NoReadGate bool
+	// NoTTYEvents lists panes at every tick the server read something,
+	// without asking the kernel which panes' terminals were written to.
+	// By default (on Linux) the watcher watches every pane's terminal
+	// with inotify (see ttyFeed) and lists panes only for what those
+	// events cannot tell.
+	NoTTYEvents bool
+	// LayoutEvery is how often, at most, the watcher lists panes while
+	// terminal events show panes being written to (default 250ms): a
+	// listing tells a pane's layout (cursor, history size), which shows
+	// a dialog drawn over a working screen that keeps being redrawn.
+	LayoutEvery time.Duration
 	// Buffer is how many events may wait for the consumer before they are
 	// replaced by one EventResync (default 4096).
 	Buffer int
@@ -132,6 +144,9 @@ func NewWatcher(s Server, opts WatcherOptions) *Watcher {
 	}
 	if opts.Settle <= 0 {
 		opts.Settle = defaultSettle
+	}
+	if opts.LayoutEvery <= 0 {
+		opts.LayoutEvery = defaultLayout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -466,6 +481,7 @@ type paneTrack struct {
 	quietAt  time.Time // when it was last reported for going quiet
 	layoutAt time.Time // last tick that saw its layout change
 	held     bool      // changed since reported, not reported yet
+	wrote    bool      // its terminal was written to since the last listing
 	quiet    int       // ticks since it last changed
 	settle   int       // quiet ticks that end a burst (adaptive, see step)
 }
@@ -484,7 +500,10 @@ func restOf(p Pane) paneRest {
 }
 
 // step notes one tick of a pane and reports whether to send an
-// EventOutput for it.
+// EventOutput for it. s is what the tick listed, or nil when it listed
+// nothing (the server read nothing, or terminal events told which panes
+// were written to: see poll); wrote says the kernel saw the pane's
+// terminal written to since the last tick.
 //
 // A pane that changes after a quiet spell of BusyGap is reported at once,
 // and so is one whose layout (cursor or history size; not window_activity,
@@ -500,12 +519,25 @@ func restOf(p Pane) paneRest {
 // within Settle of its last change was only pausing: its settle doubles
 // (up to Settle), so output with short pauses is not captured at every
 // pause. A pane quiet for BusyGap starts again from one tick.
-func (w *Watcher) step(tr *paneTrack, s PaneSignal, restChanged bool, now time.Time) bool {
-	prev := tr.sig
-	tr.sig = s
-	changed := prev != s || restChanged
-	prev.Activity = s.Activity
-	layout := prev != s
+//
+// A pane whose terminal is watched changes on the ticks it was written
+// to; a listing only adds its layout, and counts as a change only when no
+// write explains it (something the terminal events cannot see: see
+// ttyFeed). Other panes change when their listed signature does.
+func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, now time.Time) bool {
+	changed := restChanged || wrote
+	tr.wrote = tr.wrote || wrote
+	layout := false
+	if s != nil {
+		prev := tr.sig
+		tr.sig = *s
+		if prev != *s && !tr.wrote {
+			changed = true
+		}
+		prev.Activity = s.Activity
+		layout = prev != *s
+		tr.wrote = false
+	}
 	stable := now.Sub(tr.layoutAt) >= w.opts.BusyGap
 	if layout {
 		tr.layoutAt = now
@@ -545,9 +577,18 @@ func (w *Watcher) step(tr *paneTrack, s PaneSignal, restChanged bool, now time.T
 // tick is one list-panes of PaneSignals (numbers and ids only); every
 // FullEvery, and at once when a pane appears or disappears, the tick
 // lists panes in full instead, for where panes are, their names, sizes,
-// modes, liveness, titles and commands, and the server's pid. Ticks never overlap: the next waits for
-// this one, PollInterval apart or more when listing is slow (see
-// pollGap). See step for when a changed pane is reported.
+// modes, liveness, titles and commands, and the server's pid. Ticks never
+// overlap: the next waits for this one, PollInterval apart or more when
+// listing is slow (see pollGap). See step for when a changed pane is
+// reported.
+//
+// Most ticks list nothing. The kernel says which panes' terminals were
+// written to (ttyFeed) and when a terminal is made or freed (then the tick
+// lists in full at once); the tmux server's read count says whether
+// anything at all was written (ioReader). A tick lists panes only when
+// something was written that no terminal event explains (a pane whose
+// terminal is not watched, a terminal's own echo), when events were lost,
+// and, while panes are written to, every LayoutEvery for their layout.
 func (w *Watcher) poll(ctx context.Context, why string) error {
 	lister := &Client{Server: w.server}
 	timer := time.NewTimer(0)
@@ -560,14 +601,32 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		lastErr   string
 		serverPID int
 		lastFull  time.Time
+		lastLight time.Time
 		cost      time.Duration // a light listing's wall time, smoothed
-		// The server's read count at the last light listing's start, and
-		// whether it can be read (see ioReader).
+		// The server's read count at the last tick, and whether it can be
+		// read (see ioReader).
 		reads uint64
 		gate  bool
 		io    ioReader
+		// feed reports writes to panes' terminals while feedOn; unwatched
+		// counts live panes whose terminal it could not watch, and
+		// relist asks the next tick to list (panes just watched may have
+		// written before their watch was added).
+		feed      *ttyFeed
+		feedOn    bool
+		unwatched int
+		relist    bool
+		wrote     = map[string]bool{}
 	)
 	defer io.close()
+	if !w.opts.NoReadGate && !w.opts.NoTTYEvents {
+		var err error
+		if feed, err = newTTYFeed(); err != nil {
+			w.log.Info("tmux: no terminal write events; listing panes at every tick the server reads", "err", err)
+			feed = nil
+		}
+		defer feed.close()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -576,22 +635,54 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		}
 		start := time.Now()
 		full := !up || start.Sub(lastFull) >= w.opts.FullEvery
+		clear(wrote)
+		lost := false
+		if feedOn {
+			topology, l, err := feed.drain(wrote)
+			if err != nil {
+				w.log.Info("tmux: terminal write events failed; listing panes at every tick the server reads", "err", err)
+				feedOn = false
+			}
+			lost = l
+			// A terminal was made or freed: a pane came or went, or its
+			// process exited. List in full now, not at the next beat.
+			full = full || topology
+		}
 		var (
 			sigs  []PaneSignal
 			panes []Pane
 			err   error
 		)
-		if !full && gate && !w.opts.NoReadGate {
-			// Nothing read by the server since the last listing: no pane
-			// wrote, so nothing a light listing shows has changed. Tick
-			// on what is known (quiet panes still get reported).
-			if n, ok := io.read(serverPID); ok && n == reads {
+		if !full && !w.opts.NoReadGate {
+			moved := true // the server read something since the last tick
+			if gate {
+				if n, ok := io.read(serverPID); ok {
+					moved, reads = n != reads, n
+				}
+			}
+			list := lost || relist
+			if feedOn && unwatched == 0 {
+				// Every live pane's writes are known. Without them,
+				// a read is something no event explains (a terminal's
+				// echo, a write through /dev/tty); without a read count,
+				// look every LayoutEvery for such writes.
+				layoutDue := start.Sub(lastLight) >= w.opts.LayoutEvery
+				switch {
+				case len(wrote) > 0:
+					list = list || layoutDue
+				case gate:
+					list = list || moved
+				default:
+					list = list || layoutDue
+				}
+			} else {
+				list = list || moved
+			}
+			if !list {
 				w.skipped.Add(1)
-				w.tickUnchanged(tracks, time.Now())
+				w.tickEvents(tracks, wrote, time.Now())
 				timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
 				continue
-			} else if ok {
-				reads = n
 			}
 		}
 		if !full {
@@ -603,18 +694,19 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				full = true // a pane came, went or moved: names and commands are needed
 			default:
 				cost = smooth(cost, time.Since(start))
+				lastLight, relist = start, false
 			}
 		}
 		if full {
 			w.full.Add(1)
 			// Read before listing: what the server reads after this is
 			// news for the next tick (a full listing makes it read /proc,
-			// so the next tick lists).
+			// so the next tick lists unless terminal events explain it).
 			if gate {
 				reads, _ = io.read(serverPID)
 			}
 			if panes, err = lister.ListPanes(ctx); err == nil {
-				sigs, lastFull = make([]PaneSignal, len(panes)), time.Now()
+				sigs, lastFull, lastLight = make([]PaneSignal, len(panes)), time.Now(), start
 				for i, p := range panes {
 					sigs[i] = p.Signal()
 				}
@@ -631,6 +723,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			// The server was killed and another started between two
 			// ticks: the same as seeing it gone, then back.
 			up, tracks = false, nil
+			feed.sync(nil)
 			w.q.push(Event{Kind: EventDisconnected, Reason: "the tmux server was restarted"})
 			timer.Reset(0)
 			continue
@@ -647,17 +740,23 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 			if errors.Is(err, ErrNoServer) && up {
 				up, tracks = false, nil
+				feed.sync(nil)
 				w.q.push(Event{Kind: EventDisconnected, Reason: err.Error()})
 			}
 		case !up:
 			up, lastErr, serverPID = true, "", panes[0].ServerPID
 			gate = isTmuxServer(serverPID)
+			feedOn = feed != nil && sameMountNamespace(serverPID)
 			tracks = make(map[string]*paneTrack, len(panes))
 			for _, p := range panes {
 				tracks[p.ID] = &paneTrack{sig: p.Signal(), rest: restOf(p), settle: 1}
 			}
+			if feedOn {
+				_, unwatched = feed.sync(panes)
+				relist = true
+			}
 			topo, ids = topologyOf(panes), idsOf(sigs)
-			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes))
+			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes), "terminal_events", feedOn && unwatched == 0)
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
 			cur := make(map[string]*paneTrack, len(sigs))
@@ -678,7 +777,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 					r := restOf(panes[i])
 					rest, tr.rest = r != tr.rest, r
 				}
-				if w.step(tr, s, rest, now) {
+				if w.step(tr, &s, rest, wrote[s.ID], now) {
 					reported = append(reported, s.ID)
 				}
 			}
@@ -687,6 +786,11 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				w.q.push(Event{Kind: EventOutput, PaneID: id})
 			}
 			tracks, ids = cur, idsOf(sigs)
+			if full && feedOn {
+				var added int
+				added, unwatched = feed.sync(panes)
+				relist = relist || added > 0
+			}
 			// Sessions, windows and panes come and go, are renamed or
 			// moved: the consumer lists panes again.
 			if full {
@@ -707,12 +811,12 @@ func (w *Watcher) Listings() (full, light, skipped int64) {
 	return w.full.Load(), w.listed.Load(), w.skipped.Load()
 }
 
-// tickUnchanged is a tick whose listing would have shown every pane as
-// the last one did.
-func (w *Watcher) tickUnchanged(tracks map[string]*paneTrack, now time.Time) {
+// tickEvents is a tick that listed nothing: panes in wrote were written
+// to, and no other pane changed.
+func (w *Watcher) tickEvents(tracks map[string]*paneTrack, wrote map[string]bool, now time.Time) {
 	var reported []string
 	for id, tr := range tracks {
-		if w.step(tr, tr.sig, false, now) {
+		if w.step(tr, nil, false, wrote[id], now) {
 			reported = append(reported, id)
 		}
 	}

@@ -55,8 +55,10 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	tw := tasks.NewWatcher(tasks.Config{Root: a.settings.TasksDir, TodosDir: a.settings.TodosDir, Logger: a.log})
 	srv := a.tmuxServer()
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.log})
+	// Captures and listings are the client's own connections: the watcher
+	// attaches no control client (see tmux.WatcherOptions.Control), and a
+	// client with Control set would capture one pane per connection.
 	client := tmux.NewClient(srv)
-	client.Control = watcher // captures go over the control connection when it is up
 	m := a.settings.File.Monitor
 	// The coach watches tool calls for behaviour patterns; without its
 	// database the monitors still run.
