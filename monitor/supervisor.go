@@ -238,6 +238,17 @@ type Supervisor struct {
 	// versions caches each pane's agent version (see versionOf); only
 	// flush uses it.
 	versions map[string]*versionCache
+	// roots is the name of each pane's own process as last read, for
+	// panes whose process is not a shell (see classify); only flush uses
+	// it.
+	roots map[string]rootProcess
+}
+
+// rootProcess is a pane's own process as classify last read it: its pid,
+// the foreground command tmux listed then, and its name.
+type rootProcess struct {
+	pid           int
+	command, comm string
 }
 
 // setProblemLocked records the condition the snapshot reports, logging it
@@ -264,7 +275,7 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 		cfg.Policy = p
 	}
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, versions: map[string]*versionCache{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, versions: map[string]*versionCache{}, roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }
@@ -509,6 +520,11 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			delete(s.versions, id)
 		}
 	}
+	for id := range s.roots {
+		if _, ok := s.panes[id]; !ok {
+			delete(s.roots, id)
+		}
+	}
 	var todo []*paneState
 	for _, st := range s.panes {
 		if !st.dirty {
@@ -568,10 +584,14 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 	in := rules.Input{Processes: []string{p.Command}, Dead: p.Dead, DeadStatus: p.DeadStatus}
 	if !p.Dead {
 		in.Screen = screen
-		if s.cfg.Foreground != nil {
+		if s.cfg.Foreground != nil && !s.notShell(eng, p) {
 			// A shell's own state comes from who holds its terminal.
-			if comm, job, ok := s.cfg.Foreground(p.PID); ok && eng.ShellFor(comm) != "" {
+			comm, job, ok := s.cfg.Foreground(p.PID)
+			if ok && eng.ShellFor(comm) != "" {
 				in.Shell, in.Job = comm, job
+			}
+			if ok {
+				s.roots[p.ID] = rootProcess{pid: p.PID, command: p.Command, comm: comm}
 			}
 		}
 		// Look below the pane's process only when its foreground
@@ -595,6 +615,16 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 		}
 	}
 	return res
+}
+
+// notShell reports that the pane's own process was read before and is not
+// a shell, so who holds its terminal does not matter: an agent started
+// as the pane's command stays that process. A process that execs another
+// program changes the foreground command tmux lists, and a new pid is a
+// new process; either reads it again.
+func (s *Supervisor) notShell(eng *rules.Engine, p tmux.Pane) bool {
+	r, ok := s.roots[p.ID]
+	return ok && r.pid == p.PID && r.command == p.Command && eng.ShellFor(r.comm) == ""
 }
 
 // seenAgentOf is the agent a pane was last seen running ("" if none).

@@ -751,3 +751,51 @@ func TestFlushStopsWithContext(t *testing.T) {
 		t.Fatalf("captures started after the context ended: %v", h.tm.captured)
 	}
 }
+
+// TestForegroundIsReadAgainOnlyForShells: who holds a pane's terminal is
+// read at every capture of a shell's pane (its job changes), but once
+// for a pane whose own process is an agent, until tmux lists another
+// foreground command or pid for it.
+func TestForegroundIsReadAgainOnlyForShells(t *testing.T) {
+	var mu sync.Mutex
+	reads := map[int]int{}
+	roots := map[int]string{100: "claude", 200: "bash"}
+	h := newHarness(t, func(c *Config) {
+		c.Foreground = func(pid int) (string, string, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			reads[pid]++
+			return roots[pid], "", true
+		}
+	})
+	h.tm.show(t, "%1", "claude", "claude/working_spinner_start.txt")
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	h.tm.mu.Lock()
+	h.tm.panes[1].PID = 200
+	h.tm.mu.Unlock()
+	capture := func() {
+		for _, p := range []string{"%1", "%2"} {
+			h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: p})
+		}
+		h.step()
+	}
+	h.step()
+	capture()
+	capture()
+	mu.Lock()
+	agent, shell := reads[100], reads[200]
+	mu.Unlock()
+	if agent != 1 || shell != 3 {
+		t.Fatalf("after 3 captures of each: the agent's process was read %d times (want 1), the shell's %d (want 3)", agent, shell)
+	}
+	// The agent's process execs a shell: tmux lists another command.
+	roots[100] = "bash"
+	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
+	capture()
+	mu.Lock()
+	agent = reads[100]
+	mu.Unlock()
+	if agent != 2 {
+		t.Fatalf("after the pane's command changed its process was read %d times in all, want 2", agent)
+	}
+}

@@ -788,8 +788,12 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			tracks, ids = cur, idsOf(sigs)
 			if full && feedOn {
 				var added int
+				was := unwatched
 				added, unwatched = feed.sync(panes)
 				relist = relist || added > 0
+				if unwatched > 0 && was == 0 {
+					w.log.Info("tmux: some panes' terminals cannot be watched; listing panes at every tick the server reads", "panes", unwatched)
+				}
 			}
 			// Sessions, windows and panes come and go, are renamed or
 			// moved: the consumer lists panes again.
