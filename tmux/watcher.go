@@ -120,6 +120,9 @@ type Watcher struct {
 	started atomic.Bool
 	// maxSettle is Settle in ticks: the longest quiet spell step asks for.
 	maxSettle int
+	// beat is when piggyback last added panes (only poll's goroutine
+	// uses it).
+	beat time.Time
 	// full, listed and skipped count full listings, and light listings
 	// made and skipped (the server read nothing since the last one).
 	full, listed, skipped atomic.Int64
@@ -830,29 +833,36 @@ func (w *Watcher) tickEvents(tracks map[string]*paneTrack, wrote map[string]bool
 }
 
 // piggyback adds to the panes a tick reports (which the consumer
-// captures in one batch, one connection to the server) every pane that
-// keeps changing and would be reported within the next half BusyGap
-// anyway: changed since its last report, which was at least half a
-// BusyGap ago. Panes that keep changing then fall into step and are
-// captured together, about once a BusyGap, instead of each on its own
-// connection at its own moment. It only adds reports: a piggybacked pane
-// stays held, so it is still reported once it goes quiet (what it shows,
-// or its agent's transcript, may not be final yet).
+// captures in one batch, one connection to the server), once every
+// BusyGap (the beat), every pane that changed since its last report.
+// Panes that keep changing then fall into step with the beat (a pane
+// joining is reported once early) and are captured together, once a
+// BusyGap, instead of each on its own connection at its own moment; and
+// no pane is reported more often than that for it (adding them to every
+// tick that reports something would, with many panes, report each one
+// every half BusyGap). It only adds reports: a piggybacked pane stays
+// held, so it is still reported once it goes quiet (what it shows, or its
+// agent's transcript, may not be final yet).
 func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now time.Time) []string {
-	if len(reported) == 0 {
+	if now.Sub(w.beat) < w.opts.BusyGap {
 		return reported
 	}
+	w.beat = now
 	in := make(map[string]bool, len(reported))
 	for _, id := range reported {
 		in[id] = true
 	}
+	added := false
 	for id, tr := range tracks {
-		if !in[id] && tr.held && now.Sub(tr.reported) >= w.opts.BusyGap/2 {
+		if !in[id] && tr.held {
 			tr.reported = now
 			reported = append(reported, id)
+			added = true
 		}
 	}
-	slices.Sort(reported)
+	if added {
+		slices.Sort(reported)
+	}
 	return reported
 }
 
