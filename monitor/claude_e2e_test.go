@@ -162,7 +162,6 @@ func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 	}
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
 		Probe: func(p tmux.Pane, how *agent.Probe) AgentInfo { return ProbeAgent(how, p.PID, p.Path) }})

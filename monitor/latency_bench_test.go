@@ -145,7 +145,6 @@ func startLoad(ctx context.Context, b *testing.B, panes int, streaming bool) *lo
 	}
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	client.Control = watcher
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: ProcessTree, HeartbeatEvery: -1})
 	if err != nil {

@@ -43,7 +43,6 @@ func startLive(t *testing.T, srv tmux.Server) *live {
 	}
 	w := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	client.Control = w
 	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: w.Events(), Rules: eng, Wakes: store, HeartbeatEvery: -1})
 	if err != nil {
 		t.Fatal(err)

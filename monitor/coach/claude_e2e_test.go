@@ -78,7 +78,6 @@ patterns:
 	defer db.Close()
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	client.Control = watcher
 	var sup *monitor.Supervisor
 	co, err := New(context.Background(), Config{DB: db, Patterns: eng.Patterns(), Wakes: store,
 		Directives: DirectiveFiles(claudeDir, ""),

@@ -91,7 +91,6 @@ func watch(t *testing.T, gs *Session) *monitors {
 	}
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	client.Control = watcher
 	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
 		Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Send: client,
 		HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond})
