@@ -648,7 +648,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 			lost = l
 			// A terminal was made or freed: a pane came or went, or its
-			// process exited. List in full now, not at the next beat.
+			// process exited. List in full now, not a second later.
 			full = full || topology
 		}
 		var (
