@@ -50,7 +50,7 @@ var Kinds = map[State][]string{
 	Working:       {"", "tool", "compacting"},
 	Exited:        {"", "dead", "process_gone", "closed"},
 	ErrorLoop:     {""},
-	Unknown:       {""},
+	Unknown:       {"", "viewer"}, // viewer: a pager or editor in front, never an agent
 }
 
 // Rule is one detection rule. All Match conditions must hold and no Unless
