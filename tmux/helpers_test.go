@@ -220,6 +220,17 @@ func collect(w *tmux.Watcher) *events {
 	return e
 }
 
+// drain drops every event already delivered.
+func (e *events) drain() {
+	for {
+		select {
+		case <-e.ch:
+		default:
+			return
+		}
+	}
+}
+
 // await returns the first event matching, failing the test after timeout.
 func (e *events) await(t *testing.T, timeout time.Duration, what string, match func(tmux.Event) bool) tmux.Event {
 	t.Helper()

@@ -159,13 +159,7 @@ func TestWatcherListsLessWhileTerminalsAreWritten(t *testing.T) {
 	}
 	t.Logf("while a pane printed: %d light listings, %d ticks without one; without terminal events %d light listings", light, skipped, withoutLight)
 
-	for drained := false; !drained; {
-		select {
-		case <-evs.ch:
-		default:
-			drained = true
-		}
-	}
+	evs.drain()
 	if err := os.WriteFile(stop, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -568,13 +568,7 @@ func TestWatcherSkipsListingsWhileNothingIsRead(t *testing.T) {
 	if skipped < 5 || listed > full+1 {
 		t.Fatalf("idle: %d full listings, %d light listings made, %d skipped", full, listed, skipped)
 	}
-	for drained := false; !drained; {
-		select {
-		case <-evs.ch:
-		default:
-			drained = true
-		}
-	}
+	evs.drain()
 	start := time.Now()
 	if _, err := c.SendText(ctx, pane, "hello", tmux.SendOptions{NoEnter: true}); err != nil {
 		t.Fatal(err)

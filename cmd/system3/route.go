@@ -198,16 +198,11 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
 		session = lifecycle.SessionPrefix + session
 	}
-	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: "stop", Session: host + ":" + session, Origin: req.Origin}); err != nil {
-		return lifecycle.StopResult{}, err
-	}
-	args := []string{"stop", name, "--json", "--origin=" + req.Origin + " " + routedVia()}
+	args := []string{"stop", name}
 	if req.RemoveWorktree {
 		args = append(args, "--remove-worktree")
 	}
-	var out bytes.Buffer
-	errb := &tailWriter{max: 4096}
-	code, err := l.a.routeCLI(ctx, req.Origin, host, "stop", name, args, &out, errb)
+	out, errb, code, err := l.run(ctx, req.Origin, host, session, name, args)
 	if err != nil {
 		return lifecycle.StopResult{}, err
 	}
@@ -222,6 +217,21 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 		return res, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("stop exited %d", code)))
 	}
 	return res, nil
+}
+
+// run checks this machine's policy for args[0] (stop, spawn) on host's
+// session, then runs `system3 ARGS --json --origin "ORIGIN via ssh from
+// HERE"` on host, audited here against target. It returns the command's
+// output, the end of its errors and its exit status.
+func (l hostsLifecycle) run(ctx context.Context, origin, host, session, target string, args []string) (out *bytes.Buffer, errb *tailWriter, code int, err error) {
+	action := args[0]
+	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: action, Session: host + ":" + session, Origin: origin}); err != nil {
+		return nil, nil, 0, err
+	}
+	args = append(args, "--json", "--origin="+origin+" "+routedVia())
+	out, errb = &bytes.Buffer{}, &tailWriter{max: 4096}
+	code, err = l.a.routeCLI(ctx, origin, host, action, target, args, out, errb)
+	return out, errb, code, err
 }
 
 // tailWriter keeps the last max bytes written.
@@ -267,10 +277,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
 	}
 	session := lifecycle.SessionName(req.Initiative)
-	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: "spawn", Session: host + ":" + session, Origin: req.Origin}); err != nil {
-		return lifecycle.SpawnResult{}, err
-	}
-	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal, "--json", "--origin=" + req.Origin + " " + routedVia()}
+	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal}
 	for _, f := range []struct{ name, v string }{{"repo", req.Repo}, {"base", req.Base}, {"agent", req.Agent}, {"task-list", req.TaskList}, {"context", req.Context}} {
 		if f.v != "" {
 			args = append(args, "--"+f.name+"="+f.v)
@@ -279,9 +286,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	if req.NoAutoTrust {
 		args = append(args, "--no-auto-trust")
 	}
-	var out bytes.Buffer
-	errb := &tailWriter{max: 4096}
-	code, err := l.a.routeCLI(ctx, req.Origin, host, "spawn", session, args, &out, errb)
+	out, errb, code, err := l.run(ctx, req.Origin, host, session, session, args)
 	if err != nil {
 		return lifecycle.SpawnResult{}, err
 	}
