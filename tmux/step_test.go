@@ -248,3 +248,40 @@ func TestPiggybackBatchesBusyPanes(t *testing.T) {
 		}
 	}
 }
+
+// With terminal events, ticks stay PollInterval apart however long a
+// listing takes; listings are spaced by their cost (a twentieth of the
+// server's time at most), and a read no event explains is listed once a
+// listing is due, not forgotten.
+func TestSlowListingsSpaceListingsNotTicks(t *testing.T) {
+	w := NewWatcher(Server{}, WatcherOptions{PollInterval: 50 * time.Millisecond, LayoutEvery: 250 * time.Millisecond})
+	const slow = 10 * time.Millisecond // a listing at 200 panes on a busy server
+	if got := w.tickGap(true, slow); got != 50*time.Millisecond {
+		t.Errorf("with terminal events and %v listings, ticks are %v apart, want 50ms", slow, got)
+	}
+	if got := w.tickGap(false, slow); got != 200*time.Millisecond {
+		t.Errorf("without terminal events and %v listings, ticks are %v apart, want 200ms", slow, got)
+	}
+	if got := w.tickGap(false, 100*time.Millisecond); got != maxPoll {
+		t.Errorf("ticks are %v apart for 100ms listings, want at most %v", got, maxPoll)
+	}
+	for _, c := range []struct {
+		since, cost                    time.Duration
+		wrote, gate, unexplained, want bool
+	}{
+		{since: 60 * time.Millisecond, cost: time.Millisecond, gate: true, unexplained: true, want: true},
+		{since: 60 * time.Millisecond, cost: slow, gate: true, unexplained: true, want: false},
+		{since: 210 * time.Millisecond, cost: slow, gate: true, unexplained: true, want: true},
+		{since: time.Minute, cost: slow, gate: true, want: false}, // nothing to explain
+		{since: 210 * time.Millisecond, cost: time.Millisecond, wrote: true, gate: true, want: false},
+		{since: 260 * time.Millisecond, cost: time.Millisecond, wrote: true, gate: true, want: true},
+		{since: 260 * time.Millisecond, cost: 20 * time.Millisecond, wrote: true, want: true},
+		{since: 100 * time.Millisecond, cost: time.Millisecond, want: false}, // no read count: every LayoutEvery
+		{since: 260 * time.Millisecond, cost: time.Millisecond, want: true},
+	} {
+		if got := w.listOnEvents(c.since, c.cost, c.wrote, c.gate, c.unexplained); got != c.want {
+			t.Errorf("listOnEvents(since %v, cost %v, wrote %v, read count %v, unexplained %v) = %v, want %v",
+				c.since, c.cost, c.wrote, c.gate, c.unexplained, got, c.want)
+		}
+	}
+}

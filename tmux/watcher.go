@@ -38,9 +38,12 @@ type WatcherOptions struct {
 	Control bool
 	// Poll is the default and is kept for callers that set it.
 	Poll bool
-	// PollInterval is the shortest polling period (default 50ms): one
-	// list-panes per tick. Ticks are spaced further apart, up to 250ms,
-	// when a listing takes more than a twentieth of the period.
+	// PollInterval is the shortest polling period (default 50ms): at
+	// most one list-panes per tick. Listings are spaced further apart,
+	// up to 250ms, when one takes more than a twentieth of the period;
+	// so are ticks, unless terminal events tell which panes were written
+	// to (see NoTTYEvents), when a tick that lists nothing costs the
+	// server nothing.
 	PollInterval time.Duration
 	// FullEvery is how often a tick lists panes in full, with where they
 	// are, names, sizes, titles and current commands (default 1s); other
@@ -581,9 +584,9 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 // FullEvery, and at once when a pane appears or disappears, the tick
 // lists panes in full instead, for where panes are, their names, sizes,
 // modes, liveness, titles and commands, and the server's pid. Ticks never
-// overlap: the next waits for this one, PollInterval apart or more when
-// listing is slow (see pollGap). See step for when a changed pane is
-// reported.
+// overlap: the next waits for this one, PollInterval apart, or more when
+// listing is slow and every tick lists (see tickGap). See step for when a
+// changed pane is reported.
 //
 // Most ticks list nothing. The kernel says which panes' terminals were
 // written to (ttyFeed) and when a terminal is made or freed (then the tick
@@ -620,6 +623,9 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		unwatched int
 		relist    bool
 		wrote     = map[string]bool{}
+		// unexplained is a server read that no terminal event
+		// explains, not yet looked at by a listing.
+		unexplained bool
 	)
 	defer io.close()
 	if !w.opts.NoReadGate && !w.opts.NoTTYEvents {
@@ -638,6 +644,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		}
 		start := time.Now()
 		full := !up || start.Sub(lastFull) >= w.opts.FullEvery
+		evented := feedOn && unwatched == 0
 		clear(wrote)
 		lost := false
 		if feedOn {
@@ -664,27 +671,18 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				}
 			}
 			list := lost || relist
-			if feedOn && unwatched == 0 {
-				// Every live pane's writes are known. Without them,
-				// a read is something no event explains (a terminal's
-				// echo, a write through /dev/tty); without a read count,
-				// look every LayoutEvery for such writes.
-				layoutDue := start.Sub(lastLight) >= w.opts.LayoutEvery
-				switch {
-				case len(wrote) > 0:
-					list = list || layoutDue
-				case gate:
-					list = list || moved
-				default:
-					list = list || layoutDue
-				}
+			if evented {
+				// A read no event explains waits for its listing
+				// rather than being forgotten.
+				unexplained = unexplained || (gate && moved && len(wrote) == 0)
+				list = list || w.listOnEvents(start.Sub(lastLight), cost, len(wrote) > 0, gate, unexplained)
 			} else {
 				list = list || moved
 			}
 			if !list {
 				w.skipped.Add(1)
 				w.tickEvents(tracks, wrote, time.Now())
-				timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
+				timer.Reset(max(0, w.tickGap(evented, cost)-time.Since(start)))
 				continue
 			}
 		}
@@ -697,7 +695,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				full = true // a pane came, went or moved: names and commands are needed
 			default:
 				cost = smooth(cost, time.Since(start))
-				lastLight, relist = start, false
+				lastLight, relist, unexplained = start, false, false
 			}
 		}
 		if full {
@@ -709,7 +707,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				reads, _ = io.read(serverPID)
 			}
 			if panes, err = lister.ListPanes(ctx); err == nil {
-				sigs, lastFull, lastLight = make([]PaneSignal, len(panes)), time.Now(), start
+				sigs, lastFull, lastLight, unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
 				for i, p := range panes {
 					sigs[i] = p.Signal()
 				}
@@ -807,7 +805,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				}
 			}
 		}
-		timer.Reset(max(0, w.pollGap(cost)-time.Since(start)))
+		timer.Reset(max(0, w.tickGap(feedOn && unwatched == 0, cost)-time.Since(start)))
 	}
 }
 
@@ -866,12 +864,44 @@ func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now
 	return reported
 }
 
-// pollGap is the time from one tick's start to the next: PollInterval,
-// or longer when a listing takes more than 1/pollShare of it (many panes,
-// a busy server or machine), up to maxPoll, so polling never takes more
+// listOnEvents reports whether a tick, when terminal events tell every
+// live pane's writes, lists panes' signatures: since is the time since the
+// last listing, cost a listing's smoothed wall time, wrote whether any
+// pane was written to, gate whether the server's read count can be read,
+// and unexplained whether it read something no event explains (a
+// terminal's echo, a write through /dev/tty) since the last listing.
+// While panes are written to, it lists every LayoutEvery for their
+// layout; otherwise for an unexplained read, or, without a read count,
+// every LayoutEvery for such writes. Never closer than pollGap.
+func (w *Watcher) listOnEvents(since, cost time.Duration, wrote, gate, unexplained bool) bool {
+	if since < w.pollGap(cost) {
+		return false
+	}
+	if !wrote && gate {
+		return unexplained
+	}
+	return since >= w.opts.LayoutEvery
+}
+
+// pollGap is the shortest time between two listings: PollInterval, or
+// longer when a listing takes more than 1/pollShare of it (many panes, a
+// busy server or machine), up to maxPoll, so polling never takes more
 // than about that share of the tmux server's time.
 func (w *Watcher) pollGap(cost time.Duration) time.Duration {
 	return min(max(w.opts.PollInterval, cost*pollShare), max(w.opts.PollInterval, maxPoll))
+}
+
+// tickGap is the time from one tick's start to the next. When terminal
+// events tell every pane's writes, a tick that lists nothing costs the
+// server nothing (one read of the kernel's queue), so ticks stay
+// PollInterval apart and only listings are spaced by pollGap: a pane that
+// goes quiet is seen within PollInterval however many panes there are.
+// Otherwise every tick may list, and ticks are pollGap apart.
+func (w *Watcher) tickGap(evented bool, cost time.Duration) time.Duration {
+	if evented {
+		return w.opts.PollInterval
+	}
+	return w.pollGap(cost)
 }
 
 const (
