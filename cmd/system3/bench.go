@@ -27,8 +27,9 @@ func newBenchCmd(a *app) *cobra.Command {
 		Long: `Run the performance harness: for each number of panes, start a private tmux
 server with fake agents (by default a quarter printing 20 lines a second, a
 quarter doing the same and stopping on a permission prompt at random
-moments, half idle at their prompt; --busy sets the share that prints), run system3 serve on it as a separate process with a
-private state dir and MCP port, and measure:
+moments, half idle at their prompt; --busy sets the share that prints),
+run system3 serve on it as a separate process with a private state dir and
+MCP port, and measure:
 
   - detection latency: prompt drawn in a pane → the wake printed by a
     system3 wait and returned by an MCP wait_for_wake caller (p50/p95/p99);
