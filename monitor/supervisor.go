@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -510,21 +511,9 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	now := s.cfg.Clock()
 	var wait time.Duration
 	s.mu.Lock()
-	for id := range s.probes {
-		if _, ok := s.panes[id]; !ok {
-			delete(s.probes, id)
-		}
-	}
-	for id := range s.versions {
-		if _, ok := s.panes[id]; !ok {
-			delete(s.versions, id)
-		}
-	}
-	for id := range s.roots {
-		if _, ok := s.panes[id]; !ok {
-			delete(s.roots, id)
-		}
-	}
+	dropGone(s.probes, s.panes)
+	dropGone(s.versions, s.panes)
+	dropGone(s.roots, s.panes)
 	var todo []*paneState
 	for _, st := range s.panes {
 		if !st.dirty {
@@ -577,6 +566,14 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 		return 0
 	}
 	return wait
+}
+
+// dropGone deletes from a per-pane cache the panes no longer listed.
+func dropGone[V any](cache map[string]V, panes map[string]*paneState) {
+	maps.DeleteFunc(cache, func(id string, _ V) bool {
+		_, ok := panes[id]
+		return !ok
+	})
 }
 
 // classify runs the rules on one pane's listing and screen.

@@ -38,16 +38,10 @@ func TestRulesCaptureAndTest(t *testing.T) {
 		}
 		// Keys typed before the shell draws its prompt are echoed by the
 		// terminal and then again by readline, so the line would show twice.
-		for deadline := time.Now().Add(10 * time.Second); ; {
+		waitUntil(t, name+"'s prompt", func() bool {
 			text, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
-			if err == nil && strings.Contains(text, "$") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s drew no prompt: %q, %v", name, text, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err == nil && strings.Contains(text, "$")
+		})
 		for _, l := range lines {
 			for _, args := range [][]string{{"send-keys", "-t", pane, "-l", l}, {"send-keys", "-t", pane, "Enter"}} {
 				if out, err := exec.Command(tmuxtest.Bin(), append([]string{"-S", srv.Path}, args...)...).CombinedOutput(); err != nil {
