@@ -132,7 +132,10 @@ type Config struct {
 	// Tick drives time-based checks, and polling without events (default 1s).
 	Tick time.Duration
 	// Rescan is how often panes are listed even with events, to notice
-	// dead panes and renames that send no notification (default 5s).
+	// dead panes and renames that send no notification, and panes whose
+	// activity, cursor or history changed are captured (default 5s). A
+	// listing the watcher sent within Rescan (tmux.EventListed) is used
+	// instead of listing again.
 	Rescan time.Duration
 }
 
@@ -169,9 +172,12 @@ func (c *Config) defaults() {
 // paneState is what the supervisor remembers about one pane between
 // captures.
 type paneState struct {
-	sess  Session
-	pane  tmux.Pane
-	dirty bool
+	sess Session
+	pane tmux.Pane
+	// scanned is the pane as the last scan that compares screens' signs
+	// of change (activity, cursor, history) listed it; see rescanLocked.
+	scanned tmux.Pane
+	dirty   bool
 	// seenAgent is the last non-shell agent recognised in the pane, so an
 	// agent that quits to its shell is reported as exited, not as a shell.
 	seenAgent string
@@ -216,6 +222,10 @@ type Supervisor struct {
 	lastSummary time.Time
 	lastScan    time.Time
 	subs        map[*watcher]struct{}
+	// listed is the watcher's newest full listing (tmux.EventListed) and
+	// when it came: a scan uses it instead of listing again.
+	listed   []tmux.Pane
+	listedAt time.Time
 
 	rulesProblem string
 	// extraProblems are problems other parts of the process report (SetProblem).
@@ -333,6 +343,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 	}
 	events := s.cfg.Events
+	// listed is a listing the watcher sent since the last settle, and
+	// reuse says the scan asked for may use it (the events it gave rise
+	// to asked for the scan) rather than list panes again.
+	var listed []tmux.Pane
+	reuse := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -342,23 +357,47 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				events = nil // the watcher stopped; keep going by polling
 				continue
 			}
-			if s.handle(ev) {
+			switch ev.Kind {
+			case tmux.EventListed:
+				listed = ev.Panes
+				s.setListed(ev.Panes)
+			case tmux.EventSessionsChanged:
 				needScan = true
+			case tmux.EventOutput:
+				// A pane not listed yet is in the listing that came
+				// before its output, if any.
+				needScan = s.handle(ev) || needScan
+			default:
+				if s.handle(ev) {
+					// The server went away or events were lost: only a
+					// listing made now tells.
+					needScan, reuse, listed = true, false, nil
+					s.setListed(nil)
+				}
 			}
 			arm(s.cfg.Settle)
 		case <-s.kick:
 			arm(0)
 		case <-settle.C:
 			armed = false
-			if needScan {
+			switch {
+			case needScan && reuse && listed != nil:
+				s.scanListing(listed, true)
+			case needScan:
 				s.rescan(ctx)
-				needScan = false
+			case listed != nil:
+				s.scanListing(listed, false)
 			}
+			listed, needScan, reuse = nil, false, true
 			flush()
 		case <-tick.C:
 			now := s.cfg.Clock()
 			if events == nil || now.Sub(s.lastScanTime()) >= s.cfg.Rescan {
-				s.rescan(ctx)
+				if l, ok := s.recentListing(now); ok && events != nil {
+					s.scanListing(l, true)
+				} else {
+					s.rescan(ctx)
+				}
 				flush()
 			}
 			s.timeChecks(now)
@@ -398,14 +437,46 @@ func (s *Supervisor) rescan(ctx context.Context) {
 	panes, err := s.cfg.Tmux.ListPanes(cctx)
 	cancel()
 	s.mu.Lock()
-	ops := s.rescanLocked(panes, err)
+	ops := s.rescanLocked(panes, err, true)
 	s.mu.Unlock()
 	s.runOps(ops)
 }
 
-func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
+// scanListing is rescan with a listing the watcher made (tmux.EventListed)
+// instead of one of its own. With signs false it marks dirty only panes
+// that are new or whose size, liveness or process changed: the watcher
+// reports panes whose screens change, so a listing it sends between two
+// Rescans adds nothing else.
+func (s *Supervisor) scanListing(panes []tmux.Pane, signs bool) {
+	s.mu.Lock()
+	ops := s.rescanLocked(panes, nil, signs)
+	s.mu.Unlock()
+	s.runOps(ops)
+}
+
+func (s *Supervisor) setListed(panes []tmux.Pane) {
+	s.mu.Lock()
+	s.listed, s.listedAt = panes, s.cfg.Clock()
+	s.mu.Unlock()
+}
+
+// recentListing is the watcher's newest listing when it is younger than
+// Rescan.
+func (s *Supervisor) recentListing(now time.Time) ([]tmux.Pane, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed, s.listed != nil && now.Sub(s.listedAt) < s.cfg.Rescan
+}
+
+// rescanLocked applies a listing (or its error). A pane is marked dirty
+// when it is new, when its size, liveness or process changed, and, with
+// signs, when its activity, cursor or history changed since the last scan
+// with signs (a safety net under the watcher's reports, every Rescan).
+func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wakeOp {
 	now := s.cfg.Clock()
-	s.lastScan = now
+	if signs {
+		s.lastScan = now
+	}
 	switch {
 	case err == nil:
 		s.running = true
@@ -422,12 +493,16 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 	for _, p := range panes {
 		seen[p.ID] = true
 		st, ok := s.panes[p.ID]
-		if !ok {
-			st = &paneState{dirty: true}
+		switch {
+		case !ok:
+			st = &paneState{dirty: true, scanned: p}
 			st.sess = Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: Evidence{Lines: []string{}}}
 			s.panes[p.ID] = st
-		} else if changed(st.pane, p) {
+		case changedProcess(st.pane, p), signs && changed(st.scanned, p):
 			st.dirty = true
+		}
+		if signs {
+			st.scanned = p
 		}
 		// A renamed session or a moved window keeps its panes (and their
 		// wakes): only where they are shown changes.
@@ -471,7 +546,12 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error) []wakeOp {
 // changed reports whether a listing suggests the screen may differ.
 func changed(a, b tmux.Pane) bool {
 	return !a.Activity.Equal(b.Activity) || a.CursorX != b.CursorX || a.CursorY != b.CursorY ||
-		a.HistorySize != b.HistorySize || a.Dead != b.Dead || a.Width != b.Width || a.Height != b.Height ||
+		a.HistorySize != b.HistorySize || changedProcess(a, b)
+}
+
+// changedProcess reports a change of a pane's size, liveness or process.
+func changedProcess(a, b tmux.Pane) bool {
+	return a.Dead != b.Dead || a.Width != b.Width || a.Height != b.Height ||
 		a.Command != b.Command || a.PID != b.PID
 }
 

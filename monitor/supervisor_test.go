@@ -27,6 +27,8 @@ type fakeTmux struct {
 	panes   []tmux.Pane
 	screens map[string]string
 	err     error
+	// lists counts ListPanes calls.
+	lists int
 	// captured lists the panes captured, in the order captures started.
 	captured []string
 	// onCapture, when set, runs at the start of each capture, outside the
@@ -37,6 +39,7 @@ type fakeTmux struct {
 func (f *fakeTmux) ListPanes(ctx context.Context) ([]tmux.Pane, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lists++
 	return slices.Clone(f.panes), f.err
 }
 
@@ -562,6 +565,125 @@ func TestHeldBackPaneDoesNotDelayOthers(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"}
 	waitSession("%1", rules.AwaitingInput)
+}
+
+// The watcher's full listings (tmux.EventListed) stand in for the
+// supervisor's own: a new session, the periodic rescan and a changed
+// process list nothing again, while a server that went away is listed
+// anew, and a listing kept from before it is not used after.
+func TestWatcherListingsSpareListing(t *testing.T) {
+	events := make(chan tmux.Event, 16)
+	h := newHarness(t, func(c *Config) {
+		c.Clock, c.Events = time.Now, events
+		c.Settle, c.Tick, c.Rescan = 5*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond
+	})
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	lists := func() int { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return h.tm.lists }
+	listing := func() []tmux.Pane { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return slices.Clone(h.tm.panes) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.sup.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, ok func(Snapshot) bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			snap, _ := h.sup.Snapshot(ctx)
+			if ok(snap) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: never; sessions %+v, problem %q", what, snap.Sessions, snap.Problem)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	state := func(pane string, want rules.State) func(Snapshot) bool {
+		return func(snap Snapshot) bool {
+			for _, s := range snap.Sessions {
+				if s.Pane == pane {
+					return s.State == want
+				}
+			}
+			return false
+		}
+	}
+	waitFor("%1 idle", state("%1", rules.Idle))
+	base := lists() // Run's first scan
+
+	// A new session: the watcher's listing, then the change it found.
+	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
+	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
+	events <- tmux.Event{Kind: tmux.EventSessionsChanged}
+	waitFor("%2 idle", state("%2", rules.Idle))
+	// The agent quits to its shell: a listing shows the new command.
+	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
+	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
+	waitFor("%1 exited", func(snap Snapshot) bool {
+		for _, s := range snap.Sessions {
+			if s.Pane == "%1" {
+				return s.Command == "bash" && s.State == rules.Exited
+			}
+		}
+		return false
+	})
+	// Rescans are due every 100ms: with a listing this recent, none lists.
+	for range 5 {
+		events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
+		time.Sleep(60 * time.Millisecond)
+	}
+	if n := lists() - base; n != 0 {
+		t.Fatalf("the supervisor listed panes %d times although the watcher sent its listings", n)
+	}
+
+	// The server goes away: a listing made now says so, not the one kept.
+	h.tm.mu.Lock()
+	h.tm.err = &tmux.Error{Op: "list-panes", Msg: "no server", Err: tmux.ErrNoServer}
+	h.tm.mu.Unlock()
+	events <- tmux.Event{Kind: tmux.EventDisconnected, Reason: "gone"}
+	waitFor("no server", func(snap Snapshot) bool { return strings.Contains(snap.Problem, "no tmux server") })
+	time.Sleep(250 * time.Millisecond) // periodic rescans, with no listing to use
+	if snap, _ := h.sup.Snapshot(ctx); !strings.Contains(snap.Problem, "no tmux server") || len(snap.Sessions) != 0 {
+		t.Fatalf("after the server went away: problem %q, sessions %+v", snap.Problem, snap.Sessions)
+	}
+	if lists() <= base {
+		t.Fatal("the supervisor did not list panes when the server went away")
+	}
+}
+
+// A watcher's listing between two Rescans captures a pane again only when
+// its process, size or liveness changed: the watcher reports changed
+// screens itself. A scan with signs (every Rescan) also captures panes
+// whose activity, cursor or history changed since the last such scan.
+func TestListingMarksChangesBySigns(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	dirty := func() bool {
+		h.sup.mu.Lock()
+		defer h.sup.mu.Unlock()
+		return h.sup.panes["%1"].dirty
+	}
+	apply := func(signs bool) bool {
+		h.sup.scanListing(slices.Clone(h.tm.panes), signs)
+		d := dirty()
+		h.sup.flush(context.Background())
+		return d
+	}
+	h.tm.show(t, "%1", "claude", "claude/idle.txt") // activity moves on
+	if apply(false) {
+		t.Fatal("a listing without signs marked a pane whose activity changed")
+	}
+	if !apply(true) {
+		t.Fatal("a scan with signs missed the activity changed since the last one")
+	}
+	if apply(true) {
+		t.Fatal("a scan with signs marked a pane that had not changed since the last one")
+	}
+	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
+	if !apply(false) {
+		t.Fatal("a listing without signs missed a changed process")
+	}
 }
 
 func TestSetRulesReclassifiesEveryPane(t *testing.T) {

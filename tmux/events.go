@@ -30,6 +30,12 @@ const (
 	EventExit            // the control client exited; Reason says why if tmux did. Always a Conn's last event.
 	EventResync          // the Watcher may have missed events: re-list panes and re-capture. Reason says why.
 	EventDisconnected    // the server went away; the Watcher waits for it to come back
+	// EventListed: the polling Watcher listed every pane in full; Panes
+	// holds that listing. It comes before the events the listing gave
+	// rise to (EventSessionsChanged, EventResync, EventOutput), so a
+	// consumer that keeps this listing need not list panes again for
+	// them. Only the newest waits in the queue.
+	EventListed
 )
 
 var kindNames = map[EventKind]string{
@@ -47,6 +53,7 @@ var kindNames = map[EventKind]string{
 	EventExit:                "exit",
 	EventResync:              "resync",
 	EventDisconnected:        "disconnected",
+	EventListed:              "listed",
 }
 
 func (k EventKind) String() string {
@@ -72,6 +79,8 @@ type Event struct {
 	// Truncated when it dropped some.
 	Data      []byte
 	Truncated bool
+	// Panes is the listing of EventListed, in list-panes -a order.
+	Panes []Pane
 }
 
 func (e Event) String() string {

@@ -13,7 +13,8 @@ import (
 //     outLimit bytes of Data, then Truncated is set). So there is at most
 //     one queued output event per pane, however chatty the pane.
 //   - An event identical to one already waiting is dropped (each control
-//     client reports server-wide changes, so duplicates are common).
+//     client reports server-wide changes, so duplicates are common); a
+//     newer EventListed gives the waiting one its listing.
 //   - If limit events are waiting, everything queued is replaced by a single
 //     EventResync: the consumer re-lists and re-captures, which subsumes
 //     whatever it missed.
@@ -46,6 +47,9 @@ func (q *queue) push(e Event) {
 	} else {
 		for _, it := range q.items {
 			if sameEvent(*it, e) {
+				if e.Kind == EventListed {
+					it.Panes = e.Panes
+				}
 				return
 			}
 		}

@@ -285,3 +285,26 @@ func TestSlowListingsSpaceListingsNotTicks(t *testing.T) {
 		}
 	}
 }
+
+// With terminal events, full listings are spaced by their cost, so they
+// take at most a hundredth of the server's time, between FullEvery and
+// 5s; without, they stay FullEvery apart (they are how a changed command
+// is seen).
+func TestSlowFullListingsAreSpacedWithEvents(t *testing.T) {
+	w := NewWatcher(Server{}, WatcherOptions{FullEvery: time.Second})
+	for _, c := range []struct {
+		evented bool
+		cost    time.Duration
+		want    time.Duration
+	}{
+		{evented: true, cost: 4 * time.Millisecond, want: time.Second}, // 40 panes
+		{evented: true, cost: 25 * time.Millisecond, want: 2500 * time.Millisecond},
+		{evented: true, cost: 200 * time.Millisecond, want: maxFull},
+		{evented: false, cost: 25 * time.Millisecond, want: time.Second},
+		{evented: true, cost: 0, want: time.Second}, // not measured yet
+	} {
+		if got := w.fullGap(c.evented, c.cost); got != c.want {
+			t.Errorf("fullGap(events %v, cost %v) = %v, want %v", c.evented, c.cost, got, c.want)
+		}
+	}
+}

@@ -100,6 +100,18 @@ func TestQueueCoalescesAndBounds(t *testing.T) {
 		t.Errorf("after overflow the pane map was stale: %+v", e)
 	}
 
+	// Only the newest listing waits, in the place of the first.
+	q.push(Event{Kind: EventListed, Panes: []Pane{{ID: "%1"}}})
+	q.push(Event{Kind: EventSessionsChanged})
+	q.push(Event{Kind: EventListed, Panes: []Pane{{ID: "%1"}, {ID: "%2"}}})
+	if n := q.len(); n != 2 {
+		t.Fatalf("queued %d events, want 2", n)
+	}
+	if e, _ := q.pop(ctx); e.Kind != EventListed || len(e.Panes) != 2 {
+		t.Errorf("waiting listing = %+v, want the newer one", e)
+	}
+	q.pop(ctx)
+
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if _, ok := q.pop(cctx); ok {

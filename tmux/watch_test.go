@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,8 +216,19 @@ func TestWatcherPolling(t *testing.T) {
 	}
 	tmuxRun(t, srv, "send-keys", "-t", first, "echo polled", "Enter")
 	evs.await(t, 5*time.Second, "pane changed", outputFrom(first, ""))
-	newWindow(t, c, "/bin/sh")
-	evs.await(t, 5*time.Second, "sessions-changed", kind(tmux.EventSessionsChanged))
+	pane := newWindow(t, c, "/bin/sh")
+	// The listing that found the new pane comes first, so a consumer has
+	// it without listing again.
+	listed := false
+	evs.await(t, 5*time.Second, "sessions-changed", func(e tmux.Event) bool {
+		if e.Kind == tmux.EventListed && slices.ContainsFunc(e.Panes, func(p tmux.Pane) bool { return p.ID == pane && p.Command != "" }) {
+			listed = true
+		}
+		return e.Kind == tmux.EventSessionsChanged
+	})
+	if !listed {
+		t.Errorf("no listing with the new pane %s came before sessions-changed", pane)
+	}
 	if n := controlClients(t, srv); n != 0 {
 		t.Errorf("polling attached %d control clients", n)
 	}

@@ -48,7 +48,13 @@ type WatcherOptions struct {
 	// FullEvery is how often a tick lists panes in full, with where they
 	// are, names, sizes, titles and current commands (default 1s); other
 	// ticks list five numbers per pane (see PaneSignal). When a pane
-	// appears or disappears, that tick lists in full at once.
+	// appears or disappears, that tick lists in full at once. When
+	// terminal events tell every pane's writes, and so when a pane comes,
+	// goes or its process exits, a full listing only adds renames, moves
+	// and changes no write shows (a mode entered, a title set by tmux):
+	// full listings are then spaced further apart when one takes more than
+	// a hundredth of the period (many panes), up to 5s, so they never take
+	// more than about that share of the tmux server's time.
 	FullEvery time.Duration
 	// BusyGap is how often, at most, a pane that keeps changing is
 	// reported (default 1s). A pane is reported at once when it changes
@@ -581,9 +587,10 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 
 // poll is the polling loop, and no control client is ever attached. Each
 // tick is one list-panes of PaneSignals (numbers and ids only); every
-// FullEvery, and at once when a pane appears or disappears, the tick
-// lists panes in full instead, for where panes are, their names, sizes,
-// modes, liveness, titles and commands, and the server's pid. Ticks never
+// FullEvery (see fullGap), and at once when a pane appears or disappears,
+// the tick lists panes in full instead, for where panes are, their names,
+// sizes, modes, liveness, titles and commands, and the server's pid, and
+// hands that listing to the consumer (EventListed). Ticks never
 // overlap: the next waits for this one, PollInterval apart, or more when
 // listing is slow and every tick lists (see tickGap). See step for when a
 // changed pane is reported.
@@ -609,6 +616,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		lastFull  time.Time
 		lastLight time.Time
 		cost      time.Duration // a light listing's wall time, smoothed
+		fullCost  time.Duration // a full listing's wall time, smoothed
 		// The server's read count at the last tick, and whether it can be
 		// read (see ioReader).
 		reads uint64
@@ -643,8 +651,8 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		case <-timer.C:
 		}
 		start := time.Now()
-		full := !up || start.Sub(lastFull) >= w.opts.FullEvery
 		evented := feedOn && unwatched == 0
+		full := !up || start.Sub(lastFull) >= w.fullGap(evented, fullCost)
 		clear(wrote)
 		lost := false
 		if feedOn {
@@ -706,7 +714,9 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			if gate {
 				reads, _ = io.read(serverPID)
 			}
+			began := time.Now()
 			if panes, err = lister.ListPanes(ctx); err == nil {
+				fullCost = smooth(fullCost, time.Since(began))
 				sigs, lastFull, lastLight, unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
 				for i, p := range panes {
 					sigs[i] = p.Signal()
@@ -758,8 +768,12 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 			topo, ids = topologyOf(panes), idsOf(sigs)
 			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes), "terminal_events", feedOn && unwatched == 0)
+			w.q.push(Event{Kind: EventListed, Panes: panes})
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
+			if full {
+				w.q.push(Event{Kind: EventListed, Panes: panes})
+			}
 			cur := make(map[string]*paneTrack, len(sigs))
 			var reported []string
 			for i, s := range sigs {
@@ -904,9 +918,23 @@ func (w *Watcher) tickGap(evented bool, cost time.Duration) time.Duration {
 	return w.pollGap(cost)
 }
 
+// fullGap is the shortest time between two full listings: FullEvery,
+// or, when terminal events tell every pane's writes (and terminals made
+// and freed), longer when a full listing takes more than 1/fullShare of
+// it, up to maxFull. Without terminal events a full listing is how an
+// exited process and a new pane are seen, so it stays FullEvery apart.
+func (w *Watcher) fullGap(evented bool, cost time.Duration) time.Duration {
+	if !evented {
+		return w.opts.FullEvery
+	}
+	return min(max(w.opts.FullEvery, cost*fullShare), max(w.opts.FullEvery, maxFull))
+}
+
 const (
 	pollShare = 20
 	maxPoll   = 250 * time.Millisecond
+	fullShare = 100
+	maxFull   = 5 * time.Second
 )
 
 // smooth folds a new sample into a running average (weight 1/4).
