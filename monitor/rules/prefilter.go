@@ -109,6 +109,25 @@ func (p *prefilter) may(s *Screen, i int) bool {
 	return false
 }
 
+var foldRunes = strings.NewReplacer("ſ", "s", "\u212a", "k")
+
+// foldClass marks the bytes foldASCII looks for: an upper-case ASCII
+// letter, and a byte that may start ſ or K.
+var foldClass = func() (t [256]byte) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = foldUpper
+	}
+	for c := 0xc5; c <= 0xff; c++ {
+		t[c] = foldWide
+	}
+	return t
+}()
+
+const (
+	foldUpper = 1 << iota
+	foldWide
+)
+
 // lower returns line i folded for case-insensitive literals, which are
 // ASCII: ASCII letters lower-cased, and the two non-ASCII letters that
 // fold to ASCII ones (K, the Kelvin sign, and ſ, long s) replaced by them;
@@ -126,17 +145,16 @@ func (s *Screen) lower(i int) string {
 }
 
 func foldASCII(l string) string {
-	upper := false
+	// One pass tells whether there is anything to fold: most lines are
+	// lower-case ASCII, or have no ſ or K (each starts with a byte >= 0xc5).
+	var seen byte
 	for i := 0; i < len(l); i++ {
-		if c := l[i]; 'A' <= c && c <= 'Z' {
-			upper = true
-			break
-		}
+		seen |= foldClass[l[i]]
 	}
-	if strings.ContainsRune(l, 'ſ') || strings.ContainsRune(l, '\u212a') {
-		l = strings.NewReplacer("ſ", "s", "\u212a", "k").Replace(l)
+	if seen&foldWide != 0 && (strings.ContainsRune(l, 'ſ') || strings.ContainsRune(l, '\u212a')) {
+		l = foldRunes.Replace(l)
 	}
-	if !upper {
+	if seen&foldUpper == 0 {
 		return l
 	}
 	b := []byte(l)

@@ -263,3 +263,26 @@ func captureFiles(t testing.TB) []string {
 	}
 	return files
 }
+
+// trimRightBlank trims what strings.TrimRight(l, " \t\r\u00a0") trims, on
+// every combination of blanks, other characters and bytes around them.
+func TestTrimRightBlankIsTrimRight(t *testing.T) {
+	parts := []string{"", " ", "\t", "\r", "\u00a0", "a", "é", "\u00c2", "\u0100", "─", "\u00a0x", "ſ", "\u2000"}
+	n := 0
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				for _, d := range parts {
+					l := a + b + c + d
+					if got, want := trimRightBlank(l), strings.TrimRight(l, " \t\r\u00a0"); got != want {
+						t.Fatalf("trimRightBlank(%q) = %q, want %q", l, got, want)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n != len(parts)*len(parts)*len(parts)*len(parts) {
+		t.Fatalf("checked %d lines", n)
+	}
+}

@@ -30,7 +30,7 @@ func NewScreen(capture string) *Screen {
 	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
 	s := &Screen{Lines: make([]string, 0, len(raw)), inputTop: -1, inputBottom: -1}
 	for _, l := range raw {
-		s.Lines = append(s.Lines, strings.TrimRight(l, " \t\r\u00a0"))
+		s.Lines = append(s.Lines, trimRightBlank(l))
 	}
 	for len(s.Lines) > 0 && s.Lines[len(s.Lines)-1] == "" {
 		s.Lines = s.Lines[:len(s.Lines)-1]
@@ -42,6 +42,24 @@ func NewScreen(capture string) *Screen {
 	}
 	s.findInputBox()
 	return s
+}
+
+// trimRightBlank is strings.TrimRight(l, " \t\r\u00a0") on valid UTF-8,
+// without the slow path strings.TrimRight takes for a cutset that is not
+// ASCII (a tenth of classifying a screen): U+00A0 is the two bytes C2 A0,
+// and C2 cannot end another character.
+func trimRightBlank(l string) string {
+	for len(l) > 0 {
+		switch c := l[len(l)-1]; {
+		case c == ' ' || c == '\t' || c == '\r':
+			l = l[:len(l)-1]
+		case c == 0xa0 && len(l) >= 2 && l[len(l)-2] == 0xc2:
+			l = l[:len(l)-2]
+		default:
+			return l
+		}
+	}
+	return l
 }
 
 // withoutTrailer returns the screen without the run of lines matching
