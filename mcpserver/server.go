@@ -20,6 +20,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -84,7 +85,7 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Lifecycle starts and stops orchestrators for spawn_orchestrator and
 	// stop_orchestrator; nil makes those tools say this server cannot.
-	Lifecycle Lifecycle
+	Lifecycle lifecycle.Orchestrators
 	// AllowedHosts are extra Host header values (host names, no port)
 	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
 	AllowedHosts []string

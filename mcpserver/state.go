@@ -5,52 +5,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/rules"
 )
-
-// The coarse states of an orchestrator, as the seed design names them.
-const (
-	// StatusActive: the agent runs on its own (working, idle, or a screen
-	// no rule recognises).
-	StatusActive = "active"
-	// StatusBlocked: the agent waits for someone (a prompt, an error, an
-	// error loop).
-	StatusBlocked = "blocked"
-	// StatusComplete: the agent exited after finishing every task of its
-	// task list.
-	StatusComplete = "complete"
-	// StatusFailed: the agent exited with work unfinished or unknown (it
-	// crashed, was killed, or quit early).
-	StatusFailed = "failed"
-)
-
-// Statuses lists the coarse states, for enums and docs.
-func Statuses() []string {
-	return []string{StatusActive, StatusBlocked, StatusComplete, StatusFailed}
-}
-
-// States lists the detailed states, for enums and docs.
-func States() []string {
-	return []string{string(rules.Working), string(rules.Idle), string(rules.AwaitingInput), string(rules.Error),
-		string(rules.ErrorLoop), string(rules.Exited), string(rules.Unknown)}
-}
-
-// CoarseState maps a session's detailed state to the coarse one. An exited
-// agent is complete only when its task list shows every task done: system3
-// cannot tell a clean exit from a crash by the screen, but unfinished
-// tasks say the work did not end.
-func CoarseState(s monitor.Session) string {
-	switch s.State {
-	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
-		return StatusBlocked
-	case rules.Exited:
-		if t := s.Tasks; t != nil && t.Total > 0 && t.Completed == t.Total {
-			return StatusComplete
-		}
-		return StatusFailed
-	}
-	return StatusActive
-}
 
 // isAgent reports whether a pane runs (or ran) a coding agent, as opposed
 // to a shell or an unrecognised program.
@@ -104,7 +59,7 @@ func rowOf(s monitor.Session) sessionRow {
 	return sessionRow{
 		Tokens: tokens, CostUSD: cost,
 		Name: s.Session, Target: s.Target, Pane: s.Pane, Agent: s.Agent,
-		Status: CoarseState(s), State: string(s.State), Kind: s.Kind,
+		Status: string(s.Coarse()), State: string(s.State), Kind: s.Kind,
 		Question: s.Question, Options: s.Options,
 		Tasks: progressText(s.Tasks), TaskList: s.TaskList,
 		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated, Hint: s.Hint(),

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -32,7 +33,7 @@ type Env struct {
 	// Learn is the learning store; nil when the learning tools are off.
 	Learn Learn
 	// Lifecycle starts and stops orchestrators; nil: it cannot.
-	Lifecycle Lifecycle
+	Lifecycle lifecycle.Orchestrators
 	// Coach serves the behaviour-pattern tools; nil when there is none.
 	Coach Coach
 	// Hosts are the other machines reported beside this one; nil: none.

@@ -18,15 +18,6 @@ import (
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
-// Lifecycle starts and stops orchestrators; *lifecycle.Manager is one.
-type Lifecycle interface {
-	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
-	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
-	// AgentNames are the agents the configuration names, sorted: the only
-	// ones spawn_orchestrator starts.
-	AgentNames() []string
-}
-
 // agentNames are the agents spawn_orchestrator offers: the configured
 // ones, or the built-in ones on a server without a lifecycle.
 func (e *Env) agentNames() []string {

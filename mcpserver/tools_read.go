@@ -54,10 +54,10 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			UnackedWakes: len(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
 			Orchestrators: []orchestrator{},
 		}
-		for _, s := range Statuses() {
+		for _, s := range monitor.CoarseStates() {
 			doc.ByStatus[s] = 0
 		}
-		for _, s := range States() {
+		for _, s := range monitor.States() {
 			doc.ByState[s] = 0
 		}
 		wakesByPane := map[string]int{}
@@ -80,7 +80,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane], Hint: r.Hint,
 				Since: r.Since, Updated: r.Updated,
 			})
-			if r.Status == StatusBlocked {
+			if r.Status == string(monitor.CoarseBlocked) {
 				blocked = append(blocked, r.Target)
 			}
 		}
@@ -113,7 +113,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 						Kind: rr.Kind, Question: rr.Question, Tasks: rr.Tasks, Tokens: rr.Tokens, CostUSD: rr.CostUSD, UnackedWakes: byPane[s.Pane], Hint: rr.Hint,
 						Since: rr.Since, Updated: rr.Updated,
 					})
-					if rr.Status == StatusBlocked {
+					if rr.Status == string(monitor.CoarseBlocked) {
 						blocked = append(blocked, r.Name+":"+rr.Target)
 					}
 				}
@@ -125,7 +125,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			// Those needing someone first, whatever their host.
 			slices.SortStableFunc(doc.Orchestrators, func(a, b orchestrator) int {
-				return boolRank(a.Status == StatusBlocked) - boolRank(b.Status == StatusBlocked)
+				return boolRank(a.Status == string(monitor.CoarseBlocked)) - boolRank(b.Status == string(monitor.CoarseBlocked))
 			})
 		}
 		switch {
@@ -231,7 +231,7 @@ type orchestrator struct {
 
 // ListSessionsTool lists the watched panes with their state, filtered.
 func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
-	states := append(Statuses(), States()...)
+	states := append(monitor.CoarseStates(), monitor.States()...)
 	t := mcp.NewTool("list_sessions",
 		mcp.WithDescription(`List the agent sessions system3 watches, one row each: name (tmux session), target (session:window.pane), pane id, agent, status (active, blocked, complete, failed), detailed state, kind, the question and options when it waits for an answer, task progress, last line and times. Those needing someone come first. Filter by state (a status or a detailed state), agent, or a glob on the session name. Use the name, target or pane of a row as the session argument of the other tools.`),
 		mcp.WithString("state", mcp.Description("Only sessions in this status or detailed state."), mcp.Enum(states...)),
@@ -317,7 +317,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			out["hosts"] = hosts
 			slices.SortStableFunc(rows, func(a, b sessionRow) int {
-				return boolRank(a.Status == StatusBlocked) - boolRank(b.Status == StatusBlocked)
+				return boolRank(a.Status == string(monitor.CoarseBlocked)) - boolRank(b.Status == string(monitor.CoarseBlocked))
 			})
 		}
 		out["sessions"], out["count"], out["watched"] = rows, len(rows), watched
@@ -441,14 +441,14 @@ func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines i
 		all = append([]string{fmt.Sprintf("[… %d earlier lines not shown; %s]", cut, more)}, all...)
 	}
 	d.Screen = strings.Join(all, "\n")
-	switch CoarseState(s) {
-	case StatusBlocked:
+	switch s.Coarse() {
+	case monitor.CoarseBlocked:
 		if s.State == "awaiting_input" {
 			d.Next = fmt.Sprintf("answer with answer_prompt (session %q, an option number, yes or no), or send text with inject_guidance", s.Target)
 		} else {
 			d.Next = fmt.Sprintf("read the error above; send guidance with inject_guidance (session %q) or stop it with interrupt", s.Target)
 		}
-	case StatusFailed, StatusComplete:
+	case monitor.CoarseFailed, monitor.CoarseComplete:
 		d.Next = "the agent has exited; its last lines are above"
 	}
 	return d, nil

@@ -354,12 +354,12 @@ func TestServiceFailureIsAnError(t *testing.T) {
 
 func TestCoarseState(t *testing.T) {
 	for _, s := range fixtureSessions() {
-		want := map[string]string{"%1": StatusBlocked, "%2": StatusActive, "%3": StatusActive, "%4": StatusComplete, "%5": StatusFailed}[s.Pane]
-		if got := CoarseState(s); got != want {
+		want := map[string]string{"%1": "blocked", "%2": "active", "%3": "active", "%4": "complete", "%5": "failed"}[s.Pane]
+		if got := rowOf(s).Status; got != want {
 			t.Errorf("%s (%s): %s, want %s", s.Pane, s.State, got, want)
 		}
 	}
-	raw, _ := json.Marshal(States())
+	raw, _ := json.Marshal(monitor.States())
 	if string(raw) != `["working","idle","awaiting_input","error","error_loop","exited","unknown"]` {
 		t.Errorf("states = %s", raw)
 	}

@@ -116,6 +116,69 @@ func (s Session) NeedsPerson() bool {
 	return false
 }
 
+// Coarse is a session's state in four words, as a supervising agent
+// reads it (see Session.Coarse).
+type Coarse string
+
+// The coarse states of an orchestrator.
+const (
+	// CoarseActive: the agent runs on its own (working, idle, or a screen
+	// no rule recognises).
+	CoarseActive Coarse = "active"
+	// CoarseBlocked: the agent waits for someone (a prompt, an error, an
+	// error loop).
+	CoarseBlocked Coarse = "blocked"
+	// CoarseComplete: the agent exited after finishing every task of its
+	// task list.
+	CoarseComplete Coarse = "complete"
+	// CoarseFailed: the agent exited with work unfinished or unknown (it
+	// crashed, was killed, or quit early).
+	CoarseFailed Coarse = "failed"
+)
+
+// CoarseStates lists the coarse states, for enums and docs.
+func CoarseStates() []string {
+	return []string{string(CoarseActive), string(CoarseBlocked), string(CoarseComplete), string(CoarseFailed)}
+}
+
+// States lists the detailed states, for enums and docs.
+func States() []string {
+	return []string{string(rules.Working), string(rules.Idle), string(rules.AwaitingInput), string(rules.Error),
+		string(rules.ErrorLoop), string(rules.Exited), string(rules.Unknown)}
+}
+
+// Coarse maps the session's detailed state to the coarse one. An exited
+// agent is complete only when its task list shows every task done:
+// system3 cannot tell a clean exit from a crash by the screen, but
+// unfinished tasks say the work did not end.
+func (s Session) Coarse() Coarse {
+	switch s.State {
+	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
+		return CoarseBlocked
+	case rules.Exited:
+		if t := s.Tasks; t != nil && t.Total > 0 && t.Completed == t.Total {
+			return CoarseComplete
+		}
+		return CoarseFailed
+	}
+	return CoarseActive
+}
+
+// ExitedUnfinished reports whether the agent exited while its task list
+// still has tasks to do.
+func (s Session) ExitedUnfinished() bool {
+	return s.Coarse() == CoarseFailed && s.Tasks != nil && s.Tasks.Total > 0
+}
+
+// ProgressOf is a task list's progress as sessions show it.
+func ProgressOf(l tasks.List) TaskProgress {
+	tp := TaskProgress{Completed: l.Progress.Completed, Total: l.Progress.Total, Blocked: len(l.Progress.Blocked), InProgress: []string{}}
+	for _, t := range l.Progress.InProgress {
+		tp.InProgress = append(tp.InProgress, t.Subject)
+	}
+	return tp
+}
+
 // Update is one change in the registry, delivered to subscribers.
 type Update struct {
 	Kind    UpdateKind `json:"kind"`

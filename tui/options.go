@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // Options configure the dashboard. The zero value works: no templates, no
@@ -49,7 +50,7 @@ type Options struct {
 	Learn LearnSource
 	// Lifecycle starts orchestrators from the spawn form (s) and stops
 	// them (S); nil: the dashboard says it cannot.
-	Lifecycle Lifecycle
+	Lifecycle lifecycle.Orchestrators
 	// ReminderSent is told when `r` typed a behaviour pattern's reminder
 	// into its pane (alert is wake.Reminder.Alert), so its effect is
 	// measured (the coach's MarkSent). It is called off the UI goroutine.

@@ -13,15 +13,6 @@ import (
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
-// Lifecycle starts orchestrators for the spawn form and stops them for
-// the stop key; *lifecycle.Manager is one.
-type Lifecycle interface {
-	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
-	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
-	// AgentNames are the configured agents, the only ones the form starts.
-	AgentNames() []string
-}
-
 // spawnTimeout bounds a spawn from the dashboard: git, the agent's ready
 // wait and the first prompt.
 const spawnTimeout = 2 * time.Minute
@@ -272,7 +263,7 @@ func (m *Model) onLinkDone(msg linkDoneMsg) {
 }
 
 // runSpawn spawns, reporting each step on ch, which it closes when done.
-func runSpawn(ctx context.Context, lc Lifecycle, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
+func runSpawn(ctx context.Context, lc lifecycle.Orchestrators, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		ctx, cancel := context.WithTimeout(ctx, spawnTimeout)
@@ -289,7 +280,7 @@ func runSpawn(ctx context.Context, lc Lifecycle, req lifecycle.SpawnRequest, ch 
 }
 
 // runStop stops an orchestrator.
-func runStop(ctx context.Context, lc Lifecycle, req lifecycle.StopRequest) tea.Cmd {
+func runStop(ctx context.Context, lc lifecycle.Orchestrators, req lifecycle.StopRequest) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // openLearn opens the learning store of the state dir once per process;
@@ -73,7 +72,7 @@ func orchestratorHealth(svc monitor.Service, a *app) func(context.Context) error
 		defer mu.Unlock()
 		live := map[string]bool{}
 		for _, s := range snap.Sessions {
-			if s.State != rules.Exited || s.Tasks == nil || s.Tasks.Total == 0 || s.Tasks.Completed == s.Tasks.Total {
+			if !s.ExitedUnfinished() {
 				continue
 			}
 			key := s.Pane + "/" + s.TaskList

@@ -254,17 +254,8 @@ func watchedProgress(tw *tasks.Watcher, root string) func(string) (monitor.TaskP
 	}
 	return func(id string) (monitor.TaskProgress, bool) {
 		l, ok := tw.Lookup(filepath.Join(root, id))
-		return progressOf(l), ok
+		return monitor.ProgressOf(l), ok
 	}
-}
-
-// progressOf is a list's progress as sessions show it.
-func progressOf(l tasks.List) monitor.TaskProgress {
-	tp := monitor.TaskProgress{Completed: l.Progress.Completed, Total: l.Progress.Total, Blocked: len(l.Progress.Blocked), InProgress: []string{}}
-	for _, t := range l.Progress.InProgress {
-		tp.InProgress = append(tp.InProgress, t.Subject)
-	}
-	return tp
 }
 
 // priceTable is the config's prices as the monitor reads them.

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -169,7 +168,7 @@ func forwardedFlags(cmd *cobra.Command, skip ...string) []string {
 // judges the MCP client (not its operator), after this machine's policy
 // (the session named HOST:orch-NAME). Spawning stays on this machine.
 type hostsLifecycle struct {
-	mcpserver.Lifecycle
+	lifecycle.Orchestrators
 	a   *app
 	svc interface {
 		Allow(ctx context.Context, req monitor.AllowRequest) error
@@ -178,21 +177,21 @@ type hostsLifecycle struct {
 
 // withHostsLifecycle wraps lc for the config's hosts; without hosts it is
 // lc.
-func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc monitor.Service) mcpserver.Lifecycle {
+func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc monitor.Service) lifecycle.Orchestrators {
 	if len(a.remoteHosts()) == 0 {
 		return lc
 	}
-	return hostsLifecycle{Lifecycle: lc, a: a, svc: svc}
+	return hostsLifecycle{Orchestrators: lc, a: a, svc: svc}
 }
 
 func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
 	host, name := l.a.splitHost(strings.TrimSpace(req.Name))
 	switch host {
 	case "":
-		return l.Lifecycle.Stop(ctx, req)
+		return l.Orchestrators.Stop(ctx, req)
 	case remote.Local:
 		req.Name = name
-		return l.Lifecycle.Stop(ctx, req)
+		return l.Orchestrators.Stop(ctx, req)
 	}
 	session := name
 	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
@@ -271,7 +270,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	host := strings.TrimSpace(req.Host)
 	if host == "" || host == remote.Local {
 		req.Host = ""
-		return l.Lifecycle.Spawn(ctx, req)
+		return l.Orchestrators.Spawn(ctx, req)
 	}
 	if _, err := l.a.remoteHost(host); err != nil {
 		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -82,7 +81,7 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 // lifecycle returns the spawn/stop manager over svc.
 // mcpLifecycle is lifecycle for an MCP server: with the config's hosts,
 // stop_orchestrator HOST:NAME is routed (hostsLifecycle).
-func (a *app) mcpLifecycle(svc monitor.Service) (mcpserver.Lifecycle, error) {
+func (a *app) mcpLifecycle(svc monitor.Service) (lifecycle.Orchestrators, error) {
 	m, err := a.lifecycle(svc)
 	if err != nil {
 		return nil, err

@@ -318,7 +318,7 @@ func loadedProgress(root, todos string) func(string) (monitor.TaskProgress, bool
 	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
 	return func(id string) (monitor.TaskProgress, bool) {
 		l, ok := tasks.Find(lists, id)
-		return progressOf(l), ok
+		return monitor.ProgressOf(l), ok
 	}
 }
 

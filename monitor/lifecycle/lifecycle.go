@@ -139,6 +139,19 @@ type Config struct {
 	Logger        *slog.Logger
 }
 
+// Orchestrators starts and stops orchestrators: what the dashboard, the
+// MCP server and the CLI ask of a lifecycle. *Manager is one; a process
+// that reaches other hosts routes each request to its host's Manager.
+type Orchestrators interface {
+	Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, error)
+	Stop(ctx context.Context, req StopRequest) (StopResult, error)
+	// AgentNames are the agents the configuration names, sorted: the only
+	// ones a spawn starts.
+	AgentNames() []string
+}
+
+var _ Orchestrators = (*Manager)(nil)
+
 // Manager spawns and stops orchestrators.
 type Manager struct {
 	cfg Config
