@@ -86,12 +86,10 @@ func (t *TaskProgress) equal(o *TaskProgress) bool {
 	return t.Completed == o.Completed && t.Total == o.Total && t.Blocked == o.Blocked && slices.Equal(t.InProgress, o.InProgress)
 }
 
-// Evidence says which source and rule decided a state, and on which lines.
-type Evidence struct {
-	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook"
-	Rule   string   `json:"rule"`
-	Lines  []string `json:"lines"`
-}
+// Evidence says which source and rule decided a state, and on which lines
+// (Source "screen", "process", "history", "transcript", "hook"...). A wake
+// carries the same: it is one type.
+type Evidence = wake.Evidence
 
 // Hint is one line telling the user what to do about the session's
 // state, or "" when there is nothing to do: a recognised agent showing a

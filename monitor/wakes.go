@@ -204,7 +204,7 @@ func (s *Supervisor) raiseOp(cur Session, r wake.Reason) wakeOp {
 		Agent:           cur.Agent,
 		State:           string(cur.State),
 		Kind:            cur.Kind,
-		Evidence:        wake.Evidence{Source: cur.Evidence.Source, Rule: cur.Evidence.Rule, Lines: cur.Evidence.Lines},
+		Evidence:        cur.Evidence,
 		Question:        cur.Question,
 		Options:         cur.Options,
 		SuggestedAction: s.suggest(cur, r),

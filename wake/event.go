@@ -38,9 +38,10 @@ func Reasons() []Reason {
 func (r Reason) Known() bool { return slices.Contains(Reasons(), r) }
 
 // Evidence is why the monitor believes the condition holds: which source it
-// looked at, which rule matched, and the lines it matched on.
+// looked at, which rule matched, and the lines it matched on. It is also a
+// session's evidence for its state (monitor.Evidence).
 type Evidence struct {
-	Source string   `json:"source"` // "screen", "transcript", "hook", ...
+	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook", ...
 	Rule   string   `json:"rule"`
 	Lines  []string `json:"lines"`
 }
