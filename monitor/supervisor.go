@@ -666,6 +666,12 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 			comm, job, ok := s.cfg.Foreground(p.PID)
 			if ok && eng.ShellFor(comm) != "" {
 				in.Shell, in.Job = comm, job
+				if job == "" {
+					// The shell holds its terminal now, whatever command
+					// the listing (made up to a few seconds ago) saw in
+					// front: an agent that quit to it is seen at once.
+					in.Processes[0] = comm
+				}
 			}
 			if ok {
 				s.roots[p.ID] = rootProcess{pid: p.PID, command: p.Command, comm: comm}
@@ -673,7 +679,7 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 		}
 		// Look below the pane's process only when its foreground
 		// command is not an agent already (a wrapper, node, a shell).
-		if s.cfg.Processes != nil && !eng.IsAgentProcess(p.Command) {
+		if s.cfg.Processes != nil && !eng.IsAgentProcess(in.Processes[0]) {
 			in.Processes = append(in.Processes, s.cfg.Processes(p.PID)...)
 		}
 		if s.cfg.Cmdlines != nil && eng.WantsArgs(in.Processes) {

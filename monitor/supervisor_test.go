@@ -921,3 +921,27 @@ func TestForegroundIsReadAgainOnlyForShells(t *testing.T) {
 		t.Fatalf("after the pane's command changed its process was read %d times in all, want 2", agent)
 	}
 }
+
+// An agent started from a shell quits to it: the shell holds the terminal
+// again (Foreground, read at the capture), and the pane is an exited agent
+// at once, although the last listing still names the agent's command.
+func TestAgentQuitToShellSeenBeforeTheListing(t *testing.T) {
+	job := "claude"
+	h := newHarness(t, func(c *Config) {
+		c.Foreground = func(int) (string, string, bool) { return "bash", job, true }
+	})
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	if s := h.session("%1"); s.Agent != "claude" || s.State != rules.Idle {
+		t.Fatalf("before: %s %s", s.Agent, s.State)
+	}
+	job = "" // the agent exited; the shell printed its prompt
+	h.tm.mu.Lock()
+	h.tm.screens["%1"] += "\nbash-5.2$ "
+	h.tm.mu.Unlock()
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
+	h.sup.flush(context.Background()) // no listing: the command listed is still claude
+	if s := h.session("%1"); s.Agent != "claude" || s.State != rules.Exited || s.Kind != "process_gone" {
+		t.Fatalf("after the agent quit: %s %s/%s by %s %v", s.Agent, s.State, s.Kind, s.Evidence.Rule, s.Evidence.Lines)
+	}
+}
