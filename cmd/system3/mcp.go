@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,12 +11,8 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
-	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // mcpFlags are the MCP settings a command line may override.
@@ -156,9 +149,11 @@ tools.`,
 				return err
 			}
 			ctx := cmd.Context()
-			svc := &failoverService{open: a.openService, log: a}
-			defer svc.close()
-			if err := svc.connect(ctx); err != nil {
+			// When the daemon it uses goes away (the dashboard is
+			// closed), the service is opened again.
+			svc := &ipc.Failover{Open: a.openService, Logger: a.log}
+			defer svc.Close()
+			if err := svc.Connect(ctx); err != nil {
 				return err
 			}
 			if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
@@ -178,185 +173,7 @@ tools.`,
 	return cmd
 }
 
-// failoverService is the service `system3 mcp` uses: the monitors of the
-// system3 that serves this state dir, or its own. When the daemon it uses
-// goes away (the dashboard is closed), it opens the service again, so a
-// client that launched system3 once keeps working.
-type failoverService struct {
-	open func(ctx context.Context) (monitor.Service, func() error, error)
-	log  *app
-
-	mu      sync.Mutex
-	svc     monitor.Service
-	closeFn func() error
-}
-
-func (f *failoverService) connect(ctx context.Context) error {
-	svc, closeFn, err := f.open(ctx)
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	f.svc, f.closeFn = svc, closeFn
-	f.mu.Unlock()
-	return nil
-}
-
-func (f *failoverService) current() monitor.Service {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.svc
-}
-
-func (f *failoverService) close() {
-	f.mu.Lock()
-	closeFn := f.closeFn
-	f.svc, f.closeFn = nil, nil
-	f.mu.Unlock()
-	if closeFn != nil {
-		f.log.release(closeFn)
-	}
-}
-
-// gone reports an error that means the daemon used is no more.
-func gone(err error) bool {
-	return errors.Is(err, ipc.ErrConnLost) || errors.Is(err, ipc.ErrNoDaemon)
-}
-
-// reopen replaces a vanished daemon's service, once per failure.
-func (f *failoverService) reopen(ctx context.Context, failed monitor.Service) (monitor.Service, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.svc != failed && f.svc != nil {
-		return f.svc, nil // another call has reopened it
-	}
-	f.log.log.Info("mcp: the system3 serving this state dir went away; opening the service again")
-	if f.closeFn != nil {
-		_ = f.closeFn()
-	}
-	svc, closeFn, err := f.open(ctx)
-	if err != nil {
-		f.svc, f.closeFn = nil, nil
-		return nil, err
-	}
-	f.svc, f.closeFn = svc, closeFn
-	return svc, nil
-}
-
-// do runs call on the service, once more on a reopened one if the daemon
-// went away.
-func do[T any](f *failoverService, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
-	return retrying(f, ctx, gone, call)
-}
-
-// retrying runs call, and runs it again on a reopened service when its
-// error passes again.
-func retrying[T any](f *failoverService, ctx context.Context, again func(error) bool, call func(monitor.Service) (T, error)) (T, error) {
-	svc := f.current()
-	if svc == nil {
-		var err error
-		if svc, err = f.reopen(ctx, nil); err != nil {
-			var zero T
-			return zero, err
-		}
-	}
-	v, err := call(svc)
-	if again(err) && ctx.Err() == nil {
-		if svc, rerr := f.reopen(ctx, svc); rerr == nil {
-			return call(svc)
-		}
-	}
-	return v, err
-}
-
-func (f *failoverService) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Snapshot, error) { return s.Snapshot(ctx) })
-}
-
-func (f *failoverService) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	return do(f, ctx, func(s monitor.Service) (<-chan monitor.Update, error) { return s.Watch(ctx) })
-}
-
-func (f *failoverService) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
-	return do(f, ctx, func(s monitor.Service) (<-chan wake.Message, error) { return s.SubscribeWakes(ctx, fl) })
-}
-
-func (f *failoverService) Hook(ctx context.Context, ev hooks.Event) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Hook(ctx, ev) })
-	return err
-}
-
-func (f *failoverService) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) ([]wake.Event, error) { return s.Wakes(ctx, fl) })
-}
-
-func (f *failoverService) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) (wake.Event, error) { return s.WaitWake(ctx, fl) })
-}
-
-func (f *failoverService) Ack(ctx context.Context, id, by string) (wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) (wake.Event, error) { return s.Ack(ctx, id, by) })
-}
-
-func (f *failoverService) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) ([]wake.Event, error) { return s.AckAll(ctx, by) })
-}
-
-func (f *failoverService) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Preview, error) { return s.Preview(ctx, req) })
-}
-
-func (f *failoverService) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	return do(f, ctx, func(s monitor.Service) ([]tasks.ListDoc, error) { return s.TaskLists(ctx, id) })
-}
-
-func (f *failoverService) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
-	return do(f, ctx, func(s monitor.Service) (tasks.TaskDoc, error) { return s.Task(ctx, req) })
-}
-
-// The actions are not retried: a lost connection may have lost the reply
-// of an action that happened.
-
-func (f *failoverService) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Inject(ctx, req) })
-}
-
-func (f *failoverService) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Answer(ctx, req) })
-}
-
-func (f *failoverService) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Interrupt(ctx, req) })
-}
-
-func (f *failoverService) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.SendKeys(ctx, req) })
-}
-
-// Link is idempotent: the same link made twice is one link.
-func (f *failoverService) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Session, error) { return s.Link(ctx, req) })
-}
-
-// Allow asks the policy of the process that runs the monitors; an action
-// that follows goes there too, so it is retried like a read.
-func (f *failoverService) Allow(ctx context.Context, req monitor.AllowRequest) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Allow(ctx, req) })
-	return err
-}
-
-func (f *failoverService) Audit(ctx context.Context, e audit.Entry) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Audit(ctx, e) })
-	return err
-}
-
-// doOnce runs an action; when the daemon is found gone before the action
-// could be sent (no connection at all), it reopens and sends it there.
-func doOnce[T any](f *failoverService, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
-	return retrying(f, ctx, func(err error) bool { return errors.Is(err, ipc.ErrNoDaemon) }, call)
-}
-
 var (
-	_ mcpserver.Service = (*failoverService)(nil)
-	_ lifecycle.Service = (*failoverService)(nil)
+	_ mcpserver.Service = (*ipc.Failover)(nil)
+	_ lifecycle.Service = (*ipc.Failover)(nil)
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -142,7 +143,7 @@ func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
 		}
 		ev, err := svc.WaitWake(ctx, f)
 		a.release(closeFn)
-		if gone(err) && ctx.Err() == nil {
+		if ipc.DaemonGone(err) && ctx.Err() == nil {
 			a.log.Info("the system3 serving this wait stopped; asking again")
 			continue
 		}
