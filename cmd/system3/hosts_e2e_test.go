@@ -313,11 +313,14 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 	type got struct {
 		hw     hostWake
 		errOut string
+		// wait is how many waits had started when this one returned.
+		wait int64
 	}
 	wakes := make(chan got, 2*n)
 	// Any wait may be the one that finds its link cut, including one that
 	// then times out before the next wake (exit 2).
 	var dropped atomic.Bool
+	var started atomic.Int64 // waits started
 	stop := make(chan struct{})
 	loopDone := make(chan struct{})
 	go func() {
@@ -333,6 +336,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 			if cursor != "" {
 				args = append(args, "--since", cursor)
 			}
+			started.Add(1)
 			code, out, errOut := invoke(t, w.env, args...)
 			if strings.Contains(errOut, "dropped") {
 				dropped.Store(true)
@@ -346,7 +350,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 				return
 			}
 			cursor = hw.Cursor
-			wakes <- got{hw, errOut}
+			wakes <- got{hw, errOut, started.Load()}
 		}
 	}()
 	defer func() { close(stop); <-loopDone }()
@@ -357,6 +361,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 	seen := map[string]int{}
 	var order []uint64
 	reconnected := false
+	var last int64 // the wait that delivered the latest wake
 	take := func(want int) {
 		t.Helper()
 		timeout := time.After(2 * time.Minute)
@@ -365,6 +370,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 			case g := <-wakes:
 				seen[g.hw.ID]++
 				order = append(order, g.hw.Seq)
+				last = g.wait
 				reconnected = reconnected || strings.Contains(g.errOut, "dropped")
 			case <-timeout:
 				t.Fatalf("%d wakes delivered, want %d: %v", len(order), want, seen)
@@ -372,9 +378,18 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 		}
 	}
 	take(n / 2)
-	// The loop's next wait is holding a link: kill every sshd child (each
-	// one carries one link) while the rest of the burst is raised.
+	// Once the loop's next wait has started and had time to connect, it
+	// holds a link (a child of the wait that returned may still be going
+	// away, and killing only that one cuts nothing): kill every sshd child
+	// (each one carries one link) while the rest of the burst is raised.
 	deadline := time.Now().Add(30 * time.Second)
+	for started.Load() <= last {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop started no wait after its last wake")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 	var killed []int
 	for len(killed) == 0 {
 		for _, pid := range w.ssh.children(t) {
