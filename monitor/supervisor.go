@@ -323,7 +323,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	defer tick.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
-	armed, needScan := false, false
+	armed := false
 	var due time.Time
 	// arm makes the settle timer fire within d: new output must not wait
 	// behind a pane held back for longer (Go 1.23 timers drop a stale
@@ -344,10 +344,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	events := s.cfg.Events
 	// listed is a listing the watcher sent since the last settle, and
-	// reuse says the scan asked for may use it (the events it gave rise
-	// to asked for the scan) rather than list panes again.
+	// need the scan the events since then ask for.
 	var listed []tmux.Pane
-	reuse := true
+	need := scanNone
 	for {
 		select {
 		case <-ctx.Done():
@@ -357,21 +356,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				events = nil // the watcher stopped; keep going by polling
 				continue
 			}
-			switch ev.Kind {
-			case tmux.EventListed:
+			if ev.Kind == tmux.EventListed {
 				listed = ev.Panes
 				s.setListed(ev.Panes)
-			case tmux.EventSessionsChanged:
-				needScan = true
-			case tmux.EventOutput:
-				// A pane not listed yet is in the listing that came
-				// before its output, if any.
-				needScan = s.handle(ev) || needScan
-			default:
-				if s.handle(ev) {
-					// The server went away or events were lost: only a
-					// listing made now tells.
-					needScan, reuse, listed = true, false, nil
+			} else if n := s.handle(ev); n > need {
+				need = n
+				if need == scanFresh {
+					listed = nil
 					s.setListed(nil)
 				}
 			}
@@ -381,14 +372,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-settle.C:
 			armed = false
 			switch {
-			case needScan && reuse && listed != nil:
+			case need == scanListed && listed != nil:
 				s.scanListing(listed, true)
-			case needScan:
+			case need != scanNone:
 				s.rescan(ctx)
 			case listed != nil:
 				s.scanListing(listed, false)
 			}
-			listed, needScan, reuse = nil, false, true
+			listed, need = nil, scanNone
 			flush()
 		case <-tick.C:
 			now := s.cfg.Clock()
@@ -411,22 +402,37 @@ func (s *Supervisor) lastScanTime() time.Time {
 	return s.lastScan
 }
 
-// handle notes one tmux event and reports whether panes must be listed
-// again.
-func (s *Supervisor) handle(ev tmux.Event) bool {
+// scanNeed is the scan of every pane an event asks for, least first.
+type scanNeed int
+
+const (
+	scanNone scanNeed = iota
+	// scanListed: panes came, went or moved; the watcher's listing that
+	// found it (tmux.EventListed, sent before) tells, or one made now.
+	scanListed
+	// scanFresh: the server went away or events were lost; only a
+	// listing made now tells.
+	scanFresh
+)
+
+// handle notes one tmux event (other than tmux.EventListed) and returns
+// the scan it asks for.
+func (s *Supervisor) handle(ev tmux.Event) scanNeed {
 	switch ev.Kind {
 	case tmux.EventOutput:
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if p, ok := s.panes[ev.PaneID]; ok {
 			p.dirty, p.output = true, s.cfg.Clock()
-			return false
+			return scanNone
 		}
-		return true // output from a pane we have not listed yet
+		return scanListed // output from a pane we have not listed yet
 	case tmux.EventPaneModeChanged:
-		return false
+		return scanNone
+	case tmux.EventSessionsChanged:
+		return scanListed
 	default:
-		return true
+		return scanFresh
 	}
 }
 

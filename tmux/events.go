@@ -32,9 +32,10 @@ const (
 	EventDisconnected    // the server went away; the Watcher waits for it to come back
 	// EventListed: the polling Watcher listed every pane in full; Panes
 	// holds that listing. It comes before the events the listing gave
-	// rise to (EventSessionsChanged, EventResync, EventOutput), so a
-	// consumer that keeps this listing need not list panes again for
-	// them. Only the newest waits in the queue.
+	// rise to (EventSessionsChanged, EventOutput), so a consumer that
+	// keeps this listing need not list panes again for them. (The
+	// EventResync that starts watching a server, or follows lost events,
+	// asks for a listing made anew.) Only the newest waits in the queue.
 	EventListed
 )
 

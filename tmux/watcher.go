@@ -590,7 +590,8 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 // FullEvery (see fullGap), and at once when a pane appears or disappears,
 // the tick lists panes in full instead, for where panes are, their names,
 // sizes, modes, liveness, titles and commands, and the server's pid, and
-// hands that listing to the consumer (EventListed). Ticks never
+// hands that listing to the consumer (EventListed; not the first, whose
+// EventResync asks for a listing anew). Ticks never
 // overlap: the next waits for this one, PollInterval apart, or more when
 // listing is slow and every tick lists (see tickGap). See step for when a
 // changed pane is reported.
@@ -768,7 +769,6 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 			topo, ids = topologyOf(panes), idsOf(sigs)
 			w.log.Info("tmux: watching", "sessions", countSessions(panes), "panes", len(panes), "terminal_events", feedOn && unwatched == 0)
-			w.q.push(Event{Kind: EventListed, Panes: panes})
 			w.q.push(Event{Kind: EventResync, Reason: "polling: " + why})
 		default:
 			if full {
