@@ -135,6 +135,42 @@ func (h *harness) step() {
 	h.sup.timeChecks(h.clock.Now())
 }
 
+// run runs the supervisor until the test ends.
+func (h *harness) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.sup.Run(ctx) }()
+	h.t.Cleanup(func() { cancel(); <-done })
+}
+
+// await waits (up to 3s) for a snapshot that ok accepts.
+func (h *harness) await(what string, ok func(Snapshot) bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		snap, _ := h.sup.Snapshot(context.Background())
+		if ok(snap) {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s: never; sessions %+v, problem %q", what, snap.Sessions, snap.Problem)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// inState accepts a snapshot where pane is in state want.
+func inState(pane string, want rules.State) func(Snapshot) bool {
+	return func(snap Snapshot) bool {
+		for _, s := range snap.Sessions {
+			if s.Pane == pane {
+				return s.State == want
+			}
+		}
+		return false
+	}
+}
+
 func (h *harness) session(pane string) Session {
 	h.t.Helper()
 	snap, _ := h.sup.Snapshot(context.Background())
@@ -537,34 +573,15 @@ func TestHeldBackPaneDoesNotDelayOthers(t *testing.T) {
 	})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- h.sup.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitSession := func(pane string, want rules.State) {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			snap, _ := h.sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == pane && s.State == want {
-					return
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("pane %s never reached %s: %+v", pane, want, snap.Sessions)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	waitSession("%1", rules.Idle)
-	waitSession("%2", rules.Idle)
+	h.run()
+	h.await("%1 idle", inState("%1", rules.Idle))
+	h.await("%2 idle", inState("%2", rules.Idle))
 	// The shell pane prints: held back for 10s. Then the agent prompts.
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%2"}
 	time.Sleep(50 * time.Millisecond)
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"}
-	waitSession("%1", rules.AwaitingInput)
+	h.await("%1 awaiting input", inState("%1", rules.AwaitingInput))
 }
 
 // The watcher's full listings (tmux.EventListed) stand in for the
@@ -580,46 +597,19 @@ func TestWatcherListingsSpareListing(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	lists := func() int { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return h.tm.lists }
 	listing := func() []tmux.Pane { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return slices.Clone(h.tm.panes) }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- h.sup.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	waitFor := func(what string, ok func(Snapshot) bool) {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			snap, _ := h.sup.Snapshot(ctx)
-			if ok(snap) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: never; sessions %+v, problem %q", what, snap.Sessions, snap.Problem)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	state := func(pane string, want rules.State) func(Snapshot) bool {
-		return func(snap Snapshot) bool {
-			for _, s := range snap.Sessions {
-				if s.Pane == pane {
-					return s.State == want
-				}
-			}
-			return false
-		}
-	}
-	waitFor("%1 idle", state("%1", rules.Idle))
+	h.run()
+	h.await("%1 idle", inState("%1", rules.Idle))
 	base := lists() // Run's first scan
 
 	// A new session: the watcher's listing, then the change it found.
 	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
 	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
 	events <- tmux.Event{Kind: tmux.EventSessionsChanged}
-	waitFor("%2 idle", state("%2", rules.Idle))
+	h.await("%2 idle", inState("%2", rules.Idle))
 	// The agent quits to its shell: a listing shows the new command.
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
-	waitFor("%1 exited", func(snap Snapshot) bool {
+	h.await("%1 exited", func(snap Snapshot) bool {
 		for _, s := range snap.Sessions {
 			if s.Pane == "%1" {
 				return s.Command == "bash" && s.State == rules.Exited
@@ -641,9 +631,9 @@ func TestWatcherListingsSpareListing(t *testing.T) {
 	h.tm.err = &tmux.Error{Op: "list-panes", Msg: "no server", Err: tmux.ErrNoServer}
 	h.tm.mu.Unlock()
 	events <- tmux.Event{Kind: tmux.EventDisconnected, Reason: "gone"}
-	waitFor("no server", func(snap Snapshot) bool { return strings.Contains(snap.Problem, "no tmux server") })
+	h.await("no server", func(snap Snapshot) bool { return strings.Contains(snap.Problem, "no tmux server") })
 	time.Sleep(250 * time.Millisecond) // periodic rescans, with no listing to use
-	if snap, _ := h.sup.Snapshot(ctx); !strings.Contains(snap.Problem, "no tmux server") || len(snap.Sessions) != 0 {
+	if snap, _ := h.sup.Snapshot(context.Background()); !strings.Contains(snap.Problem, "no tmux server") || len(snap.Sessions) != 0 {
 		t.Fatalf("after the server went away: problem %q, sessions %+v", snap.Problem, snap.Sessions)
 	}
 	if lists() <= base {
