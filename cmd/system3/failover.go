@@ -8,11 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // How a dashboard attached to a daemon notices that the daemon is gone:
@@ -30,7 +26,8 @@ const (
 // the current service; the streams of the old one close, and the dashboard
 // reconnects them to the new one.
 type failover struct {
-	a *app
+	monitor.Service // each method forwarded to the current service
+	a               *app
 
 	mu      sync.Mutex
 	cur     monitor.Service
@@ -44,6 +41,9 @@ var _ monitor.Service = (*failover)(nil)
 
 func newFailover(a *app, svc monitor.Service, closeFn func() error) *failover {
 	f := &failover{a: a, cur: svc, closeFn: closeFn}
+	f.Service = ipc.Forwarding(func(ctx context.Context, m *ipc.Method, args any) (any, error) {
+		return m.Call(ctx, f.svc(), args)
+	})
 	if c, ok := svc.(*ipc.Client); ok {
 		f.pid = c.PID()
 	}
@@ -179,94 +179,4 @@ func (f *failover) setNotice(s string) {
 	f.mu.Lock()
 	f.notice = s
 	f.mu.Unlock()
-}
-
-// Snapshot implements monitor.Service.
-func (f *failover) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
-	return f.svc().Snapshot(ctx)
-}
-
-// Watch implements monitor.Service.
-func (f *failover) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	return f.svc().Watch(ctx)
-}
-
-// Wakes implements monitor.Service.
-func (f *failover) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
-	return f.svc().Wakes(ctx, fl)
-}
-
-// WaitWake implements monitor.Service.
-func (f *failover) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
-	return f.svc().WaitWake(ctx, fl)
-}
-
-// SubscribeWakes implements monitor.Service.
-func (f *failover) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
-	return f.svc().SubscribeWakes(ctx, fl)
-}
-
-// Ack implements monitor.Service.
-func (f *failover) Ack(ctx context.Context, id, by string) (wake.Event, error) {
-	return f.svc().Ack(ctx, id, by)
-}
-
-// AckAll implements monitor.Service.
-func (f *failover) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
-	return f.svc().AckAll(ctx, by)
-}
-
-// Preview implements monitor.Service.
-func (f *failover) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
-	return f.svc().Preview(ctx, req)
-}
-
-// TaskLists implements monitor.Service.
-func (f *failover) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	return f.svc().TaskLists(ctx, id)
-}
-
-// Inject implements monitor.Service.
-func (f *failover) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
-	return f.svc().Inject(ctx, req)
-}
-
-// SendKeys implements monitor.Service.
-func (f *failover) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
-	return f.svc().SendKeys(ctx, req)
-}
-
-// Answer implements monitor.Service.
-func (f *failover) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
-	return f.svc().Answer(ctx, req)
-}
-
-// Interrupt implements monitor.Service.
-func (f *failover) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
-	return f.svc().Interrupt(ctx, req)
-}
-
-// Audit implements monitor.Service.
-func (f *failover) Audit(ctx context.Context, e audit.Entry) error {
-	return f.svc().Audit(ctx, e)
-}
-
-// Hook implements monitor.Service.
-func (f *failover) Hook(ctx context.Context, ev hooks.Event) error {
-	return f.svc().Hook(ctx, ev)
-}
-
-// Link implements monitor.Service.
-func (f *failover) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
-	return f.svc().Link(ctx, req)
-}
-
-// Task implements monitor.Service.
-func (f *failover) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
-	return f.svc().Task(ctx, req)
-}
-
-// Allow implements monitor.Service.
-func (f *failover) Allow(ctx context.Context, req monitor.AllowRequest) error {
-	return f.svc().Allow(ctx, req)
 }

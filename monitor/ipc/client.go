@@ -14,9 +14,6 @@ import (
 	"syscall"
 
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -28,6 +25,7 @@ const streamBuffer = 16
 // Client is a monitor.Service served by another process. Each call is one
 // connection; streams hold theirs until their ctx ends or the server goes.
 type Client struct {
+	forward // the service's methods, each one call over invoke
 	// path names the daemon in messages: the socket's path, or what
 	// NewClient was given.
 	path string
@@ -53,7 +51,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 		// No server can listen there either.
 		return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
 	}
-	c := &Client{path: path, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
+	c := newClient(path, nil)
 	// A wedged server must not wedge the CLI that only wanted to find it.
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
@@ -74,7 +72,13 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 // error of such a connection that is a [*TransportError] is returned as it
 // is, since it already says what happened.
 func NewClient(where string, dial func(ctx context.Context) (io.ReadWriteCloser, error)) *Client {
-	return &Client{path: where, dial: dial, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
+	return newClient(where, dial)
+}
+
+func newClient(path string, dial func(ctx context.Context) (io.ReadWriteCloser, error)) *Client {
+	c := &Client{path: path, dial: dial, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
+	c.forward = forward{c.invoke}
+	return c
 }
 
 // TransportError is a failure of the transport under a [NewClient]
@@ -113,141 +117,52 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Snapshot implements monitor.Service.
-func (c *Client) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
-	var s monitor.Snapshot
-	err := c.call(ctx, request{Method: methodSnapshot}, &s)
-	return s, err
-}
-
-// Watch implements monitor.Service. The channel closes when ctx ends, the
-// client is closed, or the server goes away.
-func (c *Client) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	return openStream[monitor.Update](c, ctx, request{Method: methodWatch})
-}
-
-// Wakes implements monitor.Service.
-func (c *Client) Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error) {
-	var evs []wake.Event
-	err := c.call(ctx, request{Method: methodWakes, Filter: toWire(f)}, &evs)
-	return evs, err
-}
-
-// WaitWake implements monitor.Service.
-func (c *Client) WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
-	var ev wake.Event
-	err := c.call(ctx, request{Method: methodWaitWake, Filter: toWire(f)}, &ev)
-	return ev, err
-}
-
-// SubscribeWakes implements monitor.Service, with Watch's channel lifetime.
-func (c *Client) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error) {
-	return openStream[wake.Message](c, ctx, request{Method: methodSubscribeWakes, Filter: toWire(f)})
-}
-
-// Ack implements monitor.Service.
-func (c *Client) Ack(ctx context.Context, id, by string) (wake.Event, error) {
-	var ev wake.Event
-	err := c.call(ctx, request{Method: methodAck, ID: id, By: by}, &ev)
-	return ev, err
-}
-
-// AckAll implements monitor.Service.
-func (c *Client) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
-	var evs []wake.Event
-	err := c.call(ctx, request{Method: methodAckAll, By: by}, &evs)
-	return evs, err
-}
-
-// Task implements monitor.Service.
-func (c *Client) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
-	return callBody[tasks.TaskDoc](c, ctx, methodTask, req)
-}
-
-// TaskLists implements monitor.Service.
-func (c *Client) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	var v []tasks.ListDoc
-	err := c.call(ctx, request{Method: methodTaskLists, ID: id}, &v)
-	return v, err
-}
-
-// Preview implements monitor.Service.
-func (c *Client) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
-	return callBody[monitor.Preview](c, ctx, methodPreview, req)
-}
-
-// Inject implements monitor.Service.
-func (c *Client) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
-	return callBody[monitor.ActionResult](c, ctx, methodInject, req)
-}
-
-// SendKeys implements monitor.Service.
-func (c *Client) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
-	return callBody[monitor.ActionResult](c, ctx, methodKeys, req)
-}
-
-// Answer implements monitor.Service.
-func (c *Client) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
-	return callBody[monitor.ActionResult](c, ctx, methodAnswer, req)
-}
-
-// Interrupt implements monitor.Service.
-func (c *Client) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
-	return callBody[monitor.ActionResult](c, ctx, methodInterrupt, req)
-}
-
-// Audit implements monitor.Service.
-func (c *Client) Audit(ctx context.Context, e audit.Entry) error {
-	_, err := callBody[struct{}](c, ctx, methodAudit, e)
-	return err
-}
-
-// Hook implements monitor.Service.
-func (c *Client) Hook(ctx context.Context, ev hooks.Event) error {
-	_, err := callBody[struct{}](c, ctx, methodHook, ev)
-	return err
-}
-
-// Link implements monitor.Service.
-func (c *Client) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
-	return callBody[monitor.Session](c, ctx, methodLink, req)
-}
-
-// Allow implements monitor.Service: the daemon's policy decides.
-func (c *Client) Allow(ctx context.Context, req monitor.AllowRequest) error {
-	_, err := callBody[struct{}](c, ctx, methodAllow, req)
-	return err
-}
-
-// callBody makes a call whose request travels as the body.
-func callBody[Res any](c *Client, ctx context.Context, method string, body any) (Res, error) {
-	var v Res
-	b, err := json.Marshal(body)
+// invoke makes one call of the service over the socket.
+func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
+	req, err := m.encode(args)
 	if err != nil {
-		return v, fmt.Errorf("encode %s request: %w", method, err)
+		return nil, err
 	}
-	err = c.call(ctx, request{Method: method, Body: b}, &v)
+	if m.kind == stream {
+		return m.open(c, ctx, req)
+	}
+	raw, err := c.callRaw(ctx, req)
+	if len(raw) == 0 {
+		v, _ := m.result(nil)
+		return v, err
+	}
+	v, derr := m.result(raw)
+	if derr != nil {
+		return v, fmt.Errorf("bad reply from the system3 daemon on %s: %w", c.path, derr)
+	}
 	return v, err
 }
 
-// call makes one unary call. Like the service, it can return a result and
-// an error together.
+// call makes one unary call and decodes its result into out. Like the
+// service, it can return a result and an error together.
 func (c *Client) call(ctx context.Context, req request, out any) error {
+	raw, err := c.callRaw(ctx, req)
+	if out != nil && len(raw) > 0 {
+		if derr := json.Unmarshal(raw, out); derr != nil {
+			return fmt.Errorf("bad reply from the system3 daemon on %s: %w", c.path, derr)
+		}
+	}
+	return err
+}
+
+// callRaw makes one unary call and returns its result undecoded, with the
+// server's error.
+func (c *Client) callRaw(ctx context.Context, req request) (json.RawMessage, error) {
 	cc, err := c.start(ctx, req, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cc.close()
 	r, err := cc.readReply(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if out != nil && len(r.Result) > 0 {
-		if err := json.Unmarshal(r.Result, out); err != nil {
-			return fmt.Errorf("bad reply from the system3 daemon on %s: %w", c.path, err)
-		}
-	}
-	return r.Error.err()
+	return r.Result, r.Error.err()
 }
 
 // openStream starts a streaming call and relays its items to the returned

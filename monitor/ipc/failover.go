@@ -7,10 +7,6 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Failover is a monitor.Service that uses the service Open returns: the
@@ -22,6 +18,7 @@ import (
 // reached at all, since a lost connection may have lost the reply of an
 // action that happened.
 type Failover struct {
+	forward // the service's methods, each through invoke
 	// Open opens the service and returns what closes it.
 	Open func(ctx context.Context) (monitor.Service, func() error, error)
 	// Logger says when the service is opened again; nil discards.
@@ -34,8 +31,9 @@ type Failover struct {
 
 var _ monitor.Service = (*Failover)(nil)
 
-// Connect opens the service the first time.
+// Connect opens the service the first time; call it before any method.
 func (f *Failover) Connect(ctx context.Context) error {
+	f.forward = forward{f.invoke}
 	svc, closeFn, err := f.Open(ctx)
 	if err != nil {
 		return err
@@ -98,16 +96,17 @@ func (f *Failover) reopen(ctx context.Context, failed monitor.Service) (monitor.
 	return svc, nil
 }
 
-// do runs call on the service, once more on a reopened one if the daemon
-// went away.
-func do[T any](f *Failover, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
-	return retrying(f, ctx, DaemonGone, call)
-}
-
-// doOnce runs an action; when the daemon is found gone before the action
-// could be sent (no connection at all), it reopens and sends it there.
-func doOnce[T any](f *Failover, ctx context.Context, call func(monitor.Service) (T, error)) (T, error) {
-	return retrying(f, ctx, func(err error) bool { return errors.Is(err, ErrNoDaemon) }, call)
+// invoke runs m on the service in use. A read (or a change that is the
+// same made twice) runs once more on a reopened service when the daemon
+// went away; an action only when it found the daemon gone before it could
+// be sent (no connection at all), since a lost connection may have lost
+// the reply of an action that happened.
+func (f *Failover) invoke(ctx context.Context, m *Method, args any) (any, error) {
+	again := DaemonGone
+	if m.sentAtMostOnce() {
+		again = func(err error) bool { return errors.Is(err, ErrNoDaemon) }
+	}
+	return retrying(f, ctx, again, func(s monitor.Service) (any, error) { return m.call(ctx, s, args) })
 }
 
 // retrying runs call, and runs it again on a reopened service when its
@@ -128,85 +127,4 @@ func retrying[T any](f *Failover, ctx context.Context, again func(error) bool, c
 		}
 	}
 	return v, err
-}
-
-func (f *Failover) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Snapshot, error) { return s.Snapshot(ctx) })
-}
-
-func (f *Failover) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	return do(f, ctx, func(s monitor.Service) (<-chan monitor.Update, error) { return s.Watch(ctx) })
-}
-
-func (f *Failover) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
-	return do(f, ctx, func(s monitor.Service) (<-chan wake.Message, error) { return s.SubscribeWakes(ctx, fl) })
-}
-
-func (f *Failover) Hook(ctx context.Context, ev hooks.Event) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Hook(ctx, ev) })
-	return err
-}
-
-func (f *Failover) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) ([]wake.Event, error) { return s.Wakes(ctx, fl) })
-}
-
-func (f *Failover) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) (wake.Event, error) { return s.WaitWake(ctx, fl) })
-}
-
-func (f *Failover) Ack(ctx context.Context, id, by string) (wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) (wake.Event, error) { return s.Ack(ctx, id, by) })
-}
-
-func (f *Failover) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
-	return do(f, ctx, func(s monitor.Service) ([]wake.Event, error) { return s.AckAll(ctx, by) })
-}
-
-func (f *Failover) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Preview, error) { return s.Preview(ctx, req) })
-}
-
-func (f *Failover) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	return do(f, ctx, func(s monitor.Service) ([]tasks.ListDoc, error) { return s.TaskLists(ctx, id) })
-}
-
-func (f *Failover) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
-	return do(f, ctx, func(s monitor.Service) (tasks.TaskDoc, error) { return s.Task(ctx, req) })
-}
-
-// The actions are not run again: a lost connection may have lost the
-// reply of an action that happened.
-
-func (f *Failover) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Inject(ctx, req) })
-}
-
-func (f *Failover) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Answer(ctx, req) })
-}
-
-func (f *Failover) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.Interrupt(ctx, req) })
-}
-
-func (f *Failover) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
-	return doOnce(f, ctx, func(s monitor.Service) (monitor.ActionResult, error) { return s.SendKeys(ctx, req) })
-}
-
-// Link is idempotent: the same link made twice is one link.
-func (f *Failover) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
-	return do(f, ctx, func(s monitor.Service) (monitor.Session, error) { return s.Link(ctx, req) })
-}
-
-// Allow asks the policy of the process that runs the monitors; an action
-// that follows goes there too, so it is run again like a read.
-func (f *Failover) Allow(ctx context.Context, req monitor.AllowRequest) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Allow(ctx, req) })
-	return err
-}
-
-func (f *Failover) Audit(ctx context.Context, e audit.Entry) error {
-	_, err := do(f, ctx, func(s monitor.Service) (struct{}, error) { return struct{}{}, s.Audit(ctx, e) })
-	return err
 }

@@ -59,42 +59,6 @@ const (
 	handshakeTimeout = 5 * time.Second  // client: Dial's ping, at most
 )
 
-// Methods.
-const (
-	methodPing           = "ping"
-	methodSnapshot       = "snapshot"
-	methodWatch          = "watch"
-	methodWakes          = "wakes"
-	methodWaitWake       = "wait_wake"
-	methodSubscribeWakes = "subscribe_wakes"
-	methodAck            = "ack"
-	methodAckAll         = "ack_all"
-	methodPreview        = "preview"
-	methodTaskLists      = "task_lists"
-	// methodTask returns one task whole (a monitor.TaskRequest body). Added
-	// within v2: a daemon that predates it answers bad_request.
-	methodTask      = "task"
-	methodInject    = "inject"
-	methodKeys      = "keys"
-	methodAnswer    = "answer"
-	methodInterrupt = "interrupt"
-	methodAudit     = "audit"
-	// methodHook delivers a Claude Code hook event (a hooks.Event body).
-	// Added within v2: a daemon that predates it answers bad_request
-	// "unknown method", and `system3 hook` then spools the event.
-	methodHook = "hook"
-	methodLink = "link"
-	// methodAllow asks the policy about a spawn or stop (a
-	// monitor.AllowRequest body). Added within v2: a daemon that predates
-	// it answers bad_request "unknown method", and the action is refused.
-	methodAllow = "allow"
-	// methodHosts returns what the daemon knows of the config's other
-	// hosts, which it follows (Server.Hosts). Added within v2: a daemon
-	// that predates it answers bad_request "unknown method", and the
-	// client asks the hosts itself.
-	methodHosts = "hosts"
-)
-
 var (
 	// ErrNoDaemon matches (errors.Is) Dial's error when nothing serves the
 	// socket: no socket file, or a stale one left by a process that died. The

@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // Listen creates the socket at path, usable by this user only. A socket file
@@ -282,15 +280,15 @@ func decodeRequest(line []byte) (request, error) {
 		return bad("malformed request: %v", err)
 	}
 	req.V = v // "v" exactly, even if a "V" came after it
-	switch req.Method {
-	case methodPing, methodHosts, methodSnapshot, methodWatch, methodWakes, methodWaitWake, methodSubscribeWakes, methodAck, methodAckAll, methodTaskLists:
+	switch m := methods[req.Method]; {
+	case req.Method == methodPing || req.Method == methodHosts:
 		return req, nil
-	case methodPreview, methodInject, methodKeys, methodAnswer, methodInterrupt, methodAudit, methodHook, methodLink, methodTask, methodAllow:
-		if len(req.Body) == 0 {
+	case m != nil:
+		if m.body && len(req.Body) == 0 {
 			return bad("method %q needs a request body", req.Method)
 		}
 		return req, nil
-	case "":
+	case req.Method == "":
 		return bad(`request has no "method"`)
 	default:
 		return bad("unknown method %q", req.Method)
@@ -301,113 +299,38 @@ func decodeRequest(line []byte) (request, error) {
 // for the log. Every origin the service records is derived from peer: what
 // the client put in a request's origin is kept only as its claim.
 func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer Peer) error {
-	f := req.Filter.filter()
 	switch req.Method {
 	case methodPing:
-		return reply1(ctx, w, struct{}{}, nil)
+		return reply1[any](ctx, w, struct{}{}, nil)
 	case methodHosts:
 		if s.Hosts == nil {
 			return reply1[any](ctx, w, nil, fmt.Errorf("%w: this daemon follows no other hosts (its config has no hosts: section)", monitor.ErrBadRequest))
 		}
 		v, err := s.Hosts(ctx)
 		return reply1(ctx, w, v, err)
-	case methodSnapshot:
-		v, err := s.svc.Snapshot(ctx)
-		return reply1(ctx, w, v, err)
-	case methodWakes:
-		v, err := s.svc.Wakes(ctx, f)
-		return reply1(ctx, w, v, err)
-	case methodWaitWake:
-		v, err := s.svc.WaitWake(ctx, f)
-		return reply1(ctx, w, v, err)
-	case methodAck:
-		v, err := s.svc.Ack(ctx, req.ID, req.By)
-		return reply1(ctx, w, v, err)
-	case methodAckAll:
-		v, err := s.svc.AckAll(ctx, req.By)
-		return reply1(ctx, w, v, err)
-	case methodTaskLists:
-		v, err := s.svc.TaskLists(ctx, req.ID)
-		return reply1(ctx, w, v, err)
-	case methodTask:
-		return call(ctx, w, req.Body, s.svc.Task)
-	case methodPreview:
-		return call(ctx, w, req.Body, s.svc.Preview)
-	case methodInject:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.InjectRequest) (monitor.ActionResult, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return s.svc.Inject(ctx, r)
-		})
-	case methodKeys:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.KeysRequest) (monitor.ActionResult, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return s.svc.SendKeys(ctx, r)
-		})
-	case methodAnswer:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.AnswerRequest) (monitor.ActionResult, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return s.svc.Answer(ctx, r)
-		})
-	case methodInterrupt:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.InterruptRequest) (monitor.ActionResult, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return s.svc.Interrupt(ctx, r)
-		})
-	case methodLink:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.LinkRequest) (monitor.Session, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return s.svc.Link(ctx, r)
-		})
-	case methodAllow:
-		return call(ctx, w, req.Body, func(ctx context.Context, r monitor.AllowRequest) (struct{}, error) {
-			r.Origin = peer.Origin(r.Origin)
-			return struct{}{}, s.svc.Allow(ctx, r)
-		})
-	case methodAudit:
-		return call(ctx, w, req.Body, func(ctx context.Context, e audit.Entry) (struct{}, error) {
-			if !clientAuditable[e.Action] {
-				return struct{}{}, fmt.Errorf("%w: the daemon records what it sends into panes itself; a client may record only its own %s", monitor.ErrBadRequest, "tool_call, spawn and stop entries")
-			}
-			e.Time, e.Origin = time.Now(), peer.Origin(e.Origin)
-			return struct{}{}, s.svc.Audit(ctx, e)
-		})
-	case methodHook:
-		return call(ctx, w, req.Body, func(ctx context.Context, ev hooks.Event) (struct{}, error) {
-			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: peer.PID, Exe: peer.Exe}
-			return struct{}{}, s.svc.Hook(ctx, ev)
-		})
-	case methodWatch:
-		ch, err := s.svc.Watch(ctx)
-		return stream(ctx, w, ch, err)
-	case methodSubscribeWakes:
-		ch, err := s.svc.SubscribeWakes(ctx, f)
-		return stream(ctx, w, ch, err)
 	}
-	return fmt.Errorf("unknown method %q", req.Method) // decodeRequest lets none through
-}
-
-// clientAuditable are the audit actions a client may record over the
-// socket: what the client did itself (an MCP tool call it served, a spawn
-// or stop it ran). Entries of what reaches a pane (inject, keys, answer,
-// interrupt) are written by the service that sends, never taken from a
-// client.
-var clientAuditable = map[string]bool{"tool_call": true, "spawn": true, "stop": true}
-
-// call decodes a request body and replies with fn's result.
-func call[Req, Res any](ctx context.Context, w *connWriter, body json.RawMessage, fn func(context.Context, Req) (Res, error)) error {
-	var req Req
-	if err := json.Unmarshal(body, &req); err != nil {
-		var zero Res
-		return reply1(ctx, w, zero, &Error{Code: codeBadRequest, Message: "malformed request body: " + err.Error()})
+	m := methods[req.Method]
+	if m == nil {
+		return fmt.Errorf("unknown method %q", req.Method) // decodeRequest lets none through
 	}
-	v, err := fn(ctx, req)
+	args, err := m.decode(req)
+	if err == nil && m.peer != nil {
+		args, err = m.peer(args, peer)
+	}
+	if err != nil {
+		return reply1[any](ctx, w, nil, err)
+	}
+	v, err := m.call(ctx, s.svc, args)
+	if m.kind == stream {
+		return m.serve(ctx, w, v, err)
+	}
 	return reply1(ctx, w, v, err)
 }
 
-// stream relays ch until ctx ends or the service closes ch. Item writes have
+// relay relays ch until ctx ends or the service closes ch. Item writes have
 // no deadline: a client that reads slowly only makes the service drop and
 // count, as it does for any slow subscriber, and closing ends the call.
-func stream[T any](ctx context.Context, w *connWriter, ch <-chan T, err error) error {
+func relay[T any](ctx context.Context, w *connWriter, ch <-chan T, err error) error {
 	if err != nil {
 		return reply1(ctx, w, struct{}{}, err)
 	}
@@ -443,11 +366,17 @@ func reply1[T any](ctx context.Context, w *connWriter, v T, err error) error {
 		return err
 	}
 	r := reply{Error: toWireError(err)}
-	if err == nil || !reflect.ValueOf(&v).Elem().IsZero() {
+	if err == nil || !isZero(v) {
 		r.Result = v
 	}
 	w.write(r, writeTimeout)
 	return err
+}
+
+// isZero reports whether v is nil or its type's zero value.
+func isZero(v any) bool {
+	rv := reflect.ValueOf(v)
+	return !rv.IsValid() || rv.IsZero()
 }
 
 // write sends one line; timeout 0 means no deadline.
