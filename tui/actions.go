@@ -78,20 +78,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.learn.open {
-		switch {
-		case key.Matches(msg, k.Learn.Back):
-			m.learn.open = false
-		case key.Matches(msg, k.Learn.Refresh):
-			return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
-		case key.Matches(msg, k.Learn.Up, k.Learn.Down):
-			m.learn, _ = m.learn.Update(msg)
-		case key.Matches(msg, k.App.Quit):
-			return m.quit()
-		case key.Matches(msg, k.App.Help):
-			m.showHelp = true
-		}
-		return nil
+	if cmd, ok := m.panelKey(msg); ok {
+		return cmd
 	}
 	if m.detail.zoomed {
 		switch {
@@ -106,105 +94,136 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil // the lists are hidden; the session keys below still work
 		}
 	}
-	switch {
-	case key.Matches(msg, k.App.Quit):
-		return m.quit()
-	case key.Matches(msg, k.App.Help):
-		m.showHelp = true
-	case key.Matches(msg, k.App.Learnings):
-		if m.opts.Learn == nil {
-			m.setStatus(levelWarn, "no learning store in this dashboard")
-			return nil
+	for _, b := range m.mainKeys() {
+		if key.Matches(msg, b.keys...) {
+			return b.do(msg)
 		}
-		m.learn.open, m.learn.offset = true, 0
-		m.detail.Zoom(false)
-		return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
-	case key.Matches(msg, k.App.Focus):
-		if m.focus == focusSessions {
-			m.focus = focusWakes
-			m.followWake()
-		} else {
-			m.focus = focusSessions
-		}
-		m.table.focused, m.feed.focused = m.focus == focusSessions, m.focus == focusWakes
-	case key.Matches(msg, k.App.Spawn):
-		m.showHelp = false
-		return m.openSpawn()
-	case key.Matches(msg, k.Session.Link):
-		return m.openLink()
-	case key.Matches(msg, k.Session.Stop):
-		return m.openStop()
-	case key.Matches(msg, k.Session.Finish):
-		return m.openFinish()
-	case key.Matches(msg, k.App.Restore):
-		m.showHelp = false
-		return m.restoreAll()
-	case key.Matches(msg, k.App.Filter):
-		m.input = inputFilter
-		m.showHelp = false
-		return m.filter.Open(m.query)
-	case key.Matches(msg, k.App.ClearFilter):
-		if m.query != "" {
-			m.filter.Reset()
-			m.setQuery("")
-			m.setStatus(levelInfo, "filter cleared")
-		}
-	case key.Matches(msg, k.Nav.Up, k.Nav.Down, k.Nav.Top, k.Nav.Bottom):
-		if m.focus == focusWakes {
-			m.feed, _ = m.feed.Update(msg)
-			m.followWake()
-		} else {
-			m.table, _ = m.table.Update(msg)
-		}
-	case key.Matches(msg, k.Session.Zoom):
-		if _, ok := m.selected(); ok {
-			m.detail.Zoom(true)
-			m.previewPending = false
-			return m.refreshPreview()
-		}
-	case key.Matches(msg, k.Session.Compose):
-		s, ok := m.selected()
-		if !ok {
-			return nil
-		}
-		m.input = inputCompose
-		return m.compose.Open(s, slices.Clone(m.history))
-	case key.Matches(msg, k.Session.Answer):
-		return m.answer(msg.String())
-	case key.Matches(msg, k.Session.Yes):
-		return m.answer("yes")
-	case key.Matches(msg, k.Session.No):
-		return m.answer("no")
-	case key.Matches(msg, k.Session.Interrupt):
-		s, ok := m.selected()
-		if !ok {
-			return nil
-		}
-		m.setStatus(levelInfo, "interrupting "+clean(s.Target)+"…")
-		return interrupt(m.ctx, m.svc, s)
-	case key.Matches(msg, k.Session.Jump):
-		s, ok := m.selected()
-		if !ok {
-			return nil
-		}
-		if m.opts.Jump == nil || s.Host != "" {
-			// Another host's pane is reached through ssh, from a terminal.
-			m.setStatus(levelInfo, "attach with: "+m.attachHint(s))
-			return nil
-		}
-		return jump(m.opts.Jump, s)
-	case key.Matches(msg, k.Session.Remind):
-		return m.remind()
-	case key.Matches(msg, k.Wakes.Ack):
-		return m.ack()
-	case key.Matches(msg, k.Wakes.AckAll):
-		if m.feed.unacked+m.feed.resolved == 0 {
-			m.setStatus(levelInfo, "no unacknowledged wakes")
-			return nil
-		}
-		return ackAll(m.ctx, m.svc)
 	}
 	return nil
+}
+
+// keyAction is what a key of the main view does.
+type keyAction struct {
+	keys []key.Binding
+	do   func(tea.KeyMsg) tea.Cmd
+}
+
+// mainKeys are the main view's keys, in the order they are tried: each
+// binding with its action, as the help overlay describes them (keys.go).
+func (m *Model) mainKeys() []keyAction {
+	k := m.keys
+	on := func(do func() tea.Cmd, keys ...key.Binding) keyAction {
+		return keyAction{keys: keys, do: func(tea.KeyMsg) tea.Cmd { return do() }}
+	}
+	return []keyAction{
+		on(m.quit, k.App.Quit),
+		on(func() tea.Cmd { m.showHelp = true; return nil }, k.App.Help),
+		on(m.switchFocus, k.App.Focus),
+		on(func() tea.Cmd { m.showHelp = false; return m.openSpawn() }, k.App.Spawn),
+		on(m.openLink, k.Session.Link),
+		on(m.openStop, k.Session.Stop),
+		on(m.openFinish, k.Session.Finish),
+		on(func() tea.Cmd { m.showHelp = false; return m.restoreAll() }, k.App.Restore),
+		on(m.openFilter, k.App.Filter),
+		on(m.clearFilter, k.App.ClearFilter),
+		{keys: []key.Binding{k.Nav.Up, k.Nav.Down, k.Nav.Top, k.Nav.Bottom}, do: m.navigate},
+		on(m.zoom, k.Session.Zoom),
+		on(m.openCompose, k.Session.Compose),
+		{keys: []key.Binding{k.Session.Answer}, do: func(msg tea.KeyMsg) tea.Cmd { return m.answer(msg.String()) }},
+		on(func() tea.Cmd { return m.answer("yes") }, k.Session.Yes),
+		on(func() tea.Cmd { return m.answer("no") }, k.Session.No),
+		on(m.interrupt, k.Session.Interrupt),
+		on(m.jump, k.Session.Jump),
+		on(m.remind, k.Session.Remind),
+		on(m.ack, k.Wakes.Ack),
+		on(m.ackAll, k.Wakes.AckAll),
+	}
+}
+
+// switchFocus moves the keys between the sessions and the wakes.
+func (m *Model) switchFocus() tea.Cmd {
+	if m.focus == focusSessions {
+		m.focus = focusWakes
+		m.followWake()
+	} else {
+		m.focus = focusSessions
+	}
+	m.table.focused, m.feed.focused = m.focus == focusSessions, m.focus == focusWakes
+	return nil
+}
+
+func (m *Model) openFilter() tea.Cmd {
+	m.input = inputFilter
+	m.showHelp = false
+	return m.filter.Open(m.query)
+}
+
+func (m *Model) clearFilter() tea.Cmd {
+	if m.query != "" {
+		m.filter.Reset()
+		m.setQuery("")
+		m.setStatus(levelInfo, "filter cleared")
+	}
+	return nil
+}
+
+// navigate moves the selection of the focused list.
+func (m *Model) navigate(msg tea.KeyMsg) tea.Cmd {
+	if m.focus == focusWakes {
+		m.feed, _ = m.feed.Update(msg)
+		m.followWake()
+	} else {
+		m.table, _ = m.table.Update(msg)
+	}
+	return nil
+}
+
+func (m *Model) zoom() tea.Cmd {
+	if _, ok := m.selected(); !ok {
+		return nil
+	}
+	m.detail.Zoom(true)
+	m.previewPending = false
+	return m.refreshPreview()
+}
+
+func (m *Model) openCompose() tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	m.input = inputCompose
+	return m.compose.Open(s, slices.Clone(m.history))
+}
+
+func (m *Model) interrupt() tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	m.setStatus(levelInfo, "interrupting "+clean(s.Target)+"…")
+	return interrupt(m.ctx, m.svc, s)
+}
+
+func (m *Model) jump() tea.Cmd {
+	s, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	if m.opts.Jump == nil || s.Host != "" {
+		// Another host's pane is reached through ssh, from a terminal.
+		m.setStatus(levelInfo, "attach with: "+m.attachHint(s))
+		return nil
+	}
+	return jump(m.opts.Jump, s)
+}
+
+func (m *Model) ackAll() tea.Cmd {
+	if m.feed.unacked+m.feed.resolved == 0 {
+		m.setStatus(levelInfo, "no unacknowledged wakes")
+		return nil
+	}
+	return ackAll(m.ctx, m.svc)
 }
 
 // followWake selects the session of the selected wake, when it is listed.

@@ -71,27 +71,54 @@ func newLearnPanel(st *styles, keys learnKeys) learnPanel { return learnPanel{st
 
 func (p *learnPanel) SetSize(w, h int) { p.w, p.h = w, h }
 
-// set takes a summary read from the store.
-func (p *learnPanel) set(msg learnSummaryMsg) {
-	p.loaded, p.at, p.err = true, msg.at, msg.err
-	if msg.err == nil {
-		p.sum = msg.sum
+var _ panel = (*learnPanel)(nil)
+
+func (p *learnPanel) OpenKey(k keyMap) key.Binding { return k.App.Learnings }
+func (p *learnPanel) IsOpen() bool                 { return p.open }
+func (p *learnPanel) Name() string                 { return "learn" }
+func (p *learnPanel) ShortHelp() []key.Binding     { return p.keys.ShortHelp() }
+
+// Open shows the panel and reads the store.
+func (p *learnPanel) Open(m *Model) tea.Cmd {
+	if m.opts.Learn == nil {
+		m.setStatus(levelWarn, "no learning store in this dashboard")
+		return nil
 	}
+	p.open, p.offset = true, 0
+	m.detail.Zoom(false)
+	return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
 }
 
-// Update scrolls.
-func (p learnPanel) Update(msg tea.Msg) (learnPanel, tea.Cmd) {
-	km, ok := msg.(tea.KeyMsg)
-	if !ok {
-		return p, nil
-	}
+// Key scrolls, reads the store again, or closes the panel.
+func (p *learnPanel) Key(m *Model, msg tea.KeyMsg) (tea.Cmd, bool) {
 	switch {
-	case key.Matches(km, p.keys.Up):
+	case key.Matches(msg, p.keys.Back):
+		p.open = false
+	case key.Matches(msg, p.keys.Refresh):
+		return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock), true
+	case key.Matches(msg, p.keys.Up):
 		p.offset = max(0, p.offset-1)
-	case key.Matches(km, p.keys.Down):
+	case key.Matches(msg, p.keys.Down):
 		p.offset = clamp(p.offset+1, 0, max(0, len(p.lines())-p.h))
+	default:
+		return nil, false
 	}
-	return p, nil
+	return nil, true
+}
+
+// Receive takes a summary read from the store.
+func (p *learnPanel) Receive(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	sm, ok := msg.(learnSummaryMsg)
+	if !ok {
+		return nil, false
+	}
+	p.loaded, p.at, p.err = true, sm.at, sm.err
+	if sm.err == nil {
+		p.sum = sm.sum
+	} else {
+		m.setStatus(levelWarn, "cannot read the learning store: "+sm.err.Error())
+	}
+	return nil, true
 }
 
 func (p learnPanel) View() string {

@@ -103,7 +103,7 @@ type Model struct {
 	filter  filterBox
 	form    form
 	overlay helpOverlay
-	learn   learnPanel
+	learn   learnPanel // a panel (panels)
 	help    help.Model
 
 	focus    focusID
@@ -196,8 +196,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmd, after)
 }
 
+// panels are the views that take the body while open (see panel).
+func (m *Model) panels() []panel { return []panel{&m.learn} }
+
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	if cmd, ok := m.onStream(msg); ok {
+		return cmd
+	}
+	if cmd, ok := m.panelMsg(msg); ok {
 		return cmd
 	}
 	switch msg := msg.(type) {
@@ -239,12 +245,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case bellDoneMsg:
-		return nil
-	case learnSummaryMsg:
-		m.learn.set(msg)
-		if msg.err != nil {
-			m.setStatus(levelWarn, "cannot read the learning store: "+msg.err.Error())
-		}
 		return nil
 
 	case composeSendMsg:

@@ -35,8 +35,8 @@ func (m *Model) layout() {
 	}
 	body = max(body, 0)
 	m.overlay.SetSize(w, body)
-	if m.learn.open {
-		m.learn.SetSize(w, body)
+	if p := m.openPanel(); p != nil {
+		p.SetSize(w, body)
 		return
 	}
 	if m.detail.zoomed {
@@ -81,11 +81,12 @@ func (m Model) View() string {
 	}
 	top := m.headerLines()
 	var body []string
+	p := m.openPanel()
 	switch {
 	case m.showHelp:
 		body = append(body, m.overlay.View())
-	case m.learn.open:
-		body = append(body, m.learn.View())
+	case p != nil:
+		body = append(body, p.View())
 	case m.detail.zoomed:
 		body = append(body, m.detail.View())
 	case m.w >= wideAt && !m.emptyState():
@@ -241,8 +242,9 @@ func (m Model) helpBar() string {
 		bs, name = k.Filter.ShortHelp(), "filter"
 	case m.showHelp:
 		bs, name = []key.Binding{k.App.Help, k.App.Quit}, "help"
-	case m.learn.open:
-		bs, tail, name = k.Learn.ShortHelp(), []key.Binding{k.App.Help, k.App.Quit}, "learn"
+	case m.openPanel() != nil:
+		p := m.openPanel()
+		bs, tail, name = p.ShortHelp(), []key.Binding{k.App.Help, k.App.Quit}, p.Name()
 	case m.detail.zoomed:
 		bs = k.Zoom.ShortHelp()
 		if awaiting {
