@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,9 +58,13 @@ func ValidTaskListID(id string) string {
 	return ""
 }
 
-// linkTable holds the links and the file they persist to. Its own lock: it
-// is read while the supervisor's lock is held, never the other way round.
+// linkTable holds the links and the file they persist to (Config's
+// LinksPath; "" keeps them in memory). Its own lock: it is read while the
+// supervisor's lock is held, never the other way round.
 type linkTable struct {
+	path string
+	log  *slog.Logger
+
 	mu     sync.Mutex
 	loaded bool
 	links  []Link
@@ -70,19 +75,18 @@ type linksDoc struct {
 	Links   []Link `json:"links"`
 }
 
-// linksLocked reads the links file once. A missing file is no links; a damaged
-// one is logged and set aside, so a bad file never stops the monitors.
-func (s *Supervisor) linksLocked() []Link {
-	t := &s.links
+// loadLocked reads the links file once. A missing file is no links; a
+// damaged one is logged and set aside, so a bad file never stops the
+// monitors.
+func (t *linkTable) loadLocked() []Link {
 	if t.loaded {
 		return t.links
 	}
 	t.loaded = true
-	path := s.cfg.LinksPath
-	if path == "" {
+	if t.path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -91,8 +95,8 @@ func (s *Supervisor) linksLocked() []Link {
 		err = json.Unmarshal(b, &doc)
 	}
 	if err != nil {
-		s.cfg.Logger.Warn("links file unreadable; starting without links", "path", path, "err", err)
-		_ = os.Rename(path, path+".bad")
+		t.log.Warn("links file unreadable; starting without links", "path", t.path, "err", err)
+		_ = os.Rename(t.path, t.path+".bad")
 		return nil
 	}
 	for _, l := range doc.Links {
@@ -104,32 +108,52 @@ func (s *Supervisor) linksLocked() []Link {
 }
 
 // saveLocked writes the links file atomically.
-func (s *Supervisor) saveLinksLocked() error {
-	path := s.cfg.LinksPath
-	if path == "" {
+func (t *linkTable) saveLocked() error {
+	if t.path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(linksDoc{Version: 1, Links: s.links.links}, "", "  ")
+	b, err := json.MarshalIndent(linksDoc{Version: 1, Links: t.links}, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	tmp := t.path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return os.Rename(tmp, t.path)
 }
 
-// linkFor returns the task list linked to a pane: a link to the pane
-// itself first, then one to its session.
-func (s *Supervisor) linkFor(p tmux.Pane) (string, bool) {
-	s.links.mu.Lock()
-	defer s.links.mu.Unlock()
+// set puts l in place of the link of the same session or pane (an empty
+// task list only removes it) and saves the table; when it cannot be
+// saved, nothing changes.
+func (t *linkTable) set(l Link) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	links := slices.DeleteFunc(slices.Clone(t.loadLocked()), func(o Link) bool {
+		return o.Session == l.Session && o.Pane == l.Pane
+	})
+	if l.TaskList != "" {
+		links = append(links, l)
+	}
+	prev := t.links
+	t.links = links
+	if err := t.saveLocked(); err != nil {
+		t.links = prev
+		return err
+	}
+	return nil
+}
+
+// of returns the task list linked to a pane: a link to the pane itself
+// first, then one to its session.
+func (t *linkTable) of(p tmux.Pane) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var bySession string
-	for _, l := range s.linksLocked() {
+	for _, l := range t.loadLocked() {
 		switch {
 		case l.Pane != "" && l.Pane == p.ID:
 			return l.TaskList, true
@@ -140,10 +164,21 @@ func (s *Supervisor) linkFor(p tmux.Pane) (string, bool) {
 	return bySession, bySession != ""
 }
 
+// list returns every link, sessions first.
+func (t *linkTable) list() []Link {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := slices.Clone(t.loadLocked())
+	slices.SortFunc(out, func(a, b Link) int {
+		return strings.Compare(a.Session+"\x00"+a.Pane, b.Session+"\x00"+b.Pane)
+	})
+	return out
+}
+
 // withLink puts a linked task list (and its progress) in place of what the
 // agent's process said.
 func (s *Supervisor) withLink(p tmux.Pane, pr probeResult) probeResult {
-	id, ok := s.linkFor(p)
+	id, ok := s.links.of(p)
 	if !ok {
 		return pr
 	}
@@ -157,15 +192,7 @@ func (s *Supervisor) withLink(p tmux.Pane, pr probeResult) probeResult {
 }
 
 // Links returns every link, sessions first.
-func (s *Supervisor) Links() []Link {
-	s.links.mu.Lock()
-	defer s.links.mu.Unlock()
-	out := slices.Clone(s.linksLocked())
-	slices.SortFunc(out, func(a, b Link) int {
-		return strings.Compare(a.Session+"\x00"+a.Pane, b.Session+"\x00"+b.Pane)
-	})
-	return out
-}
+func (s *Supervisor) Links() []Link { return s.links.list() }
 
 // Link links a session or pane to a task list (or, with an empty task
 // list, removes the link) and returns the session as it now shows. The
@@ -203,20 +230,7 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 		l.Session = strings.TrimSpace(req.Session)
 	}
 
-	s.links.mu.Lock()
-	links := slices.DeleteFunc(slices.Clone(s.linksLocked()), func(o Link) bool {
-		return o.Session == l.Session && o.Pane == l.Pane
-	})
-	if id != "" {
-		links = append(links, l)
-	}
-	prev := s.links.links
-	s.links.links = links
-	serr := s.saveLinksLocked()
-	if serr != nil {
-		s.links.links = prev
-	}
-	s.links.mu.Unlock()
+	serr := s.links.set(l)
 
 	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: sess.Pane, Sent: serr == nil, Result: "task list: " + id}
 	if id == "" {

@@ -287,6 +287,7 @@ func New(cfg Config) (*Supervisor, error) {
 		cfg.Policy = p
 	}
 	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, versions: map[string]*versionCache{}, roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s.links.path, s.links.log = cfg.LinksPath, cfg.Logger
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }
