@@ -203,7 +203,7 @@ func BenchmarkWakeLatencyOverLink(b *testing.B) {
 					b.Fatal(err)
 				}
 				r := <-done
-				var hw hostWake
+				var hw remote.HostWake
 				if err := json.Unmarshal([]byte(r.out), &hw); err != nil {
 					b.Fatalf("wait --host %s: %s", host, r.out)
 				}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/wake"
@@ -256,7 +257,7 @@ func TestHostsRemotePromptReachesWaitOverSSH(t *testing.T) {
 	}()
 	startTestAgents(t, w.remote, "", agentSession("permission"))
 	r := <-res
-	var hw hostWake
+	var hw remote.HostWake
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &hw) != nil {
 		t.Fatalf("wait --all-hosts: exit %d, out %q, stderr %q", r.code, r.out, r.errOut)
 	}
@@ -311,7 +312,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 	}
 	const n = 8
 	type got struct {
-		hw     hostWake
+		hw     remote.HostWake
 		errOut string
 		// wait is how many waits had started when this one returned.
 		wait int64
@@ -344,7 +345,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 			if code == 2 {
 				continue // nothing new yet
 			}
-			var hw hostWake
+			var hw remote.HostWake
 			if code != 0 || json.Unmarshal([]byte(out), &hw) != nil {
 				t.Errorf("wait: exit %d, out %q, stderr %q", code, out, errOut)
 				return

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -83,13 +84,13 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 				defer cancel()
 			}
 			var ev wake.Event
-			var hw hostWake
+			var hw remote.HostWake
 			if host != "" || allHosts {
 				var names []string
-				var cur hostCursor
+				var cur remote.Cursor
 				names, err = a.selectHosts(host, allHosts)
 				if err == nil {
-					cur, err = parseHostCursor(since, names)
+					cur, err = remote.ParseCursor(since, names)
 				}
 				if err != nil {
 					return err

@@ -272,10 +272,13 @@ func (s *Set) Link(name string) *Link {
 	return nil
 }
 
-// HostWake is a wake of one host.
+// HostWake is a wake of one host. As `wait --all-hosts --json` prints it,
+// its session is HOST:SESSION, host names the host alone, and cursor is
+// the --since that skips it and every wake seen before (WaitAny).
 type HostWake struct {
-	Host string
 	wake.Event
+	Host   string `json:"host"`
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // WaitWake waits for the first wake matching f on any host for which

@@ -1,0 +1,58 @@
+package remote
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/system3-dev/system3/wake"
+)
+
+func TestCursorRoundTrip(t *testing.T) {
+	known := []string{Local, "web1", "db"}
+	c, err := ParseCursor(" web1:40, local:12 ,db:0", known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String(); got != "db:0,local:12,web1:40" {
+		t.Fatalf("String = %q", got)
+	}
+	if again, err := ParseCursor(c.String(), known); err != nil || again.String() != c.String() {
+		t.Fatalf("round trip: %v, %v", again, err)
+	}
+	if c, err := ParseCursor("  ", known); err != nil || len(c) != 0 {
+		t.Fatalf("empty cursor: %v, %v", c, err)
+	}
+	for _, bad := range []string{"web1", "web1:x", "web1:-1", "mars:3"} {
+		if _, err := ParseCursor(bad, known); err == nil || !strings.Contains(err.Error(), "--since") {
+			t.Errorf("ParseCursor(%q) = %v, want an error naming --since", bad, err)
+		}
+	}
+}
+
+// The first wake of any host comes back named HOST:SESSION, with a cursor
+// that moves that host's seq on and keeps the others'; a session pattern
+// HOST:GLOB selects the hosts.
+func TestWaitAnyLocal(t *testing.T) {
+	var asked wake.Filter
+	w := WaitAny{
+		Local: func(ctx context.Context, f wake.Filter) (wake.Event, error) {
+			asked = f
+			return wake.Event{ID: "7", Seq: 13, Session: "orch", Reason: wake.ReasonAwaitingInput}, nil
+		},
+		Hosts: []Host{{Name: Local}},
+	}
+	hw, links, err := w.Wait(context.Background(), wake.Filter{Session: "loc*:orch"}, Cursor{Local: 12, "web1": 40})
+	if err != nil || len(links) != 0 {
+		t.Fatalf("Wait: %v, %d links", err, len(links))
+	}
+	if hw.Host != Local || hw.Session != "local:orch" || hw.Cursor != "local:13,web1:40" {
+		t.Fatalf("wake %+v", hw)
+	}
+	if asked.Session != "orch" || asked.SinceSeq != 12 {
+		t.Fatalf("local asked with %+v, want session orch from seq 12", asked)
+	}
+	if _, _, err := w.Wait(context.Background(), wake.Filter{Session: "web*:orch"}, nil); err == nil || !strings.Contains(err.Error(), "no host matches") {
+		t.Fatalf("a pattern matching no host: %v", err)
+	}
+}
