@@ -38,6 +38,9 @@ type Workload struct {
 	Server tmux.Server
 	Tasks  string // an empty tasks dir, so nothing of the user's is read
 	Panes  []Pane
+
+	// pid is the tmux server's, once found (serverPID).
+	pid int
 }
 
 // workloadConfig is the private server's tmux.conf (the user's is never read).
@@ -113,6 +116,11 @@ func startWorkload(ctx context.Context, exe string, n int, busy float64, promptE
 		p.ID = id
 		w.Panes = append(w.Panes, p)
 	}
+	// Before the agents load the machine.
+	if _, err := w.serverPID(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("find the private tmux server's process: %w", err)
+	}
 	return w, nil
 }
 
@@ -160,7 +168,13 @@ func (w *Workload) promptBefore(session string, t time.Time) (time.Time, bool) {
 }
 
 // serverPID is the tmux server's pid (the parent of a pane's process).
+// It is looked up once: while 200 panes print and dozens of waiters
+// start on two cores, a listing can take longer than a command's
+// deadline, and the server's pid does not change.
 func (w *Workload) serverPID(ctx context.Context) (int, error) {
+	if w.pid > 0 {
+		return w.pid, nil
+	}
 	panes, err := tmux.NewClient(w.Server).ListPanes(ctx)
 	if err != nil {
 		return 0, err
@@ -169,7 +183,8 @@ func (w *Workload) serverPID(ctx context.Context) (int, error) {
 		if p.PID > 0 {
 			st, err := readStat(p.PID)
 			if err == nil {
-				return st.ppid, nil
+				w.pid = st.ppid
+				return w.pid, nil
 			}
 		}
 	}
