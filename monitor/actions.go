@@ -591,7 +591,7 @@ func parseKeys(names []string) ([]tmux.Key, error) {
 }
 
 // AnswerKeys returns the option an answer chooses at sess's prompt and the
-// keys that choose it, as the agent's keys (monitor/agent/<name>) say:
+// keys that choose it, as the agent's keys (monitor/agents/<name>) say:
 // numbered menus (Claude Code, Codex, Gemini) take the option's digit,
 // except Codex's folder-trust dialog, which takes Down to the option and
 // Enter; aider takes the option's letter and Enter. "no" declines with

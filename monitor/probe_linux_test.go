@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/agent/claude"
+	"github.com/system3-dev/system3/monitor/agents/claude"
 )
 
 // A pane whose process is not named claude (a stand-in such as system3's

@@ -3,7 +3,7 @@
 // recognised and classified (its rules file), the keys that answer,
 // decline and interrupt it, how it is started and resumed, and whether it
 // has hooks and a transcript system3 follows. Each agent is a Spec in its
-// own package under monitor/agent/<name>/; monitor/agents lists them.
+// own package under monitor/agents/<name>/; monitor/agents lists them.
 //
 // A Spec is data plus a few functions, with defaults for everything but
 // the name and the rules, so a simple agent is mostly its rules.yaml.

@@ -1,8 +1,9 @@
 // Package agents is the registry of the agents system3 knows: one line per
-// agent, in detection order. The built-in rules are every agent's rules
-// file in this order, then common.yaml (rules no one agent owns). Code
-// outside monitor/agent/ asks this registry about an agent instead of
-// comparing its name.
+// agent, in detection order, each agent's package a folder below this one
+// (monitor/agents/<name>, an agent.Spec and its rules.yaml). The built-in
+// rules are every agent's rules file in this order, then common.yaml (rules
+// no one agent owns). Code outside the agents' own packages asks this
+// registry about an agent instead of comparing its name.
 package agents
 
 import (
@@ -11,12 +12,12 @@ import (
 	"strings"
 
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/agent/aider"
-	"github.com/system3-dev/system3/monitor/agent/claude"
-	"github.com/system3-dev/system3/monitor/agent/codex"
-	"github.com/system3-dev/system3/monitor/agent/gemini"
-	"github.com/system3-dev/system3/monitor/agent/shell"
-	"github.com/system3-dev/system3/monitor/agent/viewer"
+	"github.com/system3-dev/system3/monitor/agents/aider"
+	"github.com/system3-dev/system3/monitor/agents/claude"
+	"github.com/system3-dev/system3/monitor/agents/codex"
+	"github.com/system3-dev/system3/monitor/agents/gemini"
+	"github.com/system3-dev/system3/monitor/agents/shell"
+	"github.com/system3-dev/system3/monitor/agents/viewer"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -128,7 +129,8 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// TestNoSwitchOnAgentNames: outside monitor/agent/, no Go file (tests
+// TestNoSwitchOnAgentNames: outside the agents' own packages
+// (monitor/agent and monitor/agents/<name>), no Go file (tests
 // aside) compares a value with a known agent's name or switches on it;
 // it asks this registry instead.
 func TestNoSwitchOnAgentNames(t *testing.T) {
@@ -192,8 +194,8 @@ var allowed = map[string]string{
 	"monitor/rules/capture.go: case \"shell\"": "capture header key",
 }
 
-// nameSwitches lists, in the non-test Go files under root outside
-// monitor/agent/, every == or != comparison with a name and every case
+// nameSwitches lists, in the non-test Go files under root outside the
+// agents' own packages (monitor/agent, monitor/agents/<name>), every == or != comparison with a name and every case
 // clause listing one.
 func nameSwitches(root string, names []string) ([]string, error) {
 	var found []string
@@ -204,7 +206,7 @@ func nameSwitches(root string, names []string) ([]string, error) {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == "monitor/agent" || strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata" {
+			if rel == "monitor/agent" || path.Dir(rel) == "monitor/agents" || strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata" {
 				return filepath.SkipDir
 			}
 			return nil

@@ -5,6 +5,6 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// The built-in rules live with their agents (monitor/agent/<name>), which
+// The built-in rules live with their agents (monitor/agents/<name>), which
 // import this package; this package's tests get them from the registry.
 func init() { *rules.BuiltinRules = agents.Builtin }

@@ -1,7 +1,7 @@
 // Package rules classifies what an agent in a terminal is doing from a
 // capture of its screen and the processes in its pane. Rules are data:
 // versioned YAML files, one per agent, embedded as defaults (each agent's
-// rules.yaml under monitor/agent/, bundled by monitor/agents.Builtin),
+// rules.yaml under monitor/agents/<name>/, bundled by monitor/agents.Builtin),
 // extended or overridden by the user's rules.yaml, so new agent versions
 // need a rule, not a release.
 package rules
