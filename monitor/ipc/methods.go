@@ -53,9 +53,10 @@ type kind uint8
 const (
 	// read changes nothing: it may run again on another service.
 	read kind = iota
-	// repeatable changes something, the same way however often it runs
-	// (a link, a hook event, an audit entry the daemon dedups, a policy
-	// question): it runs again like a read.
+	// repeatable changes something that a second call leaves as the
+	// first left it (an acknowledgement, a link, a policy question), or
+	// that is better twice than lost (a hook event, an audit entry): it
+	// runs again like a read.
 	repeatable
 	// action reaches a pane: a lost reply may hide an action that
 	// happened, so it runs again only when it was never sent.
@@ -88,10 +89,10 @@ var (
 	mWakes          = unary("wakes", read, filterArgs, monitor.Service.Wakes)
 	mWaitWake       = unary("wait_wake", read, filterArgs, monitor.Service.WaitWake)
 	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, monitor.Service.SubscribeWakes)
-	mAck            = unary("ack", read, ackArgs, func(s monitor.Service, ctx context.Context, a ack) (wake.Event, error) {
+	mAck            = unary("ack", repeatable, ackArgs, func(s monitor.Service, ctx context.Context, a ack) (wake.Event, error) {
 		return s.Ack(ctx, a.ID, a.By)
 	})
-	mAckAll    = unary("ack_all", read, byArgs, monitor.Service.AckAll)
+	mAckAll    = unary("ack_all", repeatable, byArgs, monitor.Service.AckAll)
 	mPreview   = unary("preview", read, body[monitor.PreviewRequest](), monitor.Service.Preview)
 	mTaskLists = unary("task_lists", read, idArgs, monitor.Service.TaskLists)
 	// mTask was added within v2: a daemon that predates it answers
