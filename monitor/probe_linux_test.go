@@ -3,6 +3,7 @@
 package monitor
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -28,7 +29,18 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()
 		})
-		return cmd.Process.Pid
+		// Start returns once the child is in execve, before the kernel
+		// has set up the new program's environment: until then
+		// /proc/PID/environ reads empty.
+		pid := cmd.Process.Pid
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && len(b) > 0 {
+				return pid
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the environment of %v is still unreadable", args)
+			}
+		}
 	}
 	t.Run("pane process", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID=PRD-AUTH"}, "sleep", "30")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,8 +151,14 @@ func clip(b []byte) []byte {
 
 // tmuxChildren counts tmux processes whose parent is this test process:
 // every control client must be reaped by the time its owner returns.
-func tmuxChildren(t *testing.T) int {
+func tmuxChildren(t *testing.T, srv tmux.Server) int {
 	t.Helper()
+	// Tests run in parallel, each forking tmux commands of its own: count
+	// only the children that talk to this test's server.
+	sock := srv.Path
+	if sock == "" {
+		sock = srv.Name
+	}
 	entries, _ := os.ReadDir("/proc")
 	n := 0
 	me := strconv.Itoa(os.Getpid())
@@ -170,7 +177,14 @@ func tmuxChildren(t *testing.T) int {
 			continue
 		}
 		f := strings.Fields(s[close+1:])
-		if len(f) > 1 && s[open+1:close] == "tmux" && f[1] == me {
+		if len(f) < 2 || s[open+1:close] != "tmux" || f[1] != me {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), sock) {
 			n++
 		}
 	}

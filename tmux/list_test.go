@@ -325,7 +325,7 @@ func TestMissingAndWedgedBinary(t *testing.T) {
 	if took := time.Since(start); err == nil || took > 6*time.Second {
 		t.Errorf("wedged attach after %s: %v", took, err)
 	}
-	if n := tmuxChildren(t); n != 0 {
+	if n := tmuxChildren(t, srv); n != 0 {
 		t.Errorf("%d tmux children left", n)
 	}
 }

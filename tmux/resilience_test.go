@@ -140,7 +140,7 @@ func TestResilienceControlClientEOF(t *testing.T) {
 		evs.await(t, 10*time.Second, "output after re-attaching", outputFrom(p, fmt.Sprintf("round-%d-42", round)))
 	}
 	stop()
-	waitFor(t, 5*time.Second, "every control client to be reaped", func() bool { return tmuxChildren(t) == 0 })
+	waitFor(t, 5*time.Second, "every control client to be reaped", func() bool { return tmuxChildren(t, srv) == 0 })
 }
 
 // Panes killed while they are being captured, over the control client and

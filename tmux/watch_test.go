@@ -131,7 +131,7 @@ func TestWatcherEvents(t *testing.T) {
 	if n := controlClients(t, srv); n != 0 {
 		t.Errorf("%d control clients left after the watcher stopped", n)
 	}
-	if n := tmuxChildren(t); n != 0 {
+	if n := tmuxChildren(t, srv); n != 0 {
 		t.Errorf("%d tmux child processes left", n)
 	}
 	if _, ok := <-w.Events(); ok {
@@ -169,11 +169,11 @@ func TestWatcherSurvivesServerRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs.await(t, 10*time.Second, "disconnected", kind(tmux.EventDisconnected))
-		waitFor(t, 5*time.Second, "clients to be reaped", func() bool { return w.Clients() == 0 && tmuxChildren(t) == 0 })
+		waitFor(t, 5*time.Second, "clients to be reaped", func() bool { return w.Clients() == 0 && tmuxChildren(t, srv) == 0 })
 	}
 
 	stop()
-	if n := tmuxChildren(t); n != 0 {
+	if n := tmuxChildren(t, srv); n != 0 {
 		t.Errorf("%d tmux child processes left", n)
 	}
 }

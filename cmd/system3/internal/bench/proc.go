@@ -51,9 +51,15 @@ func readStat(pid int) (procStat, error) {
 // process below it, living or reaped. The tmux commands the supervisor
 // forks count as its own.
 func treeCPU(pid int) (time.Duration, error) {
+	total, _, err := treeCPUs(pid)
+	return total, err
+}
+
+// treeCPUs is treeCPU, and the CPU time of each living process below pid.
+func treeCPUs(pid int) (time.Duration, map[int]time.Duration, error) {
 	root, err := readStat(pid)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	entries, _ := filepath.Glob("/proc/[0-9]*")
 	children := map[int][]int{}
@@ -71,14 +77,18 @@ func treeCPU(pid int) (time.Duration, error) {
 		children[st.ppid] = append(children[st.ppid], p)
 	}
 	total := time.Duration(0)
+	below := map[int]time.Duration{}
 	queue := []int{pid}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		total += stats[p].cpu
+		if p != pid {
+			below[p] = stats[p].cpu
+		}
 		queue = append(queue, children[p]...)
 	}
-	return total, nil
+	return total, below, nil
 }
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
@@ -106,11 +116,15 @@ func peakRSS(pid int) (int64, error) {
 type cpuMeter struct {
 	pid        int
 	cpu0, own0 time.Duration
-	wall0      time.Time
+	// below0 is the CPU time of each process living below pid at the
+	// start: one the root reaps meanwhile adds all its time to the root's
+	// own, including this part, used before the interval.
+	below0 map[int]time.Duration
+	wall0  time.Time
 }
 
 func startCPU(pid int) (*cpuMeter, error) {
-	c, err := treeCPU(pid)
+	c, below, err := treeCPUs(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +132,7 @@ func startCPU(pid int) (*cpuMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuMeter{pid: pid, cpu0: c, own0: own.cpu, wall0: time.Now()}, nil
+	return &cpuMeter{pid: pid, cpu0: c, own0: own.cpu, below0: below, wall0: time.Now()}, nil
 }
 
 // percent is the CPU the tree used since start, in percent of one core.
@@ -130,7 +144,7 @@ func (m *cpuMeter) percent() (float64, error) {
 // split is percent, and the part of it used by the root process (with
 // the children it reaped) rather than its live descendants.
 func (m *cpuMeter) split() (tree, own float64, err error) {
-	c, err := treeCPU(m.pid)
+	c, below, err := treeCPUs(m.pid)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -138,6 +152,13 @@ func (m *cpuMeter) split() (tree, own float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	ownCPU := st.cpu - m.own0
+	for p, before := range m.below0 {
+		if _, alive := below[p]; !alive {
+			ownCPU -= before // reaped: its time before the start is not the interval's
+		}
+	}
+	ownCPU = min(max(ownCPU, 0), c-m.cpu0)
 	wall := time.Since(m.wall0).Seconds()
-	return 100 * (c - m.cpu0).Seconds() / wall, 100 * (st.cpu - m.own0).Seconds() / wall, nil
+	return 100 * (c - m.cpu0).Seconds() / wall, 100 * ownCPU.Seconds() / wall, nil
 }
