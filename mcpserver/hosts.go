@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,33 +71,12 @@ func globMatch(glob, s string) bool {
 }
 
 // parseHostCursor reads wait_for_wake's host_cursor, "web1:40,gpu:3".
-func parseHostCursor(s string) (map[string]uint64, error) {
-	c := map[string]uint64{}
-	if strings.TrimSpace(s) == "" {
-		return c, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		name, num, ok := strings.Cut(strings.TrimSpace(part), ":")
-		seq, err := strconv.ParseUint(num, 10, 64)
-		if !ok || err != nil || name == "" {
-			return nil, fmt.Errorf("host_cursor %q: each part must be HOST:SEQ, like \"web1:40,gpu:3\" (the host_cursor a previous wait_for_wake returned)", s)
-		}
-		c[name] = seq
+func parseHostCursor(s string) (remote.Cursor, error) {
+	c, ok := remote.ParseCursor(s)
+	if !ok {
+		return nil, fmt.Errorf("host_cursor %q: each part must be HOST:SEQ, like \"web1:40,gpu:3\" (the host_cursor a previous wait_for_wake returned)", s)
 	}
 	return c, nil
-}
-
-func formatHostCursor(c map[string]uint64) string {
-	names := make([]string, 0, len(c))
-	for n := range c {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + ":" + strconv.FormatUint(c[n], 10)
-	}
-	return strings.Join(parts, ",")
 }
 
 // thisMachine drops what a service that joins the hosts' sessions and

@@ -781,16 +781,16 @@ func (hc *hostCursor) wakeResult(host string, ev wake.Event, since uint64) (*mcp
 		next[host] = ev.Seq
 		ev.Session = host + ":" + ev.Session
 		out["next"] = fmt.Sprintf("handle it on host %s (system3 answer --session %s OPTION answers it there), then ack_wake id %q; pass host_cursor %q to skip it meanwhile",
-			host, ev.Session, host+":"+ev.ID, formatHostCursor(next))
+			host, ev.Session, host+":"+ev.ID, remote.Cursor(next).String())
 	}
-	out["wake"], out["cursor"], out["host_cursor"] = ev, cursor, formatHostCursor(next)
+	out["wake"], out["cursor"], out["host_cursor"] = ev, cursor, remote.Cursor(next).String()
 	return result(out)
 }
 
 // waitingRemote answers a wait on other hosts only that found nothing.
 func (hc *hostCursor) waitingRemote(since uint64, waited float64) (*mcp.CallToolResult, error) {
 	return result(map[string]any{
-		"status": "waiting", "cursor": since, "host_cursor": formatHostCursor(hc.since), "waited_seconds": int(waited + 0.5),
+		"status": "waiting", "cursor": since, "host_cursor": remote.Cursor(hc.since).String(), "waited_seconds": int(waited + 0.5),
 		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
 	})
 }
@@ -818,7 +818,7 @@ func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float
 		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
 	}
 	if hc != nil {
-		out["host_cursor"] = formatHostCursor(hc.since)
+		out["host_cursor"] = remote.Cursor(hc.since).String()
 	}
 	return result(out)
 }

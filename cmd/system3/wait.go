@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,7 +92,7 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 				var cur remote.Cursor
 				names, err = a.selectHosts(host, allHosts)
 				if err == nil {
-					cur, err = remote.ParseCursor(since, names)
+					cur, err = parseSince(since, names)
 				}
 				if err != nil {
 					return err
@@ -266,4 +268,19 @@ func age(d time.Duration) string {
 		d = 0
 	}
 	return d.Round(time.Second).String() + " ago"
+}
+
+// parseSince reads --since: a cursor that wait --all-hosts or --host
+// printed, naming only local and the hosts of the config.
+func parseSince(s string, known []string) (remote.Cursor, error) {
+	c, ok := remote.ParseCursor(s)
+	if !ok {
+		return nil, fmt.Errorf("--since %q: each part must be HOST:SEQ, like local:12,web1:40 (the cursor a previous wait --json printed)", s)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c)) {
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("--since names host %q, which is not local or a host of the config", name)
+		}
+	}
+	return c, nil
 }

@@ -129,3 +129,23 @@ func TestWriteWakeSanitizes(t *testing.T) {
 		}
 	}
 }
+
+// --since takes a cursor naming only local and the config's hosts, and
+// says which of the two rules a bad one breaks.
+func TestParseSince(t *testing.T) {
+	known := []string{"local", "web1"}
+	c, err := parseSince("web1:40,local:12", known)
+	if err != nil || c.String() != "local:12,web1:40" {
+		t.Fatalf("parseSince = %v, %v", c, err)
+	}
+	for in, want := range map[string]string{
+		"web1:x":         "each part must be HOST:SEQ",
+		"mars:3,web1:1":  `names host "mars"`,
+		"web1:1,mars:3":  `names host "mars"`,
+		"zeta:1,alpha:2": `names host "alpha"`,
+	} {
+		if _, err := parseSince(in, known); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseSince(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
