@@ -12,7 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -31,10 +31,10 @@ func (a auditedService) Audit(ctx context.Context, e audit.Entry) error { return
 // benchFleet is a registry of 50 agent panes in the mix system3 bench
 // runs: a quarter streaming, a quarter on a permission prompt, half idle,
 // most with task progress, plus a few shells.
-func benchFleet() []monitor.Session {
-	var out []monitor.Session
+func benchFleet() []api.Session {
+	var out []api.Session
 	for i := range 50 {
-		s := monitor.Session{
+		s := api.Session{
 			Pane: fmt.Sprintf("%%%d", i+1), Session: fmt.Sprintf("agent-%02d", i), Window: "main",
 			Target: fmt.Sprintf("agent-%02d:0.0", i), Agent: "claude", Command: "claude",
 			Since: t0, Updated: t0.Add(time.Duration(i) * time.Second), Options: []string{}, Height: 40, Width: 160,
@@ -43,32 +43,32 @@ func benchFleet() []monitor.Session {
 		switch i % 4 {
 		case 0:
 			s.State = rules.Working
-			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.spinner", Lines: []string{"✢ Running… (esc to interrupt)"}}
+			s.Evidence = api.Evidence{Source: "screen", Rule: "claude.spinner", Lines: []string{"✢ Running… (esc to interrupt)"}}
 		case 1:
 			s.State, s.Kind, s.Question = rules.AwaitingInput, "permission", "Do you want to proceed?"
 			s.Options = []string{"Yes", "Yes, and don't ask again for this command", "No, and tell Claude what to do differently"}
-			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{" Bash command", "   ./stream.sh", " Do you want to proceed?"}}
+			s.Evidence = api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{" Bash command", "   ./stream.sh", " Do you want to proceed?"}}
 		default:
-			s.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.idle", Lines: []string{"> "}}
+			s.Evidence = api.Evidence{Source: "screen", Rule: "claude.idle", Lines: []string{"> "}}
 		}
 		if i%3 != 2 {
 			s.TaskList = fmt.Sprintf("PRD-%02d", i)
-			s.Tasks = &monitor.TaskProgress{Completed: i % 5, Total: 5, InProgress: []string{"Implement the feature"}}
+			s.Tasks = &api.TaskProgress{Completed: i % 5, Total: 5, InProgress: []string{"Implement the feature"}}
 		}
 		out = append(out, s)
 	}
 	for i := range 3 {
-		out = append(out, monitor.Session{Pane: fmt.Sprintf("%%%d", 100+i), Session: "shells", Window: "w", Target: fmt.Sprintf("shells:%d.0", i),
+		out = append(out, api.Session{Pane: fmt.Sprintf("%%%d", 100+i), Session: "shells", Window: "w", Target: fmt.Sprintf("shells:%d.0", i),
 			Agent: "shell", Command: "bash", State: rules.Unknown, Since: t0, Updated: t0, Options: []string{}})
 	}
-	monitor.SortSessions(out)
+	api.SortSessions(out)
 	return out
 }
 
 func benchServer(b *testing.B) *Server {
 	b.Helper()
 	f := monitortest.NewService(b, monitortest.Ticking(t0))
-	f.SetSnapshot(monitor.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: benchFleet()})
+	f.SetSnapshot(api.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: benchFleet()})
 	f.SetTaskLists([]tasks.ListDoc{})
 	for i := range 12 {
 		raise(b, f, fmt.Sprintf("%%%d", 4*i+2), fmt.Sprintf("agent-%02d", 4*i+1), "awaiting_input")

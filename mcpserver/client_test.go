@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -200,9 +200,9 @@ func TestResourceListChanged(t *testing.T) {
 		close(events)
 	}()
 
-	sessions := append(fixtureSessions(), monitor.Session{Pane: "%7", Session: "orch new", Target: "orch new:0.0", Agent: "claude", State: rules.Idle})
-	f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Running: true, Sessions: sessions})
-	f.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: sessions[len(sessions)-1]})
+	sessions := append(fixtureSessions(), api.Session{Pane: "%7", Session: "orch new", Target: "orch new:0.0", Agent: "claude", State: rules.Idle})
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Sessions: sessions})
+	f.Publish(api.Update{Kind: api.SessionAdded, Session: sessions[len(sessions)-1]})
 	timeout := time.After(10 * time.Second)
 	for heard := false; !heard; {
 		select {
@@ -223,8 +223,8 @@ func TestResourceListChanged(t *testing.T) {
 	}
 
 	// The session vanishing is announced too.
-	f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Running: true, Sessions: fixtureSessions()})
-	f.Publish(monitor.Update{Kind: monitor.SessionRemoved, Session: sessions[len(sessions)-1]})
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Sessions: fixtureSessions()})
+	f.Publish(api.Update{Kind: api.SessionRemoved, Session: sessions[len(sessions)-1]})
 	for heard := false; !heard; {
 		select {
 		case e := <-events:

@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -49,7 +49,7 @@ func formatterLoop(t *testing.T, c *coach.Coach) coach.Alert {
 	t.Helper()
 	at := t0.Add(80 * time.Minute)
 	var got []coach.Alert
-	for i, tc := range []monitor.ToolCall{
+	for i, tc := range []api.ToolCall{
 		{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "auth.go"},
 		{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "auth.go"},
 	} {
@@ -70,7 +70,7 @@ func TestCoachTools(t *testing.T) {
 	type tc struct {
 		name    string
 		opts    Options
-		policy  *monitor.PolicyConfig
+		policy  *api.PolicyConfig
 		setup   func(t *testing.T, c *coach.Coach)
 		tool    string
 		args    map[string]any
@@ -123,14 +123,14 @@ func TestCoachTools(t *testing.T) {
 					t.Errorf("got %s", txt)
 				}
 			}},
-		{name: "composing is allowed outside the allowlist", tool: "request_intervention", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-db"}},
+		{name: "composing is allowed outside the allowlist", tool: "request_intervention", policy: &api.PolicyConfig{AllowSessions: []string{"orch-db"}},
 			args: map[string]any{"session": "orch-auth", "pattern": "formatter_loop", "send": false},
 			check: func(t *testing.T, f *monitortest.Service, c *coach.Coach, out map[string]any, txt string) {
 				if out["sent"] != false || len(f.Calls()) != 0 {
 					t.Errorf("got %s", txt)
 				}
 			}},
-		{name: "sending is not", tool: "request_intervention", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-db"}}, setup: loop,
+		{name: "sending is not", tool: "request_intervention", policy: &api.PolicyConfig{AllowSessions: []string{"orch-db"}}, setup: loop,
 			args: map[string]any{"session": "orch-auth"}, wantErr: "mcp.allow_sessions"},
 		{name: "request without a loop says what to do", tool: "request_intervention", args: map[string]any{"session": "orch-db"}, wantErr: "name a pattern"},
 		{name: "request with an unknown pattern", tool: "request_intervention", args: map[string]any{"session": "orch-db", "pattern": "nope"}, wantErr: "system3://patterns"},

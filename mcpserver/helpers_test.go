@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -31,7 +31,7 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 func fixture(t *testing.T) *monitortest.Service {
 	t.Helper()
 	f := monitortest.NewService(t, monitortest.Ticking(t0))
-	f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: fixtureSessions()})
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: fixtureSessions()})
 	f.SetPreview("%1", "● Deploying the build", "  ⎿  $ ./deploy.sh --prod", " Do you want to proceed?", " ❯ 1. Yes", "   2. Yes, and don't ask again", "   3. No", "", "", "")
 	f.SetPreview("%2", "✢ Clauding… (esc to interrupt)")
 	f.SetTaskLists([]tasks.ListDoc{{
@@ -46,30 +46,30 @@ func fixture(t *testing.T) *monitortest.Service {
 	return f
 }
 
-func fixtureSessions() []monitor.Session {
-	s := func(pane, session, agent string, state rules.State) monitor.Session {
-		return monitor.Session{Pane: pane, Session: session, Window: "main", Target: session + ":0.0", Agent: agent, State: state,
+func fixtureSessions() []api.Session {
+	s := func(pane, session, agent string, state rules.State) api.Session {
+		return api.Session{Pane: pane, Session: session, Window: "main", Target: session + ":0.0", Agent: agent, State: state,
 			Command: agent, Since: t0, Updated: t0.Add(time.Minute), Options: []string{}, Height: 30, Width: 100}
 	}
 	auth := s("%1", "orch-auth", "claude", rules.AwaitingInput)
 	auth.Kind, auth.Question = "permission", "Do you want to proceed?"
 	auth.Options = []string{"Yes", "Yes, and don't ask again", "No"}
-	auth.Evidence = monitor.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to proceed?"}}
-	auth.TaskList, auth.Tasks = "PRD-AUTH", &monitor.TaskProgress{Completed: 3, Total: 5, InProgress: []string{"Add cookies"}}
+	auth.Evidence = api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to proceed?"}}
+	auth.TaskList, auth.Tasks = "PRD-AUTH", &api.TaskProgress{Completed: 3, Total: 5, InProgress: []string{"Add cookies"}}
 	db := s("%2", "orch-db", "claude", rules.Working)
 	build := s("%3", "build", "shell", rules.Unknown)
 	build.Command = "bash"
 	old := s("%4", "orch-old", "claude", rules.Exited)
-	old.TaskList, old.Tasks = "PRD-OLD", &monitor.TaskProgress{Completed: 2, Total: 2}
+	old.TaskList, old.Tasks = "PRD-OLD", &api.TaskProgress{Completed: 2, Total: 2}
 	crash := s("%5", "orch-crash", "codex", rules.Exited)
-	return []monitor.Session{auth, db, build, old, crash}
+	return []api.Session{auth, db, build, old, crash}
 }
 
 // setPolicy makes the fake service apply cfg, as the service of the
 // process that runs the monitors does.
-func setPolicy(t *testing.T, f *monitortest.Service, cfg monitor.PolicyConfig, clock func() time.Time) {
+func setPolicy(t *testing.T, f *monitortest.Service, cfg api.PolicyConfig, clock func() time.Time) {
 	t.Helper()
-	p, err := monitor.NewPolicy(cfg, clock)
+	p, err := api.NewPolicy(cfg, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func TestSessionRowHint(t *testing.T) {
-	s := monitor.Session{Pane: "%3", Agent: "codex", State: rules.Unknown,
-		Evidence: monitor.Evidence{Rule: rules.RuleNoMatch, Lines: []string{"no rule matched (codex 0.169.0)"}}}
+	s := api.Session{Pane: "%3", Agent: "codex", State: rules.Unknown,
+		Evidence: api.Evidence{Rule: rules.RuleNoMatch, Lines: []string{"no rule matched (codex 0.169.0)"}}}
 	if h := rowOf(s).Hint; !strings.Contains(h, "system3 rules capture %3") {
 		t.Fatalf("hint = %q", h)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
@@ -84,8 +84,8 @@ func parseHostCursor(s string) (remote.Cursor, error) {
 // list_sessions take each host's from its report instead, with the host's
 // state beside it. This machine's sessions have no Host; its wake ids and
 // panes never hold a colon, a host's are HOST:ID and HOST:%3.
-func thisMachine(snap monitor.Snapshot, evs []wake.Event) (monitor.Snapshot, []wake.Event) {
-	sessions := make([]monitor.Session, 0, len(snap.Sessions))
+func thisMachine(snap api.Snapshot, evs []wake.Event) (api.Snapshot, []wake.Event) {
+	sessions := make([]api.Session, 0, len(snap.Sessions))
 	for _, s := range snap.Sessions {
 		if s.Host == "" {
 			sessions = append(sessions, s)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux"
@@ -52,7 +52,7 @@ func (s *sessionsTmux) acted() []string {
 // policyServer is a server on the fixture whose service applies cfg, with
 // the real lifecycle on a fake tmux and the coach with an open alert on
 // orch-auth.
-func policyServer(t *testing.T, cfg monitor.PolicyConfig) (*monitortest.Service, *sessionsTmux, *Server) {
+func policyServer(t *testing.T, cfg api.PolicyConfig) (*monitortest.Service, *sessionsTmux, *Server) {
 	t.Helper()
 	f := fixture(t)
 	setPolicy(t, f, cfg, nil)
@@ -88,7 +88,7 @@ func TestWriteToolsMeetTheServicePolicy(t *testing.T) {
 	for _, pt := range paneTools {
 		t.Run(pt.tool, func(t *testing.T) {
 			// Allowlist.
-			f, tm, s := policyServer(t, monitor.PolicyConfig{AllowSessions: []string{"build"}})
+			f, tm, s := policyServer(t, api.PolicyConfig{AllowSessions: []string{"build"}})
 			c := inProcess(t, s, "policy-test")
 			res, _ := call(t, c, pt.tool, pt.args)
 			if !res.IsError || !strings.Contains(text(res), `is not in mcp.allow_sessions (build)`) {
@@ -99,7 +99,7 @@ func TestWriteToolsMeetTheServicePolicy(t *testing.T) {
 			}
 
 			// Read-only at the service, whatever the MCP server offers.
-			f, tm, s = policyServer(t, monitor.PolicyConfig{ReadOnly: true})
+			f, tm, s = policyServer(t, api.PolicyConfig{ReadOnly: true})
 			c = inProcess(t, s, "policy-test")
 			res, _ = call(t, c, pt.tool, pt.args)
 			if !res.IsError || !strings.Contains(text(res), "read-only") {
@@ -114,7 +114,7 @@ func TestWriteToolsMeetTheServicePolicy(t *testing.T) {
 			if pt.tool == "request_intervention" {
 				return // a reminder is sent once per alert: see TestCoachTools
 			}
-			_, _, s = policyServer(t, monitor.PolicyConfig{PerMinute: 1})
+			_, _, s = policyServer(t, api.PolicyConfig{PerMinute: 1})
 			c = inProcess(t, s, "policy-test")
 			if res, _ := call(t, c, pt.tool, pt.args); strings.Contains(text(res), "rate limit") {
 				t.Fatalf("first call: %s", text(res))
@@ -126,7 +126,7 @@ func TestWriteToolsMeetTheServicePolicy(t *testing.T) {
 		})
 	}
 	// Acknowledging is refused when read-only.
-	_, _, s := policyServer(t, monitor.PolicyConfig{ReadOnly: true})
+	_, _, s := policyServer(t, api.PolicyConfig{ReadOnly: true})
 	res, _ := call(t, inProcess(t, s, "policy-test"), "ack_wake", map[string]any{"all": true})
 	if !res.IsError || !strings.Contains(text(res), "may not acknowledge wakes") {
 		t.Fatalf("read-only ack: %s", text(res))
@@ -137,7 +137,7 @@ func TestWriteToolsMeetTheServicePolicy(t *testing.T) {
 // orch-* allowed, stop_orchestrator {"name": "victim2"} found no
 // orch-victim2, fell back to the session victim2 and killed it.
 func TestStopOrchestratorCannotEscapeTheAllowlist(t *testing.T) {
-	f, tm, s := policyServer(t, monitor.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
+	f, tm, s := policyServer(t, api.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
 	c := inProcess(t, s, "attacker")
 	for _, name := range []string{"victim2", "orch-victim2", " victim2"} {
 		res, _ := call(t, c, "stop_orchestrator", map[string]any{"name": name})
@@ -164,7 +164,7 @@ func TestStopOrchestratorCannotEscapeTheAllowlist(t *testing.T) {
 // program picked by the client: {"agent": "sh", "goal": "x; touch
 // $HOME/PWNED_SPAWN"} started sh and typed the goal into it.
 func TestSpawnOrchestratorRunsOnlyConfiguredAgents(t *testing.T) {
-	f, tm, s := policyServer(t, monitor.PolicyConfig{})
+	f, tm, s := policyServer(t, api.PolicyConfig{})
 	c := inProcess(t, s, "attacker")
 	for _, agent := range []string{"sh", "/bin/sh", "sh -c 'touch /tmp/x'", "bash", "claude --dangerously-skip-permissions"} {
 		res, _ := call(t, c, "spawn_orchestrator", map[string]any{"initiative": "pwn", "goal": "x; touch $HOME/PWNED_SPAWN", "agent": agent})

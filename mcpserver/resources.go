@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -149,7 +149,7 @@ func (s *Server) readTaskList(ctx context.Context, req mcp.ReadResourceRequest) 
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
 	lists, err := s.svc.TaskLists(cctx, id)
-	if errors.Is(err, monitor.ErrUnknownList) || (err == nil && len(lists) == 0) {
+	if errors.Is(err, api.ErrUnknownList) || (err == nil && len(lists) == 0) {
 		return nil, fmt.Errorf("%w: no task list %q", server.ErrResourceNotFound, id)
 	}
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Server) watchResources(ctx context.Context, registered map[string]bool)
 					open = false
 					break
 				}
-				if u.Kind == monitor.SessionChanged && registered[u.Session.Session] {
+				if u.Kind == api.SessionChanged && registered[u.Session.Session] {
 					continue
 				}
 				if settle == nil {
@@ -273,7 +273,7 @@ func (s *Server) reconcileResources(ctx context.Context, registered map[string]b
 		s.log.Warn("mcp: snapshot for resources", "err", err)
 		return
 	}
-	now := map[string]monitor.Session{}
+	now := map[string]api.Session{}
 	for _, ss := range snap.Sessions {
 		if _, ok := now[ss.Session]; !ok || isAgent(ss) {
 			now[ss.Session] = ss

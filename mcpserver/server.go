@@ -18,37 +18,37 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
-// Service is the part of monitor.Service the MCP server uses.
+// Service is the part of api.Service the MCP server uses.
 type Service interface {
-	Snapshot(ctx context.Context) (monitor.Snapshot, error)
-	Watch(ctx context.Context) (<-chan monitor.Update, error)
+	Snapshot(ctx context.Context) (api.Snapshot, error)
+	Watch(ctx context.Context) (<-chan api.Update, error)
 	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
 	WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error)
 	Ack(ctx context.Context, id, by string) (wake.Event, error)
 	AckAll(ctx context.Context, by string) ([]wake.Event, error)
-	Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error)
+	Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error)
 	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
-	Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error)
-	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
-	Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error)
-	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
+	Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error)
+	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
+	Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error)
+	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
 	Audit(ctx context.Context, e audit.Entry) error
-	Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error)
+	Link(ctx context.Context, req api.LinkRequest) (api.Session, error)
 }
 
-var _ Service = monitor.Service(nil)
+var _ Service = api.Service(nil)
 
 // Defaults of Options.
 const (
 	DefaultListen          = "127.0.0.1:8889"
-	DefaultInjectPerMinute = monitor.DefaultActionsPerMinute
+	DefaultInjectPerMinute = api.DefaultActionsPerMinute
 	DefaultSessionIdleTTL  = 30 * time.Minute
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultProgressEvery   = 5 * time.Second
@@ -63,7 +63,7 @@ type Options struct {
 	// ReadOnly registers only the read tools.
 	ReadOnly bool
 	// The allowlist (mcp.allow_sessions) and the rate limit
-	// (mcp.inject_per_minute) are the service's: see monitor.Policy.
+	// (mcp.inject_per_minute) are the service's: see api.Policy.
 	// Token, when set, is the bearer token every HTTP request must carry.
 	// Listening on a non-loopback address requires one.
 	Token string

@@ -4,17 +4,17 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // isAgent reports whether a pane runs (or ran) a coding agent, as opposed
 // to a shell or an unrecognised program.
-func isAgent(s monitor.Session) bool {
+func isAgent(s api.Session) bool {
 	return s.IsAgent()
 }
 
 // progressText is "3/5", or "" without a task list.
-func progressText(t *monitor.TaskProgress) string {
+func progressText(t *api.TaskProgress) string {
 	if t == nil {
 		return ""
 	}
@@ -50,7 +50,7 @@ type sessionRow struct {
 	Updated time.Time `json:"updated"`
 }
 
-func rowOf(s monitor.Session) sessionRow {
+func rowOf(s api.Session) sessionRow {
 	var tokens int64
 	var cost float64
 	if u := s.Usage; u != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -41,7 +41,7 @@ func TestStatusFollowsChanges(t *testing.T) {
 	ss := fixtureSessions()
 	ss[1].State = rules.AwaitingInput
 	ss[1].Kind, ss[1].Question = "permission", "Run the migration?"
-	f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
 	_, out = status()
 	if bs := out["by_status"].(map[string]any); bs["blocked"] != 2.0 {
 		t.Fatalf("state change not reported: by_status %v", bs)

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/wake"
 )
@@ -150,23 +150,23 @@ func badInput(format string, a ...any) (*mcp.CallToolResult, error) {
 func serviceError(err error) (*mcp.CallToolResult, error) {
 	hint := ""
 	switch {
-	case errors.Is(err, monitor.ErrUnknownTarget):
+	case errors.Is(err, api.ErrUnknownTarget):
 		hint = "call list_sessions for the names and panes system3 watches"
-	case errors.Is(err, monitor.ErrAmbiguousTarget):
+	case errors.Is(err, api.ErrAmbiguousTarget):
 		hint = "pass pane (like %3) or a target (session:window.pane) from the list instead"
-	case errors.Is(err, monitor.ErrNotAwaiting):
+	case errors.Is(err, api.ErrNotAwaiting):
 		hint = "call get_session to see what it shows; use inject_guidance to send it text"
-	case errors.Is(err, monitor.ErrBadAnswer):
+	case errors.Is(err, api.ErrBadAnswer):
 		hint = "send an option number, yes, no, or an option's label exactly as listed"
-	case errors.Is(err, monitor.ErrBadRequest):
-	case errors.Is(err, monitor.ErrUnknownList):
+	case errors.Is(err, api.ErrBadRequest):
+	case errors.Is(err, api.ErrUnknownList):
 		hint = "call list_tasks without list to see the ids"
 	case errors.Is(err, wake.ErrNotFound):
 		hint = "call list_wakes (include_acked true) to see the ids"
-	case errors.Is(err, monitor.ErrRefused):
-	case errors.Is(err, monitor.ErrNoSender):
+	case errors.Is(err, api.ErrRefused):
+	case errors.Is(err, api.ErrNoSender):
 		hint = "this system3 cannot type into panes"
-	case errors.Is(err, monitor.ErrAuditUnwritable):
+	case errors.Is(err, api.ErrAuditUnwritable):
 		hint = "tell the operator: system3's state dir needs free space or write permission"
 	case errors.Is(err, context.DeadlineExceeded):
 		hint = "system3 did not answer in time (is tmux responsive?); try again"

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 )
 
@@ -100,22 +100,22 @@ func QueryPatternHistoryTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 }
 
 // resolve finds the session a tool names, without the write policy.
-func (e *Env) resolve(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
+func (e *Env) resolve(ctx context.Context, session, pane string) (api.Session, *mcp.CallToolResult, error) {
 	if session == "" && pane == "" {
 		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
-		return monitor.Session{}, r, err
+		return api.Session{}, r, err
 	}
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
 	snap, err := e.Svc.Snapshot(cctx)
 	if err != nil {
 		r, err := serviceError(err)
-		return monitor.Session{}, r, err
+		return api.Session{}, r, err
 	}
-	sess, err := monitor.ResolveTarget(monitor.Target{Session: session, Pane: pane}, snap.Sessions, snap.Server)
+	sess, err := api.ResolveTarget(api.Target{Session: session, Pane: pane}, snap.Sessions, snap.Server)
 	if err != nil {
 		r, err := serviceError(err)
-		return monitor.Session{}, r, err
+		return api.Session{}, r, err
 	}
 	return sess, nil, nil
 }

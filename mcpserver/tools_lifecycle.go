@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
@@ -229,13 +229,13 @@ func LinkTaskListTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			return badInput(`name the session: {"session": "orch-auth", "task_list": "PRD-AUTH"}, or {"pane": "%%3", "task_list": "PRD-AUTH"}`)
 		}
 		if a.TaskList != "" {
-			if why := monitor.ValidTaskListID(a.TaskList); why != "" {
+			if why := api.ValidTaskListID(a.TaskList); why != "" {
 				return badInput("%s", why)
 			}
 		}
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
-		sess, err := e.Svc.Link(cctx, monitor.LinkRequest{Target: monitor.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
+		sess, err := e.Svc.Link(cctx, api.LinkRequest{Target: api.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

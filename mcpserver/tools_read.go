@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
@@ -54,10 +54,10 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			UnackedWakes: len(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
 			Orchestrators: []orchestrator{},
 		}
-		for _, s := range monitor.CoarseStates() {
+		for _, s := range api.CoarseStates() {
 			doc.ByStatus[s] = 0
 		}
-		for _, s := range monitor.States() {
+		for _, s := range api.States() {
 			doc.ByState[s] = 0
 		}
 		wakesByPane := map[string]int{}
@@ -80,7 +80,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane], Hint: r.Hint,
 				Since: r.Since, Updated: r.Updated,
 			})
-			if r.Status == string(monitor.CoarseBlocked) {
+			if r.Status == string(api.CoarseBlocked) {
 				blocked = append(blocked, r.Target)
 			}
 		}
@@ -113,7 +113,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 						Kind: rr.Kind, Question: rr.Question, Tasks: rr.Tasks, Tokens: rr.Tokens, CostUSD: rr.CostUSD, UnackedWakes: byPane[s.Pane], Hint: rr.Hint,
 						Since: rr.Since, Updated: rr.Updated,
 					})
-					if rr.Status == string(monitor.CoarseBlocked) {
+					if rr.Status == string(api.CoarseBlocked) {
 						blocked = append(blocked, r.Name+":"+rr.Target)
 					}
 				}
@@ -125,7 +125,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			// Those needing someone first, whatever their host.
 			slices.SortStableFunc(doc.Orchestrators, func(a, b orchestrator) int {
-				return boolRank(a.Status == string(monitor.CoarseBlocked)) - boolRank(b.Status == string(monitor.CoarseBlocked))
+				return boolRank(a.Status == string(api.CoarseBlocked)) - boolRank(b.Status == string(api.CoarseBlocked))
 			})
 		}
 		switch {
@@ -231,7 +231,7 @@ type orchestrator struct {
 
 // ListSessionsTool lists the watched panes with their state, filtered.
 func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
-	states := append(monitor.CoarseStates(), monitor.States()...)
+	states := append(api.CoarseStates(), api.States()...)
 	t := mcp.NewTool("list_sessions",
 		mcp.WithDescription(`List the agent sessions system3 watches, one row each: name (tmux session), target (session:window.pane), pane id, agent, status (active, blocked, complete, failed), detailed state, kind, the question and options when it waits for an answer, task progress, last line and times. Those needing someone come first. Filter by state (a status or a detailed state), agent, or a glob on the session name. Use the name, target or pane of a row as the session argument of the other tools.`),
 		mcp.WithString("state", mcp.Description("Only sessions in this status or detailed state."), mcp.Enum(states...)),
@@ -270,7 +270,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 		}
 		rows := []sessionRow{}
-		add := func(host string, sessions []monitor.Session) {
+		add := func(host string, sessions []api.Session) {
 			for _, s := range sessions {
 				if !a.IncludeShells && !isAgent(s) && a.Agent == "" {
 					continue
@@ -304,7 +304,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
 			if evs, err := e.Svc.Wakes(cctx, wake.Filter{}); err == nil {
-				_, evs = thisMachine(monitor.Snapshot{}, evs)
+				_, evs = thisMachine(api.Snapshot{}, evs)
 				local.UnackedWakes = len(evs)
 			}
 			hosts := []hostRow{local}
@@ -317,7 +317,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 			out["hosts"] = hosts
 			slices.SortStableFunc(rows, func(a, b sessionRow) int {
-				return boolRank(a.Status == string(monitor.CoarseBlocked)) - boolRank(b.Status == string(monitor.CoarseBlocked))
+				return boolRank(a.Status == string(api.CoarseBlocked)) - boolRank(b.Status == string(api.CoarseBlocked))
 			})
 		}
 		out["sessions"], out["count"], out["watched"] = rows, len(rows), watched
@@ -353,7 +353,7 @@ func GetSessionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return serviceError(err)
 		}
-		sess, err := monitor.ResolveTarget(monitor.Target{Session: a.Session, Pane: a.Pane}, snap.Sessions, snap.Server)
+		sess, err := api.ResolveTarget(api.Target{Session: a.Session, Pane: a.Pane}, snap.Sessions, snap.Server)
 		if err != nil {
 			return serviceError(err)
 		}
@@ -368,12 +368,12 @@ func GetSessionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 // sessionDetail is get_session's answer (and a session resource's).
 type sessionDetail struct {
 	sessionRow
-	Window     string           `json:"window"`
-	Command    string           `json:"command"`
-	Path       string           `json:"path"`
-	Detail     string           `json:"detail,omitempty"`
-	Evidence   monitor.Evidence `json:"evidence"`
-	ErrorCount int              `json:"error_count,omitempty"`
+	Window     string       `json:"window"`
+	Command    string       `json:"command"`
+	Path       string       `json:"path"`
+	Detail     string       `json:"detail,omitempty"`
+	Evidence   api.Evidence `json:"evidence"`
+	ErrorCount int          `json:"error_count,omitempty"`
 	// TaskItems are the tasks of the session's task list.
 	TaskItems   []taskView   `json:"task_items,omitempty"`
 	RecentWakes []wake.Event `json:"recent_wakes"`
@@ -386,7 +386,7 @@ type sessionDetail struct {
 // recentWakes is how many of a session's wakes get_session shows.
 const recentWakes = 5
 
-func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines int) (sessionDetail, error) {
+func sessionDetails(ctx context.Context, svc Service, s api.Session, lines int) (sessionDetail, error) {
 	d := sessionDetail{
 		sessionRow: rowOf(s), Window: s.Window, Command: s.Command, Path: s.Path, Detail: s.Detail,
 		Evidence: s.Evidence, ErrorCount: s.ErrorCount, RecentWakes: []wake.Event{},
@@ -396,7 +396,7 @@ func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines i
 	}
 	if s.TaskList != "" {
 		lists, err := svc.TaskLists(ctx, s.TaskList)
-		if err != nil && !errors.Is(err, monitor.ErrUnknownList) {
+		if err != nil && !errors.Is(err, api.ErrUnknownList) {
 			return d, err
 		}
 		for _, l := range lists {
@@ -419,7 +419,7 @@ func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines i
 	}
 	// Ask for as much scrollback as lines, so a short screen still fills
 	// the request; blank lines at the bottom are dropped before cutting.
-	p, err := svc.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Pane: s.Pane}, History: lines})
+	p, err := svc.Preview(ctx, api.PreviewRequest{Target: api.Target{Pane: s.Pane}, History: lines})
 	if err != nil {
 		return d, err
 	}
@@ -442,13 +442,13 @@ func sessionDetails(ctx context.Context, svc Service, s monitor.Session, lines i
 	}
 	d.Screen = strings.Join(all, "\n")
 	switch s.Coarse() {
-	case monitor.CoarseBlocked:
+	case api.CoarseBlocked:
 		if s.State == "awaiting_input" {
 			d.Next = fmt.Sprintf("answer with answer_prompt (session %q, an option number, yes or no), or send text with inject_guidance", s.Target)
 		} else {
 			d.Next = fmt.Sprintf("read the error above; send guidance with inject_guidance (session %q) or stop it with interrupt", s.Target)
 		}
-	case monitor.CoarseFailed, monitor.CoarseComplete:
+	case api.CoarseFailed, api.CoarseComplete:
 		d.Next = "the agent has exited; its last lines are above"
 	}
 	return d, nil
@@ -537,8 +537,8 @@ func ListTasksTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			if a.List == "" {
 				return mcp.NewToolResultError("task needs list: pass the id of the task list the task is in (list_tasks without arguments shows them)"), nil
 			}
-			td, err := e.Svc.Task(cctx, monitor.TaskRequest{List: a.List, Task: a.Task})
-			if errors.Is(err, monitor.ErrUnknownTask) {
+			td, err := e.Svc.Task(cctx, api.TaskRequest{List: a.List, Task: a.Task})
+			if errors.Is(err, api.ErrUnknownTask) {
 				return mcp.NewToolResultError(err.Error() + "; call list_tasks with list to see its task ids"), nil
 			}
 			if err != nil {

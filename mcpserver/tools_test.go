@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/wake"
 )
@@ -19,7 +19,7 @@ func TestTools(t *testing.T) {
 	type tc struct {
 		name    string
 		opts    Options
-		policy  *monitor.PolicyConfig
+		policy  *api.PolicyConfig
 		setup   func(t *testing.T, f *monitortest.Service)
 		tool    string
 		args    map[string]any
@@ -206,17 +206,17 @@ func TestTools(t *testing.T) {
 				a, b := ss[1], ss[1]
 				a.Session, a.Pane, a.Target = "dup", "%8", "dup:0.0"
 				b.Session, b.Pane, b.Target = "dup", "%9", "dup:0.1"
-				f.SetSnapshot(monitor.Snapshot{Server: "tmux -L test", Sessions: append(ss, a, b)})
+				f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Sessions: append(ss, a, b)})
 			},
 			wantErr: "pass pane (like %3)"},
-		{name: "inject_guidance outside the allowlist", tool: "inject_guidance", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-a*"}},
+		{name: "inject_guidance outside the allowlist", tool: "inject_guidance", policy: &api.PolicyConfig{AllowSessions: []string{"orch-a*"}},
 			args: map[string]any{"session": "orch-db", "message": "x"}, wantErr: `session "orch-db" is not in mcp.allow_sessions (orch-a*)`,
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if len(f.Calls()) != 0 {
 					t.Errorf("refused call reached the service: %+v", f.Calls())
 				}
 			}},
-		{name: "inject_guidance inside the allowlist", tool: "inject_guidance", policy: &monitor.PolicyConfig{AllowSessions: []string{"orch-a*"}},
+		{name: "inject_guidance inside the allowlist", tool: "inject_guidance", policy: &api.PolicyConfig{AllowSessions: []string{"orch-a*"}},
 			args: map[string]any{"session": "orch-auth", "message": "x"}},
 		{name: "answer_prompt", tool: "answer_prompt", args: map[string]any{"session": "orch-auth", "answer": "yes"},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
@@ -305,7 +305,7 @@ func TestTools(t *testing.T) {
 func TestInjectRateLimit(t *testing.T) {
 	f := fixture(t)
 	now := t0
-	setPolicy(t, f, monitor.PolicyConfig{PerMinute: 2}, func() time.Time { return now })
+	setPolicy(t, f, api.PolicyConfig{PerMinute: 2}, func() time.Time { return now })
 	s := newServer(t, f, Options{})
 	c := inProcess(t, s, "rate")
 	args := map[string]any{"session": "orch-db", "message": "x"}
@@ -359,7 +359,7 @@ func TestCoarseState(t *testing.T) {
 			t.Errorf("%s (%s): %s, want %s", s.Pane, s.State, got, want)
 		}
 	}
-	raw, _ := json.Marshal(monitor.States())
+	raw, _ := json.Marshal(api.States())
 	if string(raw) != `["working","idle","awaiting_input","error","error_loop","exited","unknown"]` {
 		t.Errorf("states = %s", raw)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -24,7 +24,7 @@ const maxPromptPart = 16 << 10
 // target resolves the session or pane a write tool names. The service
 // applies the policy (allowlist, read-only, rate) to the action itself,
 // whichever process it runs in; its refusal comes back as a tool error.
-func (e *Env) target(ctx context.Context, session, pane string) (monitor.Session, *mcp.CallToolResult, error) {
+func (e *Env) target(ctx context.Context, session, pane string) (api.Session, *mcp.CallToolResult, error) {
 	return e.resolve(ctx, session, pane)
 }
 
@@ -44,7 +44,7 @@ type actionView struct {
 	Next      string    `json:"next,omitempty"`
 }
 
-func viewOf(r monitor.ActionResult) actionView {
+func viewOf(r api.ActionResult) actionView {
 	return actionView{Delivered: r.Delivered, Option: r.Option, Keys: r.Keys, Pane: r.Pane, Target: r.Target,
 		Session: r.Session, At: r.At, Method: r.Method, Detail: r.Detail}
 }
@@ -82,7 +82,7 @@ func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Inject(actx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: a.Message,
+		r, err := e.Svc.Inject(actx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: a.Message,
 			NoEnter: !submit, Urgent: urgent, VisibleControls: a.Visible, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
@@ -126,7 +126,7 @@ func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Answer(actx, monitor.AnswerRequest{Target: monitor.Target{Pane: sess.Pane}, Answer: a.Answer, Origin: originOf(ctx)})
+		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: a.Answer, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}
@@ -156,7 +156,7 @@ func InterruptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Interrupt(actx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: originOf(ctx)})
+		r, err := e.Svc.Interrupt(actx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

@@ -3,202 +3,18 @@ package monitor
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
-)
-
-// Target names the pane an action goes to. Pane is a tmux pane id ("%3");
-// Session is a session name, a tmux target ("build:0.1") or a session id
-// ("$2"). A session with several panes resolves to the one pane running an
-// agent; when several do, the call fails and lists them.
-type Target struct {
-	Session string `json:"session,omitempty"`
-	Pane    string `json:"pane,omitempty"`
-}
-
-func (t Target) String() string {
-	if t.Pane != "" {
-		return t.Pane
-	}
-	return t.Session
-}
-
-// InjectRequest types text into a pane.
-type InjectRequest struct {
-	Target
-	Text string `json:"text"`
-	// NoEnter types the text without submitting it.
-	NoEnter bool `json:"no_enter,omitempty"`
-	// Urgent interrupts the agent (Escape) before typing, so the guidance
-	// is read now rather than after the current step.
-	Urgent bool `json:"urgent,omitempty"`
-	// VisibleControls types what CheckText would refuse (control bytes,
-	// ESC, invalid UTF-8) as visible text instead ("^[", "^C", "\xff"):
-	// see tmux.VisibleText. Without it such a text is refused.
-	VisibleControls bool `json:"visible_controls,omitempty"`
-	// Origin says who asks, for the audit log: "tui", "cli", "mcp:<client>".
-	Origin string `json:"origin"`
-
-	// size is the length of the text the sender had, when the socket
-	// carried only its first tmux.MaxText bytes.
-	size int
-}
-
-// wireTextLimit is the longest text InjectRequest's JSON carries as a
-// string; longer text (and text that is not text) goes as base64, which
-// keeps every byte and bounds the request at 4/3 of the text.
-const wireTextLimit = 128 << 10
-
-// MarshalJSON keeps the text byte for byte (encoding/json would turn
-// invalid UTF-8 into U+FFFD): text that CheckText refuses, or that is
-// long, goes as text_base64. Text over tmux.MaxText, which the service
-// refuses anyway, is cut to that and its length sent as text_bytes, so
-// the refusal is audited on the far side.
-func (r InjectRequest) MarshalJSON() ([]byte, error) {
-	type plain InjectRequest
-	w := struct {
-		plain
-		Text       string `json:"text,omitempty"`
-		TextBase64 string `json:"text_base64,omitempty"`
-		TextBytes  int    `json:"text_bytes,omitempty"`
-	}{plain: plain(r)}
-	text := r.Text
-	if len(text) > tmux.MaxText {
-		w.TextBytes, text = len(text), text[:tmux.MaxText]
-	}
-	if len(text) <= wireTextLimit && tmux.CheckText(text) == nil {
-		w.Text = text
-	} else {
-		w.TextBase64 = base64.StdEncoding.EncodeToString([]byte(text))
-	}
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (r *InjectRequest) UnmarshalJSON(b []byte) error {
-	type plain InjectRequest
-	var w struct {
-		plain
-		Text       string `json:"text"`
-		TextBase64 string `json:"text_base64"`
-		TextBytes  int    `json:"text_bytes"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = InjectRequest(w.plain)
-	r.Text, r.size = w.Text, w.TextBytes
-	if w.TextBase64 != "" {
-		t, err := base64.StdEncoding.DecodeString(w.TextBase64)
-		if err != nil {
-			return fmt.Errorf("text_base64: %w", err)
-		}
-		r.Text = string(t)
-	}
-	return nil
-}
-
-// KeysRequest presses keys in a pane (tmux key names from the allowed set).
-type KeysRequest struct {
-	Target
-	Keys   []string `json:"keys"`
-	Origin string   `json:"origin"`
-}
-
-// AnswerRequest answers the prompt a session is waiting at. Answer is an
-// option number ("2"), an option's label (or a unique prefix of it), "yes"
-// (the first option that starts with Yes) or "no" (decline the way the
-// agent expects: Escape, or its No option).
-type AnswerRequest struct {
-	Target
-	Answer string `json:"answer"`
-	Origin string `json:"origin"`
-}
-
-// InterruptRequest stops what the agent is doing (Escape for agents that
-// take it, Ctrl-C otherwise).
-type InterruptRequest struct {
-	Target
-	Origin string `json:"origin"`
-}
-
-// PreviewRequest asks for a pane's screen.
-type PreviewRequest struct {
-	Target
-	// Lines keeps only the last Lines lines (0: the visible screen).
-	Lines int `json:"lines,omitempty"`
-	// History includes this many lines of scrollback above the screen.
-	History int `json:"history,omitempty"`
-	// Escapes keeps colour escape sequences, for a coloured preview.
-	Escapes bool `json:"escapes,omitempty"`
-}
-
-// Preview is a pane's screen at one moment.
-type Preview struct {
-	Pane    string   `json:"pane"`
-	Session string   `json:"session"`
-	Lines   []string `json:"lines"`
-	// Truncated is how many lines above Lines were cut.
-	Truncated int       `json:"truncated"`
-	Taken     time.Time `json:"taken"`
-}
-
-// ActionResult says what an action sent and whether it arrived.
-type ActionResult struct {
-	Action  string `json:"action"` // inject, keys, answer, interrupt
-	Pane    string `json:"pane"`
-	Session string `json:"session"`
-	Target  string `json:"target"` // session:window.pane
-	Text    string `json:"text,omitempty"`
-	// Keys are the keys pressed, in order (for inject: the Escape of an
-	// urgent message).
-	Keys []string `json:"keys,omitempty"`
-	// Option is the option an answer chose, as the screen showed it.
-	Option string `json:"option,omitempty"`
-	// Delivered: tmux accepted everything. Verified: the pane was seen to
-	// take the text (for keys, only Delivered applies).
-	Delivered bool      `json:"delivered"`
-	Verified  bool      `json:"verified"`
-	Method    string    `json:"method,omitempty"`
-	Detail    string    `json:"detail,omitempty"`
-	At        time.Time `json:"at"`
-}
-
-// Errors of the actions. They match with errors.Is, also across the socket.
-var (
-	// ErrUnknownTarget: no such pane or session is being watched.
-	ErrUnknownTarget = errors.New("no such session or pane")
-	// ErrAmbiguousTarget: a session name matches several agent panes.
-	ErrAmbiguousTarget = errors.New("the session has several agent panes")
-	// ErrNotAwaiting: an answer for a session that is not at a prompt.
-	ErrNotAwaiting = errors.New("the session is not waiting for an answer")
-	// ErrBadAnswer: the answer matches no option.
-	ErrBadAnswer = errors.New("the answer matches no option")
-	// ErrBadRequest: the request itself is not valid (no target, no text,
-	// a key outside the allowed set).
-	ErrBadRequest = errors.New("invalid request")
-	// ErrUnknownList: no task list has that id.
-	ErrUnknownList = errors.New("no such task list")
-	// ErrUnknownTask: the task list has no task with that id.
-	ErrUnknownTask = errors.New("no such task")
-	// ErrNoSender: the service was built without a way to type into panes.
-	ErrNoSender = errors.New("this system3 cannot send to panes")
-	// ErrAuditUnwritable: the audit log cannot be written, so the action
-	// was refused before anything was sent.
-	ErrAuditUnwritable = errors.New("the audit log cannot be written, so nothing was sent")
 )
 
 // Sender types into panes; *tmux.Client is one.
@@ -212,62 +28,20 @@ type Sender interface {
 const urgentPause = 300 * time.Millisecond
 
 // resolve finds the session a target names.
-func (s *Supervisor) resolve(t Target) (Session, error) {
+func (s *Supervisor) resolve(t api.Target) (api.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := make([]Session, 0, len(s.panes))
+	all := make([]api.Session, 0, len(s.panes))
 	for _, st := range s.panes {
 		all = append(all, st.sess)
 	}
-	return ResolveTarget(t, all, s.cfg.Server)
-}
-
-// ResolveTarget picks the session t names from sessions (of the tmux
-// server named server, for messages).
-func ResolveTarget(t Target, sessions []Session, server string) (Session, error) {
-	name := strings.TrimSpace(t.String())
-	if name == "" {
-		return Session{}, fmt.Errorf("%w: name a session or a pane", ErrBadRequest)
-	}
-	var matches, agents []Session
-	for _, ss := range sessions {
-		switch {
-		case t.Pane != "" && ss.Pane == t.Pane:
-			return ss, nil
-		case t.Pane != "":
-		case ss.Target == name || ss.Pane == name:
-			return ss, nil
-		case ss.Session == name || ss.SessionID == name:
-			matches = append(matches, ss)
-			if ss.IsAgent() {
-				agents = append(agents, ss)
-			}
-		}
-	}
-	switch {
-	case len(matches) == 1:
-		return matches[0], nil
-	case len(agents) == 1:
-		return agents[0], nil
-	case len(matches) == 0:
-		return Session{}, fmt.Errorf("%w: %q is not a session or pane on %s; run `system3 status` to list them", ErrUnknownTarget, name, server)
-	}
-	pick := agents
-	if len(pick) == 0 {
-		pick = matches
-	}
-	SortSessions(pick)
-	names := make([]string, len(pick))
-	for i, p := range pick {
-		names[i] = fmt.Sprintf("%s (%s, %s)", p.Target, p.Pane, p.Agent)
-	}
-	return Session{}, fmt.Errorf("%w: %q has %d panes; name one: %s", ErrAmbiguousTarget, name, len(pick), strings.Join(names, ", "))
+	return api.ResolveTarget(t, all, s.cfg.Server)
 }
 
 // sender returns the configured sender.
 func (s *Supervisor) sender() (Sender, error) {
 	if s.cfg.Send == nil {
-		return nil, ErrNoSender
+		return nil, api.ErrNoSender
 	}
 	return s.cfg.Send, nil
 }
@@ -277,36 +51,36 @@ func (s *Supervisor) sender() (Sender, error) {
 // tmux.MaxText bytes, or it is refused (ErrBadRequest) with the offending
 // byte and its offset; with VisibleControls it is first made visible
 // (tmux.VisibleText). What is audited is exactly what goes to tmux.
-func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResult, error) {
+func (s *Supervisor) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	text := req.Text
 	if req.VisibleControls {
 		text = tmux.VisibleText(text)
 	}
 	refused := audit.Entry{Origin: req.Origin, Action: "inject", Target: req.Target.String(), Text: text}
-	size := max(len(text), req.size)
+	size := max(len(text), req.WireSize())
 	if size > len(text) {
 		refused.Cut = size - len(text)
 	}
 	if text == "" && size == 0 {
-		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: the text is empty", ErrBadRequest))
+		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: the text is empty", api.ErrBadRequest))
 	}
 	if err := tmux.CheckSize(size); err != nil {
-		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", ErrBadRequest, err))
+		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
 	}
 	if err := tmux.CheckText(text); err != nil {
-		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", ErrBadRequest, err))
+		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
 	}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
 	if err := s.cfg.Policy.Check(req.Origin, "inject", sess); err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	send, err := s.sender()
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	res := s.result("inject", sess)
 	res.Text = text
@@ -337,61 +111,61 @@ func (s *Supervisor) Inject(ctx context.Context, req InjectRequest) (ActionResul
 }
 
 // SendKeys presses keys in a pane.
-func (s *Supervisor) SendKeys(ctx context.Context, req KeysRequest) (ActionResult, error) {
+func (s *Supervisor) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: req.Origin, Action: "keys", Target: req.Target.String(), Keys: safeStrings(req.Keys)}
 	keys, err := parseKeys(req.Keys)
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	return s.press(ctx, "keys", req.Origin, req.Target, sess, "", keys)
 }
 
 // Interrupt stops what the agent in a pane is doing.
-func (s *Supervisor) Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error) {
+func (s *Supervisor) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, s.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
+		return api.ActionResult{}, s.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
 	return s.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
 }
 
 // Answer answers the prompt a session waits at.
-func (s *Supervisor) Answer(ctx context.Context, req AnswerRequest) (ActionResult, error) {
+func (s *Supervisor) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
 	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	if sess.State != rules.AwaitingInput {
-		return ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", ErrNotAwaiting, sess.Target, sess.State))
+		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State))
 	}
-	option, keys, err := AnswerKeys(sess, req.Answer)
+	option, keys, err := api.AnswerKeys(sess, req.Answer)
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	return s.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
 }
 
 // press sends keys and audits them. Answer has applied the policy before
 // it reads the prompt; the other callers have it applied here.
-func (s *Supervisor) press(ctx context.Context, action, origin string, t Target, sess Session, option string, keys []tmux.Key) (ActionResult, error) {
+func (s *Supervisor) press(ctx context.Context, action, origin string, t api.Target, sess api.Session, option string, keys []tmux.Key) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
 	if action != "answer" { // Answer checked the policy before it chose the keys
 		if err := s.cfg.Policy.Check(origin, action, sess); err != nil {
-			return ActionResult{}, s.refuse(refused, err)
+			return api.ActionResult{}, s.refuse(refused, err)
 		}
 	}
 	send, err := s.sender()
 	if err != nil {
-		return ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, s.refuse(refused, err)
 	}
 	res := s.result(action, sess)
 	res.Option = option
@@ -407,8 +181,8 @@ func (s *Supervisor) press(ctx context.Context, action, origin string, t Target,
 	return s.finish(id, origin, t, res, err)
 }
 
-func (s *Supervisor) result(action string, sess Session) ActionResult {
-	return ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target}
+func (s *Supervisor) result(action string, sess api.Session) api.ActionResult {
+	return api.ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target}
 }
 
 // refuse audits an action refused before anything was sent and returns
@@ -425,7 +199,7 @@ func (s *Supervisor) refuse(e audit.Entry, err error) error {
 // begin writes an action's attempt entry, with exactly the text and keys
 // about to be sent, before anything is sent: an action that cannot be
 // audited is not taken (ErrAuditUnwritable).
-func (s *Supervisor) begin(origin string, t Target, res ActionResult) (string, error) {
+func (s *Supervisor) begin(origin string, t api.Target, res api.ActionResult) (string, error) {
 	id := auditID()
 	e := audit.Entry{Time: s.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
 		Target: t.String(), Pane: res.Pane, Text: res.Text, Keys: res.Keys}
@@ -434,7 +208,7 @@ func (s *Supervisor) begin(origin string, t Target, res ActionResult) (string, e
 	}
 	if err := s.cfg.Audit.Write(e); err != nil {
 		s.cfg.Logger.Warn("audit", "err", err)
-		return "", fmt.Errorf("%s %s: %w: %v", res.Action, res.Target, ErrAuditUnwritable, err)
+		return "", fmt.Errorf("%s %s: %w: %v", res.Action, res.Target, api.ErrAuditUnwritable, err)
 	}
 	return id, nil
 }
@@ -443,7 +217,7 @@ func (s *Supervisor) begin(origin string, t Target, res ActionResult) (string, e
 // the pane captured soon so its new state shows without waiting for output.
 // The action has happened: a result entry that cannot be written is
 // reported in Detail and the snapshot's problem, the attempt entry stays.
-func (s *Supervisor) finish(id, origin string, t Target, res ActionResult, err error) (ActionResult, error) {
+func (s *Supervisor) finish(id, origin string, t api.Target, res api.ActionResult, err error) (api.ActionResult, error) {
 	res.At = s.cfg.Clock()
 	if err != nil {
 		res.Delivered, res.Verified = false, false
@@ -503,16 +277,16 @@ func (s *Supervisor) Audit(ctx context.Context, e audit.Entry) error {
 }
 
 // Preview returns a pane's screen.
-func (s *Supervisor) Preview(ctx context.Context, req PreviewRequest) (Preview, error) {
+func (s *Supervisor) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
 	sess, err := s.resolve(req.Target)
 	if err != nil {
-		return Preview{}, err
+		return api.Preview{}, err
 	}
 	text, err := s.cfg.Tmux.Capture(ctx, sess.Pane, tmux.CaptureOptions{History: req.History, Escapes: req.Escapes})
 	if err != nil {
-		return Preview{}, fmt.Errorf("preview %s: %w", sess.Target, err)
+		return api.Preview{}, fmt.Errorf("preview %s: %w", sess.Target, err)
 	}
-	p := Preview{Pane: sess.Pane, Session: sess.Session, Taken: s.cfg.Clock(), Lines: []string{}}
+	p := api.Preview{Pane: sess.Pane, Session: sess.Session, Taken: s.cfg.Clock(), Lines: []string{}}
 	if text != "" {
 		p.Lines = strings.Split(text, "\n")
 	}
@@ -527,7 +301,7 @@ func (s *Supervisor) Preview(ctx context.Context, req PreviewRequest) (Preview, 
 func (s *Supervisor) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
 	if s.cfg.TaskLists == nil {
 		if id != "" {
-			return nil, fmt.Errorf("%w: %q (no task lists are watched)", ErrUnknownList, id)
+			return nil, fmt.Errorf("%w: %q (no task lists are watched)", api.ErrUnknownList, id)
 		}
 		return []tasks.ListDoc{}, nil
 	}
@@ -539,16 +313,16 @@ func (s *Supervisor) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc,
 		}
 	}
 	if id != "" && len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q; run `system3 tasks` to list them", ErrUnknownList, id)
+		return nil, fmt.Errorf("%w: %q; run `system3 tasks` to list them", api.ErrUnknownList, id)
 	}
 	return out, nil
 }
 
 // Task returns one task of one list whole: the texts list views cap
 // (tasks.MaxSubject) are all there.
-func (s *Supervisor) Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, error) {
+func (s *Supervisor) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
 	if req.List == "" || req.Task == "" {
-		return tasks.TaskDoc{}, fmt.Errorf("%w: name the list and the task", ErrBadRequest)
+		return tasks.TaskDoc{}, fmt.Errorf("%w: name the list and the task", api.ErrBadRequest)
 	}
 	if s.cfg.TaskLists != nil {
 		for _, l := range s.cfg.TaskLists() {
@@ -558,10 +332,10 @@ func (s *Supervisor) Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, 
 			if t, ok := tasks.TaskFull(l, req.Task); ok {
 				return t, nil
 			}
-			return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", ErrUnknownTask, req.Task, req.List)
+			return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
 		}
 	}
-	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", ErrUnknownList, req.List)
+	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", api.ErrUnknownList, req.List)
 }
 
 // interruptKey is how the agent is interrupted (its keys say: Escape for
@@ -577,92 +351,15 @@ func parseKeys(names []string) ([]tmux.Key, error) {
 		for _, k := range tmux.AllowedKeys() {
 			allowed = append(allowed, string(k))
 		}
-		return nil, fmt.Errorf("%w: no keys given (allowed: %s)", ErrBadRequest, strings.Join(allowed, ", "))
+		return nil, fmt.Errorf("%w: no keys given (allowed: %s)", api.ErrBadRequest, strings.Join(allowed, ", "))
 	}
 	keys := make([]tmux.Key, 0, len(names))
 	for _, n := range names {
 		k, err := tmux.ParseKey(n)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 		}
 		keys = append(keys, k)
 	}
 	return keys, nil
-}
-
-// AnswerKeys returns the option an answer chooses at sess's prompt and the
-// keys that choose it, as the agent's keys (monitor/agents/<name>) say:
-// numbered menus (Claude Code, Codex, Gemini) take the option's digit,
-// except Codex's folder-trust dialog, which takes Down to the option and
-// Enter; aider takes the option's letter and Enter. "no" declines with
-// Escape where the agent's No option says so (Claude Code always takes
-// Escape).
-func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, err error) {
-	a := strings.ToLower(strings.TrimSpace(answer))
-	opts := sess.Options
-	k := agents.Lookup(sess.Agent).KeysOrDefault()
-	p := agent.Prompt{Kind: sess.Kind, Options: opts}
-	choose := func(i int) (string, []tmux.Key, error) {
-		label := ""
-		if i < len(opts) {
-			label = opts[i]
-		}
-		keys, err := k.Choose(p, i)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
-		}
-		return label, keys, nil
-	}
-	list := func() string {
-		if len(opts) == 0 {
-			return "the screen shows no options"
-		}
-		parts := make([]string, len(opts))
-		for i, o := range opts {
-			parts[i] = fmt.Sprintf("%d=%q", i+1, o)
-		}
-		return "options: " + strings.Join(parts, ", ")
-	}
-	if a == "" {
-		return "", nil, fmt.Errorf("%w: the answer is empty; send a number, an option's label, yes or no (%s)", ErrBadAnswer, list())
-	}
-	if n, cerr := strconv.Atoi(a); cerr == nil {
-		if n < 1 || (len(opts) > 0 && n > len(opts)) || (len(opts) == 0 && n > 9) {
-			return "", nil, fmt.Errorf("%w: there is no option %d (%s)", ErrBadAnswer, n, list())
-		}
-		return choose(n - 1)
-	}
-	switch a {
-	case "y", "yes":
-		if i := k.Yes(p); i >= 0 {
-			return choose(i)
-		}
-		return "", nil, fmt.Errorf("%w: no option starts with Yes or Allow (%s)", ErrBadAnswer, list())
-	case "n", "no":
-		label, keys, err := k.No(p)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
-		}
-		return label, keys, nil
-	}
-	// A label: exact, then unique prefix, then unique substring.
-	for _, match := range []func(string) bool{
-		func(o string) bool { return strings.ToLower(o) == a },
-		func(o string) bool { return strings.HasPrefix(strings.ToLower(o), a) },
-		func(o string) bool { return strings.Contains(strings.ToLower(o), a) },
-	} {
-		found := -1
-		for i, o := range opts {
-			if match(o) {
-				if found >= 0 {
-					return "", nil, fmt.Errorf("%w: %q matches several options (%s); send the number", ErrBadAnswer, answer, list())
-				}
-				found = i
-			}
-		}
-		if found >= 0 {
-			return choose(found)
-		}
-	}
-	return "", nil, fmt.Errorf("%w: %q (%s)", ErrBadAnswer, answer, list())
 }

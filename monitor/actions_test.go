@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -20,21 +21,21 @@ import (
 )
 
 func TestAnswerKeys(t *testing.T) {
-	perm := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode", "No"}}
-	question := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
-	trust := Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
-	codex := Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
-	codexQuestion := Session{Agent: "codex", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}}
-	codexTrust := Session{Agent: "codex", State: rules.AwaitingInput, Kind: "trust", Options: []string{"Trust and continue", "Back to Agent Command Center"}}
-	gem := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
-	gemNo := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
+	perm := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode", "No"}}
+	question := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
+	trust := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
+	codex := api.Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
+	codexQuestion := api.Session{Agent: "codex", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}}
+	codexTrust := api.Session{Agent: "codex", State: rules.AwaitingInput, Kind: "trust", Options: []string{"Trust and continue", "Back to Agent Command Center"}}
+	gem := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
+	gemNo := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
 	// Gemini CLI 0.61.0's shell approval (monitor/testdata/captures/gemini/permission_shell.txt).
-	gemShell := Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
-	aider := Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
-	bare := Session{Agent: "claude", State: rules.AwaitingInput}
+	gemShell := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
+	aider := api.Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
+	bare := api.Session{Agent: "claude", State: rules.AwaitingInput}
 	cases := []struct {
 		name   string
-		sess   Session
+		sess   api.Session
 		answer string
 		option string
 		keys   []string
@@ -46,13 +47,13 @@ func TestAnswerKeys(t *testing.T) {
 		{"label prefix", perm, "yes, and switch", perm.Options[2], []string{"3"}, nil},
 		{"label substring", perm, "don’t ask", perm.Options[1], []string{"2"}, nil},
 		{"claude declines with Escape", perm, "no", "No", []string{"Escape"}, nil},
-		{"out of range", perm, "5", "", nil, ErrBadAnswer},
-		{"zero", perm, "0", "", nil, ErrBadAnswer},
-		{"ambiguous label", perm, "yes, and", "", nil, ErrBadAnswer},
-		{"empty", perm, "  ", "", nil, ErrBadAnswer},
-		{"unknown label", perm, "maybe", "", nil, ErrBadAnswer},
+		{"out of range", perm, "5", "", nil, api.ErrBadAnswer},
+		{"zero", perm, "0", "", nil, api.ErrBadAnswer},
+		{"ambiguous label", perm, "yes, and", "", nil, api.ErrBadAnswer},
+		{"empty", perm, "  ", "", nil, api.ErrBadAnswer},
+		{"unknown label", perm, "maybe", "", nil, api.ErrBadAnswer},
 		{"question label", question, "sqlite", "SQLite", []string{"2"}, nil},
-		{"question has no yes", question, "yes", "", nil, ErrBadAnswer},
+		{"question has no yes", question, "yes", "", nil, api.ErrBadAnswer},
 		{"question no is Escape", question, "n", "Escape", []string{"Escape"}, nil},
 		{"trust yes skips No, exit", trust, "yes", "Yes, I trust this folder", []string{"2"}, nil},
 		{"codex no says esc", codex, "no", codex.Options[2], []string{"Escape"}, nil},
@@ -72,13 +73,13 @@ func TestAnswerKeys(t *testing.T) {
 		{"aider letter and Enter", aider, "yes", "Yes", []string{"y", "Enter"}, nil},
 		{"aider no", aider, "no", "No", []string{"n", "Enter"}, nil},
 		{"aider by number", aider, "2", "No", []string{"n", "Enter"}, nil},
-		{"aider option without an allowed key", aider, "skip all", "", nil, ErrBadAnswer},
+		{"aider option without an allowed key", aider, "skip all", "", nil, api.ErrBadAnswer},
 		{"no options: a digit is sent blind", bare, "3", "", []string{"3"}, nil},
-		{"no options: 10 has no key", bare, "10", "", nil, ErrBadAnswer},
+		{"no options: 10 has no key", bare, "10", "", nil, api.ErrBadAnswer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			option, keys, err := AnswerKeys(c.sess, c.answer)
+			option, keys, err := api.AnswerKeys(c.sess, c.answer)
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("err = %v, want %v", err, c.err)
@@ -103,7 +104,7 @@ func TestAnswerKeys(t *testing.T) {
 }
 
 func TestResolveTarget(t *testing.T) {
-	ss := []Session{
+	ss := []api.Session{
 		{Pane: "%1", Session: "orch-a", SessionID: "$1", Target: "orch-a:0.0", Agent: "claude"},
 		{Pane: "%2", Session: "orch-a", SessionID: "$1", Target: "orch-a:0.1", Agent: "shell"},
 		{Pane: "%3", Session: "two", SessionID: "$2", Target: "two:0.0", Agent: "claude"},
@@ -112,23 +113,23 @@ func TestResolveTarget(t *testing.T) {
 		{Pane: "%6", Session: "logs", SessionID: "$3", Target: "logs:0.1", Agent: "shell"},
 	}
 	cases := []struct {
-		t    Target
+		t    api.Target
 		pane string
 		err  error
 	}{
-		{Target{Session: "orch-a"}, "%1", nil}, // the agent pane of the session
-		{Target{Session: "$1"}, "%1", nil},
-		{Target{Session: "orch-a:0.1"}, "%2", nil},
-		{Target{Pane: "%2"}, "%2", nil},
-		{Target{Session: "%3"}, "%3", nil},
-		{Target{Session: "two"}, "", ErrAmbiguousTarget},
-		{Target{Session: "logs"}, "", ErrAmbiguousTarget},
-		{Target{Session: "nope"}, "", ErrUnknownTarget},
-		{Target{Pane: "%9"}, "", ErrUnknownTarget},
-		{Target{}, "", ErrBadRequest},
+		{api.Target{Session: "orch-a"}, "%1", nil}, // the agent pane of the session
+		{api.Target{Session: "$1"}, "%1", nil},
+		{api.Target{Session: "orch-a:0.1"}, "%2", nil},
+		{api.Target{Pane: "%2"}, "%2", nil},
+		{api.Target{Session: "%3"}, "%3", nil},
+		{api.Target{Session: "two"}, "", api.ErrAmbiguousTarget},
+		{api.Target{Session: "logs"}, "", api.ErrAmbiguousTarget},
+		{api.Target{Session: "nope"}, "", api.ErrUnknownTarget},
+		{api.Target{Pane: "%9"}, "", api.ErrUnknownTarget},
+		{api.Target{}, "", api.ErrBadRequest},
 	}
 	for _, c := range cases {
-		got, err := ResolveTarget(c.t, ss, "test server")
+		got, err := api.ResolveTarget(c.t, ss, "test server")
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
 				t.Errorf("%v: err = %v, want %v", c.t, err, c.err)
@@ -139,7 +140,7 @@ func TestResolveTarget(t *testing.T) {
 			t.Errorf("%v: got %s, %v; want %s", c.t, got.Pane, err, c.pane)
 		}
 	}
-	_, err := ResolveTarget(Target{Session: "two"}, ss, "x")
+	_, err := api.ResolveTarget(api.Target{Session: "two"}, ss, "x")
 	if err == nil || !strings.Contains(err.Error(), "two:0.0 (%3, claude)") || !strings.Contains(err.Error(), "two:1.0 (%4, codex)") {
 		t.Errorf("ambiguous error does not list the panes: %v", err)
 	}
@@ -183,24 +184,24 @@ func TestActionsAreSentAndAudited(t *testing.T) {
 	h.step()
 	ctx := context.Background()
 
-	res, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Session: "orch-1"}, Answer: "yes", Origin: "tui"})
+	res, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "yes", Origin: "tui"})
 	if err != nil || res.Option != "Yes" || !slices.Equal(res.Keys, []string{"1"}) || !res.Delivered || res.Pane != "%1" {
 		t.Fatalf("Answer = %+v, %v", res, err)
 	}
-	if _, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Pane: "%2"}, Answer: "1", Origin: "cli"}); !errors.Is(err, ErrNotAwaiting) {
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%2"}, Answer: "1", Origin: "cli"}); !errors.Is(err, api.ErrNotAwaiting) {
 		t.Fatalf("Answer on a working pane: %v, want ErrNotAwaiting", err)
 	}
-	res, err = h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Text: "stop and run the tests\nthen report", Urgent: true, Origin: "mcp:claude-code"})
+	res, err = h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%2"}, Text: "stop and run the tests\nthen report", Urgent: true, Origin: "mcp:claude-code"})
 	if err != nil || !res.Verified || !slices.Equal(res.Keys, []string{"Escape"}) {
 		t.Fatalf("Inject = %+v, %v", res, err)
 	}
-	if _, err := h.sup.Interrupt(ctx, InterruptRequest{Target: Target{Session: "orch-2"}, Origin: "tui"}); err != nil {
+	if _, err := h.sup.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Session: "orch-2"}, Origin: "tui"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.sup.SendKeys(ctx, KeysRequest{Target: Target{Pane: "%1"}, Keys: []string{"rm -rf"}, Origin: "cli"}); !errors.Is(err, ErrBadRequest) {
+	if _, err := h.sup.SendKeys(ctx, api.KeysRequest{Target: api.Target{Pane: "%1"}, Keys: []string{"rm -rf"}, Origin: "cli"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("SendKeys with a non-key: %v, want ErrBadRequest", err)
 	}
-	if _, err := h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Origin: "cli"}); !errors.Is(err, ErrBadRequest) {
+	if _, err := h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%2"}, Origin: "cli"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("Inject without text: %v", err)
 	}
 	want := []string{"keys %1 1", "keys %2 Escape", "text %2 stop and run the tests\nthen report", "keys %2 Escape"}
@@ -209,7 +210,7 @@ func TestActionsAreSentAndAudited(t *testing.T) {
 	}
 
 	snd.fail = tmux.ErrPaneDead
-	res, err = h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%2"}, Text: "hello", Origin: "cli"})
+	res, err = h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%2"}, Text: "hello", Origin: "cli"})
 	if !errors.Is(err, tmux.ErrPaneDead) || res.Delivered {
 		t.Fatalf("Inject into a dead pane = %+v, %v", res, err)
 	}
@@ -224,7 +225,7 @@ func TestActionsAreSentAndAudited(t *testing.T) {
 	}
 	wantAudit := []string{
 		"tui answer %1 1  ",
-		"cli answer %2   " + ErrNotAwaiting.Error() + ": orch-2:0.0 is working, not awaiting_input; use inject to send text",
+		"cli answer %2   " + api.ErrNotAwaiting.Error() + ": orch-2:0.0 is working, not awaiting_input; use inject to send text",
 		"mcp:claude-code inject %2 Escape stop and run the tests\nthen report ",
 		"tui interrupt %2 Escape  ",
 		`cli keys  rm -rf  invalid request: key not allowed: "rm -rf" (allowed: ` + strings.Join(keyNames(), ", ") + ")",
@@ -264,14 +265,14 @@ func TestAuditFailureRefusesAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Urgent: true, Origin: "tui"})
-	if !errors.Is(err, ErrAuditUnwritable) || res.Delivered || !strings.Contains(err.Error(), "nothing was sent") {
+	res, err := h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%1"}, Text: "go on", Urgent: true, Origin: "tui"})
+	if !errors.Is(err, api.ErrAuditUnwritable) || res.Delivered || !strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("Inject with a broken audit log = %+v, %v; want ErrAuditUnwritable", res, err)
 	}
-	if _, err := h.sup.Answer(ctx, AnswerRequest{Target: Target{Pane: "%1"}, Answer: "1", Origin: "tui"}); !errors.Is(err, ErrAuditUnwritable) {
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%1"}, Answer: "1", Origin: "tui"}); !errors.Is(err, api.ErrAuditUnwritable) {
 		t.Fatalf("Answer with a broken audit log: %v", err)
 	}
-	if _, err := h.sup.Interrupt(ctx, InterruptRequest{Target: Target{Pane: "%1"}, Origin: "tui"}); !errors.Is(err, ErrAuditUnwritable) {
+	if _, err := h.sup.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: "%1"}, Origin: "tui"}); !errors.Is(err, api.ErrAuditUnwritable) {
 		t.Fatalf("Interrupt with a broken audit log: %v", err)
 	}
 	if len(snd.calls) != 0 {
@@ -293,8 +294,8 @@ func TestAuditFullDiskRefusesAction(t *testing.T) {
 		h := newHarness(t, func(c *Config) { c.Send = snd; c.Audit = audit.Open(dir) })
 		h.tm.show(t, "%1", "claude", "claude/idle.txt")
 		h.step()
-		res, err := h.sup.Inject(context.Background(), InjectRequest{Target: Target{Pane: "%1"}, Text: "go on", Origin: "tui"})
-		if !errors.Is(err, ErrAuditUnwritable) || !strings.Contains(err.Error(), "file too large") || res.Delivered {
+		res, err := h.sup.Inject(context.Background(), api.InjectRequest{Target: api.Target{Pane: "%1"}, Text: "go on", Origin: "tui"})
+		if !errors.Is(err, api.ErrAuditUnwritable) || !strings.Contains(err.Error(), "file too large") || res.Delivered {
 			t.Fatalf("Inject on a full disk = %+v, %v", res, err)
 		}
 		if len(snd.calls) != 0 {
@@ -339,13 +340,13 @@ func TestInjectIntoRealPane(t *testing.T) {
 	defer cancel()
 	sup.Refresh(ctx)
 	text := "first line with $HOME and #{pane_id}\nsecond line; C-c Enter"
-	res, err := sup.Inject(ctx, InjectRequest{Target: Target{Session: "main"}, Text: text, Origin: "test"})
+	res, err := sup.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "main"}, Text: text, Origin: "test"})
 	if err != nil || !res.Delivered {
 		t.Fatalf("Inject = %+v, %v", res, err)
 	}
 	var screen string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		p, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "main"}})
+		p, err := sup.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "main"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,11 +359,11 @@ func TestInjectIntoRealPane(t *testing.T) {
 	if strings.Count(screen, "first line with $HOME and #{pane_id}") != 2 || strings.Count(screen, "second line; C-c Enter") != 2 {
 		t.Fatalf("pane shows:\n%s", screen)
 	}
-	p, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "main"}, Lines: 2})
+	p, err := sup.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "main"}, Lines: 2})
 	if err != nil || len(p.Lines) != 2 || p.Truncated != 2 {
 		t.Fatalf("Preview with Lines 2 = %+v, %v", p, err)
 	}
-	if _, err := sup.Preview(ctx, PreviewRequest{Target: Target{Session: "gone"}}); !errors.Is(err, ErrUnknownTarget) {
+	if _, err := sup.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "gone"}}); !errors.Is(err, api.ErrUnknownTarget) {
 		t.Fatalf("Preview of an unknown session: %v", err)
 	}
 }

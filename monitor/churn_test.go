@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
@@ -157,7 +158,7 @@ func TestResilienceTmuxChurn(t *testing.T) {
 	c := &churner{t: t, srv: srv, rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21)), ops: map[string]int{}}
 	c.setup()
 	l := startLive(t, srv)
-	l.await(15*time.Second, func(snap Snapshot) string {
+	l.await(15*time.Second, func(snap api.Snapshot) string {
 		if _, ok := sessionNamed(snap, "stay"); !ok {
 			return "stay is not watched"
 		}
@@ -184,7 +185,7 @@ func TestResilienceTmuxChurn(t *testing.T) {
 	}
 
 	// system3 still watches the server and what lives on it.
-	l.await(15*time.Second, func(snap Snapshot) string {
+	l.await(15*time.Second, func(snap api.Snapshot) string {
 		if !snap.Running || snap.Problem != "" {
 			return fmt.Sprintf("running %v, problem %q", snap.Running, snap.Problem)
 		}
@@ -248,7 +249,7 @@ func TestResilienceTmuxCrashReproductions(t *testing.T) {
 	if len(c.deaths) > 0 {
 		t.Errorf("the tmux server died %d times while system3 watched it: %v", len(c.deaths), c.deaths)
 	}
-	l.await(15*time.Second, func(snap Snapshot) string {
+	l.await(15*time.Second, func(snap api.Snapshot) string {
 		if _, ok := sessionNamed(snap, "stay"); !ok || !snap.Running {
 			return "stay is not watched"
 		}

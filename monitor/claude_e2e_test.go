@@ -12,6 +12,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -22,7 +23,7 @@ import (
 // client, against the real Claude Code CLI talking to the scripted fake
 // API, and checks every state it reaches and the wakes it raises.
 func TestRealClaudeCode(t *testing.T) {
-	api := claudetest.NewFakeAPI(t,
+	fakeAPI := claudetest.NewFakeAPI(t,
 		claudetest.Rule{Contains: "slow-essay", Steps: []claudetest.Step{{
 			Text: strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6), Chunks: 16, ChunkDelay: 250 * time.Millisecond,
 		}}},
@@ -42,7 +43,7 @@ func TestRealClaudeCode(t *testing.T) {
 			{Text: "Using your choice."},
 		}},
 	)
-	cs := claudetest.Start(t, claudetest.Options{API: api, Args: []string{"--permission-mode", "default"}})
+	cs := claudetest.Start(t, claudetest.Options{API: fakeAPI, Args: []string{"--permission-mode", "default"}})
 	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestRealClaudeCode(t *testing.T) {
 	// however loaded the machine.
 	slow500 := claudetest.ErrorStatus(500)
 	slow500.Delay = 1500 * time.Millisecond
-	api.FailNext(2, slow500)
+	fakeAPI.FailNext(2, slow500)
 	cs.Send("retry-me please")
 	waitState(rules.Error, "api_error")
 	ev = waitWake(wake.ReasonAPIError)
@@ -100,7 +101,7 @@ func TestRealClaudeCode(t *testing.T) {
 	waitState(rules.Idle, "")
 
 	// More retries within the window: the countdown climbing is a loop.
-	api.FailNext(3, claudetest.ErrorStatus(500))
+	fakeAPI.FailNext(3, claudetest.ErrorStatus(500))
 	cs.Send("retry-again please")
 	ev = waitWake(wake.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" || ev.Evidence.Rule != "monitor.error_loop" {
@@ -145,7 +146,7 @@ func TestRealClaudeTrustDialog(t *testing.T) {
 type claudeMonitors struct {
 	sup       *Supervisor
 	store     *wake.Store
-	waitState func(want rules.State, kind string) Session
+	waitState func(want rules.State, kind string) api.Session
 	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
 }
 
@@ -180,10 +181,10 @@ func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 		store.Close()
 	})
 	m := &claudeMonitors{sup: sup, store: store}
-	m.waitState = func(want rules.State, kind string) Session {
+	m.waitState = func(want rules.State, kind string) api.Session {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
-		var last Session
+		var last api.Session
 		for time.Now().Before(deadline) {
 			snap, _ := sup.Snapshot(ctx)
 			for _, s := range snap.Sessions {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/codextest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -26,7 +27,7 @@ import (
 // the pane exited.
 func TestRealCodex(t *testing.T) {
 	t.Parallel()
-	api := codextest.NewFakeAPI(t,
+	fakeAPI := codextest.NewFakeAPI(t,
 		codextest.Rule{Contains: "slow-essay", Steps: []codextest.Step{{
 			Text: strings.Repeat("The quick brown fox jumps over the lazy dog. ", 8), Chunks: 20, ChunkDelay: 250 * time.Millisecond,
 		}}},
@@ -35,7 +36,7 @@ func TestRealCodex(t *testing.T) {
 			{Text: "Deployed."},
 		}},
 	)
-	cs := codextest.Start(t, codextest.Options{API: api})
+	cs := codextest.Start(t, codextest.Options{API: fakeAPI})
 	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestRealCodex(t *testing.T) {
 		ev.Options[0] != "Yes, proceed (y)" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != cs.Pane {
 		t.Fatalf("permission wake = %+v", ev)
 	}
-	res, err := m.sup.Answer(context.Background(), AnswerRequest{Target: Target{Pane: cs.Pane}, Answer: "1", Origin: "test"})
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
@@ -68,8 +69,8 @@ func TestRealCodex(t *testing.T) {
 		t.Errorf("answer chose %q", res.Option)
 	}
 	m.waitState(rules.Idle, "")
-	if api.CountMain("deployed-ok") == 0 {
-		t.Fatalf("the command's output never reached the API; prompts: %q", api.MainPrompts())
+	if fakeAPI.CountMain("deployed-ok") == 0 {
+		t.Fatalf("the command's output never reached the API; prompts: %q", fakeAPI.MainPrompts())
 	}
 	if !strings.Contains(cs.Capture(), "Deployed.") {
 		t.Fatalf("approval did not reach the agent:\n%s", cs.Capture())
@@ -77,14 +78,14 @@ func TestRealCodex(t *testing.T) {
 
 	// Server errors: Codex retries ("Reconnecting... k/5") behind its busy
 	// line; that is an error at once and a loop as the attempts climb.
-	api.FailNext(1000, codextest.ErrorStatus(500))
+	fakeAPI.FailNext(1000, codextest.ErrorStatus(500))
 	cs.Send("retry-me please")
 	m.waitState(rules.Error, "api_error")
 	ev = m.waitWake(wake.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
-	api.FailNext(0, codextest.APIError{})
+	fakeAPI.FailNext(0, codextest.APIError{})
 	cs.Keys("Escape")
 	m.waitState(rules.Idle, "interrupted")
 
@@ -108,7 +109,7 @@ func TestRealCodexTrustDialog(t *testing.T) {
 		strings.Join(ev.Options, "|") != "Trust and continue|Back to Agent Command Center" || ev.Agent != "codex" {
 		t.Fatalf("trust wake = %+v", ev)
 	}
-	if _, err := m.sup.Answer(context.Background(), AnswerRequest{Target: Target{Pane: cs.Pane}, Answer: "1", Origin: "test"}); err != nil {
+	if _, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Answer: "1", Origin: "test"}); err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
 	m.waitState(rules.Idle, "")
@@ -117,8 +118,8 @@ func TestRealCodexTrustDialog(t *testing.T) {
 // codexMonitors runs real monitors on a codextest session's tmux server.
 type codexMonitors struct {
 	sup       *Supervisor
-	waitState func(want rules.State, kind string) Session
-	waitRule  func(rule string) Session
+	waitState func(want rules.State, kind string) api.Session
+	waitRule  func(rule string) api.Session
 	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
 }
 
@@ -155,10 +156,10 @@ func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
 	// Codex under load can take a while between screens; the waits are
 	// long, the polls short.
 	const timeout = 45 * time.Second
-	wait := func(what string, ok func(Session) bool) Session {
+	wait := func(what string, ok func(api.Session) bool) api.Session {
 		t.Helper()
 		deadline := time.Now().Add(timeout)
-		var last Session
+		var last api.Session
 		for time.Now().Before(deadline) {
 			snap, _ := sup.Snapshot(ctx)
 			for _, s := range snap.Sessions {
@@ -174,13 +175,13 @@ func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
 		t.Fatalf("pane never reached %s; last %+v\nscreen:\n%s", what, last, cs.Capture())
 		return last
 	}
-	m.waitState = func(want rules.State, kind string) Session {
+	m.waitState = func(want rules.State, kind string) api.Session {
 		t.Helper()
-		return wait(string(want)+"/"+kind, func(s Session) bool { return s.State == want && s.Kind == kind })
+		return wait(string(want)+"/"+kind, func(s api.Session) bool { return s.State == want && s.Kind == kind })
 	}
-	m.waitRule = func(rule string) Session {
+	m.waitRule = func(rule string) api.Session {
 		t.Helper()
-		return wait("rule "+rule, func(s Session) bool { return s.Evidence.Rule == rule })
+		return wait("rule "+rule, func(s api.Session) bool { return s.Evidence.Rule == rule })
 	}
 	m.waitWake = func(r wake.Reason) wake.Event {
 		t.Helper()

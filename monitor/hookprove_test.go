@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -93,7 +94,7 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 	} {
 		ev.Received = h.clock.Now()
 		err := h.sup.Hook(context.Background(), ev)
-		if !errors.Is(err, ErrHookRefused) {
+		if !errors.Is(err, api.ErrHookRefused) {
 			t.Fatalf("%s for %q from %+v: err = %v, want refused", ev.Name, ev.Pane, ev.Sender, err)
 		}
 		t.Logf("refused: %v", err)
@@ -171,18 +172,18 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	// spooled while the tmux server was down) is not this run's.
 	stale := hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}.Sign(hooks.SessionToken(key, "orch-1"))
 	stale.Sender = hooks.Sender{Via: hooks.ViaSpool}
-	if err := h.sup.Hook(context.Background(), stale); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
+	if err := h.sup.Hook(context.Background(), stale); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
 		t.Fatalf("an event from before the pane's process: %v", err)
 	}
 
 	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
 	wrong.Sender = spooled
-	if err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
+	if err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
 		t.Fatalf("another session's token: %v", err)
 	}
 	changed := ev.Sign(hooks.SessionToken(key, "orch-1"))
 	changed.Name, changed.Sender = hooks.SessionEnd, spooled
-	if err := h.sup.Hook(context.Background(), changed); !errors.Is(err, ErrHookRefused) {
+	if err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
 	}
 	if s := h.session("%1"); s.State != rules.Idle {
@@ -192,7 +193,7 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	// token it holds: an agent orphaned by an earlier run still has it.
 	elsewhere := ev.Sign(hooks.SessionToken(key, "orch-1"))
 	elsewhere.Sender = outsider
-	if err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
+	if err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
 		t.Fatalf("a signed event from a process outside the pane: %v", err)
 	}
 	good := ev.Sign(hooks.SessionToken(key, "orch-1"))

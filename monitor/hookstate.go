@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -115,7 +116,7 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 // knows: the transcript path, the session id, failing tool calls.
 func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
 	if ev.Name == "" {
-		return fmt.Errorf("%w: the hook event has no name", ErrBadRequest)
+		return fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
 	}
 	if ev.Sender.Via != "" {
 		// Before Received is touched: the proof covers the time sent.
@@ -131,7 +132,7 @@ func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
 	fresh := now.Sub(ev.Received) <= HookFresh
 	call, isCall := ev.ToolCall()
 	var ops []wakeOp
-	var tc ToolCall
+	var tc api.ToolCall
 	s.mu.Lock()
 	if ev.Pane != "" {
 		ops = s.hookLocked(now, ev, fresh)
@@ -225,7 +226,7 @@ func (s *Supervisor) kickLocked() {
 // capture shows something else than the screen did when the hook came; a
 // capture that shows the hook's state confirms it (the screen then fills
 // the question and options); a process that is gone always wins.
-func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev Evidence) (rules.State, string, Evidence) {
+func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev api.Evidence) (rules.State, string, api.Evidence) {
 	ph := s.hooks[st.sess.Pane]
 	if ph == nil {
 		if !agents.Lookup(res.Agent).Hooks {
@@ -254,7 +255,7 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 			if kind == "" || (m.state == rules.Error && m.kind != "") {
 				kind = m.kind
 			}
-			ev = Evidence{Source: "hook", Rule: m.rule, Lines: append(slices.Clone(m.lines), ev.Lines...)}
+			ev = api.Evidence{Source: "hook", Rule: m.rule, Lines: append(slices.Clone(m.lines), ev.Lines...)}
 		case !m.hasBase:
 			m.base, m.hasBase = screen, true
 			state, kind, ev = m.hold(res)
@@ -267,7 +268,7 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 	}
 	if failing, n := s.hookFailing(ph, now); failing != "" && state != rules.AwaitingInput && state != rules.Exited && state != rules.ErrorLoop {
 		state, kind = rules.ErrorLoop, ""
-		ev = Evidence{Source: "hook", Rule: "hook.failing_tools", Lines: []string{errorSummary(failing),
+		ev = api.Evidence{Source: "hook", Rule: "hook.failing_tools", Lines: []string{errorSummary(failing),
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", n, s.cfg.LoopWindow)}}
 		st.sess.ErrorCount = n
 	}
@@ -296,9 +297,9 @@ func (s *Supervisor) expireHooksLocked(now time.Time) []wakeOp {
 
 // hold returns the hook's state over a screen that does not show it; what
 // the screen said about a prompt does not apply.
-func (m *hookMark) hold(res *rules.Result) (rules.State, string, Evidence) {
+func (m *hookMark) hold(res *rules.Result) (rules.State, string, api.Evidence) {
 	res.Question, res.Detail, res.Options = "", "", nil
-	return m.state, m.kind, Evidence{Source: "hook", Rule: m.rule, Lines: slices.Clone(m.lines)}
+	return m.state, m.kind, api.Evidence{Source: "hook", Rule: m.rule, Lines: slices.Clone(m.lines)}
 }
 
 // hookFailing reports a run of LoopThreshold failing tool calls with the
@@ -322,10 +323,6 @@ func (s *Supervisor) hookFailing(ph *paneHooks, now time.Time) (string, int) {
 	return text, n
 }
 
-// ErrHookRefused matches Hook's error for an event that cannot be shown to
-// come from the pane it names.
-var ErrHookRefused = errors.New("hook event refused")
-
 // checkHook tells whether an event from outside this process (the socket,
 // the spool) came from the pane it names: the process that sent it runs in
 // that pane (it descends from the pane's process), or the event is signed
@@ -333,7 +330,7 @@ var ErrHookRefused = errors.New("hook event refused")
 // error says why not.
 func (s *Supervisor) checkHook(ev hooks.Event) error {
 	refuse := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s", ErrHookRefused, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%w: %s", api.ErrHookRefused, fmt.Sprintf(format, a...))
 	}
 	if ev.Pane == "" {
 		return refuse("it names no tmux pane ($TMUX_PANE was not set)")
@@ -430,7 +427,7 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 	}
 	for _, ev := range evs {
 		ev.Sender = hooks.Sender{Via: hooks.ViaSpool}
-		if err := s.Hook(ctx, ev); err != nil && !errors.Is(err, ErrHookRefused) {
+		if err := s.Hook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
 			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
 		}
 	}
@@ -439,8 +436,8 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 
 // hookToolCall is a hook's tool call in the form transcripts give: the
 // command of a shell call, the file of an edit.
-func hookToolCall(c hooks.ToolCall) ToolCall {
-	tc := ToolCall{ID: c.ID, Pane: c.Pane, Tool: c.Tool, Failed: c.Failed, Error: c.Error, Time: c.At, Source: "hook"}
+func hookToolCall(c hooks.ToolCall) api.ToolCall {
+	tc := api.ToolCall{ID: c.ID, Pane: c.Pane, Tool: c.Tool, Failed: c.Failed, Error: c.Error, Time: c.At, Source: "hook"}
 	switch c.Tool {
 	case "Bash":
 		tc.Command = c.Input

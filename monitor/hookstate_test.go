@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -159,9 +160,9 @@ func TestHookOldEventsOnlyAddHistory(t *testing.T) {
 // the same error are an error loop; a successful call ends it.
 func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	var mu sync.Mutex
-	var calls []ToolCall
+	var calls []api.ToolCall
 	h := newHarness(t, func(c *Config) {
-		c.OnToolCall = func(tc ToolCall) { mu.Lock(); calls = append(calls, tc); mu.Unlock() }
+		c.OnToolCall = func(tc api.ToolCall) { mu.Lock(); calls = append(calls, tc); mu.Unlock() }
 	})
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
@@ -208,7 +209,7 @@ func TestHookProcessGoneWins(t *testing.T) {
 
 func TestHookRefusesNamelessEvent(t *testing.T) {
 	h := newHarness(t, nil)
-	if err := h.sup.Hook(context.Background(), hooks.Event{Pane: "%1"}); !errors.Is(err, ErrBadRequest) {
+	if err := h.sup.Hook(context.Background(), hooks.Event{Pane: "%1"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -270,11 +271,11 @@ func TestReplaySpool(t *testing.T) {
 // Code names the task list after its session; a hook's session id links it.
 func TestHookSessionLinksTaskList(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
-		c.TaskProgress = func(id string) (TaskProgress, bool) {
+		c.TaskProgress = func(id string) (api.TaskProgress, bool) {
 			if id == "sess-abc" {
-				return TaskProgress{Completed: 1, Total: 2, InProgress: []string{}}, true
+				return api.TaskProgress{Completed: 1, Total: 2, InProgress: []string{}}, true
 			}
-			return TaskProgress{}, false
+			return api.TaskProgress{}, false
 		}
 	})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")

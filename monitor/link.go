@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -22,17 +22,6 @@ import (
 // LinksFile is the name of the file in the state dir that keeps the links
 // between sessions and task lists.
 const LinksFile = "links.json"
-
-// LinkRequest links a session (or one pane) to a task list, so the session
-// shows that list's progress whatever its agent's process says. A link made
-// by session name survives the pane being recreated (the agent restarted in
-// a new pane of that session); a link made by pane id holds for that pane
-// only. An empty TaskList removes the link.
-type LinkRequest struct {
-	Target
-	TaskList string `json:"task_list"`
-	Origin   string `json:"origin"`
-}
 
 // Link is one link as kept in the state dir.
 type Link struct {
@@ -44,18 +33,6 @@ type Link struct {
 	TaskList string    `json:"task_list"`
 	By       string    `json:"by,omitempty"`
 	At       time.Time `json:"at"`
-}
-
-// taskListIDRE is what a task list id may look like: a directory name
-// under the tasks dir.
-var taskListIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// ValidTaskListID reports why id cannot name a task list ("" when it can).
-func ValidTaskListID(id string) string {
-	if !taskListIDRE.MatchString(id) || strings.Contains(id, "..") {
-		return fmt.Sprintf("%q is not a task list id: use letters, digits, '.', '_' and '-' (like PRD-AUTH), at most 128 characters", id)
-	}
-	return ""
 }
 
 // linkTable holds the links and the file they persist to (Config's
@@ -100,7 +77,7 @@ func (t *linkTable) loadLocked() []Link {
 		return nil
 	}
 	for _, l := range doc.Links {
-		if ValidTaskListID(l.TaskList) == "" && (l.Session != "") != (l.Pane != "") {
+		if api.ValidTaskListID(l.TaskList) == "" && (l.Session != "") != (l.Pane != "") {
 			t.links = append(t.links, l)
 		}
 	}
@@ -197,28 +174,32 @@ func (s *Supervisor) Links() []Link { return s.links.list() }
 // Link links a session or pane to a task list (or, with an empty task
 // list, removes the link) and returns the session as it now shows. The
 // link is kept in the state dir, so a restarted system3 keeps it.
-func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error) {
+func (s *Supervisor) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
 	id := strings.TrimSpace(req.TaskList)
 	if id != "" {
-		if why := ValidTaskListID(id); why != "" {
-			return Session{}, fmt.Errorf("%w: %s", ErrBadRequest, why)
+		if why := api.ValidTaskListID(id); why != "" {
+			return api.Session{}, fmt.Errorf("%w: %s", api.ErrBadRequest, why)
 		}
 	}
 	sess, err := s.resolve(req.Target)
-	if err != nil && (id != "" || req.Pane != "" || !errors.Is(err, ErrUnknownTarget)) {
-		return Session{}, err
+	if err != nil && (id != "" || req.Pane != "" || !errors.Is(err, api.ErrUnknownTarget)) {
+		return api.Session{}, err
 	}
 	acted := sess
 	if err != nil {
-		acted = Session{Session: strings.TrimSpace(req.Session)}
+		acted = api.Session{Session: strings.TrimSpace(req.Session)}
 	}
 	action := "link"
 	if id == "" {
 		action = "unlink"
 	}
 	// A stale link touches no pane: it is not counted toward a rate.
-	if perr := s.cfg.Policy.check(req.Origin, action, acted, err == nil); perr != nil {
-		return Session{}, fmt.Errorf("%s %s: %w", action, req.Target, perr)
+	check := s.cfg.Policy.Check
+	if err != nil {
+		check = s.cfg.Policy.CheckUncounted
+	}
+	if perr := check(req.Origin, action, acted); perr != nil {
+		return api.Session{}, fmt.Errorf("%s %s: %w", action, req.Target, perr)
 	}
 	// Unlinking a session that is gone is allowed: its link is stale.
 	l := Link{TaskList: id, By: req.Origin, At: s.cfg.Clock()}
@@ -243,15 +224,15 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 		s.cfg.Logger.Warn("audit", "err", aerr)
 	}
 	if serr != nil {
-		return Session{}, fmt.Errorf("save task list links to %s: %w; check that the state dir is writable", s.cfg.LinksPath, serr)
+		return api.Session{}, fmt.Errorf("save task list links to %s: %w; check that the state dir is writable", s.cfg.LinksPath, serr)
 	}
 	if err != nil { // a stale link removed
-		return Session{Session: l.Session, Options: []string{}, Evidence: Evidence{Lines: []string{}}}, nil
+		return api.Session{Session: l.Session, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}, nil
 	}
 
 	// Show the link at once, without waiting for the pane's next capture.
 	s.mu.Lock()
-	var out Session
+	var out api.Session
 	for _, st := range s.panes {
 		if st.pane.ID != sess.Pane && (l.Session == "" || st.pane.SessionName != l.Session) {
 			continue
@@ -264,11 +245,11 @@ func (s *Supervisor) Link(ctx context.Context, req LinkRequest) (Session, error)
 			st.sess.TaskList, st.sess.Tasks = "", nil
 		}
 		st.dirty = true // the next capture restores what the process says
-		if st.sess.TaskList != prevSess.TaskList || !st.sess.Tasks.equal(prevSess.Tasks) {
-			s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: prevSess.State})
+		if st.sess.TaskList != prevSess.TaskList || !st.sess.Tasks.Equal(prevSess.Tasks) {
+			s.publishLocked(api.Update{Kind: api.SessionChanged, Session: st.sess.Clone(), Previous: prevSess.State})
 		}
 		if st.pane.ID == sess.Pane {
-			out = st.sess.clone()
+			out = st.sess.Clone()
 		}
 	}
 	s.mu.Unlock()

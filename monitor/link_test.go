@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -20,11 +21,11 @@ import (
 func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	dir := t.TempDir()
 	links := filepath.Join(dir, LinksFile)
-	progress := func(id string) (TaskProgress, bool) {
+	progress := func(id string) (api.TaskProgress, bool) {
 		if id == "PRD-AUTH" {
-			return TaskProgress{Completed: 1, Total: 3, InProgress: []string{"login"}}, true
+			return api.TaskProgress{Completed: 1, Total: 3, InProgress: []string{"login"}}, true
 		}
-		return TaskProgress{}, false
+		return api.TaskProgress{}, false
 	}
 	mod := func(c *Config) {
 		c.LinksPath, c.TaskProgress = links, progress
@@ -42,7 +43,7 @@ func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "orch-1"}, TaskList: "PRD-AUTH", Origin: "cli"})
+	got, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "orch-1"}, TaskList: "PRD-AUTH", Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	}
 	select {
 	case u := <-ch:
-		if u.Kind != SessionChanged || u.Session.TaskList != "PRD-AUTH" {
+		if u.Kind != api.SessionChanged || u.Session.TaskList != "PRD-AUTH" {
 			t.Fatalf("update = %+v", u)
 		}
 	default:
@@ -86,7 +87,7 @@ func TestLinkShowsListAndSurvivesRestartAndNewPane(t *testing.T) {
 	}
 
 	// Unlink.
-	got, err = h2.sup.Link(ctx, LinkRequest{Target: Target{Session: "orch-1"}, Origin: "tui"})
+	got, err = h2.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "orch-1"}, Origin: "tui"})
 	if err != nil || got.TaskList != "" {
 		t.Fatalf("unlink: %+v, %v", got, err)
 	}
@@ -107,14 +108,14 @@ func TestLinkRefusals(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		req  LinkRequest
+		req  api.LinkRequest
 		want error
 	}{
-		{"bad list id", LinkRequest{Target: Target{Session: "orch-1"}, TaskList: "../etc"}, ErrBadRequest},
-		{"list id with a slash", LinkRequest{Target: Target{Session: "orch-1"}, TaskList: "a/b"}, ErrBadRequest},
-		{"no target", LinkRequest{TaskList: "PRD-X"}, ErrBadRequest},
-		{"unknown session", LinkRequest{Target: Target{Session: "nope"}, TaskList: "PRD-X"}, ErrUnknownTarget},
-		{"unknown pane", LinkRequest{Target: Target{Pane: "%9"}, TaskList: "PRD-X"}, ErrUnknownTarget},
+		{"bad list id", api.LinkRequest{Target: api.Target{Session: "orch-1"}, TaskList: "../etc"}, api.ErrBadRequest},
+		{"list id with a slash", api.LinkRequest{Target: api.Target{Session: "orch-1"}, TaskList: "a/b"}, api.ErrBadRequest},
+		{"no target", api.LinkRequest{TaskList: "PRD-X"}, api.ErrBadRequest},
+		{"unknown session", api.LinkRequest{Target: api.Target{Session: "nope"}, TaskList: "PRD-X"}, api.ErrUnknownTarget},
+		{"unknown pane", api.LinkRequest{Target: api.Target{Pane: "%9"}, TaskList: "PRD-X"}, api.ErrUnknownTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := h.sup.Link(ctx, tc.req); !errors.Is(err, tc.want) {
@@ -126,7 +127,7 @@ func TestLinkRefusals(t *testing.T) {
 		t.Fatalf("refused links were kept: %+v", l)
 	}
 	// Removing the link of a session that is gone is allowed.
-	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "gone"}}); err != nil {
+	if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "gone"}}); err != nil {
 		t.Fatalf("unlink a gone session: %v", err)
 	}
 }
@@ -137,10 +138,10 @@ func TestLinkByPaneBeatsSession(t *testing.T) {
 	h.tm.show(t, "%1", "codex", "codex/idle.txt")
 	h.step()
 	ctx := context.Background()
-	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "orch-1"}, TaskList: "A"}); err != nil {
+	if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "orch-1"}, TaskList: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Pane: "%1"}, TaskList: "B"}); err != nil {
+	if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Pane: "%1"}, TaskList: "B"}); err != nil {
 		t.Fatal(err)
 	}
 	h.tm.show(t, "%1", "codex", "codex/working_spinner.txt")

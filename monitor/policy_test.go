@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/wake"
 )
@@ -22,7 +23,7 @@ func TestOperatorOrigin(t *testing.T) {
 		`socket:pid=1,exe=/x claims "socket:pid=2,exe=/y claims \"cli\""`: false,
 		`socket:pid=4242,exe=/tmp/cli claims "x"`:                         false,
 	} {
-		if got := OperatorOrigin(origin); got != want {
+		if got := api.OperatorOrigin(origin); got != want {
 			t.Errorf("OperatorOrigin(%q) = %v, want %v", origin, got, want)
 		}
 	}
@@ -31,20 +32,20 @@ func TestOperatorOrigin(t *testing.T) {
 func TestPolicyCheck(t *testing.T) {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	orch := Session{Pane: "%1", Session: "orch-auth"}
-	rec := Session{Pane: "%2", Session: "rec"}
-	victim := Session{Pane: "%3", Session: "victim2"}
+	orch := api.Session{Pane: "%1", Session: "orch-auth"}
+	rec := api.Session{Pane: "%2", Session: "rec"}
+	victim := api.Session{Pane: "%3", Session: "victim2"}
 
-	if _, err := NewPolicy(PolicyConfig{AllowSessions: []string{"orch-["}}, clock); err == nil || !strings.Contains(err.Error(), "mcp.allow_sessions") {
+	if _, err := api.NewPolicy(api.PolicyConfig{AllowSessions: []string{"orch-["}}, clock); err == nil || !strings.Contains(err.Error(), "mcp.allow_sessions") {
 		t.Fatalf("bad glob: %v", err)
 	}
-	p, err := NewPolicy(PolicyConfig{AllowSessions: []string{"orch-*", "rec"}, PerMinute: 2}, clock)
+	p, err := api.NewPolicy(api.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}, PerMinute: 2}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := func(err error, want string) {
 		t.Helper()
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("err = %v, want ErrRefused with %q", err, want)
 		}
 	}
@@ -79,14 +80,14 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	// An action on a whole session counts on the session.
 	for range 2 {
-		if err := p.Check("mcp:a", "spawn", Session{Session: "orch-new"}); err != nil {
+		if err := p.Check("mcp:a", "spawn", api.Session{Session: "orch-new"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	refused(p.Check("mcp:a", "stop", Session{Session: "orch-new"}), "on session orch-new")
+	refused(p.Check("mcp:a", "stop", api.Session{Session: "orch-new"}), "on session orch-new")
 
 	// Read-only refuses every MCP action and acknowledgement.
-	ro, err := NewPolicy(PolicyConfig{ReadOnly: true}, clock)
+	ro, err := api.NewPolicy(api.PolicyConfig{ReadOnly: true}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +103,11 @@ func TestPolicyCheck(t *testing.T) {
 		t.Fatalf("ack without read-only: %v", err)
 	}
 	// The default caps at DefaultActionsPerMinute; negative is no cap.
-	def, _ := NewPolicy(PolicyConfig{}, clock)
-	if def.Config().PerMinute != DefaultActionsPerMinute {
+	def, _ := api.NewPolicy(api.PolicyConfig{}, clock)
+	if def.Config().PerMinute != api.DefaultActionsPerMinute {
 		t.Fatalf("default rate %d", def.Config().PerMinute)
 	}
-	unl, _ := NewPolicy(PolicyConfig{PerMinute: -1}, clock)
+	unl, _ := api.NewPolicy(api.PolicyConfig{PerMinute: -1}, clock)
 	for range 100 {
 		if err := unl.Check("mcp:x", "inject", orch); err != nil {
 			t.Fatal(err)
@@ -119,12 +120,12 @@ func TestPolicyCheck(t *testing.T) {
 // policy after its target is resolved, and a refusal sends nothing.
 func TestServiceAppliesPolicy(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T, cfg PolicyConfig) (*harness, *recordingSender) {
+	setup := func(t *testing.T, cfg api.PolicyConfig) (*harness, *recordingSender) {
 		snd := &recordingSender{}
 		dir := t.TempDir()
 		var h *harness
 		h = newHarness(t, func(c *Config) {
-			p, err := NewPolicy(cfg, c.Clock)
+			p, err := api.NewPolicy(cfg, c.Clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,43 +138,43 @@ func TestServiceAppliesPolicy(t *testing.T) {
 	}
 	type action struct {
 		name string
-		do   func(h *harness, origin string, t Target) error
+		do   func(h *harness, origin string, t api.Target) error
 	}
 	actions := []action{
-		{"inject", func(h *harness, o string, t Target) error {
-			_, err := h.sup.Inject(ctx, InjectRequest{Target: t, Text: "hi", Origin: o})
+		{"inject", func(h *harness, o string, t api.Target) error {
+			_, err := h.sup.Inject(ctx, api.InjectRequest{Target: t, Text: "hi", Origin: o})
 			return err
 		}},
-		{"keys", func(h *harness, o string, t Target) error {
-			_, err := h.sup.SendKeys(ctx, KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: o})
+		{"keys", func(h *harness, o string, t api.Target) error {
+			_, err := h.sup.SendKeys(ctx, api.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: o})
 			return err
 		}},
-		{"answer", func(h *harness, o string, t Target) error {
-			_, err := h.sup.Answer(ctx, AnswerRequest{Target: t, Answer: "yes", Origin: o})
+		{"answer", func(h *harness, o string, t api.Target) error {
+			_, err := h.sup.Answer(ctx, api.AnswerRequest{Target: t, Answer: "yes", Origin: o})
 			return err
 		}},
-		{"interrupt", func(h *harness, o string, t Target) error {
-			_, err := h.sup.Interrupt(ctx, InterruptRequest{Target: t, Origin: o})
+		{"interrupt", func(h *harness, o string, t api.Target) error {
+			_, err := h.sup.Interrupt(ctx, api.InterruptRequest{Target: t, Origin: o})
 			return err
 		}},
-		{"link", func(h *harness, o string, t Target) error {
-			_, err := h.sup.Link(ctx, LinkRequest{Target: t, TaskList: "PRD-X", Origin: o})
+		{"link", func(h *harness, o string, t api.Target) error {
+			_, err := h.sup.Link(ctx, api.LinkRequest{Target: t, TaskList: "PRD-X", Origin: o})
 			return err
 		}},
-		{"stop", func(h *harness, o string, t Target) error {
-			return h.sup.Allow(ctx, AllowRequest{Action: "stop", Session: t.Session, Origin: o})
+		{"stop", func(h *harness, o string, t api.Target) error {
+			return h.sup.Allow(ctx, api.AllowRequest{Action: "stop", Session: t.Session, Origin: o})
 		}},
 	}
 	for _, a := range actions {
 		t.Run(a.name, func(t *testing.T) {
 			// Allowlist: orch-1 is outside it, by session name or pane id.
-			h, snd := setup(t, PolicyConfig{AllowSessions: []string{"orch-2"}})
-			for _, target := range []Target{{Session: "orch-1"}, {Pane: "%1"}, {Session: "orch-1:0.0"}} {
+			h, snd := setup(t, api.PolicyConfig{AllowSessions: []string{"orch-2"}})
+			for _, target := range []api.Target{{Session: "orch-1"}, {Pane: "%1"}, {Session: "orch-1:0.0"}} {
 				if target.Session != "orch-1" && a.name == "stop" {
 					continue // Allow takes the tmux session's name
 				}
 				err := a.do(h, "mcp:x", target)
-				if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `session "orch-1" is not in mcp.allow_sessions (orch-2)`) {
+				if !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), `session "orch-1" is not in mcp.allow_sessions (orch-2)`) {
 					t.Fatalf("%v from MCP: %v", target, err)
 				}
 			}
@@ -181,43 +182,43 @@ func TestServiceAppliesPolicy(t *testing.T) {
 				t.Fatalf("a refused action acted: sent %q, links %+v", snd.calls, h.sup.Links())
 			}
 			// The operator is not bound by the MCP allowlist.
-			if err := a.do(h, "cli", Target{Session: "orch-1"}); err != nil {
+			if err := a.do(h, "cli", api.Target{Session: "orch-1"}); err != nil {
 				t.Fatalf("from the CLI: %v", err)
 			}
 
 			// Read-only.
-			h, snd = setup(t, PolicyConfig{ReadOnly: true})
-			if err := a.do(h, "mcp:x", Target{Session: "orch-1"}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "read-only") {
+			h, snd = setup(t, api.PolicyConfig{ReadOnly: true})
+			if err := a.do(h, "mcp:x", api.Target{Session: "orch-1"}); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "read-only") {
 				t.Fatalf("read-only: %v", err)
 			}
 			if len(snd.calls) != 0 {
 				t.Fatalf("read-only sent %q", snd.calls)
 			}
-			if err := a.do(h, "tui", Target{Session: "orch-1"}); err != nil {
+			if err := a.do(h, "tui", api.Target{Session: "orch-1"}); err != nil {
 				t.Fatalf("from the dashboard: %v", err)
 			}
 
 			// Rate: one action per pane a minute.
-			h, _ = setup(t, PolicyConfig{PerMinute: 1})
-			if err := a.do(h, "mcp:x", Target{Session: "orch-1"}); err != nil {
+			h, _ = setup(t, api.PolicyConfig{PerMinute: 1})
+			if err := a.do(h, "mcp:x", api.Target{Session: "orch-1"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.do(h, "mcp:y", Target{Session: "orch-1"}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "rate limit") {
+			if err := a.do(h, "mcp:y", api.Target{Session: "orch-1"}); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "rate limit") {
 				t.Fatalf("second action in a minute: %v", err)
 			}
-			if err := a.do(h, "cli", Target{Session: "orch-1"}); err != nil {
+			if err := a.do(h, "cli", api.Target{Session: "orch-1"}); err != nil {
 				t.Fatalf("the operator is not rate limited: %v", err)
 			}
 			h.clock.Add(time.Minute)
-			if err := a.do(h, "mcp:y", Target{Session: "orch-1"}); err != nil {
+			if err := a.do(h, "mcp:y", api.Target{Session: "orch-1"}); err != nil {
 				t.Fatalf("a minute later: %v", err)
 			}
 		})
 	}
 
 	// Refused attempts are audited with why.
-	h, _ := setup(t, PolicyConfig{AllowSessions: []string{"orch-2"}})
-	h.sup.Inject(ctx, InjectRequest{Target: Target{Session: "orch-1"}, Text: "x", Origin: "mcp:x"})
+	h, _ := setup(t, api.PolicyConfig{AllowSessions: []string{"orch-2"}})
+	h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "orch-1"}, Text: "x", Origin: "mcp:x"})
 	entries, err := audit.Read(h.sup.cfg.Audit.Path())
 	if err != nil || len(entries) != 1 || entries[0].Sent || !strings.Contains(entries[0].Error, "mcp.allow_sessions") || entries[0].Origin != "mcp:x" {
 		t.Fatalf("audit = %+v, %v", entries, err)
@@ -226,22 +227,22 @@ func TestServiceAppliesPolicy(t *testing.T) {
 	// Removing the stale link of a session that is gone touches no pane: it
 	// meets the allowlist but not the rate, so a stop's unlink after its
 	// kill is not refused.
-	h, _ = setup(t, PolicyConfig{AllowSessions: []string{"orch-gone"}, PerMinute: 1})
+	h, _ = setup(t, api.PolicyConfig{AllowSessions: []string{"orch-gone"}, PerMinute: 1})
 	for range 3 {
-		if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "orch-gone"}, Origin: "mcp:x"}); err != nil {
+		if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "orch-gone"}, Origin: "mcp:x"}); err != nil {
 			t.Fatalf("stale unlink: %v", err)
 		}
 	}
-	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Session: "other-gone"}, Origin: "mcp:x"}); !errors.Is(err, ErrRefused) {
+	if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Session: "other-gone"}, Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("stale unlink outside the allowlist: %v", err)
 	}
 
 	// Acknowledgements by MCP clients are refused when read-only.
-	h, _ = setup(t, PolicyConfig{ReadOnly: true})
-	if _, err := h.sup.AckAll(ctx, "mcp:x"); !errors.Is(err, ErrRefused) {
+	h, _ = setup(t, api.PolicyConfig{ReadOnly: true})
+	if _, err := h.sup.AckAll(ctx, "mcp:x"); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("read-only ack all: %v", err)
 	}
-	if _, err := h.sup.Ack(ctx, "w1", "mcp:x"); !errors.Is(err, ErrRefused) {
+	if _, err := h.sup.Ack(ctx, "w1", "mcp:x"); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("read-only ack: %v", err)
 	}
 	if _, err := h.sup.Ack(ctx, "w-none", "cli"); !errors.Is(err, wake.ErrNotFound) {

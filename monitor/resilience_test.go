@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -28,7 +29,7 @@ type live struct {
 	sup   *Supervisor
 
 	mu      sync.Mutex
-	updates []Update
+	updates []api.Update
 }
 
 func startLive(t *testing.T, srv tmux.Server) *live {
@@ -85,7 +86,7 @@ func startLive(t *testing.T, srv tmux.Server) *live {
 
 // await polls the snapshot until ok says it is as wanted ("" means yes, else
 // what is wrong) and returns it, failing the test after timeout.
-func (l *live) await(timeout time.Duration, ok func(Snapshot) string) Snapshot {
+func (l *live) await(timeout time.Duration, ok func(api.Snapshot) string) api.Snapshot {
 	l.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -122,18 +123,18 @@ func (l *live) wakes() map[string]int {
 	return n
 }
 
-func sessionNamed(snap Snapshot, name string) (Session, bool) {
+func sessionNamed(snap api.Snapshot, name string) (api.Session, bool) {
 	for _, s := range snap.Sessions {
 		if s.Session == name {
 			return s, true
 		}
 	}
-	return Session{}, false
+	return api.Session{}, false
 }
 
 // prompting says "" when every named session shows the permission prompt.
-func prompting(names ...string) func(Snapshot) string {
-	return func(snap Snapshot) string {
+func prompting(names ...string) func(api.Snapshot) string {
+	return func(snap api.Snapshot) string {
 		for _, n := range names {
 			s, ok := sessionNamed(snap, n)
 			switch {
@@ -199,7 +200,7 @@ func TestResilienceTmuxServerRestart(t *testing.T) {
 		if err := tmux.NewClient(srv).KillServer(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		l.await(10*time.Second, func(snap Snapshot) string {
+		l.await(10*time.Second, func(snap api.Snapshot) string {
 			if snap.Running || len(snap.Sessions) > 0 || !strings.Contains(snap.Problem, "no tmux server is running") {
 				return "the snapshot does not show the server gone"
 			}
@@ -294,7 +295,7 @@ func (l *live) awaitUpdate(pane, session string) {
 	for time.Now().Before(deadline) {
 		l.mu.Lock()
 		for _, u := range l.updates {
-			if u.Session.Pane == pane && u.Session.Session == session && u.Kind != SessionRemoved {
+			if u.Session.Pane == pane && u.Session.Session == session && u.Kind != api.SessionRemoved {
 				l.mu.Unlock()
 				return
 			}
@@ -333,7 +334,7 @@ func TestResilienceHostileOutput(t *testing.T) {
 	if _, ok := sessionNamed(snap, "flooding"); !ok {
 		t.Fatal("the flooding pane is not listed")
 	}
-	snap = l.await(10*time.Second, func(snap Snapshot) string {
+	snap = l.await(10*time.Second, func(snap api.Snapshot) string {
 		if s, ok := sessionNamed(snap, "longline"); !ok || !strings.HasPrefix(s.LastLine, "xxxxxxxx") {
 			return "the long line is not shown yet"
 		}

@@ -2,9 +2,9 @@ package monitor
 
 import (
 	"context"
-	"slices"
 	"strings"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -13,16 +13,16 @@ import (
 const watchBuffer = 256
 
 type watcher struct {
-	ch     chan Update
+	ch     chan api.Update
 	missed uint64
 }
 
 // publishLocked delivers an update to every watcher without blocking.
-func (s *Supervisor) publishLocked(u Update) {
+func (s *Supervisor) publishLocked(u api.Update) {
 	for w := range s.subs {
 		if w.missed > 0 {
 			select {
-			case w.ch <- Update{Kind: Resync, Missed: w.missed}:
+			case w.ch <- api.Update{Kind: api.Resync, Missed: w.missed}:
 				w.missed = 0
 			default:
 				w.missed++
@@ -39,12 +39,12 @@ func (s *Supervisor) publishLocked(u Update) {
 
 // Snapshot returns every session, those needing a person first, then by
 // session, window and pane.
-func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
+func (s *Supervisor) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	s.mu.Lock()
-	snap := Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem, s.extraProblemLocked())}
-	snap.Sessions = make([]Session, 0, len(s.panes))
+	snap := api.Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem, s.extraProblemLocked())}
+	snap.Sessions = make([]api.Session, 0, len(s.panes))
 	for _, st := range s.panes {
-		snap.Sessions = append(snap.Sessions, st.sess.clone())
+		snap.Sessions = append(snap.Sessions, st.sess.Clone())
 	}
 	s.mu.Unlock()
 	if h := s.cfg.Wakes.Health(); h.Err != nil {
@@ -53,53 +53,14 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	if err := s.cfg.Audit.Health(); err != nil {
 		snap.Problem = joinProblems(snap.Problem, err.Error())
 	}
-	SortSessions(snap.Sessions)
+	api.SortSessions(snap.Sessions)
 	return snap, nil
-}
-
-// SortSessions orders sessions for display: those needing a person first
-// (awaiting input, error loop, error), then by name, window and pane, so the
-// order is stable while states stay the same.
-func SortSessions(ss []Session) {
-	if len(ss) < 2 {
-		return
-	}
-	// Sessions are large: sort pointers, then move each session once.
-	ptrs := make([]*Session, len(ss))
-	for i := range ss {
-		ptrs[i] = &ss[i]
-	}
-	slices.SortStableFunc(ptrs, compareSessions)
-	sorted := make([]Session, len(ss))
-	for i, p := range ptrs {
-		sorted[i] = *p
-	}
-	copy(ss, sorted)
-}
-
-func compareSessions(a, b *Session) int {
-	if an, bn := a.NeedsPerson(), b.NeedsPerson(); an != bn {
-		if an {
-			return -1
-		}
-		return 1
-	}
-	if c := strings.Compare(a.Session, b.Session); c != 0 {
-		return c
-	}
-	if a.WindowIndex != b.WindowIndex {
-		return a.WindowIndex - b.WindowIndex
-	}
-	if a.PaneIndex != b.PaneIndex {
-		return a.PaneIndex - b.PaneIndex
-	}
-	return strings.Compare(a.Pane, b.Pane)
 }
 
 // Watch delivers registry updates until ctx ends; the channel is closed
 // then.
-func (s *Supervisor) Watch(ctx context.Context) (<-chan Update, error) {
-	w := &watcher{ch: make(chan Update, watchBuffer)}
+func (s *Supervisor) Watch(ctx context.Context) (<-chan api.Update, error) {
+	w := &watcher{ch: make(chan api.Update, watchBuffer)}
 	s.mu.Lock()
 	s.subs[w] = struct{}{}
 	s.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -76,10 +77,10 @@ func TestShellPanesAreTruthful(t *testing.T) {
 				tmuxCmd("send-keys", "-t", pane, "-l", line)
 				tmuxCmd("send-keys", "-t", pane, "Enter")
 			}
-			wait := func(state rules.State, kind, rule string) Session {
+			wait := func(state rules.State, kind, rule string) api.Session {
 				t.Helper()
 				deadline := time.Now().Add(30 * time.Second)
-				var last Session
+				var last api.Session
 				for time.Now().Before(deadline) {
 					snap, _ := sup.Snapshot(ctx)
 					for _, s := range snap.Sessions {

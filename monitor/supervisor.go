@@ -16,6 +16,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -62,7 +63,7 @@ type Config struct {
 	Probe func(p tmux.Pane, how *agent.Probe) AgentInfo
 	// TaskProgress returns the progress of a task list by id (from a
 	// tasks.Watcher). Nil: sessions carry no task progress.
-	TaskProgress func(listID string) (TaskProgress, bool)
+	TaskProgress func(listID string) (api.TaskProgress, bool)
 	// TaskLists returns every watched task list (a tasks.Watcher's
 	// snapshot), for TaskLists. Nil: none.
 	TaskLists func() []tasks.List
@@ -73,10 +74,10 @@ type Config struct {
 	// or reported by a Claude Code hook (PostToolUse, PostToolUseFailure);
 	// monitor/coach detects behaviour patterns in them. It is called from
 	// the monitor's loop and must not block. Nil: calls are not handed on.
-	OnToolCall func(ToolCall)
+	OnToolCall func(api.ToolCall)
 	// Prices prices a model's tokens for sessions' estimated cost. Nil:
 	// usage carries tokens only.
-	Prices func(model string) (Price, bool)
+	Prices func(model string) (api.Price, bool)
 	// Budget is a session's cost budget in US dollars: past it the session
 	// raises one budget_exceeded wake. Nil or false: no budget.
 	Budget func(session string) (float64, bool)
@@ -88,7 +89,7 @@ type Config struct {
 	// Policy is what MCP clients may do (allowlist, read-only, rate), checked
 	// on every action after its target is resolved. Nil: NewPolicy's
 	// defaults (every session, 30 actions per pane per minute).
-	Policy *Policy
+	Policy *api.Policy
 	Clock  func() time.Time
 	Logger *slog.Logger
 
@@ -172,7 +173,7 @@ func (c *Config) defaults() {
 // paneState is what the supervisor remembers about one pane between
 // captures.
 type paneState struct {
-	sess Session
+	sess api.Session
 	pane tmux.Pane
 	// scanned is the pane as the last scan that compares screens' signs
 	// of change (activity, cursor, history) listed it; see rescanLocked.
@@ -271,7 +272,7 @@ func (s *Supervisor) setProblemLocked(p string) {
 	s.problem = p
 }
 
-var _ Service = (*Supervisor)(nil)
+var _ api.Service = (*Supervisor)(nil)
 
 // New returns a supervisor; Run starts it.
 func New(cfg Config) (*Supervisor, error) {
@@ -280,7 +281,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	cfg.defaults()
 	if cfg.Policy == nil {
-		p, err := NewPolicy(PolicyConfig{}, cfg.Clock)
+		p, err := api.NewPolicy(api.PolicyConfig{}, cfg.Clock)
 		if err != nil {
 			return nil, err
 		}
@@ -503,7 +504,7 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 		switch {
 		case !ok:
 			st = &paneState{dirty: true, scanned: p}
-			st.sess = Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: Evidence{Lines: []string{}}}
+			st.sess = api.Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}
 			s.panes[p.ID] = st
 		case changedProcess(st.pane, p), signs && changed(st.scanned, p):
 			st.dirty = true
@@ -520,12 +521,12 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 			ops = append(ops, wakeOp{pane: p.ID, rename: &[2]string{st.pane.SessionName, p.SessionName}})
 		}
 		st.pane = p
-		st.sess.applyPane(p)
+		applyPane(&st.sess, p)
 		switch {
 		case !ok:
-			s.publishLocked(Update{Kind: SessionAdded, Session: st.sess.clone()})
+			s.publishLocked(api.Update{Kind: api.SessionAdded, Session: st.sess.Clone()})
 		case moved:
-			s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: st.sess.State})
+			s.publishLocked(api.Update{Kind: api.SessionChanged, Session: st.sess.Clone(), Previous: st.sess.State})
 		}
 	}
 	for id, st := range s.panes {
@@ -536,15 +537,15 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 				// command exits): the worker is gone as surely as if it had
 				// crashed in place. Raised, then cleared: the pane cannot
 				// come back.
-				gone := st.sess.clone()
+				gone := st.sess.Clone()
 				gone.Agent, gone.State, gone.Kind = st.seenAgent, rules.Exited, "closed"
-				gone.Evidence = Evidence{Source: "process", Rule: "monitor.pane_closed",
+				gone.Evidence = api.Evidence{Source: "process", Rule: "monitor.pane_closed",
 					Lines: []string{fmt.Sprintf("the pane closed while %s was %s", st.seenAgent, st.sess.State)}}
 				gone.Question, gone.Detail, gone.Options = "", "", []string{}
 				ops = append(ops, s.raiseOp(gone, wake.ReasonWorkerFailed))
 			}
 			ops = append(ops, s.clearWakesLocked(id)...)
-			s.publishLocked(Update{Kind: SessionRemoved, Session: st.sess.clone()})
+			s.publishLocked(api.Update{Kind: api.SessionRemoved, Session: st.sess.Clone()})
 		}
 	}
 	return ops
@@ -562,24 +563,12 @@ func changedProcess(a, b tmux.Pane) bool {
 		a.Command != b.Command || a.PID != b.PID
 }
 
-func (ss *Session) applyPane(p tmux.Pane) {
+func applyPane(ss *api.Session, p tmux.Pane) {
 	ss.Session, ss.SessionID = p.SessionName, p.SessionID
 	ss.Window, ss.WindowIndex, ss.PaneIndex = p.WindowName, p.WindowIndex, p.Index
 	ss.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
 	ss.Command, ss.PID, ss.Path = p.Command, p.PID, p.Path
 	ss.Width, ss.Height = p.Width, p.Height
-}
-
-func (ss Session) clone() Session {
-	if ss.Tasks != nil {
-		t := *ss.Tasks
-		t.InProgress = slices.Clone(t.InProgress)
-		ss.Tasks = &t
-	}
-	ss.Options = slices.Clone(ss.Options)
-	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
-	ss.Usage = ss.Usage.clone()
-	return ss
 }
 
 // flush captures and classifies every dirty pane, except panes captured
@@ -909,7 +898,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	} else {
 		st.unmatchedSince, st.unmatched = time.Time{}, nil
 	}
-	ev := Evidence{Source: "screen", Rule: res.Rule, Lines: res.Evidence}
+	ev := api.Evidence{Source: "screen", Rule: res.Rule, Lines: res.Evidence}
 	state, kind := res.State, res.Kind
 	agent := res.Agent
 	switch {
@@ -923,7 +912,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	case agents.IsShell(agent) && st.seenAgent != "":
 		// The agent this pane ran has quit to its shell.
 		agent, state, kind = st.seenAgent, rules.Exited, "process_gone"
-		ev = Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
+		ev = api.Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
 	}
 	st.sess.ErrorCount = 0
 	if state == rules.Error && kind != "command" {
@@ -931,7 +920,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		st.sess.ErrorCount = n
 		if n >= s.cfg.LoopThreshold {
 			state, kind = rules.ErrorLoop, ""
-			ev = Evidence{Source: "history", Rule: "monitor.error_loop", Lines: append(slices.Clone(res.Evidence),
+			ev = api.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: append(slices.Clone(res.Evidence),
 				fmt.Sprintf("the same error was seen %d times within %s", n, s.cfg.LoopWindow))}
 		}
 	} else {
@@ -939,7 +928,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	}
 	if failing := pr.failing; failing != "" && state != rules.AwaitingInput && state != rules.Exited {
 		state, kind = rules.ErrorLoop, ""
-		ev = Evidence{Source: "transcript", Rule: "monitor.failing_tools", Lines: []string{errorSummary(failing),
+		ev = api.Evidence{Source: "transcript", Rule: "monitor.failing_tools", Lines: []string{errorSummary(failing),
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", s.cfg.LoopThreshold, s.cfg.LoopWindow)}}
 		st.sess.ErrorCount = s.cfg.LoopThreshold
 	}
@@ -970,10 +959,10 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	}
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
-		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.equal(prev.Tasks) || !ss.Usage.equal(prev.Usage) ||
+		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.Equal(prev.Tasks) || !ss.Usage.Equal(prev.Usage) ||
 		ss.AgentSessionID != prev.AgentSessionID ||
 		ss.AgentVersion != prev.AgentVersion || (ev.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch) {
-		s.publishLocked(Update{Kind: SessionChanged, Session: ss.clone(), Previous: prev.State})
+		s.publishLocked(api.Update{Kind: api.SessionChanged, Session: ss.Clone(), Previous: prev.State})
 		return append(s.stateWakesLocked(st, prev), budget...)
 	}
 	return budget
@@ -1009,8 +998,8 @@ type probeResult struct {
 	// failing is the error of a run of failing tool calls, or "".
 	failing  string
 	taskList string
-	tasks    *TaskProgress
-	usage    *Usage
+	tasks    *api.TaskProgress
+	usage    *api.Usage
 	// agentSessionID and transcript name the agent's conversation.
 	agentSessionID, transcript string
 	// version is the agent's version, when known.

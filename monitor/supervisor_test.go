@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -144,7 +145,7 @@ func (h *harness) run() {
 }
 
 // await waits (up to 3s) for a snapshot that ok accepts.
-func (h *harness) await(what string, ok func(Snapshot) bool) {
+func (h *harness) await(what string, ok func(api.Snapshot) bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
@@ -160,8 +161,8 @@ func (h *harness) await(what string, ok func(Snapshot) bool) {
 }
 
 // inState accepts a snapshot where pane is in state want.
-func inState(pane string, want rules.State) func(Snapshot) bool {
-	return func(snap Snapshot) bool {
+func inState(pane string, want rules.State) func(api.Snapshot) bool {
+	return func(snap api.Snapshot) bool {
 		for _, s := range snap.Sessions {
 			if s.Pane == pane {
 				return s.State == want
@@ -171,7 +172,7 @@ func inState(pane string, want rules.State) func(Snapshot) bool {
 	}
 }
 
-func (h *harness) session(pane string) Session {
+func (h *harness) session(pane string) api.Session {
 	h.t.Helper()
 	snap, _ := h.sup.Snapshot(context.Background())
 	for _, s := range snap.Sessions {
@@ -180,7 +181,7 @@ func (h *harness) session(pane string) Session {
 		}
 	}
 	h.t.Fatalf("no session for pane %s in %+v", pane, snap.Sessions)
-	return Session{}
+	return api.Session{}
 }
 
 func (h *harness) unacked(reason wake.Reason) []wake.Event {
@@ -421,11 +422,11 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	if len(snap.Sessions) != 0 {
 		t.Fatalf("removed pane still listed: %+v", snap.Sessions)
 	}
-	var kinds []UpdateKind
+	var kinds []api.UpdateKind
 	for len(updates) > 0 {
 		kinds = append(kinds, (<-updates).Kind)
 	}
-	want := []UpdateKind{SessionAdded, SessionChanged, SessionChanged, SessionRemoved}
+	want := []api.UpdateKind{api.SessionAdded, api.SessionChanged, api.SessionChanged, api.SessionRemoved}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("updates = %v, want %v", kinds, want)
 	}
@@ -481,7 +482,7 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 	for len(updates) > 0 {
 		u := <-updates
 		n++
-		resync = resync || u.Kind == Resync
+		resync = resync || u.Kind == api.Resync
 	}
 	if n != watchBuffer {
 		t.Fatalf("received %d updates, want the buffer's %d", n, watchBuffer)
@@ -489,7 +490,7 @@ func TestSlowWatcherGetsResync(t *testing.T) {
 	// The next update after draining is the resync notice.
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.step()
-	if u := <-updates; u.Kind != Resync || u.Missed == 0 {
+	if u := <-updates; u.Kind != api.Resync || u.Missed == 0 {
 		t.Fatalf("after overflow got %+v, want a resync with a missed count", u)
 	}
 	cancel()
@@ -536,13 +537,13 @@ func TestPanesWithoutAgentAreCapturedLessOften(t *testing.T) {
 }
 
 func TestSortSessions(t *testing.T) {
-	ss := []Session{
+	ss := []api.Session{
 		{Session: "b", Pane: "%2", State: rules.Idle},
 		{Session: "a", Pane: "%1", State: rules.Working},
 		{Session: "c", Pane: "%3", State: rules.AwaitingInput},
 		{Session: "a", Pane: "%4", WindowIndex: 1, State: rules.Error},
 	}
-	SortSessions(ss)
+	api.SortSessions(ss)
 	var got []string
 	for _, s := range ss {
 		got = append(got, s.Pane)
@@ -609,7 +610,7 @@ func TestWatcherListingsSpareListing(t *testing.T) {
 	// The agent quits to its shell: a listing shows the new command.
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
-	h.await("%1 exited", func(snap Snapshot) bool {
+	h.await("%1 exited", func(snap api.Snapshot) bool {
 		for _, s := range snap.Sessions {
 			if s.Pane == "%1" {
 				return s.Command == "bash" && s.State == rules.Exited
@@ -631,7 +632,7 @@ func TestWatcherListingsSpareListing(t *testing.T) {
 	h.tm.err = &tmux.Error{Op: "list-panes", Msg: "no server", Err: tmux.ErrNoServer}
 	h.tm.mu.Unlock()
 	events <- tmux.Event{Kind: tmux.EventDisconnected, Reason: "gone"}
-	h.await("no server", func(snap Snapshot) bool { return strings.Contains(snap.Problem, "no tmux server") })
+	h.await("no server", func(snap api.Snapshot) bool { return strings.Contains(snap.Problem, "no tmux server") })
 	time.Sleep(250 * time.Millisecond) // periodic rescans, with no listing to use
 	if snap, _ := h.sup.Snapshot(context.Background()); !strings.Contains(snap.Problem, "no tmux server") || len(snap.Sessions) != 0 {
 		t.Fatalf("after the server went away: problem %q, sessions %+v", snap.Problem, snap.Sessions)

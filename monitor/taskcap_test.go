@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -26,14 +27,14 @@ func TestServiceTaskListsCapAndTaskIsWhole(t *testing.T) {
 	if s := got[0].Progress.InProgress[0].Subject; len(s) > tasks.MaxSubject+30 {
 		t.Fatalf("progress subject is %d bytes", len(s))
 	}
-	one, err := h.sup.Task(ctx, TaskRequest{List: "L", Task: "1"})
+	one, err := h.sup.Task(ctx, api.TaskRequest{List: "L", Task: "1"})
 	if err != nil || one.Subject != big || one.Description != big {
 		t.Fatalf("Task = %d bytes, %v; want the task whole", len(one.Subject), err)
 	}
-	if _, err := h.sup.Task(ctx, TaskRequest{List: "L", Task: "2"}); !errors.Is(err, ErrUnknownTask) {
+	if _, err := h.sup.Task(ctx, api.TaskRequest{List: "L", Task: "2"}); !errors.Is(err, api.ErrUnknownTask) {
 		t.Fatalf("unknown task: %v", err)
 	}
-	if _, err := h.sup.Task(ctx, TaskRequest{List: "M", Task: "1"}); !errors.Is(err, ErrUnknownList) {
+	if _, err := h.sup.Task(ctx, api.TaskRequest{List: "M", Task: "1"}); !errors.Is(err, api.ErrUnknownList) {
 		t.Fatalf("unknown list: %v", err)
 	}
 }

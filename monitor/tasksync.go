@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -42,14 +43,14 @@ func (s *Supervisor) TasksChanged(listID string) {
 		if l == "" || (listID != "" && l != listID) {
 			continue
 		}
-		var next *TaskProgress
+		var next *api.TaskProgress
 		if tp, ok := s.cfg.TaskProgress(l); ok {
 			next = &tp
 		}
-		if next.equal(st.sess.Tasks) {
+		if next.Equal(st.sess.Tasks) {
 			continue
 		}
 		st.sess.Tasks = next
-		s.publishLocked(Update{Kind: SessionChanged, Session: st.sess.clone(), Previous: st.sess.State})
+		s.publishLocked(api.Update{Kind: api.SessionChanged, Session: st.sess.Clone(), Previous: st.sess.State})
 	}
 }

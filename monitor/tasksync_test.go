@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -14,9 +15,9 @@ import (
 // prints nothing after writing its last task).
 func TestTaskProgressFollowsTheList(t *testing.T) {
 	var mu sync.Mutex
-	progress := TaskProgress{Completed: 0, Total: 2, InProgress: []string{}}
+	progress := api.TaskProgress{Completed: 0, Total: 2, InProgress: []string{}}
 	h := newHarness(t, func(c *Config) {
-		c.TaskProgress = func(id string) (TaskProgress, bool) {
+		c.TaskProgress = func(id string) (api.TaskProgress, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			return progress, id == "PRD-X"
@@ -25,7 +26,7 @@ func TestTaskProgressFollowsTheList(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	ctx := context.Background()
-	if _, err := h.sup.Link(ctx, LinkRequest{Target: Target{Pane: "%1"}, TaskList: "PRD-X"}); err != nil {
+	if _, err := h.sup.Link(ctx, api.LinkRequest{Target: api.Target{Pane: "%1"}, TaskList: "PRD-X"}); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%1"); s.TaskList != "PRD-X" || s.Tasks == nil || s.Tasks.Total != 2 {
@@ -53,14 +54,14 @@ func TestTaskProgressFollowsTheList(t *testing.T) {
 	// change is published, with no capture in between.
 	events <- tasks.Event{Kind: tasks.EventTaskCreated, ListID: "PRD-OTHER"}
 	mu.Lock()
-	progress = TaskProgress{Completed: 1, Total: 3, InProgress: []string{"Write docs"}}
+	progress = api.TaskProgress{Completed: 1, Total: 3, InProgress: []string{"Write docs"}}
 	mu.Unlock()
 	events <- tasks.Event{Kind: tasks.EventTaskCreated, ListID: "PRD-X"}
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case u := <-updates:
-			if u.Kind != SessionChanged || u.Session.Pane != "%1" {
+			if u.Kind != api.SessionChanged || u.Session.Pane != "%1" {
 				continue
 			}
 			if tp := u.Session.Tasks; tp == nil || tp.Total != 3 || tp.Completed != 1 || len(tp.InProgress) != 1 {

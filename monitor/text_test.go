@@ -2,15 +2,14 @@ package monitor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/tmux"
 )
 
 // HostileText is one input from the attacks text must survive: what the
@@ -49,7 +48,7 @@ func TestHostileTextInProcess(t *testing.T) {
 	var want []string
 	for _, tc := range hostileTexts() {
 		for _, visible := range []bool{false, true} {
-			res, err := h.sup.Inject(ctx, InjectRequest{Target: Target{Pane: "%1"}, Text: tc.text, NoEnter: true, VisibleControls: visible, Origin: "test"})
+			res, err := h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%1"}, Text: tc.text, NoEnter: true, VisibleControls: visible, Origin: "test"})
 			switch {
 			case tc.why == "" || visible && tc.visible != "":
 				typed := tc.text
@@ -61,7 +60,7 @@ func TestHostileTextInProcess(t *testing.T) {
 				}
 				want = append(want, "text %1 "+typed)
 			default:
-				if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.why) || res.Delivered {
+				if !errors.Is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), tc.why) || res.Delivered {
 					t.Errorf("%s (visible %v): %+v, %v; want a refusal naming %q", tc.name, visible, res, err, tc.why)
 				}
 			}
@@ -108,31 +107,4 @@ func clipped(s string) string {
 		return s[:64] + "…"
 	}
 	return s
-}
-
-// TestInjectRequestJSONKeepsBytes: over the socket a request keeps its
-// text byte for byte (invalid UTF-8 included), and a text over the limit
-// arrives cut with its real length, so the far side refuses and audits it.
-func TestInjectRequestJSONKeepsBytes(t *testing.T) {
-	for _, text := range []string{"plain <b>&amp;</b> text\n\tok", "ok \xff\xfe\x00\x1b[201~", strings.Repeat("<", 200<<10), strings.Repeat("x", 1<<20)} {
-		in := InjectRequest{Target: Target{Session: "orch"}, Text: text, NoEnter: true, VisibleControls: true, Origin: "cli"}
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > 2*tmux.MaxText {
-			t.Errorf("a %d-byte text is %d bytes of JSON", len(text), len(b))
-		}
-		var out InjectRequest
-		if err := json.Unmarshal(b, &out); err != nil {
-			t.Fatal(err)
-		}
-		want := in
-		if len(text) > tmux.MaxText {
-			want.Text, want.size = text[:tmux.MaxText], len(text)
-		}
-		if out != want {
-			t.Errorf("round trip of a %d-byte text: got %q… (size %d)", len(text), clipped(out.Text), out.size)
-		}
-	}
 }

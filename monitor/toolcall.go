@@ -2,35 +2,9 @@ package monitor
 
 import (
 	"encoding/json"
-	"time"
-)
 
-// ToolCall is one tool call an agent made and how it ended, as a
-// transcript (or a hook) tells it. monitor/coach detects behaviour
-// patterns in a stream of them.
-type ToolCall struct {
-	// ID is the call's tool_use id, when known: the same call seen in a
-	// transcript and by a hook is counted once.
-	ID   string    `json:"id,omitempty"`
-	Time time.Time `json:"time"`
-	// Pane, Target and Session say where the agent runs; Repo is its
-	// working directory; Agent is "claude", "codex"...
-	Pane    string `json:"pane"`
-	Target  string `json:"target,omitempty"`
-	Session string `json:"session,omitempty"`
-	Repo    string `json:"repo,omitempty"`
-	Agent   string `json:"agent,omitempty"`
-	// Tool is the tool's name ("Bash", "Edit"); Command the shell command
-	// it ran, File the file it read or wrote, when it has one.
-	Tool    string `json:"tool"`
-	Command string `json:"command,omitempty"`
-	File    string `json:"file,omitempty"`
-	Failed  bool   `json:"failed"`
-	// Error is the result's text when the call failed.
-	Error string `json:"error,omitempty"`
-	// Source is where the call was seen: "transcript" or "hook".
-	Source string `json:"source,omitempty"`
-}
+	"github.com/system3-dev/system3/monitor/api"
+)
 
 // Bounds on pairing tool uses with their results in a transcript: uses
 // waiting for a result, and calls handed on per poll (a first read of a
@@ -98,7 +72,7 @@ func (t *transcriptTail) toolCalls(line []byte) {
 				continue
 			}
 			delete(t.uses, b.ToolUseID)
-			c := ToolCall{ID: b.ToolUseID, Time: l.Timestamp, Tool: u.name, Command: u.command, File: u.file, Failed: b.IsError, Source: "transcript"}
+			c := api.ToolCall{ID: b.ToolUseID, Time: l.Timestamp, Tool: u.name, Command: u.command, File: u.file, Failed: b.IsError, Source: "transcript"}
 			if b.IsError {
 				c.Error = blockText(b.Content)
 			}
@@ -106,12 +80,12 @@ func (t *transcriptTail) toolCalls(line []byte) {
 		}
 	}
 	if n := len(t.calls); n > maxCallsPerPoll {
-		t.calls = append([]ToolCall(nil), t.calls[n-maxCallsPerPoll:]...)
+		t.calls = append([]api.ToolCall(nil), t.calls[n-maxCallsPerPoll:]...)
 	}
 }
 
 // takeCalls returns the calls completed since the last take.
-func (t *transcriptTail) takeCalls() []ToolCall {
+func (t *transcriptTail) takeCalls() []api.ToolCall {
 	c := t.calls
 	t.calls = nil
 	return c

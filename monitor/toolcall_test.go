@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -59,10 +60,10 @@ func TestToolCallPairing(t *testing.T) {
 
 func TestOnToolCallGetsTranscriptCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	var got []ToolCall
+	var got []api.ToolCall
 	h := newHarness(t, func(c *Config) {
 		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{Transcript: path} }
-		c.OnToolCall = func(tc ToolCall) { got = append(got, tc) }
+		c.OnToolCall = func(tc api.ToolCall) { got = append(got, tc) }
 	})
 	data, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "transcript_tool_errors.jsonl"))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Claude Code writes each session's conversation to a JSONL transcript,
@@ -116,7 +117,7 @@ type transcriptTail struct {
 	// uses wait for their results; calls are the completed tool calls
 	// not yet taken (see toolcall.go).
 	uses  map[string]toolUse
-	calls []ToolCall
+	calls []api.ToolCall
 	// usage adds up the tokens of the responses read.
 	usage usageTally
 }

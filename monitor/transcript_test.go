@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -143,11 +144,11 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 func TestTaskListLinkedFromTheProcess(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.Probe = func(tmux.Pane, *agent.Probe) AgentInfo { return AgentInfo{TaskList: "PRD-AUTH"} }
-		c.TaskProgress = func(id string) (TaskProgress, bool) {
+		c.TaskProgress = func(id string) (api.TaskProgress, bool) {
 			if id != "PRD-AUTH" {
-				return TaskProgress{}, false
+				return api.TaskProgress{}, false
 			}
-			return TaskProgress{Completed: 1, Total: 3, InProgress: []string{"Add session cookies"}}, true
+			return api.TaskProgress{Completed: 1, Total: 3, InProgress: []string{"Add session cookies"}}, true
 		}
 	})
 	h.tm.show(t, "%1", "claude", "claude/permission_bash_tasks.txt")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -91,7 +92,7 @@ func TestUnmatchedFramesDoNotFlap(t *testing.T) {
 	}
 }
 
-type updateLog struct{ ch <-chan Update }
+type updateLog struct{ ch <-chan api.Update }
 
 // watch subscribes to updates for the rest of the test.
 func (h *harness) watch() updateLog {
@@ -109,8 +110,8 @@ func (h *harness) watch() updateLog {
 }
 
 // drain returns the updates published so far (publishing is synchronous).
-func (l updateLog) drain() []Update {
-	var out []Update
+func (l updateLog) drain() []api.Update {
+	var out []api.Update
 	for len(l.ch) > 0 {
 		out = append(out, <-l.ch)
 	}

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
 
-var testPrices = PriceTable{
-	{Model: "claude-opus-*", Price: Price{Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.5}},
-	{Model: "claude-sonnet-*", Price: Price{Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.3}},
+var testPrices = api.PriceTable{
+	{Model: "claude-opus-*", Price: api.Price{Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.5}},
+	{Model: "claude-sonnet-*", Price: api.Price{Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.3}},
 }
 
 // Usage from a recorded transcript, to the token: a response written as
@@ -27,12 +28,12 @@ func TestUsageFromTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := tail.usage.usage(testPrices.Lookup)
-	opus := Tokens{Input: 12 + 8, Output: 340 + 95, CacheWrite: 18250 + 1200, CacheRead: 18250}
-	haiku := Tokens{Input: 2100, Output: 60}
+	opus := api.Tokens{Input: 12 + 8, Output: 340 + 95, CacheWrite: 18250 + 1200, CacheRead: 18250}
+	haiku := api.Tokens{Input: 2100, Output: 60}
 	if u == nil || u.Responses != 3 || u.ByModel["claude-opus-5-5"] != opus || u.ByModel["claude-haiku-5-1"] != haiku || len(u.ByModel) != 2 {
 		t.Fatalf("usage = %+v", u)
 	}
-	if u.Tokens != opus.plus(haiku) || u.Total() != 20+435+19450+18250+2160 {
+	if u.Tokens != opus.Plus(haiku) || u.Total() != 20+435+19450+18250+2160 {
 		t.Fatalf("totals = %+v", u.Tokens)
 	}
 	// Opus at 15/75/18.75/1.5 per million; haiku has no price.
@@ -54,7 +55,7 @@ func TestUsageFromTranscript(t *testing.T) {
 }
 
 func TestPriceTableFirstMatchWins(t *testing.T) {
-	pt := PriceTable{{Model: "claude-opus-5-*", Price: Price{Input: 1}}, {Model: "claude-opus-*", Price: Price{Input: 2}}}
+	pt := api.PriceTable{{Model: "claude-opus-5-*", Price: api.Price{Input: 1}}, {Model: "claude-opus-*", Price: api.Price{Input: 2}}}
 	if p, ok := pt.Lookup("claude-opus-5-5"); !ok || p.Input != 1 {
 		t.Fatalf("opus 5: %+v %v", p, ok)
 	}

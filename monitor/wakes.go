@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -24,7 +25,7 @@ func wakeKey(r wake.Reason, pane string) string { return string(r) + "/" + pane 
 
 // stateWakesLocked decides the wakes for a state change from prev to the
 // pane's current session.
-func (s *Supervisor) stateWakesLocked(st *paneState, prev Session) []wakeOp {
+func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp {
 	cur := st.sess
 	var ops []wakeOp
 	leaving := func(state rules.State, r wake.Reason, stillSame bool) {
@@ -159,11 +160,11 @@ func (s *Supervisor) summaryLocked() string {
 // digestLocked lists every session, those needing a person first, one line
 // each: target, agent, state and what it shows.
 func (s *Supervisor) digestLocked() string {
-	ss := make([]Session, 0, len(s.panes))
+	ss := make([]api.Session, 0, len(s.panes))
 	for _, st := range s.panes {
 		ss = append(ss, st.sess)
 	}
-	SortSessions(ss)
+	api.SortSessions(ss)
 	var b strings.Builder
 	for _, x := range ss {
 		state := string(x.State)
@@ -195,7 +196,7 @@ func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {
 	return ops
 }
 
-func (s *Supervisor) raiseOp(cur Session, r wake.Reason) wakeOp {
+func (s *Supervisor) raiseOp(cur api.Session, r wake.Reason) wakeOp {
 	ev := wake.Event{
 		Reason:          r,
 		Key:             wakeKey(r, cur.Pane),
@@ -219,7 +220,7 @@ func (s *Supervisor) raiseOp(cur Session, r wake.Reason) wakeOp {
 }
 
 // suggest is the one-sentence next step shown with a wake.
-func (s *Supervisor) suggest(cur Session, r wake.Reason) string {
+func (s *Supervisor) suggest(cur api.Session, r wake.Reason) string {
 	where := fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane)
 	agent := cur.Agent
 	if agent == "" {

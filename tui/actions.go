@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -30,7 +30,7 @@ func (m *Model) closeInput() {
 }
 
 // selected is the session the keys act on.
-func (m *Model) selected() (monitor.Session, bool) {
+func (m *Model) selected() (api.Session, bool) {
 	s, ok := m.table.Selected()
 	if !ok {
 		m.setStatus(levelWarn, "no session selected")
@@ -288,20 +288,20 @@ func (m *Model) ack() tea.Cmd {
 // reminder is the reminder `r` sends: the selected wake's (focus on
 // wakes), else the newest of the selected session's wakes whose loop is
 // still on.
-func (m *Model) reminder() (monitor.Session, wake.Reminder, bool) {
+func (m *Model) reminder() (api.Session, wake.Reminder, bool) {
 	if m.focus == focusWakes {
 		if it, ok := m.feed.Selected(); ok && it.ev.Reminder != nil {
 			// Selecting a wake selects its session, when it is listed.
 			s, ok := m.table.Selected()
 			if !ok || s.Pane != it.ev.Pane {
-				s = monitor.Session{Pane: it.ev.Pane, Session: it.ev.Session, Target: it.ev.Session}
+				s = api.Session{Pane: it.ev.Pane, Session: it.ev.Session, Target: it.ev.Session}
 			}
 			return s, *it.ev.Reminder, true
 		}
 	}
 	s, ok := m.table.Selected()
 	if !ok {
-		return monitor.Session{}, wake.Reminder{}, false
+		return api.Session{}, wake.Reminder{}, false
 	}
 	if r := reminderOf(m.book.forPane(s.Pane)); r != nil {
 		return s, *r, true

@@ -5,22 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
 
 // manySessions makes n sessions in every state, with task lists on some.
-func manySessions(n int) []monitor.Session {
+func manySessions(n int) []api.Session {
 	agents := []string{"claude", "codex", "gemini", "aider", ""}
-	ss := make([]monitor.Session, n)
+	ss := make([]api.Session, n)
 	for i := range ss {
 		st := rules.States[i%len(rules.States)]
-		s := monitor.Session{
+		s := api.Session{
 			Pane: fmt.Sprintf("%%%d", i+1), Session: fmt.Sprintf("proj-%03d", i/4), WindowIndex: i % 4 / 2, PaneIndex: i % 2,
 			Agent: agents[i%len(agents)], Command: "node", State: st, Since: now.Add(-time.Duration(i*37) * time.Second),
-			Evidence: monitor.Evidence{Source: "screen", Rule: "bench." + string(st), Lines: []string{"matched line " + fmt.Sprint(i)}},
+			Evidence: api.Evidence{Source: "screen", Rule: "bench." + string(st), Lines: []string{"matched line " + fmt.Sprint(i)}},
 			LastLine: fmt.Sprintf("step %d: editing src/module_%d.go and running the tests again", i, i),
 		}
 		s.Target = fmt.Sprintf("%s:%d.%d", s.Session, s.WindowIndex, s.PaneIndex)
@@ -29,21 +29,21 @@ func manySessions(n int) []monitor.Session {
 		}
 		if i%3 == 0 {
 			s.TaskList = fmt.Sprintf("list-%d", i)
-			s.Tasks = &monitor.TaskProgress{Completed: i % 9, Total: 9}
+			s.Tasks = &api.TaskProgress{Completed: i % 9, Total: 9}
 		}
 		ss[i] = s
 	}
-	monitor.SortSessions(ss)
+	api.SortSessions(ss)
 	return ss
 }
 
 // benchModel is a dashboard at 160×50 over 200 sessions and 40 wakes, with
 // a 50-line coloured preview, connected and settled.
-func benchModel(b *testing.B) (*harness, []monitor.Session) {
+func benchModel(b *testing.B) (*harness, []api.Session) {
 	b.Helper()
 	svc := monitortest.NewService(b, monitortest.Ticking(now.Add(-time.Hour)))
 	ss := manySessions(200)
-	svc.SetSnapshot(monitor.Snapshot{Server: "tmux server -L bench", Running: true, Sessions: ss, Taken: now})
+	svc.SetSnapshot(api.Snapshot{Server: "tmux server -L bench", Running: true, Sessions: ss, Taken: now})
 	var preview []string
 	for i := range 50 {
 		preview = append(preview, fmt.Sprintf("\x1b[38;5;%dmline %d\x1b[0m of the pane, with \x1b[1mbold\x1b[22m and colour", i%200, i))
@@ -114,7 +114,7 @@ func BenchmarkUpdate(b *testing.B) {
 			s := ss[i%len(ss)]
 			s.State = rules.States[(i/len(ss)+1)%len(rules.States)]
 			i++
-			next, _ := m.Update(updateMsg{gen: m.watch.gen, u: monitor.Update{Kind: monitor.SessionChanged, Session: s}, ok: true})
+			next, _ := m.Update(updateMsg{gen: m.watch.gen, u: api.Update{Kind: api.SessionChanged, Session: s}, ok: true})
 			m = next.(Model)
 		}
 	})
@@ -141,7 +141,7 @@ func BenchmarkUpdate(b *testing.B) {
 			s := ss[i%len(ss)]
 			s.LastLine = fmt.Sprint("new output ", i)
 			i++
-			next, _ := m.Update(updateMsg{gen: m.watch.gen, u: monitor.Update{Kind: monitor.SessionChanged, Session: s}, ok: true})
+			next, _ := m.Update(updateMsg{gen: m.watch.gen, u: api.Update{Kind: api.SessionChanged, Session: s}, ok: true})
 			m = next.(Model)
 			_ = m.View()
 		}

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -45,19 +45,19 @@ type (
 	// watchStartedMsg: Watch answered for stream generation gen.
 	watchStartedMsg struct {
 		gen int
-		ch  <-chan monitor.Update
+		ch  <-chan api.Update
 		err error
 	}
 	// snapshotMsg: a snapshot for generation gen.
 	snapshotMsg struct {
 		gen  int
-		snap monitor.Snapshot
+		snap api.Snapshot
 		err  error
 	}
 	// updateMsg: one registry update, or (ok false) the end of the stream.
 	updateMsg struct {
 		gen int
-		u   monitor.Update
+		u   api.Update
 		ok  bool
 	}
 
@@ -89,7 +89,7 @@ type (
 	previewMsg struct {
 		pane    string
 		history bool
-		p       monitor.Preview
+		p       api.Preview
 		err     error
 	}
 	taskListMsg struct {
@@ -104,7 +104,7 @@ type (
 		pane   string
 		target string // the session's target when the action was asked
 		what   string // what was asked: the answer, the text
-		res    monitor.ActionResult
+		res    api.ActionResult
 		err    error
 		// note: recording a sent reminder failed (it was typed).
 		note error
@@ -115,7 +115,7 @@ type (
 		err error
 	}
 	jumpMsg struct {
-		sess monitor.Session
+		sess api.Session
 		err  error
 	}
 	// bellDoneMsg: the bell was written (or failed to be).
@@ -177,14 +177,14 @@ func tick(ctx context.Context, clock func() time.Time, mcp func() MCPStatus, not
 	}}.wait
 }
 
-func startWatch(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+func startWatch(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ch, err := svc.Watch(ctx)
 		return watchStartedMsg{gen: gen, ch: ch, err: err}
 	}
 }
 
-func takeSnapshot(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+func takeSnapshot(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
@@ -195,7 +195,7 @@ func takeSnapshot(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
 
 // updateReader reads one registry update.
 type updateReader struct {
-	ch  <-chan monitor.Update
+	ch  <-chan api.Update
 	gen int
 }
 
@@ -205,18 +205,18 @@ func (r updateReader) read() tea.Msg {
 }
 
 // nextUpdate reads one update; Update re-issues it after each one.
-func nextUpdate(ch <-chan monitor.Update, gen int) tea.Cmd {
+func nextUpdate(ch <-chan api.Update, gen int) tea.Cmd {
 	return updateReader{ch: ch, gen: gen}.read
 }
 
-func startWakes(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+func startWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ch, err := svc.SubscribeWakes(ctx, wake.Filter{})
 		return wakesStartedMsg{gen: gen, ch: ch, err: err}
 	}
 }
 
-func listWakes(ctx context.Context, svc monitor.Service, gen int) tea.Cmd {
+func listWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
@@ -243,11 +243,11 @@ func retryAfter(ctx context.Context, d time.Duration, s streamID, gen int) tea.C
 	return timer{ctx: ctx, d: d, msg: func() tea.Msg { return retryMsg{stream: s, gen: gen} }}.wait
 }
 
-func fetchPreview(ctx context.Context, svc monitor.Service, pane string, history bool) tea.Cmd {
+func fetchPreview(ctx context.Context, svc api.Service, pane string, history bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
-		req := monitor.PreviewRequest{Target: monitor.Target{Pane: pane}, Escapes: true}
+		req := api.PreviewRequest{Target: api.Target{Pane: pane}, Escapes: true}
 		if history {
 			req.History = zoomHistory
 		}
@@ -256,7 +256,7 @@ func fetchPreview(ctx context.Context, svc monitor.Service, pane string, history
 	}
 }
 
-func fetchTaskList(ctx context.Context, svc monitor.Service, id string) tea.Cmd {
+func fetchTaskList(ctx context.Context, svc api.Service, id string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
@@ -265,22 +265,22 @@ func fetchTaskList(ctx context.Context, svc monitor.Service, id string) tea.Cmd 
 	}
 }
 
-func inject(ctx context.Context, svc monitor.Service, sess monitor.Session, text string) tea.Cmd {
+func inject(ctx context.Context, svc api.Service, sess api.Session, text string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: text, Origin: origin})
+		res, err := svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: text, Origin: origin})
 		return actionMsg{action: "inject", pane: sess.Pane, target: sess.Target, what: text, res: res, err: err}
 	}
 }
 
 // remind types a wake's reminder into its pane, then tells sent (when
 // set) so the coach measures it.
-func remind(ctx context.Context, svc monitor.Service, sent func(context.Context, int64) error, sess monitor.Session, r wake.Reminder) tea.Cmd {
+func remind(ctx context.Context, svc api.Service, sent func(context.Context, int64) error, sess api.Session, r wake.Reminder) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: sess.Pane}, Text: r.Text, Origin: origin})
+		res, err := svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: r.Text, Origin: origin})
 		msg := actionMsg{action: "remind", pane: sess.Pane, target: sess.Target, what: r.Pattern, res: res, err: err}
 		if err == nil && res.Delivered && sent != nil {
 			msg.note = sent(ctx, r.Alert)
@@ -289,25 +289,25 @@ func remind(ctx context.Context, svc monitor.Service, sent func(context.Context,
 	}
 }
 
-func answer(ctx context.Context, svc monitor.Service, sess monitor.Session, ans string) tea.Cmd {
+func answer(ctx context.Context, svc api.Service, sess api.Session, ans string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: sess.Pane}, Answer: ans, Origin: origin})
+		res, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: ans, Origin: origin})
 		return actionMsg{action: "answer", pane: sess.Pane, target: sess.Target, what: ans, res: res, err: err}
 	}
 }
 
-func interrupt(ctx context.Context, svc monitor.Service, sess monitor.Session) tea.Cmd {
+func interrupt(ctx context.Context, svc api.Service, sess api.Session) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: origin})
+		res, err := svc.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: origin})
 		return actionMsg{action: "interrupt", pane: sess.Pane, target: sess.Target, res: res, err: err}
 	}
 }
 
-func ack(ctx context.Context, svc monitor.Service, id string) tea.Cmd {
+func ack(ctx context.Context, svc api.Service, id string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
@@ -316,7 +316,7 @@ func ack(ctx context.Context, svc monitor.Service, id string) tea.Cmd {
 	}
 }
 
-func ackAll(ctx context.Context, svc monitor.Service) tea.Cmd {
+func ackAll(ctx context.Context, svc api.Service) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
@@ -325,7 +325,7 @@ func ackAll(ctx context.Context, svc monitor.Service) tea.Cmd {
 	}
 }
 
-func jump(fn func(monitor.Session) error, sess monitor.Session) tea.Cmd {
+func jump(fn func(api.Session) error, sess api.Session) tea.Cmd {
 	return func() tea.Msg { return jumpMsg{sess: sess, err: fn(sess)} }
 }
 

@@ -9,14 +9,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
 
 func testStyles() *styles { return newStyles(lipgloss.DefaultRenderer(), false) }
 
-func rowsOf(ss []monitor.Session) []sessionRow {
+func rowsOf(ss []api.Session) []sessionRow {
 	rows := make([]sessionRow, len(ss))
 	for i, s := range ss {
 		rows[i] = sessionRow{sess: s, rev: uint64(i + 1)}
@@ -317,21 +317,21 @@ func TestHelpOverlayFitsAt80x24(t *testing.T) {
 // WHAT says what matters for the state; the last screen line is only the
 // fallback (a pending task line or a wrapped fragment would mislead).
 func TestWhatSaysWhatMatters(t *testing.T) {
-	ev := monitor.Evidence{Source: "screen", Lines: []string{"API Error: 500 Internal server error"}}
+	ev := api.Evidence{Source: "screen", Lines: []string{"API Error: 500 Internal server error"}}
 	for _, tt := range []struct {
 		name string
-		s    monitor.Session
+		s    api.Session
 		want string
 	}{
-		{"working on a task", monitor.Session{State: rules.Working, LastLine: "◻ Update the auth docs",
-			Tasks: &monitor.TaskProgress{InProgress: []string{"Add the login form"}}}, "now: Add the login form"},
-		{"two tasks", monitor.Session{State: rules.Working, Tasks: &monitor.TaskProgress{InProgress: []string{"A", "B"}}}, "now: A (+1)"},
-		{"working, no list", monitor.Session{State: rules.Working, LastLine: "✻ Thinking…"}, "✻ Thinking…"},
-		{"loop on the matched line", monitor.Session{State: rules.ErrorLoop, ErrorCount: 3, Evidence: ev,
+		{"working on a task", api.Session{State: rules.Working, LastLine: "◻ Update the auth docs",
+			Tasks: &api.TaskProgress{InProgress: []string{"Add the login form"}}}, "now: Add the login form"},
+		{"two tasks", api.Session{State: rules.Working, Tasks: &api.TaskProgress{InProgress: []string{"A", "B"}}}, "now: A (+1)"},
+		{"working, no list", api.Session{State: rules.Working, LastLine: "✻ Thinking…"}, "✻ Thinking…"},
+		{"loop on the matched line", api.Session{State: rules.ErrorLoop, ErrorCount: 3, Evidence: ev,
 			LastLine: "in a moment. If it persists,…"}, "3× API Error: 500 Internal server error"},
-		{"error detail first", monitor.Session{State: rules.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
-		{"question", monitor.Session{State: rules.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
-		{"idle", monitor.Session{State: rules.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
+		{"error detail first", api.Session{State: rules.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
+		{"question", api.Session{State: rules.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
+		{"idle", api.Session{State: rules.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
 	} {
 		if got := what(tt.s); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
@@ -356,8 +356,8 @@ func TestMCPStatusNamesMCPOnce(t *testing.T) {
 }
 
 func TestUsageText(t *testing.T) {
-	u := &monitor.Usage{Tokens: monitor.Tokens{Input: 950, Output: 48210, CacheRead: 1_340_000}, CostUSD: 0.0031,
-		ByModel: map[string]monitor.Tokens{"a": {}, "b": {}}}
+	u := &api.Usage{Tokens: api.Tokens{Input: 950, Output: 48210, CacheRead: 1_340_000}, CostUSD: 0.0031,
+		ByModel: map[string]api.Tokens{"a": {}, "b": {}}}
 	if got, want := usageText(u), "1.4M tokens (in 950 · out 48.2k · cache read 1.3M) · ≈ $0.0031"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 type (
 	// composeSendMsg: the operator sent text to the pane the box was
 	// opened for.
 	composeSendMsg struct {
-		sess monitor.Session
+		sess api.Session
 		text string
 	}
 	// composeCloseMsg: the operator closed the box without sending.
@@ -31,7 +31,7 @@ type compose struct {
 	pkeys pickerKeys
 
 	ta   textarea.Model
-	sess monitor.Session
+	sess api.Session
 	w, h int
 
 	// hist holds the messages sent in this run, oldest first; idx is the
@@ -62,7 +62,7 @@ func newCompose(st *styles, keys composeKeys, pkeys pickerKeys, templates []Temp
 }
 
 // Open starts a message to sess, with hist the messages sent so far.
-func (c *compose) Open(sess monitor.Session, hist []string) tea.Cmd {
+func (c *compose) Open(sess api.Session, hist []string) tea.Cmd {
 	c.sess = sess
 	c.hist = hist
 	c.idx = len(hist)
@@ -83,7 +83,7 @@ func (c *compose) Close() {
 func (c compose) Value() string { return c.ta.Value() }
 
 // Target is the session the box writes to.
-func (c compose) Target() monitor.Session { return c.sess }
+func (c compose) Target() api.Session { return c.sess }
 
 // Picking reports whether the template picker is open.
 func (c compose) Picking() bool { return c.picking }

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 )
@@ -26,7 +26,7 @@ type detail struct {
 	w, h int
 	now  time.Time
 
-	sess monitor.Session
+	sess api.Session
 	has  bool
 
 	// lines is the pane's screen (zoomed: with scrollback), cleaned, for
@@ -77,7 +77,7 @@ func (d *detail) SetSize(w, h int) {
 
 // SetSession shows sess at revision rev; a different pane drops what was
 // shown of the previous one.
-func (d *detail) SetSession(sess monitor.Session, rev uint64, ok bool) {
+func (d *detail) SetSession(sess api.Session, rev uint64, ok bool) {
 	if ok == d.has && rev == d.rev && sess.Pane == d.sess.Pane {
 		return
 	}
@@ -536,7 +536,7 @@ func (d detail) taskLines(indent string) []string {
 
 // usageText is a session's usage in one line: "48.2k tokens (in 1.2k · out
 // 3.1k · cache read 40.1k · cache write 3.8k) · ≈ $0.42".
-func usageText(u *monitor.Usage) string {
+func usageText(u *api.Usage) string {
 	t := humanCount(u.Total()) + " tokens (in " + humanCount(u.Input) + " · out " + humanCount(u.Output)
 	if u.CacheRead > 0 {
 		t += " · cache read " + humanCount(u.CacheRead)

@@ -4,7 +4,7 @@
 // guide, interrupt and acknowledge from the keyboard.
 //
 // It keeps no truth of its own and never talks to tmux: everything comes
-// from a monitor.Service (in-process, or a daemon's over its socket) and
+// from a api.Service (in-process, or a daemon's over its socket) and
 // every action goes back through it, the same way the CLI and the MCP
 // server act. Update does no I/O; service calls run in commands whose
 // results come back as messages, and the registry and wake streams are

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 type (
@@ -94,7 +94,7 @@ func filterTerms(query string) []string {
 // session or window), agent or command, or state (its name, its badge word,
 // or its kind). A term host:NAME matches the sessions of that host (local:
 // this machine's), by the start of its name.
-func matches(s monitor.Session, terms []string) bool {
+func matches(s api.Session, terms []string) bool {
 	if len(terms) == 0 {
 		return true
 	}

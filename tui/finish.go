@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -27,7 +27,7 @@ const finishTimeout = 5 * time.Minute
 type (
 	// finishDiffMsg brings the diff of an orchestrator to finish.
 	finishDiffMsg struct {
-		sess monitor.Session
+		sess api.Session
 		res  lifecycle.FinishResult
 		err  error
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // formKind says what a form is for.
@@ -29,7 +29,7 @@ type (
 	formSubmitMsg struct {
 		kind   formKind
 		values []string
-		sess   monitor.Session
+		sess   api.Session
 	}
 	// formCloseMsg: the operator closed the form.
 	formCloseMsg struct{ kind formKind }
@@ -52,7 +52,7 @@ type form struct {
 
 	kind   formKind
 	title  string
-	sess   monitor.Session
+	sess   api.Session
 	fields []formField
 	focus  int
 	err    string
@@ -73,7 +73,7 @@ func newForm(st *styles, keys formKeys) form { return form{st: st, keys: keys} }
 
 // Open starts a form of kind with fields, for sess (the link form's
 // session; zero for spawn).
-func (f *form) Open(kind formKind, title string, sess monitor.Session, specs []fieldSpec) tea.Cmd {
+func (f *form) Open(kind formKind, title string, sess api.Session, specs []fieldSpec) tea.Cmd {
 	f.kind, f.title, f.sess, f.focus, f.err = kind, title, sess, 0, ""
 	f.fields = make([]formField, len(specs))
 	for i, s := range specs {

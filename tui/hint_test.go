@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -14,7 +14,7 @@ func TestDetailShowsUnmatchedHint(t *testing.T) {
 	d.SetSize(200, 20)
 	sess := fixtureSessions()[1]
 	sess.State, sess.Kind, sess.Agent, sess.Pane = rules.Unknown, "", "claude", "%7"
-	sess.Evidence = monitor.Evidence{Source: "screen", Rule: rules.RuleNoMatch, Lines: []string{"no rule matched (claude 2.1.330)", "odd"}}
+	sess.Evidence = api.Evidence{Source: "screen", Rule: rules.RuleNoMatch, Lines: []string{"no rule matched (claude 2.1.330)", "odd"}}
 	d.SetSession(sess, 1, true)
 	if v := d.View(); !strings.Contains(v, "system3 rules capture %7") || !strings.Contains(v, "no rule matched (claude 2.1.330)") {
 		t.Fatalf("view:\n%s", v)

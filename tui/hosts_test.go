@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -13,7 +13,7 @@ import (
 func TestHostColumnAndFilter(t *testing.T) {
 	svc := newFixtureService(t)
 	snap := fixtureSnapshot()
-	snap.Sessions = append(snap.Sessions, monitor.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", SessionID: "web1:$9",
+	snap.Sessions = append(snap.Sessions, api.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", SessionID: "web1:$9",
 		Target: "web1:orch-far:0.0", Agent: "claude", State: rules.AwaitingInput, Question: "Proceed?", Since: now, Updated: now})
 	svc.SetSnapshot(snap)
 	h := newHarness(t, svc, Options{}, 140, 40)
@@ -57,12 +57,12 @@ func TestHostColumnAndFilter(t *testing.T) {
 func TestHostRowsSayHowToReachThem(t *testing.T) {
 	svc := newFixtureService(t)
 	snap := fixtureSnapshot()
-	snap.Sessions = append(snap.Sessions, monitor.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", Target: "web1:orch-far:0.0",
+	snap.Sessions = append(snap.Sessions, api.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", Target: "web1:orch-far:0.0",
 		Agent: "claude", State: rules.Working, Since: now, Updated: now})
 	svc.SetSnapshot(snap)
 	jumped := false
-	h := newHarness(t, svc, Options{Jump: func(monitor.Session) error { jumped = true; return nil },
-		AttachHint: func(s monitor.Session) string { return "ssh -t web1 tmux attach -t orch-far:0.0" }}, 140, 40)
+	h := newHarness(t, svc, Options{Jump: func(api.Session) error { jumped = true; return nil },
+		AttachHint: func(s api.Session) string { return "ssh -t web1 tmux attach -t orch-far:0.0" }}, 140, 40)
 	h.selectPane("web1:%99")
 	h.press("S")
 	if st := h.statusText(); !strings.Contains(st, "system3 stop web1:orch-far") {

@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
@@ -18,7 +18,7 @@ import (
 // service and checks the exact requests the service received and what the
 // status line says.
 func TestKeyContract(t *testing.T) {
-	awaiting := monitor.Target{Pane: "%1"}
+	awaiting := api.Target{Pane: "%1"}
 	tests := []struct {
 		name   string
 		opts   Options
@@ -75,14 +75,14 @@ func TestKeyContract(t *testing.T) {
 			keys:   []string{"i"},
 			text:   "Use the existing session store.",
 			after:  []string{"ctrl+j", "D", "o", "n", "'", "t", " ", "a", "d", "d", " ", "a", " ", "t", "a", "b", "l", "e", ".", "enter"},
-			calls:  []monitortest.Call{{Method: "inject", Target: monitor.Target{Pane: "%2"}, Text: "Use the existing session store.\nDon't add a table.", Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "inject", Target: api.Target{Pane: "%2"}, Text: "Use the existing session store.\nDon't add a table.", Origin: "tui"}},
 			status: "sent to orch-auth:1.0 ✓ verified",
 		},
 		{
 			name:   "alt+enter inserts a newline too",
 			setup:  func(h *harness) { h.selectPane("%2") },
 			keys:   []string{"i", "a", "alt+enter", "b", "enter"},
-			calls:  []monitortest.Call{{Method: "inject", Target: monitor.Target{Pane: "%2"}, Text: "a\nb", Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "inject", Target: api.Target{Pane: "%2"}, Text: "a\nb", Origin: "tui"}},
 			status: "✓ verified",
 		},
 		{
@@ -103,7 +103,7 @@ func TestKeyContract(t *testing.T) {
 				h.svc.SetUnverified("the prompt still shows the text")
 			},
 			keys:   []string{"i", "o", "k", "enter"},
-			calls:  []monitortest.Call{{Method: "inject", Target: monitor.Target{Pane: "%2"}, Text: "ok", Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "inject", Target: api.Target{Pane: "%2"}, Text: "ok", Origin: "tui"}},
 			status: "delivered to orch-auth:1.0, not verified: the prompt still shows the text",
 		},
 		{
@@ -120,14 +120,14 @@ func TestKeyContract(t *testing.T) {
 			opts:   Options{Templates: []Template{{Name: "tests", Text: "Run the tests first."}, {Name: "continue", Text: "Continue with the next task."}}},
 			setup:  func(h *harness) { h.selectPane("%2") },
 			keys:   []string{"i", "ctrl+t", "j", "enter", "enter"},
-			calls:  []monitortest.Call{{Method: "inject", Target: monitor.Target{Pane: "%2"}, Text: "Continue with the next task.", Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "inject", Target: api.Target{Pane: "%2"}, Text: "Continue with the next task.", Origin: "tui"}},
 			status: "✓ verified",
 		},
 		{
 			name:   "x interrupts",
 			setup:  func(h *harness) { h.selectPane("%4") },
 			keys:   []string{"x"},
-			calls:  []monitortest.Call{{Method: "interrupt", Target: monitor.Target{Pane: "%4"}, Keys: []string{"Escape"}, Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "interrupt", Target: api.Target{Pane: "%4"}, Keys: []string{"Escape"}, Origin: "tui"}},
 			status: "interrupted api:1.0 (keys Escape)",
 		},
 		{
@@ -138,7 +138,7 @@ func TestKeyContract(t *testing.T) {
 		},
 		{
 			name: "o jumps through the hook",
-			opts: Options{Jump: func(s monitor.Session) error {
+			opts: Options{Jump: func(s api.Session) error {
 				if s.Pane != "%4" {
 					return errors.New("wrong pane " + s.Pane)
 				}
@@ -150,14 +150,14 @@ func TestKeyContract(t *testing.T) {
 		},
 		{
 			name:   "a jump that fails shows how to attach",
-			opts:   Options{Jump: func(monitor.Session) error { return errors.New("not inside tmux") }},
+			opts:   Options{Jump: func(api.Session) error { return errors.New("not inside tmux") }},
 			setup:  func(h *harness) { h.selectPane("%4") },
 			keys:   []string{"o"},
 			status: "cannot switch to api:1.0 (not inside tmux); attach with: tmux -L work attach -t api:1.0",
 		},
 		{
 			name:   "the attach hint comes from the caller when given",
-			opts:   Options{AttachHint: func(s monitor.Session) string { return "ssh box -t tmux attach -t " + s.Target }},
+			opts:   Options{AttachHint: func(s api.Session) string { return "ssh box -t tmux attach -t " + s.Target }},
 			setup:  func(h *harness) { h.selectPane("%4") },
 			keys:   []string{"o"},
 			status: "attach with: ssh box -t tmux attach -t api:1.0",
@@ -201,7 +201,7 @@ func TestAnswerAgainAfterUpdate(t *testing.T) {
 	h.press("1")
 	s, _ := h.m.table.Selected()
 	s.Question = "Do you want to run go test ./...?"
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
 	h.press("1")
 	if n := len(h.calls()); n != 2 {
@@ -259,7 +259,7 @@ func TestAckKeys(t *testing.T) {
 }
 
 func TestNavigationKeys(t *testing.T) {
-	order := []string{"%4", "%1", "%7", "%9", "%11", "%2", "%12"} // monitor.SortSessions
+	order := []string{"%4", "%1", "%7", "%9", "%11", "%2", "%12"} // api.SortSessions
 	tests := []struct {
 		keys []string
 		want string
@@ -435,7 +435,7 @@ func TestComposeKeepsItsTarget(t *testing.T) {
 		t.Fatalf("fixture order changed: %s", s.Pane)
 	}
 	s.State = rules.AwaitingInput
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
 	h.press("enter")
 	calls := h.calls()

@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -61,7 +61,7 @@ type status struct {
 // sessions and wakes it shows come from the service, through Watch and
 // SubscribeWakes, and every action goes back through the service.
 type Model struct {
-	svc  monitor.Service
+	svc  api.Service
 	opts Options
 	ctx  context.Context
 	stop context.CancelFunc
@@ -83,14 +83,14 @@ type Model struct {
 	problem  string
 	syncedAt time.Time         // when the registry was last known to be current
 	notice   string            // the last Options.Notice shown
-	sessions []monitor.Session // sorted with monitor.SortSessions
+	sessions []api.Session     // sorted with api.SortSessions
 	revs     map[string]uint64 // pane → revision, bumped on every change
 	rev      uint64
 	counts   map[rules.State]int
 	headerAt time.Time
 
 	watch, wakeS stream
-	updates      <-chan monitor.Update
+	updates      <-chan api.Update
 	wakeCh       <-chan wake.Message
 	book         wakeBook
 	wakeVer      uint64 // bumped whenever the wakes shown change
@@ -130,11 +130,11 @@ type Model struct {
 
 // New returns the dashboard for svc. Run runs it; a caller with its own
 // tea.Program may run the Model directly (it stops its streams on quit).
-func New(svc monitor.Service, opts Options) Model {
+func New(svc api.Service, opts Options) Model {
 	return newModel(context.Background(), svc, opts, nil)
 }
 
-func newModel(ctx context.Context, svc monitor.Service, opts Options, st *styles) Model {
+func newModel(ctx context.Context, svc api.Service, opts Options, st *styles) Model {
 	opts = opts.withDefaults()
 	if st == nil {
 		st = newStyles(rendererFor(nil, opts.NoColor), opts.NoColor)

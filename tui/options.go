@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -40,11 +40,11 @@ type Options struct {
 	// caller runs tmux switch-client). It is called off the UI goroutine.
 	// When it is nil, or returns an error (say, the dashboard does not run
 	// inside tmux), the status line shows how to attach instead.
-	Jump func(monitor.Session) error
+	Jump func(api.Session) error
 	// AttachHint returns the command that attaches a terminal to the
 	// session's pane; nil: one is derived from Server, such as
 	// "tmux -L work attach -t build:0.1".
-	AttachHint func(monitor.Session) string
+	AttachHint func(api.Session) string
 	// Learn is the learning store the learnings panel (L) shows; nil: the
 	// key says there is none. It is read off the UI goroutine.
 	Learn LearnSource
@@ -158,7 +158,7 @@ func tmuxArgs(server string) string {
 }
 
 // attachHint is the command that attaches a terminal to sess.
-func (m *Model) attachHint(sess monitor.Session) string {
+func (m *Model) attachHint(sess api.Session) string {
 	if m.opts.AttachHint != nil {
 		return m.opts.AttachHint(sess)
 	}

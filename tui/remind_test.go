@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/wake"
 )
@@ -41,7 +41,7 @@ func (r *sentRecorder) sent(_ context.Context, id int64) error {
 
 func TestRemindKey(t *testing.T) {
 	inject := func(text string) monitortest.Call {
-		return monitortest.Call{Method: "inject", Target: monitor.Target{Pane: "%4"}, Text: text, Origin: "tui"}
+		return monitortest.Call{Method: "inject", Target: api.Target{Pane: "%4"}, Text: text, Origin: "tui"}
 	}
 	tests := []struct {
 		name     string

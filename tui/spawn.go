@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -43,7 +43,7 @@ type (
 	linkDoneMsg struct {
 		target string
 		list   string
-		sess   monitor.Session
+		sess   api.Session
 		err    error
 	}
 )
@@ -92,7 +92,7 @@ func (m *Model) openSpawn() tea.Cmd {
 		return nil
 	}
 	m.input = inputForm
-	return m.form.Open(formSpawn, "spawn an orchestrator", monitor.Session{}, spawnFields(m.opts.Lifecycle.AgentNames()))
+	return m.form.Open(formSpawn, "spawn an orchestrator", api.Session{}, spawnFields(m.opts.Lifecycle.AgentNames()))
 }
 
 // openLink opens the link form for the selected session.
@@ -175,7 +175,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 	case formLink:
 		// By session name when the session has one pane, so the link
 		// holds if the agent is restarted in a new pane.
-		t := monitor.Target{Pane: msg.sess.Pane}
+		t := api.Target{Pane: msg.sess.Pane}
 		n := 0
 		for _, s := range m.sessions {
 			if s.Session == msg.sess.Session {
@@ -184,7 +184,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 		}
 		name := msg.sess.Target
 		if n == 1 {
-			t, name = monitor.Target{Session: msg.sess.Session}, msg.sess.Session
+			t, name = api.Target{Session: msg.sess.Session}, msg.sess.Session
 		}
 		m.setStatus(levelInfo, "linking "+clean(name)+"…")
 		return link(m.ctx, m.svc, t, name, msg.values[0])
@@ -300,11 +300,11 @@ func nextSpawnStep(ch <-chan string) tea.Cmd {
 	}
 }
 
-func link(ctx context.Context, svc monitor.Service, t monitor.Target, name, list string) tea.Cmd {
+func link(ctx context.Context, svc api.Service, t api.Target, name, list string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		got, err := svc.Link(ctx, monitor.LinkRequest{Target: t, TaskList: list, Origin: origin})
+		got, err := svc.Link(ctx, api.LinkRequest{Target: t, TaskList: list, Origin: origin})
 		return linkDoneMsg{target: name, list: list, sess: got, err: err}
 	}
 }
@@ -312,6 +312,6 @@ func link(ctx context.Context, svc monitor.Service, t monitor.Target, name, list
 // onHost says that an orchestrator of another host is stopped or finished
 // from a terminal here, through that host (this dashboard's lifecycle acts
 // on this machine).
-func onHost(s monitor.Session, verb string) string {
+func onHost(s api.Session, verb string) string {
 	return clean(s.Session) + " is on host " + clean(s.Host) + ": run `system3 " + verb + " " + clean(s.Session) + "` in a terminal"
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -167,7 +167,7 @@ func TestLinkKey(t *testing.T) {
 	if len(calls) != 1 || calls[0].Method != "link" || calls[0].TaskList != "PRD-API" || calls[0].Origin != "tui" {
 		t.Fatalf("calls = %+v", calls)
 	}
-	if want := (monitor.Target{Session: sel.Session}); calls[0].Target != want && calls[0].Target != (monitor.Target{Pane: sel.Pane}) {
+	if want := (api.Target{Session: sel.Session}); calls[0].Target != want && calls[0].Target != (api.Target{Pane: sel.Pane}) {
 		t.Fatalf("target = %+v", calls[0].Target)
 	}
 	if s := h.statusText(); !strings.Contains(s, "to PRD-API") {

@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -70,7 +70,7 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		if !msg.ok {
 			return m.fail(streamWatch, errStreamClosed), true
 		}
-		if msg.u.Kind == monitor.Resync {
+		if msg.u.Kind == api.Resync {
 			// Read the registry again; updates wait in the channel.
 			return takeSnapshot(m.watch.ctx, m.svc, msg.gen), true
 		}
@@ -175,7 +175,7 @@ func (m *Model) fail(id streamID, err error) tea.Cmd {
 // headerMsg carries a snapshot read only for its problem and server state.
 type headerMsg struct {
 	gen  int
-	snap monitor.Snapshot
+	snap api.Snapshot
 	err  error
 }
 
@@ -249,17 +249,17 @@ func (m *Model) onPreview(msg previewMsg) tea.Cmd {
 }
 
 // setHeader keeps a snapshot's server state and problem.
-func (m *Model) setHeader(snap monitor.Snapshot) {
+func (m *Model) setHeader(snap api.Snapshot) {
 	m.server, m.running, m.problem = snap.Server, snap.Running, snap.Problem
 }
 
 // applySnapshot replaces the registry.
-func (m *Model) applySnapshot(snap monitor.Snapshot) {
+func (m *Model) applySnapshot(snap api.Snapshot) {
 	m.setHeader(snap)
 	m.headerAt, m.syncedAt = m.now, m.now
 	m.loaded = true
 	m.sessions = slices.Clone(snap.Sessions)
-	monitor.SortSessions(m.sessions)
+	api.SortSessions(m.sessions)
 	m.revs = make(map[string]uint64, len(m.sessions))
 	for _, s := range m.sessions {
 		m.rev++
@@ -269,11 +269,11 @@ func (m *Model) applySnapshot(snap monitor.Snapshot) {
 }
 
 // applyUpdate applies one registry change.
-func (m *Model) applyUpdate(u monitor.Update) {
+func (m *Model) applyUpdate(u api.Update) {
 	s := u.Session
-	i := slices.IndexFunc(m.sessions, func(x monitor.Session) bool { return x.Pane == s.Pane })
+	i := slices.IndexFunc(m.sessions, func(x api.Session) bool { return x.Pane == s.Pane })
 	switch u.Kind {
-	case monitor.SessionAdded, monitor.SessionChanged:
+	case api.SessionAdded, api.SessionChanged:
 		if i >= 0 {
 			m.sessions[i] = s
 		} else {
@@ -281,8 +281,8 @@ func (m *Model) applyUpdate(u monitor.Update) {
 		}
 		m.rev++
 		m.revs[s.Pane] = m.rev
-		monitor.SortSessions(m.sessions)
-	case monitor.SessionRemoved:
+		api.SortSessions(m.sessions)
+	case api.SessionRemoved:
 		if i >= 0 {
 			m.sessions = slices.Delete(m.sessions, i, i+1)
 		}
@@ -394,7 +394,7 @@ func (m *Model) sync() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func sameProgress(a, b *monitor.TaskProgress) bool {
+func sameProgress(a, b *api.TaskProgress) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

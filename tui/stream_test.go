@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -25,7 +25,7 @@ func TestRegistryUpdates(t *testing.T) {
 		t.Fatalf("fixture order changed: %s", s.Pane)
 	}
 	s.State, s.Kind, s.Question, s.Options = rules.AwaitingInput, "question", "Which database?", []string{"Postgres", "SQLite"}
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s, Previous: rules.Working})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s, Previous: rules.Working})
 	h.read()
 	if got := h.targets(); strings.Join(got, " ") != "api:1.0 orch-auth:0.0 orch-auth:1.0 web:0.1 db:0.0 docs:0.0 scratch:0.0" {
 		t.Errorf("order after change: %v", got)
@@ -37,13 +37,13 @@ func TestRegistryUpdates(t *testing.T) {
 		t.Error("the new question is not shown")
 	}
 
-	added := monitor.Session{Pane: "%20", Session: "new", Target: "new:0.0", Agent: "codex", State: rules.Idle, Since: now}
-	svc.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
+	added := api.Session{Pane: "%20", Session: "new", Target: "new:0.0", Agent: "codex", State: rules.Idle, Since: now}
+	svc.Publish(api.Update{Kind: api.SessionAdded, Session: added})
 	h.read()
 	if h.m.table.Len() != 8 || h.m.counts[rules.Idle] != 2 {
 		t.Errorf("after add: %d rows, %d idle", h.m.table.Len(), h.m.counts[rules.Idle])
 	}
-	svc.Publish(monitor.Update{Kind: monitor.SessionRemoved, Session: s})
+	svc.Publish(api.Update{Kind: api.SessionRemoved, Session: s})
 	h.read()
 	if h.m.table.Len() != 7 {
 		t.Errorf("after remove: %d rows", h.m.table.Len())
@@ -60,7 +60,7 @@ func TestResyncTakesANewSnapshot(t *testing.T) {
 	snap.Sessions = snap.Sessions[:2]
 	snap.Problem = "the wake journal is not writable: disk full"
 	svc.SetSnapshot(snap)
-	svc.Publish(monitor.Update{Kind: monitor.Resync, Missed: 12})
+	svc.Publish(api.Update{Kind: api.Resync, Missed: 12})
 	h.read()
 	if h.m.table.Len() != 2 {
 		t.Fatalf("%d rows after resync, want 2", h.m.table.Len())
@@ -117,7 +117,7 @@ func TestReconnect(t *testing.T) {
 	// And the new stream delivers.
 	s := snap.Sessions[0]
 	s.State = rules.Idle
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
 	if h.m.counts[rules.Idle] != 2 {
 		t.Fatalf("update after reconnect not applied")
@@ -283,7 +283,7 @@ func TestPreviewReadsNeverOverlap(t *testing.T) {
 		t.Fatal("a second read went out while one was in flight")
 	}
 	// The answer to the first read asks for the pending one.
-	next, cmd := h.m.Update(previewMsg{pane: "%4", p: monitor.Preview{Lines: []string{"x"}}})
+	next, cmd := h.m.Update(previewMsg{pane: "%4", p: api.Preview{Lines: []string{"x"}}})
 	h.m = next.(Model)
 	if cmd == nil || h.m.previewPending || !h.m.previewBusy {
 		t.Fatal("the pending read was not sent")
@@ -302,8 +302,8 @@ func TestTaskListShown(t *testing.T) {
 	}
 	svc.Fail("task_lists", errors.New("no such task list: \"auth-list\""))
 	s := fixtureSessions()[1]
-	s.Tasks = &monitor.TaskProgress{Completed: 4, Total: 7}
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	s.Tasks = &api.TaskProgress{Completed: 4, Total: 7}
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
 	if v := h.m.View(); !strings.Contains(v, "cannot read the list: no such") {
 		t.Errorf("no list error in\n%s", v)

@@ -7,14 +7,14 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // sessionRow is a session as the table holds it. rev changes whenever the
 // session does, so a row rendered for one rev can be drawn again as is.
 type sessionRow struct {
-	sess monitor.Session
+	sess api.Session
 	rev  uint64
 }
 
@@ -56,7 +56,7 @@ type columns struct {
 
 // hostOf is a session's host for the host column: local for this
 // machine's.
-func hostOf(s monitor.Session) string {
+func hostOf(s api.Session) string {
 	if s.Host == "" {
 		return "local"
 	}
@@ -65,7 +65,7 @@ func hostOf(s monitor.Session) string {
 
 // targetIn is a session's target as the table shows it: without its
 // HOST: prefix when the host column shows the host.
-func targetIn(s monitor.Session, c columns) string {
+func targetIn(s api.Session, c columns) string {
 	if c.host > 0 && s.Host != "" {
 		return strings.TrimPrefix(s.Target, s.Host+":")
 	}
@@ -159,9 +159,9 @@ func (t *sessionTable) SelectFirst() {
 }
 
 // Selected returns the selected session.
-func (t sessionTable) Selected() (monitor.Session, bool) {
+func (t sessionTable) Selected() (api.Session, bool) {
 	if t.cursor < 0 || t.cursor >= len(t.rows) {
-		return monitor.Session{}, false
+		return api.Session{}, false
 	}
 	return t.rows[t.cursor].sess, true
 }
@@ -324,7 +324,7 @@ func (t sessionTable) head() string {
 
 // row draws one session. Text from panes is cleaned first: a pane must
 // not be able to write escape sequences into the dashboard.
-func (t sessionTable) row(s monitor.Session, selected bool, age string) string {
+func (t sessionTable) row(s api.Session, selected bool, age string) string {
 	c := t.cols
 	st := t.st
 	var b strings.Builder
@@ -372,7 +372,7 @@ func (t sessionTable) row(s monitor.Session, selected bool, age string) string {
 
 // agentName is the agent column: the agent, or the command when no agent
 // was recognised.
-func agentName(s monitor.Session) string {
+func agentName(s api.Session) string {
 	if s.Agent != "" {
 		return s.Agent
 	}
@@ -386,7 +386,7 @@ func agentName(s monitor.Session) string {
 // when it waits, its error when it fails (the line the error rule matched,
 // not whatever the screen ends with), the task in progress while it works,
 // and only else the last line on screen.
-func what(s monitor.Session) string {
+func what(s api.Session) string {
 	switch s.State {
 	case rules.AwaitingInput:
 		if q := clean(s.Question); q != "" {
@@ -417,7 +417,7 @@ func what(s monitor.Session) string {
 
 // errorLine is the error a failing session shows: the rule's detail, else
 // the first line its evidence matched, else the last line on screen.
-func errorLine(s monitor.Session) string {
+func errorLine(s api.Session) string {
 	if d := clean(s.Detail); d != "" {
 		return d
 	}
@@ -430,7 +430,7 @@ func errorLine(s monitor.Session) string {
 }
 
 // progressText is "done/total".
-func progressText(p *monitor.TaskProgress) string {
+func progressText(p *api.TaskProgress) string {
 	return strconv.Itoa(p.Completed) + "/" + strconv.Itoa(p.Total)
 }
 

@@ -39,7 +39,7 @@ func (r Reason) Known() bool { return slices.Contains(Reasons(), r) }
 
 // Evidence is why the monitor believes the condition holds: which source it
 // looked at, which rule matched, and the lines it matched on. It is also a
-// session's evidence for its state (monitor.Evidence).
+// session's evidence for its state (api.Evidence).
 type Evidence struct {
 	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook", ...
 	Rule   string   `json:"rule"`

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
@@ -105,7 +105,7 @@ as JSON.`,
 // ackRemote acknowledges wake id on host's daemon.
 func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error {
 	r := routed{action: "ack", target: id}
-	ev, err := routeAction(ctx, a, host, r, func(svc monitor.Service, origin string) (wake.Event, error) {
+	ev, err := routeAction(ctx, a, host, r, func(svc api.Service, origin string) (wake.Event, error) {
 		return svc.Ack(ctx, id, origin)
 	}, func(ev wake.Event) (bool, bool, string) { return true, true, "acked " + ev.ID })
 	if errors.Is(err, wake.ErrNotDurable) && ev.ID != "" {

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -84,9 +84,9 @@ func (a *app) patternsNow() func() []rules.Pattern {
 }
 
 // injectFunc adapts a function to coach.Injector.
-type injectFunc func(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
+type injectFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 
-func (f injectFunc) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+func (f injectFunc) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	return f(ctx, req)
 }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -37,7 +37,7 @@ func seedCoach(t *testing.T, stateDir string) coach.Alert {
 	}
 	at := time.Now().Add(-time.Minute)
 	var got []coach.Alert
-	for i, tc := range []monitor.ToolCall{{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}, {Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}} {
+	for i, tc := range []api.ToolCall{{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}, {Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}} {
 		tc.Time, tc.Pane, tc.Target, tc.Session, tc.Agent = at.Add(time.Duration(i)*time.Second), "%4", "orch:0.0", "orch", "claude"
 		a, err := co.Handle(context.Background(), tc)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
@@ -160,7 +160,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 // 127.0.0.1:8889) for the dashboard's lifetime and returns what the header
 // shows about it. A taken port is shown, not fatal: the dashboard is useful
 // without it (another system3, often `+"`system3 serve`"+`, may hold the port).
-func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc monitor.Service) (func() tui.MCPStatus, error) {
+func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc api.Service) (func() tui.MCPStatus, error) {
 	set, err := a.mcpSettings(&mcpFlags{})
 	if err != nil {
 		return nil, fmt.Errorf("MCP server: %w (or set mcp.listen: off)", err)
@@ -210,7 +210,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	opts := tui.Options{
 		Server: srv.String(),
 		Bell:   a.settings.File.Notify.BellOn(),
-		AttachHint: func(s monitor.Session) string {
+		AttachHint: func(s api.Session) string {
 			if s.Host != "" {
 				// Another host's pane: its own tmux, through ssh.
 				dest := s.Host
@@ -229,7 +229,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})
 	}
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {
-		opts.Jump = func(s monitor.Session) error { return op.SwitchTo(ctx, s.Pane) }
+		opts.Jump = func(s api.Session) error { return op.SwitchTo(ctx, s.Pane) }
 	}
 	opts.Hosts = a.watchHosts(ctx)
 	return opts

@@ -17,7 +17,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -369,7 +369,7 @@ Ctrl-C.`,
 func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	start := a.startMonitors
 	if startMonitorsHook != nil {
-		start = func(ctx context.Context) (monitor.Service, func() error, error) { return startMonitorsHook(a, ctx) }
+		start = func(ctx context.Context) (api.Service, func() error, error) { return startMonitorsHook(a, ctx) }
 	}
 	svc, stopMonitors, err := start(ctx)
 	if err != nil {

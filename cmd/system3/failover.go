@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 
@@ -26,20 +26,20 @@ const (
 // the current service; the streams of the old one close, and the dashboard
 // reconnects them to the new one.
 type failover struct {
-	monitor.Service // each method forwarded to the current service
-	a               *app
+	api.Service // each method forwarded to the current service
+	a           *app
 
 	mu      sync.Mutex
-	cur     monitor.Service
+	cur     api.Service
 	closeFn func() error
 	notice  string
 	closed  bool
 	pid     int // the daemon's, when attached
 }
 
-var _ monitor.Service = (*failover)(nil)
+var _ api.Service = (*failover)(nil)
 
-func newFailover(a *app, svc monitor.Service, closeFn func() error) *failover {
+func newFailover(a *app, svc api.Service, closeFn func() error) *failover {
 	f := &failover{a: a, cur: svc, closeFn: closeFn}
 	f.Service = ipc.Forwarding(func(ctx context.Context, m *ipc.Method, args any) (any, error) {
 		return m.Call(ctx, f.svc(), args)
@@ -66,7 +66,7 @@ func (f *failover) Close() error {
 	return f.closeFn()
 }
 
-func (f *failover) svc() monitor.Service {
+func (f *failover) svc() api.Service {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cur

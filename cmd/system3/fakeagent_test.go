@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -90,7 +90,7 @@ func serveMonitors(t testing.TB, srv tmux.Server, tasksDir string) map[string]st
 // startTestMonitors runs system3's monitors in this process with the
 // settings env gives (as the dashboard does) until the test ends, and
 // returns their service.
-func startTestMonitors(t testing.TB, env map[string]string) monitor.Service {
+func startTestMonitors(t testing.TB, env map[string]string) api.Service {
 	t.Helper()
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
 	if err := a.setup(); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
@@ -108,7 +108,7 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) {
 		a.log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
 		return
 	}
-	if errors.Is(err, monitor.ErrHookRefused) {
+	if errors.Is(err, api.ErrHookRefused) {
 		// The daemon could not tell that this process runs in the pane
 		// it names: spooling it would only have it refused again.
 		a.log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -20,14 +20,14 @@ import (
 // system3's monitors running in this process for it.
 type hookedClaude struct {
 	cs       *claudetest.Session
-	svc      monitor.Service
+	svc      api.Service
 	stateDir string
 }
 
 // startHookedClaude starts Claude Code (with hooks from hooks.Settings
 // that run this test binary as `system3 hook`, when hooked) and monitors
 // for its tmux server.
-func startHookedClaude(t testing.TB, api *claudetest.FakeAPI, hooked bool) *hookedClaude {
+func startHookedClaude(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool) *hookedClaude {
 	t.Helper()
 	dir := shortDirTB(t)
 	args := []string{"--permission-mode", "default"}
@@ -45,7 +45,7 @@ func startHookedClaude(t testing.TB, api *claudetest.FakeAPI, hooked bool) *hook
 	}
 	// claudetest runs the CLI under `env -i`, which drops the TMUX_PANE
 	// tmux gives every pane; the first pane of a fresh server is %0.
-	cs := claudetest.Start(t, claudetest.Options{API: api, Args: args, Env: []string{"TMUX_PANE=%0"}})
+	cs := claudetest.Start(t, claudetest.Options{API: fakeAPI, Args: args, Env: []string{"TMUX_PANE=%0"}})
 	if cs.Pane != "%0" {
 		t.Fatalf("the CLI runs in pane %s, not %%0", cs.Pane)
 	}
@@ -58,7 +58,7 @@ func startHookedClaude(t testing.TB, api *claudetest.FakeAPI, hooked bool) *hook
 	return &hookedClaude{cs: cs, svc: svc, stateDir: dir}
 }
 
-func (h *hookedClaude) session(t testing.TB) monitor.Session {
+func (h *hookedClaude) session(t testing.TB) api.Session {
 	t.Helper()
 	snap, err := h.svc.Snapshot(context.Background())
 	if err != nil {
@@ -69,12 +69,12 @@ func (h *hookedClaude) session(t testing.TB) monitor.Session {
 			return s
 		}
 	}
-	return monitor.Session{}
+	return api.Session{}
 }
 
 // await polls the session until ok says so, and fails with the screen
 // when timeout passes first.
-func (h *hookedClaude) await(t testing.TB, what string, timeout time.Duration, ok func(monitor.Session) bool) monitor.Session {
+func (h *hookedClaude) await(t testing.TB, what string, timeout time.Duration, ok func(api.Session) bool) api.Session {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -113,33 +113,33 @@ func (h *hookedClaude) approve(t testing.TB) {
 // the screen then fills the question and options, and the end of the turn
 // comes through the Stop hook. Nothing is spooled while the monitors run.
 func TestHooksOnRealClaudeCode(t *testing.T) {
-	api := claudetest.NewFakeAPI(t, claudetest.Rule{Contains: "deploy-now", Steps: []claudetest.Step{
+	fakeAPI := claudetest.NewFakeAPI(t, claudetest.Rule{Contains: "deploy-now", Steps: []claudetest.Step{
 		{Tool: claudetest.Bash("./deploy.sh --prod", "Deploy to production")},
 		{Text: "Deployed."},
 	}})
-	h := startHookedClaude(t, api, true)
-	h.await(t, "the agent recognised", 20*time.Second, func(s monitor.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+	h := startHookedClaude(t, fakeAPI, true)
+	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
 
 	h.cs.Send("deploy-now please")
-	first := h.await(t, "awaiting_input", 30*time.Second, func(s monitor.Session) bool { return s.State == rules.AwaitingInput })
+	first := h.await(t, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == rules.AwaitingInput })
 	t.Logf("awaiting_input first reported by %s (%s)", first.Evidence.Source, first.Evidence.Rule)
 	// Claude Code may draw the dialog while the hook process starts; the
 	// hook then confirms what the screen showed, and is the evidence.
-	first = h.await(t, "awaiting_input from the hook", 10*time.Second, func(s monitor.Session) bool {
+	first = h.await(t, "awaiting_input from the hook", 10*time.Second, func(s api.Session) bool {
 		return s.State == rules.AwaitingInput && s.Evidence.Source == "hook"
 	})
 	if first.Evidence.Source != "hook" || (first.Evidence.Rule != "hook.permission_request" && first.Evidence.Rule != "hook.notification.permission_prompt") ||
 		!strings.Contains(strings.Join(first.Evidence.Lines, "\n"), "./deploy.sh --prod") {
 		t.Fatalf("first awaiting_input: %+v\nscreen:\n%s", first, h.cs.Capture())
 	}
-	s := h.await(t, "the prompt's question", 20*time.Second, func(s monitor.Session) bool { return s.Question != "" })
+	s := h.await(t, "the prompt's question", 20*time.Second, func(s api.Session) bool { return s.Question != "" })
 	if s.State != rules.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) < 3 || s.Options[0] != "Yes" {
 		t.Fatalf("prompt drawn: %+v", s)
 	}
 
 	h.approve(t)
 	h.cs.WaitForText("Deployed.", 0)
-	s = h.await(t, "idle from the Stop hook", 20*time.Second, func(s monitor.Session) bool {
+	s = h.await(t, "idle from the Stop hook", 20*time.Second, func(s api.Session) bool {
 		return s.State == rules.Idle && s.Evidence.Source == "hook"
 	})
 	if s.Evidence.Rule != "hook.stop" {
@@ -164,24 +164,24 @@ func BenchmarkHookDetectionLatency(b *testing.B) {
 			name = "hooks"
 		}
 		b.Run(name, func(b *testing.B) {
-			api := claudetest.NewFakeAPI(b)
-			h := startHookedClaude(b, api, hooked)
-			h.await(b, "the agent recognised", 20*time.Second, func(s monitor.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+			fakeAPI := claudetest.NewFakeAPI(b)
+			h := startHookedClaude(b, fakeAPI, hooked)
+			h.await(b, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
 			var lat []time.Duration
 			var byHook int
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				key := fmt.Sprintf("deploy-%d-now", i)
-				api.AddRule(claudetest.Rule{Contains: key, Steps: []claudetest.Step{
+				fakeAPI.AddRule(claudetest.Rule{Contains: key, Steps: []claudetest.Step{
 					{Tool: claudetest.Bash(fmt.Sprintf("./deploy.sh --build %d", i), "Deploy")}, {Text: fmt.Sprintf("Deployed %d.", i)}}})
 				h.cs.Send(key + " please")
-				s := h.await(b, "awaiting_input", 30*time.Second, func(s monitor.Session) bool { return s.State == rules.AwaitingInput })
+				s := h.await(b, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == rules.AwaitingInput })
 				seen := time.Now()
 				if s.Evidence.Source == "hook" {
 					byHook++
 				}
 				served := time.Time{}
-				for _, r := range api.Requests() {
+				for _, r := range fakeAPI.Requests() {
 					if r.Rule == key && served.IsZero() {
 						served = r.Time
 					}
@@ -193,7 +193,7 @@ func BenchmarkHookDetectionLatency(b *testing.B) {
 				b.StopTimer()
 				h.approve(b)
 				h.cs.WaitForText(fmt.Sprintf("Deployed %d.", i), 0)
-				h.await(b, "idle", 20*time.Second, func(s monitor.Session) bool { return s.State == rules.Idle })
+				h.await(b, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
 				b.StartTimer()
 			}
 			b.StopTimer()

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -48,7 +48,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	session := func() monitor.Session {
+	session := func() api.Session {
 		snap, err := svc.Snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -58,11 +58,11 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 				return s
 			}
 		}
-		return monitor.Session{}
+		return api.Session{}
 	}
-	awaitSession := func(what string, ok func(monitor.Session) bool) monitor.Session {
+	awaitSession := func(what string, ok func(api.Session) bool) api.Session {
 		t.Helper()
-		var s monitor.Session
+		var s api.Session
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			if s = session(); ok(s) {
 				return s
@@ -71,7 +71,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 		t.Fatalf("%s: pane %s is %+v", what, victim, s)
 		return s
 	}
-	awaitSession("watched", func(s monitor.Session) bool { return s.Pane != "" && s.State != "" })
+	awaitSession("watched", func(s api.Session) bool { return s.Pane != "" && s.State != "" })
 
 	for _, payload := range []string{
 		`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`,
@@ -85,7 +85,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	if _, err := c.SendText(ctx, victim, "echo after-forgery", tmux.SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s := awaitSession("captured after the forgery", func(s monitor.Session) bool { return s.Updated.After(printed) })
+	s := awaitSession("captured after the forgery", func(s api.Session) bool { return s.Updated.After(printed) })
 	if s.State == rules.AwaitingInput || s.State == rules.Exited || s.Evidence.Source == "hook" {
 		t.Fatalf("a forged hook changed the pane: %+v", s)
 	}
@@ -135,7 +135,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	if _, err := c.SendText(ctx, victim, line, tmux.SendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s = awaitSession("hook from inside the pane", func(s monitor.Session) bool {
+	s = awaitSession("hook from inside the pane", func(s api.Session) bool {
 		return s.State == rules.AwaitingInput && s.Evidence.Rule == "hook.permission_request"
 	})
 	t.Logf("taken from inside the pane: %s %s", s.State, s.Evidence.Rule)

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
@@ -402,7 +402,7 @@ func (a *app) closeHosts() {
 // and wakes beside this machine's as HOST:NAME, and actions on them routed
 // to their daemons, audited in this machine's audit log too. Without
 // hosts it is svc.
-func (a *app) fleet(svc monitor.Service) monitor.Service {
+func (a *app) fleet(svc api.Service) api.Service {
 	set := a.hostSet()
 	if set == nil {
 		return svc

@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
@@ -46,16 +46,16 @@ type hostStatus struct {
 	Problem       string `json:"problem,omitempty"`
 }
 
-// hostSessionDoc is a monitor.Session of one host: session and target carry
+// hostSessionDoc is a api.Session of one host: session and target carry
 // the host's name (HOST:SESSION), host names it alone.
 type hostSessionDoc struct {
 	Host string `json:"host"`
-	monitor.Session
+	api.Session
 }
 
 func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) error {
 	doc := hostsStatusDoc{Schema: "system3.status-hosts/v1", Hosts: make([]hostStatus, len(names)), Sessions: []hostSessionDoc{}}
-	sessions := make([][]monitor.Session, len(names))
+	sessions := make([][]api.Session, len(names))
 	seen := a.loadSeen()
 	var links []*remote.Link
 	var mu sync.Mutex
@@ -64,7 +64,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 	for i, name := range names {
 		wg.Go(func() {
 			hs := hostStatus{Name: name, State: "connected"}
-			var snap monitor.Snapshot
+			var snap api.Snapshot
 			var err error
 			if name == remote.Local {
 				snap, hs.UnackedWakes, hs.Source, err = a.sessionStates(ctx)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -40,19 +40,19 @@ func (f *targetFlags) addRouted(cmd *cobra.Command) {
 
 // target is the target the flags name, and the host it is on: "" or local
 // for this machine, else a host of the config (HOST:SESSION, HOST:%3).
-func (f *targetFlags) target(a *app) (string, monitor.Target, error) {
+func (f *targetFlags) target(a *app) (string, api.Target, error) {
 	switch {
 	case f.session != "" && f.pane != "":
-		return "", monitor.Target{}, errors.New("give --session or --pane, not both")
+		return "", api.Target{}, errors.New("give --session or --pane, not both")
 	case f.session == "" && f.pane == "":
-		return "", monitor.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
+		return "", api.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
 	}
 	if f.session != "" {
 		host, rest := a.splitHost(f.session)
-		return host, monitor.Target{Session: rest}, nil
+		return host, api.Target{Session: rest}, nil
 	}
 	host, rest := a.splitHost(f.pane)
-	return host, monitor.Target{Pane: rest}, nil
+	return host, api.Target{Pane: rest}, nil
 }
 
 func newInjectCmd(a *app) *cobra.Command {
@@ -117,8 +117,8 @@ typed; when the log cannot be written, nothing is typed.`,
 				}
 			}
 			r := routed{action: "inject", target: t.String(), text: text, args: strings.Join(flags, " ")}
-			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
-				return svc.Inject(cmd.Context(), monitor.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, VisibleControls: visible, Origin: origin})
+			return a.runAction(cmd, asJSON, host, r, func(svc api.Service, origin string) (api.ActionResult, error) {
+				return svc.Inject(cmd.Context(), api.InjectRequest{Target: t, Text: text, NoEnter: noEnter, Urgent: urgent, VisibleControls: visible, Origin: origin})
 			})
 		},
 	}
@@ -161,8 +161,8 @@ option, and lists the options. Every answer is recorded in the audit log.`,
 				return err
 			}
 			r := routed{action: "answer", target: t.String(), args: args[0]}
-			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
-				return svc.Answer(cmd.Context(), monitor.AnswerRequest{Target: t, Answer: args[0], Origin: origin})
+			return a.runAction(cmd, asJSON, host, r, func(svc api.Service, origin string) (api.ActionResult, error) {
+				return svc.Answer(cmd.Context(), api.AnswerRequest{Target: t, Answer: args[0], Origin: origin})
 			})
 		},
 	}
@@ -188,8 +188,8 @@ shells. Recorded in the audit log.`,
 				return err
 			}
 			r := routed{action: "interrupt", target: t.String()}
-			return a.runAction(cmd, asJSON, host, r, func(svc monitor.Service, origin string) (monitor.ActionResult, error) {
-				return svc.Interrupt(cmd.Context(), monitor.InterruptRequest{Target: t, Origin: origin})
+			return a.runAction(cmd, asJSON, host, r, func(svc api.Service, origin string) (api.ActionResult, error) {
+				return svc.Interrupt(cmd.Context(), api.InterruptRequest{Target: t, Origin: origin})
 			})
 		},
 	}
@@ -201,8 +201,8 @@ shells. Recorded in the audit log.`,
 // runAction runs one action on the monitors of host ("" or local: this
 // machine's; else routed there through ssh, see routeAction) and reports
 // it.
-func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, do func(svc monitor.Service, origin string) (monitor.ActionResult, error)) error {
-	var res monitor.ActionResult
+func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, do func(svc api.Service, origin string) (api.ActionResult, error)) error {
+	var res api.ActionResult
 	if host != "" && host != remote.Local {
 		var err error
 		res, err = routeAction(cmd.Context(), a, host, r, do, actionOutcome)
@@ -237,14 +237,14 @@ func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, 
 // actionError turns the service's errors into what to do next.
 func actionError(err error) error {
 	switch {
-	case errors.Is(err, monitor.ErrNoSender):
+	case errors.Is(err, api.ErrNoSender):
 		return fmt.Errorf("%w; this system3 daemon cannot type into panes", err)
 	}
 	return err
 }
 
 // describeAction is one line saying what was sent where.
-func describeAction(r monitor.ActionResult) string {
+func describeAction(r api.ActionResult) string {
 	var b strings.Builder
 	switch r.Action {
 	case "inject":

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -19,7 +19,7 @@ import (
 	"github.com/system3-dev/system3/wake"
 )
 
-var actionSnapshot = monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{
+var actionSnapshot = api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{
 	{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.0", Agent: "claude", State: rules.AwaitingInput, Kind: "permission",
 		Question: "Do you want to proceed?", Options: []string{"Yes", "Yes, and don’t ask again", "No"}},
 	{Pane: "%4", Session: "orch-docs", Target: "orch-docs:0.0", Agent: "claude", State: rules.Working},
@@ -97,7 +97,7 @@ func TestInjectJSONAndUnverified(t *testing.T) {
 	f.SetSnapshot(actionSnapshot)
 	f.SetUnverified("the input box did not clear")
 	code, out, errOut := invoke(t, nil, "inject", "--json", "--session", "orch-docs", "hello")
-	var res monitor.ActionResult
+	var res api.ActionResult
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.Delivered || res.Verified || res.Pane != "%4" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
@@ -223,13 +223,13 @@ func TestAuditCommand(t *testing.T) {
 func TestCLIActionsAreTheOperators(t *testing.T) {
 	f := useFake(t)
 	f.SetSnapshot(actionSnapshot)
-	p, err := monitor.NewPolicy(monitor.PolicyConfig{AllowSessions: []string{"nothing"}, ReadOnly: true, PerMinute: 1}, nil)
+	p, err := api.NewPolicy(api.PolicyConfig{AllowSessions: []string{"nothing"}, ReadOnly: true, PerMinute: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.SetPolicy(p)
 	ctx := context.Background()
-	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) {
+	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("MCP inject: %v", err)
 	}
 	f.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-auth", Pane: "%3"})

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
@@ -40,7 +40,7 @@ func (a *app) learnStore() *learn.Store {
 // runLearnIdle runs the learning store's idle work beside the monitors:
 // every change the monitors report is real work that postpones it, and
 // its health check looks at the orchestrators.
-func (a *app) runLearnIdle(ctx context.Context, svc monitor.Service, ls *learn.Store) error {
+func (a *app) runLearnIdle(ctx context.Context, svc api.Service, ls *learn.Store) error {
 	m := learn.NewMaintainer(ls)
 	m.Log = a.log
 	m.Health = orchestratorHealth(svc, a)
@@ -60,7 +60,7 @@ func (a *app) runLearnIdle(ctx context.Context, svc monitor.Service, ls *learn.S
 // orchestratorHealth is the idle health check: an agent pane that exited
 // while its task list is unfinished is logged once (the monitors wake
 // someone for it; the log keeps the record for later reading).
-func orchestratorHealth(svc monitor.Service, a *app) func(context.Context) error {
+func orchestratorHealth(svc api.Service, a *app) func(context.Context) error {
 	var mu sync.Mutex
 	reported := map[string]bool{}
 	return func(ctx context.Context) error {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -127,11 +127,11 @@ func TestOrchestratorHealth(t *testing.T) {
 	var buf bytes.Buffer
 	a := &app{log: slog.New(slog.NewTextHandler(&buf, nil))}
 	f := monitortest.NewService(t, monitortest.Ticking(time.Now()))
-	sess := func(pane string, st rules.State, done, total int) monitor.Session {
-		return monitor.Session{Pane: pane, Session: "orch" + pane, Target: "orch" + pane + ":0.0", Agent: "claude", State: st,
-			TaskList: "L" + pane, Tasks: &monitor.TaskProgress{Completed: done, Total: total}}
+	sess := func(pane string, st rules.State, done, total int) api.Session {
+		return api.Session{Pane: pane, Session: "orch" + pane, Target: "orch" + pane + ":0.0", Agent: "claude", State: st,
+			TaskList: "L" + pane, Tasks: &api.TaskProgress{Completed: done, Total: total}}
 	}
-	f.SetSnapshot(monitor.Snapshot{Sessions: []monitor.Session{sess("%1", rules.Exited, 2, 5), sess("%2", rules.Exited, 3, 3), sess("%3", rules.Working, 1, 4)}})
+	f.SetSnapshot(api.Snapshot{Sessions: []api.Session{sess("%1", rules.Exited, 2, 5), sess("%2", rules.Exited, 3, 3), sess("%3", rules.Working, 1, 4)}})
 	check := orchestratorHealth(f, a)
 	for range 2 {
 		if err := check(context.Background()); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
@@ -88,13 +88,13 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 // mcp.allow_sessions, mcp.read_only (or --read-only) and
 // mcp.inject_per_minute, checked by the service on every action, whichever
 // process the client reached.
-func (a *app) policy() (*monitor.Policy, error) {
+func (a *app) policy() (*api.Policy, error) {
 	c := a.settings.File.MCP
-	cfg := monitor.PolicyConfig{AllowSessions: c.AllowSessions, ReadOnly: c.ReadOnly, PerMinute: c.InjectPerMinute}
+	cfg := api.PolicyConfig{AllowSessions: c.AllowSessions, ReadOnly: c.ReadOnly, PerMinute: c.InjectPerMinute}
 	if a.readOnly != nil {
 		cfg.ReadOnly = *a.readOnly
 	}
-	p, err := monitor.NewPolicy(cfg, nil)
+	p, err := api.NewPolicy(cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -24,7 +25,7 @@ import (
 // dir's lock (one monitoring process per state dir), opens the wake
 // journal, and starts the tmux watcher and the supervisor. The returned
 // function stops everything and releases the lock.
-func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error, error) {
+func (a *app) startMonitors(ctx context.Context) (api.Service, func() error, error) {
 	dir := a.settings.StateDir
 	lock, err := wake.AcquireLock(dir)
 	if err != nil {
@@ -41,7 +42,7 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	for _, w := range warnings {
 		a.log.Warn("wake journal", "warning", w.String())
 	}
-	fail := func(err error) (monitor.Service, func() error, error) {
+	fail := func(err error) (api.Service, func() error, error) {
 		store.Close()
 		lock.Release()
 		return nil, nil, err
@@ -63,14 +64,14 @@ func (a *app) startMonitors(ctx context.Context) (monitor.Service, func() error,
 	// The coach watches tool calls for behaviour patterns; without its
 	// database the monitors still run.
 	var sup *monitor.Supervisor
-	co, closeCoach, err := a.openCoach(ctx, eng.Patterns(), injectFunc(func(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+	co, closeCoach, err := a.openCoach(ctx, eng.Patterns(), injectFunc(func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 		return sup.Inject(ctx, req)
 	}), store)
 	if err != nil {
 		a.log.Warn("behaviour patterns off", "err", err)
 		co, closeCoach = nil, func() {}
 	}
-	var onToolCall func(monitor.ToolCall)
+	var onToolCall func(api.ToolCall)
 	if co != nil {
 		onToolCall = co.Observe
 	}
@@ -248,21 +249,21 @@ func probeAgent(p tmux.Pane, how *agent.Probe) monitor.AgentInfo {
 }
 
 // watchedProgress looks a task list's progress up in the watcher's model.
-func watchedProgress(tw *tasks.Watcher, root string) func(string) (monitor.TaskProgress, bool) {
+func watchedProgress(tw *tasks.Watcher, root string) func(string) (api.TaskProgress, bool) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	return func(id string) (monitor.TaskProgress, bool) {
+	return func(id string) (api.TaskProgress, bool) {
 		l, ok := tw.Lookup(filepath.Join(root, id))
-		return monitor.ProgressOf(l), ok
+		return api.ProgressOf(l), ok
 	}
 }
 
 // priceTable is the config's prices as the monitor reads them.
-func priceTable(u config.Usage) monitor.PriceTable {
-	pt := make(monitor.PriceTable, len(u.Prices))
+func priceTable(u config.Usage) api.PriceTable {
+	pt := make(api.PriceTable, len(u.Prices))
 	for i, p := range u.Prices {
-		pt[i] = monitor.PriceRule{Model: p.Model, Price: monitor.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}}
+		pt[i] = api.PriceRule{Model: p.Model, Price: api.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}}
 	}
 	return pt
 }

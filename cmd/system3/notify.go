@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
@@ -76,7 +76,7 @@ func (n *notifier) active() bool {
 
 // Run announces every wake raised from now on until ctx ends. Wakes that
 // were pending when it started are not announced again.
-func (n *notifier) Run(ctx context.Context, svc monitor.Service) error {
+func (n *notifier) Run(ctx context.Context, svc api.Service) error {
 	if !n.active() {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -383,7 +383,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap := awaitSnapshot(t, c, func(s monitor.Snapshot) bool { return strings.Contains(s.Problem, "cannot write the wake journal") })
+			snap := awaitSnapshot(t, c, func(s api.Snapshot) bool { return strings.Contains(s.Problem, "cannot write the wake journal") })
 			if !strings.Contains(snap.Problem, problem) || !strings.Contains(snap.Problem, "kept in memory") {
 				t.Fatalf("problem %q does not say %q and that wakes are kept in memory", snap.Problem, problem)
 			}
@@ -441,7 +441,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 	}
 }
 
-func awaitSnapshot(t *testing.T, c *ipc.Client, ok func(monitor.Snapshot) bool) monitor.Snapshot {
+func awaitSnapshot(t *testing.T, c *ipc.Client, ok func(api.Snapshot) bool) api.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

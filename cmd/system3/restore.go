@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
@@ -40,7 +40,7 @@ func outcomeFunc(ls *learn.Store) func(context.Context, lifecycle.Outcome) error
 
 // adopt records a session linked by hand so restore can bring it back (or
 // forgets it when unlinked). It never fails the link.
-func (a *app) adopt(ctx context.Context, svc monitor.Service, t monitor.Target, sess monitor.Session, remove bool) {
+func (a *app) adopt(ctx context.Context, svc api.Service, t api.Target, sess api.Session, remove bool) {
 	if t.Pane != "" || sess.Session == "" {
 		return
 	}

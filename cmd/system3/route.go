@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
@@ -70,7 +70,7 @@ type routed struct {
 // routeAction runs do on host's daemon through a link of its own, as
 // remote.Route does (audited in this machine's audit log before and after,
 // as the CLI's). result says how the outcome is recorded.
-func routeAction[T any](ctx context.Context, a *app, host string, r routed, do func(svc monitor.Service, origin string) (T, error), result func(T) (sent, verified bool, detail string)) (T, error) {
+func routeAction[T any](ctx context.Context, a *app, host string, r routed, do func(svc api.Service, origin string) (T, error), result func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
 	h, err := a.remoteHost(host)
 	if err != nil {
@@ -95,7 +95,7 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 }
 
 // actionOutcome is how a routed action's result is audited here.
-func actionOutcome(res monitor.ActionResult) (bool, bool, string) {
+func actionOutcome(res api.ActionResult) (bool, bool, string) {
 	return res.Delivered, res.Verified, describeAction(res)
 }
 
@@ -171,13 +171,13 @@ type hostsLifecycle struct {
 	lifecycle.Orchestrators
 	a   *app
 	svc interface {
-		Allow(ctx context.Context, req monitor.AllowRequest) error
+		Allow(ctx context.Context, req api.AllowRequest) error
 	}
 }
 
 // withHostsLifecycle wraps lc for the config's hosts; without hosts it is
 // lc.
-func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc monitor.Service) lifecycle.Orchestrators {
+func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc api.Service) lifecycle.Orchestrators {
 	if len(a.remoteHosts()) == 0 {
 		return lc
 	}
@@ -224,7 +224,7 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 // output, the end of its errors and its exit status.
 func (l hostsLifecycle) run(ctx context.Context, origin, host, session, target string, args []string) (out *bytes.Buffer, errb *tailWriter, code int, err error) {
 	action := args[0]
-	if err := l.svc.Allow(ctx, monitor.AllowRequest{Action: action, Session: host + ":" + session, Origin: origin}); err != nil {
+	if err := l.svc.Allow(ctx, api.AllowRequest{Action: action, Session: host + ":" + session, Origin: origin}); err != nil {
 		return nil, nil, 0, err
 	}
 	args = append(args, "--json", "--origin="+origin+" "+routedVia())

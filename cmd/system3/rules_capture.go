@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -68,11 +69,11 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := monitor.ResolveTarget(monitor.Target{Session: name}, snap.Sessions, snap.Server)
+	sess, err := api.ResolveTarget(api.Target{Session: name}, snap.Sessions, snap.Server)
 	if err != nil {
 		return err
 	}
-	pv, err := svc.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Pane: sess.Pane}})
+	pv, err := svc.Preview(ctx, api.PreviewRequest{Target: api.Target{Pane: sess.Pane}})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
@@ -68,7 +68,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	}
 	start := a.startMonitors
 	if startMonitorsHook != nil {
-		start = func(ctx context.Context) (monitor.Service, func() error, error) { return startMonitorsHook(a, ctx) }
+		start = func(ctx context.Context) (api.Service, func() error, error) { return startMonitorsHook(a, ctx) }
 	}
 	svc, stop, err := start(ctx)
 	if errors.Is(err, wake.ErrLocked) {

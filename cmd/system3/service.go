@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 
 // startMonitorsHook replaces startMonitors in tests, which give it a fake
 // service. It is nil in the program.
-var startMonitorsHook func(a *app, ctx context.Context) (monitor.Service, func() error, error)
+var startMonitorsHook func(a *app, ctx context.Context) (api.Service, func() error, error)
 
 // socketPath is where the process that runs the monitors for the state dir
 // serves them.
@@ -25,7 +25,7 @@ func (a *app) socketPath() string {
 // for this state dir (the dashboard or `system3 serve`), over its socket.
 // When none runs, it starts monitors in this process. closeFn releases
 // either; call it once the command is done.
-func (a *app) openService(ctx context.Context) (svc monitor.Service, closeFn func() error, err error) {
+func (a *app) openService(ctx context.Context) (svc api.Service, closeFn func() error, err error) {
 	path := a.socketPath()
 	// Another system3 holding the state dir's lock without answering on
 	// its socket is starting up or shutting down: ask again shortly.
@@ -41,7 +41,7 @@ func (a *app) openService(ctx context.Context) (svc monitor.Service, closeFn fun
 		a.log.Debug("no running system3; starting monitors in this process", "socket", path)
 		start := a.startMonitors
 		if startMonitorsHook != nil {
-			start = func(ctx context.Context) (monitor.Service, func() error, error) { return startMonitorsHook(a, ctx) }
+			start = func(ctx context.Context) (api.Service, func() error, error) { return startMonitorsHook(a, ctx) }
 		}
 		svc, closeFn, err = start(ctx)
 		if !errors.Is(err, wake.ErrLocked) {

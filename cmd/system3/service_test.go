@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -53,7 +53,7 @@ func useFake(t *testing.T) *fakeService {
 	t.Helper()
 	f := newFakeService(t)
 	old := startMonitorsHook
-	startMonitorsHook = func(a *app, ctx context.Context) (monitor.Service, func() error, error) {
+	startMonitorsHook = func(a *app, ctx context.Context) (api.Service, func() error, error) {
 		if f.startMonitorsE != nil {
 			return nil, nil, f.startMonitorsE
 		}
@@ -101,8 +101,8 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	// status shows the daemon's states (which remember error loops) over
 	// the panes tmux lists.
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	daemon.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{{Pane: "%0", Agent: "claude",
-		State: rules.ErrorLoop, Evidence: monitor.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: []string{"x"}}, Options: []string{}}}})
+	daemon.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{{Pane: "%0", Agent: "claude",
+		State: rules.ErrorLoop, Evidence: api.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: []string{"x"}}, Options: []string{}}}})
 	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
 	var doc statusDoc
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
@@ -176,7 +176,7 @@ func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
 	f := newFakeService(t)
 	var tries atomic.Int32
 	old := startMonitorsHook
-	startMonitorsHook = func(a *app, ctx context.Context) (monitor.Service, func() error, error) {
+	startMonitorsHook = func(a *app, ctx context.Context) (api.Service, func() error, error) {
 		if tries.Add(1) <= 3 {
 			return nil, nil, &wake.LockedError{Path: "/s/system3.lock", PID: 7}
 		}
@@ -199,9 +199,9 @@ func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
 
 // sessions used by the watch tests.
 var (
-	sessAuth = monitor.Session{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
+	sessAuth = api.Session{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
 		State: rules.AwaitingInput, Kind: "permission", Since: testEpoch,
-		Evidence: monitor.Evidence{Source: "screen", Rule: "claude.permission"}}
-	sessDocs = monitor.Session{Pane: "%5", Session: "docs", Target: "docs:0.0", Agent: "codex",
-		State: rules.Working, Kind: "tool", Since: testEpoch, Evidence: monitor.Evidence{Source: "screen", Rule: "codex.working"}}
+		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission"}}
+	sessDocs = api.Session{Pane: "%5", Session: "docs", Target: "docs:0.0", Agent: "codex",
+		State: rules.Working, Kind: "tool", Since: testEpoch, Evidence: api.Evidence{Source: "screen", Rule: "codex.working"}}
 )

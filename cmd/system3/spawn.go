@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
@@ -81,7 +81,7 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 // lifecycle returns the spawn/stop manager over svc.
 // mcpLifecycle is lifecycle for an MCP server: with the config's hosts,
 // stop_orchestrator HOST:NAME is routed (hostsLifecycle).
-func (a *app) mcpLifecycle(svc monitor.Service) (lifecycle.Orchestrators, error) {
+func (a *app) mcpLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
 	m, err := a.lifecycle(svc)
 	if err != nil {
 		return nil, err
@@ -355,12 +355,12 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				return errors.New("give --task-list ID to link, or --remove to unlink")
 			}
 			if host != "" && host != remote.Local {
-				req := monitor.LinkRequest{Target: t, TaskList: strings.TrimSpace(list)}
+				req := api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list)}
 				sess, err := routeAction(cmd.Context(), a, host, routed{action: "link", target: t.String(), args: req.TaskList},
-					func(svc monitor.Service, origin string) (monitor.Session, error) {
+					func(svc api.Service, origin string) (api.Session, error) {
 						req.Origin = origin
 						return svc.Link(cmd.Context(), req)
-					}, func(s monitor.Session) (bool, bool, string) { return true, true, "task list " + s.TaskList })
+					}, func(s api.Session) (bool, bool, string) { return true, true, "task list " + s.TaskList })
 				if err != nil {
 					return err
 				}
@@ -375,7 +375,7 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				return err
 			}
 			defer a.release(closeFn)
-			sess, err := svc.Link(cmd.Context(), monitor.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
+			sess, err := svc.Link(cmd.Context(), api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
 			if err != nil {
 				return err
 			}

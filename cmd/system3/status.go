@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -55,20 +56,20 @@ type statusPane struct {
 	InMode      bool      `json:"in_mode"`
 	Activity    time.Time `json:"activity"`
 
-	Agent    string                `json:"agent"`
-	State    string                `json:"state"`
-	Kind     string                `json:"kind"`
-	Evidence monitor.Evidence      `json:"evidence"`
-	Question string                `json:"question,omitempty"`
-	Detail   string                `json:"detail,omitempty"`
-	Options  []string              `json:"options"`
-	Since    time.Time             `json:"since"`
-	LastLine string                `json:"last_line,omitempty"`
-	TaskList string                `json:"task_list,omitempty"`
-	Tasks    *monitor.TaskProgress `json:"tasks,omitempty"`
+	Agent    string            `json:"agent"`
+	State    string            `json:"state"`
+	Kind     string            `json:"kind"`
+	Evidence api.Evidence      `json:"evidence"`
+	Question string            `json:"question,omitempty"`
+	Detail   string            `json:"detail,omitempty"`
+	Options  []string          `json:"options"`
+	Since    time.Time         `json:"since"`
+	LastLine string            `json:"last_line,omitempty"`
+	TaskList string            `json:"task_list,omitempty"`
+	Tasks    *api.TaskProgress `json:"tasks,omitempty"`
 	// Usage is the tokens and estimated cost of the agent's session, from
 	// its transcript (Claude Code), when known.
-	Usage *monitor.Usage `json:"usage,omitempty"`
+	Usage *api.Usage `json:"usage,omitempty"`
 	// AgentSessionID is the agent's own conversation id (what its resume
 	// takes), and Transcript its file, when known.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
@@ -144,7 +145,7 @@ then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
 			doc.GeneratedAt = time.Now().UTC()
 			doc.Source, doc.UnackedWakes = source, unacked
 			doc.Problem = states.Problem
-			byPane := map[string]monitor.Session{}
+			byPane := map[string]api.Session{}
 			for _, s := range states.Sessions {
 				byPane[s.Pane] = s
 			}
@@ -259,7 +260,7 @@ func truncate(s string, n int) string {
 // sessionStates returns the states of the running system3's monitors when
 // one serves this state dir (with what they remember: error loops, agents
 // that exited), else classifies every pane once; and the unacked wakes.
-func (a *app) sessionStates(ctx context.Context) (snap monitor.Snapshot, unacked int, source string, err error) {
+func (a *app) sessionStates(ctx context.Context) (snap api.Snapshot, unacked int, source string, err error) {
 	if c, err := ipc.Dial(ctx, a.socketPath()); err == nil {
 		defer c.Close()
 		snap, err := c.Snapshot(ctx)
@@ -293,32 +294,32 @@ func (a *app) sessionStates(ctx context.Context) (snap monitor.Snapshot, unacked
 
 // classifyOnce lists, captures and classifies every pane once with the
 // same supervisor the monitors run, keeping its wakes in memory only.
-func (a *app) classifyOnce(ctx context.Context) (monitor.Snapshot, error) {
+func (a *app) classifyOnce(ctx context.Context) (api.Snapshot, error) {
 	eng, err := a.loadRules()
 	if err != nil {
-		return monitor.Snapshot{}, err
+		return api.Snapshot{}, err
 	}
 	store, _, err := wake.Open(wake.Config{})
 	if err != nil {
-		return monitor.Snapshot{}, err
+		return api.Snapshot{}, err
 	}
 	defer store.Close()
 	srv := a.tmuxServer()
 	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log,
 		LinksPath: filepath.Join(a.settings.StateDir, monitor.LinksFile), Prices: priceTable(a.settings.File.Usage).Lookup})
 	if err != nil {
-		return monitor.Snapshot{}, err
+		return api.Snapshot{}, err
 	}
 	sup.Refresh(ctx)
 	return sup.Snapshot(ctx)
 }
 
 // loadedProgress reads the task lists once and looks progress up in them.
-func loadedProgress(root, todos string) func(string) (monitor.TaskProgress, bool) {
+func loadedProgress(root, todos string) func(string) (api.TaskProgress, bool) {
 	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
-	return func(id string) (monitor.TaskProgress, bool) {
+	return func(id string) (api.TaskProgress, bool) {
 		l, ok := tasks.Find(lists, id)
-		return monitor.ProgressOf(l), ok
+		return api.ProgressOf(l), ok
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -103,9 +103,9 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	mcpStart(t, stdioc, "text-stdio")
 	t.Cleanup(func() { stdioc.Close(); inW.Close(); stopStdio(); <-stdioDone })
 
-	service := func(c monitor.Service) func(*testing.T, string, string, bool, bool) (bool, string) {
+	service := func(c api.Service) func(*testing.T, string, string, bool, bool) (bool, string) {
 		return func(t *testing.T, pane, text string, submit, visible bool) (bool, string) {
-			res, err := c.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: pane}, Text: text, NoEnter: !submit, VisibleControls: visible, Origin: "test"})
+			res, err := c.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: pane}, Text: text, NoEnter: !submit, VisibleControls: visible, Origin: "test"})
 			if err != nil {
 				return false, err.Error()
 			}
@@ -225,7 +225,7 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	// bash runs the whole line it holds once submitted: every echo, then
 	// the marker; never the touch of PWNED.
 	done := filepath.Join(home, "DONE")
-	if _, err := svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: panes["shell"]}, Text: " ; touch $HOME/DONE", Origin: "test"}); err != nil {
+	if _, err := svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: panes["shell"]}, Text: " ; touch $HOME/DONE", Origin: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "bash to run the submitted line", func() bool { _, err := os.Stat(done); return err == nil })

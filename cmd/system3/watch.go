@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -73,7 +73,7 @@ as a resync of what it shows. See docs/remote.md.`,
 
 // runWatch prints the registry, then its changes and the wakes, until ctx
 // ends (nil) or the service ends the streams (an error: the monitors went away).
-func runWatch(ctx context.Context, svc monitor.Service, p *watchPrinter) error {
+func runWatch(ctx context.Context, svc api.Service, p *watchPrinter) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Subscribe before taking the snapshot, so no change falls between the
@@ -100,7 +100,7 @@ func runWatch(ctx context.Context, svc monitor.Service, p *watchPrinter) error {
 			if !ok {
 				return quiet(ctx, errMonitorsGone)
 			}
-			if u.Kind != monitor.Resync {
+			if u.Kind != api.Resync {
 				p.update(u)
 				continue
 			}
@@ -139,13 +139,13 @@ func quiet(ctx context.Context, err error) error {
 
 // watchLine is one line of `watch --json`.
 type watchLine struct {
-	Type     string           `json:"type"` // "session" or "wake"
-	Kind     string           `json:"kind"` // session: snapshot, added, changed, removed; wake: raised, acked, cleared
-	Time     time.Time        `json:"time"`
-	Previous rules.State      `json:"previous,omitempty"`
-	Session  *monitor.Session `json:"session,omitempty"`
-	Wake     *wake.Event      `json:"wake,omitempty"`
-	Replayed bool             `json:"replayed,omitempty"`
+	Type     string       `json:"type"` // "session" or "wake"
+	Kind     string       `json:"kind"` // session: snapshot, added, changed, removed; wake: raised, acked, cleared
+	Time     time.Time    `json:"time"`
+	Previous rules.State  `json:"previous,omitempty"`
+	Session  *api.Session `json:"session,omitempty"`
+	Wake     *wake.Event  `json:"wake,omitempty"`
+	Replayed bool         `json:"replayed,omitempty"`
 }
 
 // watchPrinter prints changes once each: it remembers what it showed, so the
@@ -157,12 +157,12 @@ type watchPrinter struct {
 	now  func() time.Time
 	err  error // the first write error; watch stops on it
 
-	sessions map[string]monitor.Session // by pane
-	wakes    map[string]bool            // ids of wakes shown as raised
+	sessions map[string]api.Session // by pane
+	wakes    map[string]bool        // ids of wakes shown as raised
 }
 
-func (p *watchPrinter) snapshot(s monitor.Snapshot) {
-	p.sessions = map[string]monitor.Session{}
+func (p *watchPrinter) snapshot(s api.Snapshot) {
+	p.sessions = map[string]api.Session{}
 	p.wakes = map[string]bool{}
 	if !p.json {
 		switch {
@@ -181,11 +181,11 @@ func (p *watchPrinter) snapshot(s monitor.Snapshot) {
 	}
 }
 
-func (p *watchPrinter) update(u monitor.Update) {
+func (p *watchPrinter) update(u api.Update) {
 	s := u.Session
 	prev, seen := p.sessions[s.Pane]
 	switch u.Kind {
-	case monitor.SessionRemoved:
+	case api.SessionRemoved:
 		if seen {
 			delete(p.sessions, s.Pane)
 			p.session("removed", prev, "", "")
@@ -208,15 +208,15 @@ func (p *watchPrinter) update(u monitor.Update) {
 }
 
 // resync prints what changed while updates were being dropped.
-func (p *watchPrinter) resync(s monitor.Snapshot) {
+func (p *watchPrinter) resync(s api.Snapshot) {
 	now := map[string]bool{}
 	for _, sess := range s.Sessions {
 		now[sess.Pane] = true
-		p.update(monitor.Update{Kind: monitor.SessionChanged, Session: sess})
+		p.update(api.Update{Kind: api.SessionChanged, Session: sess})
 	}
 	for pane, sess := range p.sessions {
 		if !now[pane] {
-			p.update(monitor.Update{Kind: monitor.SessionRemoved, Session: sess})
+			p.update(api.Update{Kind: api.SessionRemoved, Session: sess})
 		}
 	}
 }
@@ -247,7 +247,7 @@ func (p *watchPrinter) pendingWakes(evs []wake.Event) {
 }
 
 // session prints one session line; from is the state/kind shown before.
-func (p *watchPrinter) session(kind string, s monitor.Session, previous rules.State, from string) {
+func (p *watchPrinter) session(kind string, s api.Session, previous rules.State, from string) {
 	at := s.Since
 	if kind == "removed" || at.IsZero() {
 		at = p.now()
@@ -301,7 +301,7 @@ func (p *watchPrinter) wakeLine(kind string, ev wake.Event, at time.Time, replay
 }
 
 // sessionPlace is "target %pane", falling back to the session name.
-func sessionPlace(s monitor.Session) string {
+func sessionPlace(s api.Session) string {
 	target := s.Target
 	if target == "" {
 		target = s.Session

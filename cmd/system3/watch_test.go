@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -95,7 +95,7 @@ func (s *started) exit(t *testing.T) int {
 func TestWatchText(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	f := useFake(t)
-	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{sessAuth, sessDocs}})
 	auth := f.Raise(t, wakeAuth)
 
 	w := startCmd(t, "watch")
@@ -110,11 +110,11 @@ func TestWatchText(t *testing.T) {
 	working.State, working.Kind, working.Evidence.Rule = rules.Working, "", "claude.working"
 	docsAgain := sessDocs
 	docsAgain.LastLine = "still working" // no state change: nothing to print
-	added := monitor.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: rules.Idle}
-	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: working, Previous: rules.AwaitingInput})
-	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: docsAgain, Previous: rules.Working})
-	f.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: added})
-	f.Publish(monitor.Update{Kind: monitor.SessionRemoved, Session: monitor.Session{Pane: "%5"}})
+	added := api.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: rules.Idle}
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: working, Previous: rules.AwaitingInput})
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: docsAgain, Previous: rules.Working})
+	f.Publish(api.Update{Kind: api.SessionAdded, Session: added})
+	f.Publish(api.Update{Kind: api.SessionRemoved, Session: api.Session{Pane: "%5"}})
 	docs := f.Raise(t, wakeDocs)
 	f.Store.Ack(auth.ID, "tui")
 
@@ -139,12 +139,12 @@ func TestWatchText(t *testing.T) {
 
 func TestWatchJSON(t *testing.T) {
 	f := useFake(t)
-	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth}})
+	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{sessAuth}})
 	w := startCmd(t, "watch", "--json")
 	w.waitOut(t, `"kind":"snapshot"`)
 	changed := sessAuth
 	changed.State, changed.Kind = rules.Error, "api_error"
-	f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: changed})
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: changed})
 	f.Raise(t, wakeDocs)
 	w.waitOut(t, `"kind":"changed"`, `"type":"wake"`)
 	w.cancel()
@@ -176,14 +176,14 @@ func TestWatchJSON(t *testing.T) {
 
 func TestWatchResync(t *testing.T) {
 	f := useFake(t)
-	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{sessAuth, sessDocs}})
+	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{sessAuth, sessDocs}})
 	w := startCmd(t, "watch")
 	w.waitOut(t, "docs:0.0 %5")
 	// Updates were dropped; the registry now differs.
 	working := sessAuth
 	working.State, working.Kind = rules.Working, ""
-	f.SetSnapshot(monitor.Snapshot{Server: "default", Running: true, Sessions: []monitor.Session{working}})
-	f.Publish(monitor.Update{Kind: monitor.Resync, Missed: 3})
+	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{working}})
+	f.Publish(api.Update{Kind: api.Resync, Missed: 3})
 	w.waitOut(t, "awaiting_input/permission → working", "docs:0.0 %5  codex  removed")
 	w.cancel()
 	w.exit(t)
@@ -191,7 +191,7 @@ func TestWatchResync(t *testing.T) {
 
 func TestWatchEndsWhenMonitorsStop(t *testing.T) {
 	f := useFake(t)
-	f.SetSnapshot(monitor.Snapshot{Server: "/tmp/tmux-1/default", Problem: "tmux is not installed"})
+	f.SetSnapshot(api.Snapshot{Server: "/tmp/tmux-1/default", Problem: "tmux is not installed"})
 	w := startCmd(t, "watch")
 	w.waitOut(t, "no tmux server is running (/tmp/tmux-1/default)", "problem: tmux is not installed")
 	f.EndWatches()

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -19,8 +19,8 @@ type view struct {
 	Nonce   string
 	Problem string
 	Running bool
-	Need    []monitor.Session
-	Others  []monitor.Session
+	Need    []api.Session
+	Others  []api.Session
 	Wakes   []wake.Event
 	Taken   time.Time
 	Err     string

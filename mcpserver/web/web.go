@@ -24,25 +24,25 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
-// Service is the part of monitor.Service the page uses.
+// Service is the part of api.Service the page uses.
 type Service interface {
-	Snapshot(ctx context.Context) (monitor.Snapshot, error)
-	Watch(ctx context.Context) (<-chan monitor.Update, error)
+	Snapshot(ctx context.Context) (api.Snapshot, error)
+	Watch(ctx context.Context) (<-chan api.Update, error)
 	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
 	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
 	Ack(ctx context.Context, id, by string) (wake.Event, error)
-	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
-	Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error)
-	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
+	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
+	Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error)
+	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
 }
 
-var _ Service = monitor.Service(nil)
+var _ Service = api.Service(nil)
 
 // Origins written to the audit log.
 const (
@@ -200,7 +200,7 @@ func (h *Handler) write(f func(http.ResponseWriter, *http.Request) (string, erro
 		msg, err := f(w, r)
 		if err != nil {
 			code := http.StatusConflict
-			if errors.Is(err, monitor.ErrBadRequest) || errors.Is(err, monitor.ErrBadAnswer) || errors.Is(err, monitor.ErrUnknownTarget) {
+			if errors.Is(err, api.ErrBadRequest) || errors.Is(err, api.ErrBadAnswer) || errors.Is(err, api.ErrUnknownTarget) {
 				code = http.StatusBadRequest
 			}
 			h.fail(w, r, code, err.Error())
@@ -224,7 +224,7 @@ func ctxFor(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), callTimeout)
 }
 
-func describe(res monitor.ActionResult) string {
+func describe(res api.ActionResult) string {
 	s := res.Action + " sent to " + res.Session
 	if res.Option != "" {
 		s = "answered “" + res.Option + "” in " + res.Session
@@ -238,7 +238,7 @@ func describe(res monitor.ActionResult) string {
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	res, err := h.svc.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: r.PostFormValue("pane")}, Answer: r.PostFormValue("answer"), Origin: Origin})
+	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Answer: r.PostFormValue("answer"), Origin: Origin})
 	if err != nil {
 		return "", err
 	}
@@ -248,7 +248,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) (string, error)
 func (h *Handler) inject(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	res, err := h.svc.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: r.PostFormValue("pane")}, Text: r.PostFormValue("text"),
+	res, err := h.svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Text: r.PostFormValue("text"),
 		Urgent: r.PostFormValue("urgent") != "", Origin: Origin})
 	if err != nil {
 		return "", err
@@ -259,7 +259,7 @@ func (h *Handler) inject(w http.ResponseWriter, r *http.Request) (string, error)
 func (h *Handler) interrupt(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	res, err := h.svc.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: r.PostFormValue("pane")}, Origin: Origin})
+	res, err := h.svc.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Origin: Origin})
 	if err != nil {
 		return "", err
 	}
@@ -321,7 +321,7 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	j := slices.IndexFunc(snap.Sessions, func(s monitor.Session) bool { return s.Pane == ev.Pane })
+	j := slices.IndexFunc(snap.Sessions, func(s api.Session) bool { return s.Pane == ev.Pane })
 	if j < 0 || snap.Sessions[j].State != rules.AwaitingInput || snap.Sessions[j].Question != ev.Question || !slices.Equal(snap.Sessions[j].Options, ev.Options) {
 		h.fail(w, r, http.StatusConflict, "the prompt changed since the notification: open the page to see it")
 		return
@@ -330,7 +330,7 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "no such option")
 		return
 	}
-	res, err := h.svc.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: ev.Pane}, Answer: strconv.Itoa(a.Option), Origin: ActionOrigin})
+	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: ev.Pane}, Answer: strconv.Itoa(a.Option), Origin: ActionOrigin})
 	if err != nil {
 		h.fail(w, r, http.StatusConflict, err.Error())
 		return

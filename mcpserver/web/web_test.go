@@ -9,20 +9,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
-var promptSession = monitor.Session{Pane: "%3", Session: "orch-billing", Target: "orch-billing:0.0", Agent: "claude",
+var promptSession = api.Session{Pane: "%3", Session: "orch-billing", Target: "orch-billing:0.0", Agent: "claude",
 	State: rules.AwaitingInput, Kind: "permission", Question: "Do you want to proceed?", Options: []string{"Yes", "No"}}
 
 func setup(t *testing.T) (*monitortest.Service, *Handler, *notify.Signer, *httptest.Server) {
 	t.Helper()
 	svc := monitortest.NewService(t, nil)
-	svc.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{promptSession}})
+	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{promptSession}})
 	signer, err := notify.NewSigner([]byte(strings.Repeat("s", 32)))
 	if err != nil {
 		t.Fatal(err)

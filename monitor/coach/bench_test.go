@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // BenchmarkHandle measures one observed tool call against the built-in
@@ -15,10 +15,10 @@ import (
 func BenchmarkHandle(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		tc   monitor.ToolCall
+		tc   api.ToolCall
 	}{
-		{"no_match", monitor.ToolCall{Tool: "Read", File: "/src/app/main.go"}},
-		{"occurrence", monitor.ToolCall{Tool: "Bash", Command: "go test ./...", Failed: true, Error: "FAIL"}},
+		{"no_match", api.ToolCall{Tool: "Read", File: "/src/app/main.go"}},
+		{"occurrence", api.ToolCall{Tool: "Bash", Command: "go test ./...", Failed: true, Error: "FAIL"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := newHarness(b, "")

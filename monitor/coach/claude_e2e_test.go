@@ -13,6 +13,7 @@ import (
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -27,13 +28,13 @@ import (
 // directive quoted, attaches it to a wake, types it into the pane
 // (auto_send), and the agent receives it as its next prompt.
 func TestRealClaudeFormatterLoop(t *testing.T) {
-	api := claudetest.NewFakeAPI(t)
-	cs := claudetest.Start(t, claudetest.Options{API: api, Args: []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}})
+	fakeAPI := claudetest.NewFakeAPI(t)
+	cs := claudetest.Start(t, claudetest.Options{API: fakeAPI, Args: []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}})
 	file := filepath.Join(cs.Dir, "app.go")
 	if err := os.WriteFile(filepath.Join(cs.Dir, "lint"), []byte("#!/bin/sh\necho \"app.go:1: not formatted\"\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	api.AddRule(claudetest.Rule{Contains: "tidy-app", Steps: []claudetest.Step{
+	fakeAPI.AddRule(claudetest.Rule{Contains: "tidy-app", Steps: []claudetest.Step{
 		{Tool: claudetest.Write(file, "package app\nvar A = 1\n")},
 		{Tool: claudetest.Bash("./lint app.go", "Check formatting")},
 		{Tool: claudetest.Edit(file, "var A = 1", "var A = 2")},
@@ -81,7 +82,7 @@ patterns:
 	var sup *monitor.Supervisor
 	co, err := New(context.Background(), Config{DB: db, Patterns: eng.Patterns(), Wakes: store,
 		Directives: DirectiveFiles(claudeDir, ""),
-		Inject: injectorFunc(func(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+		Inject: injectorFunc(func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 			return sup.Inject(ctx, req)
 		})})
 	if err != nil {
@@ -132,7 +133,7 @@ patterns:
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got := false
-		for _, p := range api.MainPrompts() {
+		for _, p := range fakeAPI.MainPrompts() {
 			if strings.Contains(p, "Loop detected: Formatter loop") && strings.Contains(p, "Run the formatter on "+file) {
 				got = true
 			}
@@ -141,7 +142,7 @@ patterns:
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent never received the reminder; prompts %q\nscreen:\n%s", api.MainPrompts(), cs.Capture())
+			t.Fatalf("the agent never received the reminder; prompts %q\nscreen:\n%s", fakeAPI.MainPrompts(), cs.Capture())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -162,8 +163,8 @@ patterns:
 	}
 }
 
-type injectorFunc func(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
+type injectorFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 
-func (f injectorFunc) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+func (f injectorFunc) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	return f(ctx, req)
 }

@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -31,9 +31,9 @@ var (
 	ErrNoSender   = errors.New("this system3 cannot type into panes")
 )
 
-// Injector types text into a pane: monitor.Service's Inject.
+// Injector types text into a pane: api.Service's Inject.
 type Injector interface {
-	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
+	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 }
 
 // Wakes raises and clears the wakes that carry reminders (a *wake.Store).
@@ -78,7 +78,7 @@ type Coach struct {
 	cfg      Config
 	db       *sql.DB
 	patterns atomic.Pointer[[]rules.Pattern]
-	queue    chan monitor.ToolCall
+	queue    chan api.ToolCall
 	dropped  atomic.Uint64
 
 	mu    sync.Mutex
@@ -94,7 +94,7 @@ const maxSeen = 4096
 
 // paneHistory is the recent tool calls of one pane.
 type paneHistory struct {
-	calls    []monitor.ToolCall
+	calls    []api.ToolCall
 	language string
 	// recent are the last calls with whether another source's report of
 	// them was seen (see duplicate).
@@ -105,7 +105,7 @@ type paneHistory struct {
 
 // where fills what a call leaves out about its session (a hook knows the
 // pane, not the repo) from the pane's earlier calls, and remembers it.
-func (h *paneHistory) where(tc *monitor.ToolCall) {
+func (h *paneHistory) where(tc *api.ToolCall) {
 	fill := func(dst *string, known *string) {
 		if *dst == "" {
 			*dst = *known
@@ -120,7 +120,7 @@ func (h *paneHistory) where(tc *monitor.ToolCall) {
 }
 
 type recentCall struct {
-	tc     monitor.ToolCall
+	tc     api.ToolCall
 	paired bool
 }
 
@@ -135,7 +135,7 @@ const (
 // duplicate reports whether tc is another source's report of a call
 // already seen, and remembers it otherwise. Each report pairs with at
 // most one other, so a call genuinely repeated still counts.
-func (h *paneHistory) duplicate(tc monitor.ToolCall) bool {
+func (h *paneHistory) duplicate(tc api.ToolCall) bool {
 	for i := len(h.recent) - 1; i >= 0; i-- {
 		r := &h.recent[i]
 		if r.paired || r.tc.Source == tc.Source {
@@ -205,7 +205,7 @@ func New(ctx context.Context, cfg Config) (*Coach, error) {
 	if err := Migrate(ctx, cfg.DB); err != nil {
 		return nil, err
 	}
-	c := &Coach{cfg: cfg, db: cfg.DB, queue: make(chan monitor.ToolCall, cfg.Queue), panes: map[string]*paneHistory{}, seen: map[string]struct{}{}}
+	c := &Coach{cfg: cfg, db: cfg.DB, queue: make(chan api.ToolCall, cfg.Queue), panes: map[string]*paneHistory{}, seen: map[string]struct{}{}}
 	c.SetPatterns(cfg.Patterns)
 	return c, nil
 }
@@ -238,7 +238,7 @@ func (c *Coach) Pattern(id string) (rules.Pattern, bool) {
 
 // Observe queues a tool call for Run. It never blocks: past the queue's
 // bound the call is dropped and counted (Dropped).
-func (c *Coach) Observe(tc monitor.ToolCall) {
+func (c *Coach) Observe(tc api.ToolCall) {
 	select {
 	case c.queue <- tc:
 	default:
@@ -276,7 +276,7 @@ func (c *Coach) Run(ctx context.Context) error {
 // runs it resets, settles reminders it proves wrong (the loop recurred) or
 // right (the loop's reset came), and raises an alert for each pattern that
 // now reaches its firing count. It returns the alerts raised.
-func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error) {
+func (c *Coach) Handle(ctx context.Context, tc api.ToolCall) ([]Alert, error) {
 	if tc.Pane == "" {
 		return nil, fmt.Errorf("%w: a tool call needs its pane", ErrBadRequest)
 	}
@@ -318,7 +318,7 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 		for cut < len(h.calls) && (len(h.calls)-cut > maxHistory || tc.Time.Sub(h.calls[cut].Time) > maxHistoryAge) {
 			cut++
 		}
-		h.calls = append([]monitor.ToolCall(nil), h.calls[cut:]...)
+		h.calls = append([]api.ToolCall(nil), h.calls[cut:]...)
 	}
 	calls := h.calls
 	lang := h.language
@@ -353,12 +353,12 @@ func (c *Coach) Handle(ctx context.Context, tc monitor.ToolCall) ([]Alert, error
 }
 
 // ruleCall is what pattern conditions look at.
-func ruleCall(tc monitor.ToolCall) rules.ToolCall {
+func ruleCall(tc api.ToolCall) rules.ToolCall {
 	return rules.ToolCall{Tool: tc.Tool, Command: tc.Command, File: tc.File, Error: tc.Error, Failed: tc.Failed}
 }
 
 // subjectOf is what occurrences of p must share, for this call.
-func subjectOf(p rules.Pattern, tc monitor.ToolCall) string {
+func subjectOf(p rules.Pattern, tc api.ToolCall) string {
 	switch p.Trigger.Same {
 	case "command":
 		return strings.Join(strings.Fields(tc.Command), " ")
@@ -388,7 +388,7 @@ func errorSignature(s string) string {
 // since and within the window of the last call: calls matching the
 // trigger with that subject, each preceded (when the pattern says so) by
 // an `after` call since the previous one, and none before a reset.
-func count(p rules.Pattern, subject string, calls []monitor.ToolCall, since time.Time) int {
+func count(p rules.Pattern, subject string, calls []api.ToolCall, since time.Time) int {
 	if len(calls) == 0 {
 		return 0
 	}
@@ -425,7 +425,7 @@ func count(p rules.Pattern, subject string, calls []monitor.ToolCall, since time
 // occurrence handles a call that matches p's trigger: a recurrence after a
 // sent reminder settles it as failed; an open alert counts it; else, at
 // the firing count, a new alert is raised.
-func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc monitor.ToolCall, subject, lang string, calls []monitor.ToolCall) (*Alert, error) {
+func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, calls []api.ToolCall) (*Alert, error) {
 	open, err := c.openAlerts(ctx, p.ID, tc.Pane)
 	if err != nil {
 		return nil, err
@@ -459,7 +459,7 @@ func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc monitor.Tool
 }
 
 // describe is a call in a few words, for outcomes and evidence.
-func describe(tc monitor.ToolCall) string {
+func describe(tc api.ToolCall) string {
 	what := tc.Tool
 	switch {
 	case tc.Command != "":
@@ -494,7 +494,7 @@ func contextOf(repo, agent string) string {
 
 // raise records a new alert with the best intervention, raises its wake,
 // and sends it when the pattern says so. by is who asked ("" when detected).
-func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc monitor.ToolCall, subject, lang string, n int, by string) (*Alert, error) {
+func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, n int, by string) (*Alert, error) {
 	now := c.now()
 	a := Alert{
 		Pattern: p.ID, PatternName: p.Name, Pane: tc.Pane, Target: tc.Target, Session: tc.Session, Repo: tc.Repo, Agent: tc.Agent,
@@ -577,7 +577,7 @@ func (c *Coach) link(p rules.Pattern) Link {
 
 // compose writes the reminder: the loop, the directive quoted, a concrete
 // suggestion and the outcome to expect.
-func compose(p rules.Pattern, iv rules.Intervention, a Alert, link Link, tc monitor.ToolCall) (string, error) {
+func compose(p rules.Pattern, iv rules.Intervention, a Alert, link Link, tc api.ToolCall) (string, error) {
 	subject := a.Subject
 	if subject == "" {
 		subject = describe(tc)
@@ -625,7 +625,7 @@ func ordinal(n int) string {
 
 // reset ends runs of p in tc's pane that a reset call (the test passed)
 // proves over: a sent reminder worked, an unsent alert is resolved.
-func (c *Coach) reset(ctx context.Context, p rules.Pattern, tc monitor.ToolCall, subject string) error {
+func (c *Coach) reset(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject string) error {
 	open, err := c.openAlerts(ctx, p.ID, tc.Pane)
 	if err != nil {
 		return err
@@ -781,18 +781,18 @@ func (c *Coach) MarkSent(ctx context.Context, id int64, by string) (Alert, error
 }
 
 // Send types an open alert's reminder into its pane and marks it sent.
-func (c *Coach) Send(ctx context.Context, id int64, by string) (monitor.ActionResult, error) {
+func (c *Coach) Send(ctx context.Context, id int64, by string) (api.ActionResult, error) {
 	if c.cfg.Inject == nil {
-		return monitor.ActionResult{}, ErrNoSender
+		return api.ActionResult{}, ErrNoSender
 	}
 	a, err := c.Alert(ctx, id)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if !a.Open() {
-		return monitor.ActionResult{}, fmt.Errorf("%w: alert %d is %s (%s); only an open alert's reminder is sent", ErrBadRequest, id, a.Status, a.Outcome)
+		return api.ActionResult{}, fmt.Errorf("%w: alert %d is %s (%s); only an open alert's reminder is sent", ErrBadRequest, id, a.Status, a.Outcome)
 	}
-	res, err := c.cfg.Inject.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: a.Pane}, Text: a.Reminder, Origin: "coach:" + by})
+	res, err := c.cfg.Inject.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: a.Pane}, Text: a.Reminder, Origin: "coach:" + by})
 	if err != nil {
 		return res, err
 	}
@@ -823,7 +823,7 @@ type InterventionRequest struct {
 type InterventionResult struct {
 	Alert  Alert                  `json:"alert"`
 	Sent   bool                   `json:"sent"`
-	Action *monitor.ActionResult  `json:"action,omitempty"`
+	Action *api.ActionResult      `json:"action,omitempty"`
 	Stats  []InterventionStanding `json:"interventions,omitempty"`
 }
 
@@ -861,7 +861,7 @@ func (c *Coach) RequestIntervention(ctx context.Context, req InterventionRequest
 			lang = h.language
 		}
 		c.mu.Unlock()
-		tc := monitor.ToolCall{Time: c.now(), Pane: req.Pane, Target: req.Target, Session: req.Session, Repo: req.Repo, Agent: req.Agent}
+		tc := api.ToolCall{Time: c.now(), Pane: req.Pane, Target: req.Target, Session: req.Session, Repo: req.Repo, Agent: req.Agent}
 		if a, err = c.raise(ctx, p, tc, "", lang, 0, req.By); err != nil {
 			return InterventionResult{}, err
 		}
@@ -1077,7 +1077,7 @@ type DirectivesView struct {
 
 // languageOf guesses the language a call is about, from the file's
 // extension or the command's tool.
-func languageOf(tc monitor.ToolCall) string {
+func languageOf(tc api.ToolCall) string {
 	if tc.File != "" {
 		if l, ok := extLanguage[strings.ToLower(filepath.Ext(tc.File))]; ok {
 			return l

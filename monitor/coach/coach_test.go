@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
@@ -31,14 +31,14 @@ func (c *clock) advance(d time.Duration) time.Time {
 // injector records what would be typed into panes.
 type injector struct {
 	mu   sync.Mutex
-	sent []monitor.InjectRequest
+	sent []api.InjectRequest
 }
 
-func (f *injector) Inject(_ context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+func (f *injector) Inject(_ context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, req)
-	return monitor.ActionResult{Delivered: true, Verified: true, Pane: req.Pane}, nil
+	return api.ActionResult{Delivered: true, Verified: true, Pane: req.Pane}, nil
 }
 
 func (f *injector) texts() []string {
@@ -98,7 +98,7 @@ func newHarness(t testing.TB, extra string) *harness {
 // call feeds one tool call, a few seconds after the last, in pane %1.
 func (h *harness) call(tool, command, file string, failed bool) []Alert {
 	h.t.Helper()
-	tc := monitor.ToolCall{Time: h.clock.advance(5 * time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing", Repo: "/src/billing",
+	tc := api.ToolCall{Time: h.clock.advance(5 * time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing", Repo: "/src/billing",
 		Agent: "claude", Tool: tool, Command: command, File: file, Failed: failed, Source: "transcript"}
 	if failed {
 		tc.Error = "Exit code 1\n" + command + " failed"
@@ -344,7 +344,7 @@ func TestUnsentAlertResolves(t *testing.T) {
 func TestPermissionDenialsAndCIPushLoop(t *testing.T) {
 	h := newHarness(t, "")
 	deny := func() []Alert {
-		tc := monitor.ToolCall{Time: h.clock.advance(time.Second), Pane: "%2", Agent: "claude", Tool: "Bash", Command: "rm -rf build", Failed: true,
+		tc := api.ToolCall{Time: h.clock.advance(time.Second), Pane: "%2", Agent: "claude", Tool: "Bash", Command: "rm -rf build", Failed: true,
 			Error: "The user doesn't want to proceed with this tool use. The tool use was rejected."}
 		a, err := h.c.Handle(context.Background(), tc)
 		if err != nil {
@@ -467,7 +467,7 @@ func TestRunDrainsObservations(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- h.c.Run(ctx) }()
 	for range 2 {
-		h.c.Observe(monitor.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true})
+		h.c.Observe(api.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true})
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -506,7 +506,7 @@ func mustPattern(t *testing.T, c *Coach, id string) rules.Pattern {
 func TestSameCallFromTwoSources(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
-	tc := monitor.ToolCall{ID: "toolu_1", Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "transcript"}
+	tc := api.ToolCall{ID: "toolu_1", Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "transcript"}
 	if _, err := h.c.Handle(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +539,7 @@ func TestSameCallWithoutIDs(t *testing.T) {
 	ctx := context.Background()
 	long := "go test ./billing/... -run 'TestInvoice|TestRefund' -count=1 -v"
 	at := h.clock.advance(time.Second)
-	for i, tc := range []monitor.ToolCall{
+	for i, tc := range []api.ToolCall{
 		{Time: at, Source: "transcript", Command: long},
 		{Time: at.Add(800 * time.Millisecond), Source: "hook", Command: long[:30] + "…"}, // the same call
 		{Time: at.Add(2 * time.Second), Source: "transcript", Command: long},             // a repeat
@@ -621,11 +621,11 @@ func TestSameText(t *testing.T) {
 func TestHookCallsTakeThePanesContext(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
-	if _, err := h.c.Handle(ctx, monitor.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing",
+	if _, err := h.c.Handle(ctx, api.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing",
 		Repo: "/src/billing", Agent: "claude", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "transcript"}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := h.c.Handle(ctx, monitor.ToolCall{Time: h.clock.advance(time.Minute), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "hook"})
+	a, err := h.c.Handle(ctx, api.ToolCall{Time: h.clock.advance(time.Minute), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true, Source: "hook"})
 	if err != nil || len(a) != 1 {
 		t.Fatalf("alerts %+v, %v", a, err)
 	}

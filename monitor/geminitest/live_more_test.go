@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
@@ -24,14 +24,14 @@ import (
 // worker_failed wake.
 func TestRealGeminiEditAndQuestion(t *testing.T) {
 	t.Parallel()
-	api := NewFakeAPI(t)
-	gs := Start(t, Options{API: api})
+	fakeAPI := NewFakeAPI(t)
+	gs := Start(t, Options{API: fakeAPI})
 	hello := filepath.Join(gs.Dir, "hello.go")
-	api.AddRule(Rule{Contains: "make-file", Steps: []Step{
+	fakeAPI.AddRule(Rule{Contains: "make-file", Steps: []Step{
 		{Text: "Creating the file.", Call: WriteFile(hello, "package main\n\nfunc main() {}\n")},
 		{Text: "Written."},
 	}})
-	api.AddRule(Rule{Contains: "pick-db", Steps: []Step{
+	fakeAPI.AddRule(Rule{Contains: "pick-db", Steps: []Step{
 		{Call: AskUser("Which database should we use?", "Database", Option{"Postgres", "Relational, robust"}, Option{"SQLite", "Embedded file"})},
 		{Text: "Using your choice."},
 	}})
@@ -56,8 +56,8 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	if b, err := os.ReadFile(hello); err != nil || string(b) != "package main\n\nfunc main() {}\n" {
 		t.Errorf("hello.go after the approval: %q, %v", b, err)
 	}
-	if p := api.promptWith("write_file: "); p == "" {
-		t.Errorf("the fake API never saw write_file's response; prompts:\n%s", strings.Join(api.MainPrompts(), "\n"))
+	if p := fakeAPI.promptWith("write_file: "); p == "" {
+		t.Errorf("the fake API never saw write_file's response; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
 	// A question with options.
@@ -71,8 +71,8 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	answer(t, m, gs, "Postgres")
 	gs.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && idleAfter("pick-db")(sc) })
 	m.waitState(rules.Idle, "")
-	if p := api.promptWith("ask_user: "); !strings.Contains(p, "Postgres") {
-		t.Errorf("the fake API never saw ask_user's answer Postgres; prompts:\n%s", strings.Join(api.MainPrompts(), "\n"))
+	if p := fakeAPI.promptWith("ask_user: "); !strings.Contains(p, "Postgres") {
+		t.Errorf("the fake API never saw ask_user's answer Postgres; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
 	// Ctrl-C once asks for another; the CLI is still idle.
@@ -125,19 +125,19 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 // error loop with its wake.
 func TestRealGeminiRetries(t *testing.T) {
 	t.Parallel()
-	api := NewFakeAPI(t, Rule{Contains: "flaky", Steps: []Step{{Text: "Recovered after a retry."}}})
-	gs := Start(t, Options{API: api})
+	fakeAPI := NewFakeAPI(t, Rule{Contains: "flaky", Steps: []Step{{Text: "Recovered after a retry."}}})
+	gs := Start(t, Options{API: fakeAPI})
 	m := watch(t, gs)
 	m.waitState(rules.Idle, "")
 
-	api.FailNext(1, ErrorStatus(500))
+	fakeAPI.FailNext(1, ErrorStatus(500))
 	gs.Send("flaky request please")
 	// Between the 500 and the retry (5s ±30% later) the screen shows only
 	// the busy line: every classification made then must be working.
-	samples := m.record(t, gs, func(s monitor.Session) bool { return s.State == rules.Idle && len(api.mainWith("flaky")) >= 2 })
-	reqs := api.mainWith("flaky")
+	samples := m.record(t, gs, func(s api.Session) bool { return s.State == rules.Idle && len(fakeAPI.mainWith("flaky")) >= 2 })
+	reqs := fakeAPI.mainWith("flaky")
 	if len(reqs) != 2 || reqs[0].Status != 500 || reqs[1].Status != 200 {
-		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", api.Summary())
+		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", fakeAPI.Summary())
 	}
 	var during []string
 	for _, s := range samples {
@@ -166,7 +166,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	bad := ErrorStatus(400)
 	bad.Delay = 2 * time.Second
 	for i, p := range []string{"bad-key once", "bad-key again", "bad-key thrice"} {
-		api.FailNext(1, bad)
+		fakeAPI.FailNext(1, bad)
 		gs.Send(p)
 		m.waitState(rules.Working, "")
 		if i < 2 {
@@ -214,7 +214,7 @@ func TestRealGeminiUnreachable(t *testing.T) {
 func answer(t *testing.T, m *monitors, gs *Session, want string) {
 	t.Helper()
 	gs.WaitStable(300*time.Millisecond, 0)
-	res, err := m.sup.Answer(context.Background(), monitor.AnswerRequest{Target: monitor.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
@@ -225,10 +225,10 @@ func answer(t *testing.T, m *monitors, gs *Session, want string) {
 
 // record polls the pane's classification until done holds for it (40s
 // at most) and returns one sample per capture (Session.Updated).
-func (m *monitors) record(t testing.TB, gs *Session, done func(monitor.Session) bool) []monitor.Session {
+func (m *monitors) record(t testing.TB, gs *Session, done func(api.Session) bool) []api.Session {
 	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
-	var seen []monitor.Session
+	var seen []api.Session
 	for {
 		snap, _ := m.sup.Snapshot(context.Background())
 		for _, s := range snap.Sessions {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -23,14 +24,14 @@ import (
 // is classified, and a shell approval raises a wake with its question and
 // options that `answer 1` resolves in the real CLI.
 func TestRealGemini(t *testing.T) {
-	api := NewFakeAPI(t,
+	fakeAPI := NewFakeAPI(t,
 		Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 12, ChunkDelay: 300 * time.Millisecond}}},
 		Rule{Contains: "deploy-now", Steps: []Step{
 			{Text: "I'll run the deploy script.", Call: Shell("./deploy.sh --prod", "Deploy to production")},
 			{Text: "Deployed."},
 		}},
 	)
-	gs := Start(t, Options{API: api})
+	gs := Start(t, Options{API: fakeAPI})
 	if err := os.WriteFile(filepath.Join(gs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -53,18 +54,18 @@ func TestRealGemini(t *testing.T) {
 		t.Fatalf("permission wake = %+v", ev)
 	}
 	gs.WaitStable(300*time.Millisecond, 0)
-	res, err := m.sup.Answer(context.Background(), monitor.AnswerRequest{Target: monitor.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
 	t.Logf("answer: %+v", res)
 	gs.WaitFor("deployed", 0, func(sc string) bool { return strings.Contains(sc, "Deployed.") && idleAfter("deploy-now")(sc) })
 	m.waitState(rules.Idle, "")
-	if !strings.Contains(strings.Join(api.MainPrompts(), "\n"), "deployed-ok") {
-		t.Errorf("the fake API never saw the shell command's output; prompts:\n%s", strings.Join(api.MainPrompts(), "\n"))
+	if !strings.Contains(strings.Join(fakeAPI.MainPrompts(), "\n"), "deployed-ok") {
+		t.Errorf("the fake API never saw the shell command's output; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
-	api.FailNext(1, ErrorStatus(400))
+	fakeAPI.FailNext(1, ErrorStatus(400))
 	gs.Send("bad-key please")
 	m.waitState(rules.Error, "auth")
 
@@ -74,7 +75,7 @@ func TestRealGemini(t *testing.T) {
 
 type monitors struct {
 	sup       *monitor.Supervisor
-	waitState func(want rules.State, kind string) monitor.Session
+	waitState func(want rules.State, kind string) api.Session
 	waitWake  func(r wake.Reason) wake.Event
 }
 
@@ -109,10 +110,10 @@ func watch(t *testing.T, gs *Session) *monitors {
 		store.Close()
 	})
 	m := &monitors{sup: sup}
-	m.waitState = func(want rules.State, kind string) monitor.Session {
+	m.waitState = func(want rules.State, kind string) api.Session {
 		t.Helper()
 		deadline := time.Now().Add(40 * time.Second)
-		var last monitor.Session
+		var last api.Session
 		for time.Now().Before(deadline) {
 			snap, _ := sup.Snapshot(ctx)
 			for _, s := range snap.Sessions {

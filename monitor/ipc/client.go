@@ -13,7 +13,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -22,7 +22,7 @@ import (
 // when full, drops and sends a resync.
 const streamBuffer = 16
 
-// Client is a monitor.Service served by another process. Each call is one
+// Client is a api.Service served by another process. Each call is one
 // connection; streams hold theirs until their ctx ends or the server goes.
 type Client struct {
 	forward // the service's methods, each one call over invoke
@@ -40,7 +40,7 @@ type Client struct {
 	wg     sync.WaitGroup // stream readers
 }
 
-var _ monitor.Service = (*Client)(nil)
+var _ api.Service = (*Client)(nil)
 
 // Dial checks that a system3 server of this protocol version answers on the
 // socket at path and returns a client for it. When nothing serves the path
@@ -371,7 +371,7 @@ func Connect(ctx context.Context, path string) (net.Conn, error) {
 
 // Hosts decodes into out what the daemon knows of the other hosts it
 // follows (see Server.Hosts). A daemon that follows none, or predates the
-// method, answers with an error matching monitor.ErrBadRequest.
+// method, answers with an error matching api.ErrBadRequest.
 func (c *Client) Hosts(ctx context.Context, out any) error {
 	return c.call(ctx, request{Method: methodHosts}, out)
 }

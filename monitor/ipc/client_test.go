@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -26,10 +26,10 @@ var (
 	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex"}
 	wakeBeat = wake.Event{Reason: wake.ReasonHeartbeat, Session: "orch-api"}
 
-	testSnapshot = monitor.Snapshot{Server: "default", Running: true, Taken: testEpoch, Problem: "journal not writable",
-		Sessions: []monitor.Session{{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
+	testSnapshot = api.Snapshot{Server: "default", Running: true, Taken: testEpoch, Problem: "journal not writable",
+		Sessions: []api.Session{{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
 			State: rules.AwaitingInput, Kind: "permission", Options: []string{"Yes", "No"}, Since: testEpoch,
-			Evidence: monitor.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want"}}}}}
+			Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want"}}}}}
 )
 
 // TestMethodsMatchInProcess runs each call on a service directly and, on an
@@ -43,13 +43,13 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		f.Raise(t, wakeBeat)
 	}
 	journalErr := &wake.JournalError{Path: "/s/wakes.jsonl", Err: errors.New("disk full"), Pending: 1}
-	type call = func(context.Context, monitor.Service) (any, error)
-	snapshot := func(ctx context.Context, s monitor.Service) (any, error) { return s.Snapshot(ctx) }
+	type call = func(context.Context, api.Service) (any, error)
+	snapshot := func(ctx context.Context, s api.Service) (any, error) { return s.Snapshot(ctx) }
 	wakes := func(f wake.Filter) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Wakes(ctx, f) }
+		return func(ctx context.Context, s api.Service) (any, error) { return s.Wakes(ctx, f) }
 	}
 	wait := func(f wake.Filter, timeout time.Duration) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) {
+		return func(ctx context.Context, s api.Service) (any, error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			return s.WaitWake(ctx, f)
@@ -57,7 +57,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	}
 	// ack acks the nth unacked wake (-1: an unknown id).
 	ack := func(n int, by string) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) {
+		return func(ctx context.Context, s api.Service) (any, error) {
 			id := "w-nope"
 			if evs, _ := s.Wakes(ctx, wake.Filter{}); n >= 0 && n < len(evs) {
 				id = evs[n].ID
@@ -65,51 +65,51 @@ func TestMethodsMatchInProcess(t *testing.T) {
 			return s.Ack(ctx, id, by)
 		}
 	}
-	ackAll := func(ctx context.Context, s monitor.Service) (any, error) { return s.AckAll(ctx, "cli") }
-	allow := func(r monitor.AllowRequest) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return struct{}{}, s.Allow(ctx, r) }
+	ackAll := func(ctx context.Context, s api.Service) (any, error) { return s.AckAll(ctx, "cli") }
+	allow := func(r api.AllowRequest) call {
+		return func(ctx context.Context, s api.Service) (any, error) { return struct{}{}, s.Allow(ctx, r) }
 	}
-	withPolicy := func(cfg monitor.PolicyConfig) func(*testing.T, *fakeService) {
+	withPolicy := func(cfg api.PolicyConfig) func(*testing.T, *fakeService) {
 		return func(t *testing.T, f *fakeService) {
-			p, err := monitor.NewPolicy(cfg, nil)
+			p, err := api.NewPolicy(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.SetPolicy(p)
 		}
 	}
-	inject := func(r monitor.InjectRequest) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Inject(ctx, r) }
+	inject := func(r api.InjectRequest) call {
+		return func(ctx context.Context, s api.Service) (any, error) { return s.Inject(ctx, r) }
 	}
-	answer := func(r monitor.AnswerRequest) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Answer(ctx, r) }
+	answer := func(r api.AnswerRequest) call {
+		return func(ctx context.Context, s api.Service) (any, error) { return s.Answer(ctx, r) }
 	}
-	keys := func(ctx context.Context, s monitor.Service) (any, error) {
-		return s.SendKeys(ctx, monitor.KeysRequest{Target: monitor.Target{Pane: "%3"}, Keys: []string{"Down", "Enter"}, Origin: "cli"})
+	keys := func(ctx context.Context, s api.Service) (any, error) {
+		return s.SendKeys(ctx, api.KeysRequest{Target: api.Target{Pane: "%3"}, Keys: []string{"Down", "Enter"}, Origin: "cli"})
 	}
-	interrupt := func(ctx context.Context, s monitor.Service) (any, error) {
-		return s.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Session: "orch-auth"}, Origin: "tui"})
+	interrupt := func(ctx context.Context, s api.Service) (any, error) {
+		return s.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Session: "orch-auth"}, Origin: "tui"})
 	}
-	preview := func(ctx context.Context, s monitor.Service) (any, error) {
-		return s.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Session: "orch-auth"}, Lines: 2})
+	preview := func(ctx context.Context, s api.Service) (any, error) {
+		return s.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "orch-auth"}, Lines: 2})
 	}
 	taskLists := func(id string) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return s.TaskLists(ctx, id) }
+		return func(ctx context.Context, s api.Service) (any, error) { return s.TaskLists(ctx, id) }
 	}
 	task := func(list, id string) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) {
-			return s.Task(ctx, monitor.TaskRequest{List: list, Task: id})
+		return func(ctx context.Context, s api.Service) (any, error) {
+			return s.Task(ctx, api.TaskRequest{List: list, Task: id})
 		}
 	}
-	auditCall := func(ctx context.Context, s monitor.Service) (any, error) {
+	auditCall := func(ctx context.Context, s api.Service) (any, error) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
-	hookCall := func(ctx context.Context, s monitor.Service) (any, error) {
+	hookCall := func(ctx context.Context, s api.Service) (any, error) {
 		return nil, s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
 			Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)})
 	}
-	link := func(r monitor.LinkRequest) call {
-		return func(ctx context.Context, s monitor.Service) (any, error) { return s.Link(ctx, r) }
+	link := func(r api.LinkRequest) call {
+		return func(ctx context.Context, s api.Service) (any, error) { return s.Link(ctx, r) }
 	}
 	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
 	withLists := func(_ *testing.T, f *fakeService) {
@@ -142,40 +142,40 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
 		{name: "ack not durable", prep: fail("ack", journalErr), call: ack(0, "mcp:x"), want: `"acked_by":"mcp:x"`, wantIs: wake.ErrNotDurable},
 		{name: "ack all", call: ackAll, want: `"seq":3`},
-		{name: "inject", call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "line 1\nline \"2\"", Urgent: true, Origin: "tui"}),
+		{name: "inject", call: inject(api.InjectRequest{Target: api.Target{Session: "orch-auth"}, Text: "line 1\nline \"2\"", Urgent: true, Origin: "tui"}),
 			want: `"text":"line 1\nline \"2\""`},
-		{name: "inject unknown", call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "nope"}, Text: "x"}), wantIs: monitor.ErrUnknownTarget},
-		{name: "inject empty", call: inject(monitor.InjectRequest{Target: monitor.Target{Pane: "%3"}}), wantIs: monitor.ErrBadRequest},
+		{name: "inject unknown", call: inject(api.InjectRequest{Target: api.Target{Session: "nope"}, Text: "x"}), wantIs: api.ErrUnknownTarget},
+		{name: "inject empty", call: inject(api.InjectRequest{Target: api.Target{Pane: "%3"}}), wantIs: api.ErrBadRequest},
 		{name: "inject dead pane", prep: fail("inject", fmt.Errorf("inject orch-auth:0.1: %w", tmux.ErrPaneDead)),
-			call: inject(monitor.InjectRequest{Target: monitor.Target{Pane: "%3"}, Text: "x"}), wantIs: tmux.ErrPaneDead},
-		{name: "answer", call: answer(monitor.AnswerRequest{Target: monitor.Target{Session: "orch-auth"}, Answer: "yes"}), want: `"option":"Yes"`},
-		{name: "answer bad", call: answer(monitor.AnswerRequest{Target: monitor.Target{Session: "orch-auth"}, Answer: "7"}), wantIs: monitor.ErrBadAnswer},
+			call: inject(api.InjectRequest{Target: api.Target{Pane: "%3"}, Text: "x"}), wantIs: tmux.ErrPaneDead},
+		{name: "answer", call: answer(api.AnswerRequest{Target: api.Target{Session: "orch-auth"}, Answer: "yes"}), want: `"option":"Yes"`},
+		{name: "answer bad", call: answer(api.AnswerRequest{Target: api.Target{Session: "orch-auth"}, Answer: "7"}), wantIs: api.ErrBadAnswer},
 		{name: "answer not awaiting", prep: func(_ *testing.T, f *fakeService) {
 			s := testSnapshot
-			s.Sessions = []monitor.Session{testSnapshot.Sessions[0]}
+			s.Sessions = []api.Session{testSnapshot.Sessions[0]}
 			s.Sessions[0].State = rules.Working
 			f.SetSnapshot(s)
-		}, call: answer(monitor.AnswerRequest{Target: monitor.Target{Pane: "%3"}, Answer: "1"}), wantIs: monitor.ErrNotAwaiting},
+		}, call: answer(api.AnswerRequest{Target: api.Target{Pane: "%3"}, Answer: "1"}), wantIs: api.ErrNotAwaiting},
 		{name: "keys", call: keys, want: `"keys":["Down","Enter"]`},
 		{name: "interrupt", call: interrupt, want: `"action":"interrupt"`},
 		{name: "preview", prep: withPreview, call: preview, want: `"truncated":1`},
 		{name: "task lists", prep: withLists, call: taskLists(""), want: `"subject":"write it"`},
-		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: monitor.ErrUnknownList},
+		{name: "task list unknown", prep: withLists, call: taskLists("PRD-B"), wantIs: api.ErrUnknownList},
 		{name: "one task", prep: withLists, call: task("PRD-A", "1"), want: `"subject":"write it"`},
-		{name: "one task unknown", prep: withLists, call: task("PRD-A", "2"), wantIs: monitor.ErrUnknownTask},
-		{name: "link", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "cli"}),
+		{name: "one task unknown", prep: withLists, call: task("PRD-A", "2"), wantIs: api.ErrUnknownTask},
+		{name: "link", call: link(api.LinkRequest{Target: api.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "cli"}),
 			want: `"task_list":"PRD-AUTH"`},
-		{name: "link bad list", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "orch-auth"}, TaskList: "../x"}), wantIs: monitor.ErrBadRequest},
-		{name: "link unknown", call: link(monitor.LinkRequest{Target: monitor.Target{Session: "nope"}, TaskList: "PRD-A"}), wantIs: monitor.ErrUnknownTarget},
+		{name: "link bad list", call: link(api.LinkRequest{Target: api.Target{Session: "orch-auth"}, TaskList: "../x"}), wantIs: api.ErrBadRequest},
+		{name: "link unknown", call: link(api.LinkRequest{Target: api.Target{Session: "nope"}, TaskList: "PRD-A"}), wantIs: api.ErrUnknownTarget},
 		{name: "audit", call: auditCall},
 		{name: "audit fails", prep: fail("audit", errors.New("disk full")), call: auditCall},
 		{name: "hook", call: hookCall},
-		{name: "hook refused", prep: fail("hook", fmt.Errorf("%w: the hook event has no name", monitor.ErrBadRequest)), call: hookCall, wantIs: monitor.ErrBadRequest},
-		{name: "allow", call: allow(monitor.AllowRequest{Action: "stop", Session: "orch-auth", Origin: "mcp:x"})},
-		{name: "allow refused", prep: withPolicy(monitor.PolicyConfig{AllowSessions: []string{"orch-db"}}),
-			call: allow(monitor.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:x"}), wantIs: monitor.ErrRefused},
-		{name: "inject refused", prep: withPolicy(monitor.PolicyConfig{ReadOnly: true}),
-			call: inject(monitor.InjectRequest{Target: monitor.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}), wantIs: monitor.ErrRefused},
+		{name: "hook refused", prep: fail("hook", fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)), call: hookCall, wantIs: api.ErrBadRequest},
+		{name: "allow", call: allow(api.AllowRequest{Action: "stop", Session: "orch-auth", Origin: "mcp:x"})},
+		{name: "allow refused", prep: withPolicy(api.PolicyConfig{AllowSessions: []string{"orch-db"}}),
+			call: allow(api.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:x"}), wantIs: api.ErrRefused},
+		{name: "inject refused", prep: withPolicy(api.PolicyConfig{ReadOnly: true}),
+			call: inject(api.InjectRequest{Target: api.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}), wantIs: api.ErrRefused},
 		{name: "ack all closed", prep: func(_ *testing.T, f *fakeService) { f.Store.Close() }, call: ackAll, wantIs: wake.ErrClosed},
 	}
 	for _, tt := range tests {
@@ -247,10 +247,10 @@ func TestWatchStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []monitor.Update{
-		{Kind: monitor.SessionAdded, Session: testSnapshot.Sessions[0]},
-		{Kind: monitor.SessionChanged, Session: monitor.Session{Pane: "%3", State: rules.Working}, Previous: rules.AwaitingInput},
-		{Kind: monitor.Resync, Missed: 7},
+	want := []api.Update{
+		{Kind: api.SessionAdded, Session: testSnapshot.Sessions[0]},
+		{Kind: api.SessionChanged, Session: api.Session{Pane: "%3", State: rules.Working}, Previous: rules.AwaitingInput},
+		{Kind: api.Resync, Missed: 7},
 	}
 	for _, u := range want {
 		f.Publish(u)
@@ -341,7 +341,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Publish(monitor.Update{Kind: monitor.SessionRemoved})
+		f.Publish(api.Update{Kind: api.SessionRemoved})
 		c.Close()
 		closed(t, ch)
 		waitFor(t, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })

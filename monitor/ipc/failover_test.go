@@ -5,31 +5,31 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // dying is a service whose daemon has gone: its reads and actions fail with err.
 type dying struct {
-	monitor.Service
+	api.Service
 	err error
 }
 
-func (d dying) Snapshot(context.Context) (monitor.Snapshot, error) {
-	return monitor.Snapshot{}, d.err
+func (d dying) Snapshot(context.Context) (api.Snapshot, error) {
+	return api.Snapshot{}, d.err
 }
 
-func (d dying) Inject(context.Context, monitor.InjectRequest) (monitor.ActionResult, error) {
-	return monitor.ActionResult{}, d.err
+func (d dying) Inject(context.Context, api.InjectRequest) (api.ActionResult, error) {
+	return api.ActionResult{}, d.err
 }
 
 // opener opens the services in turn, counting.
 type opener struct {
-	svcs   []monitor.Service
+	svcs   []api.Service
 	opens  int
 	closed int
 }
 
-func (o *opener) open(context.Context) (monitor.Service, func() error, error) {
+func (o *opener) open(context.Context) (api.Service, func() error, error) {
 	if o.opens >= len(o.svcs) {
 		return nil, nil, ErrNoDaemon
 	}
@@ -45,7 +45,7 @@ func TestFailoverReopens(t *testing.T) {
 	ctx := context.Background()
 	live := newFake(t)
 
-	o := &opener{svcs: []monitor.Service{dying{live, ErrConnLost}, live}}
+	o := &opener{svcs: []api.Service{dying{live, ErrConnLost}, live}}
 	f := &Failover{Open: o.open}
 	if err := f.Connect(ctx); err != nil {
 		t.Fatal(err)
@@ -58,26 +58,26 @@ func TestFailoverReopens(t *testing.T) {
 		t.Fatalf("Close closed %d services in all, want 2", o.closed)
 	}
 
-	o = &opener{svcs: []monitor.Service{dying{live, ErrConnLost}, live}}
+	o = &opener{svcs: []api.Service{dying{live, ErrConnLost}, live}}
 	f = &Failover{Open: o.open}
 	if err := f.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Inject(ctx, monitor.InjectRequest{}); !errors.Is(err, ErrConnLost) || o.opens != 1 {
+	if _, err := f.Inject(ctx, api.InjectRequest{}); !errors.Is(err, ErrConnLost) || o.opens != 1 {
 		t.Fatalf("inject on a lost connection: err %v after %d opens; want ErrConnLost and no new open", err, o.opens)
 	}
 
-	o = &opener{svcs: []monitor.Service{dying{live, ErrNoDaemon}, live}}
+	o = &opener{svcs: []api.Service{dying{live, ErrNoDaemon}, live}}
 	f = &Failover{Open: o.open}
 	if err := f.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Inject(ctx, monitor.InjectRequest{}); errors.Is(err, ErrNoDaemon) || o.opens != 2 {
+	if _, err := f.Inject(ctx, api.InjectRequest{}); errors.Is(err, ErrNoDaemon) || o.opens != 2 {
 		t.Fatalf("inject with no daemon: err %v after %d opens; want it sent to a second service", err, o.opens)
 	}
 
 	// Nothing to open: the error says so.
-	o = &opener{svcs: []monitor.Service{dying{live, ErrConnLost}}}
+	o = &opener{svcs: []api.Service{dying{live, ErrConnLost}}}
 	f = &Failover{Open: o.open}
 	if err := f.Connect(ctx); err != nil {
 		t.Fatal(err)

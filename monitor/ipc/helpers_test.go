@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -47,7 +47,7 @@ type testServer struct {
 
 // serve runs a server for svc on a fresh socket until the test ends; opts
 // adjust it before it starts.
-func serve(t *testing.T, svc monitor.Service, opts ...func(*Server)) *testServer {
+func serve(t *testing.T, svc api.Service, opts ...func(*Server)) *testServer {
 	t.Helper()
 	path := filepath.Join(shortDir(t), SocketFile)
 	ln, err := Listen(path)

@@ -1,4 +1,4 @@
-// Package ipc serves a [monitor.Service] on a Unix socket in the state dir,
+// Package ipc serves a [api.Service] on a Unix socket in the state dir,
 // so CLI commands (wait, watch, ack, status) use the monitors of the one
 // system3 process that runs them instead of starting their own.
 //
@@ -29,7 +29,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -92,7 +92,7 @@ type request struct {
 	Filter *wireFilter `json:"filter,omitempty"`
 	ID     string      `json:"id,omitempty"`
 	By     string      `json:"by,omitempty"`
-	// Body is the request of the action methods (a monitor.InjectRequest,
+	// Body is the request of the action methods (a api.InjectRequest,
 	// ...), in its own JSON form.
 	Body json.RawMessage `json:"body,omitempty"`
 }
@@ -156,21 +156,21 @@ var sentinels = []struct {
 	{"deadline_exceeded", context.DeadlineExceeded},
 	{"canceled", context.Canceled},
 	{codeVersion, ErrVersion},
-	{"unknown_target", monitor.ErrUnknownTarget},
-	{"ambiguous_target", monitor.ErrAmbiguousTarget},
-	{"not_awaiting", monitor.ErrNotAwaiting},
-	{"bad_answer", monitor.ErrBadAnswer},
-	{"invalid_request", monitor.ErrBadRequest},
-	{"unknown_list", monitor.ErrUnknownList},
-	{"unknown_task", monitor.ErrUnknownTask},
-	{"no_sender", monitor.ErrNoSender},
-	{"audit_unwritable", monitor.ErrAuditUnwritable},
-	{"refused", monitor.ErrRefused},
+	{"unknown_target", api.ErrUnknownTarget},
+	{"ambiguous_target", api.ErrAmbiguousTarget},
+	{"not_awaiting", api.ErrNotAwaiting},
+	{"bad_answer", api.ErrBadAnswer},
+	{"invalid_request", api.ErrBadRequest},
+	{"unknown_list", api.ErrUnknownList},
+	{"unknown_task", api.ErrUnknownTask},
+	{"no_sender", api.ErrNoSender},
+	{"audit_unwritable", api.ErrAuditUnwritable},
+	{"refused", api.ErrRefused},
 	{"pane_dead", tmux.ErrPaneDead},
 	{"tmux_not_found", tmux.ErrNotFound},
 	{"no_tmux_server", tmux.ErrNoServer},
 	{"invalid_key", tmux.ErrInvalidKey},
-	{"hook_refused", monitor.ErrHookRefused},
+	{"hook_refused", api.ErrHookRefused},
 }
 
 func toWireError(err error) *wireError {

@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
-// A Method is one method of [monitor.Service], described once: its name on
+// A Method is one method of [api.Service], described once: its name on
 // the socket, how its arguments travel, whether a call whose reply was lost
 // may be made again, and how to call it on any Service. The socket's
 // client ([Client]) and server ([Server]), the failover ([Failover]) and
 // any forwarding Service ([Forwarding]) are all driven by this table, so a
-// new service method is written in monitor.Service, in its implementation
+// new service method is written in api.Service, in its implementation
 // and here, and every process reaches it.
 type Method struct {
 	// Name is the method on the socket ("inject").
@@ -37,7 +37,7 @@ type Method struct {
 	// knows of the process that connected; an error refuses the call.
 	peer func(args any, p Peer) (any, error)
 	// call runs the method on svc.
-	call func(ctx context.Context, svc monitor.Service, args any) (any, error)
+	call func(ctx context.Context, svc api.Service, args any) (any, error)
 	// result decodes a unary reply's result, for the client.
 	result func(raw json.RawMessage) (any, error)
 	// open starts a stream over c, for the client.
@@ -67,7 +67,7 @@ const (
 
 // Call runs the method on svc with args (the arguments' type is the
 // method's own; nil for none).
-func (m *Method) Call(ctx context.Context, svc monitor.Service, args any) (any, error) {
+func (m *Method) Call(ctx context.Context, svc api.Service, args any) (any, error) {
 	return m.call(ctx, svc, args)
 }
 
@@ -78,46 +78,46 @@ func (m *Method) String() string { return m.Name }
 // made again.
 func (m *Method) sentAtMostOnce() bool { return m.kind == action }
 
-// The methods of monitor.Service.
+// The methods of api.Service.
 var (
-	mSnapshot = unary("snapshot", read, noArgs, func(s monitor.Service, ctx context.Context, _ struct{}) (monitor.Snapshot, error) {
+	mSnapshot = unary("snapshot", read, noArgs, func(s api.Service, ctx context.Context, _ struct{}) (api.Snapshot, error) {
 		return s.Snapshot(ctx)
 	})
-	mWatch = streamed("watch", noArgs, func(s monitor.Service, ctx context.Context, _ struct{}) (<-chan monitor.Update, error) {
+	mWatch = streamed("watch", noArgs, func(s api.Service, ctx context.Context, _ struct{}) (<-chan api.Update, error) {
 		return s.Watch(ctx)
 	})
-	mWakes          = unary("wakes", read, filterArgs, monitor.Service.Wakes)
-	mWaitWake       = unary("wait_wake", read, filterArgs, monitor.Service.WaitWake)
-	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, monitor.Service.SubscribeWakes)
-	mAck            = unary("ack", repeatable, ackArgs, func(s monitor.Service, ctx context.Context, a ack) (wake.Event, error) {
+	mWakes          = unary("wakes", read, filterArgs, api.Service.Wakes)
+	mWaitWake       = unary("wait_wake", read, filterArgs, api.Service.WaitWake)
+	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, api.Service.SubscribeWakes)
+	mAck            = unary("ack", repeatable, ackArgs, func(s api.Service, ctx context.Context, a ack) (wake.Event, error) {
 		return s.Ack(ctx, a.ID, a.By)
 	})
-	mAckAll    = unary("ack_all", repeatable, byArgs, monitor.Service.AckAll)
-	mPreview   = unary("preview", read, body[monitor.PreviewRequest](), monitor.Service.Preview)
-	mTaskLists = unary("task_lists", read, idArgs, monitor.Service.TaskLists)
+	mAckAll    = unary("ack_all", repeatable, byArgs, api.Service.AckAll)
+	mPreview   = unary("preview", read, body[api.PreviewRequest](), api.Service.Preview)
+	mTaskLists = unary("task_lists", read, idArgs, api.Service.TaskLists)
 	// mTask was added within v2: a daemon that predates it answers
 	// bad_request "unknown method".
-	mTask      = unary("task", read, body[monitor.TaskRequest](), monitor.Service.Task)
-	mInject    = withPeer(unary("inject", action, body[monitor.InjectRequest](), monitor.Service.Inject), originFrom(func(r *monitor.InjectRequest) *string { return &r.Origin }))
-	mKeys      = withPeer(unary("keys", action, body[monitor.KeysRequest](), monitor.Service.SendKeys), originFrom(func(r *monitor.KeysRequest) *string { return &r.Origin }))
-	mAnswer    = withPeer(unary("answer", action, body[monitor.AnswerRequest](), monitor.Service.Answer), originFrom(func(r *monitor.AnswerRequest) *string { return &r.Origin }))
-	mInterrupt = withPeer(unary("interrupt", action, body[monitor.InterruptRequest](), monitor.Service.Interrupt), originFrom(func(r *monitor.InterruptRequest) *string { return &r.Origin }))
-	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(monitor.Service.Audit)), auditFromPeer)
+	mTask      = unary("task", read, body[api.TaskRequest](), api.Service.Task)
+	mInject    = withPeer(unary("inject", action, body[api.InjectRequest](), api.Service.Inject), originFrom(func(r *api.InjectRequest) *string { return &r.Origin }))
+	mKeys      = withPeer(unary("keys", action, body[api.KeysRequest](), api.Service.SendKeys), originFrom(func(r *api.KeysRequest) *string { return &r.Origin }))
+	mAnswer    = withPeer(unary("answer", action, body[api.AnswerRequest](), api.Service.Answer), originFrom(func(r *api.AnswerRequest) *string { return &r.Origin }))
+	mInterrupt = withPeer(unary("interrupt", action, body[api.InterruptRequest](), api.Service.Interrupt), originFrom(func(r *api.InterruptRequest) *string { return &r.Origin }))
+	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(api.Service.Audit)), auditFromPeer)
 	// mHook delivers a Claude Code hook event. Added within v2: a daemon
 	// that predates it answers bad_request "unknown method", and `system3
 	// hook` then spools the event.
-	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), noResult(monitor.Service.Hook)),
+	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), noResult(api.Service.Hook)),
 		func(ev hooks.Event, p Peer) (hooks.Event, error) {
 			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: p.PID, Exe: p.Exe}
 			return ev, nil
 		})
 	// mLink is repeatable: the same link made twice is one link.
-	mLink = withPeer(unary("link", repeatable, body[monitor.LinkRequest](), monitor.Service.Link), originFrom(func(r *monitor.LinkRequest) *string { return &r.Origin }))
+	mLink = withPeer(unary("link", repeatable, body[api.LinkRequest](), api.Service.Link), originFrom(func(r *api.LinkRequest) *string { return &r.Origin }))
 	// mAllow asks the policy about a spawn or stop. It runs again like a
 	// read: the action that follows goes to the same process. Added within
 	// v2: a daemon that predates it answers bad_request "unknown method",
 	// and the action is refused.
-	mAllow = withPeer(unary("allow", repeatable, body[monitor.AllowRequest](), noResult(monitor.Service.Allow)), originFrom(func(r *monitor.AllowRequest) *string { return &r.Origin }))
+	mAllow = withPeer(unary("allow", repeatable, body[api.AllowRequest](), noResult(api.Service.Allow)), originFrom(func(r *api.AllowRequest) *string { return &r.Origin }))
 )
 
 // methods holds every Method by name, for the server.
@@ -153,7 +153,7 @@ var clientAuditable = map[string]bool{"tool_call": true, "spawn": true, "stop": 
 
 func auditFromPeer(e audit.Entry, p Peer) (audit.Entry, error) {
 	if !clientAuditable[e.Action] {
-		return e, fmt.Errorf("%w: the daemon records what it sends into panes itself; a client may record only its own %s", monitor.ErrBadRequest, "tool_call, spawn and stop entries")
+		return e, fmt.Errorf("%w: the daemon records what it sends into panes itself; a client may record only its own %s", api.ErrBadRequest, "tool_call, spawn and stop entries")
 	}
 	e.Time, e.Origin = time.Now(), p.Origin(e.Origin)
 	return e, nil
@@ -211,7 +211,7 @@ func body[A any]() args[A] {
 }
 
 // unary describes a method with one reply.
-func unary[A, R any](name string, k kind, in args[A], fn func(monitor.Service, context.Context, A) (R, error)) *Method {
+func unary[A, R any](name string, k kind, in args[A], fn func(api.Service, context.Context, A) (R, error)) *Method {
 	m := describe(name, k, in, fn)
 	m.result = func(raw json.RawMessage) (any, error) {
 		var v R
@@ -225,7 +225,7 @@ func unary[A, R any](name string, k kind, in args[A], fn func(monitor.Service, c
 }
 
 // streamed describes a method that replies with a stream of T.
-func streamed[A, T any](name string, in args[A], fn func(monitor.Service, context.Context, A) (<-chan T, error)) *Method {
+func streamed[A, T any](name string, in args[A], fn func(api.Service, context.Context, A) (<-chan T, error)) *Method {
 	m := describe(name, stream, in, fn)
 	m.open = func(c *Client, ctx context.Context, req request) (any, error) {
 		return openStream[T](c, ctx, req)
@@ -237,7 +237,7 @@ func streamed[A, T any](name string, in args[A], fn func(monitor.Service, contex
 	return m
 }
 
-func describe[A, R any](name string, k kind, in args[A], fn func(monitor.Service, context.Context, A) (R, error)) *Method {
+func describe[A, R any](name string, k kind, in args[A], fn func(api.Service, context.Context, A) (R, error)) *Method {
 	return &Method{
 		Name: name,
 		kind: k,
@@ -252,7 +252,7 @@ func describe[A, R any](name string, k kind, in args[A], fn func(monitor.Service
 			return req, nil
 		},
 		decode: func(r request) (any, error) { return in.decode(r) },
-		call: func(ctx context.Context, svc monitor.Service, a any) (any, error) {
+		call: func(ctx context.Context, svc api.Service, a any) (any, error) {
 			v, _ := a.(A)
 			return fn(svc, ctx, v)
 		},
@@ -279,24 +279,24 @@ func originFrom[A any](field func(*A) *string) func(A, Peer) (A, error) {
 }
 
 // noResult adapts a method that returns only an error.
-func noResult[A any](fn func(monitor.Service, context.Context, A) error) func(monitor.Service, context.Context, A) (struct{}, error) {
-	return func(s monitor.Service, ctx context.Context, a A) (struct{}, error) { return struct{}{}, fn(s, ctx, a) }
+func noResult[A any](fn func(api.Service, context.Context, A) error) func(api.Service, context.Context, A) (struct{}, error) {
+	return func(s api.Service, ctx context.Context, a A) (struct{}, error) { return struct{}{}, fn(s, ctx, a) }
 }
 
-// Forwarding returns a monitor.Service whose every call is made by invoke,
+// Forwarding returns a api.Service whose every call is made by invoke,
 // with the call's Method and arguments. A decorator (a failover, a proxy)
 // is then one function: run m.Call on the service it chooses.
-func Forwarding(invoke func(ctx context.Context, m *Method, args any) (any, error)) monitor.Service {
+func Forwarding(invoke func(ctx context.Context, m *Method, args any) (any, error)) api.Service {
 	return forward{invoke}
 }
 
-// forward is monitor.Service made from one invoke function: each method
+// forward is api.Service made from one invoke function: each method
 // names its Method and packs its arguments. Client and Failover embed it.
 type forward struct {
 	invoke func(ctx context.Context, m *Method, args any) (any, error)
 }
 
-var _ monitor.Service = forward{}
+var _ api.Service = forward{}
 
 // errUnconnected is the error of a Failover used before Connect.
 var errUnconnected = errors.New("ipc: the service was used before it was connected")
@@ -314,12 +314,12 @@ func as[R any](v any, err error) (R, error) {
 	return r, err
 }
 
-func (f forward) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
-	return as[monitor.Snapshot](f.call(ctx, mSnapshot, struct{}{}))
+func (f forward) Snapshot(ctx context.Context) (api.Snapshot, error) {
+	return as[api.Snapshot](f.call(ctx, mSnapshot, struct{}{}))
 }
 
-func (f forward) Watch(ctx context.Context) (<-chan monitor.Update, error) {
-	return as[<-chan monitor.Update](f.call(ctx, mWatch, struct{}{}))
+func (f forward) Watch(ctx context.Context) (<-chan api.Update, error) {
+	return as[<-chan api.Update](f.call(ctx, mWatch, struct{}{}))
 }
 
 func (f forward) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
@@ -342,32 +342,32 @@ func (f forward) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
 	return as[[]wake.Event](f.call(ctx, mAckAll, by))
 }
 
-func (f forward) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
-	return as[monitor.Preview](f.call(ctx, mPreview, req))
+func (f forward) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
+	return as[api.Preview](f.call(ctx, mPreview, req))
 }
 
 func (f forward) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
 	return as[[]tasks.ListDoc](f.call(ctx, mTaskLists, id))
 }
 
-func (f forward) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+func (f forward) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
 	return as[tasks.TaskDoc](f.call(ctx, mTask, req))
 }
 
-func (f forward) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
-	return as[monitor.ActionResult](f.call(ctx, mInject, req))
+func (f forward) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
+	return as[api.ActionResult](f.call(ctx, mInject, req))
 }
 
-func (f forward) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
-	return as[monitor.ActionResult](f.call(ctx, mKeys, req))
+func (f forward) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
+	return as[api.ActionResult](f.call(ctx, mKeys, req))
 }
 
-func (f forward) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
-	return as[monitor.ActionResult](f.call(ctx, mAnswer, req))
+func (f forward) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
+	return as[api.ActionResult](f.call(ctx, mAnswer, req))
 }
 
-func (f forward) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
-	return as[monitor.ActionResult](f.call(ctx, mInterrupt, req))
+func (f forward) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
+	return as[api.ActionResult](f.call(ctx, mInterrupt, req))
 }
 
 func (f forward) Audit(ctx context.Context, e audit.Entry) error {
@@ -380,11 +380,11 @@ func (f forward) Hook(ctx context.Context, ev hooks.Event) error {
 	return err
 }
 
-func (f forward) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
-	return as[monitor.Session](f.call(ctx, mLink, req))
+func (f forward) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
+	return as[api.Session](f.call(ctx, mLink, req))
 }
 
-func (f forward) Allow(ctx context.Context, req monitor.AllowRequest) error {
+func (f forward) Allow(ctx context.Context, req api.AllowRequest) error {
 	_, err := f.call(ctx, mAllow, req)
 	return err
 }

@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
-// Each method of monitor.Service, forwarded, names its own Method, and
+// Each method of api.Service, forwarded, names its own Method, and
 // that Method calls the same method of the service it runs on; none of
 // the table is left unreached. Names are the socket's: a wrong pairing
 // would send one method's call as another's.
@@ -30,9 +30,9 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		got = m
 		return m.Call(ctx, fake, args)
 	})
-	st := reflect.TypeFor[monitor.Service]()
+	st := reflect.TypeFor[api.Service]()
 	if st.NumMethod() != len(methods) || len(wire) != len(methods) {
-		t.Fatalf("monitor.Service has %d methods, the table %d, this test knows %d", st.NumMethod(), len(methods), len(wire))
+		t.Fatalf("api.Service has %d methods, the table %d, this test knows %d", st.NumMethod(), len(methods), len(wire))
 	}
 	reached := map[string]bool{}
 	ctx, cancel := context.WithCancel(context.Background())

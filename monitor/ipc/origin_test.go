@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 )
@@ -36,25 +36,25 @@ func TestSocketOriginIsThePeers(t *testing.T) {
 	c := dial(t, serve(t, f).path)
 	ctx := context.Background()
 	me := selfOrigin(t)
-	target := monitor.Target{Session: "orch-auth"}
+	target := api.Target{Session: "orch-auth"}
 	calls := []struct {
 		method string
 		call   func(origin string) error
 	}{
 		{"inject", func(o string) error {
-			_, err := c.Inject(ctx, monitor.InjectRequest{Target: target, Text: "hi", Origin: o})
+			_, err := c.Inject(ctx, api.InjectRequest{Target: target, Text: "hi", Origin: o})
 			return err
 		}},
 		{"keys", func(o string) error {
-			_, err := c.SendKeys(ctx, monitor.KeysRequest{Target: target, Keys: []string{"Enter"}, Origin: o})
+			_, err := c.SendKeys(ctx, api.KeysRequest{Target: target, Keys: []string{"Enter"}, Origin: o})
 			return err
 		}},
 		{"interrupt", func(o string) error {
-			_, err := c.Interrupt(ctx, monitor.InterruptRequest{Target: target, Origin: o})
+			_, err := c.Interrupt(ctx, api.InterruptRequest{Target: target, Origin: o})
 			return err
 		}},
 		{"link", func(o string) error {
-			_, err := c.Link(ctx, monitor.LinkRequest{Target: target, TaskList: "PRD-AUTH", Origin: o})
+			_, err := c.Link(ctx, api.LinkRequest{Target: target, TaskList: "PRD-AUTH", Origin: o})
 			return err
 		}},
 	}
@@ -86,7 +86,7 @@ func TestSocketAuditIsRestricted(t *testing.T) {
 	ctx := context.Background()
 	for _, action := range []string{"inject", "keys", "answer", "interrupt", "link", "hook", "", "made-up"} {
 		err := c.Audit(ctx, audit.Entry{Origin: "tui", Action: action, Target: "orch-auth", Text: "rm -rf /", Sent: true, Checked: true})
-		if !errors.Is(err, monitor.ErrBadRequest) || !strings.Contains(err.Error(), "records what it sends into panes itself") {
+		if !errors.Is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), "records what it sends into panes itself") {
 			t.Fatalf("audit %q over the socket: %v, want refused", action, err)
 		}
 	}
@@ -123,10 +123,10 @@ func TestSocketHookCarriesThePeer(t *testing.T) {
 // does not spool it.
 func TestHookRefusedCrossesTheSocket(t *testing.T) {
 	f := newFake(t)
-	f.Fail("hook", fmt.Errorf("%w: process 1 does not run in pane %%1", monitor.ErrHookRefused))
+	f.Fail("hook", fmt.Errorf("%w: process 1 does not run in pane %%1", api.ErrHookRefused))
 	c := dial(t, serve(t, f).path)
 	err := c.Hook(context.Background(), hooks.Event{Name: hooks.Stop, Pane: "%1"})
-	if !errors.Is(err, monitor.ErrHookRefused) {
+	if !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("err = %v", err)
 	}
 }

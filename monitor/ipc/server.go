@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Listen creates the socket at path, usable by this user only. A socket file
@@ -81,10 +81,10 @@ func removeStale(path string) error {
 	return nil
 }
 
-// Server serves a monitor.Service on a listener, one call per connection.
+// Server serves a api.Service on a listener, one call per connection.
 type Server struct {
 	ln  net.Listener
-	svc monitor.Service
+	svc api.Service
 	log *slog.Logger
 
 	// Hosts, when set before Run, answers the hosts method: what this
@@ -104,7 +104,7 @@ const maxConns = 512
 
 // NewServer returns a server for svc on ln. Run takes ln over and closes it.
 // A nil logger discards.
-func NewServer(ln net.Listener, svc monitor.Service, log *slog.Logger) *Server {
+func NewServer(ln net.Listener, svc api.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -304,7 +304,7 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer 
 		return reply1[any](ctx, w, struct{}{}, nil)
 	case methodHosts:
 		if s.Hosts == nil {
-			return reply1[any](ctx, w, nil, fmt.Errorf("%w: this daemon follows no other hosts (its config has no hosts: section)", monitor.ErrBadRequest))
+			return reply1[any](ctx, w, nil, fmt.Errorf("%w: this daemon follows no other hosts (its config has no hosts: section)", api.ErrBadRequest))
 		}
 		v, err := s.Hosts(ctx)
 		return reply1(ctx, w, v, err)

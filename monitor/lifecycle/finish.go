@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 )
 
@@ -127,7 +127,7 @@ func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, 
 	if req.Merge != "" || req.PR || req.Remove {
 		// Showing the diff changes nothing; the rest is judged by the
 		// policy like a stop.
-		if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "finish", Session: res.Session, Origin: req.Origin}); err != nil {
+		if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "finish", Session: res.Session, Origin: req.Origin}); err != nil {
 			return res, err
 		}
 	}

@@ -1,7 +1,7 @@
 // Package lifecycle starts and stops orchestrators: an agent in its own git
 // worktree and tmux session, linked to its task list and given its first
 // prompt. The CLI, the dashboard and the MCP server all spawn and stop
-// through Manager, on top of the one monitor.Service.
+// through Manager, on top of the one api.Service.
 package lifecycle
 
 import (
@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -43,16 +43,16 @@ const (
 
 // Service is what the lifecycle needs from the monitors.
 type Service interface {
-	Snapshot(ctx context.Context) (monitor.Snapshot, error)
-	Watch(ctx context.Context) (<-chan monitor.Update, error)
-	Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error)
-	Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error)
-	SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error)
-	Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error)
-	Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error)
+	Snapshot(ctx context.Context) (api.Snapshot, error)
+	Watch(ctx context.Context) (<-chan api.Update, error)
+	Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error)
+	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
+	SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error)
+	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
+	Link(ctx context.Context, req api.LinkRequest) (api.Session, error)
 	Audit(ctx context.Context, e audit.Entry) error
 	// Allow applies the policy to a spawn or a stop of a whole session.
-	Allow(ctx context.Context, req monitor.AllowRequest) error
+	Allow(ctx context.Context, req api.AllowRequest) error
 }
 
 // Tmux is what the lifecycle needs from tmux; *tmux.Client is one.

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -69,16 +69,16 @@ type world struct {
 	opts     []tmux.NewSessionOptions
 	killed   []string
 	newErr   error
-	start    monitor.Session // the new pane's session, as first seen
+	start    api.Session     // the new pane's session, as first seen
 	screen   []string        // the new pane's screen, when set
 	remain   map[string]bool // pane → remain-on-exit, as last set
-	onEnter  monitor.Session // what Enter on "Yes" turns it into
+	onEnter  api.Session     // what Enter on "Yes" turns it into
 	panes    int
 }
 
 func newWorld(t *testing.T) *world {
 	w := &world{Service: monitortest.NewService(t, nil), t: t, sessions: map[string]string{}}
-	w.start = monitor.Session{Agent: "claude", State: rules.Idle}
+	w.start = api.Session{Agent: "claude", State: rules.Idle}
 	return w
 }
 
@@ -139,32 +139,32 @@ func (w *world) KillSession(ctx context.Context, name string) error {
 }
 
 // put adds or replaces a session in the snapshot.
-func (w *world) put(s monitor.Session) {
+func (w *world) put(s api.Session) {
 	snap, _ := w.Snapshot(context.Background())
-	out := slices.DeleteFunc(snap.Sessions, func(o monitor.Session) bool { return o.Pane == s.Pane })
+	out := slices.DeleteFunc(snap.Sessions, func(o api.Session) bool { return o.Pane == s.Pane })
 	if s.Options == nil {
 		s.Options = []string{}
 	}
-	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true, Sessions: append(out, s)})
-	w.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+	w.SetSnapshot(api.Snapshot{Server: "test", Running: true, Sessions: append(out, s)})
+	w.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 }
 
 func (w *world) drop(pane string) {
 	snap, _ := w.Snapshot(context.Background())
-	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true, Sessions: slices.DeleteFunc(snap.Sessions, func(o monitor.Session) bool { return o.Pane == pane })})
+	w.SetSnapshot(api.Snapshot{Server: "test", Running: true, Sessions: slices.DeleteFunc(snap.Sessions, func(o api.Session) bool { return o.Pane == pane })})
 }
 
-func (w *world) session(pane string) monitor.Session {
+func (w *world) session(pane string) api.Session {
 	snap, _ := w.Snapshot(context.Background())
 	for _, s := range snap.Sessions {
 		if s.Pane == pane {
 			return s
 		}
 	}
-	return monitor.Session{}
+	return api.Session{}
 }
 
-func (w *world) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+func (w *world) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
 	res, err := w.Service.SendKeys(ctx, req)
 	if err != nil {
 		return res, err
@@ -204,9 +204,9 @@ func (w *world) manager(t *testing.T, mod func(*Config)) *Manager {
 
 // policy makes the fake service apply cfg to MCP origins, as the real one
 // does.
-func (w *world) policy(t *testing.T, cfg monitor.PolicyConfig) {
+func (w *world) policy(t *testing.T, cfg api.PolicyConfig) {
 	t.Helper()
-	p, err := monitor.NewPolicy(cfg, nil)
+	p, err := api.NewPolicy(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,9 +327,9 @@ func TestSpawnWisdomNotes(t *testing.T) {
 func TestSpawnAnswersTrustDialog(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)
-	w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Question: "Is this a project you created or one you trust?",
+	w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Question: "Is this a project you created or one you trust?",
 		Options: []string{"No, exit", "Yes, I trust this folder"}}
-	w.onEnter = monitor.Session{Agent: "claude", State: rules.Idle}
+	w.onEnter = api.Session{Agent: "claude", State: rules.Idle}
 	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
@@ -349,7 +349,7 @@ func TestSpawnAnswersTrustDialog(t *testing.T) {
 func TestSpawnNoAutoTrustWaitsForOperator(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)
-	w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+	w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
 	_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, NoAutoTrust: true})
 	var e *Error
 	if !errors.As(err, &e) || e.Step != StepReady || !strings.Contains(err.Error(), "awaiting_input") {
@@ -387,11 +387,11 @@ func TestSpawnRefusals(t *testing.T) {
 		{name: "a command line from the dashboard", req: SpawnRequest{Initiative: "a", Goal: "g", Command: "my-agent", Origin: "tui"},
 			want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, codex, gemini"},
 		{name: "outside the allowlist", prep: func(t *testing.T, repo string, w *world) {
-			w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-db*"}})
+			w.policy(t, api.PolicyConfig{AllowSessions: []string{"orch-db*"}})
 		},
-			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: monitor.ErrRefused, step: StepValidate, msg: `session "orch-a" is not in mcp.allow_sessions (orch-db*)`},
-		{name: "read-only", prep: func(t *testing.T, repo string, w *world) { w.policy(t, monitor.PolicyConfig{ReadOnly: true}) },
-			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: monitor.ErrRefused, step: StepValidate, msg: "read-only"},
+			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: api.ErrRefused, step: StepValidate, msg: `session "orch-a" is not in mcp.allow_sessions (orch-db*)`},
+		{name: "read-only", prep: func(t *testing.T, repo string, w *world) { w.policy(t, api.PolicyConfig{ReadOnly: true}) },
+			req: SpawnRequest{Initiative: "a", Goal: "g", Origin: "mcp:x"}, want: api.ErrRefused, step: StepValidate, msg: "read-only"},
 		{name: "not a repo", prep: func(t *testing.T, repo string, w *world) { os.RemoveAll(filepath.Join(repo, ".git")) },
 			req: SpawnRequest{Initiative: "a", Goal: "g"}, want: ErrInvalid, step: StepCheck, msg: "not inside a git repository"},
 		{name: "bad base", req: SpawnRequest{Initiative: "a", Goal: "g", Base: "nope"}, want: ErrInvalid, step: StepCheck, msg: "--base"},
@@ -453,12 +453,12 @@ func TestSpawnRollsBackAtEachStep(t *testing.T) {
 		{name: "never ready", prep: func(w *world) { w.start.State = rules.Working }, step: StepReady, session: true, msg: "not ready for input within 2s (it was working"},
 		{name: "agent exits", prep: func(w *world) { w.start.State, w.start.LastLine = rules.Exited, "command not found" }, step: StepReady, session: true, msg: "command not found"},
 		{name: "agent dies at once", prep: func(w *world) {
-			w.start = monitor.Session{State: rules.Exited, Kind: "dead", LastLine: "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)",
-				Evidence: monitor.Evidence{Source: "process", Rule: rules.RulePaneDead, Lines: []string{"the pane's process exited with status 1"}}}
+			w.start = api.Session{State: rules.Exited, Kind: "dead", LastLine: "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)",
+				Evidence: api.Evidence{Source: "process", Rule: rules.RulePaneDead, Lines: []string{"the pane's process exited with status 1"}}}
 			w.screen = []string{"", "error: no API key", "see --help", "", "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)"}
 		}, step: StepReady, session: true, msg: "exited before it was ready (the pane's process exited with status 1); its last output:\n  error: no API key\n  see --help"},
 		{name: "trust fails", prep: func(w *world) {
-			w.start = monitor.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+			w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
 			w.Fail("keys", errors.New("pane dead"))
 		}, step: StepTrust, session: true},
 		{name: "prompt fails", prep: func(w *world) { w.Fail("inject", errors.New("pane dead")) }, step: StepPrompt, session: true, msg: "pane dead"},
@@ -575,13 +575,13 @@ func TestStop(t *testing.T) {
 func TestStopJudgesTheSessionItKills(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
+	w.policy(t, api.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
 	w.sessions["victim2"] = "%7"
-	w.put(monitor.Session{Pane: "%7", Session: "victim2", Target: "victim2:0.0", Agent: "claude", State: rules.Working})
+	w.put(api.Session{Pane: "%7", Session: "victim2", Target: "victim2:0.0", Agent: "claude", State: rules.Working})
 	m := w.manager(t, nil)
 	for _, name := range []string{"victim2", " victim2 "} {
 		st, err := m.Stop(ctx, StopRequest{Name: name, Origin: "mcp:attacker"})
-		if !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), `session "victim2" is not in mcp.allow_sessions (orch-*, rec)`) || st.Status != "" {
+		if !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), `session "victim2" is not in mcp.allow_sessions (orch-*, rec)`) || st.Status != "" {
 			t.Fatalf("stop %q from MCP: %+v, %v", name, st, err)
 		}
 	}
@@ -591,17 +591,17 @@ func TestStopJudgesTheSessionItKills(t *testing.T) {
 	if a := w.AuditEntries(); len(a) != 2 || a[0].Action != "stop" || a[0].Target != "victim2" || !strings.Contains(a[0].Error, "mcp.allow_sessions") {
 		t.Fatalf("audit = %+v", a)
 	}
-	if al := w.Allowed(); len(al) != 2 || al[0] != (monitor.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:attacker"}) {
+	if al := w.Allowed(); len(al) != 2 || al[0] != (api.AllowRequest{Action: "stop", Session: "victim2", Origin: "mcp:attacker"}) {
 		t.Fatalf("allow requests = %+v", al)
 	}
 	// Read-only refuses every stop from MCP, even of an allowed session.
-	w.policy(t, monitor.PolicyConfig{ReadOnly: true})
+	w.policy(t, api.PolicyConfig{ReadOnly: true})
 	w.sessions["orch-a"] = "%8"
-	if _, err := m.Stop(ctx, StopRequest{Name: "a", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), "read-only") {
+	if _, err := m.Stop(ctx, StopRequest{Name: "a", Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("read-only stop: %v", err)
 	}
 	// The operator is not bound by the MCP allowlist.
-	w.policy(t, monitor.PolicyConfig{AllowSessions: []string{"orch-*"}})
+	w.policy(t, api.PolicyConfig{AllowSessions: []string{"orch-*"}})
 	if st, err := m.Stop(ctx, StopRequest{Name: "victim2", Origin: OperatorCLI}); err != nil || st.Session != "victim2" || !slices.Contains(w.killed, "victim2") {
 		t.Fatalf("operator stop: %+v, %v (killed %v)", st, err, w.killed)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tmux"
@@ -44,17 +44,17 @@ func (sp *spawn) record(ctx context.Context) {
 }
 
 // paneSession is the watched session of a pane.
-func (m *Manager) paneSession(ctx context.Context, pane string) (monitor.Session, bool) {
+func (m *Manager) paneSession(ctx context.Context, pane string) (api.Session, bool) {
 	snap, err := m.cfg.Service.Snapshot(ctx)
 	if err != nil {
-		return monitor.Session{}, false
+		return api.Session{}, false
 	}
 	for _, s := range snap.Sessions {
 		if s.Pane == pane {
 			return s, true
 		}
 	}
-	return monitor.Session{}, false
+	return api.Session{}, false
 }
 
 // markStopped marks a stopped orchestrator's record, so restore --all
@@ -86,7 +86,7 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 	if err != nil {
 		return Record{}, err
 	}
-	var s monitor.Session
+	var s api.Session
 	for _, c := range snap.Sessions {
 		if c.Session == session && resumable(c.Agent) {
 			s = c
@@ -281,7 +281,7 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 	if fi, err := os.Stat(rec.Worktree); err != nil || !fi.IsDir() {
 		return fail("its worktree %s is gone; spawn it again, or remove the record with system3 finish %s --forget", rec.Worktree, rec.Name)
 	}
-	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "restore", Session: rec.Session, Origin: origin}); err != nil {
+	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "restore", Session: rec.Session, Origin: origin}); err != nil {
 		return fail("%v", err)
 	}
 	argv, env, resumeNote, err := m.restoreCommand(rec, origin)
@@ -318,12 +318,12 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 	}
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadyTimeout)
 	defer cancel()
-	if _, err := sp.waitSession(rctx, func(monitor.Session) bool { return true }); err != nil {
+	if _, err := sp.waitSession(rctx, func(api.Session) bool { return true }); err != nil {
 		undo()
 		return fail("%v", err)
 	}
 	if rec.TaskList != "" {
-		if _, err := m.cfg.Service.Link(ctx, monitor.LinkRequest{Target: monitor.Target{Session: rec.Session}, TaskList: rec.TaskList, Origin: origin}); err != nil {
+		if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: rec.Session}, TaskList: rec.TaskList, Origin: origin}); err != nil {
 			undo()
 			return fail("link task list %s: %v", rec.TaskList, err)
 		}
@@ -394,7 +394,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	// seen is the last id each pane reported, so the records file is read
 	// only when an id changes, not on every update.
 	seen := map[string]string{}
-	learn := func(s monitor.Session) {
+	learn := func(s api.Session) {
 		if s.AgentSessionID == "" || seen[s.Pane] == s.AgentSessionID {
 			return
 		}
@@ -409,7 +409,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if u.Kind == monitor.Resync || u.Missed > 0 {
+			if u.Kind == api.Resync || u.Missed > 0 {
 				if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
 					clear(seen)
 					for _, s := range snap.Sessions {
@@ -417,7 +417,7 @@ func (m *Manager) Run(ctx context.Context) error {
 					}
 				}
 			}
-			if u.Kind == monitor.SessionRemoved {
+			if u.Kind == api.SessionRemoved {
 				delete(seen, u.Session.Pane)
 				continue
 			}
@@ -450,7 +450,7 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // learn puts a session's agent session id into its orchestrator's record.
-func (m *Manager) learn(s monitor.Session) {
+func (m *Manager) learn(s api.Session) {
 	if s.AgentSessionID == "" || s.Session == "" || strings.ContainsAny(s.AgentSessionID, " \t\n") || strings.HasPrefix(s.AgentSessionID, "-") {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestRecordsAtomicWriteAndDamagedFile(t *testing.T) {
@@ -215,9 +215,9 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 
 	// The server goes down, then comes back empty: restored once.
 	_ = w.KillSession(ctx, "orch-auth")
-	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: false})
+	w.SetSnapshot(api.Snapshot{Server: "test", Running: false})
 	looks(2)
-	w.SetSnapshot(monitor.Snapshot{Server: "test", Running: true})
+	w.SetSnapshot(api.Snapshot{Server: "test", Running: true})
 	waitUntil(t, "auto-restore", func() bool {
 		ok, _ := w.HasSession(ctx, "orch-auth")
 		return ok
@@ -254,7 +254,7 @@ type countingService struct {
 	n atomic.Int64
 }
 
-func (c *countingService) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+func (c *countingService) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	c.n.Add(1)
 	return c.world.Snapshot(ctx)
 }
@@ -264,8 +264,8 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 	w := newWorld(t)
 	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
 	m := w.manager(t, func(c *Config) { c.Records = recs })
-	w.put(monitor.Session{Pane: "%7", Session: "docs", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
-	w.put(monitor.Session{Pane: "%8", Session: "shell", Agent: "shell", Path: repo})
+	w.put(api.Session{Pane: "%7", Session: "docs", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
+	w.put(api.Session{Pane: "%8", Session: "shell", Agent: "shell", Path: repo})
 	rec, err := m.Adopt(context.Background(), "docs", "PRD-DOCS")
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -151,7 +151,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	if r.TaskList == "" {
 		r.TaskList = DefaultTaskList(req.Initiative)
 	}
-	if why := monitor.ValidTaskListID(r.TaskList); why != "" {
+	if why := api.ValidTaskListID(r.TaskList); why != "" {
 		return *r, StepValidate, fmt.Errorf("%w: %s", ErrInvalid, why)
 	}
 	argv, env, agent, err := m.agentCommand(req.Agent, req.Command, req.Origin)
@@ -159,7 +159,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 		return *r, StepValidate, err
 	}
 	r.Agent, r.Command = agent, argv
-	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "spawn", Session: r.Session, Origin: req.Origin}); err != nil {
+	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "spawn", Session: r.Session, Origin: req.Origin}); err != nil {
 		return *r, StepValidate, err
 	}
 
@@ -226,12 +226,12 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadyTimeout)
 	defer cancel()
 	sp.progress(StepLink, fmt.Sprintf("linking %s to task list %s", r.Session, r.TaskList))
-	if _, err := sp.waitSession(rctx, func(monitor.Session) bool { return true }); err != nil {
+	if _, err := sp.waitSession(rctx, func(api.Session) bool { return true }); err != nil {
 		return *r, StepLink, err
 	}
 	// By session name, so the link holds if the agent is restarted in a
 	// new pane of the session.
-	if _, err := m.cfg.Service.Link(ctx, monitor.LinkRequest{Target: monitor.Target{Session: r.Session}, TaskList: r.TaskList, Origin: req.Origin}); err != nil {
+	if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: r.Session}, TaskList: r.TaskList, Origin: req.Origin}); err != nil {
 		return *r, StepLink, err
 	}
 	sp.linked = true
@@ -255,7 +255,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 		planIn = r.TaskList
 	}
 	r.Prompt = Prompt(req.Goal, req.Context, planIn, r.Wisdom)
-	ar, err := m.cfg.Service.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Pane: r.Pane}, Text: r.Prompt, Origin: req.Origin})
+	ar, err := m.cfg.Service.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: r.Pane}, Text: r.Prompt, Origin: req.Origin})
 	if err != nil {
 		return *r, StepPrompt, err
 	}
@@ -373,7 +373,7 @@ func (sp *spawn) undo(e *Error) {
 	defer cancel()
 	r, m := &sp.res, sp.m
 	if sp.linked {
-		if _, err := m.cfg.Service.Link(ctx, monitor.LinkRequest{Target: monitor.Target{Session: r.Session}, Origin: sp.req.Origin}); err == nil {
+		if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: r.Session}, Origin: sp.req.Origin}); err == nil {
 			e.CleanedUp = append(e.CleanedUp, "removed the task list link")
 		}
 	}
@@ -403,7 +403,7 @@ func (sp *spawn) undo(e *Error) {
 // waitSession waits until the spawned pane is watched and ok(session)
 // holds, and returns that session. It checks on every registry update and
 // at least every 250ms.
-func (sp *spawn) waitSession(ctx context.Context, ok func(monitor.Session) bool) (monitor.Session, error) {
+func (sp *spawn) waitSession(ctx context.Context, ok func(api.Session) bool) (api.Session, error) {
 	svc := sp.m.cfg.Service
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -413,7 +413,7 @@ func (sp *spawn) waitSession(ctx context.Context, ok func(monitor.Session) bool)
 	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	var last monitor.Session
+	var last api.Session
 	seen := false
 	for {
 		snap, err := svc.Snapshot(ctx)
@@ -446,7 +446,7 @@ func (sp *spawn) waitSession(ctx context.Context, ok func(monitor.Session) bool)
 	}
 }
 
-func describe(s monitor.Session) string {
+func describe(s api.Session) string {
 	switch {
 	case s.Question != "":
 		return s.Question
@@ -463,7 +463,7 @@ func describe(s monitor.Session) string {
 func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 	trustTried := false
 	var trustErr error
-	s, err := sp.waitSession(ctx, func(s monitor.Session) bool {
+	s, err := sp.waitSession(ctx, func(s api.Session) bool {
 		switch {
 		case s.State == rules.Idle:
 			return true
@@ -516,7 +516,7 @@ const deadLineWait = 5 * time.Second
 func (sp *spawn) lastOutput(ctx context.Context) (status, output string) {
 	deadline := time.Now().Add(deadLineWait)
 	for {
-		p, err := sp.m.cfg.Service.Preview(context.WithoutCancel(ctx), monitor.PreviewRequest{Target: monitor.Target{Pane: sp.res.Pane}, History: 200})
+		p, err := sp.m.cfg.Service.Preview(context.WithoutCancel(ctx), api.PreviewRequest{Target: api.Target{Pane: sp.res.Pane}, History: 200})
 		if err != nil {
 			return "", "its output could not be read: " + err.Error()
 		}
@@ -552,7 +552,7 @@ func (sp *spawn) lastOutput(ctx context.Context) (status, output string) {
 // only when the screen shows Yes selected (Enter on the default "No, exit"
 // would quit the agent). A key pressed while the dialog is still drawing
 // can be lost, so it looks again before each press.
-func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
+func (sp *spawn) trust(ctx context.Context, s api.Session) error {
 	sp.progress(StepTrust, fmt.Sprintf("answering the folder-trust dialog for %s (the worktree system3 just created)", sp.res.Worktree))
 	yes := -1
 	for i, o := range s.Options {
@@ -564,12 +564,12 @@ func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 	if yes < 0 {
 		return fmt.Errorf("the trust dialog shows no Yes option (options: %s); answer it in session %s", strings.Join(s.Options, ", "), sp.res.Session)
 	}
-	svc, t := sp.m.cfg.Service, monitor.Target{Pane: sp.res.Pane}
+	svc, t := sp.m.cfg.Service, api.Target{Pane: sp.res.Pane}
 	deadline := time.Now().Add(10 * time.Second)
 	var last string
 	var since, pressed time.Time
 	for {
-		p, err := svc.Preview(ctx, monitor.PreviewRequest{Target: t})
+		p, err := svc.Preview(ctx, api.PreviewRequest{Target: t})
 		if err != nil {
 			return err
 		}
@@ -581,14 +581,14 @@ func (sp *spawn) trust(ctx context.Context, s monitor.Session) error {
 		label := agents.Lookup(s.Agent).CursorLabel(p.Lines)
 		switch {
 		case strings.HasPrefix(strings.ToLower(label), "yes"):
-			if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: sp.req.Origin}); err != nil {
+			if _, err := svc.SendKeys(ctx, api.KeysRequest{Target: t, Keys: []string{"Enter"}, Origin: sp.req.Origin}); err != nil {
 				return err
 			}
 			sp.res.AutoTrusted = true
 			sp.m.cfg.Logger.Info("answered the folder-trust dialog", "initiative", sp.req.Initiative, "worktree", sp.res.Worktree, "session", sp.res.Session)
 			return nil
 		case label != "" && now.Sub(since) >= trustSettle && now.Sub(pressed) >= trustRepress:
-			if _, err := svc.SendKeys(ctx, monitor.KeysRequest{Target: t, Keys: []string{"Down"}, Origin: sp.req.Origin}); err != nil {
+			if _, err := svc.SendKeys(ctx, api.KeysRequest{Target: t, Keys: []string{"Down"}, Origin: sp.req.Origin}); err != nil {
 				return err
 			}
 			pressed = now

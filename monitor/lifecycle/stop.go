@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -79,13 +79,13 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	}
 	// The policy judges the session that will be killed, whichever name
 	// found it.
-	if err := m.cfg.Service.Allow(ctx, monitor.AllowRequest{Action: "stop", Session: res.Session, Origin: req.Origin}); err != nil {
+	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "stop", Session: res.Session, Origin: req.Origin}); err != nil {
 		return res, fmt.Errorf("stop %s: %w", res.Session, err)
 	}
 	initiative := strings.TrimPrefix(res.Session, SessionPrefix)
 
 	// Where the agent runs, and whether it is an agent at all.
-	var sess monitor.Session
+	var sess api.Session
 	if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
 		for _, s := range snap.Sessions {
 			if s.Session == res.Session && (sess.Pane == "" || s.IsAgent()) {
@@ -94,7 +94,7 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 		}
 	}
 	if sess.Pane != "" && sess.IsAgent() {
-		if _, err := m.cfg.Service.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: sess.Pane}, Origin: req.Origin}); err != nil {
+		if _, err := m.cfg.Service.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: req.Origin}); err != nil {
 			m.cfg.Logger.Warn("stop: interrupt", "session", res.Session, "err", err)
 		} else {
 			res.Interrupted = true
@@ -107,7 +107,7 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	if err := m.cfg.Tmux.KillSession(ctx, res.Session); err != nil && !errors.Is(err, tmux.ErrNotFound) {
 		return res, fmt.Errorf("kill tmux session %s: %w", res.Session, err)
 	}
-	if _, err := m.cfg.Service.Link(ctx, monitor.LinkRequest{Target: monitor.Target{Session: res.Session}, Origin: req.Origin}); err != nil {
+	if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: res.Session}, Origin: req.Origin}); err != nil {
 		m.cfg.Logger.Warn("stop: unlink", "session", res.Session, "err", err)
 	}
 	res.Status = "stopped"

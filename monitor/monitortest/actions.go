@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
@@ -16,7 +16,7 @@ import (
 // "keys", "answer", "interrupt", "link") and request.
 type Call struct {
 	Method  string
-	Target  monitor.Target
+	Target  api.Target
 	Text    string
 	Keys    []string
 	Answer  string
@@ -68,13 +68,13 @@ func (f *Service) SetUnverified(detail string) {
 
 // SetPolicy makes the fake apply p to its actions, as the real service
 // does (nil: every action is allowed).
-func (f *Service) SetPolicy(p *monitor.Policy) {
+func (f *Service) SetPolicy(p *api.Policy) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.policy = p
 }
 
-func (f *Service) check(origin, action string, sess monitor.Session) error {
+func (f *Service) check(origin, action string, sess api.Session) error {
 	f.mu.Lock()
 	p := f.policy
 	f.mu.Unlock()
@@ -86,7 +86,7 @@ func (f *Service) check(origin, action string, sess monitor.Session) error {
 
 // Allow applies the policy set by SetPolicy and records the request;
 // Allowed returns them.
-func (f *Service) Allow(ctx context.Context, req monitor.AllowRequest) error {
+func (f *Service) Allow(ctx context.Context, req api.AllowRequest) error {
 	if err := f.err("allow"); err != nil {
 		return err
 	}
@@ -94,29 +94,29 @@ func (f *Service) Allow(ctx context.Context, req monitor.AllowRequest) error {
 	f.allows = append(f.allows, req)
 	p := f.policy
 	f.mu.Unlock()
-	return p.Check(req.Origin, req.Action, monitor.Session{Session: req.Session})
+	return p.Check(req.Origin, req.Action, api.Session{Session: req.Session})
 }
 
 // Allowed returns the Allow requests received, in order.
-func (f *Service) Allowed() []monitor.AllowRequest {
+func (f *Service) Allowed() []api.AllowRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.allows)
 }
 
 // target resolves t against the snapshot, as the real service does.
-func (f *Service) target(t monitor.Target) (monitor.Session, error) {
+func (f *Service) target(t api.Target) (api.Session, error) {
 	f.mu.Lock()
 	sessions, server := f.snap.Sessions, f.snap.Server
 	f.mu.Unlock()
-	return monitor.ResolveTarget(t, sessions, server)
+	return api.ResolveTarget(t, sessions, server)
 }
 
-func (f *Service) record(c Call, sess monitor.Session, action string) monitor.ActionResult {
+func (f *Service) record(c Call, sess api.Session, action string) api.ActionResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, c)
-	res := monitor.ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target,
+	res := api.ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target,
 		Text: c.Text, Keys: c.Keys, Delivered: true, Verified: action == "inject" && !c.NoEnter && f.unverified == ""}
 	if action == "inject" && f.unverified != "" {
 		res.Detail = f.unverified
@@ -124,19 +124,19 @@ func (f *Service) record(c Call, sess monitor.Session, action string) monitor.Ac
 	return res
 }
 
-func (f *Service) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+func (f *Service) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	if err := f.err("inject"); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if req.Text == "" {
-		return monitor.ActionResult{}, fmt.Errorf("%w: the text is empty", monitor.ErrBadRequest)
+		return api.ActionResult{}, fmt.Errorf("%w: the text is empty", api.ErrBadRequest)
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if err := f.check(req.Origin, "inject", sess); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	res := f.record(Call{Method: "inject", Target: req.Target, Text: req.Text, Urgent: req.Urgent, NoEnter: req.NoEnter, Origin: req.Origin}, sess, "inject")
 	if req.Urgent {
@@ -145,37 +145,37 @@ func (f *Service) Inject(ctx context.Context, req monitor.InjectRequest) (monito
 	return res, nil
 }
 
-func (f *Service) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+func (f *Service) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
 	if err := f.err("keys"); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if err := f.check(req.Origin, "keys", sess); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	return f.record(Call{Method: "keys", Target: req.Target, Keys: req.Keys, Origin: req.Origin}, sess, "keys"), nil
 }
 
-func (f *Service) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	if err := f.err("answer"); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if err := f.check(req.Origin, "answer", sess); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if sess.State != "awaiting_input" {
-		return monitor.ActionResult{}, fmt.Errorf("%w: %s is %s", monitor.ErrNotAwaiting, sess.Target, sess.State)
+		return api.ActionResult{}, fmt.Errorf("%w: %s is %s", api.ErrNotAwaiting, sess.Target, sess.State)
 	}
-	option, keys, err := monitor.AnswerKeys(sess, req.Answer)
+	option, keys, err := api.AnswerKeys(sess, req.Answer)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	names := make([]string, len(keys))
 	for i, k := range keys {
@@ -186,32 +186,32 @@ func (f *Service) Answer(ctx context.Context, req monitor.AnswerRequest) (monito
 	return res, nil
 }
 
-func (f *Service) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+func (f *Service) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
 	if err := f.err("interrupt"); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	if err := f.check(req.Origin, "interrupt", sess); err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	return f.record(Call{Method: "interrupt", Target: req.Target, Keys: []string{"Escape"}, Origin: req.Origin}, sess, "interrupt"), nil
 }
 
-func (f *Service) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+func (f *Service) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
 	if err := f.err("preview"); err != nil {
-		return monitor.Preview{}, err
+		return api.Preview{}, err
 	}
 	sess, err := f.target(req.Target)
 	if err != nil {
-		return monitor.Preview{}, err
+		return api.Preview{}, err
 	}
 	f.mu.Lock()
 	lines := slices.Clone(f.previews[sess.Pane])
 	f.mu.Unlock()
-	p := monitor.Preview{Pane: sess.Pane, Session: sess.Session, Lines: lines}
+	p := api.Preview{Pane: sess.Pane, Session: sess.Session, Lines: lines}
 	if p.Lines == nil {
 		p.Lines = []string{}
 	}
@@ -235,7 +235,7 @@ func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 		}
 	}
 	if id != "" && len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q", monitor.ErrUnknownList, id)
+		return nil, fmt.Errorf("%w: %q", api.ErrUnknownList, id)
 	}
 	if out == nil {
 		out = []tasks.ListDoc{}
@@ -245,7 +245,7 @@ func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 
 // Task returns one task of the lists SetTaskLists set (as they were set:
 // the fake caps nothing).
-func (f *Service) Task(ctx context.Context, req monitor.TaskRequest) (tasks.TaskDoc, error) {
+func (f *Service) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
 	if err := f.err("task"); err != nil {
 		return tasks.TaskDoc{}, err
 	}
@@ -260,9 +260,9 @@ func (f *Service) Task(ctx context.Context, req monitor.TaskRequest) (tasks.Task
 				return t, nil
 			}
 		}
-		return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", monitor.ErrUnknownTask, req.Task, req.List)
+		return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
 	}
-	return tasks.TaskDoc{}, fmt.Errorf("%w: %q", monitor.ErrUnknownList, req.List)
+	return tasks.TaskDoc{}, fmt.Errorf("%w: %q", api.ErrUnknownList, req.List)
 }
 
 // Hook records a hook event; Hooks returns them.
@@ -296,29 +296,29 @@ func (f *Service) Audit(ctx context.Context, e audit.Entry) error {
 // Link records the call and sets the task list of the sessions the target
 // names in the snapshot (every pane of a named session), publishing the
 // change, as the real service does.
-func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+func (f *Service) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
 	if err := f.err("link"); err != nil {
-		return monitor.Session{}, err
+		return api.Session{}, err
 	}
 	if req.TaskList != "" {
-		if why := monitor.ValidTaskListID(req.TaskList); why != "" {
-			return monitor.Session{}, fmt.Errorf("%w: %s", monitor.ErrBadRequest, why)
+		if why := api.ValidTaskListID(req.TaskList); why != "" {
+			return api.Session{}, fmt.Errorf("%w: %s", api.ErrBadRequest, why)
 		}
 	}
 	sess, err := f.target(req.Target)
-	if err != nil && (req.TaskList != "" || req.Pane != "" || !errors.Is(err, monitor.ErrUnknownTarget)) {
-		return monitor.Session{}, err
+	if err != nil && (req.TaskList != "" || req.Pane != "" || !errors.Is(err, api.ErrUnknownTarget)) {
+		return api.Session{}, err
 	}
 	acted := sess
 	if err != nil {
-		acted = monitor.Session{Session: req.Session, Target: req.Session}
+		acted = api.Session{Session: req.Session, Target: req.Session}
 	}
 	if cerr := f.check(req.Origin, "link", acted); cerr != nil {
-		return monitor.Session{}, cerr
+		return api.Session{}, cerr
 	}
 	f.mu.Lock()
 	f.calls = append(f.calls, Call{Method: "link", Target: req.Target, TaskList: req.TaskList, Origin: req.Origin})
-	var changed []monitor.Session
+	var changed []api.Session
 	f.snap.Sessions = slices.Clone(f.snap.Sessions)
 	for i, s := range f.snap.Sessions {
 		if err == nil && s.Pane == sess.Pane || (req.Pane == "" && s.Session == sess.Session) {
@@ -331,10 +331,10 @@ func (f *Service) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Se
 	}
 	f.mu.Unlock()
 	if err != nil { // unlinking a session that is gone
-		return monitor.Session{Session: req.Session}, nil
+		return api.Session{Session: req.Session}, nil
 	}
 	for _, s := range changed {
-		f.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: s})
+		f.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	}
 	return sess, nil
 }

@@ -1,4 +1,4 @@
-// Package monitortest provides a fake monitor.Service for unit tests of the
+// Package monitortest provides a fake api.Service for unit tests of the
 // code built on the service (the CLI, the socket layer, the dashboard):
 // real wake handling over an in-memory store, and a registry the test sets
 // and changes by hand.
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
@@ -22,7 +22,7 @@ import (
 // watcher whose buffer is full rather than block the test.
 const watchBuffer = 64
 
-// Service is a monitor.Service for tests. Its wakes live in Store, a real
+// Service is a api.Service for tests. Its wakes live in Store, a real
 // in-memory wake store, so raise, ack, wait and subscribe behave as in
 // production.
 type Service struct {
@@ -30,9 +30,9 @@ type Service struct {
 
 	inflight atomic.Int64
 	mu       sync.Mutex
-	snap     monitor.Snapshot
+	snap     api.Snapshot
 	errs     map[string]error // method name → error to return
-	watchers map[chan monitor.Update]struct{}
+	watchers map[chan api.Update]struct{}
 
 	calls      []Call
 	audits     []audit.Entry
@@ -40,11 +40,11 @@ type Service struct {
 	previews   map[string][]string
 	lists      []tasks.ListDoc
 	unverified string
-	policy     *monitor.Policy
-	allows     []monitor.AllowRequest
+	policy     *api.Policy
+	allows     []api.AllowRequest
 }
 
-var _ monitor.Service = (*Service)(nil)
+var _ api.Service = (*Service)(nil)
 
 // NewService returns a fake service whose store uses clock (nil: time.Now).
 // The store is closed when the test ends.
@@ -55,7 +55,7 @@ func NewService(t testing.TB, clock func() time.Time) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &Service{Store: st, errs: map[string]error{}, watchers: map[chan monitor.Update]struct{}{}}
+	return &Service{Store: st, errs: map[string]error{}, watchers: map[chan api.Update]struct{}{}}
 }
 
 // Ticking returns a clock that starts at start and advances one second per
@@ -92,7 +92,7 @@ func (f *Service) err(method string) error {
 func (f *Service) InFlight() int64 { return f.inflight.Load() }
 
 // SetSnapshot sets what Snapshot returns.
-func (f *Service) SetSnapshot(s monitor.Snapshot) {
+func (f *Service) SetSnapshot(s api.Snapshot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.snap = s
@@ -109,7 +109,7 @@ func (f *Service) Raise(t testing.TB, ev wake.Event) wake.Event {
 }
 
 // Publish sends an update to every Watch channel.
-func (f *Service) Publish(u monitor.Update) {
+func (f *Service) Publish(u api.Update) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for ch := range f.watchers {
@@ -130,20 +130,20 @@ func (f *Service) EndWatches() {
 	}
 }
 
-func (f *Service) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+func (f *Service) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	if err := f.err("snapshot"); err != nil {
-		return monitor.Snapshot{}, err
+		return api.Snapshot{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap, nil
 }
 
-func (f *Service) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+func (f *Service) Watch(ctx context.Context) (<-chan api.Update, error) {
 	if err := f.err("watch"); err != nil {
 		return nil, err
 	}
-	ch := make(chan monitor.Update, watchBuffer)
+	ch := make(chan api.Update, watchBuffer)
 	f.mu.Lock()
 	f.watchers[ch] = struct{}{}
 	f.mu.Unlock()

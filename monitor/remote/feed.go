@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
@@ -18,9 +18,9 @@ import (
 type feed struct {
 	mu       sync.Mutex
 	live     bool // both streams are open and their state was read
-	snap     monitor.Snapshot
-	sessions map[string]monitor.Session // by pane id
-	unacked  map[string]wake.Event      // by wake id
+	snap     api.Snapshot
+	sessions map[string]api.Session // by pane id
+	unacked  map[string]wake.Event  // by wake id
 	// first is closed once the feed has first synchronised or failed,
 	// so a report asked for just after start waits for the first answer.
 	first     chan struct{}
@@ -35,13 +35,13 @@ func (f *feed) settled() { f.firstOnce.Do(func() { close(f.first) }) }
 
 // install replaces what is known with a snapshot (nil: keep the sessions)
 // and a list of unacknowledged wakes (nil: keep the wakes).
-func (f *feed) install(snap *monitor.Snapshot, evs []wake.Event) {
+func (f *feed) install(snap *api.Snapshot, evs []wake.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if snap != nil {
 		f.snap = *snap
 		f.snap.Sessions = nil
-		f.sessions = make(map[string]monitor.Session, len(snap.Sessions))
+		f.sessions = make(map[string]api.Session, len(snap.Sessions))
 		for _, s := range snap.Sessions {
 			f.sessions[s.Pane] = s
 		}
@@ -58,19 +58,19 @@ func (f *feed) install(snap *monitor.Snapshot, evs []wake.Event) {
 
 // apply takes one registry update. An update read before the snapshot it
 // follows may be older than what the snapshot says: the newer one stays.
-func (f *feed) apply(u monitor.Update) {
+func (f *feed) apply(u api.Update) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.sessions == nil {
-		f.sessions = map[string]monitor.Session{}
+		f.sessions = map[string]api.Session{}
 	}
 	switch u.Kind {
-	case monitor.SessionAdded, monitor.SessionChanged:
+	case api.SessionAdded, api.SessionChanged:
 		if old, ok := f.sessions[u.Session.Pane]; ok && old.Updated.After(u.Session.Updated) {
 			return
 		}
 		f.sessions[u.Session.Pane] = u.Session
-	case monitor.SessionRemoved:
+	case api.SessionRemoved:
 		delete(f.sessions, u.Session.Pane)
 	}
 }
@@ -103,15 +103,15 @@ func (f *feed) setLive(live bool) {
 
 // state returns whether the feed is live, and what it knows: the
 // sessions in tmux order, the unacknowledged wakes oldest first.
-func (f *feed) state() (bool, monitor.Snapshot, []wake.Event) {
+func (f *feed) state() (bool, api.Snapshot, []wake.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	snap := f.snap
-	snap.Sessions = make([]monitor.Session, 0, len(f.sessions))
+	snap.Sessions = make([]api.Session, 0, len(f.sessions))
 	for _, s := range f.sessions {
 		snap.Sessions = append(snap.Sessions, s)
 	}
-	slices.SortFunc(snap.Sessions, func(a, b monitor.Session) int {
+	slices.SortFunc(snap.Sessions, func(a, b api.Session) int {
 		if c := cmpString(a.Session, b.Session); c != 0 {
 			return c
 		}
@@ -154,7 +154,7 @@ func cmpString(a, b string) int {
 // connected, disconnected or was read again, so what is known of it must
 // be read again.
 type Change struct {
-	Update *monitor.Update
+	Update *api.Update
 	Wake   *wake.Message
 }
 
@@ -214,9 +214,9 @@ func (l *Link) followOnce(ctx context.Context, changed func(Change)) error {
 	defer cancel()
 	// Streams first, then the state they change: nothing between is lost.
 	var (
-		ups              <-chan monitor.Update
+		ups              <-chan api.Update
 		msgs             <-chan wake.Message
-		snap             monitor.Snapshot
+		snap             api.Snapshot
 		evs              []wake.Event
 		uerr, merr, serr error
 		werr             error
@@ -251,7 +251,7 @@ func (l *Link) followOnce(ctx context.Context, changed func(Change)) error {
 			if !ok {
 				return errStreamEnded
 			}
-			if u.Kind == monitor.Resync {
+			if u.Kind == api.Resync {
 				s, err := l.Client.Snapshot(ctx)
 				if err != nil {
 					return err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -79,8 +79,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func session(pane, name string, st rules.State, at time.Time) monitor.Session {
-	return monitor.Session{Pane: pane, Session: name, Target: name + ":0.0", Agent: "claude", State: st, Updated: at}
+func session(pane, name string, st rules.State, at time.Time) api.Session {
+	return api.Session{Pane: pane, Session: name, Target: name + ":0.0", Agent: "claude", State: st, Updated: at}
 }
 
 // TestFollowedSetReportsFromItsStreams: once started, a set answers every
@@ -92,7 +92,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	svc := monitortest.NewService(t, nil)
 	t0 := time.Now()
-	svc.SetSnapshot(monitor.Snapshot{Server: "tmux", Running: true, Sessions: []monitor.Session{
+	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{
 		session("%1", "orch-a", rules.Working, t0), session("%2", "orch-b", rules.Idle, t0)}})
 	first := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-b", Pane: "%2", Question: "asks"})
 	host := startFakeHost(t, sock, svc)
@@ -130,9 +130,9 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	}
 
 	// An update, an older copy of it (it must not win), a new wake, an ack.
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: session("%1", "orch-a", rules.AwaitingInput, t0.Add(time.Second))})
-	svc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: session("%1", "orch-a", rules.Working, t0)})
-	svc.Publish(monitor.Update{Kind: monitor.SessionAdded, Session: session("%3", "orch-c", rules.Idle, t0)})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.AwaitingInput, t0.Add(time.Second))})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.Working, t0)})
+	svc.Publish(api.Update{Kind: api.SessionAdded, Session: session("%3", "orch-c", rules.Idle, t0)})
 	second := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-a", Pane: "%1", Question: "asks too"})
 	if _, err := svc.Ack(ctx, first.ID, "test"); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	t.Logf("disconnected: %v", r.Err)
 
 	// Back: followed again, with what it says now.
-	svc.SetSnapshot(monitor.Snapshot{Server: "tmux", Running: true, Sessions: []monitor.Session{session("%9", "orch-z", rules.Idle, t0)}})
+	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{session("%9", "orch-z", rules.Idle, t0)}})
 	startFakeHost(t, sock, svc)
 	waitUntil(t, "the host is followed again", func() bool {
 		r := s.Report(ctx)[0]

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
@@ -32,7 +32,7 @@ import (
 // Everything else (task lists, hooks, wait) is this machine's. The Set
 // must be started (Set.Start).
 type Fleet struct {
-	monitor.Service
+	api.Service
 	Set *Set
 	// Record writes an entry of this machine's audit log.
 	Record func(audit.Entry) error
@@ -41,7 +41,7 @@ type Fleet struct {
 	Via string
 }
 
-var _ monitor.Service = (*Fleet)(nil)
+var _ api.Service = (*Fleet)(nil)
 
 // Routes reports whether host is one of the hosts the fleet routes to.
 func (f *Fleet) Routes(host string) bool { return host != Local && f.Set.Link(host) != nil }
@@ -64,7 +64,7 @@ func (f *Fleet) split(name string) (host, rest string) {
 
 // route splits a target: the host ("" or local: this machine) and the
 // target as that host knows it.
-func (f *Fleet) route(t monitor.Target) (string, monitor.Target, error) {
+func (f *Fleet) route(t api.Target) (string, api.Target, error) {
 	hs, s := f.split(t.Session)
 	hp, p := f.split(t.Pane)
 	if t.Session == "" {
@@ -74,7 +74,7 @@ func (f *Fleet) route(t monitor.Target) (string, monitor.Target, error) {
 		hp = hs
 	}
 	if hs != hp {
-		return "", t, fmt.Errorf("%w: session %q and pane %q are on different hosts", monitor.ErrBadRequest, t.Session, t.Pane)
+		return "", t, fmt.Errorf("%w: session %q and pane %q are on different hosts", api.ErrBadRequest, t.Session, t.Pane)
 	}
 	if hs == "" || hs == Local {
 		if hs == Local {
@@ -99,7 +99,7 @@ func prefixed(host, s string) string {
 }
 
 // hosted renames a host's session for this machine.
-func hosted(host string, s monitor.Session) monitor.Session {
+func hosted(host string, s api.Session) api.Session {
 	s.Host = host
 	s.Pane, s.Session, s.SessionID, s.Target = prefixed(host, s.Pane), prefixed(host, s.Session), prefixed(host, s.SessionID), prefixed(host, s.Target)
 	return s
@@ -112,7 +112,7 @@ func hostedWake(host string, ev wake.Event) wake.Event {
 }
 
 // Snapshot is this machine's, with every connected host's sessions after.
-func (f *Fleet) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
+func (f *Fleet) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	snap, err := f.Service.Snapshot(ctx)
 	if err != nil {
 		return snap, err
@@ -130,23 +130,23 @@ func (f *Fleet) Snapshot(ctx context.Context) (monitor.Snapshot, error) {
 
 // Watch delivers this machine's updates and the hosts': a host that
 // connects, disconnects or is read again comes as a resync.
-func (f *Fleet) Watch(ctx context.Context) (<-chan monitor.Update, error) {
+func (f *Fleet) Watch(ctx context.Context) (<-chan api.Update, error) {
 	local, err := f.Service.Watch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return merge(ctx, local, f.Set, func(missed uint64) monitor.Update {
-		return monitor.Update{Kind: monitor.Resync, Missed: missed}
-	}, func(host string, c Change) (monitor.Update, bool) {
+	return merge(ctx, local, f.Set, func(missed uint64) api.Update {
+		return api.Update{Kind: api.Resync, Missed: missed}
+	}, func(host string, c Change) (api.Update, bool) {
 		switch {
 		case c.Update != nil:
 			u := *c.Update
 			u.Session = hosted(host, u.Session)
 			return u, true
 		case c.Wake == nil:
-			return monitor.Update{Kind: monitor.Resync}, true
+			return api.Update{Kind: api.Resync}, true
 		}
-		return monitor.Update{}, false
+		return api.Update{}, false
 	}), nil
 }
 
@@ -275,10 +275,10 @@ func (f *Fleet) via(origin string) string {
 }
 
 // Preview reads a host's pane through its daemon.
-func (f *Fleet) Preview(ctx context.Context, req monitor.PreviewRequest) (monitor.Preview, error) {
+func (f *Fleet) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.Preview{}, err
+		return api.Preview{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -294,10 +294,10 @@ func (f *Fleet) Preview(ctx context.Context, req monitor.PreviewRequest) (monito
 }
 
 // Inject types text in a host's pane through its daemon.
-func (f *Fleet) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.ActionResult, error) {
+func (f *Fleet) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -315,16 +315,16 @@ func (f *Fleet) Inject(ctx context.Context, req monitor.InjectRequest) (monitor.
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	return f.action(ctx, origin, host, "inject", t, req.Text, strings.TrimSpace(args), func(c *ipc.Client) (monitor.ActionResult, error) {
+	return f.action(ctx, origin, host, "inject", t, req.Text, strings.TrimSpace(args), func(c *ipc.Client) (api.ActionResult, error) {
 		return c.Inject(ctx, req)
 	})
 }
 
 // SendKeys presses keys in a host's pane through its daemon.
-func (f *Fleet) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.ActionResult, error) {
+func (f *Fleet) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -332,16 +332,16 @@ func (f *Fleet) SendKeys(ctx context.Context, req monitor.KeysRequest) (monitor.
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	return f.action(ctx, origin, host, "keys", t, "", strings.Join(req.Keys, " "), func(c *ipc.Client) (monitor.ActionResult, error) {
+	return f.action(ctx, origin, host, "keys", t, "", strings.Join(req.Keys, " "), func(c *ipc.Client) (api.ActionResult, error) {
 		return c.SendKeys(ctx, req)
 	})
 }
 
 // Answer answers a host's prompt through its daemon.
-func (f *Fleet) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.ActionResult, error) {
+func (f *Fleet) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -349,16 +349,16 @@ func (f *Fleet) Answer(ctx context.Context, req monitor.AnswerRequest) (monitor.
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	return f.action(ctx, origin, host, "answer", t, "", req.Answer, func(c *ipc.Client) (monitor.ActionResult, error) {
+	return f.action(ctx, origin, host, "answer", t, "", req.Answer, func(c *ipc.Client) (api.ActionResult, error) {
 		return c.Answer(ctx, req)
 	})
 }
 
 // Interrupt interrupts a host's agent through its daemon.
-func (f *Fleet) Interrupt(ctx context.Context, req monitor.InterruptRequest) (monitor.ActionResult, error) {
+func (f *Fleet) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.ActionResult{}, err
+		return api.ActionResult{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -366,16 +366,16 @@ func (f *Fleet) Interrupt(ctx context.Context, req monitor.InterruptRequest) (mo
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	return f.action(ctx, origin, host, "interrupt", t, "", "", func(c *ipc.Client) (monitor.ActionResult, error) {
+	return f.action(ctx, origin, host, "interrupt", t, "", "", func(c *ipc.Client) (api.ActionResult, error) {
 		return c.Interrupt(ctx, req)
 	})
 }
 
 // Link links a host's session to one of its task lists, on that host.
-func (f *Fleet) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Session, error) {
+func (f *Fleet) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
-		return monitor.Session{}, err
+		return api.Session{}, err
 	}
 	req.Target = t
 	if host == "" {
@@ -383,9 +383,9 @@ func (f *Fleet) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Sess
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	s, err := routeCall(ctx, f, origin, host, "link", t.String(), "", req.TaskList, func(c *ipc.Client) (monitor.Session, error) {
+	s, err := routeCall(ctx, f, origin, host, "link", t.String(), "", req.TaskList, func(c *ipc.Client) (api.Session, error) {
 		return c.Link(ctx, req)
-	}, func(monitor.Session) (bool, bool, string) { return true, true, "linked to " + req.TaskList })
+	}, func(api.Session) (bool, bool, string) { return true, true, "linked to " + req.TaskList })
 	if err != nil {
 		return s, err
 	}
@@ -393,8 +393,8 @@ func (f *Fleet) Link(ctx context.Context, req monitor.LinkRequest) (monitor.Sess
 }
 
 // action routes a pane action and renames its result for this machine.
-func (f *Fleet) action(ctx context.Context, origin, host, action string, t monitor.Target, text, args string, do func(*ipc.Client) (monitor.ActionResult, error)) (monitor.ActionResult, error) {
-	res, err := routeCall(ctx, f, origin, host, action, t.String(), text, args, do, func(r monitor.ActionResult) (bool, bool, string) {
+func (f *Fleet) action(ctx context.Context, origin, host, action string, t api.Target, text, args string, do func(*ipc.Client) (api.ActionResult, error)) (api.ActionResult, error) {
+	res, err := routeCall(ctx, f, origin, host, action, t.String(), text, args, do, func(r api.ActionResult) (bool, bool, string) {
 		if r.Detail == "" && r.Option != "" {
 			return r.Delivered, r.Verified, "option: " + r.Option
 		}
@@ -432,9 +432,9 @@ func routeCall[T any](ctx context.Context, f *Fleet, origin, host, action, targe
 	var zero T
 	l := f.Set.Link(host)
 	if l == nil {
-		return zero, fmt.Errorf("%w: no host %q in the config", monitor.ErrBadRequest, host)
+		return zero, fmt.Errorf("%w: no host %q in the config", api.ErrBadRequest, host)
 	}
-	if err := f.Service.Allow(ctx, monitor.AllowRequest{Action: action, Session: f.sessionName(ctx, host, target), Origin: origin}); err != nil {
+	if err := f.Service.Allow(ctx, api.AllowRequest{Action: action, Session: f.sessionName(ctx, host, target), Origin: origin}); err != nil {
 		return zero, err
 	}
 	r := Routed{Origin: origin, Action: action, Target: target, Text: text, Args: args, Record: f.Record}

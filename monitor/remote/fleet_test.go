@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -25,9 +25,9 @@ import (
 func TestFleet(t *testing.T) {
 	t0 := time.Now()
 	local := monitortest.NewService(t, nil)
-	local.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{session("%1", "orch", rules.Idle, t0)}})
+	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", rules.Idle, t0)}})
 	remoteSvc := monitortest.NewService(t, nil)
-	remoteSvc.SetSnapshot(monitor.Snapshot{Running: true, Sessions: []monitor.Session{session("%7", "orch", rules.AwaitingInput, t0)}})
+	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", rules.AwaitingInput, t0)}})
 	remoteSvc.SetPreview("%7", "Do you want to proceed?", "❯ 1. Yes")
 	rw := remoteSvc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "proceed?"})
 	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
@@ -67,7 +67,7 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remoteSvc.Publish(monitor.Update{Kind: monitor.SessionChanged, Session: session("%7", "orch", rules.Working, t0.Add(time.Second))})
+	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", rules.Working, t0.Add(time.Second))})
 	select {
 	case u := <-ups:
 		if u.Session.Pane != "web1:%7" || u.Session.State != rules.Working || u.Session.Host != "web1" {
@@ -102,17 +102,17 @@ func TestFleet(t *testing.T) {
 	}
 
 	// Actions: to the host, with its names; here, with ours.
-	if p, err := f.Preview(ctx, monitor.PreviewRequest{Target: monitor.Target{Session: "web1:orch"}}); err != nil || p.Pane != "web1:%7" || len(p.Lines) == 0 {
+	if p, err := f.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "web1:orch"}}); err != nil || p.Pane != "web1:%7" || len(p.Lines) == 0 {
 		t.Fatalf("preview %+v, %v", p, err)
 	}
-	res, err := f.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"})
+	res, err := f.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"})
 	if err != nil || res.Pane != "web1:%7" || !res.Delivered {
 		t.Fatalf("answer %+v, %v", res, err)
 	}
-	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "go on", Origin: "tui"}); err != nil {
+	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "web1:orch"}, Text: "go on", Origin: "tui"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "orch"}, Text: "here", Origin: "tui"}); err != nil {
+	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "orch"}, Text: "here", Origin: "tui"}); err != nil {
 		t.Fatal(err)
 	}
 	rc := remoteSvc.Calls()
@@ -132,7 +132,7 @@ func TestFleet(t *testing.T) {
 
 	// An audit entry that cannot be written here: nothing is sent.
 	f.Record = func(audit.Entry) error { return errors.New("disk full") }
-	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "lost?", Origin: "tui"}); err == nil {
+	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "web1:orch"}, Text: "lost?", Origin: "tui"}); err == nil {
 		t.Fatal("sent without an audit entry")
 	}
 	if n := len(remoteSvc.Calls()); n != 2 {
@@ -150,23 +150,23 @@ func TestFleet(t *testing.T) {
 	// This machine's policy applies first: a read-only MCP here may not
 	// act there, and an allow-list selects hosts' sessions by HOST:NAME.
 	before := len(remoteSvc.Calls())
-	ro, err := monitor.NewPolicy(monitor.PolicyConfig{ReadOnly: true}, nil)
+	ro, err := api.NewPolicy(api.PolicyConfig{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	local.SetPolicy(ro)
-	if _, err := f.Inject(ctx, monitor.InjectRequest{Target: monitor.Target{Session: "web1:orch"}, Text: "sneak", Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) {
+	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "web1:orch"}, Text: "sneak", Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("read-only here, inject there: %v", err)
 	}
-	if _, err := f.Answer(ctx, monitor.AnswerRequest{Target: monitor.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"}); err != nil {
+	if _, err := f.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "web1:%7"}, Answer: "1", Origin: "tui"}); err != nil {
 		t.Fatalf("the operator is not an MCP client: %v", err)
 	}
-	only, err := monitor.NewPolicy(monitor.PolicyConfig{AllowSessions: []string{"web2:*"}}, nil)
+	only, err := api.NewPolicy(api.PolicyConfig{AllowSessions: []string{"web2:*"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	local.SetPolicy(only)
-	if _, err := f.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Pane: "web1:%7"}, Origin: "mcp:x"}); !errors.Is(err, monitor.ErrRefused) || !strings.Contains(err.Error(), `"web1:orch"`) {
+	if _, err := f.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: "web1:%7"}, Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), `"web1:orch"`) {
 		t.Fatalf("allow-list web2:*, interrupt web1:%%7: %v", err)
 	}
 	if got := remoteSvc.Calls(); len(got) != before+1 {
@@ -175,7 +175,7 @@ func TestFleet(t *testing.T) {
 	local.SetPolicy(nil)
 
 	// Mixed hosts are refused.
-	if _, err := f.Interrupt(ctx, monitor.InterruptRequest{Target: monitor.Target{Session: "web1:orch", Pane: "%1"}}); !errors.Is(err, monitor.ErrBadRequest) {
+	if _, err := f.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Session: "web1:orch", Pane: "%1"}}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("mixed target: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -123,7 +123,7 @@ type Report struct {
 	LastSeen time.Time
 	// Err says why it is disconnected.
 	Err      error
-	Snapshot monitor.Snapshot
+	Snapshot api.Snapshot
 	// Unacked are its unacknowledged wakes.
 	Unacked []wake.Event
 }
@@ -232,7 +232,7 @@ func (s *Set) report(ctx context.Context) []Report {
 			st := l.State()
 			r.LastSeen, r.Err, r.Connected = st.LastSeen, err, err == nil
 			if err != nil {
-				r.Snapshot, r.Unacked = monitor.Snapshot{}, nil
+				r.Snapshot, r.Unacked = api.Snapshot{}, nil
 			}
 			out[i] = r
 		})
@@ -342,12 +342,12 @@ func (s *Set) Ack(ctx context.Context, name, id, by string) (wake.Event, error) 
 // ReportDoc is a Report as a daemon sends it over its socket to a client
 // (`status --all-hosts` asking the daemon that follows the hosts).
 type ReportDoc struct {
-	Name      string           `json:"name"`
-	Connected bool             `json:"connected"`
-	LastSeen  time.Time        `json:"last_seen,omitzero"`
-	Error     string           `json:"error,omitempty"`
-	Snapshot  monitor.Snapshot `json:"snapshot"`
-	Unacked   []wake.Event     `json:"unacked"`
+	Name      string       `json:"name"`
+	Connected bool         `json:"connected"`
+	LastSeen  time.Time    `json:"last_seen,omitzero"`
+	Error     string       `json:"error,omitempty"`
+	Snapshot  api.Snapshot `json:"snapshot"`
+	Unacked   []wake.Event `json:"unacked"`
 }
 
 // Docs is Report as ReportDocs.

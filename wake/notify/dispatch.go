@@ -116,7 +116,7 @@ type Config struct {
 	Clock     func() time.Time
 }
 
-// Subscriber is the part of monitor.Service the dispatcher needs.
+// Subscriber is the part of api.Service the dispatcher needs.
 type Subscriber interface {
 	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
 }

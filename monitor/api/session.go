@@ -1,13 +1,17 @@
-// Package monitor watches every tmux pane and task list, classifies what
-// each agent is doing with the rules engine, keeps the live registry of
-// sessions, and raises wake events when a person or a supervising agent must
-// act. The dashboard, the MCP server and the CLI read it through Service.
-package monitor
+// Package api is system3's vocabulary: the sessions the monitor keeps and
+// their states, the Service every front end uses (the dashboard, the MCP
+// server, the CLI, the local socket and remote hosts), the requests and
+// results of its actions, their errors, and the action policy. It holds no
+// monitoring: package monitor implements Service, and its subpackages
+// (ipc, remote, lifecycle, coach, monitortest) speak this vocabulary
+// without importing monitor.
+package api
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agents"
@@ -79,7 +83,8 @@ type TaskProgress struct {
 	Blocked    int      `json:"blocked"`
 }
 
-func (t *TaskProgress) equal(o *TaskProgress) bool {
+// Equal reports whether two progresses (either may be nil) are the same.
+func (t *TaskProgress) Equal(o *TaskProgress) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
@@ -257,4 +262,57 @@ type Service interface {
 type TaskRequest struct {
 	List string `json:"list"`
 	Task string `json:"task"`
+}
+
+// Clone returns a copy of the session that shares no slice or pointer
+// with it.
+func (ss Session) Clone() Session {
+	if ss.Tasks != nil {
+		t := *ss.Tasks
+		t.InProgress = slices.Clone(t.InProgress)
+		ss.Tasks = &t
+	}
+	ss.Options = slices.Clone(ss.Options)
+	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
+	ss.Usage = ss.Usage.Clone()
+	return ss
+}
+
+// SortSessions orders sessions for display: those needing a person first
+// (awaiting input, error loop, error), then by name, window and pane, so the
+// order is stable while states stay the same.
+func SortSessions(ss []Session) {
+	if len(ss) < 2 {
+		return
+	}
+	// Sessions are large: sort pointers, then move each session once.
+	ptrs := make([]*Session, len(ss))
+	for i := range ss {
+		ptrs[i] = &ss[i]
+	}
+	slices.SortStableFunc(ptrs, compareSessions)
+	sorted := make([]Session, len(ss))
+	for i, p := range ptrs {
+		sorted[i] = *p
+	}
+	copy(ss, sorted)
+}
+
+func compareSessions(a, b *Session) int {
+	if an, bn := a.NeedsPerson(), b.NeedsPerson(); an != bn {
+		if an {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(a.Session, b.Session); c != 0 {
+		return c
+	}
+	if a.WindowIndex != b.WindowIndex {
+		return a.WindowIndex - b.WindowIndex
+	}
+	if a.PaneIndex != b.PaneIndex {
+		return a.PaneIndex - b.PaneIndex
+	}
+	return strings.Compare(a.Pane, b.Pane)
 }
