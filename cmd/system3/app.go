@@ -28,7 +28,7 @@ type app struct {
 	getenv         func(string) string
 
 	flags    config.Overrides
-	settings config.Settings
+	Settings config.Settings
 	log      *slog.Logger
 	logFile  *os.File
 
@@ -64,7 +64,7 @@ func (a *app) setup() error {
 	if err != nil {
 		return err
 	}
-	a.settings = s
+	a.Settings = s
 	a.log = slog.New(slog.DiscardHandler)
 	f, err := openLog(s.StateDir)
 	if err != nil {
@@ -105,12 +105,12 @@ func (a *app) close() {
 
 // tmuxServer is the tmux server selected by flags, environment or config.
 func (a *app) tmuxServer() tmux.Server {
-	if a.settings.TmuxSocket == "" && a.settings.TmuxSocketPath == "" {
+	if a.Settings.TmuxSocket == "" && a.Settings.TmuxSocketPath == "" {
 		// Inside tmux, the server is the enclosing one (as for a plain
 		// tmux command): say which, rather than "default".
 		if srv, ok := tmux.EnclosingServer(os.Getuid(), a.getenv); ok {
 			return srv
 		}
 	}
-	return tmux.Server{Name: a.settings.TmuxSocket, Path: a.settings.TmuxSocketPath}
+	return tmux.Server{Name: a.Settings.TmuxSocket, Path: a.Settings.TmuxSocketPath}
 }

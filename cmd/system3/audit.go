@@ -29,7 +29,7 @@ dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
   system3 audit --json | jq 'select(.origin | startswith("mcp:"))'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path := filepath.Join(a.settings.StateDir, audit.File)
+			path := filepath.Join(a.Settings.StateDir, audit.File)
 			entries, err := audit.Read(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				if !asJSON {

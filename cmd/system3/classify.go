@@ -21,7 +21,7 @@ const maxCaptureSize = 16 << 20
 
 // rulesPath is the user's rules file, beside the config file.
 func (a *app) rulesPath() string {
-	return filepath.Join(filepath.Dir(a.settings.ConfigPath), "rules.yaml")
+	return filepath.Join(filepath.Dir(a.Settings.ConfigPath), "rules.yaml")
 }
 
 // loadRules builds the engine from the built-in rules and the user's file.

@@ -20,8 +20,8 @@ import (
 // system3 runs in (the orchestrator's).
 func (a *app) directiveFiles() []coach.DirectiveFile {
 	claudeDir := a.getenv("CLAUDE_CONFIG_DIR")
-	if claudeDir == "" && a.settings.Home != "" {
-		claudeDir = filepath.Join(a.settings.Home, ".claude")
+	if claudeDir == "" && a.Settings.Home != "" {
+		claudeDir = filepath.Join(a.Settings.Home, ".claude")
 	}
 	project, err := os.Getwd()
 	if err != nil {
@@ -37,7 +37,7 @@ func (a *app) directiveFiles() []coach.DirectiveFile {
 // server attached to another process's monitors). inject types reminders
 // (nil: they are only offered).
 func (a *app) openCoach(ctx context.Context, patterns []rules.Pattern, inject coach.Injector, wakes coach.Wakes) (*coach.Coach, func(), error) {
-	db, err := learn.OpenDB(filepath.Join(a.settings.StateDir, learn.FileName))
+	db, err := learn.OpenDB(filepath.Join(a.Settings.StateDir, learn.FileName))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -93,7 +93,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	}
 	opts.Lifecycle = lc
 	defer a.withReminders(gctx, &opts)()
-	notify := a.settings.File.Notify
+	notify := a.Settings.File.Notify
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
 		display = op.DisplayMessage
@@ -104,10 +104,10 @@ func (a *app) runDashboard(ctx context.Context) error {
 	// has taken the state dir over they are the dashboard's.
 	own, err := newNotifier(notify.Reasons, notify.Command, display, a.log)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	if own.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, own.reasons, problemReporter(svc, a)); err != nil {
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	guest := &notifier{reasons: own.reasons, display: display, log: a.log}
 	notifierNow := func() *notifier {
@@ -209,7 +209,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	srv := a.tmuxServer()
 	opts := tui.Options{
 		Server: srv.String(),
-		Bell:   a.settings.File.Notify.BellOn(),
+		Bell:   a.Settings.File.Notify.BellOn(),
 		AttachHint: func(s api.Session) string {
 			if s.Host != "" {
 				// Another host's pane: its own tmux, through ssh.
@@ -225,7 +225,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 	if ls := a.learnStore(); ls != nil {
 		opts.Learn = ls
 	}
-	for _, t := range a.settings.File.Dashboard.Templates {
+	for _, t := range a.Settings.File.Dashboard.Templates {
 		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})
 	}
 	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {

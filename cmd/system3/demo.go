@@ -139,7 +139,7 @@ func startDemo(ctx context.Context, a *app, opts demoOptions) (*demoEnv, error) 
 		return nil, err
 	}
 
-	s := &a.settings
+	s := &a.Settings
 	s.TmuxSocket, s.TmuxSocketPath = "", d.Server.Path
 	s.TasksDir = d.TasksDir
 	s.TodosDir = filepath.Join(dir, "todos")
@@ -375,13 +375,13 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(a.settings.File.Notify.Reasons, "", nil, a.log)
+	n, err := newNotifier(a.Settings.File.Notify.Reasons, "", nil, a.log)
 	if err == nil {
 		n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a))
 	}
 	if err != nil {
 		stopMonitors()
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	nctx, cancel := context.WithCancel(ctx)
 	notified := make(chan struct{})

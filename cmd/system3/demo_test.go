@@ -36,7 +36,7 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	userState := a.settings.StateDir
+	userState := a.Settings.StateDir
 	cmd := newDemoCmd(a)
 	cmd.SetArgs([]string{"--no-ui"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -56,7 +56,7 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 		}
 	}
 	// The banner is printed after the settings changed (syncBuffer orders them).
-	s := a.settings
+	s := a.Settings
 	dir := filepath.Dir(s.TmuxSocketPath)
 	if !strings.HasPrefix(s.TasksDir, dir) || !strings.HasPrefix(s.StateDir, dir) || s.StateDir == userState || s.TmuxSocket != "" {
 		t.Fatalf("settings not pointed at the demo: %+v", s)
@@ -121,7 +121,7 @@ func TestDemoCloseAfterFailedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	before := a.settings
+	before := a.Settings
 	// The demo makes its directories in TMPDIR; a private one keeps
 	// another run's demos out of what this test counts.
 	t.Setenv("TMPDIR", shortDirTB(t))
@@ -137,8 +137,8 @@ func TestDemoCloseAfterFailedStart(t *testing.T) {
 		d.Close()
 		t.Fatal("startDemo with a duplicate session succeeded")
 	}
-	if a.settings.TmuxSocketPath != before.TmuxSocketPath || a.settings.StateDir != before.StateDir {
-		t.Errorf("a failed start changed the settings: %+v", a.settings)
+	if a.Settings.TmuxSocketPath != before.TmuxSocketPath || a.Settings.StateDir != before.StateDir {
+		t.Errorf("a failed start changed the settings: %+v", a.Settings)
 	}
 	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "system3-demo-*"))
 	for _, m := range after {

@@ -77,7 +77,7 @@ func (f *failover) svc() api.Service {
 // the monitors itself.
 func (f *failover) Run(ctx context.Context) error {
 	path := f.a.socketPath()
-	grace := f.a.settings.File.Dashboard.TakeoverAfter
+	grace := f.a.Settings.File.Dashboard.TakeoverAfter
 	if grace <= 0 {
 		grace = failoverGrace
 	}

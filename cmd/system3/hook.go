@@ -62,9 +62,9 @@ func (a *app) runHook(ctx context.Context) {
 		// A broken config file must not cost the event: find the state
 		// dir without it.
 		dirs := config.DirsFrom(a.getenv)
-		a.settings.StateDir = config.ExpandHome(firstNonEmpty(a.flags.StateDir, a.getenv(config.EnvStateDir), dirs.DefaultStateDir()), dirs.Home)
+		a.Settings.StateDir = config.ExpandHome(firstNonEmpty(a.flags.StateDir, a.getenv(config.EnvStateDir), dirs.DefaultStateDir()), dirs.Home)
 		a.log = slog.New(slog.DiscardHandler)
-		if f, lerr := openLog(a.settings.StateDir); lerr == nil {
+		if f, lerr := openLog(a.Settings.StateDir); lerr == nil {
 			a.logFile = f
 			a.log = slog.New(slog.NewTextHandler(f, nil))
 		}
@@ -114,8 +114,8 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) {
 		a.log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
 		return
 	}
-	sp := hooks.Spool{Path: filepath.Join(a.settings.StateDir, hooks.SpoolFile)}
-	if mkErr := os.MkdirAll(a.settings.StateDir, 0o700); mkErr != nil {
+	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
+	if mkErr := os.MkdirAll(a.Settings.StateDir, 0o700); mkErr != nil {
 		a.log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
 		return
 	}

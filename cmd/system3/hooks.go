@@ -93,7 +93,7 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 			}
 			path := a.userSettingsPath()
 			if project != "" {
-				abs, err := filepath.Abs(config.ExpandHome(project, a.settings.Home))
+				abs, err := filepath.Abs(config.ExpandHome(project, a.Settings.Home))
 				if err != nil {
 					return err
 				}
@@ -144,7 +144,7 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 func (a *app) userSettingsPath() string {
 	dir := a.getenv("CLAUDE_CONFIG_DIR")
 	if dir == "" {
-		dir = filepath.Join(a.settings.Home, ".claude")
+		dir = filepath.Join(a.Settings.Home, ".claude")
 	}
 	return filepath.Join(dir, "settings.json")
 }
@@ -166,7 +166,7 @@ func (a *app) hookCommand(command string) (string, error) {
 	}
 	parts := []string{shellQuote(exe)}
 	if a.flags.StateDir != "" || a.getenv(config.EnvStateDir) != "" {
-		parts = append(parts, "--state-dir", shellQuote(a.settings.StateDir))
+		parts = append(parts, "--state-dir", shellQuote(a.Settings.StateDir))
 	}
 	parts = append(parts, "hook")
 	return strings.Join(parts, " "), nil

@@ -36,7 +36,7 @@ type hostSeen struct {
 
 // remoteHosts are the configured hosts.
 func (a *app) remoteHosts() []remote.Host {
-	return a.settings.File.RemoteHosts(a.settings.Home)
+	return a.Settings.File.RemoteHosts(a.Settings.Home)
 }
 
 // remoteHost is the configured host called name.
@@ -49,7 +49,7 @@ func (a *app) remoteHost(name string) (remote.Host, error) {
 		names = append(names, h.Name)
 	}
 	if len(names) == 0 {
-		return remote.Host{}, fmt.Errorf("no host %q: the config (%s) has no hosts: section; see docs/remote.md", name, a.settings.ConfigPath)
+		return remote.Host{}, fmt.Errorf("no host %q: the config (%s) has no hosts: section; see docs/remote.md", name, a.Settings.ConfigPath)
 	}
 	return remote.Host{}, fmt.Errorf("no host %q in the config; the hosts are %s and %s", name, remote.Local, strings.Join(names, ", "))
 }
@@ -80,7 +80,7 @@ func (a *app) selectHosts(only string, all bool) ([]string, error) {
 // Several processes may write it: they take turns (an exclusive lock on a
 // file beside it), and a later time is never replaced by an earlier one.
 func (a *app) recordSeen(links []*remote.Link) {
-	path := filepath.Join(a.settings.StateDir, hostsSeenFile)
+	path := filepath.Join(a.Settings.StateDir, hostsSeenFile)
 	if lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		defer lock.Close()
 		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) // released by Close
@@ -115,7 +115,7 @@ func (a *app) recordSeen(links []*remote.Link) {
 
 func (a *app) loadSeen() map[string]hostSeen {
 	seen := map[string]hostSeen{}
-	b, err := os.ReadFile(filepath.Join(a.settings.StateDir, hostsSeenFile))
+	b, err := os.ReadFile(filepath.Join(a.Settings.StateDir, hostsSeenFile))
 	if err == nil {
 		json.Unmarshal(b, &seen)
 	}
@@ -342,7 +342,7 @@ func (a *app) installHost(ctx context.Context, h remote.Host, force bool) error 
 	}
 	fmt.Fprintf(a.stdout, "installed %s on host %s (%s): %s\n", path, h.Name, uname, strings.TrimSpace(firstLine(string(vout))))
 	if h.System3 != path {
-		fmt.Fprintf(a.stdout, "if %s is not on its PATH for ssh commands, set hosts.%s.system3: %s in %s\n", filepath.Dir(path), h.Name, path, a.settings.ConfigPath)
+		fmt.Fprintf(a.stdout, "if %s is not on its PATH for ssh commands, set hosts.%s.system3: %s in %s\n", filepath.Dir(path), h.Name, path, a.Settings.ConfigPath)
 	}
 	return nil
 }
@@ -407,7 +407,7 @@ func (a *app) fleet(svc api.Service) api.Service {
 	if set == nil {
 		return svc
 	}
-	log := audit.Open(a.settings.StateDir)
+	log := audit.Open(a.Settings.StateDir)
 	return &remote.Fleet{Service: svc, Set: set, Record: log.Write, Via: routedVia()}
 }
 

@@ -18,7 +18,7 @@ func TestRecordSeenFromManyWriters(t *testing.T) {
 	dir := t.TempDir()
 	newApp := func() *app {
 		a := &app{log: slog.New(slog.DiscardHandler)}
-		a.settings.StateDir = dir
+		a.Settings.StateDir = dir
 		return a
 	}
 	// A process that saw host0 before the others did.

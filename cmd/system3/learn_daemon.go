@@ -17,8 +17,8 @@ func (a *app) openLearn() (*learn.Store, error) {
 	if a.learn != nil || a.learnErr != nil {
 		return a.learn, a.learnErr
 	}
-	c := a.settings.File.Learn
-	a.learn, a.learnErr = learn.OpenOptions(a.settings.StateDir, learn.Options{ReflectCommand: c.ReflectCommand, ReflectTimeout: c.ReflectTimeout})
+	c := a.Settings.File.Learn
+	a.learn, a.learnErr = learn.OpenOptions(a.Settings.StateDir, learn.Options{ReflectCommand: c.ReflectCommand, ReflectTimeout: c.ReflectTimeout})
 	if a.learnErr != nil {
 		a.learnErr = fmt.Errorf("learning store: %w", a.learnErr)
 	}

@@ -42,7 +42,7 @@ type mcpSettings struct {
 // mcpSettings resolves flags over config.yaml over defaults, and reads the
 // token file.
 func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
-	c := a.settings.File.MCP
+	c := a.Settings.File.MCP
 	var s mcpSettings
 	s.listen = c.Listen
 	if f.listen != "" {
@@ -75,7 +75,7 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		s.opts.Learn = ls
 	}
 	if tokenFile != "" {
-		tok, err := readToken(config.ExpandHome(tokenFile, a.settings.Home))
+		tok, err := readToken(config.ExpandHome(tokenFile, a.Settings.Home))
 		if err != nil {
 			return s, err
 		}
@@ -89,14 +89,14 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 // mcp.inject_per_minute, checked by the service on every action, whichever
 // process the client reached.
 func (a *app) policy() (*api.Policy, error) {
-	c := a.settings.File.MCP
+	c := a.Settings.File.MCP
 	cfg := api.PolicyConfig{AllowSessions: c.AllowSessions, ReadOnly: c.ReadOnly, PerMinute: c.InjectPerMinute}
 	if a.readOnly != nil {
 		cfg.ReadOnly = *a.readOnly
 	}
 	p, err := api.NewPolicy(cfg, nil)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	return p, nil
 }

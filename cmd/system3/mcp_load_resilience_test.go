@@ -96,7 +96,7 @@ func TestResilienceMCPLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	a.settings.File.MCP.InjectPerMinute = -1 // no rate limit: load is the point
+	a.Settings.File.MCP.InjectPerMinute = -1 // no rate limit: load is the point
 	monCtx, stopMonitors := context.WithCancel(context.Background())
 	defer stopMonitors()
 	svc, stop, err := a.startMonitors(monCtx)

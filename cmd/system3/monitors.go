@@ -26,7 +26,7 @@ import (
 // journal, and starts the tmux watcher and the supervisor. The returned
 // function stops everything and releases the lock.
 func (a *app) startMonitors(ctx context.Context) (api.Service, func() error, error) {
-	dir := a.settings.StateDir
+	dir := a.Settings.StateDir
 	lock, err := wake.AcquireLock(dir)
 	if err != nil {
 		if errors.Is(err, wake.ErrLocked) {
@@ -53,14 +53,14 @@ func (a *app) startMonitors(ctx context.Context) (api.Service, func() error, err
 		return fail(err)
 	}
 
-	tw := tasks.NewWatcher(tasks.Config{Root: a.settings.TasksDir, TodosDir: a.settings.TodosDir, Logger: a.log})
+	tw := tasks.NewWatcher(tasks.Config{Root: a.Settings.TasksDir, TodosDir: a.Settings.TodosDir, Logger: a.log})
 	srv := a.tmuxServer()
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.log})
 	// Captures and listings are the client's own connections: the watcher
 	// attaches no control client (see tmux.WatcherOptions.Control), and a
 	// client with Control set would capture one pane per connection.
 	client := tmux.NewClient(srv)
-	m := a.settings.File.Monitor
+	m := a.Settings.File.Monitor
 	// The coach watches tool calls for behaviour patterns; without its
 	// database the monitors still run.
 	var sup *monitor.Supervisor
@@ -101,7 +101,7 @@ func (a *app) startMonitors(ctx context.Context) (api.Service, func() error, err
 		UnmatchedAfter: m.UnmatchedAfter,
 		Cmdlines:       monitor.ProcessCmdlines,
 		Probe:          probeAgent,
-		TaskProgress:   watchedProgress(tw, a.settings.TasksDir),
+		TaskProgress:   watchedProgress(tw, a.Settings.TasksDir),
 		TaskLists:      tw.Snapshot,
 		LinksPath:      filepath.Join(dir, monitor.LinksFile),
 		Send:           client,
@@ -114,8 +114,8 @@ func (a *app) startMonitors(ctx context.Context) (api.Service, func() error, err
 		LoopThreshold:  m.LoopThreshold,
 		LoopWindow:     m.LoopWindow,
 		SummaryEvery:   m.SummaryEvery,
-		Prices:         priceTable(a.settings.File.Usage).Lookup,
-		Budget:         a.settings.File.Usage.BudgetFor,
+		Prices:         priceTable(a.Settings.File.Usage).Lookup,
+		Budget:         a.Settings.File.Usage.BudgetFor,
 	})
 	if err != nil {
 		closeCoach()
@@ -227,17 +227,17 @@ func (a *app) replayHooks(ctx context.Context, sup *monitor.Supervisor, spool ho
 // validator returns the validation monitor, fed by the task watcher, when
 // the config has validation rules, else nil.
 func (a *app) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validator, error) {
-	vs := a.settings.File.Validation
+	vs := a.Settings.File.Validation
 	if len(vs) == 0 {
 		return nil, nil
 	}
 	rules := make([]monitor.ValidationRule, len(vs))
 	for i, v := range vs {
-		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.settings.Home), Timeout: v.Timeout}
+		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.Settings.Home), Timeout: v.Timeout}
 	}
 	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), store, nil, a.log)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	return val, nil
 }

@@ -27,7 +27,7 @@ type channelFace struct {
 // notifyTargets builds the configured channels with their routes; an
 // empty list when none is configured.
 func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]notify.Target, error) {
-	cfg := a.settings.File.Notify
+	cfg := a.Settings.File.Notify
 	route := func(key string, r config.NotifyRoute) (notify.Route, error) {
 		out := notify.Route{Sessions: r.Sessions, Reasons: defaultReasons}
 		if len(r.Reasons) > 0 {
@@ -95,11 +95,11 @@ func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]n
 // notifyLinks are the links pushes carry, when notify.ntfy.actions_url
 // says where the phone reaches system3.
 func (a *app) notifyLinks() (*notify.Links, error) {
-	base := a.settings.File.Notify.Ntfy.ActionsURL
+	base := a.Settings.File.Notify.Ntfy.ActionsURL
 	if base == "" {
 		return nil, nil
 	}
-	s, err := notify.LoadSigner(a.settings.StateDir)
+	s, err := notify.LoadSigner(a.Settings.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -152,13 +152,13 @@ func (a *app) newDispatcher(face channelFace, defaultReasons []wake.Reason, onPr
 	if err != nil || len(ts) == 0 {
 		return nil, err
 	}
-	cfg := a.settings.File.Notify
+	cfg := a.Settings.File.Notify
 	q, err := notify.ParseQuietHours(cfg.QuietHours.From, cfg.QuietHours.To)
 	if err != nil {
 		return nil, err
 	}
 	window := time.Duration(cfg.DigestWindow)
-	return notify.New(notify.Config{Targets: ts, StateDir: a.settings.StateDir, Quiet: q, DigestWindow: window, OnProblem: onProblem, Log: a.log})
+	return notify.New(notify.Config{Targets: ts, StateDir: a.Settings.StateDir, Quiet: q, DigestWindow: window, OnProblem: onProblem, Log: a.log})
 }
 
 // problemSetter is the part of the supervisor that shows a problem in the
@@ -185,7 +185,7 @@ func problemReporter(svc any, a *app) func(string) {
 func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
 	ts, err := a.notifyTargets(channelFace{push: true, desktop: true, terminal: a.stdout}, nil)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	failed, tried := 0, 0
 	for _, t := range ts {
@@ -210,7 +210,7 @@ func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
 	case tried == 0 && only != "":
 		return fmt.Errorf("no channel %q is configured (channels: desktop, ntfy, webhook; see docs/notifications.md)", only)
 	case tried == 0:
-		return fmt.Errorf("no notification channel is configured: set notify.ntfy.url, notify.webhook.url or notify.desktop in %s (see docs/notifications.md)", a.settings.ConfigPath)
+		return fmt.Errorf("no notification channel is configured: set notify.ntfy.url, notify.webhook.url or notify.desktop in %s (see docs/notifications.md)", a.Settings.ConfigPath)
 	case failed > 0:
 		return fmt.Errorf("%d of %d channels failed", failed, tried)
 	}

@@ -18,13 +18,13 @@ import (
 // orchestratorConfig adds the orchestrator records, auto-restore and the
 // worktree set-up of the config file to a lifecycle config.
 func (a *app) orchestratorConfig(cfg *lifecycle.Config) {
-	dir := a.settings.StateDir
+	dir := a.Settings.StateDir
 	recs := lifecycle.OpenRecords(filepath.Join(dir, lifecycle.RecordsFile))
 	recs.Moved = func(bad string, err error) {
 		a.log.Warn("orchestrator records damaged; moved aside", "path", bad, "err", err)
 	}
 	cfg.Records = recs
-	lc := a.settings.File.Lifecycle
+	lc := a.Settings.File.Lifecycle
 	cfg.AutoRestore = lc.AutoRestore
 	cfg.Setup = lifecycle.Setup{Copy: lc.Setup.Copy, Link: lc.Setup.Link, Command: lc.Setup.Command, Timeout: lc.Setup.Timeout,
 		LogDir: filepath.Join(dir, "setup")}

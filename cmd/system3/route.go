@@ -76,7 +76,7 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 	if err != nil {
 		return zero, err
 	}
-	log := audit.Open(a.settings.StateDir)
+	log := audit.Open(a.Settings.StateDir)
 	defer log.Close()
 	l := remote.NewLink(h)
 	defer func() {
@@ -126,7 +126,7 @@ func (a *app) routeCLI(ctx context.Context, origin, host, tool, target string, a
 	if err != nil {
 		return -1, err
 	}
-	log := audit.Open(a.settings.StateDir)
+	log := audit.Open(a.Settings.StateDir)
 	defer log.Close()
 	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: host + ":" + target,
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}

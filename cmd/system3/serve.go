@@ -62,7 +62,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	if c, err := ipc.Dial(ctx, a.socketPath()); err == nil {
 		pid := c.PID()
 		c.Close()
-		return fmt.Errorf("another system3 (pid %d) already monitors state dir %s (a dashboard, serve or wait): use it, stop it, or pass another --state-dir", pid, a.settings.StateDir)
+		return fmt.Errorf("another system3 (pid %d) already monitors state dir %s (a dashboard, serve or wait): use it, stop it, or pass another --state-dir", pid, a.Settings.StateDir)
 	} else if !errors.Is(err, ipc.ErrNoDaemon) {
 		return err
 	}
@@ -72,7 +72,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	}
 	svc, stop, err := start(ctx)
 	if errors.Is(err, wake.ErrLocked) {
-		return fmt.Errorf("another system3 already monitors state dir %s: %w", a.settings.StateDir, err)
+		return fmt.Errorf("another system3 already monitors state dir %s: %w", a.Settings.StateDir, err)
 	}
 	if err != nil {
 		return err
@@ -82,12 +82,12 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	// A headless daemon has no terminal to ring or tmux client to show a
 	// message on; the notification command, desktop notifications and
 	// pushes are how it tells someone.
-	n, err := newNotifier(a.settings.File.Notify.Reasons, a.settings.File.Notify.Command, nil, a.log)
+	n, err := newNotifier(a.Settings.File.Notify.Reasons, a.Settings.File.Notify.Command, nil, a.log)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a)); err != nil {
-		return fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	notified := make(chan struct{})

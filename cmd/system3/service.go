@@ -18,7 +18,7 @@ var startMonitorsHook func(a *app, ctx context.Context) (api.Service, func() err
 // socketPath is where the process that runs the monitors for the state dir
 // serves them.
 func (a *app) socketPath() string {
-	return filepath.Join(a.settings.StateDir, ipc.SocketFile)
+	return filepath.Join(a.Settings.StateDir, ipc.SocketFile)
 }
 
 // openService returns the monitors of the system3 process that runs them

@@ -25,7 +25,7 @@ import (
 
 func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	configured := map[string]lifecycle.Agent{}
-	for name, ag := range a.settings.File.Agents {
+	for name, ag := range a.Settings.File.Agents {
 		configured[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
 	}
 	cfg := lifecycle.Config{
@@ -48,7 +48,7 @@ func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 			return hookArgs(settings), nil
 		},
 		HookToken: func(session string) (string, error) {
-			key, err := hooks.LoadKey(a.settings.StateDir, true)
+			key, err := hooks.LoadKey(a.Settings.StateDir, true)
 			if err != nil {
 				return "", err
 			}
@@ -92,7 +92,7 @@ func (a *app) mcpLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
 func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	m, err := lifecycle.New(a.lifecycleConfig(svc))
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", a.settings.ConfigPath, err)
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	return m, nil
 }

@@ -274,7 +274,7 @@ func (a *app) sessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 	}
 	// What the daemon would find in the journal: status must not show a
 	// clean state dir that serve and wait refuse to start on.
-	evs, _, writeErr, jerr := wake.Inspect(a.settings.StateDir)
+	evs, _, writeErr, jerr := wake.Inspect(a.Settings.StateDir)
 	if jerr != nil {
 		return snap, 0, "", fmt.Errorf("%w; serve, wait and the dashboard refuse to start until it can be read: fix its permissions, or move it aside", jerr)
 	}
@@ -305,8 +305,8 @@ func (a *app) classifyOnce(ctx context.Context) (api.Snapshot, error) {
 	}
 	defer store.Close()
 	srv := a.tmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: probeAgent, TaskProgress: loadedProgress(a.settings.TasksDir, a.settings.TodosDir), Logger: a.log,
-		LinksPath: filepath.Join(a.settings.StateDir, monitor.LinksFile), Prices: priceTable(a.settings.File.Usage).Lookup})
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: probeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.log,
+		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: priceTable(a.Settings.File.Usage).Lookup})
 	if err != nil {
 		return api.Snapshot{}, err
 	}

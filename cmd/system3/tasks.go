@@ -39,8 +39,8 @@ description.`,
   system3 --tasks-dir /tmp/tasks tasks --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := a.settings.TasksDir
-			lists, err := tasks.Load(root, a.settings.TodosDir)
+			root := a.Settings.TasksDir
+			lists, err := tasks.Load(root, a.Settings.TodosDir)
 			if err != nil && !errors.Is(err, tasks.ErrNoRoot) {
 				return err
 			}

@@ -38,13 +38,13 @@ The client command it prints uses the address serve will listen on
   system3 token --listen 0.0.0.0:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path := filepath.Join(a.settings.StateDir, tokenFile)
+			path := filepath.Join(a.Settings.StateDir, tokenFile)
 			created, err := writeToken(path, rotate)
 			if err != nil {
 				return err
 			}
 			if listen == "" {
-				listen = a.settings.File.MCP.Listen
+				listen = a.Settings.File.MCP.Listen
 			}
 			verb := "Created"
 			switch {

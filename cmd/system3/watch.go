@@ -59,7 +59,7 @@ as a resync of what it shows. See docs/remote.md.`,
 			defer a.release(closeFn)
 			if allHosts {
 				if len(a.remoteHosts()) == 0 {
-					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.settings.ConfigPath)
+					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.Settings.ConfigPath)
 				}
 				svc = a.fleet(svc)
 			}

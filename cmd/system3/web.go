@@ -17,11 +17,11 @@ import (
 
 // webHandler is the web page on svc, mounted by the MCP server.
 func (a *app) webHandler(svc web.Service, token string) (http.Handler, error) {
-	s, err := notify.LoadSigner(a.settings.StateDir)
+	s, err := notify.LoadSigner(a.Settings.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	return web.New(svc, web.Options{StateDir: a.settings.StateDir, Signer: s, Token: token, Log: a.log})
+	return web.New(svc, web.Options{StateDir: a.Settings.StateDir, Signer: s, Token: token, Log: a.log})
 }
 
 func newWebCmd(a *app) *cobra.Command {
@@ -51,7 +51,7 @@ phone uses with --url.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if revoke {
-				n, err := web.RevokeAll(a.settings.StateDir)
+				n, err := web.RevokeAll(a.Settings.StateDir)
 				if err != nil {
 					return fmt.Errorf("revoke the web sessions: %w", err)
 				}
@@ -59,7 +59,7 @@ phone uses with --url.`,
 				return nil
 			}
 			if base == "" {
-				base = a.settings.File.Notify.Ntfy.ActionsURL
+				base = a.Settings.File.Notify.Ntfy.ActionsURL
 			}
 			if base == "" {
 				set, err := a.mcpSettings(&f)
@@ -71,7 +71,7 @@ phone uses with --url.`,
 				}
 				base = "http://" + browsable(set.listen)
 			}
-			code, err := web.NewSignInCode(a.settings.StateDir, time.Now())
+			code, err := web.NewSignInCode(a.Settings.StateDir, time.Now())
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -462,6 +463,12 @@ func TestSpawnRollsBackAtEachStep(t *testing.T) {
 			w.Fail("keys", errors.New("pane dead"))
 		}, step: StepTrust, session: true},
 		{name: "prompt fails", prep: func(w *world) { w.Fail("inject", errors.New("pane dead")) }, step: StepPrompt, session: true, msg: "pane dead"},
+		// Ready at one capture, dead by the prompt: told as an exit before
+		// ready, with the status and output the dead pane shows.
+		{name: "agent dies after looking ready", prep: func(w *world) {
+			w.Fail("inject", fmt.Errorf("send text to %%1: pane is dead: its command has exited with status 7: %w", tmux.ErrPaneDead))
+			w.screen = []string{"no API key found", "", "Pane is dead (status 7, Tue Nov 24 14:23:11 2026)"}
+		}, step: StepReady, session: true, msg: "exited before it was ready (the pane's process exited with status 7); its last output:\n  no API key found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -256,6 +256,13 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	}
 	r.Prompt = Prompt(req.Goal, req.Context, planIn, r.Wisdom)
 	ar, err := m.cfg.Service.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: r.Pane}, Text: r.Prompt, Origin: req.Origin})
+	if errors.Is(err, tmux.ErrPaneDead) {
+		// The agent looked ready and exited before its prompt came (a
+		// command that fails at once, on a machine slow enough for a
+		// capture to fall in between): say so as for an exit seen while
+		// waiting, with its status and last output.
+		return *r, StepReady, sp.exitedBeforeReady(ctx, "the pane's process exited")
+	}
 	if err != nil {
 		return *r, StepPrompt, err
 	}
@@ -487,13 +494,20 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 		if s.Evidence.Source == "process" && len(s.Evidence.Lines) > 0 {
 			how = s.Evidence.Lines[0] // "the pane's process exited with status 1"
 		}
-		status, output := sp.lastOutput(ctx)
-		if status != "" {
-			how = "the pane's process exited with status " + status
-		}
-		return StepReady, fmt.Errorf("%s exited before it was ready (%s); %s", sp.res.Agent, how, output)
+		return StepReady, sp.exitedBeforeReady(ctx, how)
 	}
 	return "", nil
+}
+
+// exitedBeforeReady is the error of an agent that exited before it took
+// its first prompt: how it exited (its status, once tmux shows it) and
+// its last output.
+func (sp *spawn) exitedBeforeReady(ctx context.Context, how string) error {
+	status, output := sp.lastOutput(ctx)
+	if status != "" {
+		how = "the pane's process exited with status " + status
+	}
+	return fmt.Errorf("%s exited before it was ready (%s); %s", sp.res.Agent, how, output)
 }
 
 // lastOutputLines is how many lines of a dead agent's output an error
