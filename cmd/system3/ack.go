@@ -49,17 +49,17 @@ as JSON.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if !all {
-				if host, id := a.splitHost(args[0]); host != "" && host != remote.Local {
+				if host, id := a.SplitHost(args[0]); host != "" && host != remote.Local {
 					return a.ackRemote(ctx, host, id, asJSON)
 				} else if host == remote.Local {
 					args[0] = id
 				}
 			}
-			svc, closeFn, err := a.openService(ctx)
+			svc, closeFn, err := a.OpenService(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
+			defer a.Release(closeFn)
 
 			var evs []wake.Event
 			if all {
@@ -77,7 +77,7 @@ as JSON.`,
 			// A change the journal could not take yet is still made, and
 			// written when the disk recovers: report it, but as done.
 			if errors.Is(err, wake.ErrNotDurable) && len(evs) > 0 {
-				fmt.Fprintf(a.stderr, "system3: warning: %v\n", err)
+				fmt.Fprintf(a.Stderr, "system3: warning: %v\n", err)
 				err = nil
 			}
 			if err != nil {
@@ -109,7 +109,7 @@ func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error
 		return svc.Ack(ctx, id, origin)
 	}, func(ev wake.Event) (bool, bool, string) { return true, true, "acked " + ev.ID })
 	if errors.Is(err, wake.ErrNotDurable) && ev.ID != "" {
-		fmt.Fprintf(a.stderr, "system3: warning: %v\n", err)
+		fmt.Fprintf(a.Stderr, "system3: warning: %v\n", err)
 		err = nil
 	}
 	if errors.Is(err, wake.ErrNotFound) {

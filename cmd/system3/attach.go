@@ -34,7 +34,7 @@ this state dir (start one with system3 serve), 1 any other error.`,
 			if !stdio {
 				return errors.New("attach needs --stdio: it relays its standard input and output to this host's system3 daemon, as in `ssh HOST system3 attach --stdio`")
 			}
-			conn, err := ipc.Connect(cmd.Context(), a.socketPath())
+			conn, err := ipc.Connect(cmd.Context(), a.SocketPath())
 			if errors.Is(err, ipc.ErrNoDaemon) {
 				return &exitError{code: remote.ExitNoDaemon, msg: "no system3 daemon on this host: run system3 serve there"}
 			}

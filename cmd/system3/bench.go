@@ -69,7 +69,7 @@ take about 7 minutes on a 2-core machine; see docs/performance.md.`,
 				}
 			}
 			cfg.Exe = exe
-			cfg.Log = a.stderr
+			cfg.Log = a.Stderr
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			r, err := bench.Run(ctx, cfg)

@@ -5,41 +5,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // maxCaptureSize bounds what classify reads: a capture is a screen plus
 // some history, never hundreds of megabytes.
 const maxCaptureSize = 16 << 20
-
-// rulesPath is the user's rules file, beside the config file.
-func (a *app) rulesPath() string {
-	return filepath.Join(filepath.Dir(a.Settings.ConfigPath), "rules.yaml")
-}
-
-// loadRules builds the engine from the built-in rules and the user's file.
-func (a *app) loadRules() (*rules.Engine, error) {
-	srcs := []rules.Source{agents.Builtin()}
-	user, ok, err := rules.LoadFile(a.rulesPath())
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		srcs = append(srcs, user)
-	}
-	e, err := rules.New(srcs...)
-	if err != nil {
-		return nil, fmt.Errorf("%w (fix the rules file, or move it aside to use the built-in rules)", err)
-	}
-	return e, nil
-}
 
 // classifyDoc is the JSON printed by `classify --json`.
 type classifyDoc struct {
@@ -74,7 +50,7 @@ monitor would see it.`,
   system3 classify --agent claude --process claude screen.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := a.loadRules()
+			e, err := a.LoadRules()
 			if err != nil {
 				return err
 			}
@@ -184,7 +160,7 @@ labelled capture; system3 rules test DIR checks a folder of them against
 the active rules.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := a.loadRules()
+			e, err := a.LoadRules()
 			if err != nil {
 				return err
 			}
@@ -193,13 +169,13 @@ the active rules.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{
 					"schema":     "system3.rules/v1",
-					"user_rules": a.rulesPath(),
+					"user_rules": a.RulesPath(),
 					"agents":     e.Agents(),
 					"rules":      e.Rules(),
 					"disabled":   disabledOrEmpty(e.Disabled()),
 				})
 			}
-			fmt.Fprintf(a.stdout, "user rules file: %s\n\nAGENTS\n", a.rulesPath())
+			fmt.Fprintf(a.stdout, "user rules file: %s\n\nAGENTS\n", a.RulesPath())
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tPROCESSES\tSOURCE")
 			for _, ag := range e.Agents() {

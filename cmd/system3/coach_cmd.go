@@ -18,7 +18,7 @@ import (
 // readCoach opens the coach for a command that only reads or records
 // (no monitors, no typing).
 func (a *app) readCoach(ctx context.Context) (*coach.Coach, func(), error) {
-	co, closeFn, err := a.openCoach(ctx, nil, nil, nil)
+	co, closeFn, err := a.OpenCoach(ctx, nil, nil, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the learning database: %w", err)
 	}
@@ -87,7 +87,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 				return writeCoachJSON(a.stdout, map[string]any{"patterns": ps})
 			}
 			if len(ps) == 0 {
-				fmt.Fprintf(a.stdout, "no behaviour patterns: rules.yaml disables them all (%s)\n", a.rulesPath())
+				fmt.Fprintf(a.stdout, "no behaviour patterns: rules.yaml disables them all (%s)\n", a.RulesPath())
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
@@ -196,7 +196,7 @@ correct a link, set directive: <id> on the pattern in rules.yaml.`,
 				return writeCoachJSON(a.stdout, v)
 			}
 			for _, p := range v.Problems {
-				fmt.Fprintf(a.stderr, "system3: warning: %s\n", p)
+				fmt.Fprintf(a.Stderr, "system3: warning: %s\n", p)
 			}
 			if len(v.Directives) == 0 {
 				var paths []string

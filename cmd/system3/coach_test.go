@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
@@ -125,14 +126,14 @@ func TestMonitorsRunTheCoach(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "cat")
 	base := t.TempDir()
 	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": base, "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, stop, err := a.startMonitors(ctx)
+	_, stop, err := a.StartMonitors(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +142,11 @@ func TestMonitorsRunTheCoach(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Errorf("stop monitors: %v", err)
 		}
-		if a.coach != nil {
+		if a.Coach() != nil {
 			t.Error("the coach outlives the monitors")
 		}
 	}()
-	co := a.coach
+	co := a.Coach()
 	if co == nil || len(co.Patterns()) != 4 {
 		t.Fatalf("coach = %v", co)
 	}

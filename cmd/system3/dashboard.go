@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -59,9 +60,9 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if f, ok := a.stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return errors.New("the dashboard needs a terminal; for scripts use `system3 status`, `system3 watch` or `system3 wait`")
 	}
-	a.dashboard = true
-	defer func() { a.dashboard = false }()
-	svc, closeFn, err := a.openService(ctx)
+	a.Dashboard = true
+	defer func() { a.Dashboard = false }()
+	svc, closeFn, err := a.OpenService(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,12 +70,12 @@ func (a *app) runDashboard(ctx context.Context) error {
 	// A dashboard attached to a daemon outlives it: when the daemon goes,
 	// the failover takes the state dir over (or attaches to the daemon
 	// that won it), so monitoring and the journal go on.
-	var fo *failover
+	var fo *core.Failover
 	if attached {
-		fo = newFailover(a, svc, closeFn)
+		fo = core.NewFailover(&a.App, svc, closeFn)
 		svc, closeFn = fo, fo.Close
 	}
-	defer a.release(closeFn)
+	defer a.Release(closeFn)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -84,38 +85,38 @@ func (a *app) runDashboard(ctx context.Context) error {
 	if fo != nil {
 		g.Go(func() error { return fo.Run(gctx) })
 		opts.Notice = fo.Notice
-	} else if err := a.socketErr; err != nil {
-		opts.Notice = func() string { return socketWarning(err) }
+	} else if err := a.SocketErr(); err != nil {
+		opts.Notice = func() string { return core.SocketWarning(err) }
 	}
-	lc, err := a.lifecycle(svc)
+	lc, err := a.Lifecycle(svc)
 	if err != nil {
 		return err
 	}
 	opts.Lifecycle = lc
-	defer a.withReminders(gctx, &opts)()
+	defer a.WithReminders(gctx, &opts)()
 	notify := a.Settings.File.Notify
 	var display func(context.Context, string) error
-	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && notify.TmuxMessage {
+	if op, ok := tmux.OperatorFromEnv(a.Getenv); ok && notify.TmuxMessage {
 		display = op.DisplayMessage
 	}
 	// The command, desktop notifications and pushes come from the process
 	// that runs the monitors: while attached to a daemon the dashboard
 	// leaves them to it (only the tmux message is its own), and once it
 	// has taken the state dir over they are the dashboard's.
-	own, err := newNotifier(notify.Reasons, notify.Command, display, a.log)
+	own, err := newNotifier(notify.Reasons, notify.Command, display, a.Log)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	if own.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, own.reasons, problemReporter(svc, a)); err != nil {
 		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
-	guest := &notifier{reasons: own.reasons, display: display, log: a.log}
+	guest := &notifier{reasons: own.reasons, display: display, log: a.Log}
 	notifierNow := func() *notifier {
 		if fo == nil && !attached {
 			return own
 		}
 		if fo != nil {
-			if _, still := fo.svc().(*ipc.Client); !still {
+			if _, still := fo.Current().(*ipc.Client); !still {
 				return own
 			}
 		}
@@ -131,7 +132,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 		for {
 			n := notifierNow()
 			if err := n.Run(gctx, svc); err != nil {
-				a.log.Warn("notifications stopped", "err", err)
+				a.Log.Warn("notifications stopped", "err", err)
 			}
 			if fo == nil || !own.active() {
 				return nil
@@ -147,7 +148,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest
-		return tui.Run(gctx, a.fleet(svc), opts, a.stdin, a.stdout)
+		return tui.Run(gctx, a.Fleet(svc), opts, a.stdin, a.stdout)
 	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -168,22 +169,22 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc api.Servi
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
-	if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
+	if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
 		return nil, err
 	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return nil, err
 	}
-	closeCoach := a.withCoach(ctx, &set.opts, svc)
-	closeHosts := a.withHosts(&set.opts)
-	srv, err := mcpserver.New(a.fleet(svc), set.opts)
+	closeCoach := a.WithCoach(ctx, &set.opts, svc)
+	closeHosts := a.WithHosts(&set.opts)
+	srv, err := mcpserver.New(a.Fleet(svc), set.opts)
 	if err != nil {
 		closeHosts()
 		closeCoach()
 		return nil, err
 	}
 	if err := srv.Listen(set.listen); err != nil {
-		a.log.Warn("MCP server not started", "err", err)
+		a.Log.Warn("MCP server not started", "err", err)
 	}
 	g.Go(func() error {
 		defer closeCoach()
@@ -206,7 +207,7 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc api.Servi
 // tuiOptions are the dashboard's settings: server, templates, bell, and how
 // `o` reaches a pane.
 func (a *app) tuiOptions(ctx context.Context) tui.Options {
-	srv := a.tmuxServer()
+	srv := a.TmuxServer()
 	opts := tui.Options{
 		Server: srv.String(),
 		Bell:   a.Settings.File.Notify.BellOn(),
@@ -214,7 +215,7 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 			if s.Host != "" {
 				// Another host's pane: its own tmux, through ssh.
 				dest := s.Host
-				if h, err := a.remoteHost(s.Host); err == nil {
+				if h, err := a.RemoteHost(s.Host); err == nil {
 					dest = h.SSH
 				}
 				return "ssh -t " + dest + " " + tmux.Server{}.AttachCommand(strings.TrimPrefix(s.Target, s.Host+":"))
@@ -222,21 +223,15 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 			return srv.AttachCommand(s.Target)
 		},
 	}
-	if ls := a.learnStore(); ls != nil {
+	if ls := a.LearnStore(); ls != nil {
 		opts.Learn = ls
 	}
 	for _, t := range a.Settings.File.Dashboard.Templates {
 		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})
 	}
-	if op, ok := tmux.OperatorFromEnv(a.getenv); ok && op.SameServer(srv, os.Getuid(), a.getenv) {
+	if op, ok := tmux.OperatorFromEnv(a.Getenv); ok && op.SameServer(srv, os.Getuid(), a.Getenv) {
 		opts.Jump = func(s api.Session) error { return op.SwitchTo(ctx, s.Pane) }
 	}
-	opts.Hosts = a.watchHosts(ctx)
+	opts.Hosts = a.WatchHosts(ctx)
 	return opts
-}
-
-// socketWarning says that monitors run in this process but cannot be
-// shared over the state dir's socket.
-func socketWarning(err error) string {
-	return fmt.Sprintf("%v; other system3 commands cannot share these monitors", err)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"os/signal"
@@ -17,7 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -153,14 +152,8 @@ func startDemo(ctx context.Context, a *app, opts demoOptions) (*demoEnv, error) 
 		s.File.Notify.Desktop.Enabled, s.File.Notify.Desktop.OSC = "off", "off"
 		s.File.Notify.Ntfy.URL, s.File.Notify.Webhook.URL = "", ""
 	}
-	if f, err := openLog(d.StateDir); err == nil {
-		if a.logFile != nil {
-			a.logFile.Close()
-		}
-		a.logFile = f
-		a.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: s.LogLevel}))
-	}
-	a.log.Info("demo started", "dir", dir, "server", d.Server.String())
+	a.UseLog(d.StateDir, s.LogLevel)
+	a.Log.Info("demo started", "dir", dir, "server", d.Server.String())
 	return d, nil
 }
 
@@ -367,15 +360,11 @@ Ctrl-C.`,
 // demoNoUI runs the monitors on the demo (so status and wait share their
 // memory of error loops and crashes), prints how to look, and waits.
 func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
-	start := a.startMonitors
-	if startMonitorsHook != nil {
-		start = func(ctx context.Context) (api.Service, func() error, error) { return startMonitorsHook(a, ctx) }
-	}
-	svc, stopMonitors, err := start(ctx)
+	svc, stopMonitors, err := a.StartMonitors(ctx)
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(a.Settings.File.Notify.Reasons, "", nil, a.log)
+	n, err := newNotifier(a.Settings.File.Notify.Reasons, "", nil, a.Log)
 	if err == nil {
 		n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a))
 	}
@@ -388,7 +377,7 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	go func() {
 		defer close(notified)
 		if err := n.Run(nctx, svc); err != nil {
-			a.log.Warn("notifications stopped", "err", err)
+			a.Log.Warn("notifications stopped", "err", err)
 		}
 	}()
 	defer func() { cancel(); <-notified }()
@@ -399,7 +388,7 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 }
 
 func writeDemoBanner(w io.Writer, env *demoEnv) {
-	sock, tasks, state := shellQuote(env.Server.Path), shellQuote(env.TasksDir), shellQuote(env.StateDir)
+	sock, tasks, state := core.ShellQuote(env.Server.Path), core.ShellQuote(env.TasksDir), core.ShellQuote(env.StateDir)
 	fmt.Fprintf(w, "system3 demo: %d fake Claude Code agents on a private tmux server (%s)\n\n", len(env.Sessions), env.Dir)
 	for _, s := range env.Sessions {
 		fmt.Fprintf(w, "  %-14s %s\n", s.Name, s.Shows)
@@ -417,12 +406,4 @@ What system3 sees:
 
 Press Ctrl-C to stop the demo and remove everything it started.
 `, sock, first, sock, tasks, state, sock, tasks, state)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

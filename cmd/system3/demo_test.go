@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -31,11 +32,11 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": shortDirTB(t)}
 	out := &syncBuffer{}
-	a := &app{stdin: strings.NewReader(""), stdout: out, stderr: out, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: out, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: out}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	userState := a.Settings.StateDir
 	cmd := newDemoCmd(a)
 	cmd.SetArgs([]string{"--no-ui"})
@@ -116,11 +117,11 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 // harmless.
 func TestDemoCloseAfterFailedStart(t *testing.T) {
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t)}
-	a := &app{stdin: strings.NewReader(""), stdout: &syncBuffer{}, stderr: &syncBuffer{}, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: &syncBuffer{}, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: &syncBuffer{}}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	before := a.Settings
 	// The demo makes its directories in TMPDIR; a private one keeps
 	// another run's demos out of what this test counts.

@@ -57,7 +57,7 @@ completed as the script goes.`,
 				opt.Marks = f
 			}
 			opt.In, opt.Out = a.stdin, a.stdout
-			opt.Color = a.getenv("NO_COLOR") == ""
+			opt.Color = a.Getenv("NO_COLOR") == ""
 			if f, ok := a.stdout.(*os.File); ok {
 				fd := int(f.Fd())
 				opt.Size = func() (int, int) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -92,13 +93,13 @@ func serveMonitors(t testing.TB, srv tmux.Server, tasksDir string) map[string]st
 // returns their service.
 func startTestMonitors(t testing.TB, env map[string]string) api.Service {
 	t.Helper()
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.close)
+	t.Cleanup(a.Close)
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, stop, err := a.startMonitors(ctx)
+	svc, stop, err := a.StartMonitors(ctx)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -497,7 +498,7 @@ func TestFakeAgentUsage(t *testing.T) {
 		{[]string{"--script", "idle", "--task-list", "X"}, "go together"},
 		{[]string{"--script", "idle", "--tasks-dir", "/tmp", "--task-list", "../x"}, "not a plain directory name"},
 	} {
-		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+		a := &app{App: core.App{Stderr: io.Discard, Getenv: func(string) string { return "" }}, stdin: strings.NewReader(""), stdout: io.Discard}
 		cmd := newFakeAgentCmd(a)
 		cmd.SetArgs(tt.args)
 		cmd.SetOut(io.Discard)

@@ -61,14 +61,11 @@ func (a *app) runHook(ctx context.Context) {
 	if err := a.setup(); err != nil {
 		// A broken config file must not cost the event: find the state
 		// dir without it.
-		dirs := config.DirsFrom(a.getenv)
-		a.Settings.StateDir = config.ExpandHome(firstNonEmpty(a.flags.StateDir, a.getenv(config.EnvStateDir), dirs.DefaultStateDir()), dirs.Home)
-		a.log = slog.New(slog.DiscardHandler)
-		if f, lerr := openLog(a.Settings.StateDir); lerr == nil {
-			a.logFile = f
-			a.log = slog.New(slog.NewTextHandler(f, nil))
-		}
-		a.log.Warn("hook: config", "err", err)
+		dirs := config.DirsFrom(a.Getenv)
+		a.Settings.StateDir = config.ExpandHome(firstNonEmpty(a.flags.StateDir, a.Getenv(config.EnvStateDir), dirs.DefaultStateDir()), dirs.Home)
+		a.Log = slog.New(slog.DiscardHandler)
+		a.UseLog(a.Settings.StateDir, slog.LevelInfo)
+		a.Log.Warn("hook: config", "err", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, hookBudget)
 	defer cancel()
@@ -80,54 +77,54 @@ func (a *app) runHook(ctx context.Context) {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		a.log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
+		a.Log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
 	}
 }
 
 func (a *app) deliverHook(ctx context.Context, start time.Time) {
 	data, err := readBounded(ctx, a.stdin, hooks.MaxPayload)
 	if err != nil {
-		a.log.Warn("hook: read stdin", "err", err)
+		a.Log.Warn("hook: read stdin", "err", err)
 		return
 	}
 	ev, err := hooks.Parse(data)
 	if err != nil {
-		a.log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
+		a.Log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
 		return
 	}
-	ev.Pane, ev.Received = a.getenv("TMUX_PANE"), start
-	if tok := a.getenv(hooks.TokenEnv); tok != "" {
+	ev.Pane, ev.Received = a.Getenv("TMUX_PANE"), start
+	if tok := a.Getenv(hooks.TokenEnv); tok != "" {
 		// An agent system3 started: sign the event, so it is taken from
 		// the spool too. The token itself is never written down.
 		ev = ev.Sign(tok)
 	}
 	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
-	err = sendHook(dctx, a.socketPath(), ev)
+	err = sendHook(dctx, a.SocketPath(), ev)
 	cancel()
 	if err == nil {
-		a.log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
+		a.Log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
 		return
 	}
 	if errors.Is(err, api.ErrHookRefused) {
 		// The daemon could not tell that this process runs in the pane
 		// it names: spooling it would only have it refused again.
-		a.log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
+		a.Log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
 		return
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
 	if mkErr := os.MkdirAll(a.Settings.StateDir, 0o700); mkErr != nil {
-		a.log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
+		a.Log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
 		return
 	}
 	if serr := sp.Append(ev); serr != nil {
-		a.log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
+		a.Log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
 		return
 	}
 	level := slog.LevelDebug
 	if !errors.Is(err, ipc.ErrNoDaemon) {
 		level = slog.LevelWarn
 	}
-	a.log.Log(ctx, level, "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+	a.Log.Log(ctx, level, "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
 }
 
 func sendHook(ctx context.Context, path string, ev hooks.Event) error {

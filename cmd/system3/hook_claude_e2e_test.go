@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -36,7 +37,7 @@ func startHookedClaude(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool) *
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, shellQuote(dir), shellQuote(exe))
+		cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(dir), core.ShellQuote(exe))
 		settings, err := hooks.Settings(cmdline)
 		if err != nil {
 			t.Fatal(err)

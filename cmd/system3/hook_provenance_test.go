@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -38,12 +39,12 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	}
 	home := t.TempDir()
 	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": dir, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
-	svc, stop, err := a.startMonitors(ctx)
+	defer a.Close()
+	svc, stop, err := a.StartMonitors(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -225,14 +226,14 @@ func TestSpoolReplayedWhenMonitorsStart(t *testing.T) {
 	}
 	srv := agentServer(t)
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": dir, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, stop, err := a.startMonitors(ctx)
+	_, stop, err := a.StartMonitors(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ The command is this system3's absolute path followed by "hook" (and by
   claude --settings "$(system3 hooks print)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := a.hookSettings(command)
+			b, err := a.HookSettings(command)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 				}
 				path = filepath.Join(abs, ".claude", "settings.local.json")
 			}
-			cmdline, err := a.hookCommand(command)
+			cmdline, err := a.HookCommand(command)
 			if err != nil {
 				return err
 			}
@@ -142,43 +142,9 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 
 // userSettingsPath is Claude Code's user settings file.
 func (a *app) userSettingsPath() string {
-	dir := a.getenv("CLAUDE_CONFIG_DIR")
+	dir := a.Getenv("CLAUDE_CONFIG_DIR")
 	if dir == "" {
 		dir = filepath.Join(a.Settings.Home, ".claude")
 	}
 	return filepath.Join(dir, "settings.json")
-}
-
-// hookCommand is the shell command Claude Code's hooks run: command when
-// set, else this executable's absolute path with "hook", and --state-dir
-// when the state dir was chosen by flag or environment (the agent may not
-// share this environment).
-func (a *app) hookCommand(command string) (string, error) {
-	if command != "" {
-		return command, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("cannot tell where this system3 is (%v); pass --command", err)
-	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
-	}
-	parts := []string{shellQuote(exe)}
-	if a.flags.StateDir != "" || a.getenv(config.EnvStateDir) != "" {
-		parts = append(parts, "--state-dir", shellQuote(a.Settings.StateDir))
-	}
-	parts = append(parts, "hook")
-	return strings.Join(parts, " "), nil
-}
-
-// hookSettings is the settings JSON for `claude --settings` that sends
-// every hook event to this system3 (command as for hookCommand). Spawn
-// passes it to the Claude Code sessions it starts.
-func (a *app) hookSettings(command string) ([]byte, error) {
-	cmdline, err := a.hookCommand(command)
-	if err != nil {
-		return nil, err
-	}
-	return hooks.Settings(cmdline)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
@@ -125,12 +126,12 @@ func BenchmarkHostsStatusAllHosts(b *testing.B) {
 			b.ReportMetric(float64(n), "hosts")
 			// What one ssh round trip costs here, for comparison: ssh
 			// alone (true), and ssh running this system3 (version).
-			a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return bh.env[k] }}
+			a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return bh.env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 			if err := a.setup(); err != nil {
 				b.Fatal(err)
 			}
-			defer a.close()
-			h, err := a.remoteHost("h1")
+			defer a.Close()
+			h, err := a.RemoteHost("h1")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -253,12 +254,12 @@ func BenchmarkFollowedHosts(b *testing.B) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
 			bh := newBenchHosts(b, n, panes, true)
-			a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return bh.env[k] }}
+			a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return bh.env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 			if err := a.setup(); err != nil {
 				b.Fatal(err)
 			}
-			defer a.close()
-			set := a.hostSet()
+			defer a.Close()
+			set := a.HostSet()
 			ctx := context.Background()
 			deadline := time.Now().Add(3 * time.Minute)
 			for {
@@ -276,9 +277,9 @@ func BenchmarkFollowedHosts(b *testing.B) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			fleet := a.fleet(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
+			fleet := a.Fleet(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
 			var opts mcpserver.Options
-			a.withHosts(&opts)
+			a.WithHosts(&opts)
 			ms, err := mcpserver.New(fleet, opts)
 			if err != nil {
 				b.Fatal(err)

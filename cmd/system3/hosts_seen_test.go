@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestRecordSeenFromManyWriters(t *testing.T) {
 	dir := t.TempDir()
 	newApp := func() *app {
-		a := &app{log: slog.New(slog.DiscardHandler)}
+		a := &app{App: core.App{Log: slog.New(slog.DiscardHandler)}}
 		a.Settings.StateDir = dir
 		return a
 	}
@@ -37,12 +38,12 @@ func TestRecordSeenFromManyWriters(t *testing.T) {
 			defer l.Close()
 			for range rounds {
 				l.Observe(context.Background(), nil) // it answered
-				a.recordSeen([]*remote.Link{l})
+				a.RecordSeen([]*remote.Link{l})
 			}
 		}()
 	}
 	wg.Wait()
-	seen := newApp().loadSeen()
+	seen := newApp().LoadSeen()
 	for w := range writers {
 		if s, ok := seen[fmt.Sprintf("host%d", w)]; !ok || s.LastSeen.IsZero() {
 			t.Errorf("host%d was lost: %+v", w, seen)
@@ -51,8 +52,8 @@ func TestRecordSeenFromManyWriters(t *testing.T) {
 	// The process that saw host0 earlier records it last: the later
 	// time stays.
 	latest := seen["host0"].LastSeen
-	newApp().recordSeen([]*remote.Link{stale})
-	if got := newApp().loadSeen()["host0"].LastSeen; !got.Equal(latest) {
+	newApp().RecordSeen([]*remote.Link{stale})
+	if got := newApp().LoadSeen()["host0"].LastSeen; !got.Equal(latest) {
 		t.Errorf("host0 last seen %v, want %v kept", got, latest)
 	}
 	if time.Since(latest) > time.Minute {

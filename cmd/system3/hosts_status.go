@@ -56,7 +56,7 @@ type hostSessionDoc struct {
 func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) error {
 	doc := hostsStatusDoc{Schema: "system3.status-hosts/v1", Hosts: make([]hostStatus, len(names)), Sessions: []hostSessionDoc{}}
 	sessions := make([][]api.Session, len(names))
-	seen := a.loadSeen()
+	seen := a.LoadSeen()
 	var links []*remote.Link
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -83,7 +83,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 					}
 				}
 			} else {
-				h, _ := a.remoteHost(name)
+				h, _ := a.RemoteHost(name)
 				l := remote.NewLink(h)
 				defer l.Close()
 				mu.Lock()
@@ -117,7 +117,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 		})
 	}
 	wg.Wait()
-	a.recordSeen(links)
+	a.RecordSeen(links)
 	doc.GeneratedAt = time.Now().UTC()
 	for i, name := range names {
 		for _, s := range sessions[i] {
@@ -141,19 +141,19 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 // this state dir reads the same config unless it was given another.
 func (a *app) followedHosts(ctx context.Context) map[string]remote.ReportDoc {
 	out := map[string]remote.ReportDoc{}
-	if len(a.remoteHosts()) == 0 {
+	if len(a.RemoteHosts()) == 0 {
 		return out
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := ipc.Dial(dctx, a.socketPath())
+	c, err := ipc.Dial(dctx, a.SocketPath())
 	if err != nil {
 		return out
 	}
 	defer c.Close()
 	var docs []remote.ReportDoc
 	if err := c.Hosts(dctx, &docs); err != nil {
-		a.log.Debug("the daemon does not report its hosts; asking them", "err", err)
+		a.Log.Debug("the daemon does not report its hosts; asking them", "err", err)
 		return out
 	}
 	for _, d := range docs {

@@ -21,7 +21,7 @@ func (a *app) waitHosts(ctx context.Context, names []string, f wake.Filter, sinc
 		h := remote.Host{Name: remote.Local}
 		if name != remote.Local {
 			var err error
-			if h, err = a.remoteHost(name); err != nil {
+			if h, err = a.RemoteHost(name); err != nil {
 				return remote.HostWake{}, err
 			}
 		}
@@ -30,16 +30,16 @@ func (a *app) waitHosts(ctx context.Context, names []string, f wake.Filter, sinc
 	var mu sync.Mutex
 	last := map[string]string{}
 	w.OnRetry = func(host string, err error, retryIn time.Duration) {
-		a.log.Warn("host link failed", "host", host, "err", err, "retry_in", retryIn)
+		a.Log.Warn("host link failed", "host", host, "err", err, "retry_in", retryIn)
 		mu.Lock()
 		defer mu.Unlock()
 		if msg := err.Error(); msg != last[host] {
 			last[host] = msg
-			fmt.Fprintf(a.stderr, "system3: %s; still waiting on the other hosts, reconnecting to %s with backoff\n", msg, host)
+			fmt.Fprintf(a.Stderr, "system3: %s; still waiting on the other hosts, reconnecting to %s with backoff\n", msg, host)
 		}
 	}
 	hw, links, err := w.Wait(ctx, f, since)
-	a.recordSeen(links)
+	a.RecordSeen(links)
 	return hw, err
 }
 

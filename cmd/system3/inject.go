@@ -48,10 +48,10 @@ func (f *targetFlags) target(a *app) (string, api.Target, error) {
 		return "", api.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
 	}
 	if f.session != "" {
-		host, rest := a.splitHost(f.session)
+		host, rest := a.SplitHost(f.session)
 		return host, api.Target{Session: rest}, nil
 	}
-	host, rest := a.splitHost(f.pane)
+	host, rest := a.SplitHost(f.pane)
 	return host, api.Target{Pane: rest}, nil
 }
 
@@ -212,11 +212,11 @@ func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, 
 		// Name the pane as this machine names it: HOST:TARGET.
 		res.Target, res.Session = host+":"+res.Target, host+":"+res.Session
 	} else {
-		svc, closeFn, err := a.openService(cmd.Context())
+		svc, closeFn, err := a.OpenService(cmd.Context())
 		if err != nil {
 			return err
 		}
-		defer a.release(closeFn)
+		defer a.Release(closeFn)
 		res, err = do(svc, actionOrigin)
 		if err != nil {
 			return actionError(err)
@@ -229,7 +229,7 @@ func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, 
 	}
 	fmt.Fprintln(a.stdout, describeAction(res))
 	if res.Action == "inject" && res.Delivered && !res.Verified && res.Detail != "" {
-		fmt.Fprintf(a.stderr, "system3: warning: delivered but not verified: %s; look at the pane (`tmux attach -t %s`)\n", res.Detail, res.Target)
+		fmt.Fprintf(a.Stderr, "system3: warning: delivered but not verified: %s; look at the pane (`tmux attach -t %s`)\n", res.Detail, res.Target)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ evidenced) and the learnings kept. ` + learnLong,
   system3 outcomes --domain auth --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ls, err := a.openLearn()
+			ls, err := a.OpenLearn()
 			if err != nil {
 				return err
 			}
@@ -150,7 +150,7 @@ updated. ` + learnLong,
 				}
 				o.ReasoningPath = string(b)
 			}
-			ls, err := a.openLearn()
+			ls, err := a.OpenLearn()
 			if err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ otherwise reflection is retrieval only, and says so. ` + learnLong,
   system3 reflect "database migration" --context "large tables" --budget high --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, err := a.openLearn()
+			ls, err := a.OpenLearn()
 			if err != nil {
 				return err
 			}
@@ -269,7 +269,7 @@ migrations"), count only the outcomes whose initiative has all those words.
   system3 capabilities migrations --domain db --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, err := a.openLearn()
+			ls, err := a.OpenLearn()
 			if err != nil {
 				return err
 			}

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 const cliReasoning = "The goal was to add login. First I wrote tests, then the handler. I chose sessions because they exist. The risk was lockouts, so I kept a fallback. Verified: tests pass."
@@ -118,27 +110,5 @@ func TestLearnCommandErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %q", code, errOut, tt.want)
 			}
 		})
-	}
-}
-
-// The idle health check logs an orchestrator that exited with unfinished
-// tasks, once.
-func TestOrchestratorHealth(t *testing.T) {
-	var buf bytes.Buffer
-	a := &app{log: slog.New(slog.NewTextHandler(&buf, nil))}
-	f := monitortest.NewService(t, monitortest.Ticking(time.Now()))
-	sess := func(pane string, st rules.State, done, total int) api.Session {
-		return api.Session{Pane: pane, Session: "orch" + pane, Target: "orch" + pane + ":0.0", Agent: "claude", State: st,
-			TaskList: "L" + pane, Tasks: &api.TaskProgress{Completed: done, Total: total}}
-	}
-	f.SetSnapshot(api.Snapshot{Sessions: []api.Session{sess("%1", rules.Exited, 2, 5), sess("%2", rules.Exited, 3, 3), sess("%3", rules.Working, 1, 4)}})
-	check := orchestratorHealth(f, a)
-	for range 2 {
-		if err := check(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := strings.Count(buf.String(), "orchestrator exited with unfinished tasks"); got != 1 || !strings.Contains(buf.String(), "target=orch%1:0.0") {
-		t.Fatalf("log:\n%s", buf.String())
 	}
 }

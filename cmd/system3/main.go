@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 )
 
 func main() {
@@ -64,10 +66,10 @@ func (e *exitError) Error() string { return e.msg }
 // run executes one system3 invocation and returns its exit status. It is the
 // whole program minus process globals, so tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	defer a.close()
+	a := &app{App: core.App{Stderr: stderr, Getenv: getenv}, stdin: stdin, stdout: stdout}
+	defer a.Close()
 	root := newRootCmd(a)
-	if err := checkHelpArgs(newRootCmd(&app{stdin: stdin, stdout: io.Discard, stderr: io.Discard, getenv: getenv}), args); err != nil {
+	if err := checkHelpArgs(newRootCmd(&app{App: core.App{Stderr: io.Discard, Getenv: getenv}, stdin: stdin, stdout: io.Discard}), args); err != nil {
 		fmt.Fprintf(stderr, "system3: %s\n", err)
 		return 1
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
@@ -64,14 +63,14 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		ReadOnly:     c.ReadOnly,
 		MaxSessions:  c.MaxSessions,
 		AllowedHosts: c.AllowedHosts,
-		Logger:       a.log,
+		Logger:       a.Log,
 	}
 	if f.cmd != nil && f.cmd.Flags().Changed("read-only") {
 		s.opts.ReadOnly = f.readOnly
 		// Monitors this process runs refuse MCP writes from any process.
-		a.readOnly = &f.readOnly
+		a.ReadOnly = &f.readOnly
 	}
-	if ls := a.learnStore(); ls != nil {
+	if ls := a.LearnStore(); ls != nil {
 		s.opts.Learn = ls
 	}
 	if tokenFile != "" {
@@ -82,23 +81,6 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		s.opts.Token = tok
 	}
 	return s, nil
-}
-
-// policy is what MCP clients may do, for monitors this process runs:
-// mcp.allow_sessions, mcp.read_only (or --read-only) and
-// mcp.inject_per_minute, checked by the service on every action, whichever
-// process the client reached.
-func (a *app) policy() (*api.Policy, error) {
-	c := a.Settings.File.MCP
-	cfg := api.PolicyConfig{AllowSessions: c.AllowSessions, ReadOnly: c.ReadOnly, PerMinute: c.InjectPerMinute}
-	if a.readOnly != nil {
-		cfg.ReadOnly = *a.readOnly
-	}
-	p, err := api.NewPolicy(cfg, nil)
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
-	}
-	return p, nil
 }
 
 // minTokenLen is the shortest bearer token accepted from a file.
@@ -151,17 +133,17 @@ tools.`,
 			ctx := cmd.Context()
 			// When the daemon it uses goes away (the dashboard is
 			// closed), the service is opened again.
-			svc := &ipc.Failover{Open: a.openService, Logger: a.log}
+			svc := &ipc.Failover{Open: a.OpenService, Logger: a.Log}
 			defer svc.Close()
 			if err := svc.Connect(ctx); err != nil {
 				return err
 			}
-			if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
+			if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
 				return err
 			}
-			defer a.withCoach(ctx, &set.opts, svc)()
-			defer a.withHosts(&set.opts)()
-			srv, err := mcpserver.New(a.fleet(svc), set.opts)
+			defer a.WithCoach(ctx, &set.opts, svc)()
+			defer a.WithHosts(&set.opts)()
+			srv, err := mcpserver.New(a.Fleet(svc), set.opts)
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/tui"
@@ -91,15 +92,15 @@ func TestResilienceMCPLoad(t *testing.T) {
 		startSession(t, srv, fmt.Sprintf("orch-%d", i), flip)
 	}
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDir(t), "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	a.Settings.File.MCP.InjectPerMinute = -1 // no rate limit: load is the point
 	monCtx, stopMonitors := context.WithCancel(context.Background())
 	defer stopMonitors()
-	svc, stop, err := a.startMonitors(monCtx)
+	svc, stop, err := a.StartMonitors(monCtx)
 	if err != nil {
 		t.Fatal(err)
 	}

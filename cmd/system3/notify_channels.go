@@ -109,7 +109,7 @@ func (a *app) notifyLinks() (*notify.Links, error) {
 // desktopChannel is the desktop channel, or nil when it is off (or, on
 // auto, when there is no session bus and no macOS).
 func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*notify.Desktop, error) {
-	d := &notify.Desktop{Log: a.log}
+	d := &notify.Desktop{Log: a.Log}
 	switch cfg.OSC {
 	case "", "off":
 	case "9":
@@ -122,14 +122,14 @@ func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*not
 	if d.OSC != notify.OSCOff && terminal != nil {
 		d.Terminal = terminal
 	}
-	op, inTmux := tmux.OperatorFromEnv(a.getenv)
+	op, inTmux := tmux.OperatorFromEnv(a.Getenv)
 	d.InTmux = inTmux
-	if inTmux && op.SameServer(a.tmuxServer(), os.Getuid(), a.getenv) {
+	if inTmux && op.SameServer(a.TmuxServer(), os.Getuid(), a.Getenv) {
 		d.Focus = op.SwitchTo
 	}
 	switch cfg.Enabled {
 	case "", "auto":
-		if a.getenv("DBUS_SESSION_BUS_ADDRESS") == "" && runtime.GOOS != "darwin" {
+		if a.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" && runtime.GOOS != "darwin" {
 			d.NoSystem = true
 		}
 	case "on":
@@ -141,7 +141,7 @@ func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*not
 	if d.NoSystem && d.Terminal == nil {
 		return nil, nil
 	}
-	d.BusAddress = a.getenv("DBUS_SESSION_BUS_ADDRESS")
+	d.BusAddress = a.Getenv("DBUS_SESSION_BUS_ADDRESS")
 	return d, nil
 }
 
@@ -158,7 +158,7 @@ func (a *app) newDispatcher(face channelFace, defaultReasons []wake.Reason, onPr
 		return nil, err
 	}
 	window := time.Duration(cfg.DigestWindow)
-	return notify.New(notify.Config{Targets: ts, StateDir: a.Settings.StateDir, Quiet: q, DigestWindow: window, OnProblem: onProblem, Log: a.log})
+	return notify.New(notify.Config{Targets: ts, StateDir: a.Settings.StateDir, Quiet: q, DigestWindow: window, OnProblem: onProblem, Log: a.Log})
 }
 
 // problemSetter is the part of the supervisor that shows a problem in the
@@ -175,7 +175,7 @@ func problemReporter(svc any, a *app) func(string) {
 			ps.SetProblem("notify", msg)
 		}
 		if msg != "" {
-			a.log.Warn("notifications", "problem", msg)
+			a.Log.Warn("notifications", "problem", msg)
 		}
 	}
 }

@@ -4,39 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
-
-// orchestratorConfig adds the orchestrator records, auto-restore and the
-// worktree set-up of the config file to a lifecycle config.
-func (a *app) orchestratorConfig(cfg *lifecycle.Config) {
-	dir := a.Settings.StateDir
-	recs := lifecycle.OpenRecords(filepath.Join(dir, lifecycle.RecordsFile))
-	recs.Moved = func(bad string, err error) {
-		a.log.Warn("orchestrator records damaged; moved aside", "path", bad, "err", err)
-	}
-	cfg.Records = recs
-	lc := a.Settings.File.Lifecycle
-	cfg.AutoRestore = lc.AutoRestore
-	cfg.Setup = lifecycle.Setup{Copy: lc.Setup.Copy, Link: lc.Setup.Link, Command: lc.Setup.Command, Timeout: lc.Setup.Timeout,
-		LogDir: filepath.Join(dir, "setup")}
-}
-
-// outcomeFunc records a finished initiative in the learning store.
-func outcomeFunc(ls *learn.Store) func(context.Context, lifecycle.Outcome) error {
-	return func(ctx context.Context, o lifecycle.Outcome) error {
-		_, err := ls.ReportOutcome(ctx, learn.Outcome{Initiative: o.Initiative, Outcome: o.Result, ReasoningPath: o.Summary})
-		return err
-	}
-}
 
 // adopt records a session linked by hand so restore can bring it back (or
 // forgets it when unlinked). It never fails the link.
@@ -44,7 +19,7 @@ func (a *app) adopt(ctx context.Context, svc api.Service, t api.Target, sess api
 	if t.Pane != "" || sess.Session == "" {
 		return
 	}
-	m, err := a.lifecycle(svc)
+	m, err := a.Lifecycle(svc)
 	if err != nil {
 		return
 	}
@@ -55,9 +30,9 @@ func (a *app) adopt(ctx context.Context, svc api.Service, t api.Target, sess api
 		return
 	}
 	if rec, err := m.Adopt(ctx, sess.Session, sess.TaskList); err != nil {
-		a.log.Info("linked session not recorded for restore", "session", sess.Session, "why", err)
+		a.Log.Info("linked session not recorded for restore", "session", sess.Session, "why", err)
 	} else {
-		a.log.Info("linked session recorded for restore", "session", rec.Session, "agent_session_id", rec.AgentSessionID)
+		a.Log.Info("linked session recorded for restore", "session", rec.Session, "agent_session_id", rec.AgentSessionID)
 	}
 }
 
@@ -85,14 +60,14 @@ server come back. See docs/lifecycle.md.`,
 			if all == (len(args) > 0) {
 				return errors.New("name the orchestrators to restore, or pass --all")
 			}
-			m, release, err := a.openLifecycle(cmd.Context())
+			m, release, err := a.OpenLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer release()
 			req := lifecycle.RestoreRequest{Names: args, All: all, Origin: actionOrigin}
 			if !asJSON {
-				req.Progress = func(name, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
+				req.Progress = func(name, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
 			}
 			res, err := m.Restore(cmd.Context(), req)
 			if err != nil {
@@ -104,7 +79,7 @@ server come back. See docs/lifecycle.md.`,
 				}
 			} else {
 				if res.Problem != "" {
-					fmt.Fprintf(a.stderr, "system3: warning: %s\n", res.Problem)
+					fmt.Fprintf(a.Stderr, "system3: warning: %s\n", res.Problem)
 				}
 				if len(res.Orchestrators) == 0 {
 					fmt.Fprintln(a.stdout, "nothing to restore: no orchestrator is recorded as running")
@@ -159,19 +134,19 @@ with the diff stat. See docs/lifecycle.md.`,
   system3 finish auth --pr --title "OAuth login" --remove`,
 		Args: oneOrchestrator("finish"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if host, name := a.splitHost(args[0]); host != "" && host != remote.Local {
+			if host, name := a.SplitHost(args[0]); host != "" && host != remote.Local {
 				return a.runOnHost(cmd, host, name, "finish", name)
 			} else if host == remote.Local {
 				args[0] = name
 			}
-			m, release, err := a.openLifecycle(cmd.Context())
+			m, release, err := a.OpenLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer release()
 			req.Name, req.Origin = args[0], actionOrigin
 			if !asJSON {
-				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
+				req.Progress = func(step, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
@@ -202,7 +177,7 @@ with the diff stat. See docs/lifecycle.md.`,
 				}
 			}
 			if err == nil && req.Merge == "" && !req.PR && !req.Remove {
-				fmt.Fprintf(a.stderr, "system3: nothing changed; finish %s --merge ff|merge or --pr, then --remove\n", res.Name)
+				fmt.Fprintf(a.Stderr, "system3: nothing changed; finish %s --merge ff|merge or --pr, then --remove\n", res.Name)
 			}
 			return err
 		},

@@ -46,7 +46,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 			if err := a.setup(); err != nil {
 				return err
 			}
-			a.log.Debug("command start", "command", cmd.CommandPath(), "state_dir", a.Settings.StateDir)
+			a.Log.Debug("command start", "command", cmd.CommandPath(), "state_dir", a.Settings.StateDir)
 			return nil
 		},
 	}

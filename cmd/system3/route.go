@@ -1,61 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
-
-// splitHost reads the HOST: prefix of a session, pane or wake id given to
-// an action. The prefix routes only when it names this machine (local) or
-// a host of the config; anything else (a tmux target orch:1.0) is left
-// whole for this machine, with host "". A local tmux session named like a
-// host is reached as local:NAME.
-func (a *app) splitHost(s string) (host, rest string) {
-	name, rest, ok := strings.Cut(s, ":")
-	if !ok || rest == "" {
-		return "", s
-	}
-	if name == remote.Local {
-		return remote.Local, rest
-	}
-	for _, h := range a.remoteHosts() {
-		if h.Name == name {
-			return name, rest
-		}
-	}
-	return "", s
-}
 
 // routedOrigin is the origin a routed action claims on the remote daemon,
 // which records it after the peer it sees (the relay ssh started there).
 func routedOrigin() string {
-	return actionOrigin + " " + routedVia()
-}
-
-// routedVia is what a routed action adds to its origin: "via ssh from
-// THIS-MACHINE".
-func routedVia() string {
-	name, err := os.Hostname()
-	if err != nil || name == "" {
-		name = "?"
-	}
-	return "via ssh from " + name
+	return actionOrigin + " " + core.RoutedVia()
 }
 
 // routed describes an action sent to another host's daemon, for this
@@ -72,7 +34,7 @@ type routed struct {
 // as the CLI's). result says how the outcome is recorded.
 func routeAction[T any](ctx context.Context, a *app, host string, r routed, do func(svc api.Service, origin string) (T, error), result func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
-	h, err := a.remoteHost(host)
+	h, err := a.RemoteHost(host)
 	if err != nil {
 		return zero, err
 	}
@@ -81,12 +43,12 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 	l := remote.NewLink(h)
 	defer func() {
 		l.Close()
-		a.recordSeen([]*remote.Link{l})
+		a.RecordSeen([]*remote.Link{l})
 	}()
 	record := func(e audit.Entry) error {
 		err := log.Write(e)
 		if err != nil && e.Phase == audit.PhaseResult {
-			a.log.Warn("audit a routed action's outcome", "host", host, "err", err)
+			a.Log.Warn("audit a routed action's outcome", "host", host, "err", err)
 		}
 		return err
 	}
@@ -105,7 +67,7 @@ func actionOutcome(res api.ActionResult) (bool, bool, string) {
 // machine's audit log records the routing (routeCLI).
 func (a *app) runOnHost(cmd *cobra.Command, host, target string, args ...string) error {
 	args = append(args, forwardedFlags(cmd, "host")...)
-	code, err := a.routeCLI(cmd.Context(), actionOrigin, host, cmd.Name(), target, args, a.stdout, a.stderr)
+	code, err := a.RouteCLI(cmd.Context(), actionOrigin, host, cmd.Name(), target, args, a.stdout, a.Stderr)
 	if err != nil {
 		return err
 	}
@@ -114,39 +76,6 @@ func (a *app) runOnHost(cmd *cobra.Command, host, target string, args ...string)
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// routeCLI runs `system3 ARGS...` on host through ssh, its output to
-// stdout and stderr, and returns the remote exit status. This machine's
-// audit log records the routing (action route, tool, host, target, the
-// arguments) before anything runs (nothing runs when that entry cannot be
-// written) and after, with the exit status or the failure.
-func (a *app) routeCLI(ctx context.Context, origin, host, tool, target string, args []string, stdout, stderr io.Writer) (int, error) {
-	h, err := a.remoteHost(host)
-	if err != nil {
-		return -1, err
-	}
-	log := audit.Open(a.Settings.StateDir)
-	defer log.Close()
-	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: host + ":" + target,
-		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}
-	if err := log.Write(e); err != nil {
-		return -1, fmt.Errorf("not sent to host %s: %w", host, err)
-	}
-	code, err := h.RunCLI(ctx, stdout, stderr, args...)
-	e.Phase, e.Time, e.Args = audit.PhaseResult, time.Time{}, ""
-	switch {
-	case err != nil:
-		e.Error = err.Error()
-	case code != 0:
-		e.Error = fmt.Sprintf("exit status %d on host %s", code, host)
-	default:
-		e.Sent, e.Result = true, "done"
-	}
-	if werr := log.Write(e); werr != nil {
-		a.log.Warn("audit a routed command's outcome", "host", host, "err", werr)
-	}
-	return code, err
 }
 
 // forwardedFlags are the flags given to cmd itself (not the global ones,
@@ -160,150 +89,4 @@ func forwardedFlags(cmd *cobra.Command, skip ...string) []string {
 		out = append(out, "--"+f.Name+"="+f.Value.String())
 	})
 	return out
-}
-
-// hostsLifecycle is the MCP servers' lifecycle with the config's hosts
-// beside this machine: stop_orchestrator HOST:NAME runs `system3 stop NAME
-// --origin "CLIENT via ssh from THIS-MACHINE"` on that host, so its policy
-// judges the MCP client (not its operator), after this machine's policy
-// (the session named HOST:orch-NAME). Spawning stays on this machine.
-type hostsLifecycle struct {
-	lifecycle.Orchestrators
-	a   *app
-	svc interface {
-		Allow(ctx context.Context, req api.AllowRequest) error
-	}
-}
-
-// withHostsLifecycle wraps lc for the config's hosts; without hosts it is
-// lc.
-func (a *app) withHostsLifecycle(lc *lifecycle.Manager, svc api.Service) lifecycle.Orchestrators {
-	if len(a.remoteHosts()) == 0 {
-		return lc
-	}
-	return hostsLifecycle{Orchestrators: lc, a: a, svc: svc}
-}
-
-func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
-	host, name := l.a.splitHost(strings.TrimSpace(req.Name))
-	switch host {
-	case "":
-		return l.Orchestrators.Stop(ctx, req)
-	case remote.Local:
-		req.Name = name
-		return l.Orchestrators.Stop(ctx, req)
-	}
-	session := name
-	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
-		session = lifecycle.SessionPrefix + session
-	}
-	args := []string{"stop", name}
-	if req.RemoveWorktree {
-		args = append(args, "--remove-worktree")
-	}
-	out, errb, code, err := l.run(ctx, req.Origin, host, session, name, args)
-	if err != nil {
-		return lifecycle.StopResult{}, err
-	}
-	var res lifecycle.StopResult
-	if out.Len() > 0 {
-		if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
-			return res, fmt.Errorf("host %s answered stop with %q: %w", host, strings.TrimSpace(out.String()), jerr)
-		}
-		res.Session = host + ":" + res.Session
-	}
-	if code != 0 {
-		return res, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("stop exited %d", code)))
-	}
-	return res, nil
-}
-
-// run checks this machine's policy for args[0] (stop, spawn) on host's
-// session, then runs `system3 ARGS --json --origin "ORIGIN via ssh from
-// HERE"` on host, audited here against target. It returns the command's
-// output, the end of its errors and its exit status.
-func (l hostsLifecycle) run(ctx context.Context, origin, host, session, target string, args []string) (out *bytes.Buffer, errb *tailWriter, code int, err error) {
-	action := args[0]
-	if err := l.svc.Allow(ctx, api.AllowRequest{Action: action, Session: host + ":" + session, Origin: origin}); err != nil {
-		return nil, nil, 0, err
-	}
-	args = append(args, "--json", "--origin="+origin+" "+routedVia())
-	out, errb = &bytes.Buffer{}, &tailWriter{max: 4096}
-	code, err = l.a.routeCLI(ctx, origin, host, action, target, args, out, errb)
-	return out, errb, code, err
-}
-
-// tailWriter keeps the last max bytes written.
-type tailWriter struct {
-	max int
-	b   []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string { return string(t.b) }
-
-// lastLineOf is the last non-empty line of s without system3's prefix, or
-// def.
-func lastLineOf(s, def string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimPrefix(strings.TrimSpace(lines[i]), "system3: "); l != "" {
-			return l
-		}
-	}
-	return def
-}
-
-// Spawn starts an orchestrator on req.Host when it names another host:
-// `system3 spawn ... --json --origin "CLIENT via ssh from THIS-MACHINE"`
-// runs there, so it acts as the MCP client (a configured agent only, that
-// host's policy), after this machine's policy (the session named
-// HOST:orch-INITIATIVE). Its progress is not relayed; its result is.
-func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
-	host := strings.TrimSpace(req.Host)
-	if host == "" || host == remote.Local {
-		req.Host = ""
-		return l.Orchestrators.Spawn(ctx, req)
-	}
-	if _, err := l.a.remoteHost(host); err != nil {
-		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
-	}
-	session := lifecycle.SessionName(req.Initiative)
-	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal}
-	for _, f := range []struct{ name, v string }{{"repo", req.Repo}, {"base", req.Base}, {"agent", req.Agent}, {"task-list", req.TaskList}, {"context", req.Context}} {
-		if f.v != "" {
-			args = append(args, "--"+f.name+"="+f.v)
-		}
-	}
-	if req.NoAutoTrust {
-		args = append(args, "--no-auto-trust")
-	}
-	out, errb, code, err := l.run(ctx, req.Origin, host, session, session, args)
-	if err != nil {
-		return lifecycle.SpawnResult{}, err
-	}
-	if code != 0 {
-		// spawn --json prints its failure as a document too.
-		var failed struct {
-			Step  string `json:"step"`
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(out.Bytes(), &failed) == nil && failed.Error != "" {
-			return lifecycle.SpawnResult{}, fmt.Errorf("host %s: spawn failed at %s: %s", host, failed.Step, failed.Error)
-		}
-		return lifecycle.SpawnResult{}, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("spawn exited %d", code)))
-	}
-	var res lifecycle.SpawnResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return res, fmt.Errorf("host %s answered spawn with %q: %w", host, strings.TrimSpace(out.String()), err)
-	}
-	res.Session, res.Pane = host+":"+res.Session, host+":"+res.Pane
-	return res, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -246,18 +247,18 @@ func TestHostsRouteHostileTextOverSSH(t *testing.T) {
 // there.
 func TestHostsMCPAcrossSSH(t *testing.T) {
 	w := newHostsWorld(t)
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return w.env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return w.env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.close)
+	t.Cleanup(a.Close)
 	var opts mcpserver.Options
-	closeHosts := a.withHosts(&opts)
+	closeHosts := a.WithHosts(&opts)
 	defer closeHosts()
 	if opts.Hosts == nil {
 		t.Fatal("withHosts gave no hosts")
 	}
-	ms, err := mcpserver.New(a.fleet(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])), opts)
+	ms, err := mcpserver.New(a.Fleet(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	// not, each with when it was last seen.
 	hctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	hosts := a.watchHosts(hctx)
+	hosts := a.WatchHosts(hctx)
 	waitUntil(t, "the dashboard's hosts to be asked", func() bool {
 		by := map[string]tui.HostStatus{}
 		for _, h := range hosts() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
@@ -104,18 +105,18 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	if _, err := rc.NewSession(context.Background(), tmux.NewSessionOptions{Name: "orch-mcp", Width: 100, Height: 30, Command: []string{"sleep", "600"}}); err != nil {
 		t.Fatal(err)
 	}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return w.env[k] }}
+	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return w.env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.close)
+	t.Cleanup(a.Close)
 	local := dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])
 	var opts mcpserver.Options
-	a.withHosts(&opts)
-	if opts.Lifecycle, err = a.mcpLifecycle(local); err != nil {
+	a.WithHosts(&opts)
+	if opts.Lifecycle, err = a.MCPLifecycle(local); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := mcpserver.New(a.fleet(local), opts)
+	ms, err := mcpserver.New(a.Fleet(local), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,15 +56,15 @@ file in a folder that system3 rules test checks (see docs/rules.md).`,
 }
 
 func (a *app) rulesCapture(ctx context.Context, name, out string) error {
-	eng, err := a.loadRules()
+	eng, err := a.LoadRules()
 	if err != nil {
 		return err
 	}
-	svc, closeFn, err := a.openService(ctx)
+	svc, closeFn, err := a.OpenService(ctx)
 	if err != nil {
 		return err
 	}
-	defer a.release(closeFn)
+	defer a.Release(closeFn)
 	snap, err := svc.Snapshot(ctx)
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if agent == "" {
 		agent = sess.Agent
 	}
-	tmuxVersion, err := a.tmuxServer().Version(ctx)
+	tmuxVersion, err := a.TmuxServer().Version(ctx)
 	if err != nil {
 		tmuxVersion = "unknown"
 	}
@@ -173,7 +173,7 @@ idle_80x24.txt (idle, any kind), permission_bash.txt
 }
 
 func (a *app) rulesTest(paths []string) error {
-	eng, err := a.loadRules()
+	eng, err := a.LoadRules()
 	if err != nil {
 		return err
 	}

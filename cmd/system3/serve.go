@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
@@ -59,30 +58,26 @@ See docs/mcp.md for the tools, the resources and the security model.`,
 // serve runs the monitors (which serve the socket) and the MCP server
 // until ctx ends.
 func (a *app) serve(ctx context.Context, set mcpSettings) error {
-	if c, err := ipc.Dial(ctx, a.socketPath()); err == nil {
+	if c, err := ipc.Dial(ctx, a.SocketPath()); err == nil {
 		pid := c.PID()
 		c.Close()
 		return fmt.Errorf("another system3 (pid %d) already monitors state dir %s (a dashboard, serve or wait): use it, stop it, or pass another --state-dir", pid, a.Settings.StateDir)
 	} else if !errors.Is(err, ipc.ErrNoDaemon) {
 		return err
 	}
-	start := a.startMonitors
-	if startMonitorsHook != nil {
-		start = func(ctx context.Context) (api.Service, func() error, error) { return startMonitorsHook(a, ctx) }
-	}
-	svc, stop, err := start(ctx)
+	svc, stop, err := a.StartMonitors(ctx)
 	if errors.Is(err, wake.ErrLocked) {
 		return fmt.Errorf("another system3 already monitors state dir %s: %w", a.Settings.StateDir, err)
 	}
 	if err != nil {
 		return err
 	}
-	defer a.release(stop)
+	defer a.Release(stop)
 
 	// A headless daemon has no terminal to ring or tmux client to show a
 	// message on; the notification command, desktop notifications and
 	// pushes are how it tells someone.
-	n, err := newNotifier(a.Settings.File.Notify.Reasons, a.Settings.File.Notify.Command, nil, a.log)
+	n, err := newNotifier(a.Settings.File.Notify.Reasons, a.Settings.File.Notify.Command, nil, a.Log)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
@@ -94,30 +89,30 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	go func() {
 		defer close(notified)
 		if err := n.Run(ctx, svc); err != nil {
-			a.log.Warn("notifications stopped", "err", err)
+			a.Log.Warn("notifications stopped", "err", err)
 		}
 	}()
 	defer func() { cancel(); <-notified }()
 
 	if set.listen == "" {
-		if a.socketErr != nil {
+		if a.SocketErr() != nil {
 			fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; no socket (other system3 commands cannot share these monitors)\n")
 		} else {
-			fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; socket %s\n", a.socketPath())
+			fmt.Fprintf(a.stdout, "system3: monitors running, MCP server off; socket %s\n", a.SocketPath())
 		}
-		a.log.Info("serve without MCP server")
+		a.Log.Info("serve without MCP server")
 		<-ctx.Done()
 		return nil
 	}
-	if set.opts.Lifecycle, err = a.mcpLifecycle(svc); err != nil {
+	if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
 		return err
 	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return err
 	}
-	defer a.withCoach(ctx, &set.opts, svc)()
-	defer a.withHosts(&set.opts)()
-	srv, err := mcpserver.New(a.fleet(svc), set.opts)
+	defer a.WithCoach(ctx, &set.opts, svc)()
+	defer a.WithHosts(&set.opts)()
+	srv, err := mcpserver.New(a.Fleet(svc), set.opts)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -25,7 +26,7 @@ import (
 )
 
 // fakeService is the shared fake service, counting the in-process starts
-// and stops that go through startMonitorsHook.
+// and stops that go through TestStartMonitors.
 type fakeService struct {
 	*monitortest.Service
 	starts, stops  atomic.Int32
@@ -52,15 +53,15 @@ func newFakeService(t *testing.T) *fakeService {
 func useFake(t *testing.T) *fakeService {
 	t.Helper()
 	f := newFakeService(t)
-	old := startMonitorsHook
-	startMonitorsHook = func(a *app, ctx context.Context) (api.Service, func() error, error) {
+	old := core.TestStartMonitors
+	core.TestStartMonitors = func(a *core.App, ctx context.Context) (api.Service, func() error, error) {
 		if f.startMonitorsE != nil {
 			return nil, nil, f.startMonitorsE
 		}
 		f.starts.Add(1)
 		return f, func() error { f.stops.Add(1); return nil }, nil
 	}
-	t.Cleanup(func() { startMonitorsHook = old })
+	t.Cleanup(func() { core.TestStartMonitors = old })
 	return f
 }
 
@@ -175,14 +176,14 @@ func TestStartMonitorsFailure(t *testing.T) {
 func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
 	f := newFakeService(t)
 	var tries atomic.Int32
-	old := startMonitorsHook
-	startMonitorsHook = func(a *app, ctx context.Context) (api.Service, func() error, error) {
+	old := core.TestStartMonitors
+	core.TestStartMonitors = func(a *core.App, ctx context.Context) (api.Service, func() error, error) {
 		if tries.Add(1) <= 3 {
 			return nil, nil, &wake.LockedError{Path: "/s/system3.lock", PID: 7}
 		}
 		return f, func() error { return nil }, nil
 	}
-	t.Cleanup(func() { startMonitorsHook = old })
+	t.Cleanup(func() { core.TestStartMonitors = old })
 	ev := f.Raise(t, wakeAuth)
 	code, out, errOut := invoke(t, nil, "wait", "--json")
 	if code != 0 || !strings.Contains(out, ev.ID) || tries.Load() != 4 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,104 +11,13 @@ import (
 
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/tmux"
 )
 
 // lifecycleConfig is how this system3 spawns: the agents of the config
 // file, the tmux server it watches, system3's hooks for Claude Code, and
 // wisdom from the learning store.
-
-func (a *app) lifecycleConfig(svc lifecycle.Service) lifecycle.Config {
-	configured := map[string]lifecycle.Agent{}
-	for name, ag := range a.Settings.File.Agents {
-		configured[name] = lifecycle.Agent{Command: ag.Command, Env: ag.Env}
-	}
-	cfg := lifecycle.Config{
-		Service: svc,
-		Tmux:    tmux.NewClient(a.tmuxServer()),
-		Agents:  configured,
-		Logger:  a.log,
-		// An agent with hooks (Claude Code) reports its state by hook
-		// from its first second, for this process only: the user's
-		// settings are left alone.
-		AgentArgs: func(agent string) ([]string, error) {
-			hookArgs := agents.Lookup(agent).HookArgs
-			if hookArgs == nil {
-				return nil, nil
-			}
-			settings, err := a.hookSettings("")
-			if err != nil {
-				return nil, fmt.Errorf("hook settings: %w", err)
-			}
-			return hookArgs(settings), nil
-		},
-		HookToken: func(session string) (string, error) {
-			key, err := hooks.LoadKey(a.Settings.StateDir, true)
-			if err != nil {
-				return "", err
-			}
-			return hooks.SessionToken(key, session), nil
-		},
-	}
-	a.orchestratorConfig(&cfg)
-	if ls := a.learnStore(); ls != nil {
-		cfg.Outcome = outcomeFunc(ls)
-		cfg.Wisdom = func(ctx context.Context, goal string) ([]lifecycle.WisdomItem, error) {
-			items, err := ls.Wisdom(ctx, goal, 5)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]lifecycle.WisdomItem, len(items))
-			for i, it := range items {
-				text := it.Text
-				if it.Kind == learn.KindAntiPattern {
-					text = "Avoid: " + text
-				}
-				out[i] = lifecycle.WisdomItem{ID: it.ID, Text: text}
-			}
-			return out, nil
-		}
-		cfg.Injected = ls.RecordInjected
-	}
-	return cfg
-}
-
-// lifecycle returns the spawn/stop manager over svc.
-// mcpLifecycle is lifecycle for an MCP server: with the config's hosts,
-// stop_orchestrator HOST:NAME is routed (hostsLifecycle).
-func (a *app) mcpLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
-	m, err := a.lifecycle(svc)
-	if err != nil {
-		return nil, err
-	}
-	return a.withHostsLifecycle(m, svc), nil
-}
-
-func (a *app) lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
-	m, err := lifecycle.New(a.lifecycleConfig(svc))
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
-	}
-	return m, nil
-}
-
-// openLifecycle opens the service (the daemon's, or monitors this process
-// runs) and the orchestrator manager on it; release closes the service.
-func (a *app) openLifecycle(ctx context.Context) (m *lifecycle.Manager, release func(), err error) {
-	svc, closeFn, err := a.openService(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if m, err = a.lifecycle(svc); err != nil {
-		a.release(closeFn)
-		return nil, nil, err
-	}
-	return m, func() { a.release(closeFn) }, nil
-}
 
 // oneOrchestrator takes exactly one argument, the orchestrator to act on.
 func oneOrchestrator(verb string) cobra.PositionalArgs {
@@ -182,7 +90,7 @@ docs/lifecycle.md.`,
 			if host != "" && host != remote.Local {
 				return a.runOnHost(cmd, host, "orch-"+req.Initiative, "spawn")
 			}
-			m, release, err := a.openLifecycle(cmd.Context())
+			m, release, err := a.OpenLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -195,7 +103,7 @@ docs/lifecycle.md.`,
 				req.Command = agent
 			}
 			if !asJSON {
-				req.Progress = func(step, msg string) { fmt.Fprintf(a.stderr, "system3: %s\n", msg) }
+				req.Progress = func(step, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
 			}
 			res, err := m.Spawn(cmd.Context(), req)
 			var serr *lifecycle.Error
@@ -224,9 +132,9 @@ docs/lifecycle.md.`,
 				fmt.Fprintf(a.stdout, "wisdom: %s\n", res.WisdomNote)
 			}
 			if res.Detail != "" {
-				fmt.Fprintf(a.stderr, "system3: warning: %s\n", res.Detail)
+				fmt.Fprintf(a.Stderr, "system3: warning: %s\n", res.Detail)
 			}
-			fmt.Fprintf(a.stdout, "watch it: %s\n", a.tmuxServer().AttachCommand(res.Session))
+			fmt.Fprintf(a.stdout, "watch it: %s\n", a.TmuxServer().AttachCommand(res.Session))
 			return nil
 		},
 	}
@@ -263,12 +171,12 @@ the config's hosts: (through ssh, audited there and here).`,
   system3 stop web1:auth`,
 		Args: oneOrchestrator("stop"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if host, name := a.splitHost(args[0]); host != "" && host != remote.Local {
+			if host, name := a.SplitHost(args[0]); host != "" && host != remote.Local {
 				return a.runOnHost(cmd, host, name, "stop", name)
 			} else if host == remote.Local {
 				args[0] = name
 			}
-			m, release, err := a.openLifecycle(cmd.Context())
+			m, release, err := a.OpenLifecycle(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -370,11 +278,11 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				fmt.Fprintf(a.stdout, "linked %s:%s (%s) on host %s to task list %q\n", host, sess.Target, sess.Pane, host, sess.TaskList)
 				return nil
 			}
-			svc, closeFn, err := a.openService(cmd.Context())
+			svc, closeFn, err := a.OpenService(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer a.release(closeFn)
+			defer a.Release(closeFn)
 			sess, err := svc.Link(cmd.Context(), api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
 			if err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -121,7 +122,7 @@ then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
 				}
 				return a.statusHosts(cmd.Context(), names, asJSON)
 			}
-			srv := a.tmuxServer()
+			srv := a.TmuxServer()
 			panes, err := tmux.NewClient(srv).ListPanes(cmd.Context())
 			running := true
 			if errors.Is(err, tmux.ErrNoServer) {
@@ -261,7 +262,7 @@ func truncate(s string, n int) string {
 // one serves this state dir (with what they remember: error loops, agents
 // that exited), else classifies every pane once; and the unacked wakes.
 func (a *app) sessionStates(ctx context.Context) (snap api.Snapshot, unacked int, source string, err error) {
-	if c, err := ipc.Dial(ctx, a.socketPath()); err == nil {
+	if c, err := ipc.Dial(ctx, a.SocketPath()); err == nil {
 		defer c.Close()
 		snap, err := c.Snapshot(ctx)
 		if err != nil {
@@ -295,7 +296,7 @@ func (a *app) sessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 // classifyOnce lists, captures and classifies every pane once with the
 // same supervisor the monitors run, keeping its wakes in memory only.
 func (a *app) classifyOnce(ctx context.Context) (api.Snapshot, error) {
-	eng, err := a.loadRules()
+	eng, err := a.LoadRules()
 	if err != nil {
 		return api.Snapshot{}, err
 	}
@@ -304,9 +305,9 @@ func (a *app) classifyOnce(ctx context.Context) (api.Snapshot, error) {
 		return api.Snapshot{}, err
 	}
 	defer store.Close()
-	srv := a.tmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: probeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.log,
-		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: priceTable(a.Settings.File.Usage).Lookup})
+	srv := a.TmuxServer()
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: core.ProbeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.Log,
+		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: core.PriceTable(a.Settings.File.Usage).Lookup})
 	if err != nil {
 		return api.Snapshot{}, err
 	}

@@ -140,14 +140,14 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 // journaled and unacked, is still there.
 func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
 	for {
-		svc, closeFn, err := a.openService(ctx)
+		svc, closeFn, err := a.OpenService(ctx)
 		if err != nil {
 			return wake.Event{}, err
 		}
 		ev, err := svc.WaitWake(ctx, f)
-		a.release(closeFn)
+		a.Release(closeFn)
 		if ipc.DaemonGone(err) && ctx.Err() == nil {
-			a.log.Info("the system3 serving this wait stopped; asking again")
+			a.Log.Info("the system3 serving this wait stopped; asking again")
 			continue
 		}
 		return ev, err

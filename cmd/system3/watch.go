@@ -49,19 +49,19 @@ as a resync of what it shows. See docs/remote.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			svc, closeFn, err := a.openService(ctx)
+			svc, closeFn, err := a.OpenService(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return err
 			}
-			defer a.release(closeFn)
+			defer a.Release(closeFn)
 			if allHosts {
-				if len(a.remoteHosts()) == 0 {
+				if len(a.RemoteHosts()) == 0 {
 					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.Settings.ConfigPath)
 				}
-				svc = a.fleet(svc)
+				svc = a.Fleet(svc)
 			}
 			return runWatch(ctx, svc, &watchPrinter{w: a.stdout, json: asJSON, now: time.Now})
 		},

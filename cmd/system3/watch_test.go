@@ -50,7 +50,7 @@ func startCmd(t *testing.T, args ...string) *started {
 		defer close(done)
 		s.code <- run(ctx, args, strings.NewReader(""), s.out, s.err, func(k string) string { return vars[k] })
 	}()
-	// The command reads startMonitorsHook, which the next test sets.
+	// The command reads TestStartMonitors, which the next test sets.
 	t.Cleanup(func() {
 		cancel()
 		<-done

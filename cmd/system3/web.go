@@ -21,7 +21,7 @@ func (a *app) webHandler(svc web.Service, token string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return web.New(svc, web.Options{StateDir: a.Settings.StateDir, Signer: s, Token: token, Log: a.log})
+	return web.New(svc, web.Options{StateDir: a.Settings.StateDir, Signer: s, Token: token, Log: a.Log})
 }
 
 func newWebCmd(a *app) *cobra.Command {
@@ -79,7 +79,7 @@ phone uses with --url.`,
 			fmt.Fprintf(a.stdout, "Open this link once, within %s, to sign a browser in to system3:\n\n  %s\n\n", web.CodeTTL, link)
 			if !noQR {
 				if err := printQR(a.stdout, link); err != nil {
-					a.log.Warn("web: QR code", "err", err)
+					a.Log.Warn("web: QR code", "err", err)
 				}
 			}
 			fmt.Fprintln(a.stdout, "The page is served by `system3 serve` (or the dashboard) for this state dir; `system3 web --revoke` signs every browser out.")

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -52,15 +53,15 @@ func TestRulesReloadOnChange(t *testing.T) {
 	base := t.TempDir()
 	cfgDir := filepath.Join(base, "system3") // does not exist yet
 	env := map[string]string{"XDG_CONFIG_HOME": base, "HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
-	a := &app{getenv: func(k string) string { return env[k] }, stderr: os.Stderr}
-	defer a.close()
-	if err := a.setup(); err != nil {
+	a := &App{Getenv: func(k string) string { return env[k] }, Stderr: os.Stderr}
+	defer a.Close()
+	if err := a.Setup(config.Overrides{}); err != nil {
 		t.Fatal(err)
 	}
 	rec := &recordedRules{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	initial := stampOf(a.rulesPath())
+	initial := stampOf(a.RulesPath())
 	go func() { done <- a.watchRules(ctx, rec, 10*time.Millisecond, initial) }()
 	defer func() { cancel(); <-done }()
 

@@ -1,0 +1,140 @@
+package core
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tui"
+)
+
+// directiveFiles are the CLAUDE.md files reminders quote: the user's
+// (CLAUDE_CONFIG_DIR, else ~/.claude) and the project's in the directory
+// system3 runs in (the orchestrator's).
+func (a *App) DirectiveFiles() []coach.DirectiveFile {
+	claudeDir := a.Getenv("CLAUDE_CONFIG_DIR")
+	if claudeDir == "" && a.Settings.Home != "" {
+		claudeDir = filepath.Join(a.Settings.Home, ".claude")
+	}
+	project, err := os.Getwd()
+	if err != nil {
+		project = ""
+	}
+	return coach.DirectiveFiles(claudeDir, project)
+}
+
+// openCoach opens the coach on the state dir's learning database. detect
+// makes it the detecting coach of the monitoring process (its patterns set
+// by SetPatterns, wakes raised into wakes); otherwise it reads the patterns
+// of the rules file as it is now whenever asked (a CLI command, an MCP
+// server attached to another process's monitors). inject types reminders
+// (nil: they are only offered).
+func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject coach.Injector, wakes coach.Wakes) (*coach.Coach, func(), error) {
+	db, err := learn.OpenDB(filepath.Join(a.Settings.StateDir, learn.FileName))
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := coach.Config{DB: db, Patterns: patterns, Directives: a.DirectiveFiles(), Inject: inject, Wakes: wakes, Logger: a.Log}
+	if wakes == nil {
+		cfg.Source = a.PatternsNow()
+	}
+	co, err := coach.New(ctx, cfg)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return co, func() { db.Close() }, nil
+}
+
+// patternsNow returns the patterns of the rules in force, loading the
+// rules again only when rules.yaml changed. A rules file that does not
+// load keeps the patterns last loaded (the monitors report the problem).
+func (a *App) PatternsNow() func() []rules.Pattern {
+	var mu sync.Mutex
+	var last fileStamp
+	var ps []rules.Pattern
+	loaded := false
+	return func() []rules.Pattern {
+		mu.Lock()
+		defer mu.Unlock()
+		cur := stampOf(a.RulesPath())
+		if loaded && cur == last {
+			return ps
+		}
+		e, err := a.LoadRules()
+		if err != nil {
+			a.Log.Warn("patterns not reloaded", "err", err)
+			if !loaded {
+				if b, berr := rules.New(agents.Builtin()); berr == nil {
+					ps, loaded = b.Patterns(), true
+				}
+			}
+			return ps
+		}
+		ps, last, loaded = e.Patterns(), cur, true
+		return ps
+	}
+}
+
+// injectFunc adapts a function to coach.Injector.
+type injectFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
+
+func (f injectFunc) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
+	return f(ctx, req)
+}
+
+// coachedRules hands reloaded rules to the supervisor and their patterns
+// to the coach.
+type coachedRules struct {
+	rulesTarget
+	co *coach.Coach
+}
+
+func (c coachedRules) SetRules(e *rules.Engine) {
+	c.rulesTarget.SetRules(e)
+	c.co.SetPatterns(e.Patterns())
+}
+
+// withCoach gives MCP options the coaching tools: the monitoring process's
+// coach when it runs in this process, else one reading the same database
+// and typing through svc. A database that cannot be opened leaves them out.
+func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc coach.Injector) func() {
+	if a.coach != nil {
+		opts.Coach = a.coach
+		return func() {}
+	}
+	co, closeFn, err := a.OpenCoach(ctx, nil, svc, nil)
+	if err != nil {
+		a.Log.Warn("behaviour patterns unavailable over MCP", "err", err)
+		return func() {}
+	}
+	opts.Coach = co
+	return closeFn
+}
+
+// withReminders lets the dashboard's `r` record the reminders it sends, so
+// the coach measures them: through this process's coach, or the database
+// the monitoring process shares.
+func (a *App) WithReminders(ctx context.Context, opts *tui.Options) func() {
+	co, closeFn := a.coach, func() {}
+	if co == nil {
+		var err error
+		co, closeFn, err = a.OpenCoach(ctx, nil, nil, nil)
+		if err != nil {
+			a.Log.Warn("reminders sent from the dashboard will not be measured", "err", err)
+			return func() {}
+		}
+	}
+	opts.ReminderSent = func(ctx context.Context, alert int64) error {
+		_, err := co.MarkSent(ctx, alert, "tui")
+		return err
+	}
+	return closeFn
+}

@@ -1,0 +1,272 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// startMonitors runs the monitors in this process: it takes the state
+// dir's lock (one monitoring process per state dir), opens the wake
+// journal, and starts the tmux watcher and the supervisor. The returned
+// function stops everything and releases the lock.
+func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, error) {
+	if TestStartMonitors != nil {
+		return TestStartMonitors(a, ctx)
+	}
+	dir := a.Settings.StateDir
+	lock, err := wake.AcquireLock(dir)
+	if err != nil {
+		if errors.Is(err, wake.ErrLocked) {
+			return nil, nil, fmt.Errorf("%w; another system3 is monitoring this state dir but its socket does not answer: stop it, or pass another --state-dir", err)
+		}
+		return nil, nil, err
+	}
+	store, warnings, err := wake.Open(wake.Config{Dir: dir})
+	if err != nil {
+		lock.Release()
+		return nil, nil, err
+	}
+	for _, w := range warnings {
+		a.Log.Warn("wake journal", "warning", w.String())
+	}
+	fail := func(err error) (api.Service, func() error, error) {
+		store.Close()
+		lock.Release()
+		return nil, nil, err
+	}
+	rulesStamp := stampOf(a.RulesPath())
+	eng, err := a.LoadRules()
+	if err != nil {
+		return fail(err)
+	}
+
+	tw := tasks.NewWatcher(tasks.Config{Root: a.Settings.TasksDir, TodosDir: a.Settings.TodosDir, Logger: a.Log})
+	srv := a.TmuxServer()
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.Log})
+	// Captures and listings are the client's own connections: the watcher
+	// attaches no control client (see tmux.WatcherOptions.Control), and a
+	// client with Control set would capture one pane per connection.
+	client := tmux.NewClient(srv)
+	m := a.Settings.File.Monitor
+	// The coach watches tool calls for behaviour patterns; without its
+	// database the monitors still run.
+	var sup *monitor.Supervisor
+	co, closeCoach, err := a.OpenCoach(ctx, eng.Patterns(), injectFunc(func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
+		return sup.Inject(ctx, req)
+	}), store)
+	if err != nil {
+		a.Log.Warn("behaviour patterns off", "err", err)
+		co, closeCoach = nil, func() {}
+	}
+	var onToolCall func(api.ToolCall)
+	if co != nil {
+		onToolCall = co.Observe
+	}
+	policy, err := a.Policy()
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
+	auditLog := audit.Open(dir)
+	// The hook key lets a hook event signed with its session's token in
+	// (hooks.LoadKey); without it, process ancestry alone proves events.
+	hookKey, err := hooks.LoadKey(dir, true)
+	if err != nil {
+		a.Log.Warn("hook key; hook events must come from a process in their pane", "err", err)
+	}
+	sup, err = monitor.New(monitor.Config{
+		HookKey:        hookKey,
+		Policy:         policy,
+		Server:         srv.String(),
+		Tmux:           client,
+		Events:         watcher.Events(),
+		Rules:          eng,
+		Wakes:          store,
+		Processes:      monitor.ProcessTree,
+		Foreground:     monitor.PaneForeground,
+		AgentVersion:   monitor.AgentVersion,
+		UnmatchedAfter: m.UnmatchedAfter,
+		Cmdlines:       monitor.ProcessCmdlines,
+		Probe:          ProbeAgent,
+		TaskProgress:   watchedProgress(tw, a.Settings.TasksDir),
+		TaskLists:      tw.Snapshot,
+		LinksPath:      filepath.Join(dir, monitor.LinksFile),
+		Send:           client,
+		OnToolCall:     onToolCall,
+		Audit:          auditLog,
+		Logger:         a.Log,
+		IdleAfter:      m.IdleAfter,
+		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
+		ErrorGrace:     m.ErrorGrace,
+		LoopThreshold:  m.LoopThreshold,
+		LoopWindow:     m.LoopWindow,
+		SummaryEvery:   m.SummaryEvery,
+		Prices:         PriceTable(a.Settings.File.Usage).Lookup,
+		Budget:         a.Settings.File.Usage.BudgetFor,
+	})
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
+	val, err := a.validator(store, tw)
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(runCtx)
+	// Task progress and completions count from the task watcher's first
+	// read; then one pass over the panes, so the first snapshot a caller
+	// takes (and the first wakes) already show everything.
+	g.Go(func() error { return tw.Run(gctx) })
+	select {
+	case <-tw.Ready():
+	case <-gctx.Done():
+	}
+	sup.Refresh(gctx)
+	// Hook events Claude Code sent while no system3 ran wait in the spool.
+	spool := hooks.Spool{Path: filepath.Join(dir, hooks.SpoolFile)}
+	a.replayHooks(gctx, sup, spool)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return store.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	taskEvents := tw.Subscribe(0)
+	g.Go(func() error {
+		defer taskEvents.Close()
+		return sup.FollowTasks(gctx, taskEvents.C())
+	})
+	var rulesTo rulesTarget = sup
+	if co != nil {
+		g.Go(func() error { return co.Run(gctx) })
+		rulesTo = coachedRules{sup, co}
+		a.coach = co
+	}
+	g.Go(func() error { return a.watchRules(gctx, rulesTo, rulesCheckEvery, rulesStamp) })
+	if val != nil {
+		g.Go(func() error { return val.Run(gctx) })
+	}
+	// Serve the monitors to other system3 commands for this state dir, so a
+	// second `wait` shares them instead of finding the lock taken. Last, so
+	// a command that finds the socket finds everything running.
+	a.socketErr = nil
+	if ln, err := ipc.Listen(a.SocketPath()); err != nil {
+		a.socketErr = err
+		if !a.Dashboard {
+			fmt.Fprintf(a.Stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
+		}
+		a.Log.Warn("serve socket", "err", err)
+	} else {
+		srv := ipc.NewServer(ln, sup, a.Log)
+		if len(a.RemoteHosts()) > 0 {
+			// Clients (status --all-hosts) read the hosts this daemon
+			// follows instead of asking each over ssh.
+			srv.Hosts = func(ctx context.Context) (any, error) { return a.HostSet().Docs(ctx), nil }
+		}
+		g.Go(func() error { return srv.Run(gctx) })
+		// Events spooled while the socket was not yet up.
+		a.replayHooks(gctx, sup, spool)
+	}
+	if ls := a.LearnStore(); ls != nil {
+		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
+	}
+	// The orchestrator records learn their agents' session ids, and
+	// auto-restore watches for the tmux server to come back.
+	if lm, err := a.Lifecycle(sup); err != nil {
+		a.Log.Warn("orchestrator records not kept current", "err", err)
+	} else {
+		g.Go(func() error { return lm.Run(gctx) })
+	}
+	a.Log.Info("monitors started", "server", srv.String(), "state_dir", dir)
+
+	stop := func() error {
+		cancel()
+		err := g.Wait()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		a.coach = nil
+		closeCoach()
+		if cerr := store.Close(); err == nil {
+			err = cerr
+		}
+		auditLog.Close()
+		if rerr := lock.Release(); err == nil {
+			err = rerr
+		}
+		a.Log.Info("monitors stopped")
+		return err
+	}
+	return sup, stop, nil
+}
+
+// replayHooks feeds the hook spool to the supervisor.
+func (a *App) replayHooks(ctx context.Context, sup *monitor.Supervisor, spool hooks.Spool) {
+	n, err := sup.ReplaySpool(ctx, spool)
+	if err != nil {
+		a.Log.Warn("hook spool", "path", spool.Path, "err", err)
+	}
+	if n > 0 {
+		a.Log.Info("hook spool replayed", "events", n)
+	}
+}
+
+// validator returns the validation monitor, fed by the task watcher, when
+// the config has validation rules, else nil.
+func (a *App) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validator, error) {
+	vs := a.Settings.File.Validation
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	rules := make([]monitor.ValidationRule, len(vs))
+	for i, v := range vs {
+		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.Settings.Home), Timeout: v.Timeout}
+	}
+	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), store, nil, a.Log)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+	}
+	return val, nil
+}
+
+// probeAgent reads what a Claude Code pane's process tells: its transcript
+// and task list.
+func ProbeAgent(p tmux.Pane, how *agent.Probe) monitor.AgentInfo {
+	return monitor.ProbeAgent(how, p.PID, p.Path)
+}
+
+// watchedProgress looks a task list's progress up in the watcher's model.
+func watchedProgress(tw *tasks.Watcher, root string) func(string) (api.TaskProgress, bool) {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return func(id string) (api.TaskProgress, bool) {
+		l, ok := tw.Lookup(filepath.Join(root, id))
+		return api.ProgressOf(l), ok
+	}
+}
+
+// priceTable is the config's prices as the monitor reads them.
+func PriceTable(u config.Usage) api.PriceTable {
+	pt := make(api.PriceTable, len(u.Prices))
+	for i, p := range u.Prices {
+		pt[i] = api.PriceRule{Model: p.Model, Price: api.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}}
+	}
+	return pt
+}
