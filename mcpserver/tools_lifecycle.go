@@ -32,6 +32,11 @@ func (e *Env) agentNames() []string {
 // and git, inside the 60 s after which clients give up on a call.
 const SpawnTimeout = 55 * time.Second
 
+// StopTimeout bounds stop_orchestrator: the agent's interrupt and exit,
+// git removing a worktree, and for HOST:NAME an ssh round trip that runs
+// stop on that host; like spawn, inside the 60 s clients wait.
+const StopTimeout = SpawnTimeout
+
 // noLifecycle is the tool error of spawn and stop on a server built
 // without a lifecycle.
 const noLifecycle = "this system3 cannot start or stop orchestrators (its MCP server was built without them); run `system3 spawn` in a terminal"
@@ -194,7 +199,7 @@ func StopOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		// The service judges the session Stop resolves the name to, so no
 		// fallback from orch-<name> to <name> gets past the allowlist.
 		name := strings.TrimSpace(a.Name)
-		actx, cancel := withTimeout(ctx, actionTimeout)
+		actx, cancel := withTimeout(ctx, StopTimeout)
 		defer cancel()
 		res, err := e.Lifecycle.Stop(actx, lifecycle.StopRequest{Name: name, RemoveWorktree: a.RemoveWorktree, Origin: originOf(ctx)})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -112,6 +113,10 @@ type Event struct {
 
 // clone returns a copy that shares no slices or pointers with e, so callers can
 // never edit the store's copy.
+// Place is where the wake happened, for one-line views: "session %pane",
+// or whichever of the two is known.
+func (e Event) Place() string { return strings.TrimSpace(e.Session + " " + e.Pane) }
+
 func (e Event) clone() Event {
 	e.Evidence.Lines = slices.Clone(e.Evidence.Lines)
 	e.Options = slices.Clone(e.Options)

@@ -133,7 +133,7 @@ func writeAcked(w io.Writer, evs []wake.Event, all bool) error {
 		return err
 	}
 	for _, ev := range evs {
-		fmt.Fprintf(w, "acked %s (%s, %s) by %s at %s\n", ev.ID, ev.Reason, sanitize(wakePlace(ev)),
+		fmt.Fprintf(w, "acked %s (%s, %s) by %s at %s\n", ev.ID, ev.Reason, sanitize(ev.Place()),
 			sanitize(ev.AckedBy), ev.AckedAt.Local().Format("15:04:05"))
 	}
 	if all {

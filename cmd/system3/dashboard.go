@@ -94,24 +94,20 @@ func (a *app) runDashboard(ctx context.Context) error {
 	}
 	opts.Lifecycle = lc
 	defer a.WithReminders(gctx, &opts)()
-	notify := a.Settings.File.Notify
 	var display func(context.Context, string) error
-	if op, ok := tmux.OperatorFromEnv(a.Getenv); ok && notify.TmuxMessage {
+	if op, ok := tmux.OperatorFromEnv(a.Getenv); ok && a.Settings.File.Notify.TmuxMessage {
 		display = op.DisplayMessage
 	}
 	// The command, desktop notifications and pushes come from the process
 	// that runs the monitors: while attached to a daemon the dashboard
 	// leaves them to it (only the tmux message is its own), and once it
 	// has taken the state dir over they are the dashboard's.
-	own, err := newNotifier(notify.Reasons, notify.Command, display, a.Log)
+	own, err := a.Notifier(svc, a.Settings.File.Notify.Command, display, a.stdout)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+		return err
 	}
-	if own.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true, terminal: a.stdout}, own.reasons, problemReporter(svc, a)); err != nil {
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
-	}
-	guest := &notifier{reasons: own.reasons, display: display, log: a.Log}
-	notifierNow := func() *notifier {
+	guest := own.DisplayOnly()
+	notifierNow := func() *core.Notifier {
 		if fo == nil && !attached {
 			return own
 		}
@@ -134,7 +130,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 			if err := n.Run(gctx, svc); err != nil {
 				a.Log.Warn("notifications stopped", "err", err)
 			}
-			if fo == nil || !own.active() {
+			if fo == nil || !own.Active() {
 				return nil
 			}
 			// Attached: the daemon's stream ended; subscribe again to

@@ -364,13 +364,10 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	if err != nil {
 		return err
 	}
-	n, err := newNotifier(a.Settings.File.Notify.Reasons, "", nil, a.Log)
-	if err == nil {
-		n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a))
-	}
+	n, err := a.Notifier(svc, "", nil, nil)
 	if err != nil {
 		stopMonitors()
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+		return err
 	}
 	nctx, cancel := context.WithCancel(ctx)
 	notified := make(chan struct{})

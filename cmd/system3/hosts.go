@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -192,90 +191,22 @@ unless --force. The copy is checked by running its version command there.`,
 	return cmd
 }
 
-// goPlatform maps `uname -sm` to GOOS and GOARCH.
-func goPlatform(uname string) (goos, goarch string) {
-	f := strings.Fields(uname)
-	if len(f) != 2 {
-		return "", ""
-	}
-	goos = strings.ToLower(f[0])
-	switch f[1] {
-	case "x86_64", "amd64":
-		goarch = "amd64"
-	case "aarch64", "arm64":
-		goarch = "arm64"
-	case "i386", "i686":
-		goarch = "386"
-	case "armv7l", "armv6l":
-		goarch = "arm"
-	case "riscv64", "ppc64le", "s390x":
-		goarch = f[1]
-	default:
-		goarch = strings.ToLower(f[1])
-	}
-	return goos, goarch
-}
-
+// installHost copies this system3 binary to host h (remote.Host.Install)
+// and says where it went.
 func (a *app) installHost(ctx context.Context, h remote.Host, force bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	out, err := h.Run(ctx, nil, h.SSHArgv("uname", "-sm"))
-	if err != nil {
-		return err
-	}
-	uname := strings.TrimSpace(string(out))
-	goos, goarch := goPlatform(uname)
-	if goos != runtime.GOOS || goarch != runtime.GOARCH {
-		return fmt.Errorf("host %s runs %q (%s/%s) but this system3 is built for %s/%s; build one for it (GOOS=%s GOARCH=%s go build ./cmd/system3) and copy it there yourself",
-			h.Name, uname, goos, goarch, runtime.GOOS, runtime.GOARCH, goos, goarch)
-	}
-	path := h.System3
-	if !strings.Contains(path, "/") {
-		path = "~/.local/bin/system3"
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this system3 binary to copy: %w", err)
 	}
-	f, err := os.Open(self)
+	in, err := h.Install(ctx, self, force)
 	if err != nil {
-		return fmt.Errorf("open this system3 binary to copy: %w", err)
-	}
-	defer f.Close()
-	// One remote shell command: refuse an existing file unless forced,
-	// write beside it, then rename, so a cut copy leaves nothing half
-	// written in its place.
-	qp := quoteRemotePath(path)
-	script := fmt.Sprintf(`p=%s; if [ -e "$p" ] && [ %q != yes ]; then echo "$p already exists" >&2; exit 3; fi; mkdir -p "$(dirname "$p")" && cat > "$p.tmp.$$" && chmod 755 "$p.tmp.$$" && mv -f "$p.tmp.$$" "$p"`, qp, map[bool]string{true: "yes", false: "no"}[force])
-	argv := h.SSHArgv("sh", "-c", script)
-	if _, err := h.Run(ctx, f, argv); err != nil {
-		var le *remote.LinkError
-		if errors.As(err, &le) && strings.Contains(err.Error(), "already exists") {
-			return fmt.Errorf("host %s already has %s; pass --force to replace it", h.Name, path)
-		}
 		return err
 	}
-	vout, err := h.Run(ctx, nil, h.SSHArgv(path, "version"))
-	if err != nil {
-		return fmt.Errorf("copied to %s on host %s, but it does not run there: %w", path, h.Name, err)
-	}
-	fmt.Fprintf(a.stdout, "installed %s on host %s (%s): %s\n", path, h.Name, uname, strings.TrimSpace(firstLine(string(vout))))
-	if h.System3 != path {
-		fmt.Fprintf(a.stdout, "if %s is not on its PATH for ssh commands, set hosts.%s.system3: %s in %s\n", filepath.Dir(path), h.Name, path, a.Settings.ConfigPath)
+	fmt.Fprintf(a.stdout, "installed %s on host %s (%s): %s\n", in.Path, h.Name, in.Uname, in.Version)
+	if h.System3 != in.Path {
+		fmt.Fprintf(a.stdout, "if %s is not on its PATH for ssh commands, set hosts.%s.system3: %s in %s\n", filepath.Dir(in.Path), h.Name, in.Path, a.Settings.ConfigPath)
 	}
 	return nil
-}
-
-// quoteRemotePath quotes a path for the remote shell, leaving a leading ~/
-// to mean the remote home.
-func quoteRemotePath(p string) string {
-	if strings.HasPrefix(p, "~/") {
-		return `"$HOME"/'` + strings.ReplaceAll(p[2:], "'", `'\''`) + "'"
-	}
-	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }

@@ -67,7 +67,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 			var snap api.Snapshot
 			var err error
 			if name == remote.Local {
-				snap, hs.UnackedWakes, hs.Source, err = a.sessionStates(ctx)
+				snap, hs.UnackedWakes, hs.Source, err = a.SessionStates(ctx)
 				if err == nil {
 					hs.LastSeen = time.Now().UTC()
 				}

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
 	"github.com/spf13/cobra"
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/wake/notify"
 )
 
 func newNotifyCmd(a *app) *cobra.Command {
@@ -37,4 +44,41 @@ buttons answer nothing: no wake has its id.`,
 	}
 	cmd.AddCommand(test)
 	return cmd
+}
+
+// sendTest sends the sample message to every configured channel (or the
+// one named), printing each result.
+func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
+	ts, err := a.NotifyTargets(core.ChannelFace{Push: true, Desktop: true, Terminal: a.stdout}, nil)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+	}
+	failed, tried := 0, 0
+	for _, t := range ts {
+		name := t.Channel.Name()
+		if only != "" && name != only {
+			continue
+		}
+		tried++
+		start := time.Now()
+		err := t.Channel.Send(ctx, notify.Sample())
+		if c, ok := t.Channel.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(w, "%-8s failed: %v\n", name, err)
+			continue
+		}
+		fmt.Fprintf(w, "%-8s sent in %s\n", name, time.Since(start).Round(time.Millisecond))
+	}
+	switch {
+	case tried == 0 && only != "":
+		return fmt.Errorf("no channel %q is configured (channels: desktop, ntfy, webhook; see docs/notifications.md)", only)
+	case tried == 0:
+		return fmt.Errorf("no notification channel is configured: set notify.ntfy.url, notify.webhook.url or notify.desktop in %s (see docs/notifications.md)", a.Settings.ConfigPath)
+	case failed > 0:
+		return fmt.Errorf("%d of %d channels failed", failed, tried)
+	}
+	return nil
 }

@@ -77,12 +77,9 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	// A headless daemon has no terminal to ring or tmux client to show a
 	// message on; the notification command, desktop notifications and
 	// pushes are how it tells someone.
-	n, err := newNotifier(a.Settings.File.Notify.Reasons, a.Settings.File.Notify.Command, nil, a.Log)
+	n, err := a.Notifier(svc, a.Settings.File.Notify.Command, nil, nil)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
-	}
-	if n.dispatch, err = a.newDispatcher(channelFace{push: true, desktop: true}, n.reasons, problemReporter(svc, a)); err != nil {
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	notified := make(chan struct{})

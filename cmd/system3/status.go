@@ -1,25 +1,18 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // statusDoc is the stable JSON document printed by `status --json`.
@@ -137,7 +130,7 @@ then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
 				ServerRunning: running,
 				Panes:         make([]statusPane, 0, len(panes)),
 			}
-			states, unacked, source, err := a.sessionStates(cmd.Context())
+			states, unacked, source, err := a.SessionStates(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -258,72 +251,6 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// sessionStates returns the states of the running system3's monitors when
-// one serves this state dir (with what they remember: error loops, agents
-// that exited), else classifies every pane once; and the unacked wakes.
-func (a *app) sessionStates(ctx context.Context) (snap api.Snapshot, unacked int, source string, err error) {
-	if c, err := ipc.Dial(ctx, a.SocketPath()); err == nil {
-		defer c.Close()
-		snap, err := c.Snapshot(ctx)
-		if err != nil {
-			return snap, 0, "", err
-		}
-		wakes, err := c.Wakes(ctx, wake.Filter{})
-		return snap, len(wakes), "daemon", err
-	} else if !errors.Is(err, ipc.ErrNoDaemon) {
-		return snap, 0, "", err
-	}
-	// What the daemon would find in the journal: status must not show a
-	// clean state dir that serve and wait refuse to start on.
-	evs, _, writeErr, jerr := wake.Inspect(a.Settings.StateDir)
-	if jerr != nil {
-		return snap, 0, "", fmt.Errorf("%w; serve, wait and the dashboard refuse to start until it can be read: fix its permissions, or move it aside", jerr)
-	}
-	if snap, err = a.classifyOnce(ctx); err != nil {
-		return snap, 0, "", err
-	}
-	for _, e := range evs {
-		if !e.Acked {
-			unacked++
-		}
-	}
-	if writeErr != nil {
-		snap.Problem = joinProblem(snap.Problem, writeErr.Error())
-	}
-	return snap, unacked, "snapshot", nil
-}
-
-// classifyOnce lists, captures and classifies every pane once with the
-// same supervisor the monitors run, keeping its wakes in memory only.
-func (a *app) classifyOnce(ctx context.Context) (api.Snapshot, error) {
-	eng, err := a.LoadRules()
-	if err != nil {
-		return api.Snapshot{}, err
-	}
-	store, _, err := wake.Open(wake.Config{})
-	if err != nil {
-		return api.Snapshot{}, err
-	}
-	defer store.Close()
-	srv := a.TmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: core.ProbeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.Log,
-		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: core.PriceTable(a.Settings.File.Usage).Lookup})
-	if err != nil {
-		return api.Snapshot{}, err
-	}
-	sup.Refresh(ctx)
-	return sup.Snapshot(ctx)
-}
-
-// loadedProgress reads the task lists once and looks progress up in them.
-func loadedProgress(root, todos string) func(string) (api.TaskProgress, bool) {
-	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
-	return func(id string) (api.TaskProgress, bool) {
-		l, ok := tasks.Find(lists, id)
-		return api.ProgressOf(l), ok
-	}
-}
-
 // sanitize keeps names from other programs from moving the cursor or
 // changing colours on the user's terminal.
 func sanitize(s string) string {
@@ -342,11 +269,4 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
-}
-
-func joinProblem(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
 }

@@ -218,7 +218,7 @@ func writeWakeAck(w io.Writer, ev wake.Event, now time.Time, ackCmd string) erro
 			}
 		}
 	}
-	field("session", wakePlace(ev))
+	field("session", ev.Place())
 	field("agent", ev.Agent)
 	field("state", stateKind(ev.State, ev.Kind))
 	field("age", fmt.Sprintf("%s (raised %s)", age(now.Sub(ev.Time)), ev.Time.Local().Format("2006-01-02 15:04:05")))
@@ -249,11 +249,6 @@ func writeWakeAck(w io.Writer, ev wake.Event, now time.Time, ackCmd string) erro
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// wakePlace is "session %pane", or whichever of the two is known.
-func wakePlace(ev wake.Event) string {
-	return strings.TrimSpace(ev.Session + " " + ev.Pane)
 }
 
 func stateKind(state, kind string) string {

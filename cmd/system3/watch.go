@@ -290,7 +290,7 @@ func (p *watchPrinter) wakeLine(kind string, ev wake.Event, at time.Time, replay
 	if replayed {
 		label = "pending"
 	}
-	line := fmt.Sprintf("%s wake     %-8s %s  %s  %s", clock(at), label, ev.ID, ev.Reason, sanitize(wakePlace(ev)))
+	line := fmt.Sprintf("%s wake     %-8s %s  %s  %s", clock(at), label, ev.ID, ev.Reason, sanitize(ev.Place()))
 	switch {
 	case kind == "acked":
 		line += "  by " + sanitize(ev.AckedBy)

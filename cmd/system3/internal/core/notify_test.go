@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -11,11 +11,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/wake"
 )
 
+// Two wakes as the monitors raise them: a permission prompt, an error loop.
+var (
+	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
+		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
+	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
+		State: "error_loop"}
+)
+
 func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
-	f := newFakeService(t)
+	f := monitortest.NewService(t, nil)
 	f.Raise(t, wakeDocs) // pending before start: not announced again
 	dir := t.TempDir()
 	var mu sync.Mutex
@@ -69,7 +80,7 @@ func TestNotifierConfig(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	n, err := newNotifier([]string{"heartbeat"}, "", nil, nil)
-	if err != nil || len(n.reasons) != 1 || n.active() {
+	if err != nil || len(n.reasons) != 1 || n.Active() {
 		t.Fatalf("n = %+v, %v", n, err)
 	}
 }

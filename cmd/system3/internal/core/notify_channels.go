@@ -1,7 +1,6 @@
-package main
+package core
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,19 +13,19 @@ import (
 	"github.com/system3-dev/system3/wake/notify"
 )
 
-// channelFace says which channels a process runs and what it can offer
+// ChannelFace says which channels a process runs and what it can offer
 // them: the process that runs the monitors pushes; a dashboard has a
 // terminal for OSC escapes; inside tmux, Focus switches the operator's
 // client.
-type channelFace struct {
-	push     bool
-	desktop  bool
-	terminal io.Writer
+type ChannelFace struct {
+	Push     bool
+	Desktop  bool
+	Terminal io.Writer
 }
 
-// notifyTargets builds the configured channels with their routes; an
+// NotifyTargets builds the configured channels with their routes; an
 // empty list when none is configured.
-func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]notify.Target, error) {
+func (a *App) NotifyTargets(face ChannelFace, defaultReasons []wake.Reason) ([]notify.Target, error) {
 	cfg := a.Settings.File.Notify
 	route := func(key string, r config.NotifyRoute) (notify.Route, error) {
 		out := notify.Route{Sessions: r.Sessions, Reasons: defaultReasons}
@@ -45,8 +44,8 @@ func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]n
 		return out, nil
 	}
 	var ts []notify.Target
-	if face.desktop {
-		d, err := a.desktopChannel(cfg.Desktop, face.terminal)
+	if face.Desktop {
+		d, err := a.desktopChannel(cfg.Desktop, face.Terminal)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +57,7 @@ func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]n
 			ts = append(ts, notify.Target{Channel: d, Route: r})
 		}
 	}
-	if !face.push {
+	if !face.Push {
 		return ts, nil
 	}
 	links, err := a.notifyLinks()
@@ -94,7 +93,7 @@ func (a *app) notifyTargets(face channelFace, defaultReasons []wake.Reason) ([]n
 
 // notifyLinks are the links pushes carry, when notify.ntfy.actions_url
 // says where the phone reaches system3.
-func (a *app) notifyLinks() (*notify.Links, error) {
+func (a *App) notifyLinks() (*notify.Links, error) {
 	base := a.Settings.File.Notify.Ntfy.ActionsURL
 	if base == "" {
 		return nil, nil
@@ -108,7 +107,7 @@ func (a *app) notifyLinks() (*notify.Links, error) {
 
 // desktopChannel is the desktop channel, or nil when it is off (or, on
 // auto, when there is no session bus and no macOS).
-func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*notify.Desktop, error) {
+func (a *App) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*notify.Desktop, error) {
 	d := &notify.Desktop{Log: a.Log}
 	switch cfg.OSC {
 	case "", "off":
@@ -147,8 +146,8 @@ func (a *app) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*not
 
 // newDispatcher builds the dispatcher of the configured channels; nil
 // when there are none.
-func (a *app) newDispatcher(face channelFace, defaultReasons []wake.Reason, onProblem func(string)) (*notify.Dispatcher, error) {
-	ts, err := a.notifyTargets(face, defaultReasons)
+func (a *App) newDispatcher(face ChannelFace, defaultReasons []wake.Reason, onProblem func(string)) (*notify.Dispatcher, error) {
+	ts, err := a.NotifyTargets(face, defaultReasons)
 	if err != nil || len(ts) == 0 {
 		return nil, err
 	}
@@ -168,7 +167,7 @@ type problemSetter interface {
 }
 
 // problemReporter reports the dispatcher's problems on svc when it can.
-func problemReporter(svc any, a *app) func(string) {
+func problemReporter(svc any, a *App) func(string) {
 	ps, ok := svc.(problemSetter)
 	return func(msg string) {
 		if ok {
@@ -178,41 +177,4 @@ func problemReporter(svc any, a *app) func(string) {
 			a.Log.Warn("notifications", "problem", msg)
 		}
 	}
-}
-
-// sendTest sends the sample message to every configured channel (or the
-// one named), printing each result.
-func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
-	ts, err := a.notifyTargets(channelFace{push: true, desktop: true, terminal: a.stdout}, nil)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
-	}
-	failed, tried := 0, 0
-	for _, t := range ts {
-		name := t.Channel.Name()
-		if only != "" && name != only {
-			continue
-		}
-		tried++
-		start := time.Now()
-		err := t.Channel.Send(ctx, notify.Sample())
-		if c, ok := t.Channel.(io.Closer); ok {
-			c.Close()
-		}
-		if err != nil {
-			failed++
-			fmt.Fprintf(w, "%-8s failed: %v\n", name, err)
-			continue
-		}
-		fmt.Fprintf(w, "%-8s sent in %s\n", name, time.Since(start).Round(time.Millisecond))
-	}
-	switch {
-	case tried == 0 && only != "":
-		return fmt.Errorf("no channel %q is configured (channels: desktop, ntfy, webhook; see docs/notifications.md)", only)
-	case tried == 0:
-		return fmt.Errorf("no notification channel is configured: set notify.ntfy.url, notify.webhook.url or notify.desktop in %s (see docs/notifications.md)", a.Settings.ConfigPath)
-	case failed > 0:
-		return fmt.Errorf("%d of %d channels failed", failed, tried)
-	}
-	return nil
 }

@@ -1,10 +1,11 @@
-package main
+package core
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"slices"
@@ -26,10 +27,10 @@ const notifyTimeout = 10 * time.Second
 // desktop notifications).
 const notifyQueue = 16
 
-// notifier announces new wakes outside the dashboard: a message on the
+// Notifier announces new wakes outside the dashboard: a message on the
 // operator's tmux status line, and a configured command with the wake as
 // JSON on stdin.
-type notifier struct {
+type Notifier struct {
 	reasons []wake.Reason
 	// display shows a line on the operator's tmux client; nil: off.
 	display func(ctx context.Context, text string) error
@@ -41,10 +42,34 @@ type notifier struct {
 	log      *slog.Logger
 }
 
-// newNotifier builds the notifier from the config. The reasons default to
+// Notifier builds the notifications of a process from the config: the
+// command (empty: none), the message on the operator's tmux client
+// (display; nil: none) and the configured channels (desktop, ntfy,
+// webhook) with their routes, which report their problems on svc's
+// snapshot when it takes them; terminal takes desktop notifications as
+// OSC escapes (nil: none). Run it beside the service.
+func (a *App) Notifier(svc any, command string, display func(context.Context, string) error, terminal io.Writer) (*Notifier, error) {
+	n, err := newNotifier(a.Settings.File.Notify.Reasons, command, display, a.Log)
+	if err == nil {
+		n.dispatch, err = a.newDispatcher(ChannelFace{Push: true, Desktop: true, Terminal: terminal}, n.reasons, problemReporter(svc, a))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+	}
+	return n, nil
+}
+
+// DisplayOnly is n with only its message on the operator's tmux client:
+// a dashboard attached to a daemon leaves the command and the channels to
+// the daemon.
+func (n *Notifier) DisplayOnly() *Notifier {
+	return &Notifier{reasons: n.reasons, display: n.display, log: n.log}
+}
+
+// newNotifier builds the Notifier from the config. The reasons default to
 // every reason but heartbeat and summary, which are routine.
-func newNotifier(reasons []string, command string, display func(context.Context, string) error, log *slog.Logger) (*notifier, error) {
-	n := &notifier{command: command, display: display, log: log}
+func newNotifier(reasons []string, command string, display func(context.Context, string) error, log *slog.Logger) (*Notifier, error) {
+	n := &Notifier{command: command, display: display, log: log}
 	if len(reasons) == 0 {
 		for _, r := range wake.Reasons() {
 			if r != wake.ReasonHeartbeat && r != wake.ReasonSummary {
@@ -69,15 +94,15 @@ func reasonList() string {
 	return strings.Join(s, ", ")
 }
 
-// active reports whether the notifier has anything to do.
-func (n *notifier) active() bool {
+// Active reports whether the Notifier has anything to do.
+func (n *Notifier) Active() bool {
 	return n != nil && (n.display != nil || n.command != "" || n.dispatch.Active())
 }
 
 // Run announces every wake raised from now on until ctx ends. Wakes that
 // were pending when it started are not announced again.
-func (n *notifier) Run(ctx context.Context, svc api.Service) error {
-	if !n.active() {
+func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
+	if !n.Active() {
 		return nil
 	}
 	if n.dispatch.Active() {
@@ -139,7 +164,7 @@ func (n *notifier) Run(ctx context.Context, svc api.Service) error {
 
 // wakeLine is one short line about a wake, for a status line.
 func wakeLine(ev wake.Event) string {
-	s := fmt.Sprintf("%s in %s", ev.Reason, wakePlace(ev))
+	s := fmt.Sprintf("%s in %s", ev.Reason, ev.Place())
 	if ev.Question != "" {
 		s += ": " + ev.Question
 	}
@@ -151,7 +176,7 @@ func wakeLine(ev wake.Event) string {
 
 // runCommand runs the notification command with ev as JSON on stdin, in a
 // process group that is killed at the timeout.
-func (n *notifier) runCommand(ctx context.Context, ev wake.Event) {
+func (n *Notifier) runCommand(ctx context.Context, ev wake.Event) {
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	in, err := json.Marshal(ev)

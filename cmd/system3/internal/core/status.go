@@ -1,0 +1,88 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/system3-dev/system3/monitor"
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/tasks"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
+)
+
+// SessionStates returns the states of the running system3's monitors when
+// one serves this state dir (with what they remember: error loops, agents
+// that exited), else classifies every pane once; and the unacked wakes.
+func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int, source string, err error) {
+	if c, err := ipc.Dial(ctx, a.SocketPath()); err == nil {
+		defer c.Close()
+		snap, err := c.Snapshot(ctx)
+		if err != nil {
+			return snap, 0, "", err
+		}
+		wakes, err := c.Wakes(ctx, wake.Filter{})
+		return snap, len(wakes), "daemon", err
+	} else if !errors.Is(err, ipc.ErrNoDaemon) {
+		return snap, 0, "", err
+	}
+	// What the daemon would find in the journal: status must not show a
+	// clean state dir that serve and wait refuse to start on.
+	evs, _, writeErr, jerr := wake.Inspect(a.Settings.StateDir)
+	if jerr != nil {
+		return snap, 0, "", fmt.Errorf("%w; serve, wait and the dashboard refuse to start until it can be read: fix its permissions, or move it aside", jerr)
+	}
+	if snap, err = a.classifyOnce(ctx); err != nil {
+		return snap, 0, "", err
+	}
+	for _, e := range evs {
+		if !e.Acked {
+			unacked++
+		}
+	}
+	if writeErr != nil {
+		snap.Problem = joinProblem(snap.Problem, writeErr.Error())
+	}
+	return snap, unacked, "snapshot", nil
+}
+
+// classifyOnce lists, captures and classifies every pane once with the
+// same supervisor the monitors run, keeping its wakes in memory only.
+func (a *App) classifyOnce(ctx context.Context) (api.Snapshot, error) {
+	eng, err := a.LoadRules()
+	if err != nil {
+		return api.Snapshot{}, err
+	}
+	store, _, err := wake.Open(wake.Config{})
+	if err != nil {
+		return api.Snapshot{}, err
+	}
+	defer store.Close()
+	srv := a.TmuxServer()
+	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: ProbeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.Log,
+		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: PriceTable(a.Settings.File.Usage).Lookup})
+	if err != nil {
+		return api.Snapshot{}, err
+	}
+	sup.Refresh(ctx)
+	return sup.Snapshot(ctx)
+}
+
+// loadedProgress reads the task lists once and looks progress up in them.
+func loadedProgress(root, todos string) func(string) (api.TaskProgress, bool) {
+	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
+	return func(id string) (api.TaskProgress, bool) {
+		l, ok := tasks.Find(lists, id)
+		return api.ProgressOf(l), ok
+	}
+}
+
+func joinProblem(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
