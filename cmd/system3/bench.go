@@ -96,6 +96,7 @@ take about 7 minutes on a 2-core machine; see docs/performance.md.`,
 	f.IntSliceVar(&cfg.Panes, "panes", []int{10, 50, 200}, "numbers of panes to measure")
 	f.DurationVar(&cfg.Window, "window", 30*time.Second, "how long CPU and detection are measured at each size (idle CPU: half as long)")
 	f.Float64Var(&cfg.Busy, "busy", 0.5, "share of the panes printing output (half of them also prompting); the rest are idle")
+	f.IntVar(&cfg.BusyPanes, "busy-panes", 0, "number of panes printing output at every size, in place of --busy (the same load beside more idle agents)")
 	f.DurationVar(&cfg.PromptEvery, "prompt-every", 4*time.Second, "how often, on average, a prompting agent asks for permission")
 	f.IntVar(&cfg.LoadPanes, "load-panes", 0, "the size at which MCP status and guidance are measured (default 50 when measured, else the first size)")
 	f.IntSliceVar(&cfg.Clients, "clients", []int{1, 10, 100}, "numbers of concurrent MCP status clients")

@@ -38,6 +38,10 @@ type Config struct {
 	// Busy is the share of panes printing output (default 0.5); every
 	// other busy pane also stops on permission prompts.
 	Busy float64
+	// BusyPanes, when set, is how many panes print output at every size
+	// (all of them at a smaller size), in place of the share Busy: the
+	// same streaming load beside more and more idle agents.
+	BusyPanes int
 	// PromptEvery is how often, on average, a prompting agent shows a
 	// permission prompt (default 4s).
 	PromptEvery time.Duration
@@ -57,6 +61,14 @@ type Config struct {
 	NoBaseline bool
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+}
+
+// busyAt is the share of n panes that print output.
+func (c Config) busyAt(n int) float64 {
+	if c.BusyPanes > 0 && n > 0 {
+		return float64(min(c.BusyPanes, n)) / float64(n)
+	}
+	return c.Busy
 }
 
 func (c *Config) defaults() {
@@ -105,8 +117,10 @@ type Report struct {
 	StatusEvery string `json:"status_every"`
 	Duration    string `json:"duration"`
 	Window      string `json:"window"`
-	// Busy is the share of panes printing output.
-	Busy float64 `json:"busy"`
+	// Busy is the share of panes printing output; BusyPanes, when set,
+	// their number at every size instead.
+	Busy      float64 `json:"busy"`
+	BusyPanes int     `json:"busy_panes,omitempty"`
 	// PromptEvery is the prompting agents' mean interval between prompts.
 	PromptEvery string `json:"prompt_every"`
 	Sizes       []Size `json:"sizes"`
@@ -220,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("system3 bench reads /proc and runs on Linux only")
 	}
 	r := &Report{Machine: machine(ctx), Started: time.Now().UTC(), Window: cfg.Window.String(),
-		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes, Busy: cfg.Busy,
+		PromptEvery: cfg.PromptEvery.String(), LoadPanes: cfg.LoadPanes, Busy: cfg.Busy, BusyPanes: cfg.BusyPanes,
 		StatusEvery: cfg.StatusEvery.String()}
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench: "+format+"\n", args...) }
 

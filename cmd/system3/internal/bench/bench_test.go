@@ -155,3 +155,32 @@ func TestWaitWatching(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBusyPanes: --busy-panes keeps the same number of busy panes at every
+// size (all of them at a smaller one), and --busy is a share otherwise.
+func TestBusyPanes(t *testing.T) {
+	count := func(cfg Config, n int) int {
+		busy := 0
+		for i := range n {
+			if roleOf(i, cfg.busyAt(n)) != RoleIdle {
+				busy++
+			}
+		}
+		return busy
+	}
+	for _, c := range []struct {
+		cfg  Config
+		n    int
+		want int
+	}{
+		{Config{Busy: 0.625, BusyPanes: 25}, 40, 25},
+		{Config{Busy: 0.625, BusyPanes: 25}, 200, 25},
+		{Config{Busy: 0.625, BusyPanes: 25}, 10, 10},
+		{Config{Busy: 0.625}, 40, 25},
+		{Config{Busy: 0.625}, 200, 125},
+	} {
+		if got := count(c.cfg, c.n); got != c.want {
+			t.Errorf("%+v at %d panes: %d busy, want %d", c.cfg, c.n, got, c.want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func readyTimeout(n int) time.Duration { return 30*time.Second + time.Duration(n
 func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
 	n := s.Panes
 	logf("system3, %d panes: starting the workload", n)
-	w, err := startWorkload(ctx, cfg.Exe, n, cfg.Busy, cfg.PromptEvery)
+	w, err := startWorkload(ctx, cfg.Exe, n, cfg.busyAt(n), cfg.PromptEvery)
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ func waitState(ctx context.Context, svc *ipc.Client, pane string, state rules.St
 func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
 	n := s.Panes
 	logf("baseline, %d panes: starting the workload", n)
-	w, err := startWorkload(ctx, cfg.Exe, n, cfg.Busy, cfg.PromptEvery)
+	w, err := startWorkload(ctx, cfg.Exe, n, cfg.busyAt(n), cfg.PromptEvery)
 	if err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 // anyone watching them.
 func measureAlone(ctx context.Context, cfg Config, s *Size, logf logFunc) error {
 	logf("no supervisor, %d panes: measuring the tmux server for %v", s.Panes, cfg.Window)
-	w, err := startWorkload(ctx, cfg.Exe, s.Panes, cfg.Busy, cfg.PromptEvery)
+	w, err := startWorkload(ctx, cfg.Exe, s.Panes, cfg.busyAt(s.Panes), cfg.PromptEvery)
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,12 @@ func num(v float64) string {
 // WriteMarkdown writes the report as the tables of docs/performance.md.
 func WriteMarkdown(w io.Writer, r *Report) {
 	m := r.Machine
-	fmt.Fprintf(w, "Machine: %s, %d cores, %s, %s, tmux %s; load average before the run %s. Run took %s (window %s per size, %.0f %% of panes busy, prompts every %s on average).\n\n",
-		m.CPU, m.Cores, m.Memory, m.Go, strings.TrimPrefix(m.Tmux, "tmux "), m.Load, r.Duration, r.Window, 100*r.Busy, r.PromptEvery)
+	busy := fmt.Sprintf("%.0f %% of panes busy", 100*r.Busy)
+	if r.BusyPanes > 0 {
+		busy = fmt.Sprintf("%d panes busy at every size", r.BusyPanes)
+	}
+	fmt.Fprintf(w, "Machine: %s, %d cores, %s, %s, tmux %s; load average before the run %s. Run took %s (window %s per size, %s, prompts every %s on average).\n\n",
+		m.CPU, m.Cores, m.Memory, m.Go, strings.TrimPrefix(m.Tmux, "tmux "), m.Load, r.Duration, r.Window, busy, r.PromptEvery)
 
 	fmt.Fprintln(w, "Detection latency, ms p50 / p95 / p99 (prompt drawn in a pane → wake in the caller's hands):")
 	fmt.Fprintln(w)

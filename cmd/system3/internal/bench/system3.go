@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // serveProc is `system3 serve` on a workload, with a private state dir
@@ -221,7 +221,7 @@ func (t *wakeTracker) addCLI(a arrival) <-chan struct{} {
 func (s *serveProc) cliWaiter(ctx context.Context, session string, t *wakeTracker, svc *ipc.Client, errs chan<- error) {
 	for ctx.Err() == nil {
 		cmd := exec.CommandContext(ctx, s.exe, append(append([]string(nil), s.args...),
-			"wait", "--json", "--reason", string(wake.ReasonAwaitingInput), "--session", session)...)
+			"wait", "--json", "--reason", string(api.ReasonAwaitingInput), "--session", session)...)
 		cmd.Env = s.env
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -234,7 +234,7 @@ func (s *serveProc) cliWaiter(ctx context.Context, session string, t *wakeTracke
 			errs <- fmt.Errorf("system3 wait --session %s: %v: %s", session, err, stderr.String())
 			return
 		}
-		var ev wake.Event
+		var ev api.Wake
 		if err := json.Unmarshal(out, &ev); err != nil {
 			errs <- fmt.Errorf("system3 wait printed %q: %v", out, err)
 			return
@@ -265,12 +265,12 @@ func (s *serveProc) mcpWaiter(ctx context.Context, t *wakeTracker, errs chan<- e
 	var cursor uint64
 	for ctx.Err() == nil {
 		var out struct {
-			Status string     `json:"status"`
-			Wake   wake.Event `json:"wake"`
-			Cursor uint64     `json:"cursor"`
+			Status string   `json:"status"`
+			Wake   api.Wake `json:"wake"`
+			Cursor uint64   `json:"cursor"`
 		}
 		err := c.call(ctx, "wait_for_wake", map[string]any{
-			"reasons": []string{string(wake.ReasonAwaitingInput)}, "session": "bench-*",
+			"reasons": []string{string(api.ReasonAwaitingInput)}, "session": "bench-*",
 			"since": cursor, "max_wait_seconds": 10}, &out)
 		at := time.Now()
 		if ctx.Err() != nil {
