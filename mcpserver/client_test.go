@@ -17,7 +17,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // notes collects a client's notifications.
@@ -86,7 +85,7 @@ func TestHTTPClient(t *testing.T) {
 	// it, and every notification, the last included, precedes the answer.
 	go func() {
 		time.Sleep(600 * time.Millisecond)
-		raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
+		raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
 	}()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "wait_for_wake"

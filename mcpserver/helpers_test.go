@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools/*.json and docs/mcp.md from the tool definitions")
@@ -153,9 +152,9 @@ func decode(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
-func raise(t testing.TB, f *monitortest.Service, pane, session string, r wake.Reason) wake.Event {
+func raise(t testing.TB, f *monitortest.Service, pane, session string, r api.Reason) api.Wake {
 	t.Helper()
-	return f.Raise(t, wake.Event{Reason: r, Key: string(r) + "/" + pane, Session: session, Pane: pane, Agent: "claude",
+	return f.Raise(t, api.Wake{Reason: r, Key: string(r) + "/" + pane, Session: session, Pane: pane, Agent: "claude",
 		State: "awaiting_input", SuggestedAction: "answer it"})
 }
 

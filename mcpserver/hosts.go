@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Hosts are the other machines whose system3 daemons this server reports
@@ -22,9 +21,9 @@ type Hosts interface {
 	Report(ctx context.Context) []remote.Report
 	// WaitWake waits for the first wake matching f on any host for which
 	// match is true, each host from its seq in since on.
-	WaitWake(ctx context.Context, f wake.Filter, since map[string]uint64, match func(host string) bool) (remote.HostWake, error)
+	WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (remote.HostWake, error)
 	// Ack acknowledges wake id on host.
-	Ack(ctx context.Context, host, id, by string) (wake.Event, error)
+	Ack(ctx context.Context, host, id, by string) (api.Wake, error)
 }
 
 // hostRow is one host in status and list_sessions.
@@ -84,7 +83,7 @@ func parseHostCursor(s string) (remote.Cursor, error) {
 // list_sessions take each host's from its report instead, with the host's
 // state beside it. This machine's sessions have no Host; its wake ids and
 // panes never hold a colon, a host's are HOST:ID and HOST:%3.
-func thisMachine(snap api.Snapshot, evs []wake.Event) (api.Snapshot, []wake.Event) {
+func thisMachine(snap api.Snapshot, evs []api.Wake) (api.Snapshot, []api.Wake) {
 	sessions := make([]api.Session, 0, len(snap.Sessions))
 	for _, s := range snap.Sessions {
 		if s.Host == "" {
@@ -92,7 +91,7 @@ func thisMachine(snap api.Snapshot, evs []wake.Event) (api.Snapshot, []wake.Even
 		}
 	}
 	snap.Sessions = sessions
-	local := make([]wake.Event, 0, len(evs))
+	local := make([]api.Wake, 0, len(evs))
 	for _, ev := range evs {
 		if !strings.Contains(ev.ID, ":") {
 			local = append(local, ev)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/wake"
 )
 
 // fakeHosts is host web1 (a fake service) and host down (disconnected,
@@ -22,26 +22,26 @@ type fakeHosts struct {
 
 func (h fakeHosts) Report(ctx context.Context) []remote.Report {
 	snap, _ := h.web1.Snapshot(ctx)
-	evs, _ := h.web1.Wakes(ctx, wake.Filter{})
+	evs, _ := h.web1.Wakes(ctx, api.WakeFilter{})
 	return []remote.Report{
 		{Name: "web1", Connected: true, LastSeen: time.Now(), Snapshot: snap, Unacked: evs},
 		{Name: "down", LastSeen: t0, Err: errors.New("host down is down or unreachable: Connection refused")},
 	}
 }
 
-func (h fakeHosts) WaitWake(ctx context.Context, f wake.Filter, since map[string]uint64, match func(string) bool) (remote.HostWake, error) {
+func (h fakeHosts) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(string) bool) (remote.HostWake, error) {
 	if !match("web1") {
 		<-ctx.Done()
 		return remote.HostWake{}, ctx.Err()
 	}
 	f.SinceSeq = since["web1"]
 	ev, err := h.web1.WaitWake(ctx, f)
-	return remote.HostWake{Host: "web1", Event: ev}, err
+	return remote.HostWake{Host: "web1", Wake: ev}, err
 }
 
-func (h fakeHosts) Ack(ctx context.Context, host, id, by string) (wake.Event, error) {
+func (h fakeHosts) Ack(ctx context.Context, host, id, by string) (api.Wake, error) {
 	if host != "web1" {
-		return wake.Event{}, errors.New("no host " + host)
+		return api.Wake{}, errors.New("no host " + host)
 	}
 	return h.web1.Ack(ctx, id, by)
 }
@@ -115,7 +115,7 @@ func TestHostsInStatusListAndWait(t *testing.T) {
 	if res.IsError || out["count"] != 1.0 {
 		t.Fatalf("ack_wake web1:ID: %s", text(res))
 	}
-	if left, _ := web1.Wakes(t.Context(), wake.Filter{}); len(left) != 0 {
+	if left, _ := web1.Wakes(t.Context(), api.WakeFilter{}); len(left) != 0 {
 		t.Errorf("web1 still has unacked wakes %v", left)
 	}
 	if res, _ := callErr(c, "wait_for_wake", map[string]any{"max_wait_seconds": 1, "host_cursor": "web1"}); res == nil || !res.IsError {

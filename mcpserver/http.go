@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Endpoints.
@@ -287,7 +287,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			doc["problem"] = snap.Problem
 		}
 	}
-	if evs, err := s.svc.Wakes(ctx, wake.Filter{}); err != nil {
+	if evs, err := s.svc.Wakes(ctx, api.WakeFilter{}); err != nil {
 		doc["ok"], doc["error"] = false, err.Error()
 		code = http.StatusServiceUnavailable
 	} else {

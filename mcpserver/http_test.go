@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
@@ -140,7 +140,7 @@ func TestHTTPGuard(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	f := fixture(t)
-	raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
+	raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
 	s := newServer(t, f, Options{})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Resource URIs.
@@ -89,12 +88,12 @@ func (s *Server) readSessions(ctx context.Context, req mcp.ReadResourceRequest) 
 func (s *Server) readActiveWakes(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
-	evs, err := s.svc.Wakes(cctx, wake.Filter{})
+	evs, err := s.svc.Wakes(cctx, api.WakeFilter{})
 	if err != nil {
 		return nil, err
 	}
 	if evs == nil {
-		evs = []wake.Event{}
+		evs = []api.Wake{}
 	}
 	return jsonContents(req.Params.URI, map[string]any{"wakes": evs, "count": len(evs)})
 }

@@ -22,17 +22,16 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Service is the part of api.Service the MCP server uses.
 type Service interface {
 	Snapshot(ctx context.Context) (api.Snapshot, error)
 	Watch(ctx context.Context) (<-chan api.Update, error)
-	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
-	WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error)
-	Ack(ctx context.Context, id, by string) (wake.Event, error)
-	AckAll(ctx context.Context, by string) ([]wake.Event, error)
+	Wakes(ctx context.Context, f api.WakeFilter) ([]api.Wake, error)
+	WaitWake(ctx context.Context, f api.WakeFilter) (api.Wake, error)
+	Ack(ctx context.Context, id, by string) (api.Wake, error)
+	AckAll(ctx context.Context, by string) ([]api.Wake, error)
 	Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error)
 	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
 	Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error)

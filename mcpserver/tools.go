@@ -100,7 +100,7 @@ func argOrder(names ...string) mcp.ToolOption {
 
 // reasonValues are the wake reasons, for enums.
 func reasonValues() []string {
-	rs := wake.Reasons()
+	rs := api.Reasons()
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = string(r)

@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // StatusTool reports system3 itself and every orchestrator at a glance.
@@ -39,7 +38,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return serviceError(err)
 		}
-		unacked, err := e.Svc.Wakes(cctx, wake.Filter{})
+		unacked, err := e.Svc.Wakes(cctx, api.WakeFilter{})
 		if err != nil {
 			return serviceError(err)
 		}
@@ -303,7 +302,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				add(remote.Local, snap.Sessions)
 			}
 			local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
-			if evs, err := e.Svc.Wakes(cctx, wake.Filter{}); err == nil {
+			if evs, err := e.Svc.Wakes(cctx, api.WakeFilter{}); err == nil {
 				_, evs = thisMachine(api.Snapshot{}, evs)
 				local.UnackedWakes = len(evs)
 			}
@@ -375,9 +374,9 @@ type sessionDetail struct {
 	Evidence   api.Evidence `json:"evidence"`
 	ErrorCount int          `json:"error_count,omitempty"`
 	// TaskItems are the tasks of the session's task list.
-	TaskItems   []taskView   `json:"task_items,omitempty"`
-	RecentWakes []wake.Event `json:"recent_wakes"`
-	Screen      string       `json:"screen"`
+	TaskItems   []taskView `json:"task_items,omitempty"`
+	RecentWakes []api.Wake `json:"recent_wakes"`
+	Screen      string     `json:"screen"`
 	// ScreenLinesCut counts the earlier lines left out of Screen.
 	ScreenLinesCut int    `json:"screen_lines_cut"`
 	Next           string `json:"next,omitempty"`
@@ -389,7 +388,7 @@ const recentWakes = 5
 func sessionDetails(ctx context.Context, svc Service, s api.Session, lines int) (sessionDetail, error) {
 	d := sessionDetail{
 		sessionRow: rowOf(s), Window: s.Window, Command: s.Command, Path: s.Path, Detail: s.Detail,
-		Evidence: s.Evidence, ErrorCount: s.ErrorCount, RecentWakes: []wake.Event{},
+		Evidence: s.Evidence, ErrorCount: s.ErrorCount, RecentWakes: []api.Wake{},
 	}
 	if d.Evidence.Lines == nil {
 		d.Evidence.Lines = []string{}
@@ -405,7 +404,7 @@ func sessionDetails(ctx context.Context, svc Service, s api.Session, lines int) 
 			}
 		}
 	}
-	evs, err := svc.Wakes(ctx, wake.Filter{IncludeAcked: true, Session: globEscape(s.Session)})
+	evs, err := svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true, Session: globEscape(s.Session)})
 	if err != nil {
 		return d, err
 	}
@@ -489,9 +488,9 @@ func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if a.Limit == 0 {
 			a.Limit = 50
 		}
-		f := wake.Filter{IncludeAcked: a.IncludeAcked, SinceSeq: a.Since, Session: a.Session, Limit: a.Limit + 1}
+		f := api.WakeFilter{IncludeAcked: a.IncludeAcked, SinceSeq: a.Since, Session: a.Session, Limit: a.Limit + 1}
 		for _, r := range a.Reasons {
-			f.Reasons = append(f.Reasons, wake.Reason(r))
+			f.Reasons = append(f.Reasons, api.Reason(r))
 		}
 		if err := f.Validate(); err != nil {
 			return badInput("%v", err)
@@ -511,7 +510,7 @@ func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			cursor = max(cursor, ev.Seq)
 		}
 		if evs == nil {
-			evs = []wake.Event{}
+			evs = []api.Wake{}
 		}
 		return result(map[string]any{"wakes": evs, "count": len(evs), "cursor": cursor, "more": more})
 	})
@@ -640,9 +639,9 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if a.MaxWait != nil {
 			wait = min(time.Duration(*a.MaxWait)*time.Second, MaxWait)
 		}
-		f := wake.Filter{Session: a.Session, SinceSeq: a.Since}
+		f := api.WakeFilter{Session: a.Session, SinceSeq: a.Since}
 		for _, r := range a.Reasons {
-			f.Reasons = append(f.Reasons, wake.Reason(r))
+			f.Reasons = append(f.Reasons, api.Reason(r))
 		}
 		// Across hosts: HOST:GLOB selects hosts, and each host has its
 		// own cursor.
@@ -671,7 +670,7 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		// A wake already pending answers at once, without progress.
 		if localToo {
 			lctx, cancel := withTimeout(ctx, callTimeout)
-			pending, err := e.Svc.Wakes(lctx, wake.Filter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, Limit: 1})
+			pending, err := e.Svc.Wakes(lctx, api.WakeFilter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, Limit: 1})
 			cancel()
 			if err != nil {
 				return serviceError(err)
@@ -687,7 +686,7 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		type got struct {
 			remote bool   // an answer of the other hosts
 			host   string // the host of ev
-			ev     wake.Event
+			ev     api.Wake
 			err    error
 		}
 		done := make(chan got, 2)
@@ -703,7 +702,7 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			waiting++
 			go func() {
 				hw, err := e.Hosts.WaitWake(wctx, f, hc.since, hc.match)
-				done <- got{true, hw.Host, hw.Event, err}
+				done <- got{true, hw.Host, hw.Wake, err}
 			}()
 		}
 		every := e.ProgressEvery
@@ -751,7 +750,7 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func wakeResult(ev wake.Event) (*mcp.CallToolResult, error) {
+func wakeResult(ev api.Wake) (*mcp.CallToolResult, error) {
 	return result(map[string]any{
 		"status": "wake", "wake": ev, "cursor": ev.Seq,
 		"next": fmt.Sprintf("handle it (get_session %q shows the screen), then ack_wake id %q", ev.Session, ev.ID),
@@ -767,7 +766,7 @@ type hostCursor struct {
 }
 
 // wakeResult answers with a wake of host; since is this machine's cursor.
-func (hc *hostCursor) wakeResult(host string, ev wake.Event, since uint64) (*mcp.CallToolResult, error) {
+func (hc *hostCursor) wakeResult(host string, ev api.Wake, since uint64) (*mcp.CallToolResult, error) {
 	if hc == nil {
 		return wakeResult(ev)
 	}
@@ -798,10 +797,10 @@ func (hc *hostCursor) waitingRemote(since uint64, waited float64) (*mcp.CallTool
 // waitingResult answers a wait that found nothing, with a cursor past every
 // wake seen so far. A matching wake raised in between is returned instead,
 // so moving the cursor never skips one.
-func waitingResult(ctx context.Context, svc Service, f wake.Filter, waited float64, hc *hostCursor) (*mcp.CallToolResult, error) {
+func waitingResult(ctx context.Context, svc Service, f api.WakeFilter, waited float64, hc *hostCursor) (*mcp.CallToolResult, error) {
 	cctx, cancel := withTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
-	all, err := svc.Wakes(cctx, wake.Filter{IncludeAcked: true, SinceSeq: f.SinceSeq})
+	all, err := svc.Wakes(cctx, api.WakeFilter{IncludeAcked: true, SinceSeq: f.SinceSeq})
 	if err != nil {
 		return serviceError(err)
 	}

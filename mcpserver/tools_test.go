@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestTools calls every tool through mcp-go's dispatch (schema validation,
@@ -28,7 +27,7 @@ func TestTools(t *testing.T) {
 	}
 	tests := []tc{
 		{name: "status counts and orders orchestrators", tool: "status",
-			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput) },
+			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				want := map[string]any{"version": "v0.0.0-test", "uptime": "1h30m0s", "unacked_wakes": 1.0, "other_panes": 1.0, "tmux_running": true}
 				for k, v := range want {
@@ -80,7 +79,7 @@ func TestTools(t *testing.T) {
 		{name: "list_sessions rejects a bad glob", tool: "list_sessions", args: map[string]any{"name": "orch-["},
 			wantErr: "not a valid glob"},
 		{name: "get_session shows question, tasks, wakes and screen", tool: "get_session", args: map[string]any{"session": "orch-auth", "lines": 4},
-			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput) },
+			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if out["question"] != "Do you want to proceed?" || len(out["options"].([]any)) != 3 || out["status"] != "blocked" {
 					t.Errorf("got %s", txt)
@@ -115,9 +114,9 @@ func TestTools(t *testing.T) {
 		{name: "get_session unknown argument", tool: "get_session", args: map[string]any{"session": "orch-db", "bogus": 1}, wantErr: "bogus"},
 		{name: "list_wakes unacked with cursor", tool: "list_wakes",
 			setup: func(t *testing.T, f *monitortest.Service) {
-				raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
-				ev := raise(t, f, "%2", "orch-db", wake.ReasonAPIError)
-				raise(t, f, "%5", "orch-crash", wake.ReasonWorkerFailed)
+				raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
+				ev := raise(t, f, "%2", "orch-db", api.ReasonAPIError)
+				raise(t, f, "%5", "orch-crash", api.ReasonWorkerFailed)
 				if _, err := f.Store.Ack(ev.ID, "tui"); err != nil {
 					t.Fatal(err)
 				}
@@ -129,9 +128,9 @@ func TestTools(t *testing.T) {
 			}},
 		{name: "list_wakes pages", tool: "list_wakes", args: map[string]any{"include_acked": true, "limit": 1, "since": 1},
 			setup: func(t *testing.T, f *monitortest.Service) {
-				raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
-				raise(t, f, "%2", "orch-db", wake.ReasonAPIError)
-				raise(t, f, "%5", "orch-crash", wake.ReasonWorkerFailed)
+				raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
+				raise(t, f, "%2", "orch-db", api.ReasonAPIError)
+				raise(t, f, "%5", "orch-crash", api.ReasonWorkerFailed)
 			},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if out["count"] != 1.0 || out["cursor"] != 2.0 || out["more"] != true {
@@ -155,8 +154,8 @@ func TestTools(t *testing.T) {
 		{name: "list_tasks unknown", tool: "list_tasks", args: map[string]any{"list": "NOPE"}, wantErr: "call list_tasks without list"},
 		{name: "wait_for_wake returns a pending wake at once", tool: "wait_for_wake", args: map[string]any{"reasons": []any{"awaiting_input"}},
 			setup: func(t *testing.T, f *monitortest.Service) {
-				raise(t, f, "%2", "orch-db", wake.ReasonAPIError)
-				raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
+				raise(t, f, "%2", "orch-db", api.ReasonAPIError)
+				raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
 			},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				w := out["wake"].(map[string]any)
@@ -165,7 +164,7 @@ func TestTools(t *testing.T) {
 				}
 			}},
 		{name: "wait_for_wake since skips a seen wake", tool: "wait_for_wake", args: map[string]any{"since": 1, "max_wait_seconds": 0},
-			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput) },
+			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if out["status"] != "waiting" || out["cursor"] != 1.0 {
 					t.Errorf("got %s", txt)
@@ -233,7 +232,7 @@ func TestTools(t *testing.T) {
 				}
 			}},
 		{name: "ack_wake one", tool: "ack_wake", args: map[string]any{"id": "PLACEHOLDER"},
-			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput) },
+			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if out["count"] != 1.0 || f.Store.Unacked() != nil {
 					t.Errorf("got %s", txt)
@@ -245,8 +244,8 @@ func TestTools(t *testing.T) {
 			}},
 		{name: "ack_wake all", tool: "ack_wake", args: map[string]any{"all": true},
 			setup: func(t *testing.T, f *monitortest.Service) {
-				raise(t, f, "%1", "orch-auth", wake.ReasonAwaitingInput)
-				raise(t, f, "%2", "orch-db", wake.ReasonAPIError)
+				raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput)
+				raise(t, f, "%2", "orch-db", api.ReasonAPIError)
 			},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				if out["count"] != 2.0 {

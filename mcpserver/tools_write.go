@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // MaxMessage caps inject_guidance's message: the most one send types
@@ -185,7 +184,7 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
-		var evs []wake.Event
+		var evs []api.Wake
 		if a.All {
 			all, err := e.Svc.AckAll(cctx, originOf(ctx))
 			if err != nil {
@@ -197,7 +196,7 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			// host's daemon acknowledges it, through the service when it
 			// routes to hosts (remote.Fleet: this machine's policy and
 			// audit apply first).
-			var ev wake.Event
+			var ev api.Wake
 			var err error
 			if r, routes := e.Svc.(interface{ Routes(host string) bool }); routes && r.Routes(host) {
 				ev, err = e.Svc.Ack(cctx, a.ID, originOf(ctx))
@@ -209,7 +208,7 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				return serviceError(err)
 			}
 			ev.Session = host + ":" + ev.Session
-			evs = []wake.Event{ev}
+			evs = []api.Wake{ev}
 		} else {
 			if ok && host == remote.Local {
 				a.ID = id
@@ -218,7 +217,7 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			if err != nil {
 				return serviceError(err)
 			}
-			evs = []wake.Event{ev}
+			evs = []api.Wake{ev}
 		}
 		type acked struct {
 			ID      string    `json:"id"`

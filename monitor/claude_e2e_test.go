@@ -61,7 +61,7 @@ func TestRealClaudeCode(t *testing.T) {
 	waitState(rules.Idle, "")
 
 	cs.Send("deploy-now please")
-	ev := waitWake(wake.ReasonAwaitingInput)
+	ev := waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "permission" || ev.Question != "Do you want to proceed?" || len(ev.Options) < 3 ||
 		ev.Options[0] != "Yes" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != cs.Pane {
 		t.Fatalf("permission wake = %+v", ev)
@@ -75,7 +75,7 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 
 	cs.Send("pick-db for me")
-	ev = waitWake(wake.ReasonAwaitingInput)
+	ev = waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "question" || ev.Question != "Which database should we use?" || len(ev.Options) < 2 || ev.Options[0] != "Postgres" {
 		t.Fatalf("question wake = %+v", ev)
 	}
@@ -94,7 +94,7 @@ func TestRealClaudeCode(t *testing.T) {
 	fakeAPI.FailNext(2, slow500)
 	cs.Send("retry-me please")
 	waitState(rules.Error, "api_error")
-	ev = waitWake(wake.ReasonAPIError)
+	ev = waitWake(api.ReasonAPIError)
 	if ev.Kind != "api_error" || ev.Evidence.Rule != "claude.api_retry" {
 		t.Fatalf("api error wake = %+v", ev)
 	}
@@ -103,7 +103,7 @@ func TestRealClaudeCode(t *testing.T) {
 	// More retries within the window: the countdown climbing is a loop.
 	fakeAPI.FailNext(3, claudetest.ErrorStatus(500))
 	cs.Send("retry-again please")
-	ev = waitWake(wake.ReasonErrorLoopDetected)
+	ev = waitWake(api.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" || ev.Evidence.Rule != "monitor.error_loop" {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
@@ -112,14 +112,14 @@ func TestRealClaudeCode(t *testing.T) {
 	// Failing tool calls show on screen only collapsed; the transcript
 	// tells each one.
 	cs.Send("break-things now")
-	ev = waitWake(wake.ReasonErrorLoopDetected)
+	ev = waitWake(api.ReasonErrorLoopDetected)
 	if ev.Evidence.Source != "transcript" || ev.Evidence.Rule != "monitor.failing_tools" || !strings.Contains(strings.Join(ev.Evidence.Lines, " "), "missing-dir") {
 		t.Fatalf("failing tools wake = %+v", ev)
 	}
 
 	cs.Send("/exit")
 	waitState(rules.Exited, "process_gone")
-	ev = waitWake(wake.ReasonWorkerFailed)
+	ev = waitWake(api.ReasonWorkerFailed)
 	if ev.Agent != "claude" {
 		t.Fatalf("worker_failed wake = %+v", ev)
 	}
@@ -130,7 +130,7 @@ func TestRealClaudeCode(t *testing.T) {
 func TestRealClaudeTrustDialog(t *testing.T) {
 	cs := claudetest.Start(t, claudetest.Options{Untrusted: true})
 	m := watchClaude(t, cs)
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "trust" || ev.Question != "Is this a project you created or one you trust?" ||
 		strings.Join(ev.Options, "|") != "No, exit|Yes, I trust this folder" || ev.Agent != "claude" {
 		t.Fatalf("trust wake = %+v", ev)
@@ -147,7 +147,7 @@ type claudeMonitors struct {
 	sup       *Supervisor
 	store     *wake.Store
 	waitState func(want rules.State, kind string) api.Session
-	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
+	waitWake  func(r api.Reason) api.Wake // waits for an unacked wake and acks it
 }
 
 func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
@@ -200,11 +200,11 @@ func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
 		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, cs.Capture())
 		return last
 	}
-	m.waitWake = func(r wake.Reason) wake.Event {
+	m.waitWake = func(r api.Reason) api.Wake {
 		t.Helper()
 		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
 		defer wcancel()
-		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
 		if err != nil {
 			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
 		}

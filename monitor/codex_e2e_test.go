@@ -56,7 +56,7 @@ func TestRealCodex(t *testing.T) {
 	m.waitState(rules.Idle, "")
 
 	cs.Send("deploy-now please")
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "permission" || ev.Question != "Would you like to run the following command?" || len(ev.Options) != 3 ||
 		ev.Options[0] != "Yes, proceed (y)" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != cs.Pane {
 		t.Fatalf("permission wake = %+v", ev)
@@ -81,7 +81,7 @@ func TestRealCodex(t *testing.T) {
 	fakeAPI.FailNext(1000, codextest.ErrorStatus(500))
 	cs.Send("retry-me please")
 	m.waitState(rules.Error, "api_error")
-	ev = m.waitWake(wake.ReasonErrorLoopDetected)
+	ev = m.waitWake(api.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
@@ -91,7 +91,7 @@ func TestRealCodex(t *testing.T) {
 
 	cs.Send("/quit")
 	m.waitState(rules.Exited, "process_gone")
-	ev = m.waitWake(wake.ReasonWorkerFailed)
+	ev = m.waitWake(api.ReasonWorkerFailed)
 	if ev.Agent != "codex" {
 		t.Fatalf("worker_failed wake = %+v", ev)
 	}
@@ -104,7 +104,7 @@ func TestRealCodexTrustDialog(t *testing.T) {
 	t.Parallel()
 	cs := codextest.Start(t, codextest.Options{Untrusted: true})
 	m := watchCodex(t, cs)
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "trust" || ev.Question != "Trust this folder?" ||
 		strings.Join(ev.Options, "|") != "Trust and continue|Back to Agent Command Center" || ev.Agent != "codex" {
 		t.Fatalf("trust wake = %+v", ev)
@@ -120,7 +120,7 @@ type codexMonitors struct {
 	sup       *Supervisor
 	waitState func(want rules.State, kind string) api.Session
 	waitRule  func(rule string) api.Session
-	waitWake  func(r wake.Reason) wake.Event // waits for an unacked wake and acks it
+	waitWake  func(r api.Reason) api.Wake // waits for an unacked wake and acks it
 }
 
 func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
@@ -183,11 +183,11 @@ func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
 		t.Helper()
 		return wait("rule "+rule, func(s api.Session) bool { return s.Evidence.Rule == rule })
 	}
-	m.waitWake = func(r wake.Reason) wake.Event {
+	m.waitWake = func(r api.Reason) api.Wake {
 		t.Helper()
 		wctx, wcancel := context.WithTimeout(ctx, timeout)
 		defer wcancel()
-		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
 		if err != nil {
 			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
 		}

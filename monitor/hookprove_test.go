@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 type lockedBuffer struct {
@@ -106,10 +105,10 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 		t.Fatalf("forged SessionEnd changed %%2: %+v", s)
 	}
 	h.step()
-	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 0 {
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 0 {
 		t.Fatalf("wakes after forged events: %+v", w)
 	}
-	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 0 {
+	if w := h.allWakes(api.ReasonWorkerFailed); len(w) != 0 {
 		t.Fatalf("worker_failed after a forged SessionEnd: %+v", w)
 	}
 	es := auditEntries(t, dir)
@@ -255,7 +254,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	if s := h.session("%1"); s.State != rules.AwaitingInput {
 		t.Fatalf("after the hook: %+v", s)
 	}
-	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 1 {
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 {
 		t.Fatalf("wakes = %+v", w)
 	}
 	h.tm.mu.Lock()
@@ -282,7 +281,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	// The wake's condition ended with the state: the next prompt is a
 	// new wake, not the old one held.
 	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
-	if w := h.allWakes(wake.ReasonAwaitingInput); len(w) != 2 {
+	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 2 {
 		t.Fatalf("the expired state's wake was not cleared: %+v", w)
 	}
 }

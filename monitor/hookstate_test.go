@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 func (h *harness) hook(ev hooks.Event) {
@@ -45,7 +44,7 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 		s.Question != "" || !strings.Contains(s.Evidence.Lines[0], "./deploy.sh --prod") {
 		t.Fatalf("after the hook: %+v", s)
 	}
-	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 1 {
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 {
 		t.Fatalf("wakes after the hook = %+v", w)
 	}
 
@@ -178,7 +177,7 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	if s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.failing_tools" || s.ErrorCount != 3 || !strings.Contains(s.Evidence.Lines[0], "cannot access") {
 		t.Fatalf("error loop: %+v", s)
 	}
-	if w := h.unacked(wake.ReasonErrorLoopDetected); len(w) != 1 {
+	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 {
 		t.Fatalf("error loop wakes = %+v", w)
 	}
 	h.hook(hooks.Event{Name: hooks.PostToolUse, Pane: "%1", ToolName: "Bash", ToolInput: "ls /", ToolResponse: "bin etc"})
@@ -318,7 +317,7 @@ func TestHookStopFailureKindHolds(t *testing.T) {
 	}
 	h.clock.Add(31 * time.Second)
 	h.step()
-	if w := h.unacked(wake.ReasonAPIError); len(w) != 1 || w[0].Kind != "server_error" {
+	if w := h.unacked(api.ReasonAPIError); len(w) != 1 || w[0].Kind != "server_error" {
 		t.Fatalf("wakes = %+v", w)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -31,7 +32,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	f := startLoad(ctx, b, 50, true)
 	defer f.stop()
 	sup, store, c, target, prompt, idle := f.sup, f.store, f.client, f.target, f.prompt, f.idle
-	sub, err := store.Subscribe(ctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+	sub, err := store.Subscribe(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 			select {
 			case m := <-sub.C:
 				// Clearing the last prompt's condition also reports here.
-				if m.Kind == wake.Raised {
+				if m.Kind == api.WakeRaised {
 					lat = append(lat, time.Since(start))
 					break wait
 				}

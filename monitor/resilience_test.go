@@ -112,7 +112,7 @@ func (l *live) await(timeout time.Duration, ok func(api.Snapshot) string) api.Sn
 // wakes counts every wake raised so far by reason and session.
 func (l *live) wakes() map[string]int {
 	l.t.Helper()
-	evs, err := l.store.List(wake.Filter{IncludeAcked: true})
+	evs, err := l.store.List(api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestResilienceTmuxServerRestart(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			var b strings.Builder
-			evs, _ := l.store.List(wake.Filter{IncludeAcked: true})
+			evs, _ := l.store.List(api.WakeFilter{IncludeAcked: true})
 			for _, ev := range evs {
 				fmt.Fprintf(&b, "\n  %s %s %s %s %s %q", ev.Time.Format("15:04:05.000"), ev.Reason, ev.Session, ev.Pane, ev.Evidence.Rule, ev.Evidence.Lines)
 			}
@@ -257,7 +257,7 @@ func TestResilienceSessionRenamedAndWindowMoved(t *testing.T) {
 	// The open wake follows the rename: a reader waiting on the new name
 	// gets it.
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
-	ev, err := l.store.Wait(wctx, wake.Filter{Session: "orch-ren*"})
+	ev, err := l.store.Wait(wctx, api.WakeFilter{Session: "orch-ren*"})
 	wcancel()
 	if err != nil || ev.Pane != pane || ev.Session != "orch-renamed" {
 		t.Fatalf("Wait(orch-ren*) = %+v, %v; want the wake of %s under its new name", ev, err, pane)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/wake"
 )
 
 // watchBuffer bounds each Watch subscriber; past it updates are counted as
@@ -75,17 +74,17 @@ func (s *Supervisor) Watch(ctx context.Context) (<-chan api.Update, error) {
 }
 
 // Wakes lists wakes.
-func (s *Supervisor) Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error) {
+func (s *Supervisor) Wakes(ctx context.Context, f api.WakeFilter) ([]api.Wake, error) {
 	return s.cfg.Wakes.List(f)
 }
 
 // WaitWake returns the first unacked wake matching f, waiting for one.
-func (s *Supervisor) WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
+func (s *Supervisor) WaitWake(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	return s.cfg.Wakes.Wait(ctx, f)
 }
 
 // SubscribeWakes delivers wake messages until ctx ends.
-func (s *Supervisor) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error) {
+func (s *Supervisor) SubscribeWakes(ctx context.Context, f api.WakeFilter) (<-chan api.WakeMessage, error) {
 	sub, err := s.cfg.Wakes.Subscribe(ctx, f)
 	if err != nil {
 		return nil, err
@@ -94,15 +93,15 @@ func (s *Supervisor) SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan 
 }
 
 // Ack acknowledges one wake.
-func (s *Supervisor) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+func (s *Supervisor) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 	if err := s.cfg.Policy.CheckAck(by); err != nil {
-		return wake.Event{}, err
+		return api.Wake{}, err
 	}
 	return s.cfg.Wakes.Ack(id, by)
 }
 
 // AckAll acknowledges every unacked wake.
-func (s *Supervisor) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+func (s *Supervisor) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
 	if err := s.cfg.Policy.CheckAck(by); err != nil {
 		return nil, err
 	}

@@ -542,7 +542,7 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 				gone.Evidence = api.Evidence{Source: "process", Rule: "monitor.pane_closed",
 					Lines: []string{fmt.Sprintf("the pane closed while %s was %s", st.seenAgent, st.sess.State)}}
 				gone.Question, gone.Detail, gone.Options = "", "", []string{}
-				ops = append(ops, s.raiseOp(gone, wake.ReasonWorkerFailed))
+				ops = append(ops, s.raiseOp(gone, api.ReasonWorkerFailed))
 			}
 			ops = append(ops, s.clearWakesLocked(id)...)
 			s.publishLocked(api.Update{Kind: api.SessionRemoved, Session: st.sess.Clone()})

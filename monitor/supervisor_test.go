@@ -184,8 +184,8 @@ func (h *harness) session(pane string) api.Session {
 	return api.Session{}
 }
 
-func (h *harness) unacked(reason wake.Reason) []wake.Event {
-	var out []wake.Event
+func (h *harness) unacked(reason api.Reason) []api.Wake {
+	var out []api.Wake
 	for _, e := range h.store.Unacked() {
 		if e.Reason == reason {
 			out = append(out, e)
@@ -194,8 +194,8 @@ func (h *harness) unacked(reason wake.Reason) []wake.Event {
 	return out
 }
 
-func (h *harness) allWakes(reason wake.Reason) []wake.Event {
-	evs, err := h.store.List(wake.Filter{Reasons: []wake.Reason{reason}, IncludeAcked: true})
+func (h *harness) allWakes(reason api.Reason) []api.Wake {
+	evs, err := h.store.List(api.WakeFilter{Reasons: []api.Reason{reason}, IncludeAcked: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
 	if s.State != rules.AwaitingInput || s.Kind != "permission" || s.Agent != "claude" || s.Evidence.Rule != "claude.permission" {
 		t.Fatalf("session = %+v", s)
 	}
-	w := h.unacked(wake.ReasonAwaitingInput)
+	w := h.unacked(api.ReasonAwaitingInput)
 	if len(w) != 1 || w[0].Question != "Do you want to proceed?" || len(w[0].Options) != 4 || w[0].Pane != "%1" ||
 		w[0].SuggestedAction == "" || !strings.Contains(w[0].Details, "./deploy.sh --prod") {
 		t.Fatalf("wakes = %+v", w)
@@ -224,7 +224,7 @@ func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
 	}
 	h.tm.show(t, "%1", "claude", "claude/permission_bash_80x24.txt")
 	h.step()
-	if n := len(h.allWakes(wake.ReasonAwaitingInput)); n != 1 {
+	if n := len(h.allWakes(api.ReasonAwaitingInput)); n != 1 {
 		t.Fatalf("%d awaiting_input wakes while one prompt stayed on screen", n)
 	}
 
@@ -236,7 +236,7 @@ func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
 	}
 	h.tm.show(t, "%1", "claude", "claude/permission_edit.txt")
 	h.step()
-	if w := h.unacked(wake.ReasonAwaitingInput); len(w) != 1 || w[0].Question != "Do you want to make this edit to notes.txt?" {
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 || w[0].Question != "Do you want to make this edit to notes.txt?" {
 		t.Fatalf("second prompt wakes = %+v", w)
 	}
 }
@@ -248,12 +248,12 @@ func TestErrorWaitsForGraceThenWakes(t *testing.T) {
 	if s := h.session("%2"); s.State != rules.Error || s.Kind != "api_error" {
 		t.Fatalf("session = %+v", s)
 	}
-	if len(h.unacked(wake.ReasonAPIError)) != 0 {
+	if len(h.unacked(api.ReasonAPIError)) != 0 {
 		t.Fatal("api_error wake raised before the grace period")
 	}
 	h.clock.Add(31 * time.Second)
 	h.step()
-	w := h.unacked(wake.ReasonAPIError)
+	w := h.unacked(api.ReasonAPIError)
 	if len(w) != 1 || w[0].Kind != "api_error" {
 		t.Fatalf("wakes after grace = %+v", w)
 	}
@@ -264,7 +264,7 @@ func TestErrorWaitsForGraceThenWakes(t *testing.T) {
 	h.step()
 	h.clock.Add(31 * time.Second)
 	h.step()
-	if n := len(h.allWakes(wake.ReasonAPIError)); n != 2 {
+	if n := len(h.allWakes(api.ReasonAPIError)); n != 2 {
 		t.Fatalf("%d api_error wakes, want 2", n)
 	}
 }
@@ -285,7 +285,7 @@ func TestRetryCountdownBecomesErrorLoop(t *testing.T) {
 	if s.State != rules.ErrorLoop || s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("session = %+v", s)
 	}
-	if w := h.unacked(wake.ReasonErrorLoopDetected); len(w) != 1 {
+	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 {
 		t.Fatalf("error loop wakes = %+v", w)
 	}
 }
@@ -323,21 +323,21 @@ func TestIdleAndHeartbeat(t *testing.T) {
 	h.step()
 	h.clock.Add(5*time.Minute + time.Second)
 	h.step()
-	hb := h.unacked(wake.ReasonHeartbeat)
+	hb := h.unacked(api.ReasonHeartbeat)
 	if len(hb) != 1 || !strings.Contains(hb[0].SuggestedAction, "1 idle") {
 		t.Fatalf("heartbeat = %+v", hb)
 	}
-	if len(h.unacked(wake.ReasonSessionIdle)) != 0 {
+	if len(h.unacked(api.ReasonSessionIdle)) != 0 {
 		t.Fatal("idle wake before idle_after")
 	}
 	h.clock.Add(5 * time.Minute)
 	h.step()
-	idle := h.unacked(wake.ReasonSessionIdle)
+	idle := h.unacked(api.ReasonSessionIdle)
 	if len(idle) != 1 || idle[0].Pane != "%5" {
 		t.Fatalf("idle wakes = %+v", idle)
 	}
 	// The idle wake counts as activity: no heartbeat right after it.
-	if n := len(h.unacked(wake.ReasonHeartbeat)); n != 1 {
+	if n := len(h.unacked(api.ReasonHeartbeat)); n != 1 {
 		t.Fatalf("%d heartbeats, want 1", n)
 	}
 }
@@ -352,7 +352,7 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	if s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Source != "process" {
 		t.Fatalf("session = %+v", s)
 	}
-	w := h.unacked(wake.ReasonWorkerFailed)
+	w := h.unacked(api.ReasonWorkerFailed)
 	if len(w) != 1 || w[0].Agent != "claude" {
 		t.Fatalf("worker_failed wakes = %+v", w)
 	}
@@ -375,7 +375,7 @@ func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
 	if s := h.session("%9"); s.State == rules.Exited || s.Agent != "shell" {
 		t.Fatalf("a shell showing Claude's prompt = %s/%s %s (%s)", s.State, s.Kind, s.Agent, s.Evidence.Rule)
 	}
-	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 0 {
+	if w := h.allWakes(api.ReasonWorkerFailed); len(w) != 0 {
 		t.Fatalf("worker_failed raised for a shell: %+v", w)
 	}
 	// The script goes on to a program whose screen is Claude's.
@@ -389,7 +389,7 @@ func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
 	if s := h.session("%9"); s.State != rules.Exited || s.Agent != "claude" {
 		t.Fatalf("the shell back in front of Claude's screen = %s/%s %s", s.State, s.Kind, s.Agent)
 	}
-	if w := h.allWakes(wake.ReasonWorkerFailed); len(w) != 1 {
+	if w := h.allWakes(api.ReasonWorkerFailed); len(w) != 1 {
 		t.Fatalf("worker_failed wakes = %+v, want one", w)
 	}
 }
@@ -411,7 +411,7 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	if s := h.session("%8"); s.State != rules.Exited || s.Kind != "dead" || s.Agent != "claude" {
 		t.Fatalf("dead pane = %+v", s)
 	}
-	if len(h.unacked(wake.ReasonAwaitingInput)) != 1 || len(h.unacked(wake.ReasonWorkerFailed)) != 1 {
+	if len(h.unacked(api.ReasonAwaitingInput)) != 1 || len(h.unacked(api.ReasonWorkerFailed)) != 1 {
 		t.Fatalf("wakes = %+v", h.store.Unacked())
 	}
 	h.tm.mu.Lock()
@@ -441,13 +441,13 @@ func TestClosedAgentPaneWakesWorkerFailed(t *testing.T) {
 	h.tm.panes = nil
 	h.tm.mu.Unlock()
 	h.step()
-	w := h.unacked(wake.ReasonWorkerFailed)
+	w := h.unacked(api.ReasonWorkerFailed)
 	if len(w) != 1 || w[0].Pane != "%1" || w[0].Kind != "closed" || w[0].Agent != "claude" || w[0].Evidence.Rule != "monitor.pane_closed" {
 		t.Fatalf("worker_failed wakes = %+v", w)
 	}
 	// Later refreshes raise nothing more; the wake stays until acknowledged.
 	h.step()
-	if n := len(h.allWakes(wake.ReasonWorkerFailed)); n != 1 {
+	if n := len(h.allWakes(api.ReasonWorkerFailed)); n != 1 {
 		t.Fatalf("%d worker_failed wakes, want 1", n)
 	}
 }
@@ -710,12 +710,12 @@ func TestSummaryDigest(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.tm.show(t, "%2", "claude", "claude/idle.txt")
 	h.step()
-	if len(h.unacked(wake.ReasonSummary)) != 0 {
+	if len(h.unacked(api.ReasonSummary)) != 0 {
 		t.Fatal("summary before its time")
 	}
 	h.clock.Add(time.Hour)
 	h.step()
-	w := h.unacked(wake.ReasonSummary)
+	w := h.unacked(api.ReasonSummary)
 	if len(w) != 1 || !strings.Contains(w[0].SuggestedAction, "2 sessions") || !strings.Contains(w[0].SuggestedAction, "1 need attention") {
 		t.Fatalf("summary = %+v", w)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 func TestParseRealTranscript(t *testing.T) {
@@ -130,7 +129,7 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	if s.State != rules.ErrorLoop || s.Evidence.Source != "transcript" || !strings.Contains(s.Evidence.Lines[0], "missing-dir") {
 		t.Fatalf("session = %+v", s)
 	}
-	if w := h.unacked(wake.ReasonErrorLoopDetected); len(w) != 1 || w[0].Evidence.Rule != "monitor.failing_tools" {
+	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 || w[0].Evidence.Rule != "monitor.failing_tools" {
 		t.Fatalf("wakes = %+v", w)
 	}
 	// A prompt on screen outranks the loop: the person must answer it.
@@ -157,7 +156,7 @@ func TestTaskListLinkedFromTheProcess(t *testing.T) {
 	if s.TaskList != "PRD-AUTH" || s.Tasks == nil || s.Tasks.Total != 3 || s.State != rules.AwaitingInput {
 		t.Fatalf("session = %+v", s)
 	}
-	w := h.unacked(wake.ReasonAwaitingInput)
+	w := h.unacked(api.ReasonAwaitingInput)
 	if len(w) != 1 || w[0].Tasks == nil || w[0].Tasks.ListID != "PRD-AUTH" || w[0].Tasks.Completed != 1 || w[0].Tasks.InProgress[0] != "Add session cookies" {
 		t.Fatalf("wake = %+v", w)
 	}

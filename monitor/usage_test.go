@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 var testPrices = api.PriceTable{
@@ -93,7 +92,7 @@ func TestUsageAndBudgetWake(t *testing.T) {
 	if s.Usage == nil || s.Usage.Responses != 1 || s.Usage.CostUSD > 0.4 || s.State != rules.Idle {
 		t.Fatalf("session = %+v, usage %+v", s, s.Usage)
 	}
-	if w := h.unacked(wake.ReasonBudgetExceeded); len(w) != 0 {
+	if w := h.unacked(api.ReasonBudgetExceeded); len(w) != 0 {
 		t.Fatalf("budget wake under budget: %+v", w)
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -107,7 +106,7 @@ func TestUsageAndBudgetWake(t *testing.T) {
 	if s.Usage == nil || s.Usage.Responses != 3 || s.Usage.CostUSD < 0.4 {
 		t.Fatalf("usage after the rest: %+v", s.Usage)
 	}
-	w := h.unacked(wake.ReasonBudgetExceeded)
+	w := h.unacked(api.ReasonBudgetExceeded)
 	if len(w) != 1 || w[0].Pane != "%1" || w[0].Details == "" {
 		t.Fatalf("budget wakes = %+v", w)
 	}

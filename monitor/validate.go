@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -168,12 +169,12 @@ func (v *Validator) validate(ctx context.Context, rule ValidationRule, ev tasks.
 	if err := v.wakes.Clear(key); err != nil {
 		v.log.Warn("clear wake", "key", key, "err", err)
 	}
-	_, _, err := v.wakes.Raise(wake.Event{
-		Reason:  wake.ReasonValidationFailed,
+	_, _, err := v.wakes.Raise(api.Wake{
+		Reason:  api.ReasonValidationFailed,
 		Key:     key,
 		State:   "validation_failed",
 		Details: res.Output,
-		Evidence: wake.Evidence{Source: "validation", Rule: rule.List,
+		Evidence: api.Evidence{Source: "validation", Rule: rule.List,
 			Lines: []string{fmt.Sprintf("%s exited %d in %s", rule.Command, res.ExitCode, res.Took.Round(time.Millisecond))}},
 		SuggestedAction: fmt.Sprintf("Task %s (%q) of %s was marked completed but `%s` fails; read the output and send the agent back to fix it.",
 			ev.TaskID, subject, ev.ListID, rule.Command),

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
@@ -53,7 +54,7 @@ func TestValidationOfCompletedTasks(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 	writeTask("completed")
-	ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonValidationFailed}})
+	ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonValidationFailed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestValidationOfCompletedTasks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "ok"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cleared, err := store.Subscribe(wctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonValidationFailed}})
+	cleared, err := store.Subscribe(wctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonValidationFailed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestValidationOfCompletedTasks(t *testing.T) {
 	}
 	writeTask("completed")
 	for m := range cleared.C {
-		if m.Kind == wake.Cleared {
+		if m.Kind == api.WakeCleared {
 			break
 		}
 	}

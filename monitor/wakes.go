@@ -8,50 +8,49 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // wakeOp is a raise or clear decided under the registry lock and carried
 // out after it is released, so a slow disk never blocks readers.
 type wakeOp struct {
 	clear string // key to clear, or
-	raise *wake.Event
+	raise *api.Wake
 	// or the pane's session was renamed from rename[0] to rename[1]
 	rename *[2]string
 	pane   string
 }
 
-func wakeKey(r wake.Reason, pane string) string { return string(r) + "/" + pane }
+func wakeKey(r api.Reason, pane string) string { return string(r) + "/" + pane }
 
 // stateWakesLocked decides the wakes for a state change from prev to the
 // pane's current session.
 func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp {
 	cur := st.sess
 	var ops []wakeOp
-	leaving := func(state rules.State, r wake.Reason, stillSame bool) {
+	leaving := func(state rules.State, r api.Reason, stillSame bool) {
 		if prev.State == state && !stillSame {
 			ops = append(ops, wakeOp{clear: wakeKey(r, cur.Pane)})
 		}
 	}
 	samePrompt := cur.State == rules.AwaitingInput && cur.Kind == prev.Kind && cur.Question == prev.Question
-	leaving(rules.AwaitingInput, wake.ReasonAwaitingInput, samePrompt)
-	leaving(rules.Error, wake.ReasonAPIError, cur.State == rules.Error)
-	leaving(rules.ErrorLoop, wake.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop)
-	leaving(rules.Exited, wake.ReasonWorkerFailed, cur.State == rules.Exited)
-	leaving(rules.Idle, wake.ReasonSessionIdle, cur.State == rules.Idle)
+	leaving(rules.AwaitingInput, api.ReasonAwaitingInput, samePrompt)
+	leaving(rules.Error, api.ReasonAPIError, cur.State == rules.Error)
+	leaving(rules.ErrorLoop, api.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop)
+	leaving(rules.Exited, api.ReasonWorkerFailed, cur.State == rules.Exited)
+	leaving(rules.Idle, api.ReasonSessionIdle, cur.State == rules.Idle)
 
 	switch cur.State {
 	case rules.AwaitingInput:
 		if !(prev.State == rules.AwaitingInput && samePrompt) {
-			ops = append(ops, s.raiseOp(cur, wake.ReasonAwaitingInput))
+			ops = append(ops, s.raiseOp(cur, api.ReasonAwaitingInput))
 		}
 	case rules.ErrorLoop:
 		if prev.State != rules.ErrorLoop {
-			ops = append(ops, s.raiseOp(cur, wake.ReasonErrorLoopDetected))
+			ops = append(ops, s.raiseOp(cur, api.ReasonErrorLoopDetected))
 		}
 	case rules.Exited:
 		if prev.State != rules.Exited && cur.IsAgent() {
-			ops = append(ops, s.raiseOp(cur, wake.ReasonWorkerFailed))
+			ops = append(ops, s.raiseOp(cur, api.ReasonWorkerFailed))
 		}
 	}
 	return ops
@@ -71,12 +70,12 @@ func (s *Supervisor) budgetWakeLocked(st *paneState) []wakeOp {
 	switch over := u.CostUSD >= budget; {
 	case over && !st.overBudget:
 		st.overBudget = true
-		op := s.raiseOp(st.sess, wake.ReasonBudgetExceeded)
+		op := s.raiseOp(st.sess, api.ReasonBudgetExceeded)
 		op.raise.Details = fmt.Sprintf("estimated cost $%.2f, budget $%.2f (%d tokens in %d responses)", u.CostUSD, budget, u.Total(), u.Responses)
 		return []wakeOp{op}
 	case !over && st.overBudget:
 		st.overBudget = false
-		return []wakeOp{{clear: wakeKey(wake.ReasonBudgetExceeded, st.sess.Pane)}}
+		return []wakeOp{{clear: wakeKey(api.ReasonBudgetExceeded, st.sess.Pane)}}
 	}
 	return nil
 }
@@ -98,10 +97,10 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 		switch {
 		case cur.State == rules.Error && cur.Kind != "command" && age >= s.cfg.ErrorGrace:
 			// A shell's failed command is for whoever typed it, not a wake.
-			ops = append(ops, s.raiseOp(cur, wake.ReasonAPIError))
+			ops = append(ops, s.raiseOp(cur, api.ReasonAPIError))
 			st.timeWoke = true
 		case cur.State == rules.Idle && cur.IsAgent() && age >= s.cfg.IdleAfter:
-			ops = append(ops, s.raiseOp(cur, wake.ReasonSessionIdle))
+			ops = append(ops, s.raiseOp(cur, api.ReasonSessionIdle))
 			st.timeWoke = true
 		}
 	}
@@ -110,13 +109,13 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 	}
 	if s.cfg.SummaryEvery > 0 && now.Sub(s.lastSummary) >= s.cfg.SummaryEvery {
 		s.lastSummary = now
-		ev := wake.Event{Reason: wake.ReasonSummary, SuggestedAction: s.summaryLocked(), Details: s.digestLocked()}
+		ev := api.Wake{Reason: api.ReasonSummary, SuggestedAction: s.summaryLocked(), Details: s.digestLocked()}
 		ops = append(ops, wakeOp{raise: &ev})
 	}
 	if s.cfg.HeartbeatEvery > 0 && now.Sub(s.lastWake) >= s.cfg.HeartbeatEvery {
 		s.lastWake = now
-		ev := wake.Event{
-			Reason:          wake.ReasonHeartbeat,
+		ev := api.Wake{
+			Reason:          api.ReasonHeartbeat,
 			State:           "",
 			SuggestedAction: fmt.Sprintf("Nothing needed attention for %s: %s.", s.cfg.HeartbeatEvery, s.countsLocked()),
 		}
@@ -190,14 +189,14 @@ func (s *Supervisor) digestLocked() string {
 
 func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {
 	var ops []wakeOp
-	for _, r := range []wake.Reason{wake.ReasonAwaitingInput, wake.ReasonAPIError, wake.ReasonErrorLoopDetected, wake.ReasonWorkerFailed, wake.ReasonSessionIdle} {
+	for _, r := range []api.Reason{api.ReasonAwaitingInput, api.ReasonAPIError, api.ReasonErrorLoopDetected, api.ReasonWorkerFailed, api.ReasonSessionIdle} {
 		ops = append(ops, wakeOp{clear: wakeKey(r, pane)})
 	}
 	return ops
 }
 
-func (s *Supervisor) raiseOp(cur api.Session, r wake.Reason) wakeOp {
-	ev := wake.Event{
+func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
+	ev := api.Wake{
 		Reason:          r,
 		Key:             wakeKey(r, cur.Pane),
 		Session:         cur.Session,
@@ -214,20 +213,20 @@ func (s *Supervisor) raiseOp(cur api.Session, r wake.Reason) wakeOp {
 		ev.Details = cur.Detail
 	}
 	if cur.Tasks != nil {
-		ev.Tasks = &wake.TaskProgress{ListID: cur.TaskList, Completed: cur.Tasks.Completed, Total: cur.Tasks.Total, InProgress: slices.Clone(cur.Tasks.InProgress)}
+		ev.Tasks = &api.WakeProgress{ListID: cur.TaskList, Completed: cur.Tasks.Completed, Total: cur.Tasks.Total, InProgress: slices.Clone(cur.Tasks.InProgress)}
 	}
 	return wakeOp{raise: &ev}
 }
 
 // suggest is the one-sentence next step shown with a wake.
-func (s *Supervisor) suggest(cur api.Session, r wake.Reason) string {
+func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
 	where := fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane)
 	agent := cur.Agent
 	if agent == "" {
 		agent = "the agent"
 	}
 	switch r {
-	case wake.ReasonAwaitingInput:
+	case api.ReasonAwaitingInput:
 		switch cur.Kind {
 		case "permission":
 			return fmt.Sprintf("Check what %s asks to do in %s and approve or decline it.", agent, where)
@@ -239,9 +238,9 @@ func (s *Supervisor) suggest(cur api.Session, r wake.Reason) string {
 			return fmt.Sprintf("Decide whether %s may work in %s (folder-trust dialog in %s).", agent, cur.Path, where)
 		}
 		return fmt.Sprintf("%s waits for input in %s; look at the pane and answer.", agent, where)
-	case wake.ReasonErrorLoopDetected:
+	case api.ReasonErrorLoopDetected:
 		return fmt.Sprintf("%s keeps hitting the same error in %s; read the evidence, interrupt it and suggest a different approach.", agent, where)
-	case wake.ReasonAPIError:
+	case api.ReasonAPIError:
 		switch cur.Kind {
 		case "rate_limited":
 			return fmt.Sprintf("%s in %s is held by a rate or usage limit; wait for the reset or switch credentials, then tell it to continue.", agent, where)
@@ -249,11 +248,11 @@ func (s *Supervisor) suggest(cur api.Session, r wake.Reason) string {
 			return fmt.Sprintf("%s in %s cannot authenticate; fix the API key or log in, then resend the last message.", agent, where)
 		}
 		return fmt.Sprintf("%s in %s has been failing on an API error for over %s; check the API and tell it to retry.", agent, where, s.cfg.ErrorGrace)
-	case wake.ReasonWorkerFailed:
+	case api.ReasonWorkerFailed:
 		return fmt.Sprintf("%s in %s has exited; read its last lines, then restart it or hand its tasks to another session.", agent, where)
-	case wake.ReasonSessionIdle:
+	case api.ReasonSessionIdle:
 		return fmt.Sprintf("%s in %s has been idle for %s; give it its next task or stop it.", agent, where, s.cfg.IdleAfter)
-	case wake.ReasonBudgetExceeded:
+	case api.ReasonBudgetExceeded:
 		return fmt.Sprintf("%s in %s has spent its cost budget; decide whether it goes on (raise usage.budgets in the config) or stop it.", agent, where)
 	}
 	return fmt.Sprintf("Look at %s.", where)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 func (m *Model) setStatus(level statusLevel, text string) {
@@ -288,7 +287,7 @@ func (m *Model) ack() tea.Cmd {
 // reminder is the reminder `r` sends: the selected wake's (focus on
 // wakes), else the newest of the selected session's wakes whose loop is
 // still on.
-func (m *Model) reminder() (api.Session, wake.Reminder, bool) {
+func (m *Model) reminder() (api.Session, api.Reminder, bool) {
 	if m.focus == focusWakes {
 		if it, ok := m.feed.Selected(); ok && it.ev.Reminder != nil {
 			// Selecting a wake selects its session, when it is listed.
@@ -301,17 +300,17 @@ func (m *Model) reminder() (api.Session, wake.Reminder, bool) {
 	}
 	s, ok := m.table.Selected()
 	if !ok {
-		return api.Session{}, wake.Reminder{}, false
+		return api.Session{}, api.Reminder{}, false
 	}
 	if r := reminderOf(m.book.forPane(s.Pane)); r != nil {
 		return s, *r, true
 	}
-	return s, wake.Reminder{}, false
+	return s, api.Reminder{}, false
 }
 
 // reminderOf is the newest reminder among a pane's wakes (newest first)
 // whose condition still holds.
-func reminderOf(items []feedItem) *wake.Reminder {
+func reminderOf(items []feedItem) *api.Reminder {
 	for _, it := range items {
 		if it.ev.Reminder != nil && !it.cleared {
 			return it.ev.Reminder
@@ -389,7 +388,7 @@ func (m *Model) onAction(msg actionMsg) {
 func (m *Model) onAck(msg ackMsg) {
 	for _, ev := range msg.evs {
 		if ev.ID != "" {
-			m.book.apply(wake.Message{Kind: wake.Acked, Event: ev})
+			m.book.apply(api.WakeMessage{Kind: api.WakeAcked, Event: ev})
 			m.dirtyWakes = true
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // manySessions makes n sessions in every state, with task lists on some.
@@ -53,7 +52,7 @@ func benchModel(b *testing.B) (*harness, []api.Session) {
 	}
 	for i := range 40 {
 		s := ss[i*5]
-		if _, _, err := svc.Store.Raise(wake.Event{Reason: wake.ReasonAwaitingInput, Key: "k/" + s.Pane, Session: s.Session, Pane: s.Pane,
+		if _, _, err := svc.Store.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "k/" + s.Pane, Session: s.Session, Pane: s.Pane,
 			SuggestedAction: "Look at " + s.Target + " and answer its question."}); err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Every call to the service happens in a tea.Cmd with a deadline, and
@@ -64,19 +63,19 @@ type (
 	// wakesStartedMsg: SubscribeWakes answered for generation gen.
 	wakesStartedMsg struct {
 		gen int
-		ch  <-chan wake.Message
+		ch  <-chan api.WakeMessage
 		err error
 	}
 	// wakeListMsg: the unacknowledged wakes, read to (re)synchronise.
 	wakeListMsg struct {
 		gen int
-		evs []wake.Event
+		evs []api.Wake
 		err error
 	}
 	// wakeMsg: one wake message, or (ok false) the end of the stream.
 	wakeMsg struct {
 		gen int
-		m   wake.Message
+		m   api.WakeMessage
 		ok  bool
 	}
 
@@ -111,7 +110,7 @@ type (
 	}
 	ackMsg struct {
 		all bool
-		evs []wake.Event
+		evs []api.Wake
 		err error
 	}
 	jumpMsg struct {
@@ -211,7 +210,7 @@ func nextUpdate(ch <-chan api.Update, gen int) tea.Cmd {
 
 func startWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
-		ch, err := svc.SubscribeWakes(ctx, wake.Filter{})
+		ch, err := svc.SubscribeWakes(ctx, api.WakeFilter{})
 		return wakesStartedMsg{gen: gen, ch: ch, err: err}
 	}
 }
@@ -220,14 +219,14 @@ func listWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
-		evs, err := svc.Wakes(ctx, wake.Filter{})
+		evs, err := svc.Wakes(ctx, api.WakeFilter{})
 		return wakeListMsg{gen: gen, evs: evs, err: err}
 	}
 }
 
 // wakeReader reads one wake message.
 type wakeReader struct {
-	ch  <-chan wake.Message
+	ch  <-chan api.WakeMessage
 	gen int
 }
 
@@ -237,7 +236,7 @@ func (r wakeReader) read() tea.Msg {
 }
 
 // nextWake reads one wake message; Update re-issues it after each one.
-func nextWake(ch <-chan wake.Message, gen int) tea.Cmd { return wakeReader{ch: ch, gen: gen}.read }
+func nextWake(ch <-chan api.WakeMessage, gen int) tea.Cmd { return wakeReader{ch: ch, gen: gen}.read }
 
 func retryAfter(ctx context.Context, d time.Duration, s streamID, gen int) tea.Cmd {
 	return timer{ctx: ctx, d: d, msg: func() tea.Msg { return retryMsg{stream: s, gen: gen} }}.wait
@@ -276,7 +275,7 @@ func inject(ctx context.Context, svc api.Service, sess api.Session, text string)
 
 // remind types a wake's reminder into its pane, then tells sent (when
 // set) so the coach measures it.
-func remind(ctx context.Context, svc api.Service, sent func(context.Context, int64) error, sess api.Session, r wake.Reminder) tea.Cmd {
+func remind(ctx context.Context, svc api.Service, sent func(context.Context, int64) error, sess api.Session, r api.Reminder) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
@@ -312,7 +311,7 @@ func ack(ctx context.Context, svc api.Service, id string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
 		ev, err := svc.Ack(ctx, id, origin)
-		return ackMsg{evs: []wake.Event{ev}, err: err}
+		return ackMsg{evs: []api.Wake{ev}, err: err}
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 func testStyles() *styles { return newStyles(lipgloss.DefaultRenderer(), false) }
@@ -98,7 +97,7 @@ func TestWakeFeedUpdate(t *testing.T) {
 	f.SetSize(80, 3) // two visible
 	var items []feedItem
 	for i := range 5 {
-		items = append(items, feedItem{ev: wake.Event{ID: fmt.Sprint("w", i), Seq: uint64(5 - i), Reason: wake.ReasonAwaitingInput}})
+		items = append(items, feedItem{ev: api.Wake{ID: fmt.Sprint("w", i), Seq: uint64(5 - i), Reason: api.ReasonAwaitingInput}})
 	}
 	f.SetItems(items)
 	f.focused = true
@@ -116,7 +115,7 @@ func TestWakeFeedUpdate(t *testing.T) {
 	}
 	// New wakes keep the selection on the same wake.
 	f, _ = f.Update(keyMsg("j"))
-	f.SetItems(append([]feedItem{{ev: wake.Event{ID: "new", Seq: 9}}}, items...))
+	f.SetItems(append([]feedItem{{ev: api.Wake{ID: "new", Seq: 9}}}, items...))
 	if it, _ := f.Selected(); it.ev.ID != "w1" {
 		t.Fatalf("selection moved to %s", it.ev.ID)
 	}
@@ -124,20 +123,20 @@ func TestWakeFeedUpdate(t *testing.T) {
 
 func TestWakeBook(t *testing.T) {
 	b := newWakeBook()
-	ev := func(id string, seq uint64) wake.Event {
-		return wake.Event{ID: id, Seq: seq, Reason: wake.ReasonAwaitingInput, Pane: "%1"}
+	ev := func(id string, seq uint64) api.Wake {
+		return api.Wake{ID: id, Seq: seq, Reason: api.ReasonAwaitingInput, Pane: "%1"}
 	}
-	b.apply(wake.Message{Kind: wake.Raised, Event: ev("a", 1)})
-	b.apply(wake.Message{Kind: wake.Raised, Event: ev("b", 2)})
-	b.apply(wake.Message{Kind: wake.Raised, Event: ev("c", 3)})
+	b.apply(api.WakeMessage{Kind: api.WakeRaised, Event: ev("a", 1)})
+	b.apply(api.WakeMessage{Kind: api.WakeRaised, Event: ev("b", 2)})
+	b.apply(api.WakeMessage{Kind: api.WakeRaised, Event: ev("c", 3)})
 	acked := ev("a", 1)
 	acked.Acked, acked.AckedBy = true, "cli"
-	b.apply(wake.Message{Kind: wake.Acked, Event: acked})
+	b.apply(api.WakeMessage{Kind: api.WakeAcked, Event: acked})
 	// A replayed raise after the ack does not un-ack it.
-	if b.apply(wake.Message{Kind: wake.Raised, Event: ev("a", 1), Replayed: true}) {
+	if b.apply(api.WakeMessage{Kind: api.WakeRaised, Event: ev("a", 1), Replayed: true}) {
 		t.Fatal("a late raise changed an acked wake")
 	}
-	b.apply(wake.Message{Kind: wake.Cleared, Event: ev("b", 2)})
+	b.apply(api.WakeMessage{Kind: api.WakeCleared, Event: ev("b", 2)})
 	got := b.sorted()
 	var order []string
 	for _, it := range got {
@@ -147,7 +146,7 @@ func TestWakeBook(t *testing.T) {
 		t.Fatalf("order %v, want %s", order, want)
 	}
 	// The list of unacknowledged wakes is the truth.
-	b.reconcile([]wake.Event{ev("c", 3), ev("d", 4)})
+	b.reconcile([]api.Wake{ev("c", 3), ev("d", 4)})
 	if n := len(b.byID); n != 4 {
 		t.Fatalf("%d wakes", n)
 	}
@@ -158,7 +157,7 @@ func TestWakeBook(t *testing.T) {
 	for i := range keepAcked + 20 {
 		e := ev(fmt.Sprint("x", i), uint64(100+i))
 		e.Acked = true
-		b.apply(wake.Message{Kind: wake.Acked, Event: e})
+		b.apply(api.WakeMessage{Kind: api.WakeAcked, Event: e})
 	}
 	n := 0
 	for _, it := range b.byID {

@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // keepAcked is how many acknowledged wakes the feed keeps besides the
@@ -17,7 +17,7 @@ const keepAcked = 100
 
 // feedItem is one wake in the feed.
 type feedItem struct {
-	ev wake.Event
+	ev api.Wake
 	// cleared: the condition ended (the prompt went away), whether or not
 	// the wake was acknowledged.
 	cleared bool
@@ -34,7 +34,7 @@ func newWakeBook() wakeBook { return wakeBook{byID: map[string]*feedItem{}} }
 
 // apply records a raised, acked or cleared wake and reports whether the
 // book changed.
-func (b wakeBook) apply(m wake.Message) bool {
+func (b wakeBook) apply(m api.WakeMessage) bool {
 	if m.Event.ID == "" {
 		return false
 	}
@@ -44,16 +44,16 @@ func (b wakeBook) apply(m wake.Message) bool {
 		b.byID[m.Event.ID] = it
 	}
 	switch m.Kind {
-	case wake.Raised:
+	case api.WakeRaised:
 		if ok && it.ev.Acked && !m.Event.Acked {
 			// An ack seen before a late replay of the raise stays.
 			return false
 		}
 		it.ev = m.Event
-	case wake.Acked:
+	case api.WakeAcked:
 		it.ev = m.Event
 		it.ev.Acked = true
-	case wake.Cleared:
+	case api.WakeCleared:
 		acked := it.ev.Acked
 		it.ev = m.Event
 		it.ev.Acked = it.ev.Acked || acked
@@ -67,7 +67,7 @@ func (b wakeBook) apply(m wake.Message) bool {
 
 // reconcile takes the list of unacknowledged wakes as the truth: wakes
 // held as unacknowledged that are not in it were acknowledged meanwhile.
-func (b wakeBook) reconcile(unacked []wake.Event) {
+func (b wakeBook) reconcile(unacked []api.Wake) {
 	in := make(map[string]bool, len(unacked))
 	for _, ev := range unacked {
 		in[ev.ID] = true
@@ -123,7 +123,7 @@ func (b wakeBook) sorted() []feedItem {
 }
 
 // compareSeq orders wakes by sequence, then ID.
-func compareSeq(x, y wake.Event) int {
+func compareSeq(x, y api.Wake) int {
 	switch {
 	case x.Seq < y.Seq:
 		return -1
@@ -147,8 +147,8 @@ func (b wakeBook) forPane(pane string) []feedItem {
 
 // routine reports whether a wake is routine: heartbeats and summaries
 // neither ring nor flash.
-func routine(ev wake.Event) bool {
-	return ev.Reason == wake.ReasonHeartbeat || ev.Reason == wake.ReasonSummary
+func routine(ev api.Wake) bool {
+	return ev.Reason == api.ReasonHeartbeat || ev.Reason == api.ReasonSummary
 }
 
 // wakeFeed lists the wakes: unacknowledged first, newest first, with
@@ -167,7 +167,7 @@ type wakeFeed struct {
 	focused           bool
 	now               time.Time
 	// where names a wake's pane as the table does ("orch-a:0.0").
-	where func(wake.Event) string
+	where func(api.Wake) string
 
 	ver  uint64
 	view *viewCache[feedKey]
@@ -181,7 +181,7 @@ type feedKey struct {
 }
 
 func newWakeFeed(st *styles, keys navKeys) wakeFeed {
-	return wakeFeed{st: st, keys: keys, where: func(ev wake.Event) string { return ev.Session }, view: &viewCache[feedKey]{}}
+	return wakeFeed{st: st, keys: keys, where: func(ev api.Wake) string { return ev.Session }, view: &viewCache[feedKey]{}}
 }
 
 func (f *wakeFeed) SetSize(w, h int) {

@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 func TestMain(m *testing.M) {
@@ -126,19 +125,19 @@ var fixturePreview = []string{
 // raiseFixtureWakes raises the wakes the fixture sessions would have: the
 // prompt, the error loop, the exited worker, and an acknowledged
 // heartbeat.
-func raiseFixtureWakes(t *testing.T, svc *monitortest.Service) []wake.Event {
+func raiseFixtureWakes(t *testing.T, svc *monitortest.Service) []api.Wake {
 	t.Helper()
-	hb := svc.Raise(t, wake.Event{Reason: wake.ReasonHeartbeat, SuggestedAction: "Nothing needed attention for 30m0s: 7 sessions."})
+	hb := svc.Raise(t, api.Wake{Reason: api.ReasonHeartbeat, SuggestedAction: "Nothing needed attention for 30m0s: 7 sessions."})
 	if _, err := svc.Store.Ack(hb.ID, "cli"); err != nil {
 		t.Fatal(err)
 	}
-	return []wake.Event{
+	return []api.Wake{
 		hb,
-		svc.Raise(t, wake.Event{Reason: wake.ReasonWorkerFailed, Key: "worker_failed/%9", Session: "db", Pane: "%9", Agent: "aider", State: "exited",
+		svc.Raise(t, api.Wake{Reason: api.ReasonWorkerFailed, Key: "worker_failed/%9", Session: "db", Pane: "%9", Agent: "aider", State: "exited",
 			SuggestedAction: "aider in db:0.0 (pane %9) has exited; read its last lines, then restart it or hand its tasks to another session."}),
-		svc.Raise(t, wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop_detected/%4", Session: "api", Pane: "%4", Agent: "codex", State: "error_loop",
+		svc.Raise(t, api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop_detected/%4", Session: "api", Pane: "%4", Agent: "codex", State: "error_loop",
 			SuggestedAction: "codex keeps hitting the same error in api:1.0 (pane %4); read the evidence, interrupt it and suggest a different approach."}),
-		svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%1", Session: "orch-auth", Pane: "%1", Agent: "claude", State: "awaiting_input", Kind: "permission",
+		svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%1", Session: "orch-auth", Pane: "%1", Agent: "claude", State: "awaiting_input", Kind: "permission",
 			Question: "Do you want to make this edit to login.go?", Options: []string{"Yes", "Yes, allow all edits during this session (shift+tab)", "No, and tell Claude what to do differently (esc)"},
 			SuggestedAction: "Check what claude asks to do in orch-auth:0.0 (pane %1) and approve or decline it."}),
 	}
@@ -278,7 +277,7 @@ func (h *harness) read() tea.Msg {
 func (h *harness) drainReplay() {
 	h.t.Helper()
 	want := 0
-	evs, err := h.svc.Store.List(wake.Filter{})
+	evs, err := h.svc.Store.List(api.WakeFilter{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestKeyContract presses every key of the contract that acts through the
@@ -213,18 +212,18 @@ func TestAckKeys(t *testing.T) {
 	tests := []struct {
 		name   string
 		keys   []string
-		acked  []wake.Reason // the wakes acknowledged by "tui"
+		acked  []api.Reason // the wakes acknowledged by "tui"
 		status string
 	}{
 		{name: "a acks the newest unacked wake of the selected session", keys: []string{"a"},
-			acked: []wake.Reason{wake.ReasonAwaitingInput}, status: "acknowledged awaiting_input for orch-auth:0.0"},
+			acked: []api.Reason{api.ReasonAwaitingInput}, status: "acknowledged awaiting_input for orch-auth:0.0"},
 		{name: "a in the wake feed acks the selected wake", keys: []string{"tab", "j", "a"},
-			acked: []wake.Reason{wake.ReasonErrorLoopDetected}, status: "acknowledged error_loop_detected for api:1.0"},
+			acked: []api.Reason{api.ReasonErrorLoopDetected}, status: "acknowledged error_loop_detected for api:1.0"},
 		{name: "A acks all", keys: []string{"A"},
-			acked:  []wake.Reason{wake.ReasonWorkerFailed, wake.ReasonErrorLoopDetected, wake.ReasonAwaitingInput},
+			acked:  []api.Reason{api.ReasonWorkerFailed, api.ReasonErrorLoopDetected, api.ReasonAwaitingInput},
 			status: "acknowledged 3 wakes"},
 		{name: "a twice acks once", keys: []string{"a", "a"},
-			acked: []wake.Reason{wake.ReasonAwaitingInput}, status: "no unacknowledged wake for orch-auth:0.0"},
+			acked: []api.Reason{api.ReasonAwaitingInput}, status: "no unacknowledged wake for orch-auth:0.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,11 +232,11 @@ func TestAckKeys(t *testing.T) {
 			h := newHarness(t, svc, Options{}, 100, 30)
 			h.selectPane("%1")
 			h.press(tt.keys...)
-			all, err := svc.Store.List(wake.Filter{IncludeAcked: true})
+			all, err := svc.Store.List(api.WakeFilter{IncludeAcked: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []wake.Reason
+			var got []api.Reason
 			for _, ev := range all {
 				if ev.Acked && ev.AckedBy == "tui" {
 					got = append(got, ev.Reason)

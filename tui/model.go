@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 const (
@@ -91,7 +90,7 @@ type Model struct {
 
 	watch, wakeS stream
 	updates      <-chan api.Update
-	wakeCh       <-chan wake.Message
+	wakeCh       <-chan api.WakeMessage
 	book         wakeBook
 	wakeVer      uint64 // bumped whenever the wakes shown change
 	lastBell     time.Time

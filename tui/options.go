@@ -52,7 +52,7 @@ type Options struct {
 	// them (S); nil: the dashboard says it cannot.
 	Lifecycle lifecycle.Orchestrators
 	// ReminderSent is told when `r` typed a behaviour pattern's reminder
-	// into its pane (alert is wake.Reminder.Alert), so its effect is
+	// into its pane (alert is api.Reminder.Alert), so its effect is
 	// measured (the coach's MarkSent). It is called off the UI goroutine.
 	// Nil: the reminder is only typed.
 	ReminderSent func(ctx context.Context, alert int64) error

@@ -12,18 +12,17 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/wake"
 )
 
 const reminderText = "⚠️ Loop detected: Error loop on the same test (go test ./api)\nSeen 2 times in 15m; this reminder comes before the 3rd.\nSuggestion: Stop re-running it.\nExpected outcome: The test passes."
 
 // raiseReminder raises a pattern wake with a reminder on api (%4).
-func raiseReminder(t *testing.T, svc *monitortest.Service) wake.Event {
+func raiseReminder(t *testing.T, svc *monitortest.Service) api.Wake {
 	t.Helper()
-	return svc.Raise(t, wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "pattern/test_error_loop/%4/42", Session: "api", Pane: "%4", Agent: "codex", State: "error_loop",
-		Evidence:        wake.Evidence{Source: "coach", Rule: "pattern.test_error_loop", Lines: []string{"Error loop on the same test: 2 of 3 within 15m"}},
+	return svc.Raise(t, api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "pattern/test_error_loop/%4/42", Session: "api", Pane: "%4", Agent: "codex", State: "error_loop",
+		Evidence:        api.Evidence{Source: "coach", Rule: "pattern.test_error_loop", Lines: []string{"Error loop on the same test: 2 of 3 within 15m"}},
 		SuggestedAction: "codex looks stuck in a loop; send it the reminder.",
-		Reminder:        &wake.Reminder{Alert: 42, Pattern: "test_error_loop", Intervention: "isolate-root-cause", Text: reminderText, Preventive: true}})
+		Reminder:        &api.Reminder{Alert: 42, Pattern: "test_error_loop", Intervention: "isolate-root-cause", Text: reminderText, Preventive: true}})
 }
 
 type sentRecorder struct {

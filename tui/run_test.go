@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // startRun runs the dashboard on svc with keys from a pipe and output to
@@ -87,7 +87,7 @@ func TestRunRingsTheBell(t *testing.T) {
 	svc := newFixtureService(t)
 	in, out, done := startRun(t, context.Background(), svc, Options{Bell: true})
 	waitOutput(t, out, "7 sessions")
-	svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%1", Pane: "%1", Session: "orch-auth",
+	svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%1", Pane: "%1", Session: "orch-auth",
 		Question: "Proceed?", SuggestedAction: "Answer it."})
 	waitOutput(t, out, "\a")
 	waitOutput(t, out, "new wake: awaiting_input")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // stream is the state of one event stream from the service (registry
@@ -104,7 +103,7 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		if !msg.ok {
 			return m.fail(streamWakes, errStreamClosed), true
 		}
-		if msg.m.Kind == wake.Resync {
+		if msg.m.Kind == api.WakeResync {
 			return listWakes(m.wakeS.ctx, m.svc, msg.gen), true
 		}
 		return tea.Batch(m.applyWake(msg.m), nextWake(m.wakeCh, msg.gen)), true
@@ -298,13 +297,13 @@ func (m *Model) applyUpdate(u api.Update) {
 
 // applyWake applies one wake message; a new wake that needs a person
 // flashes in the status line and rings the bell.
-func (m *Model) applyWake(msg wake.Message) tea.Cmd {
+func (m *Model) applyWake(msg api.WakeMessage) tea.Cmd {
 	if !m.book.apply(msg) {
 		return nil
 	}
 	m.dirtyWakes = true
 	ev := msg.Event
-	if msg.Kind != wake.Raised || msg.Replayed || ev.Acked || routine(ev) {
+	if msg.Kind != api.WakeRaised || msg.Replayed || ev.Acked || routine(ev) {
 		return nil
 	}
 	text := "new wake: " + string(ev.Reason)
@@ -326,7 +325,7 @@ func (m *Model) applyWake(msg wake.Message) tea.Cmd {
 
 // where names a wake's pane by its current target, or by the session the
 // wake names when the pane is gone.
-func (m *Model) where(ev wake.Event) string {
+func (m *Model) where(ev api.Wake) string {
 	if ev.Pane != "" {
 		for i := range m.sessions {
 			if m.sessions[i].Pane == ev.Pane {
@@ -357,7 +356,7 @@ func (m *Model) sync() tea.Cmd {
 		for _, s := range m.sessions {
 			targets[s.Pane] = clean(s.Target)
 		}
-		m.feed.where = func(ev wake.Event) string {
+		m.feed.where = func(ev api.Wake) string {
 			if t, ok := targets[ev.Pane]; ok {
 				return t
 			}

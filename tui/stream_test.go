@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 func TestRegistryUpdates(t *testing.T) {
@@ -171,7 +170,7 @@ func TestWakeStreamResync(t *testing.T) {
 	if _, err := svc.Store.Ack(evs[3].ID, "cli"); err != nil {
 		t.Fatal(err)
 	}
-	h.send(wakeMsg{gen: h.m.wakeS.gen, m: wake.Message{Kind: wake.Resync, Missed: 1}, ok: true})
+	h.send(wakeMsg{gen: h.m.wakeS.gen, m: api.WakeMessage{Kind: api.WakeResync, Missed: 1}, ok: true})
 	if h.m.feed.unacked != 2 {
 		t.Fatalf("%d unacked after resync, want 2", h.m.feed.unacked)
 	}
@@ -185,7 +184,7 @@ func TestWakeStreamResync(t *testing.T) {
 func TestNewWakeRingsAndFlashes(t *testing.T) {
 	svc := newFixtureService(t)
 	h := newHarness(t, svc, Options{Bell: true}, 100, 30)
-	svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%1", Session: "orch-auth", Pane: "%1",
+	svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%1", Session: "orch-auth", Pane: "%1",
 		Question: "Do you want to make this edit to login.go?", SuggestedAction: "Check it."})
 	h.read()
 	if got := h.bell.String(); got != "\a" {
@@ -198,14 +197,14 @@ func TestNewWakeRingsAndFlashes(t *testing.T) {
 		t.Error("the new wake does not flash")
 	}
 	// A burst rings once.
-	svc.Raise(t, wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop_detected/%4", Pane: "%4", Session: "api", SuggestedAction: "Look."})
+	svc.Raise(t, api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop_detected/%4", Pane: "%4", Session: "api", SuggestedAction: "Look."})
 	h.read()
 	if got := h.bell.String(); got != "\a" {
 		t.Errorf("a burst rang %q", got)
 	}
 	// Routine wakes neither ring nor flash.
 	h.send(tickMsg{now: now.Add(time.Minute)})
-	svc.Raise(t, wake.Event{Reason: wake.ReasonHeartbeat, SuggestedAction: "All quiet."})
+	svc.Raise(t, api.Wake{Reason: api.ReasonHeartbeat, SuggestedAction: "All quiet."})
 	h.read()
 	if got := h.bell.String(); got != "\a" {
 		t.Errorf("a heartbeat rang: %q", got)
@@ -221,7 +220,7 @@ func TestNewWakeRingsAndFlashes(t *testing.T) {
 func TestNoBellWithoutTheOption(t *testing.T) {
 	svc := newFixtureService(t)
 	h := newHarness(t, svc, Options{}, 100, 30)
-	svc.Raise(t, wake.Event{Reason: wake.ReasonWorkerFailed, Key: "worker_failed/%9", Pane: "%9", Session: "db"})
+	svc.Raise(t, api.Wake{Reason: api.ReasonWorkerFailed, Key: "worker_failed/%9", Pane: "%9", Session: "db"})
 	h.read()
 	if got := h.bell.String(); got != "" {
 		t.Errorf("bell wrote %q", got)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // hostileRunes are characters whose width tmux, terminals and grapheme
@@ -139,7 +139,7 @@ func fillHostile(t *testing.T, svc *monitortest.Service, rng *rand.Rand) {
 			lines[i] = txt(rng.IntN(120))
 		}
 		svc.SetPreview(s.Pane, lines...)
-		svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/" + s.Pane, Session: s.Session, Pane: s.Pane,
+		svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/" + s.Pane, Session: s.Session, Pane: s.Pane,
 			Agent: s.Agent, State: "awaiting_input", Question: txt(40), SuggestedAction: txt(80), Options: s.Options})
 	}
 }

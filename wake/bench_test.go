@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // ackEvery keeps the store at a steady state, as operators do: without acks
@@ -15,7 +17,7 @@ func benchRaise(b *testing.B, cfg Config) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat, Session: "s", Pane: "%1"}); err != nil {
+		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat, Session: "s", Pane: "%1"}); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n%ackEvery == 0 {
@@ -36,7 +38,7 @@ func BenchmarkRaiseFsyncParallel(b *testing.B) {
 	var n atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat}); err != nil {
+			if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -56,7 +58,7 @@ func BenchmarkFanout100(b *testing.B) {
 	var wg sync.WaitGroup
 	subs := make([]*Subscription, 100)
 	for i := range subs {
-		sub, err := s.Subscribe(b.Context(), Filter{})
+		sub, err := s.Subscribe(b.Context(), api.WakeFilter{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,7 +71,7 @@ func BenchmarkFanout100(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat}); err != nil {
+		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n%ackEvery == 0 {

@@ -1,6 +1,10 @@
 // Package wake raises, records and delivers wake events: the moments when a
 // person or a supervising agent must act on an agent session.
 //
+// The wake itself (api.Wake: its reason, evidence, suggested action; the
+// filter and the messages subscribers get) is part of system3's vocabulary
+// in monitor/api; this package is where wakes live.
+//
 // A [Store] keeps one event per active condition (its dedup key), journals
 // every change to an append-only file before anyone hears of it, so a restart
 // loses no unacknowledged wake, and fans events out to subscribers without

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // JournalFile is the name of the journal in the state dir.
@@ -50,7 +52,7 @@ func (w Warning) String() string {
 // the lines it skipped. A journal that does not exist yet holds no wakes. The
 // owner may be appending meanwhile, so a torn last line is expected and only
 // reported.
-func ReadJournal(path string) ([]Event, []Warning, error) {
+func ReadJournal(path string) ([]api.Wake, []Warning, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -63,9 +65,9 @@ func ReadJournal(path string) ([]Event, []Warning, error) {
 	if err != nil {
 		return nil, ld.warnings, fmt.Errorf("cannot read the wake journal %s: %w", path, err)
 	}
-	evs := make([]Event, len(ld.st.events))
+	evs := make([]api.Wake, len(ld.st.events))
 	for i, ev := range ld.st.events {
-		evs[i] = ev.clone()
+		evs[i] = ev.Clone()
 	}
 	return evs, ld.warnings, nil
 }
@@ -499,7 +501,7 @@ func (e *JournalError) Is(target error) bool { return target == ErrNotDurable }
 // [*JournalError] an owner's [Store.Health] would report (the journal cannot
 // be written); and err, the error that makes Open, and so every command that
 // monitors, refuse to start.
-func Inspect(dir string) (evs []Event, warnings []Warning, writeErr, err error) {
+func Inspect(dir string) (evs []api.Wake, warnings []Warning, writeErr, err error) {
 	path := filepath.Join(dir, JournalFile)
 	if _, serr := os.Stat(path); errors.Is(serr, syscall.ENOTDIR) {
 		// Open treats this as no journal, and reports it as unwritable.

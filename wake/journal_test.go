@@ -13,29 +13,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestJournalRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()
 	s := open(t, Config{Dir: dir, Clock: clock.Now})
-	full := Event{
-		Reason: ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "api", Pane: "%3", Agent: "claude",
+	full := api.Wake{
+		Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "api", Pane: "%3", Agent: "claude",
 		State: "waiting", Kind: "permission", Question: "Allow rm -rf build?", Options: []string{"yes", "no"},
-		Evidence:        Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to proceed?", "❯ 1. Yes"}},
-		Tasks:           &TaskProgress{ListID: "PRD-1", Completed: 2, Total: 5, InProgress: []string{"write tests"}},
+		Evidence:        api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to proceed?", "❯ 1. Yes"}},
+		Tasks:           &api.WakeProgress{ListID: "PRD-1", Completed: 2, Total: 5, InProgress: []string{"write tests"}},
 		SuggestedAction: "Answer the permission prompt.", Details: "line1\nline2 \"quoted\"",
 	}
 	a, _, err := s.Raise(full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := raise(t, s, ReasonValidationFailed, "b")
-	raise(t, s, ReasonSessionIdle, "c")
+	b := raise(t, s, api.ReasonValidationFailed, "b")
+	raise(t, s, api.ReasonSessionIdle, "c")
 	s.Ack(b.ID, "mcp:claude")
 	s.Clear("c")
-	raise(t, s, ReasonHeartbeat, "")
-	before, _ := s.List(Filter{IncludeAcked: true})
+	raise(t, s, api.ReasonHeartbeat, "")
+	before, _ := s.List(api.WakeFilter{IncludeAcked: true})
 	lastSeq := s.LastSeq()
 
 	// A reader without the lock sees the same, while the owner runs.
@@ -49,7 +51,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	s.Close()
 
 	s2 := open(t, Config{Dir: dir, Clock: clock.Now})
-	after, _ := s2.List(Filter{IncludeAcked: true})
+	after, _ := s2.List(api.WakeFilter{IncludeAcked: true})
 	if mustJSON(t, after) != mustJSON(t, before) {
 		t.Fatalf("reopened store differs:\n got %s\nwant %s", mustJSON(t, after), mustJSON(t, before))
 	}
@@ -57,10 +59,10 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Fatalf("LastSeq = %d, want %d", s2.LastSeq(), lastSeq)
 	}
 	// Active conditions survive the restart; cleared ones do not.
-	if ev, isNew, _ := s2.Raise(Event{Reason: ReasonAwaitingInput, Key: full.Key}); isNew || ev.ID != a.ID {
+	if ev, isNew, _ := s2.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: full.Key}); isNew || ev.ID != a.ID {
 		t.Fatalf("active condition lost: Raise = %s new=%v", ev.ID, isNew)
 	}
-	if ev, isNew, _ := s2.Raise(Event{Reason: ReasonSessionIdle, Key: "c"}); !isNew || ev.Seq != lastSeq+1 {
+	if ev, isNew, _ := s2.Raise(api.Wake{Reason: api.ReasonSessionIdle, Key: "c"}); !isNew || ev.Seq != lastSeq+1 {
 		t.Fatalf("cleared condition: Raise = seq %d new=%v, want a new wake seq %d", ev.Seq, isNew, lastSeq+1)
 	}
 }
@@ -68,9 +70,9 @@ func TestJournalRoundTrip(t *testing.T) {
 func TestRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Config{Dir: dir})
-	raise(t, s, ReasonAwaitingInput, "a")
-	b := raise(t, s, ReasonAPIError, "b")
-	raise(t, s, ReasonWorkerFailed, "c")
+	raise(t, s, api.ReasonAwaitingInput, "a")
+	b := raise(t, s, api.ReasonAPIError, "b")
+	raise(t, s, api.ReasonWorkerFailed, "c")
 	if _, err := s.Ack(b.ID, "tui"); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestRestart(t *testing.T) {
 	if ev, ok := s.Get(b.ID); !ok || !ev.Acked || ev.AckedBy != "tui" {
 		t.Fatalf("acked wake after restart = %+v, %v", ev, ok)
 	}
-	if d := raise(t, s, ReasonHeartbeat, ""); d.Seq != 4 {
+	if d := raise(t, s, api.ReasonHeartbeat, ""); d.Seq != 4 {
 		t.Fatalf("seq after restart = %d, want 4", d.Seq)
 	}
 }
@@ -95,9 +97,9 @@ func TestRestart(t *testing.T) {
 func damagedJournal(t *testing.T, dir string) []string {
 	t.Helper()
 	s := open(t, Config{Dir: dir})
-	raise(t, s, ReasonAwaitingInput, "a")
-	b := raise(t, s, ReasonAwaitingInput, "b")
-	raise(t, s, ReasonAwaitingInput, "c")
+	raise(t, s, api.ReasonAwaitingInput, "a")
+	b := raise(t, s, api.ReasonAwaitingInput, "b")
+	raise(t, s, api.ReasonAwaitingInput, "c")
 	s.Ack(b.ID, "t")
 	s.Close()
 	return strings.SplitAfter(strings.TrimSuffix(readFile(t, journalPath(dir)), "\n"), "\n")
@@ -194,7 +196,7 @@ func TestJournalDamage(t *testing.T) {
 			if err := os.WriteFile(journalPath(dir), []byte(tc.damage(lines)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			check := func(what string, evs []Event, warnings []Warning) {
+			check := func(what string, evs []api.Wake, warnings []Warning) {
 				t.Helper()
 				var unacked []string
 				for _, e := range evs {
@@ -226,12 +228,12 @@ func TestJournalDamage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, _ := s.List(Filter{IncludeAcked: true})
+			all, _ := s.List(api.WakeFilter{IncludeAcked: true})
 			check("Open", all, warnings)
 
 			// Appending after the damage must not fuse a new record with a
 			// torn line: the new wake survives the next restart.
-			d, _, err := s.Raise(Event{Reason: ReasonHeartbeat})
+			d, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,10 +250,10 @@ func TestJournalDamage(t *testing.T) {
 }
 
 // raiseRecord is a raise record as the store writes it, for hand-made journals.
-func raiseRecord(t testing.TB, seq uint64, key string, reason Reason) (line, id string) {
+func raiseRecord(t testing.TB, seq uint64, key string, reason api.Reason) (line, id string) {
 	t.Helper()
 	at := time.Date(2025, 11, 21, 9, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Second)
-	ev := Event{ID: eventID(seq, at), Seq: seq, Time: at, Reason: reason, Key: key}
+	ev := api.Wake{ID: eventID(seq, at), Seq: seq, Time: at, Reason: reason, Key: key}
 	b, err := encodeRecord(record{Type: recRaise, Event: &ev})
 	if err != nil {
 		t.Fatal(err)
@@ -262,16 +264,16 @@ func raiseRecord(t testing.TB, seq uint64, key string, reason Reason) (line, id 
 func TestReplayIsIdempotent(t *testing.T) {
 	// What a journal looks like after a retry wrote a batch again: the same
 	// raise, clear and ack records twice.
-	raiseA, wA := raiseRecord(t, 1, "k", ReasonAwaitingInput)
+	raiseA, wA := raiseRecord(t, 1, "k", api.ReasonAwaitingInput)
 	clearA := `{"v":1,"type":"clear","key":"k","id":"` + wA + `"}`
-	raiseB, wB := raiseRecord(t, 2, "k", ReasonAwaitingInput)
+	raiseB, wB := raiseRecord(t, 2, "k", api.ReasonAwaitingInput)
 	ackB := `{"v":1,"type":"ack","ids":["` + wB + `"],"by":"first","at":"2025-11-21T10:00:00Z"}`
 	ackB2 := `{"v":1,"type":"ack","ids":["` + wB + `"],"by":"second","at":"2025-11-21T10:00:01Z"}`
 	journal := strings.Join([]string{raiseA, clearA, raiseB, ackB, clearA, raiseB, ackB2}, "\n") + "\n"
 	dir := t.TempDir()
 	os.WriteFile(journalPath(dir), []byte(journal), 0o600)
 	s := open(t, Config{Dir: dir})
-	all, _ := s.List(Filter{IncludeAcked: true})
+	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
 	if len(all) != 2 {
 		t.Fatalf("got %d wakes, want 2", len(all))
 	}
@@ -279,14 +281,14 @@ func TestReplayIsIdempotent(t *testing.T) {
 		t.Fatalf("second ack record changed the ack: %+v", all[1])
 	}
 	// k is still active for wB: a replayed clear of wA must not end it.
-	if ev, isNew, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "k"}); isNew || ev.ID != wB {
+	if ev, isNew, _ := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "k"}); isNew || ev.ID != wB {
 		t.Fatalf("Raise(k) = %s new=%v, want %s kept active", ev.ID, isNew, wB)
 	}
 }
 
 func TestJournalOutOfOrderSeqIsSkipped(t *testing.T) {
-	r5, _ := raiseRecord(t, 5, "a", ReasonHeartbeat)
-	r3, _ := raiseRecord(t, 3, "a", ReasonHeartbeat)
+	r5, _ := raiseRecord(t, 5, "a", api.ReasonHeartbeat)
+	r3, _ := raiseRecord(t, 3, "a", api.ReasonHeartbeat)
 	j := `{"v":1,"type":"seq","seq":5}` + "\n" + r5 + "\n" + r3 + "\n"
 	path := filepath.Join(t.TempDir(), JournalFile)
 	os.WriteFile(path, []byte(j), 0o600)
@@ -317,17 +319,17 @@ func TestCompaction(t *testing.T) {
 	clock := newClock()
 	cfg := Config{Dir: dir, Clock: clock.Now, CompactRecords: 20, KeepAcked: 3, Buffer: 1000}
 	s := open(t, cfg)
-	sub, _ := s.Subscribe(t.Context(), Filter{IncludeAcked: true})
+	sub, _ := s.Subscribe(t.Context(), api.WakeFilter{IncludeAcked: true})
 	defer sub.Close()
 
-	unacked := raise(t, s, ReasonAwaitingInput, "unacked")
-	active := raise(t, s, ReasonAwaitingInput, "active-acked")
+	unacked := raise(t, s, api.ReasonAwaitingInput, "unacked")
+	active := raise(t, s, api.ReasonAwaitingInput, "active-acked")
 	s.Ack(active.ID, "t")
-	cleared := raise(t, s, ReasonWorkerFailed, "cleared-unacked")
+	cleared := raise(t, s, api.ReasonWorkerFailed, "cleared-unacked")
 	s.Clear(cleared.Key)
 	var lastAcked []string
 	for range 40 {
-		ev := raise(t, s, ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonHeartbeat, "")
 		s.Ack(ev.ID, "t")
 		lastAcked = append(lastAcked, ev.ID)
 	}
@@ -359,7 +361,7 @@ func TestCompaction(t *testing.T) {
 	if got := keys(s.Unacked()); !slices.Equal(got, []string{unacked.Key, cleared.Key}) {
 		t.Fatalf("Unacked after compaction = %v", got)
 	}
-	all, _ := s.List(Filter{IncludeAcked: true})
+	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
 	var acked []string
 	for _, e := range all {
 		if e.Acked && e.ID != active.ID {
@@ -369,10 +371,10 @@ func TestCompaction(t *testing.T) {
 	if !slices.Equal(acked, lastAcked) {
 		t.Fatalf("acked history = %v, want the last 3: %v", acked, lastAcked)
 	}
-	if ev, isNew, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "active-acked"}); isNew || ev.ID != active.ID || !ev.Acked {
+	if ev, isNew, _ := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "active-acked"}); isNew || ev.ID != active.ID || !ev.Acked {
 		t.Fatalf("active acked condition lost in compaction: %+v new=%v", ev, isNew)
 	}
-	if ev, isNew, _ := s.Raise(Event{Reason: ReasonWorkerFailed, Key: cleared.Key}); !isNew || ev.Seq != lastSeq+1 {
+	if ev, isNew, _ := s.Raise(api.Wake{Reason: api.ReasonWorkerFailed, Key: cleared.Key}); !isNew || ev.Seq != lastSeq+1 {
 		t.Fatalf("cleared condition: seq %d new=%v, want a new wake with seq %d", ev.Seq, isNew, lastSeq+1)
 	}
 }
@@ -384,7 +386,7 @@ func TestCompactionFailureKeepsJournal(t *testing.T) {
 	cfg := Config{Dir: dir, CompactRecords: 5, ops: fl.ops()}
 	s := open(t, cfg)
 	for range 20 {
-		raise(t, s, ReasonHeartbeat, "")
+		raise(t, s, api.ReasonHeartbeat, "")
 	}
 	h := s.Health()
 	if !h.OK() || !errors.Is(h.CompactErr, syscall.ENOSPC) {
@@ -490,9 +492,9 @@ func TestDiskErrors(t *testing.T) {
 			dir := t.TempDir()
 			fl := &faults{}
 			s := open(t, Config{Dir: dir, ops: fl.ops()})
-			sub, _ := s.Subscribe(t.Context(), Filter{})
+			sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 			defer sub.Close()
-			raise(t, s, ReasonAwaitingInput, "before")
+			raise(t, s, api.ReasonAwaitingInput, "before")
 
 			fl.set(tc.fault)
 			wantDelivered := []string{"before", "x1", "x2"}
@@ -500,12 +502,12 @@ func TestDiskErrors(t *testing.T) {
 				wantDelivered = []string{"before", "x0", "x1", "x2"}
 				// Force a reopen, as after any earlier failure.
 				fl.set(func(f *faults) { f.writeErr = syscall.EBADF })
-				s.Raise(Event{Reason: ReasonAwaitingInput, Key: "x0"})
+				s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "x0"})
 				fl.set(func(f *faults) { f.writeErr = nil })
 			}
-			var failed []Event
+			var failed []api.Wake
 			for _, key := range []string{"x1", "x2"} {
-				ev, isNew, err := s.Raise(Event{Reason: ReasonAwaitingInput, Key: key})
+				ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: key})
 				var je *JournalError
 				if !isNew || !errors.Is(err, ErrNotDurable) || !errors.As(err, &je) {
 					t.Fatalf("Raise(%s) while failing = new %v, err %v; want a new wake and a JournalError", key, isNew, err)
@@ -538,13 +540,13 @@ func TestDiskErrors(t *testing.T) {
 				if err := s.Sync(); err != nil {
 					t.Fatalf("Sync after recovery: %v", err)
 				}
-			} else if _, _, err := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "after"}); err != nil {
+			} else if _, _, err := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "after"}); err != nil {
 				t.Fatalf("Raise after recovery: %v", err)
 			}
 			if h := s.Health(); !h.OK() || h.Err != nil {
 				t.Fatalf("Health after recovery = %+v", h)
 			}
-			want, _ := s.List(Filter{IncludeAcked: true})
+			want, _ := s.List(api.WakeFilter{IncludeAcked: true})
 			s.Close()
 
 			got, warnings, err := ReadJournal(journalPath(dir))
@@ -568,7 +570,7 @@ func TestDevFull(t *testing.T) {
 	dir := t.TempDir()
 	fl := &faults{devFull: true}
 	s := open(t, Config{Dir: dir, ops: fl.ops()})
-	ev, isNew, err := s.Raise(Event{Reason: ReasonAPIError, Key: "k"})
+	ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonAPIError, Key: "k"})
 	if !isNew || !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrNotDurable) {
 		t.Fatalf("Raise on /dev/full = new %v, err %v", isNew, err)
 	}
@@ -593,7 +595,7 @@ func TestUncreatableStateDir(t *testing.T) {
 	if h := s.Health(); h.Err == nil {
 		t.Fatalf("Health = %+v, want the mkdir error", h)
 	}
-	ev, isNew, err := s.Raise(Event{Reason: ReasonHeartbeat})
+	ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat})
 	if !isNew || !errors.Is(err, ErrNotDurable) || len(s.Unacked()) != 1 || ev.Seq != 1 {
 		t.Fatalf("Raise = %+v %v %v", ev, isNew, err)
 	}
@@ -604,7 +606,7 @@ func TestRunRetriesFailingJournal(t *testing.T) {
 	fl := &faults{}
 	s := open(t, Config{Dir: dir, ops: fl.ops(), RetryInterval: 5 * time.Millisecond})
 	fl.set(func(f *faults) { f.writeErr = syscall.ENOSPC })
-	if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat}); !errors.Is(err, ErrNotDurable) {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); !errors.Is(err, ErrNotDurable) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -634,7 +636,7 @@ func TestRunRetriesFailingJournal(t *testing.T) {
 
 func TestHealthInMemory(t *testing.T) {
 	s := open(t, Config{})
-	raise(t, s, ReasonHeartbeat, "")
+	raise(t, s, api.ReasonHeartbeat, "")
 	if h := s.Health(); !h.OK() || h.Path != "" || s.Path() != "" || s.Sync() != nil {
 		t.Fatalf("Health = %+v", h)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,9 +50,9 @@ func open(t testing.TB, cfg Config) *Store {
 	return s
 }
 
-func raise(t testing.TB, s *Store, reason Reason, key string) Event {
+func raise(t testing.TB, s *Store, reason api.Reason, key string) api.Wake {
 	t.Helper()
-	ev, _, err := s.Raise(Event{Reason: reason, Key: key, Session: "s", Pane: "%1"})
+	ev, _, err := s.Raise(api.Wake{Reason: reason, Key: key, Session: "s", Pane: "%1"})
 	if err != nil {
 		t.Fatalf("Raise(%s): %v", key, err)
 	}
@@ -77,7 +79,7 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
-func keys(evs []Event) []string {
+func keys(evs []api.Wake) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
 		out[i] = e.Key

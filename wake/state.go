@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // state is the truth the store serves and the journal rebuilds. Every change
 // goes through the methods below, shared by live operations and journal
 // replay, so what is replayed after a restart is what was served before it.
 type state struct {
-	events     []*Event // ascending Seq
-	byID       map[string]*Event
+	events     []*api.Wake // ascending Seq
+	byID       map[string]*api.Wake
 	active     map[string]string // condition key -> ID of the wake raised for it
 	seq        uint64            // last seq handed out (or recorded by a compaction)
 	lastRaised uint64            // Seq of the last raise applied, to reject out-of-order records
@@ -23,13 +25,13 @@ type state struct {
 }
 
 func newState() *state {
-	return &state{byID: map[string]*Event{}, active: map[string]string{}}
+	return &state{byID: map[string]*api.Wake{}, active: map[string]string{}}
 }
 
 // raise adds ev. It returns false for an ID already known (a record written
 // twice) or a seq not above the last one (only a damaged journal has that:
 // accepting it would make the active key depend on file order).
-func (st *state) raise(ev *Event) bool {
+func (st *state) raise(ev *api.Wake) bool {
 	if _, dup := st.byID[ev.ID]; dup || ev.Seq <= st.lastRaised {
 		return false
 	}
@@ -55,7 +57,7 @@ func (st *state) raise(ev *Event) bool {
 }
 
 // ack reports whether the event exists and whether this call acknowledged it.
-func (st *state) ack(id, by string, at time.Time) (ev *Event, changed bool) {
+func (st *state) ack(id, by string, at time.Time) (ev *api.Wake, changed bool) {
 	ev = st.byID[id]
 	if ev == nil || ev.Acked {
 		return ev, false
@@ -91,7 +93,7 @@ func (st *state) rename(ids []string, session string) {
 	}
 }
 
-func (st *state) isActive(ev *Event) bool {
+func (st *state) isActive(ev *api.Wake) bool {
 	id, ok := st.active[ev.Key]
 	return ok && id == ev.ID
 }
@@ -104,7 +106,7 @@ func (st *state) prune(keep int) {
 	if drop <= 0 {
 		return
 	}
-	st.events = slices.DeleteFunc(st.events, func(ev *Event) bool {
+	st.events = slices.DeleteFunc(st.events, func(ev *api.Wake) bool {
 		if drop == 0 || !ev.Acked || st.isActive(ev) {
 			return false
 		}
@@ -131,7 +133,7 @@ func (st *state) snapshot(at time.Time) ([][]byte, error) {
 	if err := add(record{Type: recSeq, Seq: st.seq}); err != nil {
 		return nil, err
 	}
-	last := map[string]*Event{}
+	last := map[string]*api.Wake{}
 	for _, ev := range st.events {
 		if err := add(record{Type: recRaise, Event: ev}); err != nil {
 			return nil, err
@@ -165,7 +167,7 @@ const recordVersion = 1
 type record struct {
 	V     int       `json:"v"`
 	Type  string    `json:"type"`
-	Event *Event    `json:"event,omitempty"`
+	Event *api.Wake `json:"event,omitempty"`
 	IDs   []string  `json:"ids,omitempty"`
 	ID    string    `json:"id,omitempty"`
 	Key   string    `json:"key,omitempty"`

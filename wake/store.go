@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Defaults for [Config].
@@ -99,7 +101,7 @@ type Store struct {
 type change struct {
 	rev  uint64
 	rec  []byte
-	msgs []Message
+	msgs []api.WakeMessage
 }
 
 // Open reads the journal in cfg.Dir (if any) and returns a store serving what
@@ -205,25 +207,25 @@ func (s *Store) Path() string {
 // active: then it returns the wake raised for it and false. The store sets ID,
 // Seq, Time and clears the ack fields. err is nil, a validation error (nothing
 // raised), ErrClosed, or a [*JournalError] (raised and delivered, not yet on disk).
-func (s *Store) Raise(ev Event) (Event, bool, error) {
+func (s *Store) Raise(ev api.Wake) (api.Wake, bool, error) {
 	if !ev.Reason.Known() {
-		return Event{}, false, fmt.Errorf("raise: unknown reason %q (known: %v)", ev.Reason, Reasons())
+		return api.Wake{}, false, fmt.Errorf("raise: unknown reason %q (known: %v)", ev.Reason, api.Reasons())
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return Event{}, false, ErrClosed
+		return api.Wake{}, false, ErrClosed
 	}
 	if id, ok := s.st.active[ev.Key]; ok && ev.Key != "" {
-		cur := s.st.byID[id].clone()
+		cur := s.st.byID[id].Clone()
 		s.mu.Unlock()
 		return cur, false, nil
 	}
 	if s.st.seq >= maxSeq {
 		s.mu.Unlock()
-		return Event{}, false, fmt.Errorf("raise: wake seq %d is the largest an id can hold; move %s aside to start a new journal", s.st.seq, JournalFile)
+		return api.Wake{}, false, fmt.Errorf("raise: wake seq %d is the largest an id can hold; move %s aside to start a new journal", s.st.seq, JournalFile)
 	}
-	e := ev.clone()
+	e := ev.Clone()
 	e.Seq = s.st.seq + 1
 	e.Time = s.clock()
 	e.ID = eventID(e.Seq, e.Time)
@@ -234,16 +236,16 @@ func (s *Store) Raise(ev Event) (Event, bool, error) {
 	rec, err := s.encode(record{Type: recRaise, Event: &e})
 	if err != nil {
 		s.mu.Unlock()
-		return Event{}, false, fmt.Errorf("raise: %w", err)
+		return api.Wake{}, false, fmt.Errorf("raise: %w", err)
 	}
-	stored := e.clone()
+	stored := e.Clone()
 	if !s.st.raise(&stored) {
 		// Only a state the journal reader should have refused gets here:
 		// never deliver a wake the store does not hold.
 		s.mu.Unlock()
-		return Event{}, false, fmt.Errorf("raise: wake %s cannot be stored after seq %d; restart system3 to re-read the journal", e.ID, s.st.lastRaised)
+		return api.Wake{}, false, fmt.Errorf("raise: wake %s cannot be stored after seq %d; restart system3 to re-read the journal", e.ID, s.st.lastRaised)
 	}
-	rev := s.enqueue(rec, Message{Kind: Raised, Event: e.clone()})
+	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeRaised, Event: e.Clone()})
 	s.mu.Unlock()
 	return e, true, s.commit(rev)
 }
@@ -267,7 +269,7 @@ func (s *Store) Clear(key string) error {
 		return fmt.Errorf("clear %s: %w", key, err)
 	}
 	s.st.clear(key, id)
-	rev := s.enqueue(rec, Message{Kind: Cleared, Event: s.st.byID[id].clone()})
+	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeCleared, Event: s.st.byID[id].Clone()})
 	s.prune()
 	s.mu.Unlock()
 	return s.commit(rev)
@@ -276,19 +278,19 @@ func (s *Store) Clear(key string) error {
 // Ack acknowledges wake id on behalf of by ("tui", "cli", "mcp:<client>").
 // Acknowledging twice does nothing and returns the wake as first acknowledged.
 // The condition stays active: while it lasts it is not raised again.
-func (s *Store) Ack(id, by string) (Event, error) {
+func (s *Store) Ack(id, by string) (api.Wake, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return Event{}, ErrClosed
+		return api.Wake{}, ErrClosed
 	}
 	ev := s.st.byID[id]
 	if ev == nil {
 		s.mu.Unlock()
-		return Event{}, fmt.Errorf("ack %s: %w (acknowledged wakes are forgotten after %d newer ones)", id, ErrNotFound, s.cfg.KeepAcked)
+		return api.Wake{}, fmt.Errorf("ack %s: %w (acknowledged wakes are forgotten after %d newer ones)", id, ErrNotFound, s.cfg.KeepAcked)
 	}
 	if ev.Acked {
-		e := ev.clone()
+		e := ev.Clone()
 		s.mu.Unlock()
 		return e, nil
 	}
@@ -296,18 +298,18 @@ func (s *Store) Ack(id, by string) (Event, error) {
 	rec, err := s.encode(record{Type: recAck, IDs: []string{id}, By: by, At: at})
 	if err != nil {
 		s.mu.Unlock()
-		return Event{}, fmt.Errorf("ack %s: %w", id, err)
+		return api.Wake{}, fmt.Errorf("ack %s: %w", id, err)
 	}
 	s.st.ack(id, by, at)
-	e := ev.clone()
-	rev := s.enqueue(rec, Message{Kind: Acked, Event: e.clone()})
+	e := ev.Clone()
+	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeAcked, Event: e.Clone()})
 	s.prune()
 	s.mu.Unlock()
 	return e, s.commit(rev)
 }
 
 // AckAll acknowledges every unacknowledged wake and returns them.
-func (s *Store) AckAll(by string) ([]Event, error) {
+func (s *Store) AckAll(by string) ([]api.Wake, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -329,12 +331,12 @@ func (s *Store) AckAll(by string) ([]Event, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("ack all: %w", err)
 	}
-	evs := make([]Event, len(ids))
-	msgs := make([]Message, len(ids))
+	evs := make([]api.Wake, len(ids))
+	msgs := make([]api.WakeMessage, len(ids))
 	for i, id := range ids {
 		ev, _ := s.st.ack(id, by, at)
-		evs[i] = ev.clone()
-		msgs[i] = Message{Kind: Acked, Event: ev.clone()}
+		evs[i] = ev.Clone()
+		msgs[i] = api.WakeMessage{Kind: api.WakeAcked, Event: ev.Clone()}
 	}
 	rev := s.enqueue(rec, msgs...)
 	s.prune()
@@ -347,7 +349,7 @@ func (s *Store) AckAll(by string) ([]Event, error) {
 // finds them, after a restart too. It returns the wakes it renamed; each is
 // delivered again as a Raised message with Replayed set, which a subscriber
 // already holding the wake treats idempotently, by ID.
-func (s *Store) RenameSession(pane, from, to string) ([]Event, error) {
+func (s *Store) RenameSession(pane, from, to string) ([]api.Wake, error) {
 	if to == "" || from == to {
 		return nil, nil
 	}
@@ -372,11 +374,11 @@ func (s *Store) RenameSession(pane, from, to string) ([]Event, error) {
 		return nil, fmt.Errorf("rename session %s: %w", from, err)
 	}
 	s.st.rename(ids, to)
-	evs := make([]Event, len(ids))
-	msgs := make([]Message, len(ids))
+	evs := make([]api.Wake, len(ids))
+	msgs := make([]api.WakeMessage, len(ids))
 	for i, id := range ids {
-		evs[i] = s.st.byID[id].clone()
-		msgs[i] = Message{Kind: Raised, Event: evs[i].clone(), Replayed: true}
+		evs[i] = s.st.byID[id].Clone()
+		msgs[i] = api.WakeMessage{Kind: api.WakeRaised, Event: evs[i].Clone(), Replayed: true}
 	}
 	rev := s.enqueue(rec, msgs...)
 	s.mu.Unlock()
@@ -384,24 +386,24 @@ func (s *Store) RenameSession(pane, from, to string) ([]Event, error) {
 }
 
 // Get returns wake id, acknowledged or not, if the store still holds it.
-func (s *Store) Get(id string) (Event, bool) {
+func (s *Store) Get(id string) (api.Wake, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := s.st.byID[id]
 	if ev == nil {
-		return Event{}, false
+		return api.Wake{}, false
 	}
-	return ev.clone(), true
+	return ev.Clone(), true
 }
 
 // Unacked returns the unacknowledged wakes, oldest first.
-func (s *Store) Unacked() []Event {
-	evs, _ := s.List(Filter{})
+func (s *Store) Unacked() []api.Wake {
+	evs, _ := s.List(api.WakeFilter{})
 	return evs
 }
 
 // List returns the wakes f selects, oldest first.
-func (s *Store) List(f Filter) ([]Event, error) {
+func (s *Store) List(f api.WakeFilter) ([]api.Wake, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -410,11 +412,11 @@ func (s *Store) List(f Filter) ([]Event, error) {
 	return s.list(f), nil
 }
 
-func (s *Store) list(f Filter) []Event {
-	var out []Event
+func (s *Store) list(f api.WakeFilter) []api.Wake {
+	var out []api.Wake
 	for _, ev := range s.st.events {
-		if (f.IncludeAcked || !ev.Acked) && f.matches(ev) {
-			out = append(out, ev.clone())
+		if (f.IncludeAcked || !ev.Acked) && f.Matches(ev) {
+			out = append(out, ev.Clone())
 			if f.Limit > 0 && len(out) == f.Limit {
 				break
 			}
@@ -546,7 +548,7 @@ func (s *Store) encode(r record) ([]byte, error) {
 
 // enqueue must be called with mu held, right after the state change, so queue
 // order is state order.
-func (s *Store) enqueue(rec []byte, msgs ...Message) uint64 {
+func (s *Store) enqueue(rec []byte, msgs ...api.WakeMessage) uint64 {
 	s.rev++
 	s.queue = append(s.queue, change{rev: s.rev, rec: rec, msgs: msgs})
 	return s.rev

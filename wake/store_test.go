@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestRaiseDedupClear(t *testing.T) {
@@ -33,11 +35,11 @@ func TestRaiseDedupClear(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, Config{})
-			last := map[string]Event{}
+			last := map[string]api.Wake{}
 			for i, st := range tc.steps {
 				switch st.op {
 				case "raise":
-					ev, isNew, err := s.Raise(Event{Reason: ReasonAwaitingInput, Key: st.key})
+					ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: st.key})
 					if err != nil {
 						t.Fatalf("step %d: %v", i, err)
 					}
@@ -62,10 +64,10 @@ func TestRaiseDedupClear(t *testing.T) {
 func TestRaiseSetsStoreFields(t *testing.T) {
 	clock := newClock()
 	s := open(t, Config{Clock: clock.Now})
-	in := Event{
-		ID: "mine", Seq: 99, Reason: ReasonAwaitingInput, Key: "k", Session: "api",
-		Options: []string{"yes", "no"}, Evidence: Evidence{Source: "screen", Rule: "r1", Lines: []string{"? "}},
-		Tasks: &TaskProgress{ListID: "L", Completed: 1, Total: 3, InProgress: []string{"t2"}},
+	in := api.Wake{
+		ID: "mine", Seq: 99, Reason: api.ReasonAwaitingInput, Key: "k", Session: "api",
+		Options: []string{"yes", "no"}, Evidence: api.Evidence{Source: "screen", Rule: "r1", Lines: []string{"? "}},
+		Tasks: &api.WakeProgress{ListID: "L", Completed: 1, Total: 3, InProgress: []string{"t2"}},
 		Acked: true, AckedBy: "someone",
 	}
 	ev, _, err := s.Raise(in)
@@ -86,7 +88,7 @@ func TestRaiseSetsStoreFields(t *testing.T) {
 		t.Fatalf("store copy was changed through a caller's slice: %+v", got)
 	}
 
-	if _, _, err := s.Raise(Event{Reason: "bored"}); err == nil || !strings.Contains(err.Error(), `unknown reason "bored"`) {
+	if _, _, err := s.Raise(api.Wake{Reason: "bored"}); err == nil || !strings.Contains(err.Error(), `unknown reason "bored"`) {
 		t.Fatalf("Raise with unknown reason: err = %v", err)
 	}
 }
@@ -95,7 +97,7 @@ func TestIDsSortByCreation(t *testing.T) {
 	s := open(t, Config{})
 	var prev string
 	for i := range 20 {
-		ev := raise(t, s, ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonHeartbeat, "")
 		if ev.ID <= prev {
 			t.Fatalf("wake %d: ID %q does not sort after %q", i, ev.ID, prev)
 		}
@@ -105,9 +107,9 @@ func TestIDsSortByCreation(t *testing.T) {
 
 func TestAck(t *testing.T) {
 	s := open(t, Config{})
-	a := raise(t, s, ReasonAwaitingInput, "a")
-	b := raise(t, s, ReasonAPIError, "b")
-	c := raise(t, s, ReasonWorkerFailed, "c")
+	a := raise(t, s, api.ReasonAwaitingInput, "a")
+	b := raise(t, s, api.ReasonAPIError, "b")
+	c := raise(t, s, api.ReasonWorkerFailed, "c")
 
 	got, err := s.Ack(b.ID, "tui")
 	if err != nil || !got.Acked || got.AckedBy != "tui" || got.AckedAt.IsZero() {
@@ -145,12 +147,12 @@ func TestAck(t *testing.T) {
 
 func TestList(t *testing.T) {
 	s := open(t, Config{})
-	for _, e := range []Event{
-		{Reason: ReasonAwaitingInput, Key: "1", Session: "api-1"},
-		{Reason: ReasonAPIError, Key: "2", Session: "api-2"},
-		{Reason: ReasonAwaitingInput, Key: "3", Session: "web"},
-		{Reason: ReasonSessionIdle, Key: "4", Session: "api-1"},
-		{Reason: ReasonHeartbeat, Key: "5", Session: ""},
+	for _, e := range []api.Wake{
+		{Reason: api.ReasonAwaitingInput, Key: "1", Session: "api-1"},
+		{Reason: api.ReasonAPIError, Key: "2", Session: "api-2"},
+		{Reason: api.ReasonAwaitingInput, Key: "3", Session: "web"},
+		{Reason: api.ReasonSessionIdle, Key: "4", Session: "api-1"},
+		{Reason: api.ReasonHeartbeat, Key: "5", Session: ""},
 	} {
 		if _, _, err := s.Raise(e); err != nil {
 			t.Fatal(err)
@@ -161,20 +163,20 @@ func TestList(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		f    Filter
+		f    api.WakeFilter
 		want []string
 	}{
-		{"zero filter: unacked", Filter{}, []string{"1", "3", "4", "5"}},
-		{"include acked", Filter{IncludeAcked: true}, []string{"1", "2", "3", "4", "5"}},
-		{"reasons", Filter{Reasons: []Reason{ReasonAwaitingInput, ReasonSessionIdle}}, []string{"1", "3", "4"}},
-		{"acked reason", Filter{Reasons: []Reason{ReasonAPIError}}, nil},
-		{"session glob", Filter{Session: "api-*", IncludeAcked: true}, []string{"1", "2", "4"}},
-		{"session exact", Filter{Session: "web"}, []string{"3"}},
-		{"session class", Filter{Session: "api-[2-9]", IncludeAcked: true}, []string{"2"}},
-		{"since seq", Filter{SinceSeq: 3}, []string{"4", "5"}},
-		{"limit pages oldest first", Filter{Limit: 2}, []string{"1", "3"}},
-		{"next page", Filter{Limit: 2, SinceSeq: 3}, []string{"4", "5"}},
-		{"everything combined", Filter{Reasons: []Reason{ReasonAwaitingInput, ReasonSessionIdle}, Session: "api-*", SinceSeq: 1, Limit: 5}, []string{"4"}},
+		{"zero filter: unacked", api.WakeFilter{}, []string{"1", "3", "4", "5"}},
+		{"include acked", api.WakeFilter{IncludeAcked: true}, []string{"1", "2", "3", "4", "5"}},
+		{"reasons", api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonSessionIdle}}, []string{"1", "3", "4"}},
+		{"acked reason", api.WakeFilter{Reasons: []api.Reason{api.ReasonAPIError}}, nil},
+		{"session glob", api.WakeFilter{Session: "api-*", IncludeAcked: true}, []string{"1", "2", "4"}},
+		{"session exact", api.WakeFilter{Session: "web"}, []string{"3"}},
+		{"session class", api.WakeFilter{Session: "api-[2-9]", IncludeAcked: true}, []string{"2"}},
+		{"since seq", api.WakeFilter{SinceSeq: 3}, []string{"4", "5"}},
+		{"limit pages oldest first", api.WakeFilter{Limit: 2}, []string{"1", "3"}},
+		{"next page", api.WakeFilter{Limit: 2, SinceSeq: 3}, []string{"4", "5"}},
+		{"everything combined", api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonSessionIdle}, Session: "api-*", SinceSeq: 1, Limit: 5}, []string{"4"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,14 +193,14 @@ func TestList(t *testing.T) {
 
 func TestFilterValidate(t *testing.T) {
 	cases := []struct {
-		f       Filter
+		f       api.WakeFilter
 		wantErr string
 	}{
-		{Filter{}, ""},
-		{Filter{Session: "api-*"}, ""},
-		{Filter{Session: "api-["}, "not a valid glob"},
-		{Filter{Session: `x\`}, "not a valid glob"},
-		{Filter{Limit: -1}, "negative"},
+		{api.WakeFilter{}, ""},
+		{api.WakeFilter{Session: "api-*"}, ""},
+		{api.WakeFilter{Session: "api-["}, "not a valid glob"},
+		{api.WakeFilter{Session: `x\`}, "not a valid glob"},
+		{api.WakeFilter{Limit: -1}, "negative"},
 	}
 	s := open(t, Config{})
 	for _, tc := range cases {
@@ -216,22 +218,22 @@ func TestFilterValidate(t *testing.T) {
 
 func TestPruneKeepsWhatItMust(t *testing.T) {
 	s := open(t, Config{KeepAcked: 4})
-	unacked := raise(t, s, ReasonAwaitingInput, "keep-unacked")
-	activeAcked := raise(t, s, ReasonAwaitingInput, "keep-active")
+	unacked := raise(t, s, api.ReasonAwaitingInput, "keep-unacked")
+	activeAcked := raise(t, s, api.ReasonAwaitingInput, "keep-active")
 	s.Ack(activeAcked.ID, "t")
 	for range 40 {
-		ev := raise(t, s, ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonHeartbeat, "")
 		s.Ack(ev.ID, "t")
 		s.Clear(ev.Key)
 	}
-	all, _ := s.List(Filter{IncludeAcked: true})
+	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
 	if len(all) > 2+4+4/8+16 {
 		t.Fatalf("%d wakes kept, want at most KeepAcked plus a margin", len(all))
 	}
 	if _, ok := s.Get(unacked.ID); !ok {
 		t.Fatal("unacked wake pruned")
 	}
-	if _, isNew, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "keep-active"}); isNew {
+	if _, isNew, _ := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "keep-active"}); isNew {
 		t.Fatal("the wake of an active condition was pruned: Raise made a new one")
 	}
 	if _, err := s.Ack(all[2].ID, "t"); err != nil {
@@ -241,14 +243,14 @@ func TestPruneKeepsWhatItMust(t *testing.T) {
 
 func TestClosedStore(t *testing.T) {
 	s := open(t, Config{Dir: t.TempDir()})
-	ev := raise(t, s, ReasonAwaitingInput, "a")
+	ev := raise(t, s, api.ReasonAwaitingInput, "a")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, _, err := s.Raise(Event{Reason: ReasonAwaitingInput}); !errors.Is(err, ErrClosed) {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Raise after Close: %v", err)
 	}
 	if _, err := s.Ack(ev.ID, "t"); !errors.Is(err, ErrClosed) {
@@ -260,7 +262,7 @@ func TestClosedStore(t *testing.T) {
 	if _, err := s.AckAll("t"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("AckAll after Close: %v", err)
 	}
-	if _, err := s.Subscribe(t.Context(), Filter{}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Subscribe(t.Context(), api.WakeFilter{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Subscribe after Close: %v", err)
 	}
 	if got := s.Unacked(); len(got) != 1 {
@@ -269,18 +271,18 @@ func TestClosedStore(t *testing.T) {
 }
 
 func TestEventJSONKeys(t *testing.T) {
-	ev := Event{
-		ID: "w1", Seq: 1, Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Reason: ReasonAwaitingInput,
+	ev := api.Wake{
+		ID: "w1", Seq: 1, Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Reason: api.ReasonAwaitingInput,
 		Key: "k", Session: "s", Pane: "%1", Agent: "claude", State: "waiting", Kind: "permission",
-		Evidence: Evidence{Source: "screen", Rule: "r", Lines: []string{"l"}}, Question: "q?",
-		Options: []string{"a"}, Tasks: &TaskProgress{ListID: "L", Completed: 1, Total: 2, InProgress: []string{"t"}},
+		Evidence: api.Evidence{Source: "screen", Rule: "r", Lines: []string{"l"}}, Question: "q?",
+		Options: []string{"a"}, Tasks: &api.WakeProgress{ListID: "L", Completed: 1, Total: 2, InProgress: []string{"t"}},
 		SuggestedAction: "Answer.", Details: "d", Acked: true, AckedAt: time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC), AckedBy: "tui",
 	}
 	want := `{"id":"w1","seq":1,"time":"2025-01-02T03:04:05Z","reason":"awaiting_input","key":"k","session":"s","pane":"%1","agent":"claude","state":"waiting","kind":"permission","evidence":{"source":"screen","rule":"r","lines":["l"]},"question":"q?","options":["a"],"tasks":{"list_id":"L","completed":1,"total":2,"in_progress":["t"]},"suggested_action":"Answer.","details":"d","acked":true,"acked_at":"2025-01-02T03:05:00Z","acked_by":"tui"}`
 	if got := mustJSON(t, ev); got != want {
 		t.Fatalf("JSON changed:\n got %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, Event{}); !strings.Contains(got, `"acked":false`) || strings.Contains(got, "acked_at") {
+	if got := mustJSON(t, api.Wake{}); !strings.Contains(got, `"acked":false`) || strings.Contains(got, "acked_at") {
 		t.Fatalf("zero event JSON: %s", got)
 	}
 }
@@ -291,8 +293,8 @@ func TestEventJSONKeys(t *testing.T) {
 func TestReminderSurvivesTheJournal(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Config{Dir: dir})
-	rem := &Reminder{Alert: 7, Pattern: "formatter_loop", Intervention: "run-the-formatter", Directive: "user/style/1", Text: "⚠️ Loop detected: Formatter loop", Preventive: true}
-	ev, _, err := s.Raise(Event{Reason: ReasonErrorLoopDetected, Key: "pattern/formatter_loop/%1", Pane: "%1", Reminder: rem})
+	rem := &api.Reminder{Alert: 7, Pattern: "formatter_loop", Intervention: "run-the-formatter", Directive: "user/style/1", Text: "⚠️ Loop detected: Formatter loop", Preventive: true}
+	ev, _, err := s.Raise(api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "pattern/formatter_loop/%1", Pane: "%1", Reminder: rem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +307,7 @@ func TestReminderSurvivesTheJournal(t *testing.T) {
 	if !ok || got.Reminder == nil || got.Reminder.Alert != 7 || got.Reminder.Text != "⚠️ Loop detected: Formatter loop" || !got.Reminder.Preventive {
 		t.Fatalf("reminder after reopening = %+v", got.Reminder)
 	}
-	if strings.Contains(mustJSON(t, Event{}), "reminder") {
+	if strings.Contains(mustJSON(t, api.Wake{}), "reminder") {
 		t.Fatal("an event without a reminder must not write the key")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Subscription delivers messages about the wakes its filter selects. Read C
@@ -12,15 +14,15 @@ import (
 type Subscription struct {
 	// C delivers first the unacknowledged wakes that existed when the
 	// subscription started (Replayed), then every change as it happens.
-	C <-chan Message
+	C <-chan api.WakeMessage
 
 	store  *Store
-	filter Filter
+	filter api.WakeFilter
 	from   uint64 // changes up to this rev are in the replay; set before registration
 	limit  int    // messages C may hold; one more slot is kept for a Resync
 
 	mu       sync.Mutex
-	ch       chan Message
+	ch       chan api.WakeMessage
 	closed   bool
 	stop     func() bool // unregisters the context callback
 	sent     uint64
@@ -38,7 +40,7 @@ type Subscription struct {
 // dropped and counted, and one Resync message is queued telling it to re-read
 // [Store.Unacked]. Filter.IncludeAcked adds acknowledged wakes to the replay;
 // Acked messages are sent either way, so a view of unacked wakes can drop them.
-func (s *Store) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
+func (s *Store) Subscribe(ctx context.Context, f api.WakeFilter) (*Subscription, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,10 +54,10 @@ func (s *Store) Subscribe(ctx context.Context, f Filter) (*Subscription, error) 
 	}
 	replay := s.list(f)
 	sub := &Subscription{store: s, filter: f, from: s.rev, limit: len(replay) + s.cfg.Buffer}
-	sub.ch = make(chan Message, sub.limit+1)
+	sub.ch = make(chan api.WakeMessage, sub.limit+1)
 	sub.C = sub.ch
 	for _, ev := range replay {
-		sub.ch <- Message{Kind: Raised, Event: ev, Replayed: true}
+		sub.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: ev, Replayed: true}
 		sub.sent++
 	}
 	s.subs = append(s.subs, sub)
@@ -105,12 +107,12 @@ func (sub *Subscription) shut() {
 	}
 }
 
-func (sub *Subscription) wants(m Message) bool {
-	if !sub.filter.matches(&m.Event) {
+func (sub *Subscription) wants(m api.WakeMessage) bool {
+	if !sub.filter.Matches(&m.Event) {
 		return false
 	}
 	switch m.Kind {
-	case Acked:
+	case api.WakeAcked:
 		return true // the subscriber may hold the wake as unacked
 	default:
 		return sub.filter.IncludeAcked || !m.Event.Acked
@@ -121,7 +123,7 @@ func (sub *Subscription) wants(m Message) bool {
 // monitor. Only one goroutine sends at a time (the store's flushMu) and the
 // reader only takes messages out, so the len checks below cannot be outrun:
 // while the marker is not queued len(ch) <= limit, leaving the Resync its slot.
-func (sub *Subscription) send(rev uint64, m Message) {
+func (sub *Subscription) send(rev uint64, m api.WakeMessage) {
 	if rev <= sub.from || !sub.wants(m) {
 		return
 	}
@@ -142,7 +144,7 @@ func (sub *Subscription) send(rev uint64, m Message) {
 		return
 	}
 	sub.missed++
-	sub.ch <- Message{Kind: Resync, Missed: sub.missed}
+	sub.ch <- api.WakeMessage{Kind: api.WakeResync, Missed: sub.missed}
 	sub.sent++
 	sub.markerAt = sub.sent
 }
@@ -150,11 +152,11 @@ func (sub *Subscription) send(rev uint64, m Message) {
 // Wait returns the oldest unacknowledged wake f selects, waiting for one if
 // there is none. It returns ctx's error when ctx is done first, and ErrClosed
 // if the store closes.
-func (s *Store) Wait(ctx context.Context, f Filter) (Event, error) {
+func (s *Store) Wait(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	f.IncludeAcked = false
 	sub, err := s.Subscribe(ctx, f)
 	if err != nil {
-		return Event{}, err
+		return api.Wake{}, err
 	}
 	defer sub.Close()
 	for {
@@ -162,23 +164,23 @@ func (s *Store) Wait(ctx context.Context, f Filter) (Event, error) {
 		case m, ok := <-sub.C:
 			if !ok {
 				if err := ctx.Err(); err != nil {
-					return Event{}, err
+					return api.Wake{}, err
 				}
-				return Event{}, ErrClosed
+				return api.Wake{}, ErrClosed
 			}
 			switch m.Kind {
-			case Raised:
+			case api.WakeRaised:
 				// It may have been acknowledged since it was queued.
 				if cur, ok := s.Get(m.Event.ID); ok && !cur.Acked {
 					return cur, nil
 				}
-			case Resync:
+			case api.WakeResync:
 				if evs, _ := s.List(f); len(evs) > 0 {
 					return evs[0], nil
 				}
 			}
 		case <-ctx.Done():
-			return Event{}, ctx.Err()
+			return api.Wake{}, ctx.Err()
 		}
 	}
 }

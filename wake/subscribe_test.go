@@ -7,10 +7,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // next reads one message or fails the test after a second.
-func next(t *testing.T, sub *Subscription) Message {
+func next(t *testing.T, sub *Subscription) api.WakeMessage {
 	t.Helper()
 	select {
 	case m, ok := <-sub.C:
@@ -21,7 +23,7 @@ func next(t *testing.T, sub *Subscription) Message {
 	case <-time.After(time.Second):
 		t.Fatal("no message within 1s")
 	}
-	return Message{}
+	return api.WakeMessage{}
 }
 
 func expectNothing(t *testing.T, sub *Subscription) {
@@ -35,41 +37,41 @@ func expectNothing(t *testing.T, sub *Subscription) {
 
 func TestSubscribeReplayThenLive(t *testing.T) {
 	s := open(t, Config{})
-	a := raise(t, s, ReasonAwaitingInput, "a")
-	b := raise(t, s, ReasonAPIError, "b")
-	raise(t, s, ReasonAwaitingInput, "c")
+	a := raise(t, s, api.ReasonAwaitingInput, "a")
+	b := raise(t, s, api.ReasonAPIError, "b")
+	raise(t, s, api.ReasonAwaitingInput, "c")
 	s.Ack(b.ID, "t")
 
-	sub, err := s.Subscribe(t.Context(), Filter{Reasons: []Reason{ReasonAwaitingInput, ReasonAPIError}})
+	sub, err := s.Subscribe(t.Context(), api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonAPIError}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	for _, want := range []string{"a", "c"} {
-		if m := next(t, sub); m.Kind != Raised || !m.Replayed || m.Event.Key != want {
+		if m := next(t, sub); m.Kind != api.WakeRaised || !m.Replayed || m.Event.Key != want {
 			t.Fatalf("replay: got %s %q replayed=%v, want raised %q", m.Kind, m.Event.Key, m.Replayed, want)
 		}
 	}
 	expectNothing(t, sub)
 
-	d := raise(t, s, ReasonAwaitingInput, "d")
-	raise(t, s, ReasonHeartbeat, "") // filtered out
+	d := raise(t, s, api.ReasonAwaitingInput, "d")
+	raise(t, s, api.ReasonHeartbeat, "") // filtered out
 	s.Ack(a.ID, "cli")
 	s.Clear("d")
 	s.Clear("b") // acked wake: a subscriber to unacked wakes does not care
 	want := []struct {
-		kind MessageKind
+		kind api.WakeMessageKind
 		key  string
-	}{{Raised, "d"}, {Acked, "a"}, {Cleared, "d"}}
+	}{{api.WakeRaised, "d"}, {api.WakeAcked, "a"}, {api.WakeCleared, "d"}}
 	for _, w := range want {
 		m := next(t, sub)
 		if m.Kind != w.kind || m.Event.Key != w.key || m.Replayed {
 			t.Fatalf("live: got %s %q, want %s %q", m.Kind, m.Event.Key, w.kind, w.key)
 		}
-		if m.Kind == Acked && (!m.Event.Acked || m.Event.AckedBy != "cli") {
+		if m.Kind == api.WakeAcked && (!m.Event.Acked || m.Event.AckedBy != "cli") {
 			t.Fatalf("Acked message without the ack fields: %+v", m.Event)
 		}
-		if m.Kind == Raised && m.Event.ID != d.ID {
+		if m.Kind == api.WakeRaised && m.Event.ID != d.ID {
 			t.Fatalf("raised %q, want %q", m.Event.ID, d.ID)
 		}
 	}
@@ -78,10 +80,10 @@ func TestSubscribeReplayThenLive(t *testing.T) {
 
 func TestSubscribeIncludeAckedReplaysHistory(t *testing.T) {
 	s := open(t, Config{})
-	a := raise(t, s, ReasonAwaitingInput, "a")
-	raise(t, s, ReasonAwaitingInput, "b")
+	a := raise(t, s, api.ReasonAwaitingInput, "a")
+	raise(t, s, api.ReasonAwaitingInput, "b")
 	s.Ack(a.ID, "t")
-	sub, err := s.Subscribe(t.Context(), Filter{IncludeAcked: true})
+	sub, err := s.Subscribe(t.Context(), api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestSubscribeIncludeAckedReplaysHistory(t *testing.T) {
 		t.Fatalf("second replayed = %+v", m)
 	}
 	s.Clear("a")
-	if m := next(t, sub); m.Kind != Cleared || m.Event.Key != "a" {
+	if m := next(t, sub); m.Kind != api.WakeCleared || m.Event.Key != "a" {
 		t.Fatalf("got %+v, want the acked wake's clear", m)
 	}
 }
@@ -118,7 +120,7 @@ func TestSubscribeNoGapNoDuplicate(t *testing.T) {
 				wg.Go(func() {
 					<-start
 					for i := range perRaiser {
-						if _, _, err := s.Raise(Event{Reason: ReasonAwaitingInput, Key: fmt.Sprintf("%d/%d", r, i)}); err != nil {
+						if _, _, err := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: fmt.Sprintf("%d/%d", r, i)}); err != nil {
 							t.Error(err)
 						}
 					}
@@ -128,7 +130,7 @@ func TestSubscribeNoGapNoDuplicate(t *testing.T) {
 			for range subscribers {
 				wg.Go(func() {
 					<-start
-					sub, err := s.Subscribe(t.Context(), Filter{})
+					sub, err := s.Subscribe(t.Context(), api.WakeFilter{})
 					if err != nil {
 						errs <- err
 						return
@@ -139,7 +141,7 @@ func TestSubscribeNoGapNoDuplicate(t *testing.T) {
 					for want <= uint64(total) {
 						select {
 						case m := <-sub.C:
-							if m.Kind != Raised || m.Event.Seq != want {
+							if m.Kind != api.WakeRaised || m.Event.Seq != want {
 								errs <- fmt.Errorf("got %s seq %d, want raised seq %d", m.Kind, m.Event.Seq, want)
 								return
 							}
@@ -168,12 +170,12 @@ func TestSubscribeNoGapNoDuplicate(t *testing.T) {
 
 func TestSlowSubscriberGetsResync(t *testing.T) {
 	s := open(t, Config{Buffer: 4})
-	slow, err := s.Subscribe(t.Context(), Filter{})
+	slow, err := s.Subscribe(t.Context(), api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	fast, err := s.Subscribe(t.Context(), Filter{})
+	fast, err := s.Subscribe(t.Context(), api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	go func() {
 		defer close(done)
 		for m := range fast.C {
-			if m.Kind == Raised {
+			if m.Kind == api.WakeRaised {
 				fastRaised++
 			}
 		}
@@ -197,7 +199,7 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	go func() {
 		defer close(raised)
 		for range 20 {
-			raise(t, s, ReasonHeartbeat, "")
+			raise(t, s, api.ReasonHeartbeat, "")
 		}
 	}()
 	select {
@@ -210,12 +212,12 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 		t.Fatalf("Missed = %d, want 16", got)
 	}
 	for want := uint64(1); want <= 4; want++ {
-		if m := next(t, slow); m.Kind != Raised || m.Event.Seq != want {
+		if m := next(t, slow); m.Kind != api.WakeRaised || m.Event.Seq != want {
 			t.Fatalf("got %s seq %d, want raised %d", m.Kind, m.Event.Seq, want)
 		}
 	}
 	m := next(t, slow)
-	if m.Kind != Resync || m.Missed != 1 {
+	if m.Kind != api.WakeResync || m.Missed != 1 {
 		t.Fatalf("got %+v, want a resync after the first drop", m)
 	}
 	// The reader is told to re-read, and that read has everything.
@@ -224,8 +226,8 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	}
 	expectNothing(t, slow)
 	// Having caught up, the reader gets live messages again.
-	ev := raise(t, s, ReasonHeartbeat, "")
-	if m := next(t, slow); m.Kind != Raised || m.Event.ID != ev.ID {
+	ev := raise(t, s, api.ReasonHeartbeat, "")
+	if m := next(t, slow); m.Kind != api.WakeRaised || m.Event.ID != ev.ID {
 		t.Fatalf("after resync got %+v", m)
 	}
 
@@ -238,15 +240,15 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 
 func TestResyncWhenBufferFullAgain(t *testing.T) {
 	s := open(t, Config{Buffer: 2})
-	sub, _ := s.Subscribe(t.Context(), Filter{})
+	sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 	defer sub.Close()
 	for round := range 3 {
 		for range 5 {
-			raise(t, s, ReasonHeartbeat, "")
+			raise(t, s, api.ReasonHeartbeat, "")
 		}
 		next(t, sub)
 		next(t, sub)
-		if m := next(t, sub); m.Kind != Resync {
+		if m := next(t, sub); m.Kind != api.WakeResync {
 			t.Fatalf("round %d: got %s, want resync", round, m.Kind)
 		}
 		expectNothing(t, sub)
@@ -259,13 +261,13 @@ func TestResyncWhenBufferFullAgain(t *testing.T) {
 func TestReplayLargerThanBuffer(t *testing.T) {
 	s := open(t, Config{Buffer: 2})
 	for range 10 {
-		raise(t, s, ReasonHeartbeat, "")
+		raise(t, s, api.ReasonHeartbeat, "")
 	}
-	sub, _ := s.Subscribe(t.Context(), Filter{})
+	sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 	defer sub.Close()
-	raise(t, s, ReasonHeartbeat, "")
+	raise(t, s, api.ReasonHeartbeat, "")
 	for want := uint64(1); want <= 11; want++ {
-		if m := next(t, sub); m.Kind != Raised || m.Event.Seq != want {
+		if m := next(t, sub); m.Kind != api.WakeRaised || m.Event.Seq != want {
 			t.Fatalf("got %s %d, want raised %d", m.Kind, m.Event.Seq, want)
 		}
 	}
@@ -288,16 +290,16 @@ func TestSubscriptionEnds(t *testing.T) {
 	}
 	t.Run("Close", func(t *testing.T) {
 		s := open(t, Config{})
-		sub, _ := s.Subscribe(t.Context(), Filter{})
+		sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 		sub.Close()
 		sub.Close()
 		drained(t, sub)
-		raise(t, s, ReasonHeartbeat, "") // no send on a closed channel
+		raise(t, s, api.ReasonHeartbeat, "") // no send on a closed channel
 	})
 	t.Run("context", func(t *testing.T) {
 		s := open(t, Config{})
 		ctx, cancel := context.WithCancel(t.Context())
-		sub, _ := s.Subscribe(ctx, Filter{})
+		sub, _ := s.Subscribe(ctx, api.WakeFilter{})
 		cancel()
 		drained(t, sub)
 		sub.Close()
@@ -306,7 +308,7 @@ func TestSubscriptionEnds(t *testing.T) {
 		s := open(t, Config{})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		sub, err := s.Subscribe(ctx, Filter{})
+		sub, err := s.Subscribe(ctx, api.WakeFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,14 +316,14 @@ func TestSubscriptionEnds(t *testing.T) {
 	})
 	t.Run("store Close", func(t *testing.T) {
 		s := open(t, Config{})
-		sub, _ := s.Subscribe(t.Context(), Filter{})
+		sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 		s.Close()
 		drained(t, sub)
 		sub.Close()
 	})
 	t.Run("bad filter", func(t *testing.T) {
 		s := open(t, Config{})
-		if _, err := s.Subscribe(t.Context(), Filter{Session: "["}); err == nil {
+		if _, err := s.Subscribe(t.Context(), api.WakeFilter{Session: "["}); err == nil {
 			t.Fatal("Subscribe accepted a bad glob")
 		}
 	})
@@ -330,41 +332,41 @@ func TestSubscriptionEnds(t *testing.T) {
 func TestWait(t *testing.T) {
 	t.Run("existing", func(t *testing.T) {
 		s := open(t, Config{})
-		a := raise(t, s, ReasonHeartbeat, "a")
-		raise(t, s, ReasonAwaitingInput, "b")
-		raise(t, s, ReasonAwaitingInput, "c")
+		a := raise(t, s, api.ReasonHeartbeat, "a")
+		raise(t, s, api.ReasonAwaitingInput, "b")
+		raise(t, s, api.ReasonAwaitingInput, "c")
 		s.Ack(a.ID, "t")
-		ev, err := s.Wait(t.Context(), Filter{})
+		ev, err := s.Wait(t.Context(), api.WakeFilter{})
 		if err != nil || ev.Key != "b" {
 			t.Fatalf("Wait = %q, %v; want the oldest unacked, b", ev.Key, err)
 		}
 	})
 	t.Run("future", func(t *testing.T) {
 		s := open(t, Config{})
-		raise(t, s, ReasonHeartbeat, "other")
+		raise(t, s, api.ReasonHeartbeat, "other")
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
-		got := make(chan Event)
+		got := make(chan api.Wake)
 		go func() {
-			ev, err := s.Wait(ctx, Filter{Reasons: []Reason{ReasonAwaitingInput}, Session: "api*"})
+			ev, err := s.Wait(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}, Session: "api*"})
 			if err != nil {
 				t.Error(err)
 			}
 			got <- ev
 		}()
 		time.Sleep(20 * time.Millisecond) // let Wait subscribe; correct either way
-		raise(t, s, ReasonAwaitingInput, "wrong-session")
-		want, _, _ := s.Raise(Event{Reason: ReasonAwaitingInput, Key: "right", Session: "api-3"})
+		raise(t, s, api.ReasonAwaitingInput, "wrong-session")
+		want, _, _ := s.Raise(api.Wake{Reason: api.ReasonAwaitingInput, Key: "right", Session: "api-3"})
 		if ev := <-got; ev.ID != want.ID {
 			t.Fatalf("Wait = %+v, want %s", ev, want.ID)
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
 		s := open(t, Config{})
-		raise(t, s, ReasonHeartbeat, "h")
+		raise(t, s, api.ReasonHeartbeat, "h")
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
-		if _, err := s.Wait(ctx, Filter{Reasons: []Reason{ReasonWorkerFailed}}); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := s.Wait(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonWorkerFailed}}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait = %v, want deadline exceeded", err)
 		}
 	})
@@ -372,7 +374,7 @@ func TestWait(t *testing.T) {
 		s := open(t, Config{})
 		errc := make(chan error)
 		go func() {
-			_, err := s.Wait(context.Background(), Filter{})
+			_, err := s.Wait(context.Background(), api.WakeFilter{})
 			errc <- err
 		}()
 		time.Sleep(20 * time.Millisecond)
@@ -386,9 +388,9 @@ func TestWait(t *testing.T) {
 		// and the wake is found by the re-read.
 		s := open(t, Config{Buffer: 1})
 		for range 5 {
-			raise(t, s, ReasonHeartbeat, "")
+			raise(t, s, api.ReasonHeartbeat, "")
 		}
-		ev, err := s.Wait(t.Context(), Filter{Reasons: []Reason{ReasonHeartbeat}})
+		ev, err := s.Wait(t.Context(), api.WakeFilter{Reasons: []api.Reason{api.ReasonHeartbeat}})
 		if err != nil || ev.Seq != 1 {
 			t.Fatalf("Wait = %d, %v", ev.Seq, err)
 		}

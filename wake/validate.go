@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // maxSeq is the largest seq a wake can have: IDs hold seq in ten digits so
@@ -47,7 +49,7 @@ func parseEventID(id string) (seq uint64, ms int64, ok bool) {
 	return seq, ms, true
 }
 
-func validReason(r Reason) bool {
+func validReason(r api.Reason) bool {
 	if len(r) == 0 || len(r) > maxReasonLen || r[0] < 'a' || r[0] > 'z' {
 		return false
 	}
@@ -66,7 +68,7 @@ func validTime(t time.Time) bool { return !t.IsZero() && t.UnixMilli() > 0 }
 // checkEvent reports what is wrong with the event of a raise record, or "".
 // The ID must be the one the store would have made from the event's seq and
 // time, so a record cannot claim one order in its ID and another in its seq.
-func checkEvent(ev *Event) string {
+func checkEvent(ev *api.Wake) string {
 	switch {
 	case ev == nil || ev.ID == "":
 		return "a raise record without an event id"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // appendLines adds raw lines to the journal in dir.
@@ -48,8 +50,8 @@ func TestJournalHugeSeqIsQuarantined(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()
 	s := open(t, Config{Dir: dir, Clock: clock.Now})
-	raise(t, s, ReasonAwaitingInput, "a")
-	raise(t, s, ReasonAwaitingInput, "b")
+	raise(t, s, api.ReasonAwaitingInput, "a")
+	raise(t, s, api.ReasonAwaitingInput, "b")
 	s.Close()
 	huge := `{"v":1,"type":"seq","seq":18446744073709551615}`
 	appendLines(t, dir, huge)
@@ -77,7 +79,7 @@ func TestJournalHugeSeqIsQuarantined(t *testing.T) {
 	// read back after a restart.
 	var ids []string
 	for i, key := range []string{"c", "d", "e"} {
-		ev := raise(t, s, ReasonAwaitingInput, key)
+		ev := raise(t, s, api.ReasonAwaitingInput, key)
 		if ev.Seq != uint64(3+i) {
 			t.Fatalf("wake %s has seq %d, want %d", key, ev.Seq, 3+i)
 		}
@@ -105,11 +107,11 @@ func TestJournalHugeSeqIsQuarantined(t *testing.T) {
 // Records the store cannot have written are rejected, quarantined and
 // reported, and cost no other wake.
 func TestJournalRejectsForgedRecords(t *testing.T) {
-	good1, id1 := raiseRecord(t, 1, "a", ReasonAwaitingInput)
-	good2, id2 := raiseRecord(t, 2, "b", ReasonAwaitingInput)
+	good1, id1 := raiseRecord(t, 1, "a", api.ReasonAwaitingInput)
+	good2, id2 := raiseRecord(t, 2, "b", api.ReasonAwaitingInput)
 	at := time.Date(2025, 11, 21, 9, 0, 30, 0, time.UTC)
-	forge := func(mut func(ev *Event)) string {
-		ev := Event{Seq: 2, Time: at, Reason: ReasonAwaitingInput, Key: "forged"}
+	forge := func(mut func(ev *api.Wake)) string {
+		ev := api.Wake{Seq: 2, Time: at, Reason: api.ReasonAwaitingInput, Key: "forged"}
 		ev.ID = eventID(ev.Seq, ev.Time)
 		mut(&ev)
 		b, err := json.Marshal(record{V: 1, Type: recRaise, Event: &ev})
@@ -121,18 +123,18 @@ func TestJournalRejectsForgedRecords(t *testing.T) {
 	cases := []struct {
 		name, line, problem string
 	}{
-		{"id not made by the store", forge(func(ev *Event) { ev.ID = "w1" }), "not of the form"},
-		{"id of another seq", forge(func(ev *Event) { ev.ID = eventID(7, ev.Time) }), "does not match its seq"},
-		{"id of another time", forge(func(ev *Event) { ev.ID = eventID(2, ev.Time.Add(time.Hour)) }), "does not match its seq"},
-		{"seq jump", forge(func(ev *Event) { ev.Seq = 900; ev.ID = eventID(900, ev.Time) }), "jumps past"},
-		{"seq beyond ids", forge(func(ev *Event) { ev.Seq = maxSeq + 1; ev.ID = eventID(ev.Seq, ev.Time) }), "outside 1.."},
-		{"no time", forge(func(ev *Event) { ev.Time = time.Time{}; ev.ID = "w0000000002-0" }), "no valid time"},
-		{"no reason", forge(func(ev *Event) { ev.Reason = "" }), "no valid reason"},
-		{"reason with markup", forge(func(ev *Event) { ev.Reason = "\x1b[31mred" }), "no valid reason"},
-		{"no key", forge(func(ev *Event) { ev.Key = "" }), "no valid key"},
-		{"acked without time", forge(func(ev *Event) { ev.Acked = true }), "acknowledged without"},
-		{"ack fields on an open wake", forge(func(ev *Event) { ev.AckedBy = "x" }), "ack fields"},
-		{"newer version", strings.Replace(forge(func(*Event) {}), `"v":1`, `"v":2`, 1), "version 2"},
+		{"id not made by the store", forge(func(ev *api.Wake) { ev.ID = "w1" }), "not of the form"},
+		{"id of another seq", forge(func(ev *api.Wake) { ev.ID = eventID(7, ev.Time) }), "does not match its seq"},
+		{"id of another time", forge(func(ev *api.Wake) { ev.ID = eventID(2, ev.Time.Add(time.Hour)) }), "does not match its seq"},
+		{"seq jump", forge(func(ev *api.Wake) { ev.Seq = 900; ev.ID = eventID(900, ev.Time) }), "jumps past"},
+		{"seq beyond ids", forge(func(ev *api.Wake) { ev.Seq = maxSeq + 1; ev.ID = eventID(ev.Seq, ev.Time) }), "outside 1.."},
+		{"no time", forge(func(ev *api.Wake) { ev.Time = time.Time{}; ev.ID = "w0000000002-0" }), "no valid time"},
+		{"no reason", forge(func(ev *api.Wake) { ev.Reason = "" }), "no valid reason"},
+		{"reason with markup", forge(func(ev *api.Wake) { ev.Reason = "\x1b[31mred" }), "no valid reason"},
+		{"no key", forge(func(ev *api.Wake) { ev.Key = "" }), "no valid key"},
+		{"acked without time", forge(func(ev *api.Wake) { ev.Acked = true }), "acknowledged without"},
+		{"ack fields on an open wake", forge(func(ev *api.Wake) { ev.AckedBy = "x" }), "ack fields"},
+		{"newer version", strings.Replace(forge(func(*api.Wake) {}), `"v":1`, `"v":2`, 1), "version 2"},
 		{"ack of no wake id", `{"v":1,"type":"ack","ids":["../../x"],"at":"2025-11-21T10:00:00Z"}`, "no wake id"},
 		{"ack without time", `{"v":1,"type":"ack","ids":["` + id1 + `"]}`, "without a valid time"},
 		{"clear without key", `{"v":1,"type":"clear","id":"` + id1 + `"}`, "without a key"},
@@ -161,7 +163,7 @@ func TestJournalRejectsForgedRecords(t *testing.T) {
 			if q := readQuarantine(t, dir); len(q) != 1 || *q[0].Line != tc.line {
 				t.Fatalf("quarantine = %+v, want the line", q)
 			}
-			if ev := raise(t, s, ReasonHeartbeat, ""); ev.Seq != 3 {
+			if ev := raise(t, s, api.ReasonHeartbeat, ""); ev.Seq != 3 {
 				t.Fatalf("next wake seq = %d, want 3", ev.Seq)
 			}
 		})
@@ -172,10 +174,10 @@ func TestJournalRejectsForgedRecords(t *testing.T) {
 // though their seqs jump.
 func TestJournalGapAfterDamageIsKept(t *testing.T) {
 	dir := t.TempDir()
-	r1, _ := raiseRecord(t, 1, "a", ReasonAwaitingInput)
-	r2, _ := raiseRecord(t, 2, "b", ReasonAwaitingInput)
-	r3, _ := raiseRecord(t, 3, "c", ReasonAwaitingInput)
-	r4, id4 := raiseRecord(t, 4, "d", ReasonAwaitingInput)
+	r1, _ := raiseRecord(t, 1, "a", api.ReasonAwaitingInput)
+	r2, _ := raiseRecord(t, 2, "b", api.ReasonAwaitingInput)
+	r3, _ := raiseRecord(t, 3, "c", api.ReasonAwaitingInput)
+	r4, id4 := raiseRecord(t, 4, "d", api.ReasonAwaitingInput)
 	appendLines(t, dir, r1, r2[:40]+r3[:len(r3)-3], r4)
 	evs, warnings, err := ReadJournal(journalPath(dir))
 	if err != nil || len(warnings) != 1 || len(evs) != 2 || evs[1].ID != id4 {
@@ -186,7 +188,7 @@ func TestJournalGapAfterDamageIsKept(t *testing.T) {
 // A line the quarantine cannot take stays in the journal, and says so.
 func TestJournalQuarantineFailureKeepsTheLine(t *testing.T) {
 	dir := t.TempDir()
-	r1, _ := raiseRecord(t, 1, "a", ReasonAwaitingInput)
+	r1, _ := raiseRecord(t, 1, "a", api.ReasonAwaitingInput)
 	bad := `{"v":1,"type":"seq","seq":18446744073709551615}`
 	appendLines(t, dir, r1, bad)
 	// A quarantine file that cannot be opened for writing.
@@ -210,7 +212,7 @@ func TestJournalQuarantineFailureKeepsTheLine(t *testing.T) {
 func TestRaiseRefusesWhatItCannotStore(t *testing.T) {
 	s := open(t, Config{})
 	var sub *Subscription
-	sub, err := s.Subscribe(t.Context(), Filter{})
+	sub, err := s.Subscribe(t.Context(), api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +220,13 @@ func TestRaiseRefusesWhatItCannotStore(t *testing.T) {
 	s.mu.Lock()
 	s.st.seq = maxSeq
 	s.mu.Unlock()
-	if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat}); err == nil || !strings.Contains(err.Error(), "move wakes.jsonl aside") {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err == nil || !strings.Contains(err.Error(), "move wakes.jsonl aside") {
 		t.Fatalf("Raise at the last seq = %v", err)
 	}
 	s.mu.Lock()
 	s.st.seq, s.st.lastRaised = 1, 50
 	s.mu.Unlock()
-	if _, _, err := s.Raise(Event{Reason: ReasonHeartbeat}); err == nil {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err == nil {
 		t.Fatal("Raise of a wake the state refuses succeeded")
 	}
 	select {
@@ -240,11 +242,11 @@ func TestRenameSession(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()
 	s := open(t, Config{Dir: dir, Clock: clock.Now})
-	acked := raise(t, s, ReasonAwaitingInput, "a")
+	acked := raise(t, s, api.ReasonAwaitingInput, "a")
 	s.Ack(acked.ID, "tui")
-	open1 := raise(t, s, ReasonSessionIdle, "b")
-	other, _, _ := s.Raise(Event{Reason: ReasonSessionIdle, Key: "c", Session: "s", Pane: "%2"})
-	sub, err := s.Subscribe(t.Context(), Filter{Session: "new-*"})
+	open1 := raise(t, s, api.ReasonSessionIdle, "b")
+	other, _, _ := s.Raise(api.Wake{Reason: api.ReasonSessionIdle, Key: "c", Session: "s", Pane: "%2"})
+	sub, err := s.Subscribe(t.Context(), api.WakeFilter{Session: "new-*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,12 +255,12 @@ func TestRenameSession(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].ID != open1.ID || got[0].Session != "new-s" {
 		t.Fatalf("RenameSession = %+v, %v", got, err)
 	}
-	if m := <-sub.C; m.Kind != Raised || m.Event.ID != open1.ID || m.Event.Session != "new-s" {
+	if m := <-sub.C; m.Kind != api.WakeRaised || m.Event.ID != open1.ID || m.Event.Session != "new-s" {
 		t.Fatalf("subscriber of new-* got %+v", m)
 	}
 	check := func(s *Store) {
 		t.Helper()
-		evs, _ := s.List(Filter{Session: "new-*", IncludeAcked: true})
+		evs, _ := s.List(api.WakeFilter{Session: "new-*", IncludeAcked: true})
 		if len(evs) != 1 || evs[0].ID != open1.ID {
 			t.Fatalf("List(new-*) = %v", keys(evs))
 		}

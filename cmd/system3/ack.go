@@ -61,17 +61,17 @@ as JSON.`,
 			}
 			defer a.Release(closeFn)
 
-			var evs []wake.Event
+			var evs []api.Wake
 			if all {
 				evs, err = svc.AckAll(ctx, ackBy)
 			} else {
-				var ev wake.Event
+				var ev api.Wake
 				ev, err = svc.Ack(ctx, args[0], ackBy)
 				if errors.Is(err, wake.ErrNotFound) {
 					return fmt.Errorf("no wake %q: it never existed or was acknowledged long ago; see pending wakes with `system3 status`, or wait for one with `system3 wait`", args[0])
 				}
 				if ev.ID != "" {
-					evs = []wake.Event{ev}
+					evs = []api.Wake{ev}
 				}
 			}
 			// A change the journal could not take yet is still made, and
@@ -88,7 +88,7 @@ as JSON.`,
 				enc.SetEscapeHTML(false)
 				if all {
 					if evs == nil {
-						evs = []wake.Event{}
+						evs = []api.Wake{}
 					}
 					return enc.Encode(evs)
 				}
@@ -105,9 +105,9 @@ as JSON.`,
 // ackRemote acknowledges wake id on host's daemon.
 func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error {
 	r := routed{action: "ack", target: id}
-	ev, err := routeAction(ctx, a, host, r, func(svc api.Service, origin string) (wake.Event, error) {
+	ev, err := routeAction(ctx, a, host, r, func(svc api.Service, origin string) (api.Wake, error) {
 		return svc.Ack(ctx, id, origin)
-	}, func(ev wake.Event) (bool, bool, string) { return true, true, "acked " + ev.ID })
+	}, func(ev api.Wake) (bool, bool, string) { return true, true, "acked " + ev.ID })
 	if errors.Is(err, wake.ErrNotDurable) && ev.ID != "" {
 		fmt.Fprintf(a.Stderr, "system3: warning: %v\n", err)
 		err = nil
@@ -124,10 +124,10 @@ func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error
 		enc.SetEscapeHTML(false)
 		return enc.Encode(ev)
 	}
-	return writeAcked(a.stdout, []wake.Event{ev}, false)
+	return writeAcked(a.stdout, []api.Wake{ev}, false)
 }
 
-func writeAcked(w io.Writer, evs []wake.Event, all bool) error {
+func writeAcked(w io.Writer, evs []api.Wake, all bool) error {
 	if len(evs) == 0 {
 		_, err := fmt.Fprintln(w, "no pending wakes to acknowledge")
 		return err

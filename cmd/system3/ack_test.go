@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestAckOne(t *testing.T) {
@@ -30,7 +30,7 @@ func TestAckOne(t *testing.T) {
 	// Twice is harmless and says who acked it first.
 	f.Store.Ack(docs.ID, "tui")
 	code, out, _ = invoke(t, nil, "ack", "--json", docs.ID)
-	var ev wake.Event
+	var ev api.Wake
 	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil || ev.ID != docs.ID || ev.AckedBy != "tui" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}

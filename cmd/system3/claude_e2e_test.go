@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestStatusOnRealClaudeCode runs `system3 status --json` against the real
@@ -16,7 +16,7 @@ import (
 // from the screen, and its task list, named by CLAUDE_CODE_TASK_LIST_ID in
 // its environment, is linked with its progress.
 func TestStatusOnRealClaudeCode(t *testing.T) {
-	api := claudetest.NewFakeAPI(t,
+	fakeAPI := claudetest.NewFakeAPI(t,
 		claudetest.Rule{Contains: "plan-login", Steps: []claudetest.Step{
 			{Tool: claudetest.TaskCreate("Implement login form", "Build the login form", "Implementing login form")},
 			{Tool: claudetest.TaskCreate("Write tests", "Cover the login form", "Writing tests")},
@@ -28,7 +28,7 @@ func TestStatusOnRealClaudeCode(t *testing.T) {
 			{Text: "Deployed."},
 		}},
 	)
-	cs := claudetest.Start(t, claudetest.Options{API: api, Args: []string{"--permission-mode", "default"},
+	cs := claudetest.Start(t, claudetest.Options{API: fakeAPI, Args: []string{"--permission-mode", "default"},
 		Env: []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=1", "CLAUDE_CODE_TASK_LIST_ID=PRD-LOGIN"}})
 	env := map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(cs.Home, ".claude", "tasks"), "SYSTEM3_STATE_DIR": shortDir(t)}
 	args := []string{"--tmux-socket-path", cs.Socket(), "status", "--json"}
@@ -54,7 +54,7 @@ func TestStatusOnRealClaudeCode(t *testing.T) {
 
 	// wait, with monitors of its own, reports the same prompt as a wake.
 	code, out, errOut := invoke(t, env, "--tmux-socket-path", cs.Socket(), "wait", "--json", "--reason", "awaiting_input", "--timeout", "20s")
-	var ev wake.Event
+	var ev api.Wake
 	if code != 0 || json.Unmarshal([]byte(out), &ev) != nil {
 		t.Fatalf("wait: exit %d, out %q, stderr %q", code, out, errOut)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
@@ -124,7 +125,7 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			startSession(t, srv, "ask", fmt.Sprintf("cat %s; exec sleep 600", captureFile(t, "permission_bash.txt")))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			ev, err := c.WaitWake(ctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+			ev, err := c.WaitWake(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}})
 			if err != nil {
 				t.Fatalf("no awaiting_input wake from the dashboard's monitors: %v", err)
 			}

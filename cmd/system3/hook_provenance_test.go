@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // The forgery of issue 13, on a real tmux server and the real `system3
@@ -90,7 +89,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	if s.State == rules.AwaitingInput || s.State == rules.Exited || s.Evidence.Source == "hook" {
 		t.Fatalf("a forged hook changed the pane: %+v", s)
 	}
-	ws, err := svc.Wakes(ctx, wake.Filter{IncludeAcked: true})
+	ws, err := svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,10 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // benchHosts is N "remote" daemons (each a private tmux server with panes
@@ -372,11 +372,11 @@ func BenchmarkFollowedHosts(b *testing.B) {
 			// followed streams.
 			type seen struct {
 				at time.Time
-				ev wake.Event
+				ev api.Wake
 			}
 			arrived := make(chan seen, 64)
 			defer set.Subscribe(func(host string, c remote.Change) {
-				if c.Wake != nil && c.Wake.Kind == wake.Raised && !c.Wake.Replayed && strings.HasPrefix(c.Wake.Event.Session, "lat-") {
+				if c.Wake != nil && c.Wake.Kind == api.WakeRaised && !c.Wake.Replayed && strings.HasPrefix(c.Wake.Event.Session, "lat-") {
 					arrived <- seen{time.Now(), c.Wake.Event}
 				}
 			})()

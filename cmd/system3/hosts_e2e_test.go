@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // sshFixture is a real OpenSSH server on a loopback port, with a throwaway
@@ -261,7 +261,7 @@ func TestHostsRemotePromptReachesWaitOverSSH(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &hw) != nil {
 		t.Fatalf("wait --all-hosts: exit %d, out %q, stderr %q", r.code, r.out, r.errOut)
 	}
-	if hw.Host != "remote" || hw.Session != "remote:fa-permission" || hw.Reason != wake.ReasonAwaitingInput || hw.Kind != "permission" ||
+	if hw.Host != "remote" || hw.Session != "remote:fa-permission" || hw.Reason != api.ReasonAwaitingInput || hw.Kind != "permission" ||
 		hw.Cursor != fmt.Sprintf("remote:%d", hw.Seq) {
 		t.Fatalf("wake = %+v", hw)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/wake"
 )
 
 // hostsStatusDoc is the JSON document of `status --all-hosts --json` (and
@@ -92,10 +91,10 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 				hs.Source = "daemon"
 				// Both calls at once: each is one ssh process, and most
 				// of its time is ssh and the remote system3 starting.
-				var evs []wake.Event
+				var evs []api.Wake
 				var werr error
 				var both sync.WaitGroup
-				both.Go(func() { evs, werr = l.Client.Wakes(ctx, wake.Filter{}) })
+				both.Go(func() { evs, werr = l.Client.Wakes(ctx, api.WakeFilter{}) })
 				snap, err = l.Client.Snapshot(ctx)
 				both.Wait()
 				if err = l.Observe(ctx, err); err == nil {

@@ -7,15 +7,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/wake"
 )
 
 // waitHosts waits for the first matching wake on any of names, each host
 // from its seq in since on. A remote host whose link fails is tried again
 // with backoff, saying so on stderr once per new reason; the others keep
 // being waited on meanwhile.
-func (a *app) waitHosts(ctx context.Context, names []string, f wake.Filter, since remote.Cursor) (remote.HostWake, error) {
+func (a *app) waitHosts(ctx context.Context, names []string, f api.WakeFilter, since remote.Cursor) (remote.HostWake, error) {
 	w := remote.WaitAny{Local: a.waitWake}
 	for _, name := range names {
 		h := remote.Host{Name: remote.Local}
@@ -53,7 +53,7 @@ func (a *app) printHostWake(hw remote.HostWake, asJSON bool) error {
 	if hw.Host != remote.Local {
 		ack = "system3 ack " + hw.Host + ":" + hw.ID
 	}
-	if err := writeWakeAck(a.stdout, hw.Event, time.Now(), ack); err != nil {
+	if err := writeWakeAck(a.stdout, hw.Wake, time.Now(), ack); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(a.stdout, "  %-10s system3 wait --all-hosts --since %s\n", "next", hw.Cursor)

@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
-	"github.com/system3-dev/system3/wake"
 )
 
 var actionSnapshot = api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{
@@ -232,7 +231,7 @@ func TestCLIActionsAreTheOperators(t *testing.T) {
 	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "orch-auth"}, Text: "x", Origin: "mcp:x"}); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("MCP inject: %v", err)
 	}
-	f.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-auth", Pane: "%3"})
+	f.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-auth", Pane: "%3"})
 	for _, args := range [][]string{
 		{"inject", "--session", "orch-auth", "hi"},
 		{"answer", "--session", "orch-auth", "yes"},

@@ -181,7 +181,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c := dialDaemon(t, state)
-	msgs, err := c.SubscribeWakes(ctx, wake.Filter{})
+	msgs, err := c.SubscribeWakes(ctx, api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 			if !ok {
 				t.Fatalf("the wake stream ended after %d wakes: %s", len(seen), d.stderr())
 			}
-			if m.Kind == wake.Raised {
+			if m.Kind == api.WakeRaised {
 				seen[m.Event.ID] = m.Event.Seq
 			}
 		case <-ctx.Done():
@@ -222,7 +222,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 
 	d2 := startDaemon(t, env)
 	c2 := dialDaemon(t, state)
-	back, err := c2.Wakes(ctx, wake.Filter{IncludeAcked: true})
+	back, err := c2.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 
 	// The restarted daemon moved the torn line to the quarantine and
 	// rewrote the journal without it: nothing written since is damaged.
-	msgs2, err := c2.SubscribeWakes(ctx, wake.Filter{SinceSeq: maxSeq})
+	msgs2, err := c2.SubscribeWakes(ctx, api.WakeFilter{SinceSeq: maxSeq})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 			if !ok {
 				t.Fatal("the wake stream ended")
 			}
-			if m.Kind == wake.Raised && !m.Replayed {
+			if m.Kind == api.WakeRaised && !m.Replayed {
 				if m.Event.Seq <= maxSeq {
 					t.Fatalf("new wake %s has seq %d, not after the journal's %d", m.Event.ID, m.Event.Seq, maxSeq)
 				}
@@ -352,7 +352,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			}
 			var before []string
 			for i := range 80 {
-				ev, _, err := store.Raise(wake.Event{Reason: wake.ReasonSummary, SuggestedAction: fmt.Sprintf("summary %d", i), Details: strings.Repeat("detail ", 180)})
+				ev, _, err := store.Raise(api.Wake{Reason: api.ReasonSummary, SuggestedAction: fmt.Sprintf("summary %d", i), Details: strings.Repeat("detail ", 180)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -379,7 +379,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			}
 			// The prompt's wake is delivered although it cannot be written,
 			// and the snapshot says why it is not on disk.
-			ev, err := c.WaitWake(ctx, wake.Filter{Session: "orch-a", Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+			ev, err := c.WaitWake(ctx, api.WakeFilter{Session: "orch-a", Reasons: []api.Reason{api.ReasonAwaitingInput}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +400,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 
 			// Monitoring goes on: a new prompt still wakes a waiter.
 			startSession(t, srv, "orch-b", "cat '"+captureFile(t, "permission_bash.txt")+"'; exec sleep 600")
-			if _, err := c.WaitWake(ctx, wake.Filter{Session: "orch-b", Reasons: []wake.Reason{wake.ReasonAwaitingInput}}); err != nil {
+			if _, err := c.WaitWake(ctx, api.WakeFilter{Session: "orch-b", Reasons: []api.Reason{api.ReasonAwaitingInput}}); err != nil {
 				t.Fatal(err)
 			}
 			logText, _ := os.ReadFile(filepath.Join(state, "system3.log"))
@@ -416,7 +416,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			// and the prompts still on screen are raised again.
 			startDaemon(t, daemonEnv(t, srv, state))
 			c2 := dialDaemon(t, state)
-			evs, err := c2.Wakes(ctx, wake.Filter{IncludeAcked: true})
+			evs, err := c2.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,7 +430,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 				}
 			}
 			for _, s := range []string{"orch-a", "orch-b"} {
-				if _, err := c2.WaitWake(ctx, wake.Filter{Session: s, Reasons: []wake.Reason{wake.ReasonAwaitingInput}}); err != nil {
+				if _, err := c2.WaitWake(ctx, api.WakeFilter{Session: s, Reasons: []api.Reason{api.ReasonAwaitingInput}}); err != nil {
 					t.Fatalf("%s after the restart: %v", s, err)
 				}
 			}

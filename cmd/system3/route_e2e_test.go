@@ -17,13 +17,13 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
-	"github.com/system3-dev/system3/wake"
 )
 
 // invokeStdin runs system3 with args as invoke does, with stdin.
@@ -102,7 +102,7 @@ func TestHostsRouteAnswerOverSSH(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "acked "+hw.ID) {
 		t.Fatalf("ack remote:%s: exit %d, out %q, stderr %q", hw.ID, code, out, errOut)
 	}
-	pending, err := rc.Wakes(ctx, wake.Filter{})
+	pending, err := rc.Wakes(ctx, api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	if isErr || !strings.Contains(out, `"count":1`) {
 		t.Fatalf("ack_wake remote:ID: %s", out)
 	}
-	left, err := dialDaemon(t, w.state).Wakes(context.Background(), wake.Filter{})
+	left, err := dialDaemon(t, w.state).Wakes(context.Background(), api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

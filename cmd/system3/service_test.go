@@ -36,11 +36,11 @@ type fakeService struct {
 var testEpoch = time.Date(2025, 11, 21, 9, 0, 0, 0, time.UTC)
 
 var (
-	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+	wakeAuth = api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
 		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
-		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
-		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
-	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
+		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &api.WakeProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
+	wakeDocs = api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
 		State: "error_loop"}
 )
 
@@ -114,7 +114,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	}
 
 	code, out, errOut = invoke(t, env, "wait", "--json", "--timeout", "5s")
-	var got wake.Event
+	var got api.Wake
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.ID != raised.ID {
 		t.Fatalf("wait: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

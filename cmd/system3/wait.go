@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/wake"
 )
 
 // errWaitTimeout is the cause of wait's context when --timeout passes.
@@ -64,7 +64,7 @@ reconnected with backoff (1 s doubling to 30 s), saying why on stderr, and
 its wakes raised meanwhile are delivered then, from its journal.
 
 Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
-1 any other error.`, wrapIndent(joinReasons(wake.Reasons()), "  ", 78)),
+1 any other error.`, wrapIndent(joinReasons(api.Reasons()), "  ", 78)),
 		Example: `  system3 wait
   system3 wait --reason awaiting_input,error_loop_detected --session 'orch-*'
   system3 wait --timeout 30m --json
@@ -85,7 +85,7 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 				ctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
 				defer cancel()
 			}
-			var ev wake.Event
+			var ev api.Wake
 			var hw remote.HostWake
 			if host != "" || allHosts {
 				var names []string
@@ -138,11 +138,11 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 // process stops mid-wait (another `system3 wait` that got its wake, say),
 // it asks again: a running system3, or monitors of its own, and the wake,
 // journaled and unacked, is still there.
-func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
+func (a *app) waitWake(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	for {
 		svc, closeFn, err := a.OpenService(ctx)
 		if err != nil {
-			return wake.Event{}, err
+			return api.Wake{}, err
 		}
 		ev, err := svc.WaitWake(ctx, f)
 		a.Release(closeFn)
@@ -156,23 +156,23 @@ func (a *app) waitWake(ctx context.Context, f wake.Filter) (wake.Event, error) {
 
 // waitFilter checks the flags a person typed, so a typo is an error rather
 // than a wait that never returns.
-func waitFilter(reasons []string, session string) (wake.Filter, error) {
-	var f wake.Filter
+func waitFilter(reasons []string, session string) (api.WakeFilter, error) {
+	var f api.WakeFilter
 	for _, r := range reasons {
 		r = strings.TrimSpace(r)
 		if r == "" {
 			continue
 		}
-		if !wake.Reason(r).Known() {
-			return f, fmt.Errorf("unknown reason %q; valid reasons: %s", r, joinReasons(wake.Reasons()))
+		if !api.Reason(r).Known() {
+			return f, fmt.Errorf("unknown reason %q; valid reasons: %s", r, joinReasons(api.Reasons()))
 		}
-		f.Reasons = append(f.Reasons, wake.Reason(r))
+		f.Reasons = append(f.Reasons, api.Reason(r))
 	}
 	f.Session = session
 	return f, f.Validate()
 }
 
-func joinReasons(rs []wake.Reason) string {
+func joinReasons(rs []api.Reason) string {
 	s := make([]string, len(rs))
 	for i, r := range rs {
 		s[i] = string(r)
@@ -200,12 +200,12 @@ func wrapIndent(s, indent string, width int) string {
 
 // writeWake prints one wake as a block a person or an agent can act on.
 // Every text in it came from a terminal, so it is sanitized.
-func writeWake(w io.Writer, ev wake.Event, now time.Time) error {
+func writeWake(w io.Writer, ev api.Wake, now time.Time) error {
 	return writeWakeAck(w, ev, now, "system3 ack "+ev.ID)
 }
 
 // writeWakeAck is writeWake with the command that acknowledges it.
-func writeWakeAck(w io.Writer, ev wake.Event, now time.Time, ackCmd string) error {
+func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "wake %s: %s\n", ev.ID, ev.Reason)
 	field := func(label, text string) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tmux/tmuxtest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestWaitWithRealMonitors runs `system3 wait` twice at once with real
@@ -59,11 +59,11 @@ func TestWaitWithRealMonitors(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("wait exit %d, stderr %q", r.code, r.errOut)
 		}
-		var ev wake.Event
+		var ev api.Wake
 		if err := json.Unmarshal([]byte(r.out), &ev); err != nil {
 			t.Fatalf("wait --json printed %q: %v", r.out, err)
 		}
-		if ev.Reason != wake.ReasonAwaitingInput || ev.Session != "orch-deploy" || ev.Kind != "permission" ||
+		if ev.Reason != api.ReasonAwaitingInput || ev.Session != "orch-deploy" || ev.Kind != "permission" ||
 			ev.Question != "Do you want to proceed?" || len(ev.Options) != 4 || ev.Agent != "claude" {
 			t.Fatalf("wake = %+v", ev)
 		}
@@ -125,11 +125,11 @@ func TestWaitForValidationFailure(t *testing.T) {
 	waitServed(t, state)
 	task("completed")
 	r := <-res
-	var ev wake.Event
+	var ev api.Wake
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &ev) != nil {
 		t.Fatalf("wait: exit %d, out %q, stderr %q", r.code, r.out, r.errOut)
 	}
-	if ev.Reason != wake.ReasonValidationFailed || !strings.Contains(ev.Details, "--- FAIL: TestLogin") || !strings.Contains(ev.SuggestedAction, "PRD-AUTH-001") {
+	if ev.Reason != api.ReasonValidationFailed || !strings.Contains(ev.Details, "--- FAIL: TestLogin") || !strings.Contains(ev.SuggestedAction, "PRD-AUTH-001") {
 		t.Fatalf("wake = %+v", ev)
 	}
 }

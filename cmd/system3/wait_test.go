@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestWaitPrintsPendingWake(t *testing.T) {
@@ -44,11 +44,11 @@ func TestWaitJSONAndFilters(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	var got wake.Event
+	var got api.Wake
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != docs.ID || got.Reason != wake.ReasonErrorLoopDetected || got.Pane != "%5" {
+	if got.ID != docs.ID || got.Reason != api.ReasonErrorLoopDetected || got.Pane != "%5" {
 		t.Errorf("got %+v", got)
 	}
 }
@@ -114,7 +114,7 @@ func TestWaitRejectsBadFlags(t *testing.T) {
 
 func TestWriteWakeSanitizes(t *testing.T) {
 	var b strings.Builder
-	ev := wake.Event{ID: "w1", Reason: wake.ReasonAPIError, Session: "s\x1b[31m", Question: "line one\nline two\x07",
+	ev := api.Wake{ID: "w1", Reason: api.ReasonAPIError, Session: "s\x1b[31m", Question: "line one\nline two\x07",
 		Details: "tail 1\ntail 2\n", Time: testEpoch}
 	if err := writeWake(&b, ev, testEpoch.Add(90*time.Second)); err != nil {
 		t.Fatal(err)

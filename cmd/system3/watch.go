@@ -13,7 +13,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 func newWatchCmd(a *app) *cobra.Command {
@@ -82,7 +81,7 @@ func runWatch(ctx context.Context, svc api.Service, p *watchPrinter) error {
 	if err != nil {
 		return quiet(ctx, err)
 	}
-	wakes, err := svc.SubscribeWakes(ctx, wake.Filter{})
+	wakes, err := svc.SubscribeWakes(ctx, api.WakeFilter{})
 	if err != nil {
 		return quiet(ctx, err)
 	}
@@ -113,11 +112,11 @@ func runWatch(ctx context.Context, svc api.Service, p *watchPrinter) error {
 			if !ok {
 				return quiet(ctx, errMonitorsGone)
 			}
-			if m.Kind != wake.Resync {
+			if m.Kind != api.WakeResync {
 				p.wake(m)
 				continue
 			}
-			evs, err := svc.Wakes(ctx, wake.Filter{})
+			evs, err := svc.Wakes(ctx, api.WakeFilter{})
 			if err != nil {
 				return quiet(ctx, err)
 			}
@@ -144,7 +143,7 @@ type watchLine struct {
 	Time     time.Time    `json:"time"`
 	Previous rules.State  `json:"previous,omitempty"`
 	Session  *api.Session `json:"session,omitempty"`
-	Wake     *wake.Event  `json:"wake,omitempty"`
+	Wake     *api.Wake    `json:"wake,omitempty"`
 	Replayed bool         `json:"replayed,omitempty"`
 }
 
@@ -221,28 +220,28 @@ func (p *watchPrinter) resync(s api.Snapshot) {
 	}
 }
 
-func (p *watchPrinter) wake(m wake.Message) {
+func (p *watchPrinter) wake(m api.WakeMessage) {
 	ev := m.Event
 	switch m.Kind {
-	case wake.Raised:
+	case api.WakeRaised:
 		if p.wakes[ev.ID] {
 			return
 		}
 		p.wakes[ev.ID] = true
 		p.wakeLine("raised", ev, ev.Time, m.Replayed)
-	case wake.Acked:
+	case api.WakeAcked:
 		delete(p.wakes, ev.ID)
 		p.wakeLine("acked", ev, ev.AckedAt, false)
-	case wake.Cleared:
+	case api.WakeCleared:
 		p.wakeLine("cleared", ev, p.now(), false)
 	}
 }
 
 // pendingWakes prints the pending wakes not shown yet, after messages were
 // dropped.
-func (p *watchPrinter) pendingWakes(evs []wake.Event) {
+func (p *watchPrinter) pendingWakes(evs []api.Wake) {
 	for _, ev := range evs {
-		p.wake(wake.Message{Kind: wake.Raised, Event: ev, Replayed: true})
+		p.wake(api.WakeMessage{Kind: api.WakeRaised, Event: ev, Replayed: true})
 	}
 }
 
@@ -278,7 +277,7 @@ func (p *watchPrinter) session(kind string, s api.Session, previous rules.State,
 	p.printf("%s\n", b.String())
 }
 
-func (p *watchPrinter) wakeLine(kind string, ev wake.Event, at time.Time, replayed bool) {
+func (p *watchPrinter) wakeLine(kind string, ev api.Wake, at time.Time, replayed bool) {
 	if at.IsZero() {
 		at = p.now()
 	}

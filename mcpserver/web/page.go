@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/wake"
 )
 
 // view is what the page shows.
@@ -21,7 +20,7 @@ type view struct {
 	Running bool
 	Need    []api.Session
 	Others  []api.Session
-	Wakes   []wake.Event
+	Wakes   []api.Wake
 	Taken   time.Time
 	Err     string
 }
@@ -41,7 +40,7 @@ func (h *Handler) view(ctx context.Context, csrf string) view {
 			v.Others = append(v.Others, s)
 		}
 	}
-	evs, err := h.svc.Wakes(ctx, wake.Filter{})
+	evs, err := h.svc.Wakes(ctx, api.WakeFilter{})
 	if err != nil {
 		v.Err = err.Error()
 	}
@@ -92,7 +91,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	wakes, err := h.svc.SubscribeWakes(ctx, wake.Filter{IncludeAcked: true})
+	wakes, err := h.svc.SubscribeWakes(ctx, api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
 		return

@@ -26,7 +26,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
@@ -34,9 +33,9 @@ import (
 type Service interface {
 	Snapshot(ctx context.Context) (api.Snapshot, error)
 	Watch(ctx context.Context) (<-chan api.Update, error)
-	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
-	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
-	Ack(ctx context.Context, id, by string) (wake.Event, error)
+	Wakes(ctx context.Context, f api.WakeFilter) ([]api.Wake, error)
+	SubscribeWakes(ctx context.Context, f api.WakeFilter) (<-chan api.WakeMessage, error)
+	Ack(ctx context.Context, id, by string) (api.Wake, error)
 	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error)
 	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
@@ -301,12 +300,12 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 	defer h.act.Unlock()
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	evs, err := h.svc.Wakes(ctx, wake.Filter{IncludeAcked: true})
+	evs, err := h.svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
 	if err != nil {
 		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	i := slices.IndexFunc(evs, func(e wake.Event) bool { return e.ID == a.Wake })
+	i := slices.IndexFunc(evs, func(e api.Wake) bool { return e.ID == a.Wake })
 	if i < 0 {
 		h.fail(w, r, http.StatusNotFound, "that prompt is gone")
 		return

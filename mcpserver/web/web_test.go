@@ -12,7 +12,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
@@ -51,9 +50,9 @@ func do(t *testing.T, req *http.Request) (int, string) {
 // once, while the prompt is unchanged; nothing else gets through.
 func TestActionLinks(t *testing.T) {
 	svc, _, signer, srv := setup(t)
-	ev := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-billing", Pane: "%3",
+	ev := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-billing", Pane: "%3",
 		Question: promptSession.Question, Options: promptSession.Options})
-	other := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%9", Session: "x", Pane: "%9", Question: "Other?", Options: []string{"Yes"}})
+	other := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%9", Session: "x", Pane: "%9", Question: "Other?", Options: []string{"Yes"}})
 	now := time.Now()
 	post := func(tok string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+notify.ActionPath+"?t="+url.QueryEscape(tok), nil)

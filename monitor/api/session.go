@@ -1,5 +1,5 @@
 // Package api is system3's vocabulary: the sessions the monitor keeps and
-// their states, the Service every front end uses (the dashboard, the MCP
+// their states, the wakes it raises, the Service every front end uses (the dashboard, the MCP
 // server, the CLI, the local socket and remote hosts), the requests and
 // results of its actions, their errors, and the action policy. It holds no
 // monitoring: package monitor implements Service, and its subpackages
@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Session is one watched pane and what system3 believes about it. A state
@@ -90,11 +89,6 @@ func (t *TaskProgress) Equal(o *TaskProgress) bool {
 	}
 	return t.Completed == o.Completed && t.Total == o.Total && t.Blocked == o.Blocked && slices.Equal(t.InProgress, o.InProgress)
 }
-
-// Evidence says which source and rule decided a state, and on which lines
-// (Source "screen", "process", "history", "transcript", "hook"...). A wake
-// carries the same: it is one type.
-type Evidence = wake.Evidence
 
 // Hint is one line telling the user what to do about the session's
 // state, or "" when there is nothing to do: a recognised agent showing a
@@ -221,13 +215,13 @@ type Service interface {
 	Snapshot(ctx context.Context) (Snapshot, error)
 	// Watch delivers registry updates until ctx ends.
 	Watch(ctx context.Context) (<-chan Update, error)
-	Wakes(ctx context.Context, f wake.Filter) ([]wake.Event, error)
+	Wakes(ctx context.Context, f WakeFilter) ([]Wake, error)
 	// WaitWake returns the first unacked wake matching f, waiting for one.
-	WaitWake(ctx context.Context, f wake.Filter) (wake.Event, error)
+	WaitWake(ctx context.Context, f WakeFilter) (Wake, error)
 	// SubscribeWakes delivers wake messages (raised, acked, cleared).
-	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
-	Ack(ctx context.Context, id, by string) (wake.Event, error)
-	AckAll(ctx context.Context, by string) ([]wake.Event, error)
+	SubscribeWakes(ctx context.Context, f WakeFilter) (<-chan WakeMessage, error)
+	Ack(ctx context.Context, id, by string) (Wake, error)
+	AckAll(ctx context.Context, by string) ([]Wake, error)
 
 	// Preview returns a pane's screen.
 	Preview(ctx context.Context, req PreviewRequest) (Preview, error)

@@ -110,9 +110,9 @@ patterns:
 	cs.Send("tidy-app please")
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
-	var ev wake.Event
+	var ev api.Wake
 	for ev.Reminder == nil {
-		ev, err = store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{wake.ReasonErrorLoopDetected}})
+		ev, err = store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonErrorLoopDetected}})
 		if err != nil {
 			t.Fatalf("no reminder wake: %v\nscreen:\n%s", err, cs.Capture())
 		}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Errors callers can tell apart.
@@ -38,7 +37,7 @@ type Injector interface {
 
 // Wakes raises and clears the wakes that carry reminders (a *wake.Store).
 type Wakes interface {
-	Raise(ev wake.Event) (wake.Event, bool, error)
+	Raise(ev api.Wake) (api.Wake, bool, error)
 	Clear(key string) error
 }
 
@@ -525,16 +524,16 @@ func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, sub
 		if _, err := c.db.ExecContext(ctx, `UPDATE coach_alerts SET wake_key = ? WHERE id = ?`, a.WakeKey, a.ID); err != nil {
 			return nil, fmt.Errorf("record alert: %w", err)
 		}
-		ev := wake.Event{
-			Reason: wake.ReasonErrorLoopDetected, Key: a.WakeKey, Session: a.Session, Pane: a.Pane, Agent: a.Agent,
+		ev := api.Wake{
+			Reason: api.ReasonErrorLoopDetected, Key: a.WakeKey, Session: a.Session, Pane: a.Pane, Agent: a.Agent,
 			State: string(rules.ErrorLoop),
-			Evidence: wake.Evidence{Source: "coach", Rule: "pattern." + p.ID, Lines: []string{
+			Evidence: api.Evidence{Source: "coach", Rule: "pattern." + p.ID, Lines: []string{
 				fmt.Sprintf("%s: %d of %d within %s", p.Name, a.Count, p.Threshold, p.Window),
 				"last: " + describe(tc),
 			}},
 			SuggestedAction: fmt.Sprintf("%s looks stuck in a loop (%s) in %s; send it the reminder (key r in the dashboard, or request_intervention) or give it other guidance.", agentName(a.Agent), p.Name, a.Target),
 			Details:         a.Reminder,
-			Reminder: &wake.Reminder{Alert: a.ID, Pattern: p.ID, Intervention: a.Intervention, Directive: a.Directive, Text: a.Reminder,
+			Reminder: &api.Reminder{Alert: a.ID, Pattern: p.ID, Intervention: a.Intervention, Directive: a.Directive, Text: a.Reminder,
 				Preventive: a.Preventive, AutoSend: a.AutoSend},
 		}
 		if _, _, err := c.cfg.Wakes.Raise(ev); err != nil {

@@ -176,7 +176,7 @@ func TestFormatterLoopPreventiveReminder(t *testing.T) {
 	}
 	ws := h.wakes.Unacked()
 	if len(ws) != 1 || ws[0].Reminder == nil || ws[0].Reminder.Alert != a.ID || ws[0].Reminder.Text != a.Reminder || !ws[0].Reminder.Preventive ||
-		ws[0].Reason != wake.ReasonErrorLoopDetected || ws[0].Evidence.Rule != "pattern.formatter_loop" || ws[0].Pane != "%1" {
+		ws[0].Reason != api.ReasonErrorLoopDetected || ws[0].Evidence.Rule != "pattern.formatter_loop" || ws[0].Pane != "%1" {
 		t.Fatalf("wakes = %+v", ws)
 	}
 	if len(h.inj.texts()) != 0 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // The tests here drive the real Gemini CLI through the screen classes
@@ -40,7 +39,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 
 	// An edit approval.
 	gs.Send("make-file hello.go")
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "permission" || ev.Question != "Apply this change?" || ev.Agent != "gemini" || ev.Pane != gs.Pane ||
 		strings.Join(ev.Options, "|") != "Allow once|Allow for this session|Modify with external editor|No, suggest changes (esc)" ||
 		!strings.Contains(ev.Details, "hello.go") || ev.Evidence.Rule != "gemini.permission" {
@@ -62,7 +61,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 
 	// A question with options.
 	gs.Send("pick-db for me")
-	ev = m.waitWake(wake.ReasonAwaitingInput)
+	ev = m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "question" || ev.Question != "Which database should we use?" || ev.Pane != gs.Pane ||
 		strings.Join(ev.Options, "|") != "Postgres|SQLite|Enter a custom value" || ev.Evidence.Rule != "gemini.question" {
 		t.Fatalf("question wake = %+v", ev)
@@ -87,7 +86,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	if s.Agent != "gemini" || (s.Evidence.Rule != rules.RuleProcessGone && s.Evidence.Rule != "gemini.exited") {
 		t.Fatalf("exited = %+v", s)
 	}
-	ev = m.waitWake(wake.ReasonWorkerFailed)
+	ev = m.waitWake(api.ReasonWorkerFailed)
 	if ev.Agent != "gemini" || ev.Pane != gs.Pane || ev.State != "exited" {
 		t.Fatalf("worker_failed wake = %+v", ev)
 	}
@@ -102,7 +101,7 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
 	gs := Start(t, Options{Settings: settings, ReadyText: "Do you trust the files in this folder?"})
 	m := watch(t, gs)
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	parent := filepath.Base(filepath.Dir(gs.Dir))
 	if ev.Kind != "trust" || ev.Question != "Do you trust the files in this folder?" || ev.Agent != "gemini" ||
 		strings.Join(ev.Options, "|") != "Trust folder (project)|Trust parent folder ("+parent+")|Don't trust" ||
@@ -179,7 +178,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	if s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("error loop = %+v", s)
 	}
-	ev := m.waitWake(wake.ReasonErrorLoopDetected)
+	ev := m.waitWake(api.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" || ev.Agent != "gemini" || ev.Pane != gs.Pane {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
@@ -203,7 +202,7 @@ func TestRealGeminiUnreachable(t *testing.T) {
 	if s.Evidence.Rule != "gemini.api_error" || !strings.Contains(strings.Join(s.Evidence.Lines, "\n"), "fetch failed") {
 		t.Fatalf("unreachable = %+v", s)
 	}
-	ev := m.waitWake(wake.ReasonAPIError)
+	ev := m.waitWake(api.ReasonAPIError)
 	if ev.State != "error" || ev.Kind != "api_error" || ev.Pane != gs.Pane {
 		t.Fatalf("api_error wake = %+v", ev)
 	}

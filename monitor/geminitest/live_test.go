@@ -48,7 +48,7 @@ func TestRealGemini(t *testing.T) {
 	m.waitState(rules.Idle, "interrupted")
 
 	gs.Send("deploy-now please")
-	ev := m.waitWake(wake.ReasonAwaitingInput)
+	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "permission" || ev.Question != "Allow execution of [Shell]?" || len(ev.Options) != 3 ||
 		ev.Options[0] != "Allow once" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != gs.Pane {
 		t.Fatalf("permission wake = %+v", ev)
@@ -76,7 +76,7 @@ func TestRealGemini(t *testing.T) {
 type monitors struct {
 	sup       *monitor.Supervisor
 	waitState func(want rules.State, kind string) api.Session
-	waitWake  func(r wake.Reason) wake.Event
+	waitWake  func(r api.Reason) api.Wake
 }
 
 func watch(t *testing.T, gs *Session) *monitors {
@@ -129,11 +129,11 @@ func watch(t *testing.T, gs *Session) *monitors {
 		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, gs.Capture())
 		return last
 	}
-	m.waitWake = func(r wake.Reason) wake.Event {
+	m.waitWake = func(r api.Reason) api.Wake {
 		t.Helper()
 		wctx, wcancel := context.WithTimeout(ctx, 40*time.Second)
 		defer wcancel()
-		ev, err := store.Wait(wctx, wake.Filter{Reasons: []wake.Reason{r}})
+		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
 		if err != nil {
 			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, gs.Capture())
 		}

@@ -19,12 +19,12 @@ import (
 )
 
 var (
-	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+	wakeAuth = api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
 		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
-		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
-		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the prompt"}
-	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex"}
-	wakeBeat = wake.Event{Reason: wake.ReasonHeartbeat, Session: "orch-api"}
+		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &api.WakeProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the prompt"}
+	wakeDocs = api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex"}
+	wakeBeat = api.Wake{Reason: api.ReasonHeartbeat, Session: "orch-api"}
 
 	testSnapshot = api.Snapshot{Server: "default", Running: true, Taken: testEpoch, Problem: "journal not writable",
 		Sessions: []api.Session{{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
@@ -45,10 +45,10 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	journalErr := &wake.JournalError{Path: "/s/wakes.jsonl", Err: errors.New("disk full"), Pending: 1}
 	type call = func(context.Context, api.Service) (any, error)
 	snapshot := func(ctx context.Context, s api.Service) (any, error) { return s.Snapshot(ctx) }
-	wakes := func(f wake.Filter) call {
+	wakes := func(f api.WakeFilter) call {
 		return func(ctx context.Context, s api.Service) (any, error) { return s.Wakes(ctx, f) }
 	}
-	wait := func(f wake.Filter, timeout time.Duration) call {
+	wait := func(f api.WakeFilter, timeout time.Duration) call {
 		return func(ctx context.Context, s api.Service) (any, error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -59,7 +59,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	ack := func(n int, by string) call {
 		return func(ctx context.Context, s api.Service) (any, error) {
 			id := "w-nope"
-			if evs, _ := s.Wakes(ctx, wake.Filter{}); n >= 0 && n < len(evs) {
+			if evs, _ := s.Wakes(ctx, api.WakeFilter{}); n >= 0 && n < len(evs) {
 				id = evs[n].ID
 			}
 			return s.Ack(ctx, id, by)
@@ -128,15 +128,15 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	}{
 		{name: "snapshot", call: snapshot, want: `"problem":"journal not writable"`},
 		{name: "snapshot error", prep: fail("snapshot", errors.New("tmux wedged")), call: snapshot},
-		{name: "wakes all", call: wakes(wake.Filter{}), want: `"session":"orch-api"`},
-		{name: "wakes filtered", want: `"seq":3`, call: wakes(wake.Filter{
-			Reasons: []wake.Reason{wake.ReasonAwaitingInput, wake.ReasonHeartbeat}, Session: "orch-*", SinceSeq: 1, Limit: 5})},
-		{name: "wakes include acked", call: wakes(wake.Filter{IncludeAcked: true, Limit: 1}), want: `"acked_by":"tui"`,
+		{name: "wakes all", call: wakes(api.WakeFilter{}), want: `"session":"orch-api"`},
+		{name: "wakes filtered", want: `"seq":3`, call: wakes(api.WakeFilter{
+			Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonHeartbeat}, Session: "orch-*", SinceSeq: 1, Limit: 5})},
+		{name: "wakes include acked", call: wakes(api.WakeFilter{IncludeAcked: true, Limit: 1}), want: `"acked_by":"tui"`,
 			prep: func(_ *testing.T, f *fakeService) { f.Store.Ack(f.Store.Unacked()[0].ID, "tui") }},
-		{name: "wakes bad glob", call: wakes(wake.Filter{Session: "["})},
-		{name: "wait existing", call: wait(wake.Filter{Reasons: []wake.Reason{wake.ReasonErrorLoopDetected}}, time.Minute), want: `"pane":"%5"`},
-		{name: "wait times out", call: wait(wake.Filter{Session: "nobody"}, 30*time.Millisecond), wantIs: context.DeadlineExceeded},
-		{name: "wait service deadline", prep: fail("wait_wake", context.DeadlineExceeded), call: wait(wake.Filter{}, time.Minute),
+		{name: "wakes bad glob", call: wakes(api.WakeFilter{Session: "["})},
+		{name: "wait existing", call: wait(api.WakeFilter{Reasons: []api.Reason{api.ReasonErrorLoopDetected}}, time.Minute), want: `"pane":"%5"`},
+		{name: "wait times out", call: wait(api.WakeFilter{Session: "nobody"}, 30*time.Millisecond), wantIs: context.DeadlineExceeded},
+		{name: "wait service deadline", prep: fail("wait_wake", context.DeadlineExceeded), call: wait(api.WakeFilter{}, time.Minute),
 			wantIs: context.DeadlineExceeded},
 		{name: "ack", call: ack(1, "cli"), want: `"acked_by":"cli"`},
 		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
@@ -271,7 +271,7 @@ func TestSubscribeWakesStreams(t *testing.T) {
 	first := f.Raise(t, wakeAuth)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := c.SubscribeWakes(ctx, wake.Filter{Session: "orch-*"})
+	ch, err := c.SubscribeWakes(ctx, api.WakeFilter{Session: "orch-*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,10 +281,10 @@ func TestSubscribeWakesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []struct {
-		kind     wake.MessageKind
+		kind     api.WakeMessageKind
 		id       string
 		replayed bool
-	}{{wake.Raised, first.ID, true}, {wake.Raised, second.ID, false}, {wake.Acked, first.ID, false}} {
+	}{{api.WakeRaised, first.ID, true}, {api.WakeRaised, second.ID, false}, {api.WakeAcked, first.ID, false}} {
 		m := recv(t, ch)
 		if m.Kind != want.kind || m.Event.ID != want.id || m.Replayed != want.replayed {
 			t.Errorf("got %s %s replayed=%v, want %s %s replayed=%v", m.Kind, m.Event.ID, m.Replayed, want.kind, want.id, want.replayed)
@@ -300,7 +300,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		if _, err := c.Watch(context.Background()); err == nil || err.Error() != "supervisor not running" {
 			t.Fatalf("err = %v", err)
 		}
-		if _, err := c.SubscribeWakes(context.Background(), wake.Filter{Session: "["}); err == nil || !strings.Contains(err.Error(), "not a valid glob") {
+		if _, err := c.SubscribeWakes(context.Background(), api.WakeFilter{Session: "["}); err == nil || !strings.Contains(err.Error(), "not a valid glob") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -319,7 +319,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		f := newFake(t)
 		srv := serve(t, f)
 		c := dial(t, srv.path)
-		ch, err := c.SubscribeWakes(context.Background(), wake.Filter{})
+		ch, err := c.SubscribeWakes(context.Background(), api.WakeFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestDisconnectFreesWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.WaitWake(ctx, wake.Filter{})
+		_, err := c.WaitWake(ctx, api.WakeFilter{})
 		errc <- err
 	}()
 	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
@@ -377,7 +377,7 @@ func TestServerStopsMidWait(t *testing.T) {
 	c := dial(t, srv.path)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.WaitWake(context.Background(), wake.Filter{})
+		_, err := c.WaitWake(context.Background(), api.WakeFilter{})
 		errc <- err
 	}()
 	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
@@ -391,12 +391,12 @@ func TestWaitWakeReturnsNewWake(t *testing.T) {
 	f := newFake(t)
 	c := dial(t, serve(t, f).path)
 	type result struct {
-		ev  wake.Event
+		ev  api.Wake
 		err error
 	}
 	res := make(chan result, 1)
 	go func() {
-		ev, err := c.WaitWake(context.Background(), wake.Filter{Reasons: []wake.Reason{wake.ReasonAwaitingInput}})
+		ev, err := c.WaitWake(context.Background(), api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}})
 		res <- result{ev, err}
 	}()
 	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
@@ -409,16 +409,16 @@ func TestWaitWakeReturnsNewWake(t *testing.T) {
 }
 
 func TestWireFilterMatchesWakeFilter(t *testing.T) {
-	wt, ft := reflect.TypeOf(wireFilter{}), reflect.TypeOf(wake.Filter{})
+	wt, ft := reflect.TypeOf(wireFilter{}), reflect.TypeOf(api.WakeFilter{})
 	if wt.NumField() != ft.NumField() {
-		t.Fatalf("wake.Filter has %d fields, wireFilter %d: add the new field to the protocol", ft.NumField(), wt.NumField())
+		t.Fatalf("api.WakeFilter has %d fields, wireFilter %d: add the new field to the protocol", ft.NumField(), wt.NumField())
 	}
 	for i := range wt.NumField() {
 		if wt.Field(i).Name != ft.Field(i).Name || wt.Field(i).Type != ft.Field(i).Type {
 			t.Errorf("field %d: %s %s vs %s %s", i, wt.Field(i).Name, wt.Field(i).Type, ft.Field(i).Name, ft.Field(i).Type)
 		}
 	}
-	f := wake.Filter{Reasons: []wake.Reason{wake.ReasonSummary}, Session: "a*", SinceSeq: 9, IncludeAcked: true, Limit: 3}
+	f := api.WakeFilter{Reasons: []api.Reason{api.ReasonSummary}, Session: "a*", SinceSeq: 9, IncludeAcked: true, Limit: 3}
 	if got := toWire(f).filter(); !reflect.DeepEqual(got, f) {
 		t.Errorf("round trip = %+v", got)
 	}

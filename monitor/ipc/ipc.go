@@ -97,25 +97,25 @@ type request struct {
 	Body json.RawMessage `json:"body,omitempty"`
 }
 
-// wireFilter is wake.Filter with a JSON form of its own, so renaming a Go
+// wireFilter is api.WakeFilter with a JSON form of its own, so renaming a Go
 // field never changes the protocol. A test keeps the two in step.
 type wireFilter struct {
-	Reasons      []wake.Reason `json:"reasons,omitempty"`
-	Session      string        `json:"session,omitempty"`
-	SinceSeq     uint64        `json:"since_seq,omitempty"`
-	IncludeAcked bool          `json:"include_acked,omitempty"`
-	Limit        int           `json:"limit,omitempty"`
+	Reasons      []api.Reason `json:"reasons,omitempty"`
+	Session      string       `json:"session,omitempty"`
+	SinceSeq     uint64       `json:"since_seq,omitempty"`
+	IncludeAcked bool         `json:"include_acked,omitempty"`
+	Limit        int          `json:"limit,omitempty"`
 }
 
-func toWire(f wake.Filter) *wireFilter {
+func toWire(f api.WakeFilter) *wireFilter {
 	return &wireFilter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, IncludeAcked: f.IncludeAcked, Limit: f.Limit}
 }
 
-func (w *wireFilter) filter() wake.Filter {
+func (w *wireFilter) filter() api.WakeFilter {
 	if w == nil {
-		return wake.Filter{}
+		return api.WakeFilter{}
 	}
-	return wake.Filter{Reasons: w.Reasons, Session: w.Session, SinceSeq: w.SinceSeq, IncludeAcked: w.IncludeAcked, Limit: w.Limit}
+	return api.WakeFilter{Reasons: w.Reasons, Session: w.Session, SinceSeq: w.SinceSeq, IncludeAcked: w.IncludeAcked, Limit: w.Limit}
 }
 
 // reply is every line the server writes after the hello.

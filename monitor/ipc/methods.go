@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // A Method is one method of [api.Service], described once: its name on
@@ -89,7 +88,7 @@ var (
 	mWakes          = unary("wakes", read, filterArgs, api.Service.Wakes)
 	mWaitWake       = unary("wait_wake", read, filterArgs, api.Service.WaitWake)
 	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, api.Service.SubscribeWakes)
-	mAck            = unary("ack", repeatable, ackArgs, func(s api.Service, ctx context.Context, a ack) (wake.Event, error) {
+	mAck            = unary("ack", repeatable, ackArgs, func(s api.Service, ctx context.Context, a ack) (api.Wake, error) {
 		return s.Ack(ctx, a.ID, a.By)
 	})
 	mAckAll    = unary("ack_all", repeatable, byArgs, api.Service.AckAll)
@@ -174,9 +173,9 @@ var (
 		encode: func(struct{}) (request, error) { return request{}, nil },
 		decode: func(request) (struct{}, error) { return struct{}{}, nil },
 	}
-	filterArgs = args[wake.Filter]{
-		encode: func(f wake.Filter) (request, error) { return request{Filter: toWire(f)}, nil },
-		decode: func(r request) (wake.Filter, error) { return r.Filter.filter(), nil },
+	filterArgs = args[api.WakeFilter]{
+		encode: func(f api.WakeFilter) (request, error) { return request{Filter: toWire(f)}, nil },
+		decode: func(r request) (api.WakeFilter, error) { return r.Filter.filter(), nil },
 	}
 	ackArgs = args[ack]{
 		encode: func(a ack) (request, error) { return request{ID: a.ID, By: a.By}, nil },
@@ -322,24 +321,24 @@ func (f forward) Watch(ctx context.Context) (<-chan api.Update, error) {
 	return as[<-chan api.Update](f.call(ctx, mWatch, struct{}{}))
 }
 
-func (f forward) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
-	return as[[]wake.Event](f.call(ctx, mWakes, fl))
+func (f forward) Wakes(ctx context.Context, fl api.WakeFilter) ([]api.Wake, error) {
+	return as[[]api.Wake](f.call(ctx, mWakes, fl))
 }
 
-func (f forward) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
-	return as[wake.Event](f.call(ctx, mWaitWake, fl))
+func (f forward) WaitWake(ctx context.Context, fl api.WakeFilter) (api.Wake, error) {
+	return as[api.Wake](f.call(ctx, mWaitWake, fl))
 }
 
-func (f forward) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
-	return as[<-chan wake.Message](f.call(ctx, mSubscribeWakes, fl))
+func (f forward) SubscribeWakes(ctx context.Context, fl api.WakeFilter) (<-chan api.WakeMessage, error) {
+	return as[<-chan api.WakeMessage](f.call(ctx, mSubscribeWakes, fl))
 }
 
-func (f forward) Ack(ctx context.Context, id, by string) (wake.Event, error) {
-	return as[wake.Event](f.call(ctx, mAck, ack{ID: id, By: by}))
+func (f forward) Ack(ctx context.Context, id, by string) (api.Wake, error) {
+	return as[api.Wake](f.call(ctx, mAck, ack{ID: id, By: by}))
 }
 
-func (f forward) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
-	return as[[]wake.Event](f.call(ctx, mAckAll, by))
+func (f forward) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
+	return as[[]api.Wake](f.call(ctx, mAckAll, by))
 }
 
 func (f forward) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {

@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // A client over connections its caller opens (as the ssh link of a remote
@@ -15,7 +15,7 @@ import (
 func TestNewClientOverOwnConnections(t *testing.T) {
 	svc := newFake(t)
 	srv := serve(t, svc)
-	ev := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-a", Pane: "%1"})
+	ev := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-a", Pane: "%1"})
 	dials := 0
 	c := NewClient("host test", func(ctx context.Context) (io.ReadWriteCloser, error) {
 		dials++
@@ -23,12 +23,12 @@ func TestNewClientOverOwnConnections(t *testing.T) {
 		return d.DialContext(ctx, "unix", srv.path)
 	})
 	defer c.Close()
-	got, err := c.WaitWake(context.Background(), wake.Filter{})
+	got, err := c.WaitWake(context.Background(), api.WakeFilter{})
 	if err != nil || got.ID != ev.ID {
 		t.Fatalf("WaitWake = %+v, %v; want wake %s", got, err, ev.ID)
 	}
 	// The cursor skips what was seen.
-	evs, err := c.Wakes(context.Background(), wake.Filter{SinceSeq: got.Seq})
+	evs, err := c.Wakes(context.Background(), api.WakeFilter{SinceSeq: got.Seq})
 	if err != nil || len(evs) != 0 {
 		t.Fatalf("Wakes since %d = %+v, %v; want none", got.Seq, evs, err)
 	}

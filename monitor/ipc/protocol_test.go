@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // rawConn talks the protocol by hand.
@@ -131,7 +131,7 @@ func TestProbeIsQuiet(t *testing.T) {
 	}
 	conn.Close()
 	waitFor(t, "the probe's connection to be freed", func() bool { return srv.active.Load() == 0 })
-	if _, err := dial(t, srv.path).Wakes(context.Background(), wake.Filter{}); err != nil {
+	if _, err := dial(t, srv.path).Wakes(context.Background(), api.WakeFilter{}); err != nil {
 		t.Fatal(err)
 	}
 }

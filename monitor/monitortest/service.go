@@ -99,7 +99,7 @@ func (f *Service) SetSnapshot(s api.Snapshot) {
 }
 
 // Raise raises a wake in the store, failing the test on error.
-func (f *Service) Raise(t testing.TB, ev wake.Event) wake.Event {
+func (f *Service) Raise(t testing.TB, ev api.Wake) api.Wake {
 	t.Helper()
 	got, _, err := f.Store.Raise(ev)
 	if err != nil {
@@ -160,23 +160,23 @@ func (f *Service) Watch(ctx context.Context) (<-chan api.Update, error) {
 	return ch, nil
 }
 
-func (f *Service) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
+func (f *Service) Wakes(ctx context.Context, fl api.WakeFilter) ([]api.Wake, error) {
 	if err := f.err("wakes"); err != nil {
 		return nil, err
 	}
 	return f.Store.List(fl)
 }
 
-func (f *Service) WaitWake(ctx context.Context, fl wake.Filter) (wake.Event, error) {
+func (f *Service) WaitWake(ctx context.Context, fl api.WakeFilter) (api.Wake, error) {
 	if err := f.err("wait_wake"); err != nil {
-		return wake.Event{}, err
+		return api.Wake{}, err
 	}
 	f.inflight.Add(1)
 	defer f.inflight.Add(-1)
 	return f.Store.Wait(ctx, fl)
 }
 
-func (f *Service) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+func (f *Service) SubscribeWakes(ctx context.Context, fl api.WakeFilter) (<-chan api.WakeMessage, error) {
 	if err := f.err("subscribe_wakes"); err != nil {
 		return nil, err
 	}
@@ -189,12 +189,12 @@ func (f *Service) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wa
 	return sub.C, nil
 }
 
-func (f *Service) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+func (f *Service) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 	f.mu.Lock()
 	p := f.policy
 	f.mu.Unlock()
 	if err := p.CheckAck(by); err != nil {
-		return wake.Event{}, err
+		return api.Wake{}, err
 	}
 	ev, err := f.Store.Ack(id, by)
 	if err == nil {
@@ -203,7 +203,7 @@ func (f *Service) Ack(ctx context.Context, id, by string) (wake.Event, error) {
 	return ev, err
 }
 
-func (f *Service) AckAll(ctx context.Context, by string) ([]wake.Event, error) {
+func (f *Service) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
 	if err := f.err("ack_all"); err != nil {
 		return nil, err
 	}

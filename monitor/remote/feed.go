@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/wake"
 )
 
 // feed is what a followed link knows of its host: its sessions and its
@@ -20,7 +19,7 @@ type feed struct {
 	live     bool // both streams are open and their state was read
 	snap     api.Snapshot
 	sessions map[string]api.Session // by pane id
-	unacked  map[string]wake.Event  // by wake id
+	unacked  map[string]api.Wake    // by wake id
 	// first is closed once the feed has first synchronised or failed,
 	// so a report asked for just after start waits for the first answer.
 	first     chan struct{}
@@ -35,7 +34,7 @@ func (f *feed) settled() { f.firstOnce.Do(func() { close(f.first) }) }
 
 // install replaces what is known with a snapshot (nil: keep the sessions)
 // and a list of unacknowledged wakes (nil: keep the wakes).
-func (f *feed) install(snap *api.Snapshot, evs []wake.Event) {
+func (f *feed) install(snap *api.Snapshot, evs []api.Wake) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if snap != nil {
@@ -47,7 +46,7 @@ func (f *feed) install(snap *api.Snapshot, evs []wake.Event) {
 		}
 	}
 	if evs != nil {
-		f.unacked = make(map[string]wake.Event, len(evs))
+		f.unacked = make(map[string]api.Wake, len(evs))
 		for _, ev := range evs {
 			if !ev.Acked {
 				f.unacked[ev.ID] = ev
@@ -76,21 +75,21 @@ func (f *feed) apply(u api.Update) {
 }
 
 // applyWake takes one wake message.
-func (f *feed) applyWake(m wake.Message) {
+func (f *feed) applyWake(m api.WakeMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.unacked == nil {
-		f.unacked = map[string]wake.Event{}
+		f.unacked = map[string]api.Wake{}
 	}
 	switch m.Kind {
-	case wake.Raised, wake.Cleared:
+	case api.WakeRaised, api.WakeCleared:
 		// A cleared wake (its prompt went away) stays until acknowledged.
 		if m.Event.Acked {
 			delete(f.unacked, m.Event.ID)
-		} else if _, known := f.unacked[m.Event.ID]; known || m.Kind == wake.Raised {
+		} else if _, known := f.unacked[m.Event.ID]; known || m.Kind == api.WakeRaised {
 			f.unacked[m.Event.ID] = m.Event
 		}
-	case wake.Acked:
+	case api.WakeAcked:
 		delete(f.unacked, m.Event.ID)
 	}
 }
@@ -103,7 +102,7 @@ func (f *feed) setLive(live bool) {
 
 // state returns whether the feed is live, and what it knows: the
 // sessions in tmux order, the unacknowledged wakes oldest first.
-func (f *feed) state() (bool, api.Snapshot, []wake.Event) {
+func (f *feed) state() (bool, api.Snapshot, []api.Wake) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	snap := f.snap
@@ -123,11 +122,11 @@ func (f *feed) state() (bool, api.Snapshot, []wake.Event) {
 		}
 		return cmpString(a.Pane, b.Pane)
 	})
-	evs := make([]wake.Event, 0, len(f.unacked))
+	evs := make([]api.Wake, 0, len(f.unacked))
 	for _, ev := range f.unacked {
 		evs = append(evs, ev)
 	}
-	slices.SortFunc(evs, func(a, b wake.Event) int {
+	slices.SortFunc(evs, func(a, b api.Wake) int {
 		switch {
 		case a.Seq < b.Seq:
 			return -1
@@ -155,7 +154,7 @@ func cmpString(a, b string) int {
 // be read again.
 type Change struct {
 	Update *api.Update
-	Wake   *wake.Message
+	Wake   *api.WakeMessage
 }
 
 // errStreamEnded: the host's daemon ended a stream, or the link under it
@@ -215,28 +214,28 @@ func (l *Link) followOnce(ctx context.Context, changed func(Change)) error {
 	// Streams first, then the state they change: nothing between is lost.
 	var (
 		ups              <-chan api.Update
-		msgs             <-chan wake.Message
+		msgs             <-chan api.WakeMessage
 		snap             api.Snapshot
-		evs              []wake.Event
+		evs              []api.Wake
 		uerr, merr, serr error
 		werr             error
 		wg               sync.WaitGroup
 	)
 	// Each call is its own ssh process: start them together.
 	wg.Go(func() { ups, uerr = l.Client.Watch(ctx) })
-	wg.Go(func() { msgs, merr = l.Client.SubscribeWakes(ctx, wake.Filter{}) })
+	wg.Go(func() { msgs, merr = l.Client.SubscribeWakes(ctx, api.WakeFilter{}) })
 	wg.Wait()
 	if err := firstErr(uerr, merr); err != nil {
 		return err
 	}
 	wg.Go(func() { snap, serr = l.Client.Snapshot(ctx) })
-	wg.Go(func() { evs, werr = l.Client.Wakes(ctx, wake.Filter{}) })
+	wg.Go(func() { evs, werr = l.Client.Wakes(ctx, api.WakeFilter{}) })
 	wg.Wait()
 	if err := firstErr(serr, werr); err != nil {
 		return err
 	}
 	if evs == nil {
-		evs = []wake.Event{}
+		evs = []api.Wake{}
 	}
 	l.feed.install(&snap, evs)
 	l.feed.setLive(true)
@@ -266,13 +265,13 @@ func (l *Link) followOnce(ctx context.Context, changed func(Change)) error {
 			if !ok {
 				return errStreamEnded
 			}
-			if m.Kind == wake.Resync {
-				evs, err := l.Client.Wakes(ctx, wake.Filter{})
+			if m.Kind == api.WakeResync {
+				evs, err := l.Client.Wakes(ctx, api.WakeFilter{})
 				if err != nil {
 					return err
 				}
 				if evs == nil {
-					evs = []wake.Event{}
+					evs = []api.Wake{}
 				}
 				l.feed.install(nil, evs)
 				changed(Change{})

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // fakeHost is a host's daemon: the real socket server over a scripted
@@ -94,7 +93,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	t0 := time.Now()
 	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{
 		session("%1", "orch-a", rules.Working, t0), session("%2", "orch-b", rules.Idle, t0)}})
-	first := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-b", Pane: "%2", Question: "asks"})
+	first := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-b", Pane: "%2", Question: "asks"})
 	host := startFakeHost(t, sock, svc)
 
 	var dials atomic.Int64
@@ -133,7 +132,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.AwaitingInput, t0.Add(time.Second))})
 	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.Working, t0)})
 	svc.Publish(api.Update{Kind: api.SessionAdded, Session: session("%3", "orch-c", rules.Idle, t0)})
-	second := svc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch-a", Pane: "%1", Question: "asks too"})
+	second := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-a", Pane: "%1", Question: "asks too"})
 	if _, err := svc.Ack(ctx, first.ID, "test"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Fleet is this machine's service with the config's hosts beside it, for
@@ -106,7 +105,7 @@ func hosted(host string, s api.Session) api.Session {
 }
 
 // hostedWake renames a host's wake for this machine.
-func hostedWake(host string, ev wake.Event) wake.Event {
+func hostedWake(host string, ev api.Wake) api.Wake {
 	ev.ID, ev.Session, ev.Pane = prefixed(host, ev.ID), prefixed(host, ev.Session), prefixed(host, ev.Pane)
 	return ev
 }
@@ -213,7 +212,7 @@ func merge[T any](ctx context.Context, local <-chan T, set *Set, resync func(mis
 // Wakes are this machine's; with no filter at all (the unacknowledged
 // wakes, as the dashboard reads them), the connected hosts'
 // unacknowledged wakes too.
-func (f *Fleet) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error) {
+func (f *Fleet) Wakes(ctx context.Context, fl api.WakeFilter) ([]api.Wake, error) {
 	evs, err := f.Service.Wakes(ctx, fl)
 	if err != nil || fl.SinceSeq != 0 || fl.IncludeAcked || fl.Session != "" || len(fl.Reasons) != 0 || fl.Limit != 0 {
 		return evs, err
@@ -229,28 +228,28 @@ func (f *Fleet) Wakes(ctx context.Context, fl wake.Filter) ([]wake.Event, error)
 // SubscribeWakes delivers this machine's wake messages and the hosts';
 // a host that connects or disconnects comes as a resync (read Wakes
 // again).
-func (f *Fleet) SubscribeWakes(ctx context.Context, fl wake.Filter) (<-chan wake.Message, error) {
+func (f *Fleet) SubscribeWakes(ctx context.Context, fl api.WakeFilter) (<-chan api.WakeMessage, error) {
 	local, err := f.Service.SubscribeWakes(ctx, fl)
 	if err != nil || fl.SinceSeq != 0 || fl.Session != "" || len(fl.Reasons) != 0 {
 		return local, err
 	}
-	return merge(ctx, local, f.Set, func(missed uint64) wake.Message {
-		return wake.Message{Kind: wake.Resync, Missed: missed}
-	}, func(host string, c Change) (wake.Message, bool) {
+	return merge(ctx, local, f.Set, func(missed uint64) api.WakeMessage {
+		return api.WakeMessage{Kind: api.WakeResync, Missed: missed}
+	}, func(host string, c Change) (api.WakeMessage, bool) {
 		switch {
 		case c.Wake != nil:
 			m := *c.Wake
 			m.Event = hostedWake(host, m.Event)
 			return m, true
 		case c.Update == nil:
-			return wake.Message{Kind: wake.Resync}, true
+			return api.WakeMessage{Kind: api.WakeResync}, true
 		}
-		return wake.Message{}, false
+		return api.WakeMessage{}, false
 	}), nil
 }
 
 // Ack acknowledges HOST:ID on that host's daemon.
-func (f *Fleet) Ack(ctx context.Context, id, by string) (wake.Event, error) {
+func (f *Fleet) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 	host, rest := f.split(id)
 	switch host {
 	case "":
@@ -258,9 +257,9 @@ func (f *Fleet) Ack(ctx context.Context, id, by string) (wake.Event, error) {
 	case Local:
 		return f.Service.Ack(ctx, rest, by)
 	}
-	ev, err := routeCall(ctx, f, by, host, "ack", rest, "", "", func(c *ipc.Client) (wake.Event, error) {
+	ev, err := routeCall(ctx, f, by, host, "ack", rest, "", "", func(c *ipc.Client) (api.Wake, error) {
 		return c.Ack(ctx, rest, f.via(by))
-	}, func(wake.Event) (bool, bool, string) { return true, true, "acknowledged" })
+	}, func(api.Wake) (bool, bool, string) { return true, true, "acknowledged" })
 	if err != nil {
 		return ev, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestFleet: this machine's service with a host beside it. The host's
@@ -29,7 +28,7 @@ func TestFleet(t *testing.T) {
 	remoteSvc := monitortest.NewService(t, nil)
 	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", rules.AwaitingInput, t0)}})
 	remoteSvc.SetPreview("%7", "Do you want to proceed?", "❯ 1. Yes")
-	rw := remoteSvc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "proceed?"})
+	rw := remoteSvc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "proceed?"})
 	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
 
 	var dials atomic.Int64
@@ -57,7 +56,7 @@ func TestFleet(t *testing.T) {
 	if r := snap.Sessions[1]; r.Host != "web1" || r.Session != "web1:orch" || r.Pane != "web1:%7" || r.Target != "web1:orch:0.0" || r.State != rules.AwaitingInput {
 		t.Fatalf("the host's session is %+v", r)
 	}
-	evs, err := f.Wakes(ctx, wake.Filter{})
+	evs, err := f.Wakes(ctx, api.WakeFilter{})
 	if err != nil || len(evs) != 1 || evs[0].ID != "web1:"+rw.ID || evs[0].Pane != "web1:%7" {
 		t.Fatalf("wakes %+v, %v", evs, err)
 	}
@@ -78,15 +77,15 @@ func TestFleet(t *testing.T) {
 	}
 
 	// So do its wake messages.
-	msgs, err := f.SubscribeWakes(ctx, wake.Filter{})
+	msgs, err := f.SubscribeWakes(ctx, api.WakeFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raised := remoteSvc.Raise(t, wake.Event{Reason: wake.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "again?"})
+	raised := remoteSvc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "again?"})
 	for deadline := time.After(10 * time.Second); ; {
 		select {
 		case m := <-msgs:
-			if m.Kind != wake.Raised || m.Event.ID != "web1:"+raised.ID {
+			if m.Kind != api.WakeRaised || m.Event.ID != "web1:"+raised.ID {
 				continue
 			}
 			if m.Event.Session != "web1:orch" || m.Event.Pane != "web1:%7" {
@@ -144,7 +143,7 @@ func TestFleet(t *testing.T) {
 	if ev, err := f.Ack(ctx, "web1:"+rw.ID, "tui"); err != nil || ev.ID != "web1:"+rw.ID || !ev.Acked {
 		t.Fatalf("ack %+v, %v", ev, err)
 	}
-	if got, _ := remoteSvc.Wakes(ctx, wake.Filter{}); len(got) != 0 {
+	if got, _ := remoteSvc.Wakes(ctx, api.WakeFilter{}); len(got) != 0 {
 		t.Fatalf("the host still has %+v", got)
 	}
 	// This machine's policy applies first: a read-only MCP here may not

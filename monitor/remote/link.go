@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Backoff between reconnections: doubling from MinBackoff to MaxBackoff,
@@ -105,7 +105,7 @@ func LinkFailure(err error) bool {
 // answers), asking with the same filter, so a wake raised meanwhile is
 // returned then and none past f.SinceSeq twice. onFail, when set, is told
 // each failure and the delay before the next try.
-func (l *Link) WaitWake(ctx context.Context, f wake.Filter, onFail func(err error, retryIn time.Duration)) (wake.Event, error) {
+func (l *Link) WaitWake(ctx context.Context, f api.WakeFilter, onFail func(err error, retryIn time.Duration)) (api.Wake, error) {
 	delay := MinBackoff
 	for {
 		before := l.State().LastSeen
@@ -125,7 +125,7 @@ func (l *Link) WaitWake(ctx context.Context, f wake.Filter, onFail func(err erro
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return wake.Event{}, ctx.Err()
+			return api.Wake{}, ctx.Err()
 		case <-t.C:
 		}
 		delay = min(2*delay, MaxBackoff)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Set is the links to every configured host, kept for the life of a
@@ -125,7 +124,7 @@ type Report struct {
 	Err      error
 	Snapshot api.Snapshot
 	// Unacked are its unacknowledged wakes.
-	Unacked []wake.Event
+	Unacked []api.Wake
 }
 
 // Report asks every host at once for its sessions and unacknowledged
@@ -219,10 +218,10 @@ func (s *Set) report(ctx context.Context) []Report {
 			r := Report{Name: l.Host.Name}
 			// Both calls at once: each is one ssh process, and most of
 			// its time is ssh and the remote system3 starting.
-			var evs []wake.Event
+			var evs []api.Wake
 			var werr error
 			var both sync.WaitGroup
-			both.Go(func() { evs, werr = l.Client.Wakes(hctx, wake.Filter{}) })
+			both.Go(func() { evs, werr = l.Client.Wakes(hctx, api.WakeFilter{}) })
 			snap, err := l.Client.Snapshot(hctx)
 			both.Wait()
 			if err = s.observe(hctx, l, err); err == nil {
@@ -276,7 +275,7 @@ func (s *Set) Link(name string) *Link {
 // its session is HOST:SESSION, host names the host alone, and cursor is
 // the --since that skips it and every wake seen before (WaitAny).
 type HostWake struct {
-	wake.Event
+	api.Wake
 	Host   string `json:"host"`
 	Cursor string `json:"cursor,omitempty"`
 }
@@ -285,7 +284,7 @@ type HostWake struct {
 // match (when set) is true, each host from its seq in since on, until ctx
 // ends. A host whose link fails is tried again with backoff
 // (Link.WaitWake) while the others are waited on.
-func (s *Set) WaitWake(ctx context.Context, f wake.Filter, since map[string]uint64, match func(host string) bool) (HostWake, error) {
+func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (HostWake, error) {
 	var links []*Link
 	for _, l := range s.links {
 		if match == nil || match(l.Host.Name) {
@@ -308,7 +307,7 @@ func (s *Set) WaitWake(ctx context.Context, f wake.Filter, since map[string]uint
 		hf.SinceSeq = since[l.Host.Name]
 		go func() {
 			ev, err := l.WaitWake(ctx, hf, nil)
-			results <- result{HostWake{Host: l.Host.Name, Event: ev}, err}
+			results <- result{HostWake{Host: l.Host.Name, Wake: ev}, err}
 		}()
 	}
 	var first error
@@ -330,10 +329,10 @@ func (s *Set) WaitWake(ctx context.Context, f wake.Filter, since map[string]uint
 }
 
 // Ack acknowledges wake id on host name's daemon, as by.
-func (s *Set) Ack(ctx context.Context, name, id, by string) (wake.Event, error) {
+func (s *Set) Ack(ctx context.Context, name, id, by string) (api.Wake, error) {
 	l := s.Link(name)
 	if l == nil {
-		return wake.Event{}, fmt.Errorf("no host %q in the config", name)
+		return api.Wake{}, fmt.Errorf("no host %q in the config", name)
 	}
 	ev, err := l.Client.Ack(ctx, id, by)
 	return ev, l.Observe(ctx, err)
@@ -347,7 +346,7 @@ type ReportDoc struct {
 	LastSeen  time.Time    `json:"last_seen,omitzero"`
 	Error     string       `json:"error,omitempty"`
 	Snapshot  api.Snapshot `json:"snapshot"`
-	Unacked   []wake.Event `json:"unacked"`
+	Unacked   []api.Wake   `json:"unacked"`
 }
 
 // Docs is Report as ReportDocs.
@@ -360,7 +359,7 @@ func (s *Set) Docs(ctx context.Context) []ReportDoc {
 			d.Error = r.Err.Error()
 		}
 		if d.Unacked == nil {
-			d.Unacked = []wake.Event{}
+			d.Unacked = []api.Wake{}
 		}
 		out[i] = d
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Cursor is, per host, the seq of the last wake a caller has seen there:
@@ -55,7 +55,7 @@ func (c Cursor) String() string {
 // WaitAny is a wait for the first matching wake on any of several hosts.
 type WaitAny struct {
 	// Local waits on this machine's wakes (Local in Hosts' place).
-	Local func(ctx context.Context, f wake.Filter) (wake.Event, error)
+	Local func(ctx context.Context, f api.WakeFilter) (api.Wake, error)
 	// Hosts are the hosts waited on, in order; a Host named Local is this
 	// machine.
 	Hosts []Host
@@ -68,7 +68,7 @@ type WaitAny struct {
 // in since on. A session pattern HOST:GLOB in f selects the hosts too. It
 // returns the links it used, closed, so their callers can record when each
 // host last answered.
-func (w WaitAny) Wait(ctx context.Context, f wake.Filter, since Cursor) (HostWake, []*Link, error) {
+func (w WaitAny) Wait(ctx context.Context, f api.WakeFilter, since Cursor) (HostWake, []*Link, error) {
 	hosts := w.Hosts
 	if hostGlob, sess, ok := strings.Cut(f.Session, ":"); ok {
 		hosts = slices.DeleteFunc(slices.Clone(hosts), func(h Host) bool {
@@ -84,7 +84,7 @@ func (w WaitAny) Wait(ctx context.Context, f wake.Filter, since Cursor) (HostWak
 	defer cancel()
 	type result struct {
 		host string
-		ev   wake.Event
+		ev   api.Wake
 		err  error
 	}
 	results := make(chan result, len(hosts))
@@ -127,5 +127,5 @@ func (w WaitAny) Wait(ctx context.Context, f wake.Filter, since Cursor) (HostWak
 	next[r.host] = r.ev.Seq
 	ev := r.ev
 	ev.Session = r.host + ":" + ev.Session
-	return HostWake{Event: ev, Host: r.host, Cursor: next.String()}, links, nil
+	return HostWake{Wake: ev, Host: r.host, Cursor: next.String()}, links, nil
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestCursorRoundTrip(t *testing.T) {
@@ -33,15 +33,15 @@ func TestCursorRoundTrip(t *testing.T) {
 // that moves that host's seq on and keeps the others'; a session pattern
 // HOST:GLOB selects the hosts.
 func TestWaitAnyLocal(t *testing.T) {
-	var asked wake.Filter
+	var asked api.WakeFilter
 	w := WaitAny{
-		Local: func(ctx context.Context, f wake.Filter) (wake.Event, error) {
+		Local: func(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 			asked = f
-			return wake.Event{ID: "7", Seq: 13, Session: "orch", Reason: wake.ReasonAwaitingInput}, nil
+			return api.Wake{ID: "7", Seq: 13, Session: "orch", Reason: api.ReasonAwaitingInput}, nil
 		},
 		Hosts: []Host{{Name: Local}},
 	}
-	hw, links, err := w.Wait(context.Background(), wake.Filter{Session: "loc*:orch"}, Cursor{Local: 12, "web1": 40})
+	hw, links, err := w.Wait(context.Background(), api.WakeFilter{Session: "loc*:orch"}, Cursor{Local: 12, "web1": 40})
 	if err != nil || len(links) != 0 {
 		t.Fatalf("Wait: %v, %d links", err, len(links))
 	}
@@ -51,7 +51,7 @@ func TestWaitAnyLocal(t *testing.T) {
 	if asked.Session != "orch" || asked.SinceSeq != 12 {
 		t.Fatalf("local asked with %+v, want session orch from seq 12", asked)
 	}
-	if _, _, err := w.Wait(context.Background(), wake.Filter{Session: "web*:orch"}, nil); err == nil || !strings.Contains(err.Error(), "no host matches") {
+	if _, _, err := w.Wait(context.Background(), api.WakeFilter{Session: "web*:orch"}, nil); err == nil || !strings.Contains(err.Error(), "no host matches") {
 		t.Fatalf("a pattern matching no host: %v", err)
 	}
 }

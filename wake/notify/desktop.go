@@ -15,7 +15,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // The freedesktop notification service.
@@ -217,11 +217,11 @@ func (d *Desktop) Close() error {
 	return nil
 }
 
-func urgency(r wake.Reason) byte {
+func urgency(r api.Reason) byte {
 	switch r {
-	case wake.ReasonAwaitingInput, wake.ReasonWorkerFailed, wake.ReasonErrorLoopDetected:
+	case api.ReasonAwaitingInput, api.ReasonWorkerFailed, api.ReasonErrorLoopDetected:
 		return 2
-	case wake.ReasonHeartbeat, wake.ReasonSummary:
+	case api.ReasonHeartbeat, api.ReasonSummary:
 		return 0
 	}
 	return 1

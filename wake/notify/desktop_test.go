@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/wake/notify/notifytest"
 )
 
@@ -17,7 +17,7 @@ func TestDesktopOverDBus(t *testing.T) {
 	focused := make(chan string, 1)
 	d := &Desktop{BusAddress: addr, GOOS: "linux", Focus: func(_ context.Context, pane string) error { focused <- pane; return nil }}
 	defer d.Close()
-	ev := wake.Event{ID: "w1", Reason: wake.ReasonAwaitingInput, Session: "orch-billing", Pane: "%7",
+	ev := api.Wake{ID: "w1", Reason: api.ReasonAwaitingInput, Session: "orch-billing", Pane: "%7",
 		Question: "Do you want to proceed? <rm -rf & go>", Options: []string{"Yes", "No"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -45,7 +45,7 @@ func TestDesktopOverDBus(t *testing.T) {
 		t.Fatal("the focus action did not reach Focus")
 	}
 	// A digest has no focus action.
-	if err := d.Send(ctx, ForDigest([]wake.Event{ev, {ID: "w2", Reason: wake.ReasonAPIError, Session: "x"}})); err != nil {
+	if err := d.Send(ctx, ForDigest([]api.Wake{ev, {ID: "w2", Reason: api.ReasonAPIError, Session: "x"}})); err != nil {
 		t.Fatal(err)
 	}
 	n = srv.Next(t)

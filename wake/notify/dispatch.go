@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // SentFile is the journal, in the state dir, of the wakes each push
@@ -118,7 +118,7 @@ type Config struct {
 
 // Subscriber is the part of api.Service the dispatcher needs.
 type Subscriber interface {
-	SubscribeWakes(ctx context.Context, f wake.Filter) (<-chan wake.Message, error)
+	SubscribeWakes(ctx context.Context, f api.WakeFilter) (<-chan api.WakeMessage, error)
 }
 
 // Dispatcher routes wakes to channels; each channel has its own worker, so
@@ -169,15 +169,15 @@ func (d *Dispatcher) Run(ctx context.Context, svc Subscriber) error {
 	if !d.Active() {
 		return nil
 	}
-	msgs, err := svc.SubscribeWakes(ctx, wake.Filter{})
+	msgs, err := svc.SubscribeWakes(ctx, api.WakeFilter{})
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
 	var wg sync.WaitGroup
-	inboxes := make([]chan wake.Message, len(d.cfg.Targets))
+	inboxes := make([]chan api.WakeMessage, len(d.cfg.Targets))
 	for i, t := range d.cfg.Targets {
-		inboxes[i] = make(chan wake.Message, inboxSize)
-		w := &worker{d: d, t: t, in: inboxes[i], held: map[string]wake.Event{}}
+		inboxes[i] = make(chan api.WakeMessage, inboxSize)
+		w := &worker{d: d, t: t, in: inboxes[i], held: map[string]api.Wake{}}
 		wg.Go(func() { w.run(ctx) })
 	}
 	defer func() {
@@ -197,7 +197,7 @@ func (d *Dispatcher) Run(ctx context.Context, svc Subscriber) error {
 				return nil
 			}
 			for i, t := range d.cfg.Targets {
-				if m.Kind == wake.Raised && !t.Route.Match(m.Event) {
+				if m.Kind == api.WakeRaised && !t.Route.Match(m.Event) {
 					continue
 				}
 				select {
@@ -244,9 +244,9 @@ func (d *Dispatcher) Problem() string {
 type worker struct {
 	d    *Dispatcher
 	t    Target
-	in   chan wake.Message
-	held map[string]wake.Event // wakes waiting for the digest or the end of quiet hours
-	last time.Time             // the last push
+	in   chan api.WakeMessage
+	held map[string]api.Wake // wakes waiting for the digest or the end of quiet hours
+	last time.Time           // the last push
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -276,10 +276,10 @@ func (w *worker) run(ctx context.Context) {
 			}
 		case m := <-w.in:
 			switch m.Kind {
-			case wake.Acked, wake.Cleared:
+			case api.WakeAcked, api.WakeCleared:
 				delete(w.held, m.Event.ID)
 				continue
-			case wake.Raised:
+			case api.WakeRaised:
 			default:
 				continue
 			}
@@ -288,7 +288,7 @@ func (w *worker) run(ctx context.Context) {
 				if m.Replayed {
 					continue
 				}
-				w.deliver(ctx, []wake.Event{ev})
+				w.deliver(ctx, []api.Wake{ev})
 				continue
 			}
 			if w.d.sent.has(w.t.Channel.Name(), ev.ID) {
@@ -319,7 +319,7 @@ func (w *worker) run(ctx context.Context) {
 				}
 				continue
 			}
-			w.deliver(ctx, []wake.Event{ev})
+			w.deliver(ctx, []api.Wake{ev})
 		}
 	}
 }
@@ -333,7 +333,7 @@ func (w *worker) flushHeld(ctx context.Context) time.Time {
 	if quiet, until := w.d.cfg.Quiet.quiet(w.d.cfg.Clock()); quiet {
 		return until
 	}
-	evs := make([]wake.Event, 0, len(w.held))
+	evs := make([]api.Wake, 0, len(w.held))
 	for _, ev := range w.held {
 		evs = append(evs, ev)
 	}
@@ -345,7 +345,7 @@ func (w *worker) flushHeld(ctx context.Context) time.Time {
 
 // deliver sends one message, retrying with backoff; the channel's problem
 // says what fails meanwhile.
-func (w *worker) deliver(ctx context.Context, evs []wake.Event) {
+func (w *worker) deliver(ctx context.Context, evs []api.Wake) {
 	name := w.t.Channel.Name()
 	m := ForDigest(evs)
 	delay := w.d.cfg.Backoff
@@ -445,7 +445,7 @@ func (j *sentJournal) has(ch, id string) bool {
 	return ok
 }
 
-func (j *sentJournal) add(ch string, evs []wake.Event, log *slog.Logger) {
+func (j *sentJournal) add(ch string, evs []api.Wake, log *slog.Logger) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var b []byte

@@ -13,15 +13,15 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeBus hands the dispatcher a wake stream the test writes to.
-type fakeBus struct{ ch chan wake.Message }
+type fakeBus struct{ ch chan api.WakeMessage }
 
-func (f *fakeBus) SubscribeWakes(ctx context.Context, _ wake.Filter) (<-chan wake.Message, error) {
+func (f *fakeBus) SubscribeWakes(ctx context.Context, _ api.WakeFilter) (<-chan api.WakeMessage, error) {
 	return f.ch, nil
 }
 
@@ -97,8 +97,8 @@ func (p *pushServer) none(t *testing.T, d time.Duration) {
 	}
 }
 
-func prompt(id string, seq uint64) wake.Event {
-	return wake.Event{ID: id, Seq: seq, Time: time.Now(), Reason: wake.ReasonAwaitingInput, Session: "orch-billing", Pane: "%3",
+func prompt(id string, seq uint64) api.Wake {
+	return api.Wake{ID: id, Seq: seq, Time: time.Now(), Reason: api.ReasonAwaitingInput, Session: "orch-billing", Pane: "%3",
 		Question: "Do you want to proceed?", Options: []string{"Yes", "Yes, and don't ask again", "No"}}
 }
 
@@ -108,7 +108,7 @@ func startDispatcher(t *testing.T, cfg Config) (*fakeBus, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus := &fakeBus{ch: make(chan wake.Message, 16)}
+	bus := &fakeBus{ch: make(chan api.WakeMessage, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx, bus) }()
@@ -130,19 +130,19 @@ func TestPushOnceWithActionsAcrossRestarts(t *testing.T) {
 	cfg := Config{Targets: targets, StateDir: dir, DigestWindow: -1}
 	bus, stop := startDispatcher(t, cfg)
 	ev := prompt("w0000000001-a", 1)
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: ev}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: ev}
 	srv.wait(t, 2)
 	// The same wake again (a resubscription replays it): not pushed twice.
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: ev, Replayed: true}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: ev, Replayed: true}
 	srv.none(t, 300*time.Millisecond)
 	stop()
 
 	// After a restart the journal still knows it.
 	bus, stop = startDispatcher(t, cfg)
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: ev, Replayed: true}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: ev, Replayed: true}
 	// A wake raised while no system3 pushed is delivered at start.
 	missed := prompt("w0000000002-b", 2)
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: missed, Replayed: true}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: missed, Replayed: true}
 	srv.wait(t, 2)
 	srv.none(t, 300*time.Millisecond)
 	stop()
@@ -182,12 +182,12 @@ func TestPushBurstBecomesDigestAndClearedWakesDrop(t *testing.T) {
 	srv := newPushServer(t)
 	bus, stop := startDispatcher(t, Config{Targets: []Target{{Channel: &Ntfy{URL: srv.URL + "/t"}, Push: true}}, DigestWindow: 500 * time.Millisecond})
 	defer stop()
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w1", 1)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w1", 1)}
 	srv.wait(t, 1)
 	for i, id := range []string{"w2", "w3", "w4"} {
-		bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt(id, uint64(i+2))}
+		bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt(id, uint64(i+2))}
 	}
-	bus.ch <- wake.Message{Kind: wake.Cleared, Event: prompt("w4", 4)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeCleared, Event: prompt("w4", 4)}
 	srv.wait(t, 1)
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -212,7 +212,7 @@ func TestPushRetriesAndReportsProblem(t *testing.T) {
 	bus, stop := startDispatcher(t, Config{Targets: []Target{{Channel: &Ntfy{URL: srv.URL + "/t"}, Push: true}}, Backoff: 10 * time.Millisecond,
 		OnProblem: func(p string) { mu.Lock(); problems = append(problems, p); mu.Unlock() }})
 	defer stop()
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w1", 1)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w1", 1)}
 	srv.wait(t, 1)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -269,17 +269,17 @@ func TestQuietHoursHoldThenDigest(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	bus, stop := startDispatcher(t, Config{Targets: []Target{{Channel: &Ntfy{URL: srv.URL + "/t"}, Push: true}}, Quiet: q, Clock: clock})
 	defer stop()
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w1", 1)}
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w2", 2)}
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w3", 3)}
-	bus.ch <- wake.Message{Kind: wake.Acked, Event: prompt("w2", 2)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w1", 1)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w2", 2)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w3", 3)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeAcked, Event: prompt("w2", 2)}
 	srv.none(t, 200*time.Millisecond)
 	mu.Lock()
 	now = at(7, 1)
 	mu.Unlock()
 	// The timer was armed for 7 hours of the fake clock; a new wake makes
 	// the worker look again.
-	bus.ch <- wake.Message{Kind: wake.Raised, Event: prompt("w5", 5)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w5", 5)}
 	srv.wait(t, 1)
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -289,7 +289,7 @@ func TestQuietHoursHoldThenDigest(t *testing.T) {
 }
 
 func TestRouteMatch(t *testing.T) {
-	r := Route{Reasons: []wake.Reason{wake.ReasonAwaitingInput}, Sessions: []string{"orch-*"}}
+	r := Route{Reasons: []api.Reason{api.ReasonAwaitingInput}, Sessions: []string{"orch-*"}}
 	if !r.Match(prompt("a", 1)) {
 		t.Error("prompt in orch-billing not routed")
 	}
@@ -299,7 +299,7 @@ func TestRouteMatch(t *testing.T) {
 		t.Error("scratch routed")
 	}
 	ev = prompt("c", 3)
-	ev.Reason = wake.ReasonSessionIdle
+	ev.Reason = api.ReasonSessionIdle
 	if r.Match(ev) {
 		t.Error("idle routed")
 	}

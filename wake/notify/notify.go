@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Message is what a channel delivers: one wake, or a digest of several.
@@ -21,7 +21,7 @@ type Message struct {
 	Title string
 	Body  string
 	// Wakes are the wakes the message is about: one, or a digest's.
-	Wakes []wake.Event
+	Wakes []api.Wake
 	// Test marks `system3 notify test`'s sample.
 	Test bool
 }
@@ -30,9 +30,9 @@ type Message struct {
 func (m Message) Digest() bool { return len(m.Wakes) > 1 }
 
 // Wake is the message's one wake (the first of a digest).
-func (m Message) Wake() wake.Event {
+func (m Message) Wake() api.Wake {
 	if len(m.Wakes) == 0 {
-		return wake.Event{}
+		return api.Wake{}
 	}
 	return m.Wakes[0]
 }
@@ -46,7 +46,7 @@ type Channel interface {
 
 // ForWake builds the message about one wake: the session and reason as
 // title, the question (and options) as body.
-func ForWake(ev wake.Event) Message {
+func ForWake(ev api.Wake) Message {
 	title := fmt.Sprintf("%s: %s", place(ev), reasonText(ev.Reason))
 	var body []string
 	if ev.Question != "" {
@@ -64,11 +64,11 @@ func ForWake(ev wake.Event) Message {
 	if ev.SuggestedAction != "" {
 		body = append(body, "→ "+ev.SuggestedAction)
 	}
-	return Message{Title: Clean(title, 200), Body: Clean(strings.Join(body, "\n"), 2000), Wakes: []wake.Event{ev}}
+	return Message{Title: Clean(title, 200), Body: Clean(strings.Join(body, "\n"), 2000), Wakes: []api.Wake{ev}}
 }
 
 // ForDigest builds one message about a burst of wakes.
-func ForDigest(evs []wake.Event) Message {
+func ForDigest(evs []api.Wake) Message {
 	if len(evs) == 1 {
 		return ForWake(evs[0])
 	}
@@ -89,7 +89,7 @@ func ForDigest(evs []wake.Event) Message {
 
 // Sample is the message `system3 notify test` sends.
 func Sample() Message {
-	ev := wake.Event{ID: "w0000000000-test", Reason: wake.ReasonAwaitingInput, Session: "system3-test", Pane: "%0",
+	ev := api.Wake{ID: "w0000000000-test", Reason: api.ReasonAwaitingInput, Session: "system3-test", Pane: "%0",
 		Question: "This is a test notification from system3. Do you see it?", Options: []string{"Yes", "No"},
 		SuggestedAction: "nothing: this is a test"}
 	m := ForWake(ev)
@@ -97,7 +97,7 @@ func Sample() Message {
 	return m
 }
 
-func place(ev wake.Event) string {
+func place(ev api.Wake) string {
 	switch {
 	case ev.Session != "" && ev.Pane != "":
 		return ev.Session + " " + ev.Pane
@@ -109,19 +109,19 @@ func place(ev wake.Event) string {
 	return "system3"
 }
 
-func reasonText(r wake.Reason) string {
+func reasonText(r api.Reason) string {
 	switch r {
-	case wake.ReasonAwaitingInput:
+	case api.ReasonAwaitingInput:
 		return "waiting for you"
-	case wake.ReasonErrorLoopDetected:
+	case api.ReasonErrorLoopDetected:
 		return "error loop"
-	case wake.ReasonWorkerFailed:
+	case api.ReasonWorkerFailed:
 		return "agent exited"
-	case wake.ReasonAPIError:
+	case api.ReasonAPIError:
 		return "API error"
-	case wake.ReasonSessionIdle:
+	case api.ReasonSessionIdle:
 		return "idle"
-	case wake.ReasonValidationFailed:
+	case api.ReasonValidationFailed:
 		return "validation failed"
 	}
 	return strings.ReplaceAll(string(r), "_", " ")
@@ -159,7 +159,7 @@ func Clean(s string, max int) string {
 // Route selects the wakes a channel gets: any of Reasons (empty: all) in a
 // session matching any of Sessions (path.Match globs; empty: all).
 type Route struct {
-	Reasons  []wake.Reason
+	Reasons  []api.Reason
 	Sessions []string
 }
 
@@ -179,7 +179,7 @@ func (r Route) Validate() error {
 }
 
 // Match reports whether the route takes ev.
-func (r Route) Match(ev wake.Event) bool {
+func (r Route) Match(ev api.Wake) bool {
 	if len(r.Reasons) > 0 && !slices.Contains(r.Reasons, ev.Reason) {
 		return false
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/wake"
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Paths of the web page that push messages link to (served by mcpserver/web).
@@ -45,7 +45,7 @@ func (l *Links) Page() string {
 
 // Action is the URL that answers option (1-based) of ev, or "" when links
 // are off.
-func (l *Links) Action(ev wake.Event, option int) string {
+func (l *Links) Action(ev api.Wake, option int) string {
 	if l == nil || l.Base == "" || l.Signer == nil || ev.ID == "" {
 		return ""
 	}
@@ -66,7 +66,7 @@ type Ntfy struct {
 	URL   string
 	Token string // access token (tk_...) or empty
 	// Priority per reason (1..5); missing reasons use DefaultPriority.
-	Priority map[wake.Reason]int
+	Priority map[api.Reason]int
 	Links    *Links
 	Client   *http.Client
 }
@@ -75,13 +75,13 @@ type Ntfy struct {
 const ntfyMaxActions = 3
 
 // DefaultPriority is the ntfy priority of each reason unless configured.
-func DefaultPriority(r wake.Reason) int {
+func DefaultPriority(r api.Reason) int {
 	switch r {
-	case wake.ReasonAwaitingInput, wake.ReasonWorkerFailed:
+	case api.ReasonAwaitingInput, api.ReasonWorkerFailed:
 		return 4
-	case wake.ReasonErrorLoopDetected, wake.ReasonAPIError, wake.ReasonValidationFailed:
+	case api.ReasonErrorLoopDetected, api.ReasonAPIError, api.ReasonValidationFailed:
 		return 4
-	case wake.ReasonHeartbeat, wake.ReasonSummary:
+	case api.ReasonHeartbeat, api.ReasonSummary:
 		return 2
 	}
 	return 3
@@ -132,7 +132,7 @@ func (n *Ntfy) Build(m Message) (base string, msg NtfyMessage, err error) {
 		msg.Message = m.Title
 	}
 	msg.Click = n.Links.Page()
-	if !m.Digest() && ev.Reason == wake.ReasonAwaitingInput {
+	if !m.Digest() && ev.Reason == api.ReasonAwaitingInput {
 		for i, o := range ev.Options {
 			if len(msg.Actions) == ntfyMaxActions {
 				break
@@ -188,13 +188,13 @@ type Webhook struct {
 
 // WebhookBody is what Webhook posts.
 type WebhookBody struct {
-	Text  string       `json:"text"`
-	Title string       `json:"title"`
-	Body  string       `json:"body"`
-	URL   string       `json:"url,omitempty"` // the web page
-	Wake  *wake.Event  `json:"wake,omitempty"`
-	Wakes []wake.Event `json:"wakes"`
-	Test  bool         `json:"test,omitempty"`
+	Text  string     `json:"text"`
+	Title string     `json:"title"`
+	Body  string     `json:"body"`
+	URL   string     `json:"url,omitempty"` // the web page
+	Wake  *api.Wake  `json:"wake,omitempty"`
+	Wakes []api.Wake `json:"wakes"`
+	Test  bool       `json:"test,omitempty"`
 }
 
 // Name is "webhook".

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
@@ -31,7 +30,7 @@ const notifyQueue = 16
 // operator's tmux status line, and a configured command with the wake as
 // JSON on stdin.
 type Notifier struct {
-	reasons []wake.Reason
+	reasons []api.Reason
 	// display shows a line on the operator's tmux client; nil: off.
 	display func(ctx context.Context, text string) error
 	// command runs through sh -c; empty: off.
@@ -71,24 +70,24 @@ func (n *Notifier) DisplayOnly() *Notifier {
 func newNotifier(reasons []string, command string, display func(context.Context, string) error, log *slog.Logger) (*Notifier, error) {
 	n := &Notifier{command: command, display: display, log: log}
 	if len(reasons) == 0 {
-		for _, r := range wake.Reasons() {
-			if r != wake.ReasonHeartbeat && r != wake.ReasonSummary {
+		for _, r := range api.Reasons() {
+			if r != api.ReasonHeartbeat && r != api.ReasonSummary {
 				n.reasons = append(n.reasons, r)
 			}
 		}
 	}
 	for _, r := range reasons {
-		if !wake.Reason(r).Known() {
+		if !api.Reason(r).Known() {
 			return nil, fmt.Errorf("notify.reasons: unknown wake reason %q (known: %s)", r, reasonList())
 		}
-		n.reasons = append(n.reasons, wake.Reason(r))
+		n.reasons = append(n.reasons, api.Reason(r))
 	}
 	return n, nil
 }
 
 func reasonList() string {
 	var s []string
-	for _, r := range wake.Reasons() {
+	for _, r := range api.Reasons() {
 		s = append(s, string(r))
 	}
 	return strings.Join(s, ", ")
@@ -119,11 +118,11 @@ func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
 		<-ctx.Done()
 		return nil
 	}
-	msgs, err := svc.SubscribeWakes(ctx, wake.Filter{Reasons: n.reasons})
+	msgs, err := svc.SubscribeWakes(ctx, api.WakeFilter{Reasons: n.reasons})
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
-	queue := make(chan wake.Event, notifyQueue)
+	queue := make(chan api.Wake, notifyQueue)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -141,7 +140,7 @@ func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
 			if !ok {
 				return nil
 			}
-			if m.Kind != wake.Raised || m.Replayed || !slices.Contains(n.reasons, m.Event.Reason) {
+			if m.Kind != api.WakeRaised || m.Replayed || !slices.Contains(n.reasons, m.Event.Reason) {
 				continue
 			}
 			if n.display != nil {
@@ -163,7 +162,7 @@ func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
 }
 
 // wakeLine is one short line about a wake, for a status line.
-func wakeLine(ev wake.Event) string {
+func wakeLine(ev api.Wake) string {
 	s := fmt.Sprintf("%s in %s", ev.Reason, ev.Place())
 	if ev.Question != "" {
 		s += ": " + ev.Question
@@ -176,7 +175,7 @@ func wakeLine(ev wake.Event) string {
 
 // runCommand runs the notification command with ev as JSON on stdin, in a
 // process group that is killed at the timeout.
-func (n *Notifier) runCommand(ctx context.Context, ev wake.Event) {
+func (n *Notifier) runCommand(ctx context.Context, ev api.Wake) {
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	in, err := json.Marshal(ev)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
@@ -25,17 +25,17 @@ type ChannelFace struct {
 
 // NotifyTargets builds the configured channels with their routes; an
 // empty list when none is configured.
-func (a *App) NotifyTargets(face ChannelFace, defaultReasons []wake.Reason) ([]notify.Target, error) {
+func (a *App) NotifyTargets(face ChannelFace, defaultReasons []api.Reason) ([]notify.Target, error) {
 	cfg := a.Settings.File.Notify
 	route := func(key string, r config.NotifyRoute) (notify.Route, error) {
 		out := notify.Route{Sessions: r.Sessions, Reasons: defaultReasons}
 		if len(r.Reasons) > 0 {
 			out.Reasons = nil
 			for _, x := range r.Reasons {
-				if !wake.Reason(x).Known() {
+				if !api.Reason(x).Known() {
 					return out, fmt.Errorf("notify.%s.reasons: unknown wake reason %q (known: %s)", key, x, reasonList())
 				}
-				out.Reasons = append(out.Reasons, wake.Reason(x))
+				out.Reasons = append(out.Reasons, api.Reason(x))
 			}
 		}
 		if err := out.Validate(); err != nil {
@@ -65,12 +65,12 @@ func (a *App) NotifyTargets(face ChannelFace, defaultReasons []wake.Reason) ([]n
 		return nil, err
 	}
 	if cfg.Ntfy.URL != "" {
-		n := &notify.Ntfy{URL: cfg.Ntfy.URL, Token: cfg.Ntfy.Token, Links: links, Priority: map[wake.Reason]int{}}
+		n := &notify.Ntfy{URL: cfg.Ntfy.URL, Token: cfg.Ntfy.Token, Links: links, Priority: map[api.Reason]int{}}
 		for k, v := range cfg.Ntfy.Priority {
-			if !wake.Reason(k).Known() || v < 1 || v > 5 {
+			if !api.Reason(k).Known() || v < 1 || v > 5 {
 				return nil, fmt.Errorf("notify.ntfy.priority: %s: %d: use a wake reason (%s) and a priority from 1 to 5", k, v, reasonList())
 			}
-			n.Priority[wake.Reason(k)] = v
+			n.Priority[api.Reason(k)] = v
 		}
 		if _, _, err := n.Build(notify.Sample()); err != nil {
 			return nil, err
@@ -146,7 +146,7 @@ func (a *App) desktopChannel(cfg config.NotifyDesktop, terminal io.Writer) (*not
 
 // newDispatcher builds the dispatcher of the configured channels; nil
 // when there are none.
-func (a *App) newDispatcher(face ChannelFace, defaultReasons []wake.Reason, onProblem func(string)) (*notify.Dispatcher, error) {
+func (a *App) newDispatcher(face ChannelFace, defaultReasons []api.Reason, onProblem func(string)) (*notify.Dispatcher, error) {
 	ts, err := a.NotifyTargets(face, defaultReasons)
 	if err != nil || len(ts) == 0 {
 		return nil, err

@@ -11,17 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Two wakes as the monitors raise them: a permission prompt, an error loop.
 var (
-	wakeAuth = wake.Event{Reason: wake.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
+	wakeAuth = api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
 		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
-		Evidence: wake.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
-		Tasks:    &wake.TaskProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
-	wakeDocs = wake.Event{Reason: wake.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
+		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
+		Tasks:    &api.WakeProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
+	wakeDocs = api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
 		State: "error_loop"}
 )
 
@@ -46,11 +46,11 @@ func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
 	go func() { done <- n.Run(ctx, f) }()
 	eventually(t, "the subscription", func() bool { return f.InFlight() > 0 })
 
-	f.Raise(t, wake.Event{Reason: wake.ReasonHeartbeat, Key: "heartbeat"})
+	f.Raise(t, api.Wake{Reason: api.ReasonHeartbeat, Key: "heartbeat"})
 	auth := f.Raise(t, wakeAuth)
 	path := filepath.Join(dir, "awaiting_input.json")
 	eventually(t, "the command's output", func() bool { _, err := os.Stat(filepath.Join(dir, "text")); return err == nil })
-	var got wake.Event
+	var got api.Wake
 	data, _ := os.ReadFile(path)
 	if err := json.Unmarshal(data, &got); err != nil || got.ID != auth.ID || got.Question != "Edit auth.go?" {
 		t.Fatalf("command stdin = %s (%v)", data, err)

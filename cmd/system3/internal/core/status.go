@@ -24,7 +24,7 @@ func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 		if err != nil {
 			return snap, 0, "", err
 		}
-		wakes, err := c.Wakes(ctx, wake.Filter{})
+		wakes, err := c.Wakes(ctx, api.WakeFilter{})
 		return snap, len(wakes), "daemon", err
 	} else if !errors.Is(err, ipc.ErrNoDaemon) {
 		return snap, 0, "", err

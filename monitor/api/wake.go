@@ -1,0 +1,208 @@
+package api
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Reason says why a wake was raised. The values are a contract with the CLI,
+// the MCP tools and anyone reading the journal: add, never rename.
+type Reason string
+
+// The reasons a wake can have.
+const (
+	ReasonAwaitingInput     Reason = "awaiting_input"
+	ReasonErrorLoopDetected Reason = "error_loop_detected"
+	ReasonWorkerFailed      Reason = "worker_failed"
+	ReasonAPIError          Reason = "api_error"
+	ReasonSessionIdle       Reason = "session_idle"
+	ReasonValidationFailed  Reason = "validation_failed"
+	ReasonHeartbeat         Reason = "heartbeat"
+	ReasonSummary           Reason = "summary"
+	ReasonBudgetExceeded    Reason = "budget_exceeded"
+)
+
+// Reasons lists every reason, in the order they are documented, for help texts
+// and MCP enums.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonAwaitingInput, ReasonErrorLoopDetected, ReasonWorkerFailed, ReasonAPIError,
+		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary, ReasonBudgetExceeded,
+	}
+}
+
+// Known reports whether r is one of the documented reasons. Readers accept
+// unknown reasons (a newer system3 may have written them); wake.Store.Raise does not.
+func (r Reason) Known() bool { return slices.Contains(Reasons(), r) }
+
+// Evidence is why the monitor believes a state or a wake's condition
+// holds: which source it looked at ("screen", "process", "history",
+// "transcript", "hook"...), which rule matched, and the lines it matched
+// on. A session and its wakes carry the same type.
+type Evidence struct {
+	Source string   `json:"source"` // "screen", "process", "history", "transcript", "hook", ...
+	Rule   string   `json:"rule"`
+	Lines  []string `json:"lines"`
+}
+
+// WakeProgress is the progress of the session's task list when the wake
+// was raised.
+type WakeProgress struct {
+	ListID     string   `json:"list_id"`
+	Completed  int      `json:"completed"`
+	Total      int      `json:"total"`
+	InProgress []string `json:"in_progress,omitempty"`
+}
+
+// Reminder is a composed intervention for a detected behaviour pattern:
+// the text to type into the agent's pane and what it is made of.
+type Reminder struct {
+	// Alert is the coach's alert id, for reporting what the reminder did.
+	Alert        int64  `json:"alert"`
+	Pattern      string `json:"pattern"`
+	Intervention string `json:"intervention"`
+	// Directive is the CLAUDE.md directive quoted, by id; empty when none.
+	Directive string `json:"directive,omitempty"`
+	// Text is the whole reminder, ready to send.
+	Text string `json:"text"`
+	// Preventive: raised at threshold-1 occurrences, before the loop.
+	Preventive bool `json:"preventive,omitempty"`
+	// AutoSend: system3 types it itself (the pattern says so).
+	AutoSend bool `json:"auto_send,omitempty"`
+}
+
+// Wake is one wake. The JSON form is stable: the journal, `system3 wait
+// --json` and the MCP tools all use it.
+type Wake struct {
+	// ID is unique and sorts in creation order ("w" + zero-padded seq + "-" +
+	// creation time in base 36). Set by the store.
+	ID string `json:"id"`
+	// Seq increases by one per wake and keeps increasing across restarts, so a
+	// reader can ask for "wakes after seq N". Set by the store.
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"` // set by the store from its clock
+	Reason Reason    `json:"reason"`
+	// Key names the condition, e.g. "awaiting_input/%3". While a condition is
+	// active (raised and not cleared) raising it again does nothing, even once
+	// the wake is acknowledged. Leave it empty for wakes that are no condition
+	// (heartbeats, summaries): the store sets it to the ID, and such wakes
+	// always raise and need no Clear. A raiser that makes its own unique keys
+	// must Clear them, or their wakes are kept for good.
+	Key     string `json:"key"`
+	Session string `json:"session"`
+	Pane    string `json:"pane"`
+	Agent   string `json:"agent"`
+	State   string `json:"state"` // the monitor's vocabulary, kept as is
+	Kind    string `json:"kind"`  // the monitor's vocabulary, kept as is
+
+	Evidence        Evidence      `json:"evidence"`
+	Question        string        `json:"question,omitempty"`
+	Options         []string      `json:"options,omitempty"`
+	Tasks           *WakeProgress `json:"tasks,omitempty"`
+	SuggestedAction string        `json:"suggested_action"`
+	Details         string        `json:"details,omitempty"` // e.g. the tail of a validation run
+	// Reminder is what system3 offers to tell the agent when a behaviour
+	// pattern (a loop) was detected; nil for other wakes.
+	Reminder *Reminder `json:"reminder,omitempty"`
+
+	Acked   bool      `json:"acked"`
+	AckedAt time.Time `json:"acked_at,omitzero"`
+	AckedBy string    `json:"acked_by,omitempty"` // "tui", "cli", "mcp:<client>"
+}
+
+// clone returns a copy that shares no slices or pointers with e, so callers can
+// never edit the store's copy.
+// Place is where the wake happened, for one-line views: "session %pane",
+// or whichever of the two is known.
+func (e Wake) Place() string { return strings.TrimSpace(e.Session + " " + e.Pane) }
+
+// Clone returns a copy of the wake that shares no slice or pointer with
+// it.
+func (e Wake) Clone() Wake {
+	e.Evidence.Lines = slices.Clone(e.Evidence.Lines)
+	e.Options = slices.Clone(e.Options)
+	if e.Reminder != nil {
+		r := *e.Reminder
+		e.Reminder = &r
+	}
+	if e.Tasks != nil {
+		t := *e.Tasks
+		t.InProgress = slices.Clone(t.InProgress)
+		e.Tasks = &t
+	}
+	return e
+}
+
+// WakeFilter selects wakes. The zero WakeFilter selects every unacknowledged wake.
+type WakeFilter struct {
+	Reasons      []Reason // any of these; empty means all
+	Session      string   // a path.Match pattern on the session name; empty means all
+	SinceSeq     uint64   // only wakes with Seq > SinceSeq (a cursor)
+	IncludeAcked bool
+	// Limit caps wake.Store.List to the first Limit wakes, oldest first, so a
+	// reader pages with SinceSeq = last seq seen. 0 means no limit. Subscribe
+	// and Wait ignore it.
+	Limit int
+}
+
+// Validate reports a malformed session pattern, so a bad pattern from a user
+// is rejected with a clear message instead of silently matching nothing.
+func (f WakeFilter) Validate() error {
+	if f.Session != "" {
+		if _, err := path.Match(f.Session, ""); err != nil {
+			return fmt.Errorf("session pattern %q is not a valid glob (use *, ? and [a-z]): %w", f.Session, err)
+		}
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("limit %d is negative; use 0 for no limit", f.Limit)
+	}
+	return nil
+}
+
+// Matches reports whether the filter selects e. It ignores IncludeAcked
+// and Limit: callers decide how those apply (an ack notification must
+// reach a subscriber that only wants unacked wakes).
+func (f WakeFilter) Matches(e *Wake) bool {
+	if e.Seq <= f.SinceSeq {
+		return false
+	}
+	if len(f.Reasons) > 0 && !slices.Contains(f.Reasons, e.Reason) {
+		return false
+	}
+	if f.Session != "" {
+		if ok, _ := path.Match(f.Session, e.Session); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// WakeMessageKind says what happened to the wake of a [WakeMessage].
+type WakeMessageKind string
+
+// The kinds of [WakeMessage].
+const (
+	// WakeRaised: a new wake (or, with Replayed set, one that was unacked when the
+	// subscription started).
+	WakeRaised WakeMessageKind = "raised"
+	// WakeAcked: the wake was acknowledged; Event carries the ack fields.
+	WakeAcked WakeMessageKind = "acked"
+	// WakeCleared: the wake's condition ended (the prompt went away); it may still
+	// be unacknowledged.
+	WakeCleared WakeMessageKind = "cleared"
+	// WakeResync: messages were dropped because the reader was slow. Re-read
+	// wake.Store.Unacked (or wake.Store.List) and treat the messages that follow
+	// idempotently, by event ID.
+	WakeResync WakeMessageKind = "resync"
+)
+
+// WakeMessage is what a wake.Subscription delivers.
+type WakeMessage struct {
+	Kind     WakeMessageKind `json:"kind"`
+	Event    Wake            `json:"event,omitzero"` // zero for Resync
+	Replayed bool            `json:"replayed,omitempty"`
+	Missed   uint64          `json:"missed,omitempty"` // for Resync: messages dropped so far
+}
