@@ -77,6 +77,10 @@ func startSSHD(t testing.TB) *sshFixture {
 	if err := os.MkdirAll(filepath.Join(dir, "xdg"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// One sshd stands for every host of a test, and several system3
+	// processes follow those hosts at once: past sshd's default MaxStartups
+	// (10 connections still authenticating) it drops new ones at random,
+	// which on a loaded machine cut links mid-test.
 	cfg := write("sshd_config", fmt.Sprintf(`Port %d
 ListenAddress 127.0.0.1
 HostKey %[2]s/hostkey
@@ -89,6 +93,7 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 SetEnv SYSTEM3_TEST_RUN_MAIN=1 XDG_CONFIG_HOME=%[2]s/xdg
+MaxStartups 100:30:200
 LogLevel ERROR
 `, port, dir))
 	f := &sshFixture{dir: dir}
