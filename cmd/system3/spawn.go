@@ -15,10 +15,6 @@ import (
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
-// lifecycleConfig is how this system3 spawns: the agents of the config
-// file, the tmux server it watches, system3's hooks for Claude Code, and
-// wisdom from the learning store.
-
 // oneOrchestrator takes exactly one argument, the orchestrator to act on.
 func oneOrchestrator(verb string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {

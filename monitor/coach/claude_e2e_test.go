@@ -48,7 +48,7 @@ func TestRealClaudeFormatterLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The monitors, as startMonitors wires them.
+	// The monitors, as core.App.StartMonitors wires them.
 	srv := tmux.Server{Path: cs.Socket()}
 	eng, err := rules.New(agents.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
 patterns:

@@ -131,6 +131,8 @@ func openLog(stateDir string) (*os.File, error) {
 	return f, nil
 }
 
+// Close ends what the process opened: the hosts' links, the learning
+// store and the log.
 func (a *App) Close() {
 	a.closeHosts()
 	a.learnMu.Lock()
@@ -143,7 +145,7 @@ func (a *App) Close() {
 	}
 }
 
-// tmuxServer is the tmux server selected by flags, environment or config.
+// TmuxServer is the tmux server selected by flags, environment or config.
 func (a *App) TmuxServer() tmux.Server {
 	if a.Settings.TmuxSocket == "" && a.Settings.TmuxSocketPath == "" {
 		// Inside tmux, the server is the enclosing one (as for a plain

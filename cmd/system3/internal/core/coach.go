@@ -15,7 +15,7 @@ import (
 	"github.com/system3-dev/system3/tui"
 )
 
-// directiveFiles are the CLAUDE.md files reminders quote: the user's
+// DirectiveFiles are the CLAUDE.md files reminders quote: the user's
 // (CLAUDE_CONFIG_DIR, else ~/.claude) and the project's in the directory
 // system3 runs in (the orchestrator's).
 func (a *App) DirectiveFiles() []coach.DirectiveFile {
@@ -30,7 +30,7 @@ func (a *App) DirectiveFiles() []coach.DirectiveFile {
 	return coach.DirectiveFiles(claudeDir, project)
 }
 
-// openCoach opens the coach on the state dir's learning database. detect
+// OpenCoach opens the coach on the state dir's learning database. detect
 // makes it the detecting coach of the monitoring process (its patterns set
 // by SetPatterns, wakes raised into wakes); otherwise it reads the patterns
 // of the rules file as it is now whenever asked (a CLI command, an MCP
@@ -53,7 +53,7 @@ func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject co
 	return co, func() { db.Close() }, nil
 }
 
-// patternsNow returns the patterns of the rules in force, loading the
+// PatternsNow returns the patterns of the rules in force, loading the
 // rules again only when rules.yaml changed. A rules file that does not
 // load keeps the patterns last loaded (the monitors report the problem).
 func (a *App) PatternsNow() func() []rules.Pattern {
@@ -102,7 +102,7 @@ func (c coachedRules) SetRules(e *rules.Engine) {
 	c.co.SetPatterns(e.Patterns())
 }
 
-// withCoach gives MCP options the coaching tools: the monitoring process's
+// WithCoach gives MCP options the coaching tools: the monitoring process's
 // coach when it runs in this process, else one reading the same database
 // and typing through svc. A database that cannot be opened leaves them out.
 func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc coach.Injector) func() {
@@ -119,7 +119,7 @@ func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc coach.
 	return closeFn
 }
 
-// withReminders lets the dashboard's `r` record the reminders it sends, so
+// WithReminders lets the dashboard's `r` record the reminders it sends, so
 // the coach measures them: through this process's coach, or the database
 // the monitoring process shares.
 func (a *App) WithReminders(ctx context.Context, opts *tui.Options) func() {

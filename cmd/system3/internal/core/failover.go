@@ -21,7 +21,7 @@ const (
 )
 
 // failover is the dashboard's service: the daemon it attached to, until
-// that daemon goes; then whatever openService finds (a daemon that started
+// that daemon goes; then whatever OpenService finds (a daemon that started
 // meanwhile, or monitors of its own, since the lock is free). Calls go to
 // the current service; the streams of the old one close, and the dashboard
 // reconnects them to the new one.

@@ -43,7 +43,7 @@ func (a *App) HookSettings(command string) ([]byte, error) {
 	return hooks.Settings(cmdline)
 }
 
-// shellQuote quotes s for a POSIX shell when it needs quoting.
+// ShellQuote quotes s for a POSIX shell when it needs quoting.
 func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") == "" {
 		return s

@@ -23,17 +23,18 @@ import (
 // failed, so a listing can say when a host that is down was last seen.
 const hostsSeenFile = "hosts-seen.json"
 
-type hostSeen struct {
+// HostSeen is when a host last answered, and why it last failed.
+type HostSeen struct {
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	Error    string    `json:"error,omitempty"`
 }
 
-// remoteHosts are the configured hosts.
+// RemoteHosts are the configured hosts.
 func (a *App) RemoteHosts() []remote.Host {
 	return a.Settings.File.RemoteHosts(a.Settings.Home)
 }
 
-// remoteHost is the configured host called name.
+// RemoteHost is the configured host called name.
 func (a *App) RemoteHost(name string) (remote.Host, error) {
 	var names []string
 	for _, h := range a.RemoteHosts() {
@@ -48,7 +49,7 @@ func (a *App) RemoteHost(name string) (remote.Host, error) {
 	return remote.Host{}, fmt.Errorf("no host %q in the config; the hosts are %s and %s", name, remote.Local, strings.Join(names, ", "))
 }
 
-// recordSeen merges what was learnt of hosts into the state dir's record.
+// RecordSeen merges what was learnt of hosts into the state dir's record.
 // Several processes may write it: they take turns (an exclusive lock on a
 // file beside it), and a later time is never replaced by an earlier one.
 func (a *App) RecordSeen(links []*remote.Link) {
@@ -85,8 +86,10 @@ func (a *App) RecordSeen(links []*remote.Link) {
 	}
 }
 
-func (a *App) LoadSeen() map[string]hostSeen {
-	seen := map[string]hostSeen{}
+// LoadSeen reads, per host, when it last answered and why it last failed
+// (empty when nothing was recorded).
+func (a *App) LoadSeen() map[string]HostSeen {
+	seen := map[string]HostSeen{}
 	b, err := os.ReadFile(filepath.Join(a.Settings.StateDir, hostsSeenFile))
 	if err == nil {
 		json.Unmarshal(b, &seen)
@@ -94,7 +97,7 @@ func (a *App) LoadSeen() map[string]hostSeen {
 	return seen
 }
 
-// hostSet returns the config's hosts as one set for this process, nil
+// HostSet returns the config's hosts as one set for this process, nil
 // when there are none. The first call starts following every host (two
 // long-lived ssh processes each, see remote.Set.Start); a.close ends them
 // and records when each host was last seen.
@@ -116,7 +119,7 @@ func (a *App) HostSet() *remote.Set {
 	return set
 }
 
-// closeHosts ends the links of hostSet, recording when each host was last
+// closeHosts ends the links of HostSet, recording when each host was last
 // seen.
 func (a *App) closeHosts() {
 	a.hostsMu.Lock()
@@ -131,7 +134,7 @@ func (a *App) closeHosts() {
 	a.RecordSeen(set.Links())
 }
 
-// fleet joins the config's hosts to svc (remote.Fleet): their sessions
+// Fleet joins the config's hosts to svc (remote.Fleet): their sessions
 // and wakes beside this machine's as HOST:NAME, and actions on them routed
 // to their daemons, audited in this machine's audit log too. Without
 // hosts it is svc.
@@ -144,8 +147,8 @@ func (a *App) Fleet(svc api.Service) api.Service {
 	return &remote.Fleet{Service: svc, Set: set, Record: log.Write, Via: RoutedVia()}
 }
 
-// withHosts gives an MCP server the config's hosts (nothing when there are
-// none). Their links are the process's (hostSet): the returned function
+// WithHosts gives an MCP server the config's hosts (nothing when there are
+// none). Their links are the process's (HostSet): the returned function
 // leaves them to a.close, which ends them when the command ends, so an
 // MCP server started again (a dashboard taking over) finds them followed.
 func (a *App) WithHosts(opts *mcpserver.Options) func() {
@@ -159,7 +162,7 @@ func (a *App) WithHosts(opts *mcpserver.Options) func() {
 // the config's hosts (from the streams followed, so it costs no ssh).
 const hostsEvery = time.Second
 
-// watchHosts reads what is known of the config's hosts, now and every
+// WatchHosts reads what is known of the config's hosts, now and every
 // hostsEvery until ctx ends, for the dashboard's header; nil when there
 // are none.
 func (a *App) WatchHosts(ctx context.Context) func() []tui.HostStatus {

@@ -9,7 +9,7 @@ import (
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
-// openLearn opens the learning store of the state dir once per process;
+// OpenLearn opens the learning store of the state dir once per process;
 // the app closes it.
 func (a *App) OpenLearn() (*learn.Store, error) {
 	a.learnMu.Lock()
@@ -25,7 +25,7 @@ func (a *App) OpenLearn() (*learn.Store, error) {
 	return a.learn, a.learnErr
 }
 
-// learnStore is the learning store for the parts that work without it
+// LearnStore is the learning store for the parts that work without it
 // (the MCP server, the dashboard, idle work): a store that cannot be
 // opened is logged and left out.
 func (a *App) LearnStore() *learn.Store {

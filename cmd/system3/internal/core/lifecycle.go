@@ -13,6 +13,9 @@ import (
 	"github.com/system3-dev/system3/tmux"
 )
 
+// LifecycleConfig is how this system3 spawns: the agents of the config
+// file, the tmux server it watches, system3's hooks for Claude Code, and
+// wisdom from the learning store.
 func (a *App) LifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	configured := map[string]lifecycle.Agent{}
 	for name, ag := range a.Settings.File.Agents {
@@ -68,8 +71,7 @@ func (a *App) LifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	return cfg
 }
 
-// lifecycle returns the spawn/stop manager over svc.
-// mcpLifecycle is lifecycle for an MCP server: with the config's hosts,
+// MCPLifecycle is lifecycle for an MCP server: with the config's hosts,
 // stop_orchestrator HOST:NAME is routed (hostsLifecycle).
 func (a *App) MCPLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
 	m, err := a.Lifecycle(svc)
@@ -79,6 +81,7 @@ func (a *App) MCPLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
 	return a.HostsLifecycle(m, svc), nil
 }
 
+// Lifecycle returns the spawn/stop manager over svc.
 func (a *App) Lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	m, err := lifecycle.New(a.LifecycleConfig(svc))
 	if err != nil {
@@ -87,7 +90,7 @@ func (a *App) Lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	return m, nil
 }
 
-// openLifecycle opens the service (the daemon's, or monitors this process
+// OpenLifecycle opens the service (the daemon's, or monitors this process
 // runs) and the orchestrator manager on it; release closes the service.
 func (a *App) OpenLifecycle(ctx context.Context) (m *lifecycle.Manager, release func(), err error) {
 	svc, closeFn, err := a.OpenService(ctx)

@@ -21,7 +21,7 @@ import (
 	"github.com/system3-dev/system3/wake"
 )
 
-// startMonitors runs the monitors in this process: it takes the state
+// StartMonitors runs the monitors in this process: it takes the state
 // dir's lock (one monitoring process per state dir), opens the wake
 // journal, and starts the tmux watcher and the supervisor. The returned
 // function stops everything and releases the lock.
@@ -245,7 +245,7 @@ func (a *App) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validato
 	return val, nil
 }
 
-// probeAgent reads what a Claude Code pane's process tells: its transcript
+// ProbeAgent reads what a Claude Code pane's process tells: its transcript
 // and task list.
 func ProbeAgent(p tmux.Pane, how *agent.Probe) monitor.AgentInfo {
 	return monitor.ProbeAgent(how, p.PID, p.Path)
@@ -262,7 +262,7 @@ func watchedProgress(tw *tasks.Watcher, root string) func(string) (api.TaskProgr
 	}
 }
 
-// priceTable is the config's prices as the monitor reads them.
+// PriceTable is the config's prices as the monitor reads them.
 func PriceTable(u config.Usage) api.PriceTable {
 	pt := make(api.PriceTable, len(u.Prices))
 	for i, p := range u.Prices {

@@ -6,7 +6,7 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 )
 
-// policy is what MCP clients may do, for monitors this process runs:
+// Policy is what MCP clients may do, for monitors this process runs:
 // mcp.allow_sessions, mcp.read_only (or --read-only) and
 // mcp.inject_per_minute, checked by the service on every action, whichever
 // process the client reached.

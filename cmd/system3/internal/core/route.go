@@ -16,7 +16,7 @@ import (
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
-// splitHost reads the HOST: prefix of a session, pane or wake id given to
+// SplitHost reads the HOST: prefix of a session, pane or wake id given to
 // an action. The prefix routes only when it names this machine (local) or
 // a host of the config; anything else (a tmux target orch:1.0) is left
 // whole for this machine, with host "". A local tmux session named like a
@@ -37,7 +37,7 @@ func (a *App) SplitHost(s string) (host, rest string) {
 	return "", s
 }
 
-// routedVia is what a routed action adds to its origin: "via ssh from
+// RoutedVia is what a routed action adds to its origin: "via ssh from
 // THIS-MACHINE".
 func RoutedVia() string {
 	name, err := os.Hostname()
@@ -47,7 +47,7 @@ func RoutedVia() string {
 	return "via ssh from " + name
 }
 
-// routeCLI runs `system3 ARGS...` on host through ssh, its output to
+// RouteCLI runs `system3 ARGS...` on host through ssh, its output to
 // stdout and stderr, and returns the remote exit status. This machine's
 // audit log records the routing (action route, tool, host, target, the
 // arguments) before anything runs (nothing runs when that entry cannot be
@@ -93,7 +93,7 @@ type hostsLifecycle struct {
 	}
 }
 
-// withHostsLifecycle wraps lc for the config's hosts; without hosts it is
+// HostsLifecycle wraps lc for the config's hosts; without hosts it is
 // lc.
 func (a *App) HostsLifecycle(lc *lifecycle.Manager, svc api.Service) lifecycle.Orchestrators {
 	if len(a.RemoteHosts()) == 0 {

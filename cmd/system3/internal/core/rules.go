@@ -11,12 +11,12 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// rulesPath is the user's rules file, beside the config file.
+// RulesPath is the user's rules file, beside the config file.
 func (a *App) RulesPath() string {
 	return filepath.Join(filepath.Dir(a.Settings.ConfigPath), "rules.yaml")
 }
 
-// loadRules builds the engine from the built-in rules and the user's file.
+// LoadRules builds the engine from the built-in rules and the user's file.
 func (a *App) LoadRules() (*rules.Engine, error) {
 	srcs := []rules.Source{agents.Builtin()}
 	user, ok, err := rules.LoadFile(a.RulesPath())

@@ -16,13 +16,13 @@ import (
 // tests of the commands give it a fake service. It is nil in the program.
 var TestStartMonitors func(a *App, ctx context.Context) (api.Service, func() error, error)
 
-// socketPath is where the process that runs the monitors for the state dir
+// SocketPath is where the process that runs the monitors for the state dir
 // serves them.
 func (a *App) SocketPath() string {
 	return filepath.Join(a.Settings.StateDir, ipc.SocketFile)
 }
 
-// openService returns the monitors of the system3 process that runs them
+// OpenService returns the monitors of the system3 process that runs them
 // for this state dir (the dashboard or `system3 serve`), over its socket.
 // When none runs, it starts monitors in this process. closeFn releases
 // either; call it once the command is done.
@@ -53,13 +53,13 @@ func (a *App) OpenService(ctx context.Context) (svc api.Service, closeFn func() 
 	return nil, nil, err
 }
 
-// How long openService keeps asking while another process holds the lock.
+// How long OpenService keeps asking while another process holds the lock.
 const (
 	lockRetries    = 30
 	lockRetryDelay = 100 * time.Millisecond
 )
 
-// release calls a closeFn from openService. The command's work is done by
+// Release calls a closeFn from OpenService. The command's work is done by
 // then, so a failure is logged, not reported.
 func (a *App) Release(closeFn func() error) {
 	if err := closeFn(); err != nil {
@@ -67,7 +67,7 @@ func (a *App) Release(closeFn func() error) {
 	}
 }
 
-// socketWarning says that monitors run in this process but cannot be
+// SocketWarning says that monitors run in this process but cannot be
 // shared over the state dir's socket.
 func SocketWarning(err error) string {
 	return fmt.Sprintf("%v; other system3 commands cannot share these monitors", err)
