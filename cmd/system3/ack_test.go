@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 func TestAckOne(t *testing.T) {
 	f := useFake(t)
-	auth := f.Raise(t, wakeAuth)
-	docs := f.Raise(t, wakeDocs)
+	auth := f.Raise(t, monitortest.WakeAuth)
+	docs := f.Raise(t, monitortest.WakeDocs)
 
 	code, out, errOut := invoke(t, nil, "ack", auth.ID)
 	if code != 0 || !strings.Contains(out, "acked "+auth.ID+" (awaiting_input, orch-auth %3) by cli at ") {
@@ -38,8 +39,8 @@ func TestAckOne(t *testing.T) {
 
 func TestAckAll(t *testing.T) {
 	f := useFake(t)
-	auth := f.Raise(t, wakeAuth)
-	docs := f.Raise(t, wakeDocs)
+	auth := f.Raise(t, monitortest.WakeAuth)
+	docs := f.Raise(t, monitortest.WakeDocs)
 
 	code, out, errOut := invoke(t, nil, "ack", "--all")
 	if code != 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 // `system3 mcp` speaks MCP on its standard streams with the monitors of the
@@ -37,7 +38,7 @@ func TestMCPCommand(t *testing.T) {
 			<-daemonDone
 		}
 	}()
-	daemon.Raise(t, wakeAuth)
+	daemon.Raise(t, monitortest.WakeAuth)
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

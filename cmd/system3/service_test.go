@@ -35,15 +35,6 @@ type fakeService struct {
 
 var testEpoch = time.Date(2025, 11, 21, 9, 0, 0, 0, time.UTC)
 
-var (
-	wakeAuth = api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
-		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
-		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
-		Tasks:    &api.WakeProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
-	wakeDocs = api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
-		State: "error_loop"}
-)
-
 func newFakeService(t *testing.T) *fakeService {
 	t.Helper()
 	return &fakeService{Service: monitortest.NewService(t, nil)}
@@ -96,7 +87,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	raised := daemon.Raise(t, wakeAuth)
+	raised := daemon.Raise(t, monitortest.WakeAuth)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 
 	// status shows the daemon's states (which remember error loops) over
@@ -184,7 +175,7 @@ func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
 		return f, func() error { return nil }, nil
 	}
 	t.Cleanup(func() { core.TestStartMonitors = old })
-	ev := f.Raise(t, wakeAuth)
+	ev := f.Raise(t, monitortest.WakeAuth)
 	code, out, errOut := invoke(t, nil, "wait", "--json")
 	if code != 0 || !strings.Contains(out, ev.ID) || tries.Load() != 4 {
 		t.Fatalf("exit %d after %d tries, out %q, stderr %q", code, tries.Load(), out, errOut)

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 func TestWaitPrintsPendingWake(t *testing.T) {
 	f := useFake(t)
-	ev := f.Raise(t, wakeAuth)
-	f.Raise(t, wakeDocs)
+	ev := f.Raise(t, monitortest.WakeAuth)
+	f.Raise(t, monitortest.WakeDocs)
 
 	code, out, errOut := invoke(t, nil, "wait")
 	if code != 0 {
@@ -37,8 +38,8 @@ func TestWaitPrintsPendingWake(t *testing.T) {
 
 func TestWaitJSONAndFilters(t *testing.T) {
 	f := useFake(t)
-	f.Raise(t, wakeAuth)
-	docs := f.Raise(t, wakeDocs)
+	f.Raise(t, monitortest.WakeAuth)
+	docs := f.Raise(t, monitortest.WakeDocs)
 
 	code, out, errOut := invoke(t, nil, "wait", "--json", "--reason", "worker_failed,error_loop_detected", "--session", "d*")
 	if code != 0 || strings.Count(out, "\n") != 1 {
@@ -57,7 +58,7 @@ func TestWaitForNewWake(t *testing.T) {
 	f := useFake(t)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		f.Store.Raise(wakeDocs)
+		f.Store.Raise(monitortest.WakeDocs)
 	}()
 	code, out, errOut := invoke(t, nil, "wait", "--timeout", "10s", "--reason", "error_loop_detected")
 	if code != 0 || !strings.Contains(out, "error_loop_detected") {
@@ -67,7 +68,7 @@ func TestWaitForNewWake(t *testing.T) {
 
 func TestWaitTimeout(t *testing.T) {
 	f := useFake(t)
-	f.Raise(t, wakeDocs) // filtered out
+	f.Raise(t, monitortest.WakeDocs) // filtered out
 	start := time.Now()
 	code, out, errOut := invoke(t, nil, "wait", "--timeout", "50ms", "--reason", "awaiting_input")
 	if code != 2 || out != "" || !strings.Contains(errOut, "no matching wake within 50ms") {

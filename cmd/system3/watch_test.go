@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -96,7 +97,7 @@ func TestWatchText(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	f := useFake(t)
 	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{sessAuth, sessDocs}})
-	auth := f.Raise(t, wakeAuth)
+	auth := f.Raise(t, monitortest.WakeAuth)
 
 	w := startCmd(t, "watch")
 	w.waitOut(t,
@@ -115,7 +116,7 @@ func TestWatchText(t *testing.T) {
 	f.Publish(api.Update{Kind: api.SessionChanged, Session: docsAgain, Previous: rules.Working})
 	f.Publish(api.Update{Kind: api.SessionAdded, Session: added})
 	f.Publish(api.Update{Kind: api.SessionRemoved, Session: api.Session{Pane: "%5"}})
-	docs := f.Raise(t, wakeDocs)
+	docs := f.Raise(t, monitortest.WakeDocs)
 	f.Store.Ack(auth.ID, "tui")
 
 	out := w.waitOut(t,
@@ -145,7 +146,7 @@ func TestWatchJSON(t *testing.T) {
 	changed := sessAuth
 	changed.State, changed.Kind = rules.Error, "api_error"
 	f.Publish(api.Update{Kind: api.SessionChanged, Session: changed})
-	f.Raise(t, wakeDocs)
+	f.Raise(t, monitortest.WakeDocs)
 	w.waitOut(t, `"kind":"changed"`, `"type":"wake"`)
 	w.cancel()
 	if code := w.exit(t); code != 0 {

@@ -15,19 +15,9 @@ import (
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
-// Two wakes as the monitors raise them: a permission prompt, an error loop.
-var (
-	wakeAuth = api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-auth", Pane: "%3", Agent: "claude",
-		State: "awaiting_input", Kind: "permission", Question: "Edit auth.go?", Options: []string{"Yes", "No"},
-		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit?"}},
-		Tasks:    &api.WakeProgress{ListID: "PRD-AUTH", Completed: 1, Total: 3}, SuggestedAction: "answer the permission prompt"}
-	wakeDocs = api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "error_loop/%5", Session: "docs", Pane: "%5", Agent: "codex",
-		State: "error_loop"}
-)
-
 func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
 	f := monitortest.NewService(t, nil)
-	f.Raise(t, wakeDocs) // pending before start: not announced again
+	f.Raise(t, monitortest.WakeDocs) // pending before start: not announced again
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var shown []string
@@ -47,7 +37,7 @@ func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
 	eventually(t, "the subscription", func() bool { return f.InFlight() > 0 })
 
 	f.Raise(t, api.Wake{Reason: api.ReasonHeartbeat, Key: "heartbeat"})
-	auth := f.Raise(t, wakeAuth)
+	auth := f.Raise(t, monitortest.WakeAuth)
 	path := filepath.Join(dir, "awaiting_input.json")
 	eventually(t, "the command's output", func() bool { _, err := os.Stat(filepath.Join(dir, "text")); return err == nil })
 	var got api.Wake
@@ -90,7 +80,7 @@ func TestNotifierCommandTimeoutKillsGroup(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	n.runCommand(ctx, wakeAuth)
+	n.runCommand(ctx, monitortest.WakeAuth)
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("runCommand took %v after its context ended", d)
 	}
