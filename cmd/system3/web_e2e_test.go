@@ -140,7 +140,7 @@ func TestWebPageInChromium(t *testing.T) {
 	run2(t, ctx, "the awaiting sessions", 90*time.Second, present(billing), present(search), present(`#live.on`))
 	var billingText, searchText, csrf string
 	run2(t, ctx, "read the page", 30*time.Second,
-		chromedp.Text(billing, &billingText), chromedp.Text(search, &searchText),
+		text(billing, &billingText), text(search, &searchText),
 		chromedp.Evaluate(`document.querySelector('meta[name=csrf]').content`, &csrf))
 	for _, want := range []string{"Do you want to proceed?", "1. Yes", "3. No"} {
 		if !strings.Contains(billingText, want) {
@@ -225,7 +225,7 @@ func TestWebPageInChromium(t *testing.T) {
 		tap(docs+` button.primary`),
 		poll(`document.getElementById('toast').style.display==='block' && document.getElementById('toast').textContent.indexOf('guidance sent')>=0`))
 	var toast string
-	run2(t, ctx, "toast", 10*time.Second, chromedp.Text(`#toast`, &toast, chromedp.ByQuery))
+	run2(t, ctx, "toast", 10*time.Second, text(`#toast`, &toast))
 	if !strings.Contains(toast, "guidance sent to orch-docs") {
 		t.Errorf("toast after guidance = %q", toast)
 	}
@@ -243,7 +243,7 @@ func TestWebPageInChromium(t *testing.T) {
 	run2(t, ctx, "sign out", 30*time.Second, tap(`header form button`))
 	waitLocation(t, ctx, base+"/web/signout")
 	var signedOut string
-	run2(t, ctx, "signed out", 10*time.Second, chromedp.Text(`body`, &signedOut, chromedp.ByQuery))
+	run2(t, ctx, "signed out", 10*time.Second, text(`body`, &signedOut))
 	if !strings.Contains(signedOut, "Signed out.") {
 		t.Errorf("after signing out the page says %q", signedOut)
 	}
@@ -300,6 +300,14 @@ func poll(expr string) chromedp.Action {
 // present waits until an element matching sel is shown.
 func present(sel string) chromedp.Action {
 	return poll(`(function(){var e=document.querySelector('` + sel + `'); return !!e && e.getClientRects().length > 0;})()`)
+}
+
+// text reads the shown text of the element matching sel as found at that
+// moment. chromedp.Text finds the node first and reads it in a second call;
+// a live update in between detaches the node, and a detached node reads as
+// "".
+func text(sel string, out *string) chromedp.Action {
+	return chromedp.Evaluate(`(function(){var e=document.querySelector('`+sel+`'); if (!e) throw new Error('nothing matches the selector'); return e.innerText;})()`, out)
 }
 
 // tap clicks the element matching sel as found at that moment.
