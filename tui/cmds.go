@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -273,16 +274,18 @@ func inject(ctx context.Context, svc api.Service, sess api.Session, text string)
 	}
 }
 
-// remind types a wake's reminder into its pane, then tells sent (when
-// set) so the coach measures it.
+// remind sends a wake's reminder the way every reminder is sent
+// (api.SendReminder): typed into its pane, then recorded through sent (when
+// set) so the coach measures it. A reminder typed but not recorded is a
+// sent reminder with a note.
 func remind(ctx context.Context, svc api.Service, sent func(context.Context, int64) error, sess api.Session, r api.Reminder) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: r.Text, Origin: origin})
+		res, err := api.SendReminder(ctx, svc, sess.Pane, r, origin, sent)
 		msg := actionMsg{action: "remind", pane: sess.Pane, target: sess.Target, what: r.Pattern, res: res, err: err}
-		if err == nil && res.Delivered && sent != nil {
-			msg.note = sent(ctx, r.Alert)
+		if nr := (*api.NotRecordedError)(nil); errors.As(err, &nr) {
+			msg.err, msg.note = nil, nr.Err
 		}
 		return msg
 	}

@@ -30,11 +30,6 @@ var (
 	ErrNoSender   = errors.New("this system3 cannot type into panes")
 )
 
-// Injector types text into a pane: api.Service's Inject.
-type Injector interface {
-	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
-}
-
 // Wakes raises and clears the wakes that carry reminders (a *wake.Store).
 type Wakes interface {
 	Raise(ev api.Wake) (api.Wake, bool, error)
@@ -57,7 +52,7 @@ type Config struct {
 	Directives []DirectiveFile
 	// Inject sends reminders (auto_send patterns, Send). Nil: reminders
 	// are only offered.
-	Inject Injector
+	Inject api.Injector
 	// Wakes receives a wake per alert. Nil: alerts are only recorded (a
 	// process that serves MCP or the CLI but does not detect).
 	Wakes  Wakes
@@ -791,16 +786,11 @@ func (c *Coach) Send(ctx context.Context, id int64, by string) (api.ActionResult
 	if !a.Open() {
 		return api.ActionResult{}, fmt.Errorf("%w: alert %d is %s (%s); only an open alert's reminder is sent", ErrBadRequest, id, a.Status, a.Outcome)
 	}
-	res, err := c.cfg.Inject.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: a.Pane}, Text: a.Reminder, Origin: "coach:" + by})
-	if err != nil {
-		return res, err
-	}
-	if res.Delivered {
-		if _, err := c.MarkSent(ctx, id, by); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return api.SendReminder(ctx, c.cfg.Inject, a.Pane, api.Reminder{Alert: a.ID, Pattern: a.Pattern, Text: a.Reminder}, "coach:"+by,
+		func(ctx context.Context, id int64) error {
+			_, err := c.MarkSent(ctx, id, by)
+			return err
+		})
 }
 
 // InterventionRequest asks for a reminder in one pane: the open alert's

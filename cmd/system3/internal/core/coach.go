@@ -36,7 +36,7 @@ func (a *App) DirectiveFiles() []coach.DirectiveFile {
 // of the rules file as it is now whenever asked (a CLI command, an MCP
 // server attached to another process's monitors). inject types reminders
 // (nil: they are only offered).
-func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject coach.Injector, wakes coach.Wakes) (*coach.Coach, func(), error) {
+func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject api.Injector, wakes coach.Wakes) (*coach.Coach, func(), error) {
 	db, err := learn.OpenDB(filepath.Join(a.Settings.StateDir, learn.FileName))
 	if err != nil {
 		return nil, nil, err
@@ -83,7 +83,7 @@ func (a *App) PatternsNow() func() []rules.Pattern {
 	}
 }
 
-// injectFunc adapts a function to coach.Injector.
+// injectFunc adapts a function to api.Injector.
 type injectFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 
 func (f injectFunc) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
@@ -105,7 +105,7 @@ func (c coachedRules) SetRules(e *rules.Engine) {
 // WithCoach gives MCP options the coaching tools: the monitoring process's
 // coach when it runs in this process, else one reading the same database
 // and typing through svc. A database that cannot be opened leaves them out.
-func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc coach.Injector) func() {
+func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc api.Injector) func() {
 	if a.coach != nil {
 		opts.Coach = a.coach
 		return func() {}
