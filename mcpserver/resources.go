@@ -180,20 +180,17 @@ func (s *Server) watchResources(ctx context.Context, registered map[string]bool)
 			s.mcp.DeleteResources(uris...)
 		}
 	}()
-	backoff := 100 * time.Millisecond
+	backoff := api.Backoff{First: 100 * time.Millisecond, Max: 10 * time.Second}
 	for ctx.Err() == nil {
 		ch, err := s.svc.Watch(ctx)
 		if err != nil {
 			s.log.Warn("mcp: watch sessions", "err", err)
-			select {
-			case <-ctx.Done():
+			if !backoff.Wait(ctx) {
 				return
-			case <-time.After(backoff):
 			}
-			backoff = min(backoff*2, 10*time.Second)
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		backoff.Reset()
 		s.reconcileResources(ctx, registered)
 		var settle <-chan time.Time
 		for open := true; open; {
@@ -218,10 +215,8 @@ func (s *Server) watchResources(ctx context.Context, registered map[string]bool)
 		}
 		// The service ended the stream (it stopped, or the daemon went
 		// away): watch again shortly.
-		select {
-		case <-ctx.Done():
+		if !backoff.Wait(ctx) {
 			return
-		case <-time.After(backoff):
 		}
 	}
 }

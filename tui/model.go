@@ -27,8 +27,10 @@ const (
 	// wideAt is the width from which the detail pane sits beside the
 	// table instead of below it.
 	wideAt = 120
-	// maxBackoff caps the wait between reconnection attempts.
-	maxBackoff = 5 * time.Second
+	// firstBackoff is the wait before reconnecting a stream that failed
+	// once; it doubles with each failure up to maxBackoff.
+	firstBackoff = 250 * time.Millisecond
+	maxBackoff   = 5 * time.Second
 )
 
 // focusID is the list the navigation keys move in.
@@ -167,6 +169,8 @@ func newModel(ctx context.Context, svc api.Service, opts Options, st *styles) Mo
 		lists:    map[string]bool{},
 		answered: map[string]time.Time{},
 		cache:    &viewCaches{},
+		watch:    newStream(),
+		wakeS:    newStream(),
 	}
 	if opts.MCP != nil {
 		s := opts.MCP()

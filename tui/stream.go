@@ -20,12 +20,16 @@ type stream struct {
 	gen    int
 	ctx    context.Context
 	cancel context.CancelFunc
-	// up: synchronised and reading. attempt counts failed connections
+	// up: synchronised and reading. backoff counts failed connections
 	// since the last success; err is the last failure.
 	up      bool
-	attempt int
+	backoff api.Backoff
 	err     error
 	retryAt time.Time
+}
+
+func newStream() stream {
+	return stream{backoff: api.Backoff{First: firstBackoff, Max: maxBackoff}}
 }
 
 // errStreamClosed: the service closed a stream (it stopped, or the socket
@@ -55,7 +59,8 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 			return m.fail(streamWatch, msg.err), true
 		}
 		m.applySnapshot(msg.snap)
-		m.watch.up, m.watch.attempt, m.watch.err = true, 0, nil
+		m.watch.up, m.watch.err = true, nil
+		m.watch.backoff.Reset()
 		return nextUpdate(m.updates, msg.gen), true
 	case headerMsg:
 		if msg.err == nil && msg.gen == m.watch.gen && m.watch.up {
@@ -94,7 +99,8 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		}
 		m.book.reconcile(msg.evs)
 		m.dirtyWakes = true
-		m.wakeS.up, m.wakeS.attempt, m.wakeS.err = true, 0, nil
+		m.wakeS.up, m.wakeS.err = true, nil
+		m.wakeS.backoff.Reset()
 		return nextWake(m.wakeCh, msg.gen), true
 	case wakeMsg:
 		if msg.gen != m.wakeS.gen {
@@ -162,8 +168,7 @@ func (m *Model) fail(id streamID, err error) tea.Cmd {
 	}
 	s.up = false
 	s.err = err
-	s.attempt++
-	d := min(maxBackoff, 250*time.Millisecond<<min(s.attempt-1, 5))
+	d := s.backoff.Next()
 	s.retryAt = m.now.Add(d)
 	if !m.loaded {
 		m.dirtyRows = true // the table says why there is nothing yet

@@ -79,8 +79,8 @@ func TestReconnect(t *testing.T) {
 	svc.Fail("watch", errors.New("dial unix system3.sock: connection refused"))
 	svc.EndWatches()
 	h.read()
-	if h.m.watch.up || h.m.watch.attempt != 1 {
-		t.Fatalf("watch up %v, attempt %d", h.m.watch.up, h.m.watch.attempt)
+	if h.m.watch.up || h.m.watch.backoff.Failed() != 1 {
+		t.Fatalf("watch up %v, attempt %d", h.m.watch.up, h.m.watch.backoff.Failed())
 	}
 	v := h.m.View()
 	if !strings.Contains(v, "session updates: the service closed the stream; reconnecting (attempt 1") {
@@ -92,13 +92,13 @@ func TestReconnect(t *testing.T) {
 
 	// The retry fails: attempt 2, longer wait.
 	h.send(retryMsg{stream: streamWatch, gen: gen})
-	if h.m.watch.attempt != 2 || !strings.Contains(h.m.View(), "connection refused; reconnecting (attempt 2") {
-		t.Fatalf("attempt %d:\n%s", h.m.watch.attempt, h.m.View())
+	if h.m.watch.backoff.Failed() != 2 || !strings.Contains(h.m.View(), "connection refused; reconnecting (attempt 2") {
+		t.Fatalf("attempt %d:\n%s", h.m.watch.backoff.Failed(), h.m.View())
 	}
 	// A stale retry does nothing.
 	h.send(retryMsg{stream: streamWatch, gen: gen})
-	if h.m.watch.attempt != 2 {
-		t.Fatalf("a stale retry counted: attempt %d", h.m.watch.attempt)
+	if h.m.watch.backoff.Failed() != 2 {
+		t.Fatalf("a stale retry counted: attempt %d", h.m.watch.backoff.Failed())
 	}
 
 	// The service is back, with a change made while it was away.
@@ -107,8 +107,8 @@ func TestReconnect(t *testing.T) {
 	snap.Sessions = snap.Sessions[1:]
 	svc.SetSnapshot(snap)
 	h.send(retryMsg{stream: streamWatch, gen: h.m.watch.gen})
-	if !h.m.watch.up || h.m.watch.attempt != 0 || h.m.table.Len() != 6 {
-		t.Fatalf("after reconnecting: up %v, attempt %d, %d rows", h.m.watch.up, h.m.watch.attempt, h.m.table.Len())
+	if !h.m.watch.up || h.m.watch.backoff.Failed() != 0 || h.m.table.Len() != 6 {
+		t.Fatalf("after reconnecting: up %v, attempt %d, %d rows", h.m.watch.up, h.m.watch.backoff.Failed(), h.m.table.Len())
 	}
 	if strings.Contains(h.m.View(), "reconnecting") {
 		t.Fatal("still says reconnecting")

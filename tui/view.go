@@ -191,7 +191,7 @@ func (m Model) headerLines() []string {
 		s := m.stream(id)
 		if !s.up && s.err != nil {
 			wait := max(0, s.retryAt.Sub(m.now)).Round(time.Second)
-			p := fmt.Sprintf("%s: %v; reconnecting (attempt %d", id, s.err, s.attempt)
+			p := fmt.Sprintf("%s: %v; reconnecting (attempt %d", id, s.err, s.backoff.Failed())
 			if wait > 0 {
 				p += ", next in " + wait.String()
 			}

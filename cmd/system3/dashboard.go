@@ -125,6 +125,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	opts.MCP = status
 	g.Go(func() error {
 		// Notifications are extra: their failure must not close the dashboard.
+		backoff := api.Backoff{First: time.Second, Max: time.Second}
 		for {
 			n := notifierNow()
 			if err := n.Run(gctx, svc); err != nil {
@@ -135,10 +136,8 @@ func (a *app) runDashboard(ctx context.Context) error {
 			}
 			// Attached: the daemon's stream ended; subscribe again to
 			// whatever the failover serves now.
-			select {
-			case <-gctx.Done():
+			if !backoff.Wait(gctx) {
 				return nil
-			case <-time.After(time.Second):
 			}
 		}
 	})

@@ -123,7 +123,7 @@ func (s *Server) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
 
-	var delay time.Duration
+	backoff := api.Backoff{First: 5 * time.Millisecond, Max: time.Second}
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
@@ -135,18 +135,15 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 			// Out of descriptors, say: back off as net/http does, and
 			// say so once per episode.
-			if delay == 0 {
+			if backoff.Failed() == 0 {
 				s.log.Warn("ipc accept failing; retrying", "err", err)
 			}
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			select {
-			case <-ctx.Done():
+			if !backoff.Wait(ctx) {
 				return nil
-			case <-time.After(delay):
 			}
 			continue
 		}
-		delay = 0
+		backoff.Reset()
 		peer, err := checkPeer(conn)
 		if err != nil {
 			s.log.Warn("ipc connection refused", "err", err)

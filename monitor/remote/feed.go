@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -167,7 +166,7 @@ var errStreamEnded = errors.New("the host's daemon ended the stream")
 // again after a backoff (1 s doubling to 30 s, back to 1 s once the host
 // answered). changed is called after every change.
 func (l *Link) follow(ctx context.Context, changed func(Change)) {
-	delay := MinBackoff
+	backoff := api.Backoff{First: MinBackoff, Max: MaxBackoff}
 	for ctx.Err() == nil {
 		before := l.State().LastSeen
 		err := l.followOnce(ctx, changed)
@@ -192,18 +191,13 @@ func (l *Link) follow(ctx context.Context, changed func(Change)) {
 			_ = l.Observe(ctx, err)
 		}
 		if l.State().LastSeen.After(before) {
-			delay = MinBackoff
+			backoff.Reset()
 		}
 		l.feed.settled()
 		changed(Change{})
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Wait(ctx) {
 			return
-		case <-t.C:
 		}
-		delay = min(2*delay, MaxBackoff)
 	}
 }
 

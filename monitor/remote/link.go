@@ -106,7 +106,7 @@ func LinkFailure(err error) bool {
 // returned then and none past f.SinceSeq twice. onFail, when set, is told
 // each failure and the delay before the next try.
 func (l *Link) WaitWake(ctx context.Context, f api.WakeFilter, onFail func(err error, retryIn time.Duration)) (api.Wake, error) {
-	delay := MinBackoff
+	backoff := api.Backoff{First: MinBackoff, Max: MaxBackoff}
 	for {
 		before := l.State().LastSeen
 		ev, err := l.Client.WaitWake(ctx, f)
@@ -116,18 +116,14 @@ func (l *Link) WaitWake(ctx context.Context, f api.WakeFilter, onFail func(err e
 		}
 		if st := l.State(); st.LastSeen.After(before) {
 			// The host answered before the link dropped: start over.
-			delay = MinBackoff
+			backoff.Reset()
 		}
+		delay := backoff.Next()
 		if onFail != nil {
 			onFail(err, delay)
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !api.Sleep(ctx, delay) {
 			return api.Wake{}, ctx.Err()
-		case <-t.C:
 		}
-		delay = min(2*delay, MaxBackoff)
 	}
 }

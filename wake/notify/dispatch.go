@@ -348,7 +348,7 @@ func (w *worker) flushHeld(ctx context.Context) time.Time {
 func (w *worker) deliver(ctx context.Context, evs []api.Wake) {
 	name := w.t.Channel.Name()
 	m := ForDigest(evs)
-	delay := w.d.cfg.Backoff
+	backoff := api.Backoff{First: w.d.cfg.Backoff, Max: max(w.d.cfg.Backoff, maxBackoff)}
 	for attempt := 1; ; attempt++ {
 		start := w.d.cfg.Clock()
 		err := w.t.Channel.Send(ctx, m)
@@ -373,13 +373,11 @@ func (w *worker) deliver(ctx context.Context, evs []api.Wake) {
 			w.d.setProblem(name, fmt.Sprintf("notifications: %s gave up after %d attempts: %v (check notify.%s in config.yaml; `system3 notify test %s` tries it)", name, attempt, err, name, name))
 			return
 		}
+		delay := backoff.Next()
 		w.d.setProblem(name, fmt.Sprintf("notifications: %s delivery failing (attempt %d, retrying in %s): %v", name, attempt, delay, err))
-		select {
-		case <-ctx.Done():
+		if !api.Sleep(ctx, delay) {
 			return
-		case <-time.After(delay):
 		}
-		delay = min(delay*2, maxBackoff)
 	}
 }
 
