@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -175,7 +176,7 @@ func TestResourceListChanged(t *testing.T) {
 	}()
 	url := s.Status().URL
 	c, _ := httpClient(t, url, "listener")
-	waitFor(t, "the initial resources", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the initial resources", func() bool {
 		l, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
 		return err == nil && hasURI(l.Resources, "system3://sessions/orch-auth")
 	})
@@ -241,17 +242,6 @@ func hasURI(rs []mcp.Resource, uri string) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestStdio speaks MCP over a pipe pair, as `system3 mcp` does on its

@@ -108,6 +108,18 @@ func reasonValues() []string {
 	return out
 }
 
+// needReasons lists the reasons of wakes that ask someone to act (all but
+// the heartbeat and the summary), for descriptions.
+func needReasons() string {
+	var out []string
+	for _, r := range api.Reasons() {
+		if r != api.ReasonHeartbeat && r != api.ReasonSummary {
+			out = append(out, string(r))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // result is a tool's answer: v as JSON text (what models read) and as
 // structured content (what programs read).
 func result(v any) (*mcp.CallToolResult, error) {

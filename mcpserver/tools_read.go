@@ -468,7 +468,7 @@ func globEscape(s string) string {
 // ListWakesTool lists wakes, unacknowledged by default, with a cursor.
 func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("list_wakes",
-		mcp.WithDescription(`List wake events: moments an agent needed someone (awaiting_input, error_loop_detected, worker_failed, api_error, session_idle, validation_failed) plus heartbeats and summaries. Each has an id, seq, time, reason, session, pane, agent, state, the evidence, question and options, task progress and a suggested action. Unacknowledged wakes only, oldest first, unless include_acked. Page with since: pass the cursor of the previous answer to get only newer wakes. Acknowledge handled wakes with ack_wake.`),
+		mcp.WithDescription(`List wake events: moments an agent needed someone (`+needReasons()+`) plus heartbeats and summaries. Each has an id, seq, time, reason, session, pane, agent, state, the evidence, question and options, task progress and a suggested action. Unacknowledged wakes only, oldest first, unless include_acked. Page with since: pass the cursor of the previous answer to get only newer wakes. Acknowledge handled wakes with ack_wake.`),
 		mcp.WithBoolean("include_acked", mcp.Description("Also list acknowledged wakes."), mcp.DefaultBool(false)),
 		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this (the cursor of a previous answer)."), mcp.Min(0)),
 		mcp.WithArray("reasons", mcp.Description("Only wakes with one of these reasons."), mcp.WithStringEnumItems(reasonValues())),

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // churnEnv sets how long TestResilienceTmuxChurn runs (a Go duration such

@@ -10,32 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func (f *fakeTmux) setPID(pane string, pid int) {
 	f.mu.Lock()
@@ -213,7 +196,7 @@ func TestReplaySpoolNeedsTheToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log lockedBuffer
+	var log testkit.SyncBuffer
 	h := newHarness(t, func(c *Config) { c.HookKey = key; c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.tm.show(t, "%2", "claude", "claude/working_spinner.ansi.txt")

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // BenchmarkCommand compares one tmux command forked as a new tmux client

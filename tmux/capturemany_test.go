@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // CaptureMany gives, for every pane, exactly what Capture gives, in one
@@ -30,7 +31,7 @@ func TestCaptureMany(t *testing.T) {
 	ids = append(ids, newWindow(t, c, "sh", "-c", "seq 1 30; exec sleep 600"))
 	ids = append(ids, newWindow(t, c, "sh", "-c", "exec sleep 600")) // a blank screen
 	last := ids[len(ids)-1]
-	waitFor(t, 10*time.Second, "the panes to draw", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the panes to draw", func() bool {
 		for i, want := range []string{"first pane", "system3-capture-x-2", "", "\n30"} {
 			s, err := c.Capture(ctx, ids[i], tmux.CaptureOptions{})
 			if want != "" && (err != nil || !strings.Contains(s, want)) {

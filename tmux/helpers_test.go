@@ -16,8 +16,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // The test binary doubles as a tiny full-screen program run inside panes.
@@ -77,18 +78,6 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // tmuxRun runs a raw tmux command against the test server, for setting up
 // situations the package API deliberately does not offer.
 func tmuxRun(t *testing.T, s tmux.Server, args ...string) string {
@@ -118,7 +107,7 @@ func sink(t *testing.T, c *tmux.Client) (string, func() []byte) {
 	dir := t.TempDir()
 	file, ready := filepath.Join(dir, "out"), filepath.Join(dir, "ready")
 	pane := newWindow(t, c, fmt.Sprintf("stty raw -echo -iexten && touch %s && exec cat > %s", ready, file))
-	waitFor(t, 5*time.Second, "the sink pane to be ready", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the sink pane to be ready", func() bool {
 		_, err := os.Stat(ready)
 		return err == nil
 	})

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 func TestListPanesSeesEverything(t *testing.T) {
@@ -178,7 +179,7 @@ func TestListPanesHostilePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p tmux.Pane
-	waitFor(t, 5*time.Second, "the hostile pane", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the hostile pane", func() bool {
 		panes, err := c.ListPanes(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +237,7 @@ func TestCapture(t *testing.T) {
 	c := tmux.NewClient(srv)
 	ctx := ctxFor(t, 10*time.Second)
 	pane := newWindow(t, c, `printf 'héllo 中文 🎉 wide\n'; seq 1 50; printf 'tab\there  \n\033[31mred\033[0m end\n'; exec sleep 100`)
-	waitFor(t, 5*time.Second, "output", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "output", func() bool {
 		s, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
 		return err == nil && strings.HasSuffix(s, "red end")
 	})
@@ -279,7 +280,7 @@ func TestCapture(t *testing.T) {
 	// A long line wider than the pane comes back joined.
 	long := strings.Repeat("x", 100)
 	wide := newWindow(t, c, "printf '"+long+"\\n'; exec sleep 100")
-	waitFor(t, 5*time.Second, "long line", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "long line", func() bool {
 		s, _ := c.Capture(ctx, wide, tmux.CaptureOptions{})
 		return s == long
 	})
@@ -369,7 +370,7 @@ func TestKeepDeadPane(t *testing.T) {
 		}
 		// tmux may never learn the status of a command this quick: it
 		// reports none (-1) then, never a wrong one.
-		waitFor(t, 10*time.Second, "the pane to be dead with status 3 or none", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "the pane to be dead with status 3 or none", func() bool {
 			p, err := c.PaneInfo(ctx, pane)
 			return err == nil && p.Dead && (p.DeadStatus == 3 || p.DeadStatus == -1)
 		})
@@ -384,7 +385,7 @@ func TestKeepDeadPane(t *testing.T) {
 	if _, err := c.SendText(ctx, pane, "go", tmux.SendOptions{NoVerify: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the session to close", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the session to close", func() bool {
 		ok, err := c.HasSession(ctx, "later")
 		return err == nil && !ok
 	})
@@ -441,7 +442,7 @@ func TestPaneSignalsMatchFullListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmuxRun(t, srv, "copy-mode", "-t", "main")
-	waitFor(t, 10*time.Second, "the dead pane's status and the alternate screen", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the dead pane's status and the alternate screen", func() bool {
 		d, err1 := c.PaneInfo(ctx, dead)
 		a, err2 := c.PaneInfo(ctx, alt)
 		if err1 != nil || err2 != nil {
@@ -458,7 +459,7 @@ func TestPaneSignalsMatchFullListing(t *testing.T) {
 		var sigs []tmux.PaneSignal
 		// Nothing changes on this server now, but a listing may fall on a
 		// second boundary of window_activity: retry then.
-		waitFor(t, 10*time.Second, "two listings in the same second", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "two listings in the same second", func() bool {
 			var err1, err2 error
 			panes, err1 = c.ListPanes(ctx)
 			sigs, err2 = c.ListPaneSignals(ctx)

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 func TestOperatorFromEnv(t *testing.T) {
@@ -74,7 +75,7 @@ func TestOperatorSwitchTo(t *testing.T) {
 		}
 		return strings.TrimSpace(out)
 	}
-	waitUntil(t, func() bool { return clientSession() == "main" })
+	testkit.WaitFor(t, 10*time.Second, "the client in session main", func() bool { return clientSession() == "main" })
 
 	panes, err := c.ListPanes(ctx)
 	if err != nil {
@@ -96,12 +97,12 @@ func TestOperatorSwitchTo(t *testing.T) {
 	if err := op.SwitchTo(ctx, target); err != nil {
 		t.Fatalf("SwitchTo: %v", err)
 	}
-	waitUntil(t, func() bool { return clientSession() == "work" })
+	testkit.WaitFor(t, 10*time.Second, "the client in session work", func() bool { return clientSession() == "work" })
 	if err := op.DisplayMessage(ctx, "wake #{pane_id}: orch-a needs you"); err != nil {
 		t.Fatalf("DisplayMessage: %v", err)
 	}
 	// The message is on the attached terminal's status line, verbatim.
-	waitUntil(t, func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the message on the status line", func() bool {
 		out, _ := tmux.NewClient(term).Capture(ctx, "%0", tmux.CaptureOptions{})
 		return strings.Contains(out, "wake #{pane_id}: orch-a needs you")
 	})
@@ -113,17 +114,6 @@ func TestOperatorSwitchTo(t *testing.T) {
 func tmuxOut(ctx context.Context, s tmux.Server, args ...string) (string, error) {
 	out, err := osexec.CommandContext(ctx, tmuxtest.Bin(), append([]string{"-S", s.Path}, args...)...).Output()
 	return string(out), err
-}
-
-func waitUntil(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func TestEnclosingServer(t *testing.T) {

@@ -20,8 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // TestNativeMatchesForkedClient runs the commands system3 runs every tick,
@@ -58,7 +59,7 @@ exec sleep 1000
 	}
 	id := tmuxRun(t, srv, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", hostileSession, "-n", hostileWindow, "-c", dir, "-x", "80", "-y", "24", "/bin/sh "+script)
 	tmuxRun(t, srv, "select-pane", "-t", id, "-T", hostileTitle)
-	waitFor(t, 20*time.Second, "the screen to be drawn", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "the screen to be drawn", func() bool {
 		s, err := c.Capture(ctx, id, tmux.CaptureOptions{})
 		return err == nil && strings.Contains(s, "END")
 	})
@@ -192,11 +193,11 @@ func TestNativeServerKilledMidCommand(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, 20*time.Second, "some captures", func() bool { return ok.Load() >= 20 })
+	testkit.WaitFor(t, 20*time.Second, "some captures", func() bool { return ok.Load() >= 20 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "captures to see the server gone", func() bool { return gone.Load() >= 8 })
+	testkit.WaitFor(t, 20*time.Second, "captures to see the server gone", func() bool { return gone.Load() >= 8 })
 	close(stop)
 	wg.Wait()
 
@@ -243,7 +244,7 @@ func TestNativeDeadline(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "no client left on the server", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "no client left on the server", func() bool {
 		return tmuxRun(t, srv, "list-clients", "-F", "#{client_name}") == ""
 	})
 	if _, err := tmux.NewClient(srv).ListPanes(ctx); err != nil {
@@ -318,7 +319,7 @@ func TestNativeChurn(t *testing.T) {
 	if got := serverPID(t, srv); got != pid {
 		t.Fatalf("the server changed from pid %d to %d", pid, got)
 	}
-	waitFor(t, 10*time.Second, "no client left on the server", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "no client left on the server", func() bool {
 		return tmuxRun(t, srv, "list-clients", "-F", "#{client_name}") == ""
 	})
 	if fdsAfter := openFDs(t); fdsAfter > fdsBefore+2 {

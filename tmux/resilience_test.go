@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // garbleScript wraps the real tmux. The first control client it starts
@@ -69,7 +70,7 @@ func TestResilienceControlClientGarbage(t *testing.T) {
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 10*time.Second, "the first resync", kind(tmux.EventResync))
-	waitFor(t, 5*time.Second, "the garbage to be injected", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the garbage to be injected", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "garbled"))
 		return err == nil
 	})
@@ -79,7 +80,7 @@ func TestResilienceControlClientGarbage(t *testing.T) {
 	// The first capture may be swallowed and time out; it must end the
 	// client rather than leave every later command hanging.
 	var screen string
-	waitFor(t, 20*time.Second, "a capture showing the output", func() bool {
+	testkit.WaitFor(t, 20*time.Second, "a capture showing the output", func() bool {
 		// Bounded like the supervisor's captures: by a deadline of the
 		// caller's no longer than the server's timeout.
 		cctx, cancel := context.WithTimeout(ctx, gs.Timeout)
@@ -140,7 +141,7 @@ func TestResilienceControlClientEOF(t *testing.T) {
 		evs.await(t, 10*time.Second, "output after re-attaching", outputFrom(p, fmt.Sprintf("round-%d-42", round)))
 	}
 	stop()
-	waitFor(t, 5*time.Second, "every control client to be reaped", func() bool { return tmuxChildren(t, srv) == 0 })
+	testkit.WaitFor(t, 5*time.Second, "every control client to be reaped", func() bool { return tmuxChildren(t, srv) == 0 })
 }
 
 // Panes killed while they are being captured, over the control client and
@@ -200,14 +201,14 @@ func TestResiliencePaneKilledMidCapture(t *testing.T) {
 			}()
 		}
 	}
-	waitFor(t, 10*time.Second, "captures to run", func() bool { return ok.Load() > 2*n })
+	testkit.WaitFor(t, 10*time.Second, "captures to run", func() bool { return ok.Load() > 2*n })
 	for _, pane := range victims[1:] {
 		if err := c.KillPane(ctx, pane); err != nil {
 			t.Fatalf("kill %s: %v", pane, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	waitFor(t, 10*time.Second, "every capture of a killed pane to report it gone", func() bool { return gone.Load() >= int64(2*(n-1)) })
+	testkit.WaitFor(t, 10*time.Second, "every capture of a killed pane to report it gone", func() bool { return gone.Load() >= int64(2*(n-1)) })
 	close(stopCapturing)
 	wg.Wait()
 	if len(bad) > 0 {
@@ -243,7 +244,7 @@ func TestResilienceNoUTF8Locale(t *testing.T) {
 			t.Fatalf("%s: ListPanes = %+v, %v", name, panes, err)
 		}
 		var screen string
-		waitFor(t, 5*time.Second, name+": the pane's text", func() bool {
+		testkit.WaitFor(t, 5*time.Second, name+": the pane's text", func() bool {
 			screen, err = c.Capture(ctx, panes[0].ID, tmux.CaptureOptions{})
 			return err == nil && strings.Contains(screen, "✻")
 		})

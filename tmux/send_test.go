@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // bigText is 8 KB of multi-line text with everything that tends to break:
@@ -119,7 +120,7 @@ func TestSendTextConcurrentSamePane(t *testing.T) {
 	for _, text := range texts {
 		total += len(text) + 1
 	}
-	waitFor(t, 5*time.Second, "all texts", func() bool { return len(read()) >= total })
+	testkit.WaitFor(t, 5*time.Second, "all texts", func() bool { return len(read()) >= total })
 	got := string(read())
 	for _, text := range texts {
 		if !strings.Contains(got, text+"\r") {
@@ -175,7 +176,7 @@ func TestSendTextVerifiesAndRetriesEnter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 5*time.Second, "the input box", func() bool {
+		testkit.WaitFor(t, 5*time.Second, "the input box", func() bool {
 			s, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
 			return strings.Contains(s, "inputbox ready")
 		})
@@ -197,7 +198,7 @@ func TestSendTextVerifiesAndRetriesEnter(t *testing.T) {
 
 	// A shell that echoes: the cursor moves to a new line after Enter.
 	shell := newWindow(t, c, "/bin/sh")
-	waitFor(t, 5*time.Second, "the prompt", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the prompt", func() bool {
 		s, _ := c.Capture(ctx, shell, tmux.CaptureOptions{})
 		return strings.Contains(s, "$") || strings.Contains(s, "#")
 	})
@@ -205,7 +206,7 @@ func TestSendTextVerifiesAndRetriesEnter(t *testing.T) {
 	if err != nil || !res.Verified || res.Attempts != 1 {
 		t.Errorf("shell: %+v %v", res, err)
 	}
-	waitFor(t, 5*time.Second, "the command output", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the command output", func() bool {
 		s, _ := c.Capture(ctx, shell, tmux.CaptureOptions{})
 		return strings.Contains(s, "verified-42")
 	})
@@ -235,14 +236,14 @@ func TestSendKeys(t *testing.T) {
 
 	// C-c interrupts a running command.
 	sleeper := newWindow(t, c, `trap 'echo INTERRUPTED' INT; sleep 100; echo AFTER; exec sleep 100`)
-	waitFor(t, 5*time.Second, "sleep to start", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "sleep to start", func() bool {
 		p, _ := c.PaneInfo(ctx, sleeper)
 		return hasChild(p.PID, "sleep")
 	})
 	if err := c.SendKeys(ctx, sleeper, tmux.KeyCtrlC); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the interrupt", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the interrupt", func() bool {
 		s, _ := c.Capture(ctx, sleeper, tmux.CaptureOptions{})
 		return strings.Contains(s, "INTERRUPTED\nAFTER")
 	})
@@ -255,7 +256,7 @@ func TestSendToDeadOrMissingPane(t *testing.T) {
 	ctx := ctxFor(t, 20*time.Second)
 	tmuxRun(t, srv, "set-option", "-g", "remain-on-exit", "on")
 	dead := newWindow(t, c, "sleep 0.2; exit 7")
-	waitFor(t, 5*time.Second, "the pane to die", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the pane to die", func() bool {
 		p, _ := c.PaneInfo(ctx, dead)
 		return p.Dead
 	})

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // writeWhen is a pane command that prints nothing until file exists, then
@@ -83,7 +84,7 @@ func TestTTYFeedSeesWritesAndTerminals(t *testing.T) {
 	if _, err := c.SendText(ctx, echo, "typed", tmux.SendOptions{NoEnter: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the echo on the screen", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the echo on the screen", func() bool {
 		s, err := c.Capture(ctx, echo, tmux.CaptureOptions{})
 		return err == nil && len(s) > 0
 	})
@@ -102,7 +103,7 @@ func TestTTYFeedSeesWritesAndTerminals(t *testing.T) {
 	if _, topo := drainFor(5*time.Second, func(_ map[string]bool, t bool) bool { return t }); !topo {
 		t.Fatalf("no event for the terminal of killed pane %s", second)
 	}
-	waitFor(t, 5*time.Second, "the killed pane's watch to end", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the killed pane's watch to end", func() bool {
 		drainFor(20*time.Millisecond, nil)
 		return lost
 	})

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/list-panes-<version>.txt from the tmux under test")
@@ -58,7 +59,7 @@ func TestListPanesHostileNames(t *testing.T) {
 	tmuxRun(t, srv, "select-pane", "-t", id, "-T", hostileTitle)
 
 	var p tmux.Pane
-	waitFor(t, 5*time.Second, "the hostile pane", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the hostile pane", func() bool {
 		panes, err := c.ListPanes(ctx)
 		if err != nil {
 			t.Fatal(err)

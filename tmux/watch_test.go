@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // runWatcher starts w and returns a stop function that cancels it and
@@ -117,7 +118,7 @@ func TestWatcherEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs.await(t, 5*time.Second, "sessions-changed", kind(tmux.EventSessionsChanged))
-	waitFor(t, 5*time.Second, "one control client", func() bool { return w.Clients() == 1 && controlClients(t, srv) == 1 })
+	testkit.WaitFor(t, 5*time.Second, "one control client", func() bool { return w.Clients() == 1 && controlClients(t, srv) == 1 })
 
 	// The Watcher carries commands for a Client, much faster than forking.
 	fast := tmux.NewClient(srv)
@@ -169,7 +170,7 @@ func TestWatcherSurvivesServerRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs.await(t, 10*time.Second, "disconnected", kind(tmux.EventDisconnected))
-		waitFor(t, 5*time.Second, "clients to be reaped", func() bool { return w.Clients() == 0 && tmuxChildren(t, srv) == 0 })
+		testkit.WaitFor(t, 5*time.Second, "clients to be reaped", func() bool { return w.Clients() == 0 && tmuxChildren(t, srv) == 0 })
 	}
 
 	stop()
@@ -400,7 +401,7 @@ func TestConnCommands(t *testing.T) {
 
 	// Output notifications for the attached session.
 	tmuxRun(t, srv, "send-keys", "-t", "main:", "echo x", "Enter")
-	waitFor(t, 5*time.Second, "an output event", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "an output event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range seen {
@@ -418,7 +419,7 @@ func TestConnCommands(t *testing.T) {
 	if _, err := conn.Command(ctx, "display-message", "-p", "x"); !errors.Is(err, tmux.ErrNoControl) {
 		t.Errorf("command after Close: %v", err)
 	}
-	waitFor(t, 5*time.Second, "the client to detach", func() bool { return controlClients(t, srv) == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the client to detach", func() bool { return controlClients(t, srv) == 0 })
 	mu.Lock()
 	last := seen[len(seen)-1]
 	mu.Unlock()
@@ -457,7 +458,7 @@ func TestControlOutputIsPerSession(t *testing.T) {
 	tmuxRun(t, srv, "send-keys", "-t", other, "echo other", "Enter")
 	tmuxRun(t, srv, "send-keys", "-t", "main:", "echo main", "Enter")
 	mainPane := tmuxRun(t, srv, "display-message", "-p", "-t", "main:", "#{pane_id}")
-	waitFor(t, 5*time.Second, "main's output", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "main's output", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return panesSeen[mainPane]
@@ -486,12 +487,12 @@ func TestWatcherClientMovedToAnotherSession(t *testing.T) {
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
-	waitFor(t, 5*time.Second, "two clients", func() bool { return controlClients(t, srv) == 2 })
+	testkit.WaitFor(t, 5*time.Second, "two clients", func() bool { return controlClients(t, srv) == 2 })
 	if err := c.KillSession(ctx, "doomed"); err != nil {
 		t.Fatal(err)
 	}
 	evs.await(t, 5*time.Second, "sessions-changed", kind(tmux.EventSessionsChanged))
-	waitFor(t, 5*time.Second, "one client", func() bool { return w.Clients() == 1 && controlClients(t, srv) == 1 })
+	testkit.WaitFor(t, 5*time.Second, "one client", func() bool { return w.Clients() == 1 && controlClients(t, srv) == 1 })
 }
 
 // TestWatcherDefaultPollsAndSettles: the default Watcher attaches no

@@ -1,12 +1,10 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -175,28 +174,10 @@ type harness struct {
 	t    testing.TB
 	svc  *monitortest.Service
 	m    Model
-	bell *syncBuffer
+	bell *testkit.SyncBuffer
 	quit bool
 
 	reads chan tea.Msg
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newHarness starts a dashboard on svc at w×h and lets it connect: the
@@ -210,7 +191,7 @@ func newHarness(t testing.TB, svc *monitortest.Service, opts Options, w, h int) 
 // newStyledHarness is newHarness with given styles (nil: New's).
 func newStyledHarness(t testing.TB, svc *monitortest.Service, opts Options, st *styles, w, h int) *harness {
 	t.Helper()
-	bell := &syncBuffer{}
+	bell := &testkit.SyncBuffer{}
 	if opts.Clock == nil {
 		opts.Clock = fixedClock
 	}

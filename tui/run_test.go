@@ -9,17 +9,18 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 // startRun runs the dashboard on svc with keys from a pipe and output to
 // a buffer, and returns the key writer, the output and Run's result.
-func startRun(t *testing.T, ctx context.Context, svc *monitortest.Service, opts Options) (io.WriteCloser, *syncBuffer, <-chan error) {
+func startRun(t *testing.T, ctx context.Context, svc *monitortest.Service, opts Options) (io.WriteCloser, *testkit.SyncBuffer, <-chan error) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	done := make(chan error, 1)
 	if opts.Clock == nil {
 		opts.Clock = fixedClock
@@ -28,7 +29,7 @@ func startRun(t *testing.T, ctx context.Context, svc *monitortest.Service, opts 
 	return inW, out, done
 }
 
-func waitOutput(t *testing.T, out *syncBuffer, want string) {
+func waitOutput(t *testing.T, out *testkit.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), want) {

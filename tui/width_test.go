@@ -9,9 +9,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // hostileRunes are characters whose width tmux, terminals and grapheme

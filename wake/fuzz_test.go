@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // FuzzLoadJournal feeds arbitrary bytes to the journal reader. It must never
@@ -52,10 +54,10 @@ func FuzzLoadJournal(f *testing.F) {
 		if err != nil || len(ld2.warnings) != 0 {
 			t.Fatalf("snapshot does not replay cleanly: %v %v", err, ld2.warnings)
 		}
-		if a, b := mustJSON(t, ld.st.events), mustJSON(t, ld2.st.events); a != b {
+		if a, b := testkit.MustJSON(t, ld.st.events), testkit.MustJSON(t, ld2.st.events); a != b {
 			t.Fatalf("events differ after compaction:\n%s\n%s", a, b)
 		}
-		if a, b := mustJSON(t, ld.st.active), mustJSON(t, ld2.st.active); a != b {
+		if a, b := testkit.MustJSON(t, ld.st.active), testkit.MustJSON(t, ld2.st.active); a != b {
 			t.Fatalf("active conditions differ after compaction:\n%s\n%s", a, b)
 		}
 		if ld.st.seq != ld2.st.seq || ld.st.acked != ld2.st.acked {

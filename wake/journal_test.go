@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 )
 
@@ -45,15 +46,15 @@ func TestJournalRoundTrip(t *testing.T) {
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("ReadJournal: %v %v", err, warnings)
 	}
-	if mustJSON(t, read) != mustJSON(t, before) {
-		t.Fatalf("ReadJournal differs:\n got %s\nwant %s", mustJSON(t, read), mustJSON(t, before))
+	if testkit.MustJSON(t, read) != testkit.MustJSON(t, before) {
+		t.Fatalf("ReadJournal differs:\n got %s\nwant %s", testkit.MustJSON(t, read), testkit.MustJSON(t, before))
 	}
 	s.Close()
 
 	s2 := open(t, Config{Dir: dir, Clock: clock.Now})
 	after, _ := s2.List(api.WakeFilter{IncludeAcked: true})
-	if mustJSON(t, after) != mustJSON(t, before) {
-		t.Fatalf("reopened store differs:\n got %s\nwant %s", mustJSON(t, after), mustJSON(t, before))
+	if testkit.MustJSON(t, after) != testkit.MustJSON(t, before) {
+		t.Fatalf("reopened store differs:\n got %s\nwant %s", testkit.MustJSON(t, after), testkit.MustJSON(t, before))
 	}
 	if s2.LastSeq() != lastSeq {
 		t.Fatalf("LastSeq = %d, want %d", s2.LastSeq(), lastSeq)
@@ -553,8 +554,8 @@ func TestDiskErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if mustJSON(t, got) != mustJSON(t, want) {
-				t.Fatalf("journal after recovery:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, want))
+			if testkit.MustJSON(t, got) != testkit.MustJSON(t, want) {
+				t.Fatalf("journal after recovery:\n got %s\nwant %s", testkit.MustJSON(t, got), testkit.MustJSON(t, want))
 			}
 			if (len(warnings) > 0) != tc.damaged {
 				t.Fatalf("warnings = %v, want damaged lines: %v", warnings, tc.damaged)

@@ -1,7 +1,6 @@
 package wake
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,15 +56,6 @@ func raise(t testing.TB, s *Store, reason api.Reason, key string) api.Wake {
 		t.Fatalf("Raise(%s): %v", key, err)
 	}
 	return ev
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func journalPath(dir string) string { return filepath.Join(dir, JournalFile) }

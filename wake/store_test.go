@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 )
 
@@ -84,7 +85,7 @@ func TestRaiseSetsStoreFields(t *testing.T) {
 	// Neither the caller's input nor the returned copy may alias the store's.
 	in.Options[0], ev.Options[1], ev.Tasks.InProgress[0], ev.Evidence.Lines[0] = "x", "x", "x", "x"
 	got, _ := s.Get(ev.ID)
-	if mustJSON(t, got.Options) != `["yes","no"]` || got.Tasks.InProgress[0] != "t2" || got.Evidence.Lines[0] != "? " {
+	if testkit.MustJSON(t, got.Options) != `["yes","no"]` || got.Tasks.InProgress[0] != "t2" || got.Evidence.Lines[0] != "? " {
 		t.Fatalf("store copy was changed through a caller's slice: %+v", got)
 	}
 
@@ -279,10 +280,10 @@ func TestEventJSONKeys(t *testing.T) {
 		SuggestedAction: "Answer.", Details: "d", Acked: true, AckedAt: time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC), AckedBy: "tui",
 	}
 	want := `{"id":"w1","seq":1,"time":"2025-01-02T03:04:05Z","reason":"awaiting_input","key":"k","session":"s","pane":"%1","agent":"claude","state":"waiting","kind":"permission","evidence":{"source":"screen","rule":"r","lines":["l"]},"question":"q?","options":["a"],"tasks":{"list_id":"L","completed":1,"total":2,"in_progress":["t"]},"suggested_action":"Answer.","details":"d","acked":true,"acked_at":"2025-01-02T03:05:00Z","acked_by":"tui"}`
-	if got := mustJSON(t, ev); got != want {
+	if got := testkit.MustJSON(t, ev); got != want {
 		t.Fatalf("JSON changed:\n got %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, api.Wake{}); !strings.Contains(got, `"acked":false`) || strings.Contains(got, "acked_at") {
+	if got := testkit.MustJSON(t, api.Wake{}); !strings.Contains(got, `"acked":false`) || strings.Contains(got, "acked_at") {
 		t.Fatalf("zero event JSON: %s", got)
 	}
 }
@@ -307,7 +308,7 @@ func TestReminderSurvivesTheJournal(t *testing.T) {
 	if !ok || got.Reminder == nil || got.Reminder.Alert != 7 || got.Reminder.Text != "⚠️ Loop detected: Formatter loop" || !got.Reminder.Preventive {
 		t.Fatalf("reminder after reopening = %+v", got.Reminder)
 	}
-	if strings.Contains(mustJSON(t, api.Wake{}), "reminder") {
+	if strings.Contains(testkit.MustJSON(t, api.Wake{}), "reminder") {
 		t.Fatal("an event without a reminder must not write the key")
 	}
 }

@@ -7,14 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/remote"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // attach --stdio without a daemon says so in one sentence, with the exit
 // status the remote client recognises; with one, it relays a ping.
 func TestAttachStdio(t *testing.T) {
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, "attach", "--stdio")
 	if code != remote.ExitNoDaemon || out != "" || !strings.Contains(errOut, "no system3 daemon on this host: run system3 serve there") {
 		t.Fatalf("attach without a daemon: exit %d, out %q, stderr %q", code, out, errOut)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 )
@@ -30,7 +31,7 @@ func TestStatusOnRealClaudeCode(t *testing.T) {
 	)
 	cs := claudetest.Start(t, claudetest.Options{API: fakeAPI, Args: []string{"--permission-mode", "default"},
 		Env: []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=1", "CLAUDE_CODE_TASK_LIST_ID=PRD-LOGIN"}})
-	env := map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(cs.Home, ".claude", "tasks"), "SYSTEM3_STATE_DIR": shortDir(t)}
+	env := map[string]string{"SYSTEM3_TASKS_DIR": filepath.Join(cs.Home, ".claude", "tasks"), "SYSTEM3_STATE_DIR": testkit.ShortDir(t)}
 	args := []string{"--tmux-socket-path", cs.Socket(), "status", "--json"}
 
 	cs.Send("plan-login please")

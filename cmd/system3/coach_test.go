@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // seedCoach records a formatter loop alert in stateDir's database, as the
@@ -125,7 +126,7 @@ func TestCoachCommands(t *testing.T) {
 func TestMonitorsRunTheCoach(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "cat")
 	base := t.TempDir()
-	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": base, "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": base, "SYSTEM3_STATE_DIR": testkit.ShortDir(t), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)

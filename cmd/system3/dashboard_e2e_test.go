@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // terminal runs system3 args in a pane of its own private tmux server, as
@@ -48,7 +49,7 @@ func terminal(t *testing.T, env map[string]string, args ...string) (*tmux.Client
 func TestDashboardInjectsGuidance(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "cat")
 	target := tmux.NewClient(srv)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	cfg := filepath.Join(state, "config.yaml")
 	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: 127.0.0.1:0\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 	for i, name := range []string{"\u0600\u0601\u0602\u0603\u0604\u0605", "x\u06dd\U000110bd\u00ady", "👨\u200d👩\u200d👧🇫🇷", "कि\u093fकि"} {
 		startSession(t, srv, fmt.Sprintf("%s-%d", name, i), "cat "+screen+"; exec sleep 600")
 	}
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	cfg := filepath.Join(state, "config.yaml")
 	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: off\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -248,7 +249,7 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 // its screen.
 func TestDashboardWithoutSocketSaysSo(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	if err := os.WriteFile(filepath.Join(state, "system3.sock"), []byte("not a socket"), 0o600); err != nil {
 		t.Fatal(err)
 	}

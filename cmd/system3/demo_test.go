@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -30,8 +31,8 @@ var demoTasks = map[string]func(statusPane) string{
 // linked to its task list, and leaves nothing behind when it stops.
 func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 	home := t.TempDir()
-	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": shortDirTB(t)}
-	out := &syncBuffer{}
+	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": testkit.ShortDir(t)}
+	out := &testkit.SyncBuffer{}
 	a := &app{App: core.App{Stderr: out, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: out}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 			t.Fatalf("no banner:\n%s", out.String())
 		}
 	}
-	// The banner is printed after the settings changed (syncBuffer orders them).
+	// The banner is printed after the settings changed (testkit.SyncBuffer orders them).
 	s := a.Settings
 	dir := filepath.Dir(s.TmuxSocketPath)
 	if !strings.HasPrefix(s.TasksDir, dir) || !strings.HasPrefix(s.StateDir, dir) || s.StateDir == userState || s.TmuxSocket != "" {
@@ -116,8 +117,8 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 // Close stops everything even when the demo fails half-way, and twice is
 // harmless.
 func TestDemoCloseAfterFailedStart(t *testing.T) {
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t)}
-	a := &app{App: core.App{Stderr: &syncBuffer{}, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: &syncBuffer{}}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.ShortDir(t)}
+	a := &app{App: core.App{Stderr: &testkit.SyncBuffer{}, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: &testkit.SyncBuffer{}}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestDemoCloseAfterFailedStart(t *testing.T) {
 	before := a.Settings
 	// The demo makes its directories in TMPDIR; a private one keeps
 	// another run's demos out of what this test counts.
-	t.Setenv("TMPDIR", shortDirTB(t))
+	t.Setenv("TMPDIR", testkit.ShortDir(t))
 	leftBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "system3-demo-*"))
 	cmd, err := fakeAgentCommand()
 	if err != nil {

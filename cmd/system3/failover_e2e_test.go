@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -24,7 +25,7 @@ import (
 func attachedDashboard(t *testing.T, takeoverAfter string) (srv tmux.Server, env map[string]string, d *daemon, term *tmux.Client, pane string) {
 	t.Helper()
 	srv = tmuxtest.NewServer(t, "sleep", "600")
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	env = daemonEnv(t, srv, state)
 	cfg := filepath.Join(state, "config.yaml")
 	// Every wake announced by the process running the monitors, the

@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // runMainEnv makes the test binary run system3 itself with its arguments,
@@ -83,7 +84,7 @@ func agentSession(script string) demoSession {
 // invoke'd commands (status, wait) use them.
 func serveMonitors(t testing.TB, srv tmux.Server, tasksDir string) map[string]string {
 	t.Helper()
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_TASKS_DIR": tasksDir, "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.ShortDir(t), "SYSTEM3_TASKS_DIR": tasksDir, "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	startTestMonitors(t, env)
 	return env
 }
@@ -111,16 +112,6 @@ func startTestMonitors(t testing.TB, env map[string]string) api.Service {
 		}
 	})
 	return svc
-}
-
-func shortDirTB(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "s3c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // statusNow runs `system3 status --json` with env.

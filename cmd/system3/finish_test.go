@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/lifecycle"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // TestFinishCLI finishes a worktree made by hand (no record: --repo finds
@@ -24,7 +25,7 @@ func TestFinishCLI(t *testing.T) {
 	}
 	gitOut(t, wt, "add", "hello.txt")
 	gitOut(t, wt, "commit", "-q", "-m", "say hello")
-	env := map[string]string{"SYSTEM3_STATE_DIR": shortDir(t)}
+	env := map[string]string{"SYSTEM3_STATE_DIR": testkit.ShortDir(t)}
 	srv := tmuxtest.NewStoppedServer(t) // no server: nothing of the user's is touched
 	base := []string{"--tmux-socket-path", srv.Path}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -30,7 +31,7 @@ type hookedClaude struct {
 // for its tmux server.
 func startHookedClaude(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool) *hookedClaude {
 	t.Helper()
-	dir := shortDirTB(t)
+	dir := testkit.ShortDir(t)
 	args := []string{"--permission-mode", "default"}
 	if hooked {
 		exe, err := os.Executable()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -27,7 +28,7 @@ import (
 // SessionEnd does not make it exited, no wake is raised); it is logged and
 // audited. The same command typed into the pane itself is taken.
 func TestHookProvenanceOnRealPanes(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	srv := agentServer(t)
 	c := tmux.NewClient(srv)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -92,7 +93,7 @@ func drainSpool(t *testing.T, stateDir string) []hooks.Event {
 }
 
 func TestHookWithoutDaemonSpools(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	runHookProcess(t, dir, permissionPayload, false).check(t)
 	evs := drainSpool(t, dir)
 	if len(evs) != 1 || evs[0].Name != hooks.PermissionRequest || evs[0].Pane != "%42" || evs[0].ToolInput != "./deploy.sh --prod" ||
@@ -104,7 +105,7 @@ func TestHookWithoutDaemonSpools(t *testing.T) {
 // An agent system3 started has its session's hook token: its spooled
 // events carry a proof made with it, and never the token itself.
 func TestHookSpoolsItsProof(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	key, err := hooks.LoadKey(dir, true)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestHookWithSlowDaemonSpools(t *testing.T) {
 			name = "hello then silent"
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := shortDir(t)
+			dir := testkit.ShortDir(t)
 			ln, err := net.Listen("unix", filepath.Join(dir, ipc.SocketFile))
 			if err != nil {
 				t.Fatal(err)
@@ -174,7 +175,7 @@ func TestHookWithSlowDaemonSpools(t *testing.T) {
 func TestHookGarbageIsDropped(t *testing.T) {
 	for name, in := range map[string]string{"text": "garbage\x00\xff", "empty": "", "no event": `{"session_id":"x"}`} {
 		t.Run(name, func(t *testing.T) {
-			dir := shortDir(t)
+			dir := testkit.ShortDir(t)
 			runHookProcess(t, dir, in, false).check(t)
 			if evs := drainSpool(t, dir); len(evs) != 0 {
 				t.Fatalf("spooled %+v", evs)
@@ -190,12 +191,12 @@ func TestHookGarbageIsDropped(t *testing.T) {
 // Claude Code closes the hook's stdin; if something does not, the hook
 // still returns.
 func TestHookStdinNeverClosed(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	runHookProcess(t, dir, `{"hook_event_name":"Stop"}`, true).check(t)
 }
 
 func TestHookDeliversToDaemon(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	svc := monitortest.NewService(t, nil)
 	ln, err := ipc.Listen(filepath.Join(dir, ipc.SocketFile))
 	if err != nil {
@@ -219,7 +220,7 @@ func TestHookDeliversToDaemon(t *testing.T) {
 
 // The monitors read the spool when they start, and empty it.
 func TestSpoolReplayedWhenMonitorsStart(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	runHookProcess(t, dir, permissionPayload, false).check(t)
 	if fi, err := os.Stat(filepath.Join(dir, hooks.SpoolFile)); err != nil || fi.Size() == 0 {
 		t.Fatalf("nothing spooled: %v", err)
@@ -275,7 +276,7 @@ func TestHooksPrint(t *testing.T) {
 		}
 	}
 	// Without --command: this executable, with the chosen state dir.
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	code, out, _ = invoke(t, map[string]string{"SYSTEM3_STATE_DIR": dir}, "hooks", "print")
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)

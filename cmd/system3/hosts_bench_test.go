@@ -18,11 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // benchHosts is N "remote" daemons (each a private tmux server with panes
@@ -43,7 +44,7 @@ func newBenchHosts(b testing.TB, n, panes int, shared bool) *benchHosts {
 		b.Fatal(err)
 	}
 	bh := &benchHosts{}
-	cm := shortDirTB(b) // a socket path must stay short
+	cm := testkit.ShortDir(b) // a socket path must stay short
 	body := "hosts:\n"
 	for i := range n {
 		srv := tmuxtest.NewServer(b, "sleep", "600")

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // sshFixture is a real OpenSSH server on a loopback port, with a throwaway

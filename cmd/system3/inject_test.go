@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 var actionSnapshot = api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{
@@ -123,7 +124,7 @@ func TestActionsWithRealMonitors(t *testing.T) {
 	if _, err := c.NewSession(ctx, tmux.NewSessionOptions{Name: "orch-deploy", Width: 120, Height: 40, Command: []string{"sh", "-c", script}}); err != nil {
 		t.Fatal(err)
 	}
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 	args := func(a ...string) []string { return append(socketArgs(srv), a...) }
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // claudeEnv is the environment the real Claude Code CLI runs with here:

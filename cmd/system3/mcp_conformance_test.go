@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 )
 
 // conformanceRun are the server scenarios of @modelcontextprotocol/conformance

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // repoDir is the repository root (the directory holding go.mod).
@@ -87,7 +88,7 @@ func e2eEnv(t *testing.T, extra ...string) []string {
 		"HOME=" + home,
 		"PATH=" + os.Getenv("PATH"),
 		"LANG=C.UTF-8",
-		"SYSTEM3_STATE_DIR=" + shortDir(t),
+		"SYSTEM3_STATE_DIR=" + testkit.ShortDir(t),
 		"SYSTEM3_TASKS_DIR=" + filepath.Join(home, "tasks"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 	}

@@ -24,8 +24,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/tui"
 )
 
@@ -91,7 +92,7 @@ func TestResilienceMCPLoad(t *testing.T) {
 	for i := range 4 {
 		startSession(t, srv, fmt.Sprintf("orch-%d", i), flip)
 	}
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDir(t), "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.ShortDir(t), "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	a := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, stdin: strings.NewReader(""), stdout: io.Discard}
 	if err := a.setup(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -22,7 +23,7 @@ import (
 // running system3, and when that one goes away, with monitors of its own.
 func TestMCPCommand(t *testing.T) {
 	hooked := useFake(t)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	daemon := newFakeService(t)
 	ln, err := ipc.Listen(filepath.Join(state, ipc.SocketFile))
 	if err != nil {

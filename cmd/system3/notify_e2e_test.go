@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake/notify"
 	"github.com/system3-dev/system3/wake/notify/notifytest"
@@ -137,7 +138,7 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	state := shortDirTB(t)
+	state := testkit.ShortDir(t)
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": tasksDir,
 		"SYSTEM3_TMUX_SOCKET_PATH": srv.Path, "SYSTEM3_CONFIG": cfg}
 	startServeAt(t, env, addr)
@@ -268,8 +269,8 @@ func TestDemoNotifyPushesPermissionPrompt(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": shortDirTB(t), "SYSTEM3_CONFIG": cfg}
-	out := &syncBuffer{}
+	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.ShortDir(t), "SYSTEM3_CONFIG": cfg}
+	out := &testkit.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {

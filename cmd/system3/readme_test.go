@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 )
 
 // readmeRunnable are the README usage commands that run here as written:

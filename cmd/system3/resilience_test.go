@@ -18,10 +18,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake"
 )
@@ -174,7 +175,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 	for i := range 8 {
 		startSession(t, srv, fmt.Sprintf("flip-%d", i), flip)
 	}
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	env := daemonEnv(t, srv, state)
 	d := startDaemon(t, env)
 
@@ -343,7 +344,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tmuxtest.NewServer(t, "sleep", "600")
-			state := shortDir(t)
+			state := testkit.ShortDir(t)
 			journal := filepath.Join(state, wake.JournalFile)
 			// Wakes journaled before the trouble: ~100 KB of them.
 			store, _, err := wake.Open(wake.Config{Dir: state})

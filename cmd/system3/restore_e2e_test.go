@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // TestRestoreRealClaudeCode spawns the real Claude Code CLI (with
@@ -43,7 +44,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	}
 	repo := filepath.Join(realPath(t, t.TempDir()), "app")
 	gitInit(t, repo)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	srv := tmuxtest.NewStoppedServer(t)
 	cfg := map[string]any{"agents": map[string]any{"claude": map[string]any{
 		"command": []string{filepath.Join(binDir, "claude")},

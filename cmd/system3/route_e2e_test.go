@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
@@ -147,9 +148,9 @@ func TestHostsRouteHostileTextOverSSH(t *testing.T) {
 		Command: []string{"sh", "-c", fmt.Sprintf("stty raw -echo -iexten && touch %s && exec cat -v > %s", ready, out)}}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
+	testkit.WaitFor(t, 30*time.Second, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
 	rc := dialDaemon(t, w.state)
-	waitUntil(t, "the remote monitors to see catv", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the remote monitors to see catv", func() bool {
 		snap, err := rc.Snapshot(ctx)
 		if err != nil {
 			return false
@@ -366,7 +367,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	hctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	hosts := a.WatchHosts(hctx)
-	waitUntil(t, "the dashboard's hosts to be asked", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the dashboard's hosts to be asked", func() bool {
 		by := map[string]tui.HostStatus{}
 		for _, h := range hosts() {
 			by[h.Name] = h
@@ -381,7 +382,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 func waitLeftPrompt(t *testing.T, state, session string) *ipc.Client {
 	t.Helper()
 	c := dialDaemon(t, state)
-	waitUntil(t, "the agent of "+session+" to leave its prompt", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "the agent of "+session+" to leave its prompt", func() bool {
 		snap, err := c.Snapshot(context.Background())
 		if err != nil {
 			return false

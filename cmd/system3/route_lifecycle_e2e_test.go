@@ -16,10 +16,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // Lifecycle commands and watch across hosts, through the real sshd:
@@ -57,12 +58,12 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"watch", "--all-hosts", "--json"}, strings.NewReader(""), &out, &errOut, func(k string) string { return w.env[k] })
 	}()
-	waitUntil(t, "watch --all-hosts to show lab:orch-far", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "watch --all-hosts to show lab:orch-far", func() bool {
 		return strings.Contains(out.String(), `"session":"lab:orch-far"`) && strings.Contains(out.String(), `"host":"lab"`)
 	})
 
@@ -73,7 +74,7 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	if ok, err := rc.HasSession(context.Background(), "orch-far"); err != nil || ok {
 		t.Fatalf("the remote session is still there (%v, %v)", ok, err)
 	}
-	waitUntil(t, "watch to see lab:orch-far go", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "watch to see lab:orch-far go", func() bool {
 		for _, l := range strings.Split(out.String(), "\n") {
 			if strings.Contains(l, `"kind":"removed"`) && strings.Contains(l, `"session":"lab:orch-far"`) {
 				return true
@@ -221,7 +222,7 @@ func TestHostsStatusFromFollowingDaemon(t *testing.T) {
 	env := followingDaemon(t, w.env)
 
 	var doc hostsStatusDoc
-	waitUntil(t, "status --all-hosts to show the remote followed", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "status --all-hosts to show the remote followed", func() bool {
 		code, out, _ := invoke(t, env, "status", "--all-hosts", "--json")
 		doc = hostsStatusDoc{}
 		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
@@ -255,7 +256,7 @@ func TestHostsStatusFromFollowingDaemon(t *testing.T) {
 func followingDaemon(t testing.TB, env map[string]string) map[string]string {
 	t.Helper()
 	out := maps.Clone(env)
-	out["SYSTEM3_STATE_DIR"] = shortDirTB(t)
+	out["SYSTEM3_STATE_DIR"] = testkit.ShortDir(t)
 	out["SYSTEM3_TMUX_SOCKET_PATH"] = tmuxtest.NewServer(t, "sleep", "600").Path
 	startTestMonitors(t, out)
 	return out

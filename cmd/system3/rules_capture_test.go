@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // The real binary captures shell panes on a private tmux server (with a
@@ -38,7 +39,7 @@ func TestRulesCaptureAndTest(t *testing.T) {
 		}
 		// Keys typed before the shell draws its prompt are echoed by the
 		// terminal and then again by readline, so the line would show twice.
-		waitUntil(t, name+"'s prompt", func() bool {
+		testkit.WaitFor(t, 30*time.Second, name+"'s prompt", func() bool {
 			text, err := c.Capture(ctx, pane, tmux.CaptureOptions{})
 			return err == nil && strings.Contains(text, "$")
 		})

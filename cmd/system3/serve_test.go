@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 
@@ -39,7 +40,7 @@ func serveDaemon(t *testing.T, state string) *fakeService {
 
 func TestServeRefusals(t *testing.T) {
 	hooked := useFake(t)
-	busy := shortDir(t)
+	busy := testkit.ShortDir(t)
 	serveDaemon(t, busy)
 	loose := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(loose, []byte("0123456789abcdef0123456789abcdef\n"), 0o644); err != nil {
@@ -76,7 +77,7 @@ func TestServeRefusals(t *testing.T) {
 func TestServe(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	hooked := useFake(t)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: 127.0.0.1:1\n  read_only: true\n  allow_sessions: ['orch-*']\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 	path := filepath.Join(state, "mcp-token")
 	code, out, errOut := invoke(t, env, "token")

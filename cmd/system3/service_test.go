@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,11 +16,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -56,24 +56,13 @@ func useFake(t *testing.T) *fakeService {
 	return f
 }
 
-// shortDir is a state dir short enough for a socket path.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "s3c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // With a system3 serving the state dir, commands use it and start no
 // monitors of their own.
 func TestCommandsUseRunningSystem3(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	hooked := useFake(t)
 	daemon := newFakeService(t)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	ln, err := ipc.Listen(filepath.Join(state, ipc.SocketFile))
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +114,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 // the CLI start a second set of monitors.
 func TestCommandsRefuseStrangeSocket(t *testing.T) {
 	hooked := useFake(t)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	ln, err := net.Listen("unix", filepath.Join(state, ipc.SocketFile))
 	if err != nil {
 		t.Fatal(err)

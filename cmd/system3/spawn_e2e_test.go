@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // TestSpawnRealClaudeCode runs the real system3 binary (this test binary
@@ -44,7 +45,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 	}
 	repo := filepath.Join(realPath(t, t.TempDir()), "app")
 	gitInit(t, repo)
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	srv := tmuxtest.NewStoppedServer(t)
 	cfg := map[string]any{"agents": map[string]any{"claude": map[string]any{
 		"command": []string{filepath.Join(binDir, "claude")},

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 func TestLinkCommand(t *testing.T) {
@@ -89,7 +90,7 @@ func TestSpawnAndStopRefusals(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			f := useFake(t)
 			f.SetSnapshot(actionSnapshot)
-			env := map[string]string{"SYSTEM3_TMUX_SOCKET_PATH": filepath.Join(shortDir(t), "none.sock")}
+			env := map[string]string{"SYSTEM3_TMUX_SOCKET_PATH": filepath.Join(testkit.ShortDir(t), "none.sock")}
 			for k, v := range tt.env {
 				env[k] = v
 			}

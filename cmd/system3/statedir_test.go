@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/tmux/tmuxtest"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 )
 
 // A state dir this user cannot enter (mode 000) used to fail with the
@@ -98,7 +99,7 @@ func TestStateDirHelper(t *testing.T) {
 // socket.
 func TestServeWithoutSocketSaysSo(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	sock := filepath.Join(state, "system3.sock")
 	if err := os.WriteFile(sock, []byte("not a socket"), 0o600); err != nil {
 		t.Fatal(err)

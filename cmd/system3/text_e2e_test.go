@@ -16,11 +16,12 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // typingPath types text into a pane one way a client can: it returns
@@ -57,9 +58,9 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
+	testkit.WaitFor(t, 30*time.Second, "the cat -v pane to be ready", func() bool { _, err := os.Stat(ready); return err == nil })
 
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	// Every path sends a few dozen texts to one pane: no rate limit here
 	// (the policy tests hold it).
 	cfg := filepath.Join(dir, "config.yaml")
@@ -70,7 +71,7 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 		"SYSTEM3_CONFIG": cfg}
 	svc := startTestMonitors(t, env)
 	panes := map[string]string{}
-	waitUntil(t, "both sessions in the snapshot", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "both sessions in the snapshot", func() bool {
 		snap, err := svc.Snapshot(ctx)
 		if err != nil {
 			return false
@@ -228,7 +229,7 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	if _, err := svc.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: panes["shell"]}, Text: " ; touch $HOME/DONE", Origin: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "bash to run the submitted line", func() bool { _, err := os.Stat(done); return err == nil })
+	testkit.WaitFor(t, 30*time.Second, "bash to run the submitted line", func() bool { _, err := os.Stat(done); return err == nil })
 	if _, err := os.Stat(filepath.Join(home, "PWNED")); err == nil {
 		t.Fatal("the bracketed-paste payload ran: PWNED exists")
 	}
@@ -270,16 +271,6 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 		count["mcp:text-http result"] != 11 || count["mcp:text-stdio result"] != 11 {
 		t.Errorf("audit counts %v", count)
 	}
-}
-
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 // catV is what `cat -v` prints for s.

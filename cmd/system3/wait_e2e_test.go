@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // TestWaitWithRealMonitors runs `system3 wait` twice at once with real
@@ -29,7 +30,7 @@ func TestWaitWithRealMonitors(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 	args := func(a ...string) []string { return append(socketArgs(srv), a...) }
 
@@ -92,7 +93,7 @@ func TestWaitWithRealMonitors(t *testing.T) {
 // with the command's output.
 func TestWaitForValidationFailure(t *testing.T) {
 	base := t.TempDir()
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	tasksDir := filepath.Join(base, "tasks")
 	list := filepath.Join(tasksDir, "PRD-AUTH-001")
 	if err := os.MkdirAll(list, 0o755); err != nil {
@@ -183,7 +184,7 @@ func TestWatchWithRealMonitors(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	state := shortDir(t)
+	state := testkit.ShortDir(t)
 	vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state}
 	out := &lineWriter{lines: make(chan string, 256)}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,42 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// syncBuffer lets a test read what a running command has printed so far.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // started is a command running in the background.
 type started struct {
-	out, err *syncBuffer
+	out, err *testkit.SyncBuffer
 	cancel   context.CancelFunc
 	code     chan int
 }
@@ -45,7 +26,7 @@ func startCmd(t *testing.T, args ...string) *started {
 	t.Helper()
 	vars := map[string]string{"SYSTEM3_STATE_DIR": t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &started{out: &syncBuffer{}, err: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
+	s := &started{out: &testkit.SyncBuffer{}, err: &testkit.SyncBuffer{}, cancel: cancel, code: make(chan int, 1)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

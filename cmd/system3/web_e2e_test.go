@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -100,7 +101,7 @@ func TestWebPageInChromium(t *testing.T) {
 	panes := startTestAgents(t, srv, tasksDir, sessions...)
 	addr := freeAddr(t)
 	base := "http://" + addr
-	state := shortDirTB(t)
+	state := testkit.ShortDir(t)
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": tasksDir, "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	startServeAt(t, env, addr)
 	awaitStatus(t, env, srv, 60*time.Second, map[string]func(statusPane) string{

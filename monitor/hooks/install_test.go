@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 const testCmd = "/usr/local/bin/system3 hook"
@@ -145,12 +147,10 @@ func TestInstallCreatesMissingFile(t *testing.T) {
 	var got, exp any
 	json.Unmarshal(b, &got)
 	json.Unmarshal(want, &exp)
-	if mustJSON(got) != mustJSON(exp) {
+	if testkit.MustJSON(t, got) != testkit.MustJSON(t, exp) {
 		t.Fatalf("created:\n%s", b)
 	}
 }
-
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestInstallRefusesInvalidFiles(t *testing.T) {
 	for _, tt := range []struct{ fixture, content, want string }{

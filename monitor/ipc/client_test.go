@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -192,11 +193,11 @@ func TestMethodsMatchInProcess(t *testing.T) {
 
 			wantV, wantErr := tt.call(ctx, direct)
 			gotV, gotErr := tt.call(ctx, c)
-			if a, b := mustJSON(t, wantV), mustJSON(t, gotV); a != b {
+			if a, b := testkit.MustJSON(t, wantV), testkit.MustJSON(t, gotV); a != b {
 				t.Errorf("result differs:\nin-process %s\nsocket     %s", a, b)
 			}
-			if !strings.Contains(mustJSON(t, gotV), tt.want) {
-				t.Errorf("result %s lacks %s", mustJSON(t, gotV), tt.want)
+			if !strings.Contains(testkit.MustJSON(t, gotV), tt.want) {
+				t.Errorf("result %s lacks %s", testkit.MustJSON(t, gotV), tt.want)
 			}
 			if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
 				t.Fatalf("error differs:\nin-process %v\nsocket     %v", wantErr, gotErr)
@@ -262,7 +263,7 @@ func TestWatchStreams(t *testing.T) {
 	}
 	cancel()
 	closed(t, ch)
-	waitFor(t, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 func TestSubscribeWakesStreams(t *testing.T) {
@@ -313,7 +314,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		}
 		f.EndWatches()
 		closed(t, ch)
-		waitFor(t, "the server to free the connection", func() bool { return srv.active.Load() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the server to free the connection", func() bool { return srv.active.Load() == 0 })
 	})
 	t.Run("server stops", func(t *testing.T) {
 		f := newFake(t)
@@ -325,7 +326,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		}
 		srv.stop()
 		closed(t, ch)
-		waitFor(t, "the subscription's ctx to end", func() bool { return f.InFlight() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the subscription's ctx to end", func() bool { return f.InFlight() == 0 })
 		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrNoDaemon) {
 			t.Errorf("call after the server stopped: %v, want ErrNoDaemon", err)
 		}
@@ -344,7 +345,7 @@ func TestStreamErrorsAndEnds(t *testing.T) {
 		f.Publish(api.Update{Kind: api.SessionRemoved})
 		c.Close()
 		closed(t, ch)
-		waitFor(t, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the server to end the watch", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 		if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrClientClosed) {
 			t.Errorf("call after Close: %v", err)
 		}
@@ -363,12 +364,12 @@ func TestDisconnectFreesWait(t *testing.T) {
 		_, err := c.WaitWake(ctx, api.WakeFilter{})
 		errc <- err
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("WaitWake = %v, want context.Canceled", err)
 	}
-	waitFor(t, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 func TestServerStopsMidWait(t *testing.T) {
@@ -380,7 +381,7 @@ func TestServerStopsMidWait(t *testing.T) {
 		_, err := c.WaitWake(context.Background(), api.WakeFilter{})
 		errc <- err
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	srv.stop()
 	if err := <-errc; !errors.Is(err, ErrConnLost) {
 		t.Errorf("WaitWake = %v, want ErrConnLost", err)
@@ -399,7 +400,7 @@ func TestWaitWakeReturnsNewWake(t *testing.T) {
 		ev, err := c.WaitWake(context.Background(), api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}})
 		res <- result{ev, err}
 	}()
-	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	f.Raise(t, wakeBeat)
 	raised := f.Raise(t, wakeAuth)
 	r := <-res

@@ -2,8 +2,6 @@ package ipc
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -27,18 +26,6 @@ func newFake(t testing.TB) *fakeService {
 	return monitortest.NewService(t, monitortest.Ticking(testEpoch))
 }
 
-// shortDir is a temp dir short enough for a socket path; t.TempDir can be
-// too long once the test name is in it.
-func shortDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "s3i")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 type testServer struct {
 	*Server
 	path string
@@ -49,7 +36,7 @@ type testServer struct {
 // adjust it before it starts.
 func serve(t *testing.T, svc api.Service, opts ...func(*Server)) *testServer {
 	t.Helper()
-	path := filepath.Join(shortDir(t), SocketFile)
+	path := filepath.Join(testkit.ShortDir(t), SocketFile)
 	ln, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
@@ -82,26 +69,6 @@ func dial(t *testing.T, path string) *Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // recv reads one item or fails after a few seconds.

@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 func TestConnectionLimit(t *testing.T) {
 	srv := serve(t, newFake(t), func(s *Server) { s.maxConns = 2 })
 	held := []*rawConn{rawDial(t, srv.path), rawDial(t, srv.path)}
-	waitFor(t, "both connections to be served", func() bool { return srv.active.Load() == 2 })
+	testkit.WaitFor(t, 5*time.Second, "both connections to be served", func() bool { return srv.active.Load() == 2 })
 
 	busy := rawDial(t, srv.path)
 	rep := busy.reply()
@@ -36,7 +38,7 @@ func TestConnectionLimit(t *testing.T) {
 	for _, r := range held {
 		r.conn.Close()
 	}
-	waitFor(t, "the held connections to be freed", func() bool { return srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the held connections to be freed", func() bool { return srv.active.Load() == 0 })
 	if _, err := dial(t, srv.path).Snapshot(context.Background()); err != nil {
 		t.Fatalf("under the limit again: %v", err)
 	}
@@ -56,7 +58,7 @@ func TestPeerOtherUserRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The other user must be able to run this test binary.
-	bin := filepath.Join(shortDir(t), "peer.test")
+	bin := filepath.Join(testkit.ShortDir(t), "peer.test")
 	data, err := os.ReadFile(os.Args[0])
 	if err != nil {
 		t.Fatal(err)

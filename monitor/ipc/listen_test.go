@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 func TestListenPermissions(t *testing.T) {
@@ -22,7 +24,7 @@ func TestListenPermissions(t *testing.T) {
 }
 
 func TestListenReplacesStaleSocket(t *testing.T) {
-	path := filepath.Join(shortDir(t), SocketFile)
+	path := filepath.Join(testkit.ShortDir(t), SocketFile)
 	// A process that died leaves its socket file behind.
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -70,7 +72,7 @@ func TestListenDoesNotStealLiveSocket(t *testing.T) {
 }
 
 func TestListenRefusesNonSocket(t *testing.T) {
-	path := filepath.Join(shortDir(t), SocketFile)
+	path := filepath.Join(testkit.ShortDir(t), SocketFile)
 	if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestPathTooLong(t *testing.T) {
 }
 
 func TestDialWithoutDaemon(t *testing.T) {
-	dir := shortDir(t)
+	dir := testkit.ShortDir(t)
 	for _, path := range []string{
 		filepath.Join(dir, SocketFile),
 		filepath.Join(dir, "missing", SocketFile),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 )
 
@@ -109,7 +110,7 @@ func TestBadRequests(t *testing.T) {
 	if _, err := dial(t, srv.path).Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "every connection to be freed", func() bool { return srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "every connection to be freed", func() bool { return srv.active.Load() == 0 })
 }
 
 func TestRequestTimeout(t *testing.T) {
@@ -130,7 +131,7 @@ func TestProbeIsQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close()
-	waitFor(t, "the probe's connection to be freed", func() bool { return srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the probe's connection to be freed", func() bool { return srv.active.Load() == 0 })
 	if _, err := dial(t, srv.path).Wakes(context.Background(), api.WakeFilter{}); err != nil {
 		t.Fatal(err)
 	}
@@ -141,15 +142,15 @@ func TestRawCloseMidWait(t *testing.T) {
 	srv := serve(t, f)
 	r := rawDial(t, srv.path)
 	r.conn.Write([]byte(`{"v":2,"method":"wait_wake","filter":{"reasons":["summary"]}}` + "\n"))
-	waitFor(t, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
+	testkit.WaitFor(t, 5*time.Second, "the wait to reach the service", func() bool { return f.InFlight() == 1 })
 	r.conn.Close()
-	waitFor(t, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
+	testkit.WaitFor(t, 5*time.Second, "the server to free the wait", func() bool { return f.InFlight() == 0 && srv.active.Load() == 0 })
 }
 
 // fakePeer answers every connection on a fresh socket with greeting.
 func fakePeer(t *testing.T, greeting string) string {
 	t.Helper()
-	path := filepath.Join(shortDir(t), SocketFile)
+	path := filepath.Join(testkit.ShortDir(t), SocketFile)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)

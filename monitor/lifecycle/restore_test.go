@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 )
 
@@ -185,7 +186,7 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 	looks := func(n int64) {
 		t.Helper()
 		from := cs.n.Load()
-		waitUntil(t, "Run looks at the server", func() bool { return cs.n.Load() >= from+n })
+		testkit.WaitFor(t, 10*time.Second, "Run looks at the server", func() bool { return cs.n.Load() >= from+n })
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -204,7 +205,7 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 	s := w.session(res.Pane)
 	s.AgentSessionID = "sid-2"
 	w.put(s)
-	waitUntil(t, "the record learns sid-2", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the record learns sid-2", func() bool {
 		rec, _, _ := recs.Get("auth")
 		return rec.AgentSessionID == "sid-2"
 	})
@@ -218,7 +219,7 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 	w.SetSnapshot(api.Snapshot{Server: "test", Running: false})
 	looks(2)
 	w.SetSnapshot(api.Snapshot{Server: "test", Running: true})
-	waitUntil(t, "auto-restore", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "auto-restore", func() bool {
 		ok, _ := w.HasSession(ctx, "orch-auth")
 		return ok
 	})
@@ -234,17 +235,6 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.opts) != n {
 		t.Fatalf("restored again: %d sessions started, want %d", len(w.opts), n)
-	}
-}
-
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -65,17 +66,6 @@ func (h *fakeHost) link(name string, counter *atomic.Int64) *Link {
 		return c, nil
 	})
 	return l
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func session(pane, name string, st rules.State, at time.Time) api.Session {
@@ -136,7 +126,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	if _, err := svc.Ack(ctx, first.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the report shows the updates and wakes", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the report shows the updates and wakes", func() bool {
 		r := s.Report(ctx)[0]
 		return len(r.Snapshot.Sessions) == 3 && r.Snapshot.Sessions[0].State == rules.AwaitingInput &&
 			len(r.Unacked) == 1 && r.Unacked[0].ID == second.ID
@@ -152,7 +142,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 
 	// Down: reported disconnected, with why, and no longer waited for.
 	host.kill()
-	waitUntil(t, "the host is reported disconnected", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the host is reported disconnected", func() bool {
 		r := s.Report(ctx)[0]
 		return !r.Connected && r.Err != nil
 	})
@@ -165,7 +155,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	// Back: followed again, with what it says now.
 	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{session("%9", "orch-z", rules.Idle, t0)}})
 	startFakeHost(t, sock, svc)
-	waitUntil(t, "the host is followed again", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "the host is followed again", func() bool {
 		r := s.Report(ctx)[0]
 		return r.Connected && len(r.Snapshot.Sessions) == 1 && r.Snapshot.Sessions[0].Session == "orch-z" && len(r.Unacked) == 1
 	})

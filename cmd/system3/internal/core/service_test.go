@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/tmux/tmuxtest"
 )
 
 // newApp is an App set up for a private tmux server and its own state dir

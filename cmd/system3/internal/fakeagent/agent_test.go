@@ -1,7 +1,6 @@
 package fakeagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -94,26 +93,8 @@ func TestTaskListIsClaudeCodes(t *testing.T) {
 	}
 }
 
-// syncBuffer is the agent's terminal output, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type running struct {
-	out  *syncBuffer
+	out  *testkit.SyncBuffer
 	in   *io.PipeWriter
 	stop context.CancelFunc
 	done chan error
@@ -123,7 +104,7 @@ func start(t *testing.T, opt Options) *running {
 	t.Helper()
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{out: &syncBuffer{}, in: pw, stop: cancel, done: make(chan error, 1)}
+	r := &running{out: &testkit.SyncBuffer{}, in: pw, stop: cancel, done: make(chan error, 1)}
 	opt.In, opt.Out = pr, r.out
 	go func() { r.done <- Run(ctx, opt) }()
 	t.Cleanup(func() {
@@ -201,7 +182,7 @@ func TestRunRejectsBadOptions(t *testing.T) {
 
 func TestRunStreamsAndPrompts(t *testing.T) {
 	t.Parallel()
-	marks := &syncBuffer{}
+	marks := &testkit.SyncBuffer{}
 	r := start(t, Options{Script: "stream", PromptEvery: 400 * time.Millisecond, PromptHold: 300 * time.Millisecond, Marks: marks})
 	r.waitOut(t, "… +1 lines (ctrl+o to expand)")
 	r.waitOut(t, "Do you want to proceed?")

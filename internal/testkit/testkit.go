@@ -1,0 +1,76 @@
+// Package testkit holds the small helpers the tests of every package
+// share: waiting for a condition, a buffer a running command writes to
+// while the test reads it, JSON that must encode, and a temporary
+// directory short enough for a Unix socket. It imports nothing of
+// system3's, so any package's tests can use it.
+package testkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// WaitFor polls cond until it holds, and fails the test when timeout
+// passes first, saying what it waited for. It polls every 2 ms at first,
+// backing off to every 20 ms, so a condition that holds soon is seen at
+// once and a long wait does not spin.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	pause := 2 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent use: what a running
+// command or program has written so far, read while it runs.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// MustJSON is v encoded as JSON; the test fails if it cannot be.
+func MustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode %T as JSON: %v", v, err)
+	}
+	return string(b)
+}
+
+// ShortDir is a fresh directory under os.TempDir(), removed when the test
+// ends. Unix socket paths are limited to about 107 bytes and t.TempDir()
+// puts the test's name in the path, so a directory that will hold a
+// socket comes from here.
+func ShortDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
