@@ -23,27 +23,30 @@ type Sender interface {
 	SendKeys(ctx context.Context, pane string, keys ...tmux.Key) error
 }
 
+// actions is the Supervisor's job of acting on panes for the Service:
+// typing text, pressing keys, answering prompts and interrupting, each
+// checked against the policy and audited before and after; reading a
+// pane's screen and the task lists. It reads the registry only through reg
+// (which session a target names; have a pane captured again soon) and
+// needs nothing else of the Supervisor, which embeds it.
+type actions struct {
+	cfg *Config
+	reg interface {
+		resolve(t api.Target) (api.Session, error)
+		markDirty(pane string)
+	}
+}
+
 // urgentPause lets an agent redraw its input after an interrupt before
 // the guidance is typed.
 const urgentPause = 300 * time.Millisecond
 
-// resolve finds the session a target names.
-func (s *Supervisor) resolve(t api.Target) (api.Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	all := make([]api.Session, 0, len(s.panes))
-	for _, st := range s.panes {
-		all = append(all, st.sess)
-	}
-	return api.ResolveTarget(t, all, s.cfg.Server)
-}
-
 // sender returns the configured sender.
-func (s *Supervisor) sender() (Sender, error) {
-	if s.cfg.Send == nil {
+func (a *actions) sender() (Sender, error) {
+	if a.cfg.Send == nil {
 		return nil, api.ErrNoSender
 	}
-	return s.cfg.Send, nil
+	return a.cfg.Send, nil
 }
 
 // Inject types text into a pane and, unless NoEnter, submits it and checks
@@ -51,7 +54,7 @@ func (s *Supervisor) sender() (Sender, error) {
 // tmux.MaxText bytes, or it is refused (ErrBadRequest) with the offending
 // byte and its offset; with VisibleControls it is first made visible
 // (tmux.VisibleText). What is audited is exactly what goes to tmux.
-func (s *Supervisor) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
+func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 	text := req.Text
 	if req.VisibleControls {
 		text = tmux.VisibleText(text)
@@ -62,34 +65,34 @@ func (s *Supervisor) Inject(ctx context.Context, req api.InjectRequest) (api.Act
 		refused.Cut = size - len(text)
 	}
 	if text == "" && size == 0 {
-		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: the text is empty", api.ErrBadRequest))
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: the text is empty", api.ErrBadRequest))
 	}
 	if err := tmux.CheckSize(size); err != nil {
-		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
 	}
 	if err := tmux.CheckText(text); err != nil {
-		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
 	}
-	sess, err := s.resolve(req.Target)
+	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
-	if err := s.cfg.Policy.Check(req.Origin, "inject", sess); err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+	if err := a.cfg.Policy.Check(req.Origin, "inject", sess); err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	send, err := s.sender()
+	send, err := a.sender()
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	res := s.result("inject", sess)
+	res := a.result("inject", sess)
 	res.Text = text
 	var k tmux.Key
 	if req.Urgent {
 		k = interruptKey(sess.Agent)
 		res.Keys = []string{string(k)}
 	}
-	id, err := s.begin(req.Origin, req.Target, res)
+	id, err := a.begin(req.Origin, req.Target, res)
 	if err != nil {
 		return res, err
 	}
@@ -107,90 +110,90 @@ func (s *Supervisor) Inject(ctx context.Context, req api.InjectRequest) (api.Act
 		sr, err = send.SendText(ctx, sess.Pane, text, tmux.SendOptions{NoEnter: req.NoEnter})
 		res.Delivered, res.Verified, res.Method, res.Detail = sr.Delivered, sr.Verified, sr.Method, sr.Detail
 	}
-	return s.finish(id, req.Origin, req.Target, res, err)
+	return a.finish(id, req.Origin, req.Target, res, err)
 }
 
 // SendKeys presses keys in a pane.
-func (s *Supervisor) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
+func (a *actions) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: req.Origin, Action: "keys", Target: req.Target.String(), Keys: safeStrings(req.Keys)}
 	keys, err := parseKeys(req.Keys)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	sess, err := s.resolve(req.Target)
+	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	return s.press(ctx, "keys", req.Origin, req.Target, sess, "", keys)
+	return a.press(ctx, "keys", req.Origin, req.Target, sess, "", keys)
 }
 
 // Interrupt stops what the agent in a pane is doing.
-func (s *Supervisor) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
-	sess, err := s.resolve(req.Target)
+func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
+	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
+		return api.ActionResult{}, a.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
-	return s.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
+	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
 }
 
 // Answer answers the prompt a session waits at.
-func (s *Supervisor) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
+func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
-	sess, err := s.resolve(req.Target)
+	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
 	refused.Pane = sess.Pane
-	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
 	if sess.State != rules.AwaitingInput {
-		return api.ActionResult{}, s.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State))
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State))
 	}
 	option, keys, err := api.AnswerKeys(sess, req.Answer)
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	return s.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
+	return a.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
 }
 
 // press sends keys and audits them. Answer has applied the policy before
 // it reads the prompt; the other callers have it applied here.
-func (s *Supervisor) press(ctx context.Context, action, origin string, t api.Target, sess api.Session, option string, keys []tmux.Key) (api.ActionResult, error) {
+func (a *actions) press(ctx context.Context, action, origin string, t api.Target, sess api.Session, option string, keys []tmux.Key) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
 	if action != "answer" { // Answer checked the policy before it chose the keys
-		if err := s.cfg.Policy.Check(origin, action, sess); err != nil {
-			return api.ActionResult{}, s.refuse(refused, err)
+		if err := a.cfg.Policy.Check(origin, action, sess); err != nil {
+			return api.ActionResult{}, a.refuse(refused, err)
 		}
 	}
-	send, err := s.sender()
+	send, err := a.sender()
 	if err != nil {
-		return api.ActionResult{}, s.refuse(refused, err)
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	res := s.result(action, sess)
+	res := a.result(action, sess)
 	res.Option = option
 	for _, k := range keys {
 		res.Keys = append(res.Keys, string(k))
 	}
-	id, err := s.begin(origin, t, res)
+	id, err := a.begin(origin, t, res)
 	if err != nil {
 		return res, err
 	}
 	err = send.SendKeys(ctx, sess.Pane, keys...)
 	res.Delivered = err == nil
-	return s.finish(id, origin, t, res, err)
+	return a.finish(id, origin, t, res, err)
 }
 
-func (s *Supervisor) result(action string, sess api.Session) api.ActionResult {
+func (a *actions) result(action string, sess api.Session) api.ActionResult {
 	return api.ActionResult{Action: action, Pane: sess.Pane, Session: sess.Session, Target: sess.Target}
 }
 
 // refuse audits an action refused before anything was sent and returns
 // its error. An audit log that cannot be written is added to the error.
-func (s *Supervisor) refuse(e audit.Entry, err error) error {
-	e.Time, e.Phase, e.ID, e.Error = s.cfg.Clock(), audit.PhaseRefused, auditID(), err.Error()
-	if aerr := s.cfg.Audit.Write(e); aerr != nil {
-		s.cfg.Logger.Warn("audit", "err", aerr)
+func (a *actions) refuse(e audit.Entry, err error) error {
+	e.Time, e.Phase, e.ID, e.Error = a.cfg.Clock(), audit.PhaseRefused, auditID(), err.Error()
+	if aerr := a.cfg.Audit.Write(e); aerr != nil {
+		a.cfg.Logger.Warn("audit", "err", aerr)
 		return fmt.Errorf("%w (and the refusal could not be audited: %v)", err, aerr)
 	}
 	return err
@@ -199,15 +202,15 @@ func (s *Supervisor) refuse(e audit.Entry, err error) error {
 // begin writes an action's attempt entry, with exactly the text and keys
 // about to be sent, before anything is sent: an action that cannot be
 // audited is not taken (ErrAuditUnwritable).
-func (s *Supervisor) begin(origin string, t api.Target, res api.ActionResult) (string, error) {
+func (a *actions) begin(origin string, t api.Target, res api.ActionResult) (string, error) {
 	id := auditID()
-	e := audit.Entry{Time: s.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
+	e := audit.Entry{Time: a.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
 		Target: t.String(), Pane: res.Pane, Text: res.Text, Keys: res.Keys}
 	if res.Option != "" {
 		e.Result = "option: " + res.Option
 	}
-	if err := s.cfg.Audit.Write(e); err != nil {
-		s.cfg.Logger.Warn("audit", "err", err)
+	if err := a.cfg.Audit.Write(e); err != nil {
+		a.cfg.Logger.Warn("audit", "err", err)
 		return "", fmt.Errorf("%s %s: %w: %v", res.Action, res.Target, api.ErrAuditUnwritable, err)
 	}
 	return id, nil
@@ -217,8 +220,8 @@ func (s *Supervisor) begin(origin string, t api.Target, res api.ActionResult) (s
 // the pane captured soon so its new state shows without waiting for output.
 // The action has happened: a result entry that cannot be written is
 // reported in Detail and the snapshot's problem, the attempt entry stays.
-func (s *Supervisor) finish(id, origin string, t api.Target, res api.ActionResult, err error) (api.ActionResult, error) {
-	res.At = s.cfg.Clock()
+func (a *actions) finish(id, origin string, t api.Target, res api.ActionResult, err error) (api.ActionResult, error) {
+	res.At = a.cfg.Clock()
 	if err != nil {
 		res.Delivered, res.Verified = false, false
 		err = fmt.Errorf("%s %s: %w", res.Action, res.Target, err)
@@ -228,14 +231,14 @@ func (s *Supervisor) finish(id, origin string, t api.Target, res api.ActionResul
 	if err != nil {
 		e.Error = err.Error()
 	}
-	if aerr := s.cfg.Audit.Write(e); aerr != nil {
-		s.cfg.Logger.Warn("audit", "err", aerr)
+	if aerr := a.cfg.Audit.Write(e); aerr != nil {
+		a.cfg.Logger.Warn("audit", "err", aerr)
 		if res.Detail != "" {
 			res.Detail += "; "
 		}
 		res.Detail += "the audit log holds the attempt but could not record its result: " + aerr.Error()
 	}
-	s.markDirty(res.Pane)
+	a.reg.markDirty(res.Pane)
 	return res, err
 }
 
@@ -258,35 +261,22 @@ func safeStrings(names []string) []string {
 	return out
 }
 
-// markDirty has a pane captured at the next flush.
-func (s *Supervisor) markDirty(pane string) {
-	s.mu.Lock()
-	if st, ok := s.panes[pane]; ok {
-		st.dirty = true
-	}
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
-
 // Audit records an entry (an MCP tool call) in the audit log.
-func (s *Supervisor) Audit(ctx context.Context, e audit.Entry) error {
-	return s.cfg.Audit.Write(e)
+func (a *actions) Audit(ctx context.Context, e audit.Entry) error {
+	return a.cfg.Audit.Write(e)
 }
 
 // Preview returns a pane's screen.
-func (s *Supervisor) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
-	sess, err := s.resolve(req.Target)
+func (a *actions) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
+	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
 		return api.Preview{}, err
 	}
-	text, err := s.cfg.Tmux.Capture(ctx, sess.Pane, tmux.CaptureOptions{History: req.History, Escapes: req.Escapes})
+	text, err := a.cfg.Tmux.Capture(ctx, sess.Pane, tmux.CaptureOptions{History: req.History, Escapes: req.Escapes})
 	if err != nil {
 		return api.Preview{}, fmt.Errorf("preview %s: %w", sess.Target, err)
 	}
-	p := api.Preview{Pane: sess.Pane, Session: sess.Session, Taken: s.cfg.Clock(), Lines: []string{}}
+	p := api.Preview{Pane: sess.Pane, Session: sess.Session, Taken: a.cfg.Clock(), Lines: []string{}}
 	if text != "" {
 		p.Lines = strings.Split(text, "\n")
 	}
@@ -298,14 +288,14 @@ func (s *Supervisor) Preview(ctx context.Context, req api.PreviewRequest) (api.P
 }
 
 // TaskLists returns every task list, or the one with id.
-func (s *Supervisor) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	if s.cfg.TaskLists == nil {
+func (a *actions) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+	if a.cfg.TaskLists == nil {
 		if id != "" {
 			return nil, fmt.Errorf("%w: %q (no task lists are watched)", api.ErrUnknownList, id)
 		}
 		return []tasks.ListDoc{}, nil
 	}
-	lists := s.cfg.TaskLists()
+	lists := a.cfg.TaskLists()
 	out := make([]tasks.ListDoc, 0, len(lists))
 	for _, l := range lists {
 		if id == "" || l.ID == id {
@@ -320,12 +310,12 @@ func (s *Supervisor) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc,
 
 // Task returns one task of one list whole: the texts list views cap
 // (tasks.MaxSubject) are all there.
-func (s *Supervisor) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
+func (a *actions) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
 	if req.List == "" || req.Task == "" {
 		return tasks.TaskDoc{}, fmt.Errorf("%w: name the list and the task", api.ErrBadRequest)
 	}
-	if s.cfg.TaskLists != nil {
-		for _, l := range s.cfg.TaskLists() {
+	if a.cfg.TaskLists != nil {
+		for _, l := range a.cfg.TaskLists() {
 			if l.ID != req.List {
 				continue
 			}

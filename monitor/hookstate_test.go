@@ -223,14 +223,14 @@ func TestHookTranscriptReplacesTheGuess(t *testing.T) {
 	})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	if pp := h.sup.probes["%1"]; pp == nil || pp.tail == nil || pp.tail.path != guess {
+	if pp := h.sup.probes.panes["%1"]; pp == nil || pp.tail == nil || pp.tail.path != guess {
 		t.Fatalf("probe before the hook: %+v", pp)
 	}
 	real := filepath.Join(dir, "session.jsonl")
 	h.hook(hooks.Event{Name: hooks.SessionStart, Pane: "%1", TranscriptPath: real, SessionID: "abc"})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	if pp := h.sup.probes["%1"]; pp == nil || pp.tail == nil || pp.tail.path != real {
+	if pp := h.sup.probes.panes["%1"]; pp == nil || pp.tail == nil || pp.tail.path != real {
 		t.Fatalf("probe after the hook: %+v", pp)
 	}
 }

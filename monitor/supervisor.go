@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -213,6 +212,9 @@ type pendingApply struct {
 // Service.
 type Supervisor struct {
 	cfg Config
+	// actions act on panes (actions.go); they see the registry only
+	// through resolve and markDirty.
+	actions
 
 	mu       sync.Mutex
 	panes    map[string]*paneState
@@ -238,18 +240,15 @@ type Supervisor struct {
 	// rules is the engine in use; SetRules swaps it while running.
 	rules atomic.Pointer[rules.Engine]
 
-	// probes follow what Claude Code panes' processes say (transcript,
-	// task list). Only flush uses them, so they need no lock.
-	probes map[string]*paneProbe
+	// probes ask agents' processes what their screens do not say
+	// (probes.go). Only flush uses them, so they need no lock.
+	probes probes
 
 	// hooks is what Claude Code hook events said about each pane (see
 	// hookstate.go).
 	hooks map[string]*paneHooks
 	// links are the session → task list links (link.go).
 	links linkTable
-	// versions caches each pane's agent version (see versionOf); only
-	// flush uses it.
-	versions map[string]*versionCache
 	// roots is the name of each pane's own process as last read, for
 	// panes whose process is not a shell (see classify); only flush uses
 	// it.
@@ -287,10 +286,36 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 		cfg.Policy = p
 	}
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), probes: map[string]*paneProbe{}, versions: map[string]*versionCache{}, roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s.actions = actions{cfg: &s.cfg, reg: s}
+	s.probes = probes{cfg: &s.cfg, hookInfo: s.hookInfo, panes: map[string]*paneProbe{}, versions: map[string]*versionCache{}}
 	s.links.path, s.links.log = cfg.LinksPath, cfg.Logger
 	s.rules.Store(cfg.Rules)
 	return s, nil
+}
+
+// resolve finds the session a target names.
+func (s *Supervisor) resolve(t api.Target) (api.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := make([]api.Session, 0, len(s.panes))
+	for _, st := range s.panes {
+		all = append(all, st.sess)
+	}
+	return api.ResolveTarget(t, all, s.cfg.Server)
+}
+
+// markDirty has a pane captured at the next flush.
+func (s *Supervisor) markDirty(pane string) {
+	s.mu.Lock()
+	if st, ok := s.panes[pane]; ok {
+		st.dirty = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 }
 
 // SetRulesProblem records why the user's rules could not be reloaded
@@ -587,8 +612,8 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 	now := s.cfg.Clock()
 	var wait time.Duration
 	s.mu.Lock()
-	dropGone(s.probes, s.panes)
-	dropGone(s.versions, s.panes)
+	dropGone(s.probes.panes, s.panes)
+	dropGone(s.probes.versions, s.panes)
 	dropGone(s.roots, s.panes)
 	var todo []*paneState
 	for _, st := range s.panes {
@@ -634,8 +659,8 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 				res = s.classify(eng, p, c.screen)
 			}
 		}
-		pr := s.withLink(p, s.probe(p, res.Agent))
-		pr.version = s.versionOf(eng, p, res.Agent, c.screen)
+		pr := s.withLink(p, s.probes.probe(p, res.Agent))
+		pr.version = s.probes.versionOf(eng, p, res.Agent, c.screen)
 		s.apply(p.ID, res, pr)
 	}
 	if ctx.Err() != nil {
@@ -1004,107 +1029,6 @@ type probeResult struct {
 	agentSessionID, transcript string
 	// version is the agent's version, when known.
 	version string
-}
-
-// versionCache is a pane's agent version and what it was found for.
-type versionCache struct {
-	key, version string
-}
-
-// versionOf is the version of the agent in a pane: from its process
-// (looked up once per agent process), else from its screen (looked at
-// until found).
-func (s *Supervisor) versionOf(eng *rules.Engine, p tmux.Pane, agent, screen string) string {
-	if agent == "" || eng.IsShellAgent(agent) {
-		return ""
-	}
-	key := fmt.Sprintf("%s\x00%d\x00%s", agent, p.PID, p.Command)
-	vc := s.versions[p.ID]
-	if vc == nil || vc.key != key {
-		vc = &versionCache{key: key}
-		s.versions[p.ID] = vc
-		if s.cfg.AgentVersion != nil && !p.Dead {
-			vc.version = s.cfg.AgentVersion(p.PID, agent, func(name string) bool { return eng.IsProcessOf(agent, name) })
-		}
-	}
-	if vc.version == "" && !p.Dead {
-		vc.version = eng.ScreenVersion(agent, screen)
-	}
-	return vc.version
-}
-
-// probe looks at the pane's agent's process (every reprobeEvery) and
-// follows its transcript, for agents whose Spec says how (Claude Code).
-func (s *Supervisor) probe(p tmux.Pane, name string) probeResult {
-	how := agents.Lookup(name).Probe
-	if how == nil || p.Dead {
-		return probeResult{}
-	}
-	hookTranscript, hookSession := s.hookInfo(p.ID)
-	if s.cfg.Probe == nil && hookTranscript == "" && hookSession == "" {
-		return probeResult{}
-	}
-	now := s.cfg.Clock()
-	pp := s.probes[p.ID]
-	if pp == nil {
-		pp = &paneProbe{}
-		s.probes[p.ID] = pp
-	}
-	if pp.probed.IsZero() || now.Sub(pp.probed) >= reprobeEvery {
-		pp.probed = now
-		if s.cfg.Probe != nil {
-			pp.info = s.cfg.Probe(p, how)
-		}
-	}
-	// The transcript a hook named is the session's; the probe's is a
-	// guess (the newest file in the project's directory).
-	if hookTranscript != "" {
-		pp.info.Transcript = hookTranscript
-	}
-	if pp.info.Transcript == "" {
-		pp.tail = nil
-	} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
-		pp.tail = &transcriptTail{path: pp.info.Transcript}
-	}
-	res := probeResult{taskList: pp.info.TaskList, agentSessionID: hookSession, transcript: pp.info.Transcript}
-	if res.agentSessionID == "" && res.transcript != "" {
-		// Claude Code names its transcript after its session id.
-		res.agentSessionID = strings.TrimSuffix(filepath.Base(res.transcript), ".jsonl")
-	}
-	if res.taskList == "" && hookSession != "" && s.cfg.TaskProgress != nil {
-		// Without CLAUDE_CODE_TASK_LIST_ID, Claude Code names the task
-		// list after its session.
-		if _, ok := s.cfg.TaskProgress(hookSession); ok {
-			res.taskList = hookSession
-		}
-	}
-	if res.taskList != "" && s.cfg.TaskProgress != nil {
-		if tp, ok := s.cfg.TaskProgress(res.taskList); ok {
-			res.tasks = &tp
-		}
-	}
-	if pp.tail == nil {
-		return res
-	}
-	if err := pp.tail.poll(); err != nil {
-		s.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
-		return res
-	}
-	if calls := pp.tail.takeCalls(); s.cfg.OnToolCall != nil {
-		for _, c := range calls {
-			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, name
-			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
-			s.cfg.OnToolCall(c)
-		}
-	}
-	res.usage = pp.tail.usage.usage(s.cfg.Prices)
-	if text, ok := pp.tail.failingRun(s.cfg.LoopThreshold, s.cfg.LoopWindow, now); ok {
-		res.failing = text
-		if strings.TrimSpace(text) == "" {
-			res.failing = "a tool call failed (no error text)"
-		}
-	}
-	return res
 }
 
 // errorSummary is a tool error in one line: its first two non-empty lines

@@ -1,0 +1,126 @@
+package monitor
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/system3-dev/system3/monitor/agents"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// probes is the Supervisor's job of asking agents' processes what their
+// screens do not say: each agent's version (from its process, else its
+// screen), and, for agents whose Spec says how to probe them (Claude
+// Code), the task list in its environment, its transcript (the tool calls
+// it made, their failures, its token usage) and its session id, with what
+// its hooks said (hookInfo). Only flush uses it, so it needs no lock; the
+// Supervisor drops the panes that are gone.
+type probes struct {
+	cfg      *Config
+	hookInfo func(pane string) (transcript, sessionID string)
+	panes    map[string]*paneProbe
+	versions map[string]*versionCache
+}
+
+// versionCache is a pane's agent version and what it was found for.
+type versionCache struct {
+	key, version string
+}
+
+// versionOf is the version of the agent in a pane: from its process
+// (looked up once per agent process), else from its screen (looked at
+// until found).
+func (pr *probes) versionOf(eng *rules.Engine, p tmux.Pane, agent, screen string) string {
+	if agent == "" || eng.IsShellAgent(agent) {
+		return ""
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%s", agent, p.PID, p.Command)
+	vc := pr.versions[p.ID]
+	if vc == nil || vc.key != key {
+		vc = &versionCache{key: key}
+		pr.versions[p.ID] = vc
+		if pr.cfg.AgentVersion != nil && !p.Dead {
+			vc.version = pr.cfg.AgentVersion(p.PID, agent, func(name string) bool { return eng.IsProcessOf(agent, name) })
+		}
+	}
+	if vc.version == "" && !p.Dead {
+		vc.version = eng.ScreenVersion(agent, screen)
+	}
+	return vc.version
+}
+
+// probe looks at the pane's agent's process (every reprobeEvery) and
+// follows its transcript, for agents whose Spec says how (Claude Code).
+func (pr *probes) probe(p tmux.Pane, name string) probeResult {
+	how := agents.Lookup(name).Probe
+	if how == nil || p.Dead {
+		return probeResult{}
+	}
+	hookTranscript, hookSession := pr.hookInfo(p.ID)
+	if pr.cfg.Probe == nil && hookTranscript == "" && hookSession == "" {
+		return probeResult{}
+	}
+	now := pr.cfg.Clock()
+	pp := pr.panes[p.ID]
+	if pp == nil {
+		pp = &paneProbe{}
+		pr.panes[p.ID] = pp
+	}
+	if pp.probed.IsZero() || now.Sub(pp.probed) >= reprobeEvery {
+		pp.probed = now
+		if pr.cfg.Probe != nil {
+			pp.info = pr.cfg.Probe(p, how)
+		}
+	}
+	// The transcript a hook named is the session's; the probe's is a
+	// guess (the newest file in the project's directory).
+	if hookTranscript != "" {
+		pp.info.Transcript = hookTranscript
+	}
+	if pp.info.Transcript == "" {
+		pp.tail = nil
+	} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
+		pp.tail = &transcriptTail{path: pp.info.Transcript}
+	}
+	res := probeResult{taskList: pp.info.TaskList, agentSessionID: hookSession, transcript: pp.info.Transcript}
+	if res.agentSessionID == "" && res.transcript != "" {
+		// Claude Code names its transcript after its session id.
+		res.agentSessionID = strings.TrimSuffix(filepath.Base(res.transcript), ".jsonl")
+	}
+	if res.taskList == "" && hookSession != "" && pr.cfg.TaskProgress != nil {
+		// Without CLAUDE_CODE_TASK_LIST_ID, Claude Code names the task
+		// list after its session.
+		if _, ok := pr.cfg.TaskProgress(hookSession); ok {
+			res.taskList = hookSession
+		}
+	}
+	if res.taskList != "" && pr.cfg.TaskProgress != nil {
+		if tp, ok := pr.cfg.TaskProgress(res.taskList); ok {
+			res.tasks = &tp
+		}
+	}
+	if pp.tail == nil {
+		return res
+	}
+	if err := pp.tail.poll(); err != nil {
+		pr.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
+		return res
+	}
+	if calls := pp.tail.takeCalls(); pr.cfg.OnToolCall != nil {
+		for _, c := range calls {
+			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, name
+			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
+			pr.cfg.OnToolCall(c)
+		}
+	}
+	res.usage = pp.tail.usage.usage(pr.cfg.Prices)
+	if text, ok := pp.tail.failingRun(pr.cfg.LoopThreshold, pr.cfg.LoopWindow, now); ok {
+		res.failing = text
+		if strings.TrimSpace(text) == "" {
+			res.failing = "a tool call failed (no error text)"
+		}
+	}
+	return res
+}
