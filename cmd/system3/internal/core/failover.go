@@ -11,6 +11,9 @@ import (
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 
+// Failover is a Service: the dashboard uses it as one.
+var _ api.Service = (*Failover)(nil)
+
 // How a dashboard attached to a daemon notices that the daemon is gone:
 // it asks the socket every failoverPoll, and once nothing has answered for
 // the grace (dashboard.takeover_after, default failoverGrace; a restarting
