@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,22 +23,6 @@ const captureHome = "/tmp/system3-gemini-captures"
 
 var captures = clitest.Captures{Dir: capturesDir, Home: captureHome, FinalNewline: false}
 
-// spinnerRE matches the busy line: a braille spinner, a phrase, and the
-// interrupt hint with the elapsed time, such as
-// "⠋ Thinking... (esc to cancel, 8s)".
-var spinnerRE = regexp.MustCompile(`(?m)^\s*\S .*\(esc to cancel, \d`)
-
-func isSpinnerShown(screen string) bool { return spinnerRE.MatchString(screen) }
-
-// idleAfter reports whether the turn that marker started is over: the
-// marker is on screen, no busy line and no dialog shows, and the input box
-// is back.
-func idleAfter(marker string) func(string) bool {
-	return func(screen string) bool {
-		return strings.Contains(screen, marker) && !isSpinnerShown(screen) && IsInputBoxShown(screen)
-	}
-}
-
 // TestCaptureFixtures regenerates the screen fixtures from the real CLI:
 //
 //	go test ./monitor/geminitest -run TestCaptureFixtures -update-captures
@@ -58,8 +41,6 @@ func TestCaptureFixtures(t *testing.T) {
 	}
 }
 
-var essay = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)
-
 func captureMain(t *testing.T) {
 	api := NewFakeAPI(t)
 	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "main")})
@@ -74,15 +55,15 @@ func captureMain(t *testing.T) {
 
 	api.AddRule(Rule{Contains: "say-hello", Steps: []Step{{Text: "Hello! How can I help?"}}})
 	s.Send("say-hello please")
-	s.WaitFor("answer", 0, func(sc string) bool { return strings.Contains(sc, "How can I help?") && idleAfter("say-hello")(sc) })
+	s.WaitFor("answer", 0, func(sc string) bool { return strings.Contains(sc, "How can I help?") && IdleAfter("say-hello")(sc) })
 	captures.Save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
 
-	api.AddRule(Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
+	api.AddRule(Rule{Contains: "slow-Essay", Steps: []Step{{Text: Essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
 	// A first chunk held back: the busy line shows before any text.
-	api.AddRule(Rule{Contains: "slow-start", Steps: []Step{{Text: essay, Chunks: 20, ChunkDelay: 2 * time.Second}}})
+	api.AddRule(Rule{Contains: "slow-start", Steps: []Step{{Text: Essay, Chunks: 20, ChunkDelay: 2 * time.Second}}})
 	s.Send("slow-start now")
 	captures.Save(t, "working_thinking.txt", s.WaitFor("busy line", 0, func(sc string) bool {
-		return strings.Contains(sc, "slow-start") && isSpinnerShown(sc)
+		return strings.Contains(sc, "slow-start") && IsSpinnerShown(sc)
 	}))
 	s.WaitForText("quick brown fox", 0)
 	captures.Save(t, "working_streaming.txt", s.Capture())
@@ -90,10 +71,10 @@ func captureMain(t *testing.T) {
 	s.WaitFor("cancelled", 0, func(sc string) bool { return strings.Contains(sc, "Request cancelled") && IsInputBoxShown(sc) })
 	captures.Save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
 
-	s.Send("write the slow-essay")
+	s.Send("write the slow-Essay")
 	s.WaitForText("jumps over the lazy dog. The quick", 0)
 	captures.Save(t, "working_streaming_late.txt", s.Capture())
-	s.WaitFor("essay done", 60*time.Second, idleAfter("slow-essay"))
+	s.WaitFor("Essay done", 60*time.Second, IdleAfter("slow-Essay"))
 
 	api.AddRule(Rule{Contains: "deploy-now", Steps: []Step{
 		{Text: "I'll run the deploy script.", Call: Shell("./deploy.sh --prod", "Deploy to production")},
@@ -104,9 +85,9 @@ func captureMain(t *testing.T) {
 	captures.Save(t, "permission_shell.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
 	captures.Save(t, "working_tool_running.txt", s.WaitFor("shell running", 0, func(sc string) bool {
-		return strings.Contains(sc, "./deploy.sh --prod") && !strings.Contains(sc, "Allow execution of") && isSpinnerShown(sc)
+		return strings.Contains(sc, "./deploy.sh --prod") && !strings.Contains(sc, "Allow execution of") && IsSpinnerShown(sc)
 	}))
-	s.WaitFor("deployed", 30*time.Second, func(sc string) bool { return strings.Contains(sc, "Deployed.") && idleAfter("deploy-now")(sc) })
+	s.WaitFor("deployed", 30*time.Second, func(sc string) bool { return strings.Contains(sc, "Deployed.") && IdleAfter("deploy-now")(sc) })
 
 	api.AddRule(Rule{Contains: "make-file", Steps: []Step{
 		{Text: "Creating the file.", Call: WriteFile(filepath.Join(s.Dir, "hello.go"), "package main\n\nfunc main() {}\n")},
@@ -116,7 +97,7 @@ func captureMain(t *testing.T) {
 	s.WaitForText("Apply this change?", 0)
 	captures.Save(t, "permission_write.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("1")
-	s.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && idleAfter("make-file")(sc) })
+	s.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && IdleAfter("make-file")(sc) })
 
 	api.AddRule(Rule{Contains: "edit-notes", Steps: []Step{
 		{Call: Replace(notes, "beta", "BETA")},
@@ -127,7 +108,7 @@ func captureMain(t *testing.T) {
 	captures.Save(t, "permission_edit.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("Escape")
 	s.WaitFor("edit declined", 0, func(sc string) bool {
-		return !strings.Contains(sc, "Apply this change?") && IsInputBoxShown(sc) && !isSpinnerShown(sc)
+		return !strings.Contains(sc, "Apply this change?") && IsInputBoxShown(sc) && !IsSpinnerShown(sc)
 	})
 	captures.Save(t, "interrupted_permission.txt", s.WaitStable(time.Second, 0))
 
@@ -139,7 +120,7 @@ func captureMain(t *testing.T) {
 	s.WaitForText("Enter to select", 0)
 	captures.Save(t, "question.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Keys("2")
-	s.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && idleAfter("pick-db")(sc) })
+	s.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && IdleAfter("pick-db")(sc) })
 
 	s.Keys("C-c")
 	captures.Save(t, "exit_pending_ctrl_c.txt", s.WaitFor("exit hint", 0, func(sc string) bool { return strings.Contains(strings.ToLower(sc), "again to exit") }))
@@ -169,22 +150,22 @@ func captureErrors(t *testing.T) {
 	slow.Delay = 2 * time.Second
 	api.FailNext(1000, slow)
 	s.Send("fail-500 please")
-	s.WaitFor("first failure", 60*time.Second, func(sc string) bool { return api.CountMain() >= 1 && isSpinnerShown(sc) })
+	s.WaitFor("first failure", 60*time.Second, func(sc string) bool { return api.CountMain() >= 1 && IsSpinnerShown(sc) })
 	captures.Save(t, "api_error_retrying.txt", s.Capture())
 	captures.Save(t, "api_error_retrying_long.txt", s.WaitForText("(esc to cancel, 1m", 120*time.Second))
 	api.FailNext(0, APIError{})
 	s.Keys("Escape")
-	s.WaitFor("cancelled", 0, idleAfter("fail-500"))
+	s.WaitFor("cancelled", 0, IdleAfter("fail-500"))
 	s.Send("/clear")
 	s.WaitStable(time.Second, 0)
 
 	api.FailNext(1000, ErrorStatus(429))
 	s.Send("fail-429 please")
-	s.WaitFor("retries", 60*time.Second, func(sc string) bool { return api.CountMain() >= 3 && isSpinnerShown(sc) })
+	s.WaitFor("retries", 60*time.Second, func(sc string) bool { return api.CountMain() >= 3 && IsSpinnerShown(sc) })
 	captures.Save(t, "rate_limited_retrying.txt", s.Capture())
 	api.FailNext(0, APIError{})
 	s.Keys("Escape")
-	s.WaitFor("cancelled", 0, idleAfter("fail-429"))
+	s.WaitFor("cancelled", 0, IdleAfter("fail-429"))
 	s.Send("/clear")
 	s.WaitStable(time.Second, 0)
 
@@ -207,9 +188,9 @@ func captureUnreachable(t *testing.T) {
 	s := Start(t, Options{URL: UnreachableURL(t), Home: filepath.Join(captureHome, "unreachable")})
 	s.WaitStable(time.Second, 0)
 	s.Send("anyone there")
-	captures.Save(t, "api_error_unreachable_retrying.txt", s.WaitFor("busy", 0, isSpinnerShown))
+	captures.Save(t, "api_error_unreachable_retrying.txt", s.WaitFor("busy", 0, IsSpinnerShown))
 	captures.Save(t, "api_error_unreachable.txt", s.WaitFor("final error", 120*time.Second, func(sc string) bool {
-		return !isSpinnerShown(sc) && IsInputBoxShown(sc) && strings.Contains(sc, "anyone there") && strings.Contains(sc, "✕")
+		return !IsSpinnerShown(sc) && IsInputBoxShown(sc) && strings.Contains(sc, "anyone there") && strings.Contains(sc, "✕")
 	}))
 }
 

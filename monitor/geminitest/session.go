@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,3 +145,23 @@ func Start(t testing.TB, opts Options) *Session {
 func IsInputBoxShown(screen string) bool {
 	return strings.Contains(screen, "Type your message or @path/to/file")
 }
+
+// spinnerRE matches the busy line: a braille spinner, a phrase, and the
+// interrupt hint with the elapsed time, such as
+// "⠋ Thinking... (esc to cancel, 8s)".
+var spinnerRE = regexp.MustCompile(`(?m)^\s*\S .*\(esc to cancel, \d`)
+
+// IsSpinnerShown reports whether the busy line shows.
+func IsSpinnerShown(screen string) bool { return spinnerRE.MatchString(screen) }
+
+// IdleAfter reports whether the turn that marker started is over: the
+// marker is on screen, no busy line and no dialog shows, and the input box
+// is back.
+func IdleAfter(marker string) func(string) bool {
+	return func(screen string) bool {
+		return strings.Contains(screen, marker) && !IsSpinnerShown(screen) && IsInputBoxShown(screen)
+	}
+}
+
+// Essay is a long answer, for turns that must stream for a while.
+var Essay = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)

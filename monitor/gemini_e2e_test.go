@@ -1,4 +1,4 @@
-package geminitest
+package monitor
 
 import (
 	"context"
@@ -8,9 +8,144 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/geminitest"
 	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+	"github.com/system3-dev/system3/wake"
 )
+
+// TestRealGemini runs the supervisor, fed by a polling tmux watcher,
+// against the real Gemini CLI talking to the fake API: the pane
+// is recognised as gemini by its process (node …/gemini), each screen class
+// is classified, and a shell approval raises a wake with its question and
+// options that `answer 1` resolves in the real CLI.
+func TestRealGemini(t *testing.T) {
+	fakeAPI := geminitest.NewFakeAPI(t,
+		geminitest.Rule{Contains: "slow-geminitest.Essay", Steps: []geminitest.Step{{Text: geminitest.Essay, Chunks: 12, ChunkDelay: 300 * time.Millisecond}}},
+		geminitest.Rule{Contains: "deploy-now", Steps: []geminitest.Step{
+			{Text: "I'll run the deploy script.", Call: geminitest.Shell("./deploy.sh --prod", "Deploy to production")},
+			{Text: "Deployed."},
+		}},
+	)
+	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
+	if err := os.WriteFile(filepath.Join(gs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := watchGemini(t, gs)
+
+	s := m.waitState(rules.Idle, "")
+	if s.Agent != "gemini" || s.AgentBy != "process" {
+		t.Fatalf("agent = %q by %q, want gemini by process (pane command %q)", s.Agent, s.AgentBy, gs.CurrentCommand())
+	}
+
+	gs.Send("write the slow-geminitest.Essay")
+	m.waitState(rules.Working, "")
+	gs.Keys("Escape")
+	m.waitState(rules.Idle, "interrupted")
+
+	gs.Send("deploy-now please")
+	ev := m.waitWake(api.ReasonAwaitingInput)
+	if ev.Kind != "permission" || ev.Question != "Allow execution of [geminitest.Shell]?" || len(ev.Options) != 3 ||
+		ev.Options[0] != "Allow once" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != gs.Pane {
+		t.Fatalf("permission wake = %+v", ev)
+	}
+	gs.WaitStable(300*time.Millisecond, 0)
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	if err != nil {
+		t.Fatalf("answer 1: %v", err)
+	}
+	t.Logf("answer: %+v", res)
+	gs.WaitFor("deployed", 0, func(sc string) bool {
+		return strings.Contains(sc, "Deployed.") && geminitest.IdleAfter("deploy-now")(sc)
+	})
+	m.waitState(rules.Idle, "")
+	if !strings.Contains(strings.Join(fakeAPI.MainPrompts(), "\n"), "deployed-ok") {
+		t.Errorf("the fake API never saw the shell command's output; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
+	}
+
+	fakeAPI.FailNext(1, geminitest.ErrorStatus(400))
+	gs.Send("bad-key please")
+	m.waitState(rules.Error, "auth")
+
+	gs.Send("/quit")
+	m.waitState(rules.Exited, "process_gone")
+}
+
+type geminiMonitors struct {
+	sup       *Supervisor
+	waitState func(want rules.State, kind string) api.Session
+	waitWake  func(r api.Reason) api.Wake
+}
+
+func watchGemini(t *testing.T, gs *geminitest.Session) *geminiMonitors {
+	t.Helper()
+	srv := tmux.Server{Path: gs.Socket()}
+	eng, err := rules.New(agents.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
+	client := tmux.NewClient(srv)
+	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
+		Processes: ProcessTree, Cmdlines: ProcessCmdlines, Send: client,
+		HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return watcher.Run(gctx) })
+	g.Go(func() error { return sup.Run(gctx) })
+	t.Cleanup(func() {
+		cancel()
+		if err := g.Wait(); err != nil && err != context.Canceled {
+			t.Errorf("geminiMonitors: %v", err)
+		}
+		store.Close()
+	})
+	m := &geminiMonitors{sup: sup}
+	m.waitState = func(want rules.State, kind string) api.Session {
+		t.Helper()
+		deadline := time.Now().Add(40 * time.Second)
+		var last api.Session
+		for time.Now().Before(deadline) {
+			snap, _ := sup.Snapshot(ctx)
+			for _, s := range snap.Sessions {
+				if s.Pane == gs.Pane {
+					last = s
+					if s.State == want && s.Kind == kind {
+						return s
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, gs.Capture())
+		return last
+	}
+	m.waitWake = func(r api.Reason) api.Wake {
+		t.Helper()
+		wctx, wcancel := context.WithTimeout(ctx, 40*time.Second)
+		defer wcancel()
+		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
+		if err != nil {
+			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, gs.Capture())
+		}
+		if _, err := store.Ack(ev.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	return m
+}
 
 // The tests here drive the real Gemini CLI through the screen classes
 // TestRealGemini leaves out, each in a session of its own so they run in
@@ -23,18 +158,18 @@ import (
 // worker_failed wake.
 func TestRealGeminiEditAndQuestion(t *testing.T) {
 	t.Parallel()
-	fakeAPI := NewFakeAPI(t)
-	gs := Start(t, Options{API: fakeAPI})
+	fakeAPI := geminitest.NewFakeAPI(t)
+	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
 	hello := filepath.Join(gs.Dir, "hello.go")
-	fakeAPI.AddRule(Rule{Contains: "make-file", Steps: []Step{
-		{Text: "Creating the file.", Call: WriteFile(hello, "package main\n\nfunc main() {}\n")},
+	fakeAPI.AddRule(geminitest.Rule{Contains: "make-file", Steps: []geminitest.Step{
+		{Text: "Creating the file.", Call: geminitest.WriteFile(hello, "package main\n\nfunc main() {}\n")},
 		{Text: "Written."},
 	}})
-	fakeAPI.AddRule(Rule{Contains: "pick-db", Steps: []Step{
-		{Call: AskUser("Which database should we use?", "Database", Option{"Postgres", "Relational, robust"}, Option{"SQLite", "Embedded file"})},
+	fakeAPI.AddRule(geminitest.Rule{Contains: "pick-db", Steps: []geminitest.Step{
+		{Call: geminitest.AskUser("Which database should we use?", "Database", geminitest.Option{Label: "Postgres", Description: "Relational, robust"}, geminitest.Option{Label: "SQLite", Description: "Embedded file"})},
 		{Text: "Using your choice."},
 	}})
-	m := watch(t, gs)
+	m := watchGemini(t, gs)
 	m.waitState(rules.Idle, "")
 
 	// An edit approval.
@@ -49,13 +184,13 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	if s.Evidence.Rule != "gemini.permission" {
 		t.Fatalf("edit approval decided by %q, want gemini.permission", s.Evidence.Rule)
 	}
-	answer(t, m, gs, "Allow once")
-	gs.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && idleAfter("make-file")(sc) })
+	answerGemini(t, m, gs, "Allow once")
+	gs.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && geminitest.IdleAfter("make-file")(sc) })
 	m.waitState(rules.Idle, "")
 	if b, err := os.ReadFile(hello); err != nil || string(b) != "package main\n\nfunc main() {}\n" {
 		t.Errorf("hello.go after the approval: %q, %v", b, err)
 	}
-	if p := fakeAPI.promptWith("write_file: "); p == "" {
+	if p := geminiPromptWith(fakeAPI, "write_file: "); p == "" {
 		t.Errorf("the fake API never saw write_file's response; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
@@ -67,10 +202,12 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 		t.Fatalf("question wake = %+v", ev)
 	}
 	m.waitState(rules.AwaitingInput, "question")
-	answer(t, m, gs, "Postgres")
-	gs.WaitFor("answered", 0, func(sc string) bool { return strings.Contains(sc, "Using your choice.") && idleAfter("pick-db")(sc) })
+	answerGemini(t, m, gs, "Postgres")
+	gs.WaitFor("answered", 0, func(sc string) bool {
+		return strings.Contains(sc, "Using your choice.") && geminitest.IdleAfter("pick-db")(sc)
+	})
 	m.waitState(rules.Idle, "")
-	if p := fakeAPI.promptWith("ask_user: "); !strings.Contains(p, "Postgres") {
+	if p := geminiPromptWith(fakeAPI, "ask_user: "); !strings.Contains(p, "Postgres") {
 		t.Errorf("the fake API never saw ask_user's answer Postgres; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
@@ -97,10 +234,10 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 // `answer 1` trusts the folder and the CLI goes idle.
 func TestRealGeminiTrustDialog(t *testing.T) {
 	t.Parallel()
-	settings := DefaultSettings()
+	settings := geminitest.DefaultSettings()
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
-	gs := Start(t, Options{Settings: settings, ReadyText: "Do you trust the files in this folder?"})
-	m := watch(t, gs)
+	gs := geminitest.Start(t, geminitest.Options{Settings: settings, ReadyText: "Do you trust the files in this folder?"})
+	m := watchGemini(t, gs)
 	ev := m.waitWake(api.ReasonAwaitingInput)
 	parent := filepath.Base(filepath.Dir(gs.Dir))
 	if ev.Kind != "trust" || ev.Question != "Do you trust the files in this folder?" || ev.Agent != "gemini" ||
@@ -109,9 +246,9 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 		t.Fatalf("trust wake = %+v", ev)
 	}
 	m.waitState(rules.AwaitingInput, "trust")
-	answer(t, m, gs, "Trust folder (project)")
+	answerGemini(t, m, gs, "Trust folder (project)")
 	gs.WaitFor("input box", 40*time.Second, func(sc string) bool {
-		return IsInputBoxShown(sc) && !strings.Contains(sc, "Do you trust the files")
+		return geminitest.IsInputBoxShown(sc) && !strings.Contains(sc, "Do you trust the files")
 	})
 	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
 		t.Fatalf("after trusting, decided by %q, want gemini.idle", s.Evidence.Rule)
@@ -124,17 +261,17 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 // error loop with its wake.
 func TestRealGeminiRetries(t *testing.T) {
 	t.Parallel()
-	fakeAPI := NewFakeAPI(t, Rule{Contains: "flaky", Steps: []Step{{Text: "Recovered after a retry."}}})
-	gs := Start(t, Options{API: fakeAPI})
-	m := watch(t, gs)
+	fakeAPI := geminitest.NewFakeAPI(t, geminitest.Rule{Contains: "flaky", Steps: []geminitest.Step{{Text: "Recovered after a retry."}}})
+	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
+	m := watchGemini(t, gs)
 	m.waitState(rules.Idle, "")
 
-	fakeAPI.FailNext(1, ErrorStatus(500))
+	fakeAPI.FailNext(1, geminitest.ErrorStatus(500))
 	gs.Send("flaky request please")
 	// Between the 500 and the retry (5s ±30% later) the screen shows only
 	// the busy line: every classification made then must be working.
-	samples := m.record(t, gs, func(s api.Session) bool { return s.State == rules.Idle && len(fakeAPI.mainWith("flaky")) >= 2 })
-	reqs := fakeAPI.mainWith("flaky")
+	samples := m.record(t, gs, func(s api.Session) bool { return s.State == rules.Idle && len(geminiMainWith(fakeAPI, "flaky")) >= 2 })
+	reqs := geminiMainWith(fakeAPI, "flaky")
 	if len(reqs) != 2 || reqs[0].Status != 500 || reqs[1].Status != 200 {
 		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", fakeAPI.Summary())
 	}
@@ -153,7 +290,7 @@ func TestRealGeminiRetries(t *testing.T) {
 		t.Fatalf("the supervisor classified nothing between the 500 and its retry %v later", reqs[1].Time.Sub(reqs[0].Time))
 	}
 	gs.WaitFor("answer", 0, func(sc string) bool {
-		return strings.Contains(sc, "Recovered after a retry.") && idleAfter("flaky")(sc)
+		return strings.Contains(sc, "Recovered after a retry.") && geminitest.IdleAfter("flaky")(sc)
 	})
 	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
 		t.Fatalf("after the retry's answer, decided by %q, want gemini.idle", s.Evidence.Rule)
@@ -162,7 +299,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	// A bad key three times: error, error, error_loop. The held-back answer
 	// keeps each turn working long enough to be seen, so each error is a
 	// new occurrence.
-	bad := ErrorStatus(400)
+	bad := geminitest.ErrorStatus(400)
 	bad.Delay = 2 * time.Second
 	for i, p := range []string{"bad-key once", "bad-key again", "bad-key thrice"} {
 		fakeAPI.FailNext(1, bad)
@@ -175,7 +312,7 @@ func TestRealGeminiRetries(t *testing.T) {
 		}
 	}
 	s := m.waitState(rules.ErrorLoop, "")
-	if s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
+	if s.Evidence.Rule != "error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("error loop = %+v", s)
 	}
 	ev := m.waitWake(api.ReasonErrorLoopDetected)
@@ -191,11 +328,11 @@ func TestRealGeminiRetries(t *testing.T) {
 // off brings the final error at once.
 func TestRealGeminiUnreachable(t *testing.T) {
 	t.Parallel()
-	settings := DefaultSettings()
+	settings := geminitest.DefaultSettings()
 	general := settings["general"].(map[string]any)
 	general["retryFetchErrors"] = false
-	gs := Start(t, Options{URL: UnreachableURL(t), Settings: settings})
-	m := watch(t, gs)
+	gs := geminitest.Start(t, geminitest.Options{URL: geminitest.UnreachableURL(t), Settings: settings})
+	m := watchGemini(t, gs)
 	m.waitState(rules.Idle, "")
 	gs.Send("anyone there")
 	s := m.waitState(rules.Error, "api_error")
@@ -208,9 +345,9 @@ func TestRealGeminiUnreachable(t *testing.T) {
 	}
 }
 
-// answer answers the pane's prompt with option 1 once its screen has
+// answerGemini answers the pane's prompt with option 1 once its screen has
 // settled, and checks the option chosen.
-func answer(t *testing.T, m *monitors, gs *Session, want string) {
+func answerGemini(t *testing.T, m *geminiMonitors, gs *geminitest.Session, want string) {
 	t.Helper()
 	gs.WaitStable(300*time.Millisecond, 0)
 	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
@@ -223,8 +360,8 @@ func answer(t *testing.T, m *monitors, gs *Session, want string) {
 }
 
 // record polls the pane's classification until done holds for it (40s
-// at most) and returns one sample per capture (Session.Updated).
-func (m *monitors) record(t testing.TB, gs *Session, done func(api.Session) bool) []api.Session {
+// at most) and returns one sample per capture (geminitest.Session.Updated).
+func (m *geminiMonitors) record(t testing.TB, gs *geminitest.Session, done func(api.Session) bool) []api.Session {
 	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
 	var seen []api.Session
@@ -248,8 +385,8 @@ func (m *monitors) record(t testing.TB, gs *Session, done func(api.Session) bool
 	}
 }
 
-// promptWith returns the first main request's prompt that contains s.
-func (f *FakeAPI) promptWith(s string) string {
+// geminiPromptWith returns the first main request's prompt that contains s.
+func geminiPromptWith(f *geminitest.FakeAPI, s string) string {
 	for _, p := range f.MainPrompts() {
 		if strings.Contains(p, s) {
 			return p
@@ -258,11 +395,11 @@ func (f *FakeAPI) promptWith(s string) string {
 	return ""
 }
 
-// mainWith returns the main requests whose body mentions marker.
-func (f *FakeAPI) mainWith(marker string) []Request {
-	var out []Request
+// geminiMainWith returns the main requests whose body mentions marker.
+func geminiMainWith(f *geminitest.FakeAPI, marker string) []geminitest.Request {
+	var out []geminitest.Request
 	for _, r := range f.Requests() {
-		if r.Kind == KindMain && strings.Contains(string(r.Body), marker) {
+		if r.Kind == geminitest.KindMain && strings.Contains(string(r.Body), marker) {
 			out = append(out, r)
 		}
 	}

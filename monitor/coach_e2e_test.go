@@ -1,4 +1,4 @@
-package coach
+package monitor
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -48,7 +48,7 @@ func TestRealClaudeFormatterLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The monitors, as core.App.StartMonitors wires them.
+	// The monitors and the coach, as core.App.StartMonitors wires them.
 	srv := tmux.Server{Path: cs.Socket()}
 	eng, err := rules.New(agents.Builtin(), rules.Source{Name: "rules.yaml", Data: []byte(`version: 1
 patterns:
@@ -79,18 +79,18 @@ patterns:
 	defer db.Close()
 	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
 	client := tmux.NewClient(srv)
-	var sup *monitor.Supervisor
-	co, err := New(context.Background(), Config{DB: db, Patterns: eng.Patterns(), Wakes: store,
-		Directives: DirectiveFiles(claudeDir, ""),
+	var sup *Supervisor
+	co, err := coach.New(context.Background(), coach.Config{DB: db, Patterns: eng.Patterns(), Wakes: store,
+		Directives: coach.DirectiveFiles(claudeDir, ""),
 		Inject: injectorFunc(func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
 			return sup.Inject(ctx, req)
 		})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup, err = monitor.New(monitor.Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: monitor.ProcessTree, HeartbeatEvery: -1, Tick: 100 * time.Millisecond, Send: client, OnToolCall: co.Observe,
-		Probe: func(p tmux.Pane, how *agent.Probe) monitor.AgentInfo { return monitor.ProbeAgent(how, p.PID, p.Path) }})
+	sup, err = New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
+		Processes: ProcessTree, HeartbeatEvery: -1, Tick: 100 * time.Millisecond, Send: client, OnToolCall: co.Observe,
+		Probe: func(p tmux.Pane, how *agent.Probe) AgentInfo { return ProbeAgent(how, p.PID, p.Path) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ patterns:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == StatusSent && a.SentBy == "auto" {
+		if a.Status == coach.StatusSent && a.SentBy == "auto" {
 			break
 		}
 		if time.Now().After(deadline) {
