@@ -209,6 +209,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	if cmd, ok := m.panelMsg(msg); ok {
 		return cmd
 	}
+	if cmd, ok := m.inputMsg(msg); ok {
+		return cmd
+	}
+	if cmd, ok := m.lifecycleMsg(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -249,60 +255,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case bellDoneMsg:
 		return nil
-
-	case composeSendMsg:
-		m.closeInput()
-		m.history = append(m.history, msg.text)
-		m.setStatus(levelInfo, "sending to "+clean(msg.sess.Target)+"…")
-		return inject(m.ctx, m.svc, msg.sess, msg.text)
-	case composeCloseMsg:
-		m.closeInput()
-		m.setStatus(levelInfo, "message not sent")
-		return nil
-	case filterApplyMsg:
-		m.closeInput()
-		m.focus = focusSessions
-		m.table.focused, m.feed.focused = true, false
-		m.table.SelectFirst()
-		if q := clean(m.query); q != "" {
-			if s, ok := m.table.Selected(); ok {
-				m.setStatus(levelInfo, "filter: "+q+" · selected "+clean(s.Target))
-			} else {
-				m.setStatus(levelWarn, "no session matches "+q+"; esc clears the filter")
-			}
-		}
-		return nil
-	case filterClearMsg:
-		m.closeInput()
-		m.setQuery("")
-		return nil
-	case formSubmitMsg:
-		return m.onFormSubmit(msg)
-	case formCloseMsg:
-		m.closeInput()
-		return nil
-	case spawnProgressMsg:
-		if m.spawning != "" {
-			m.setStatus(levelInfo, "spawning "+clean(m.spawning)+": "+clean(msg.text))
-		}
-		return nextSpawnStep(msg.ch)
-	case spawnDoneMsg:
-		m.onSpawnDone(msg)
-		return nil
-	case linkDoneMsg:
-		m.onLinkDone(msg)
-		return nil
-	case stopDoneMsg:
-		m.onStopDone(msg)
-		return nil
-	case finishDiffMsg:
-		return m.onFinishDiff(msg)
-	case finishDoneMsg:
-		m.onFinishDone(msg)
-		return nil
-	case restoreDoneMsg:
-		m.onRestoreDone(msg)
-		return nil
 	}
 	// Anything else (a paste, a cursor message) belongs to the input.
 	var cmd tea.Cmd
@@ -316,4 +268,73 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.form, cmd = m.form.Update(msg)
 	}
 	return cmd
+}
+
+// inputMsg handles what the open input (compose, filter, form) reports:
+// sent, applied, submitted or closed. ok is false for other messages.
+func (m *Model) inputMsg(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case composeSendMsg:
+		m.closeInput()
+		m.history = append(m.history, msg.text)
+		m.setStatus(levelInfo, "sending to "+clean(msg.sess.Target)+"…")
+		return inject(m.ctx, m.svc, msg.sess, msg.text), true
+	case composeCloseMsg:
+		m.closeInput()
+		m.setStatus(levelInfo, "message not sent")
+		return nil, true
+	case filterApplyMsg:
+		m.closeInput()
+		m.focus = focusSessions
+		m.table.focused, m.feed.focused = true, false
+		m.table.SelectFirst()
+		if q := clean(m.query); q != "" {
+			if s, ok := m.table.Selected(); ok {
+				m.setStatus(levelInfo, "filter: "+q+" · selected "+clean(s.Target))
+			} else {
+				m.setStatus(levelWarn, "no session matches "+q+"; esc clears the filter")
+			}
+		}
+		return nil, true
+	case filterClearMsg:
+		m.closeInput()
+		m.setQuery("")
+		return nil, true
+	case formSubmitMsg:
+		return m.onFormSubmit(msg), true
+	case formCloseMsg:
+		m.closeInput()
+		return nil, true
+	}
+	return nil, false
+}
+
+// lifecycleMsg handles the results of spawn, link, stop, finish and
+// restore. ok is false for other messages.
+func (m *Model) lifecycleMsg(msg tea.Msg) (cmd tea.Cmd, ok bool) {
+	switch msg := msg.(type) {
+	case spawnProgressMsg:
+		if m.spawning != "" {
+			m.setStatus(levelInfo, "spawning "+clean(m.spawning)+": "+clean(msg.text))
+		}
+		return nextSpawnStep(msg.ch), true
+	case spawnDoneMsg:
+		m.onSpawnDone(msg)
+		return nil, true
+	case linkDoneMsg:
+		m.onLinkDone(msg)
+		return nil, true
+	case stopDoneMsg:
+		m.onStopDone(msg)
+		return nil, true
+	case finishDiffMsg:
+		return m.onFinishDiff(msg), true
+	case finishDoneMsg:
+		m.onFinishDone(msg)
+		return nil, true
+	case restoreDoneMsg:
+		m.onRestoreDone(msg)
+		return nil, true
+	}
+	return nil, false
 }
