@@ -936,3 +936,48 @@ func TestAgentQuitToShellSeenBeforeTheListing(t *testing.T) {
 		t.Fatalf("after the agent quit: %s %s/%s by %s %v", s.Agent, s.State, s.Kind, s.Evidence.Rule, s.Evidence.Lines)
 	}
 }
+
+// Every producer's wakes go through Supervisor.Raise: it fills in what the
+// registry knows of the pane and the reason's suggested action, keeps what
+// the producer said, raises one wake per condition, and counts the wake as
+// activity for the heartbeat.
+func TestRaiseFillsInFromTheRegistry(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.HeartbeatEvery = 5 * time.Minute })
+	h.tm.show(t, "%5", "claude", "claude/idle.txt")
+	h.step()
+	sess := h.session("%5")
+	// Four quiet minutes, then the wakes.
+	h.clock.Add(4 * time.Minute)
+	h.step()
+
+	ev, created, err := h.sup.Raise(api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "pattern/x/%5/1", Pane: "%5"})
+	if err != nil || !created {
+		t.Fatalf("Raise = %+v, %v, %v", ev, created, err)
+	}
+	if ev.Session != sess.Session || ev.Agent != "claude" || !strings.Contains(ev.SuggestedAction, "keeps hitting the same error in "+sess.Target) {
+		t.Fatalf("not filled in from the registry: %+v", ev)
+	}
+	again, created, err := h.sup.Raise(api.Wake{Reason: api.ReasonErrorLoopDetected, Key: "pattern/x/%5/1", Pane: "%5", SuggestedAction: "other"})
+	if err != nil || created || again.ID != ev.ID {
+		t.Fatalf("the same condition raised twice: %+v, %v, %v", again, created, err)
+	}
+
+	own, created, err := h.sup.Raise(api.Wake{Reason: api.ReasonValidationFailed, Key: "validation_failed/L/1", Session: "mine", SuggestedAction: "read the output"})
+	if err != nil || !created || own.Session != "mine" || own.SuggestedAction != "read the output" || own.Pane != "" {
+		t.Fatalf("a producer's own fields changed: %+v, %v, %v", own, created, err)
+	}
+	if err := h.sup.Clear("validation_failed/L/1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, _ := h.sup.Raise(api.Wake{Reason: api.ReasonValidationFailed, Key: "validation_failed/L/1"}); !created {
+		t.Fatal("a cleared condition did not raise a new wake")
+	}
+
+	// Those wakes were activity: six minutes after the start, but two
+	// after them, is no time for a heartbeat.
+	h.clock.Add(2 * time.Minute)
+	h.step()
+	if hb := h.unacked(api.ReasonHeartbeat); len(hb) != 0 {
+		t.Fatalf("heartbeat %+v right after the raised wakes", hb)
+	}
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
-	"github.com/system3-dev/system3/wake"
 )
 
 // ValidationRule says how to check the work of a task list: when a task in a
@@ -54,7 +53,7 @@ const (
 type Validator struct {
 	rules  []ValidationRule
 	events <-chan tasks.Event
-	wakes  *wake.Store
+	wakes  api.WakeRaiser
 	clock  func() time.Time
 	log    *slog.Logger
 
@@ -64,7 +63,7 @@ type Validator struct {
 
 // NewValidator checks the rules and returns a validator fed by events (a
 // tasks.Watcher subscription).
-func NewValidator(rules []ValidationRule, events <-chan tasks.Event, wakes *wake.Store, clock func() time.Time, log *slog.Logger) (*Validator, error) {
+func NewValidator(rules []ValidationRule, events <-chan tasks.Event, wakes api.WakeRaiser, clock func() time.Time, log *slog.Logger) (*Validator, error) {
 	for i, r := range rules {
 		if r.List == "" || r.Command == "" {
 			return nil, fmt.Errorf("validation rule %d: set both list (a list id or glob) and command", i+1)

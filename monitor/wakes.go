@@ -268,21 +268,53 @@ func (s *Supervisor) runOps(ops []wakeOp) {
 			continue
 		}
 		if op.clear != "" {
-			if err := s.cfg.Wakes.Clear(op.clear); err != nil {
+			if err := s.Clear(op.clear); err != nil {
 				s.cfg.Logger.Warn("clear wake", "key", op.clear, "err", err)
 			}
 			continue
 		}
-		ev, created, err := s.cfg.Wakes.Raise(*op.raise)
-		if err != nil {
+		if _, _, err := s.Raise(*op.raise); err != nil {
 			// A journal error still delivered the wake; Health reports it.
 			s.cfg.Logger.Warn("raise wake", "reason", op.raise.Reason, "pane", op.raise.Pane, "err", err)
 		}
-		if created {
-			s.mu.Lock()
-			s.lastWake = ev.Time
-			s.mu.Unlock()
-			s.cfg.Logger.Info("wake", "id", ev.ID, "reason", ev.Reason, "pane", ev.Pane, "state", ev.State, "kind", ev.Kind)
-		}
 	}
 }
+
+// Raise is where every wake of the process is raised: the Supervisor's own
+// (state changes, time passing, budgets), the validator's and the coach's
+// (they are given the Supervisor as their api.WakeRaiser). It fills in what
+// the registry knows of the wake's pane that the producer left out (its
+// session, its agent, and the suggested action for the reason), then hands
+// the wake to the store, which keeps one wake per condition: raising an
+// active Key again returns the wake raised for it and false. It must not
+// be called with the registry lock held.
+func (s *Supervisor) Raise(ev api.Wake) (api.Wake, bool, error) {
+	if ev.Pane != "" && (ev.Session == "" || ev.Agent == "" || ev.SuggestedAction == "") {
+		s.mu.Lock()
+		if st, ok := s.panes[ev.Pane]; ok {
+			cur := st.sess
+			if ev.Session == "" {
+				ev.Session = cur.Session
+			}
+			if ev.Agent == "" {
+				ev.Agent = cur.Agent
+			}
+			if ev.SuggestedAction == "" {
+				ev.SuggestedAction = s.suggest(cur, ev.Reason)
+			}
+		}
+		s.mu.Unlock()
+	}
+	raised, created, err := s.cfg.Wakes.Raise(ev)
+	if created {
+		s.mu.Lock()
+		s.lastWake = raised.Time
+		s.mu.Unlock()
+		s.cfg.Logger.Info("wake", "id", raised.ID, "reason", raised.Reason, "pane", raised.Pane, "state", raised.State, "kind", raised.Kind)
+	}
+	return raised, created, err
+}
+
+// Clear ends a wake's condition (its Key), so the next Raise of it makes
+// a new wake; the wake itself stays until acknowledged.
+func (s *Supervisor) Clear(key string) error { return s.cfg.Wakes.Clear(key) }

@@ -206,3 +206,16 @@ type WakeMessage struct {
 	Replayed bool            `json:"replayed,omitempty"`
 	Missed   uint64          `json:"missed,omitempty"` // for Resync: messages dropped so far
 }
+
+// WakeRaiser is what a producer of wakes (the supervisor's state changes,
+// the validator, the coach) hands its wakes to. In a process that runs the
+// monitors it is the Supervisor, which fills in what it knows of the pane
+// and keeps one wake per condition through the wake store under it.
+type WakeRaiser interface {
+	// Raise raises ev, unless its condition (ev.Key) is already active:
+	// then it returns the wake raised for it and false.
+	Raise(ev Wake) (Wake, bool, error)
+	// Clear ends the condition key, so the next Raise of it makes a new
+	// wake.
+	Clear(key string) error
+}

@@ -30,12 +30,6 @@ var (
 	ErrNoSender   = errors.New("this system3 cannot type into panes")
 )
 
-// Wakes raises and clears the wakes that carry reminders (a *wake.Store).
-type Wakes interface {
-	Raise(ev api.Wake) (api.Wake, bool, error)
-	Clear(key string) error
-}
-
 // Config configures a Coach.
 type Config struct {
 	// DB is the learn database (learn.OpenDB); New migrates the coach's
@@ -55,7 +49,7 @@ type Config struct {
 	Inject api.Injector
 	// Wakes receives a wake per alert. Nil: alerts are only recorded (a
 	// process that serves MCP or the CLI but does not detect).
-	Wakes  Wakes
+	Wakes  api.WakeRaiser
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// Queue bounds the tool calls waiting for Run (default 1024); Observe

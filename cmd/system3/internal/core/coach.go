@@ -36,7 +36,7 @@ func (a *App) DirectiveFiles() []coach.DirectiveFile {
 // of the rules file as it is now whenever asked (a CLI command, an MCP
 // server attached to another process's monitors). inject types reminders
 // (nil: they are only offered).
-func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject api.Injector, wakes coach.Wakes) (*coach.Coach, func(), error) {
+func (a *App) OpenCoach(ctx context.Context, patterns []rules.Pattern, inject api.Injector, wakes api.WakeRaiser) (*coach.Coach, func(), error) {
 	db, err := learn.OpenDB(filepath.Join(a.Settings.StateDir, learn.FileName))
 	if err != nil {
 		return nil, nil, err
@@ -81,13 +81,6 @@ func (a *App) PatternsNow() func() []rules.Pattern {
 		ps, last, loaded = e.Patterns(), cur, true
 		return ps
 	}
-}
-
-// injectFunc adapts a function to api.Injector.
-type injectFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
-
-func (f injectFunc) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
-	return f(ctx, req)
 }
 
 // coachedRules hands reloaded rules to the supervisor and their patterns

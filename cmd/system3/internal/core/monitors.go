@@ -14,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
@@ -64,23 +65,16 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	// client with Control set would capture one pane per connection.
 	client := tmux.NewClient(srv)
 	m := a.Settings.File.Monitor
-	// The coach watches tool calls for behaviour patterns; without its
-	// database the monitors still run.
-	var sup *monitor.Supervisor
-	co, closeCoach, err := a.OpenCoach(ctx, eng.Patterns(), injectFunc(func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {
-		return sup.Inject(ctx, req)
-	}), store)
-	if err != nil {
-		a.Log.Warn("behaviour patterns off", "err", err)
-		co, closeCoach = nil, func() {}
-	}
-	var onToolCall func(api.ToolCall)
-	if co != nil {
-		onToolCall = co.Observe
+	// The coach (opened once the supervisor exists) watches the tool
+	// calls the supervisor reads from transcripts.
+	var co *coach.Coach
+	onToolCall := func(c api.ToolCall) {
+		if co != nil {
+			co.Observe(c)
+		}
 	}
 	policy, err := a.Policy()
 	if err != nil {
-		closeCoach()
 		return fail(err)
 	}
 	auditLog := audit.Open(dir)
@@ -90,7 +84,7 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	if err != nil {
 		a.Log.Warn("hook key; hook events must come from a process in their pane", "err", err)
 	}
-	sup, err = monitor.New(monitor.Config{
+	sup, err := monitor.New(monitor.Config{
 		HookKey:        hookKey,
 		Policy:         policy,
 		Server:         srv.String(),
@@ -121,10 +115,17 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 		Budget:         a.Settings.File.Usage.BudgetFor,
 	})
 	if err != nil {
-		closeCoach()
 		return fail(err)
 	}
-	val, err := a.validator(store, tw)
+	// The coach sends its reminders and raises its wakes through the
+	// supervisor, the one raiser of wakes; without its database the
+	// monitors still run.
+	co, closeCoach, err := a.OpenCoach(ctx, eng.Patterns(), sup, sup)
+	if err != nil {
+		a.Log.Warn("behaviour patterns off", "err", err)
+		co, closeCoach = nil, func() {}
+	}
+	val, err := a.validator(sup, tw)
 	if err != nil {
 		closeCoach()
 		return fail(err)
@@ -229,7 +230,7 @@ func (a *App) replayHooks(ctx context.Context, sup *monitor.Supervisor, spool ho
 
 // validator returns the validation monitor, fed by the task watcher, when
 // the config has validation rules, else nil.
-func (a *App) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validator, error) {
+func (a *App) validator(wakes api.WakeRaiser, tw *tasks.Watcher) (*monitor.Validator, error) {
 	vs := a.Settings.File.Validation
 	if len(vs) == 0 {
 		return nil, nil
@@ -238,7 +239,7 @@ func (a *App) validator(store *wake.Store, tw *tasks.Watcher) (*monitor.Validato
 	for i, v := range vs {
 		rules[i] = monitor.ValidationRule{List: v.List, Command: v.Command, Dir: config.ExpandHome(v.Dir, a.Settings.Home), Timeout: v.Timeout}
 	}
-	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), store, nil, a.Log)
+	val, err := monitor.NewValidator(rules, tw.Subscribe(0).C(), wakes, nil, a.Log)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
