@@ -11,18 +11,11 @@ import (
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
-// Finisher restores and finishes orchestrators; *lifecycle.Manager is
-// one. The Env's Lifecycle provides it when it can.
-type Finisher interface {
-	Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error)
-	Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error)
-}
-
 // maxDiffBytes bounds the full diff in finish_orchestrator's answer.
 const maxDiffBytes = 64 << 10
 
-func (e *Env) finisher() (Finisher, bool) {
-	f, ok := e.Lifecycle.(Finisher)
+func (e *Env) finisher() (lifecycle.Finisher, bool) {
+	f, ok := e.Lifecycle.(lifecycle.Finisher)
 	return f, ok && e.Lifecycle != nil
 }
 

@@ -13,13 +13,6 @@ import (
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
-// Finisher restores and finishes orchestrators; *lifecycle.Manager is
-// one. The dashboard's Lifecycle provides it when it can.
-type Finisher interface {
-	Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error)
-	Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error)
-}
-
 // finishTimeout bounds a finish or a restore from the dashboard: git, gh,
 // and each agent's ready wait.
 const finishTimeout = 5 * time.Minute
@@ -44,11 +37,11 @@ type (
 	}
 )
 
-func (m *Model) finisher() (Finisher, bool) {
+func (m *Model) finisher() (lifecycle.Finisher, bool) {
 	if m.opts.Lifecycle == nil {
 		return nil, false
 	}
-	f, ok := m.opts.Lifecycle.(Finisher)
+	f, ok := m.opts.Lifecycle.(lifecycle.Finisher)
 	return f, ok
 }
 

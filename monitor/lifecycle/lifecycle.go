@@ -152,6 +152,16 @@ type Orchestrators interface {
 
 var _ Orchestrators = (*Manager)(nil)
 
+// Finisher restores and finishes orchestrators: what the dashboard and
+// the MCP server ask of an Orchestrators that can (*Manager can; a process
+// reaching other hosts may not).
+type Finisher interface {
+	Restore(ctx context.Context, req RestoreRequest) (RestoreResult, error)
+	Finish(ctx context.Context, req FinishRequest) (FinishResult, error)
+}
+
+var _ Finisher = (*Manager)(nil)
+
 // Manager spawns and stops orchestrators.
 type Manager struct {
 	cfg Config
