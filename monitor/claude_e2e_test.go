@@ -1,22 +1,15 @@
 package monitor
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestRealClaudeCode runs the supervisor, event-driven by a tmux control
@@ -48,7 +41,7 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m := watchClaude(t, cs)
+	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 20*time.Second, nil)
 	waitState, waitWake := m.waitState, m.waitWake
 
 	s := waitState(rules.Idle, "")
@@ -129,7 +122,7 @@ func TestRealClaudeCode(t *testing.T) {
 // is awaiting_input/trust with its question and options.
 func TestRealClaudeTrustDialog(t *testing.T) {
 	cs := claudetest.Start(t, claudetest.Options{Untrusted: true})
-	m := watchClaude(t, cs)
+	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 20*time.Second, nil)
 	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "trust" || ev.Question != "Is this a project you created or one you trust?" ||
 		strings.Join(ev.Options, "|") != "No, exit|Yes, I trust this folder" || ev.Agent != "claude" {
@@ -140,78 +133,4 @@ func TestRealClaudeTrustDialog(t *testing.T) {
 	cs.WaitForText("❯ Yes, I trust this folder", 0)
 	cs.Keys("Enter")
 	m.waitState(rules.Idle, "")
-}
-
-// claudeMonitors runs real monitors on a claudetest session's tmux server.
-type claudeMonitors struct {
-	sup       *Supervisor
-	store     *wake.Store
-	waitState func(want rules.State, kind string) api.Session
-	waitWake  func(r api.Reason) api.Wake // waits for an unacked wake and acks it
-}
-
-func watchClaude(t *testing.T, cs *claudetest.Session) *claudeMonitors {
-	t.Helper()
-	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(agents.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
-	client := tmux.NewClient(srv)
-	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond,
-		Probe: func(p tmux.Pane, how *agent.Probe) AgentInfo { return ProbeAgent(how, p.PID, p.Path) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return sup.Run(gctx) })
-	t.Cleanup(func() {
-		cancel()
-		if err := g.Wait(); err != nil && err != context.Canceled {
-			t.Errorf("monitors: %v", err)
-		}
-		store.Close()
-	})
-	m := &claudeMonitors{sup: sup, store: store}
-	m.waitState = func(want rules.State, kind string) api.Session {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		var last api.Session
-		for time.Now().Before(deadline) {
-			snap, _ := sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == cs.Pane {
-					last = s
-					if s.State == want && s.Kind == kind {
-						return s
-					}
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, cs.Capture())
-		return last
-	}
-	m.waitWake = func(r api.Reason) api.Wake {
-		t.Helper()
-		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-		defer wcancel()
-		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
-		if err != nil {
-			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
-		}
-		if _, err := store.Ack(ev.ID, "test"); err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
-	return m
 }

@@ -8,15 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/codextest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestRealCodex runs the supervisor against the real Codex CLI talking to
@@ -40,7 +34,7 @@ func TestRealCodex(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := watchCodex(t, cs)
+	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 45*time.Second, nil)
 
 	s := m.waitState(rules.Idle, "")
 	if s.Agent != "codex" || s.AgentBy != "process" {
@@ -103,7 +97,7 @@ func TestRealCodex(t *testing.T) {
 func TestRealCodexTrustDialog(t *testing.T) {
 	t.Parallel()
 	cs := codextest.Start(t, codextest.Options{Untrusted: true})
-	m := watchCodex(t, cs)
+	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 45*time.Second, nil)
 	ev := m.waitWake(api.ReasonAwaitingInput)
 	if ev.Kind != "trust" || ev.Question != "Trust this folder?" ||
 		strings.Join(ev.Options, "|") != "Trust and continue|Back to Agent Command Center" || ev.Agent != "codex" {
@@ -113,88 +107,4 @@ func TestRealCodexTrustDialog(t *testing.T) {
 		t.Fatalf("answer 1: %v", err)
 	}
 	m.waitState(rules.Idle, "")
-}
-
-// codexMonitors runs real monitors on a codextest session's tmux server.
-type codexMonitors struct {
-	sup       *Supervisor
-	waitState func(want rules.State, kind string) api.Session
-	waitRule  func(rule string) api.Session
-	waitWake  func(r api.Reason) api.Wake // waits for an unacked wake and acks it
-}
-
-func watchCodex(t *testing.T, cs *codextest.Session) *codexMonitors {
-	t.Helper()
-	srv := tmux.Server{Path: cs.Socket()}
-	eng, err := rules.New(agents.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
-	client := tmux.NewClient(srv)
-	sup, err := New(Config{Server: srv.String(), Tmux: client, Send: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Audit: audit.Open(t.TempDir()), Processes: ProcessTree, HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return sup.Run(gctx) })
-	t.Cleanup(func() {
-		cancel()
-		if err := g.Wait(); err != nil && err != context.Canceled {
-			t.Errorf("monitors: %v", err)
-		}
-		store.Close()
-	})
-	m := &codexMonitors{sup: sup}
-	// Codex under load can take a while between screens; the waits are
-	// long, the polls short.
-	const timeout = 45 * time.Second
-	wait := func(what string, ok func(api.Session) bool) api.Session {
-		t.Helper()
-		deadline := time.Now().Add(timeout)
-		var last api.Session
-		for time.Now().Before(deadline) {
-			snap, _ := sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == cs.Pane {
-					last = s
-					if ok(s) {
-						return s
-					}
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("pane never reached %s; last %+v\nscreen:\n%s", what, last, cs.Capture())
-		return last
-	}
-	m.waitState = func(want rules.State, kind string) api.Session {
-		t.Helper()
-		return wait(string(want)+"/"+kind, func(s api.Session) bool { return s.State == want && s.Kind == kind })
-	}
-	m.waitRule = func(rule string) api.Session {
-		t.Helper()
-		return wait("rule "+rule, func(s api.Session) bool { return s.Evidence.Rule == rule })
-	}
-	m.waitWake = func(r api.Reason) api.Wake {
-		t.Helper()
-		wctx, wcancel := context.WithTimeout(ctx, timeout)
-		defer wcancel()
-		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
-		if err != nil {
-			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, cs.Capture())
-		}
-		if _, err := store.Ack(ev.ID, "test"); err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
-	return m
 }

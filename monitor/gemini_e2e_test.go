@@ -8,14 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/geminitest"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tmux"
-	"github.com/system3-dev/system3/wake"
 )
 
 // TestRealGemini runs the supervisor, fed by a polling tmux watcher,
@@ -35,7 +30,7 @@ func TestRealGemini(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(gs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := watchGemini(t, gs)
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 
 	s := m.waitState(rules.Idle, "")
 	if s.Agent != "gemini" || s.AgentBy != "process" {
@@ -75,78 +70,6 @@ func TestRealGemini(t *testing.T) {
 	m.waitState(rules.Exited, "process_gone")
 }
 
-type geminiMonitors struct {
-	sup       *Supervisor
-	waitState func(want rules.State, kind string) api.Session
-	waitWake  func(r api.Reason) api.Wake
-}
-
-func watchGemini(t *testing.T, gs *geminitest.Session) *geminiMonitors {
-	t.Helper()
-	srv := tmux.Server{Path: gs.Socket()}
-	eng, err := rules.New(agents.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _, err := wake.Open(wake.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{})
-	client := tmux.NewClient(srv)
-	sup, err := New(Config{Server: srv.String(), Tmux: client, Events: watcher.Events(), Rules: eng, Wakes: store,
-		Processes: ProcessTree, Cmdlines: ProcessCmdlines, Send: client,
-		HeartbeatEvery: -1, ErrorGrace: time.Second, Tick: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return sup.Run(gctx) })
-	t.Cleanup(func() {
-		cancel()
-		if err := g.Wait(); err != nil && err != context.Canceled {
-			t.Errorf("geminiMonitors: %v", err)
-		}
-		store.Close()
-	})
-	m := &geminiMonitors{sup: sup}
-	m.waitState = func(want rules.State, kind string) api.Session {
-		t.Helper()
-		deadline := time.Now().Add(40 * time.Second)
-		var last api.Session
-		for time.Now().Before(deadline) {
-			snap, _ := sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == gs.Pane {
-					last = s
-					if s.State == want && s.Kind == kind {
-						return s
-					}
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("pane never reached %s/%s; last %+v\nscreen:\n%s", want, kind, last, gs.Capture())
-		return last
-	}
-	m.waitWake = func(r api.Reason) api.Wake {
-		t.Helper()
-		wctx, wcancel := context.WithTimeout(ctx, 40*time.Second)
-		defer wcancel()
-		ev, err := store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}})
-		if err != nil {
-			t.Fatalf("no %s wake: %v\nscreen:\n%s", r, err, gs.Capture())
-		}
-		if _, err := store.Ack(ev.ID, "test"); err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
-	return m
-}
-
 // The tests here drive the real Gemini CLI through the screen classes
 // TestRealGemini leaves out, each in a session of its own so they run in
 // parallel, with the supervisor set up as TestRealGemini sets it up.
@@ -169,7 +92,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 		{Call: geminitest.AskUser("Which database should we use?", "Database", geminitest.Option{Label: "Postgres", Description: "Relational, robust"}, geminitest.Option{Label: "SQLite", Description: "Embedded file"})},
 		{Text: "Using your choice."},
 	}})
-	m := watchGemini(t, gs)
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 	m.waitState(rules.Idle, "")
 
 	// An edit approval.
@@ -237,7 +160,7 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 	settings := geminitest.DefaultSettings()
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
 	gs := geminitest.Start(t, geminitest.Options{Settings: settings, ReadyText: "Do you trust the files in this folder?"})
-	m := watchGemini(t, gs)
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 	ev := m.waitWake(api.ReasonAwaitingInput)
 	parent := filepath.Base(filepath.Dir(gs.Dir))
 	if ev.Kind != "trust" || ev.Question != "Do you trust the files in this folder?" || ev.Agent != "gemini" ||
@@ -263,7 +186,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	t.Parallel()
 	fakeAPI := geminitest.NewFakeAPI(t, geminitest.Rule{Contains: "flaky", Steps: []geminitest.Step{{Text: "Recovered after a retry."}}})
 	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
-	m := watchGemini(t, gs)
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 	m.waitState(rules.Idle, "")
 
 	fakeAPI.FailNext(1, geminitest.ErrorStatus(500))
@@ -332,7 +255,7 @@ func TestRealGeminiUnreachable(t *testing.T) {
 	general := settings["general"].(map[string]any)
 	general["retryFetchErrors"] = false
 	gs := geminitest.Start(t, geminitest.Options{URL: geminitest.UnreachableURL(t), Settings: settings})
-	m := watchGemini(t, gs)
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 	m.waitState(rules.Idle, "")
 	gs.Send("anyone there")
 	s := m.waitState(rules.Error, "api_error")
@@ -347,7 +270,7 @@ func TestRealGeminiUnreachable(t *testing.T) {
 
 // answerGemini answers the pane's prompt with option 1 once its screen has
 // settled, and checks the option chosen.
-func answerGemini(t *testing.T, m *geminiMonitors, gs *geminitest.Session, want string) {
+func answerGemini(t *testing.T, m *liveMonitors, gs *geminitest.Session, want string) {
 	t.Helper()
 	gs.WaitStable(300*time.Millisecond, 0)
 	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
@@ -361,7 +284,7 @@ func answerGemini(t *testing.T, m *geminiMonitors, gs *geminitest.Session, want 
 
 // record polls the pane's classification until done holds for it (40s
 // at most) and returns one sample per capture (geminitest.Session.Updated).
-func (m *geminiMonitors) record(t testing.TB, gs *geminitest.Session, done func(api.Session) bool) []api.Session {
+func (m *liveMonitors) record(t testing.TB, gs *geminitest.Session, done func(api.Session) bool) []api.Session {
 	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
 	var seen []api.Session
