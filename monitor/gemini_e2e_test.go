@@ -20,7 +20,7 @@ import (
 // options that `answer 1` resolves in the real CLI.
 func TestRealGemini(t *testing.T) {
 	fakeAPI := geminitest.NewFakeAPI(t,
-		geminitest.Rule{Contains: "slow-geminitest.Essay", Steps: []geminitest.Step{{Text: geminitest.Essay, Chunks: 12, ChunkDelay: 300 * time.Millisecond}}},
+		geminitest.Rule{Contains: "slow-essay", Steps: []geminitest.Step{{Text: geminitest.Essay, Chunks: 12, ChunkDelay: 300 * time.Millisecond}}},
 		geminitest.Rule{Contains: "deploy-now", Steps: []geminitest.Step{
 			{Text: "I'll run the deploy script.", Call: geminitest.Shell("./deploy.sh --prod", "Deploy to production")},
 			{Text: "Deployed."},
@@ -37,14 +37,14 @@ func TestRealGemini(t *testing.T) {
 		t.Fatalf("agent = %q by %q, want gemini by process (pane command %q)", s.Agent, s.AgentBy, gs.CurrentCommand())
 	}
 
-	gs.Send("write the slow-geminitest.Essay")
+	gs.Send("write the slow-essay")
 	m.waitState(rules.Working, "")
 	gs.Keys("Escape")
 	m.waitState(rules.Idle, "interrupted")
 
 	gs.Send("deploy-now please")
 	ev := m.waitWake(api.ReasonAwaitingInput)
-	if ev.Kind != "permission" || ev.Question != "Allow execution of [geminitest.Shell]?" || len(ev.Options) != 3 ||
+	if ev.Kind != "permission" || ev.Question != "Allow execution of [Shell]?" || len(ev.Options) != 3 ||
 		ev.Options[0] != "Allow once" || !strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Pane != gs.Pane {
 		t.Fatalf("permission wake = %+v", ev)
 	}
@@ -235,7 +235,7 @@ func TestRealGeminiRetries(t *testing.T) {
 		}
 	}
 	s := m.waitState(rules.ErrorLoop, "")
-	if s.Evidence.Rule != "error_loop" || s.ErrorCount != 3 {
+	if s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("error loop = %+v", s)
 	}
 	ev := m.waitWake(api.ReasonErrorLoopDetected)
@@ -283,7 +283,7 @@ func answerGemini(t *testing.T, m *liveMonitors, gs *geminitest.Session, want st
 }
 
 // record polls the pane's classification until done holds for it (40s
-// at most) and returns one sample per capture (geminitest.Session.Updated).
+// at most) and returns one sample per capture (Session.Updated).
 func (m *liveMonitors) record(t testing.TB, gs *geminitest.Session, done func(api.Session) bool) []api.Session {
 	t.Helper()
 	deadline := time.Now().Add(40 * time.Second)

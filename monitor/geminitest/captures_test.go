@@ -58,7 +58,7 @@ func captureMain(t *testing.T) {
 	s.WaitFor("answer", 0, func(sc string) bool { return strings.Contains(sc, "How can I help?") && IdleAfter("say-hello")(sc) })
 	captures.Save(t, "idle_after_turn.txt", s.WaitStable(time.Second, 0))
 
-	api.AddRule(Rule{Contains: "slow-Essay", Steps: []Step{{Text: Essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
+	api.AddRule(Rule{Contains: "slow-essay", Steps: []Step{{Text: Essay, Chunks: 40, ChunkDelay: 250 * time.Millisecond}}})
 	// A first chunk held back: the busy line shows before any text.
 	api.AddRule(Rule{Contains: "slow-start", Steps: []Step{{Text: Essay, Chunks: 20, ChunkDelay: 2 * time.Second}}})
 	s.Send("slow-start now")
@@ -71,10 +71,10 @@ func captureMain(t *testing.T) {
 	s.WaitFor("cancelled", 0, func(sc string) bool { return strings.Contains(sc, "Request cancelled") && IsInputBoxShown(sc) })
 	captures.Save(t, "interrupted.txt", s.WaitStable(time.Second, 0))
 
-	s.Send("write the slow-Essay")
+	s.Send("write the slow-essay")
 	s.WaitForText("jumps over the lazy dog. The quick", 0)
 	captures.Save(t, "working_streaming_late.txt", s.Capture())
-	s.WaitFor("Essay done", 60*time.Second, IdleAfter("slow-Essay"))
+	s.WaitFor("essay done", 60*time.Second, IdleAfter("slow-essay"))
 
 	api.AddRule(Rule{Contains: "deploy-now", Steps: []Step{
 		{Text: "I'll run the deploy script.", Call: Shell("./deploy.sh --prod", "Deploy to production")},
