@@ -240,7 +240,7 @@ func LinkTaskListTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
-		sess, err := e.Svc.Link(cctx, api.LinkRequest{Target: api.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
+		sess, err := lifecycle.Link(cctx, e.Svc, e.Lifecycle, api.LinkRequest{Target: api.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -24,6 +25,13 @@ type fakeLifecycle struct {
 	err    error
 	stopR  lifecycle.StopResult
 	delay  time.Duration
+	links  []api.LinkRequest
+}
+
+func (f *fakeLifecycle) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.links = append(f.links, req)
 }
 
 func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
@@ -117,16 +125,27 @@ func TestLifecycleTools(t *testing.T) {
 				if len(c) != 1 || c[0].Method != "link" || c[0].TaskList != "PRD-DB" || c[0].Origin != "mcp:lc-test" {
 					t.Errorf("calls = %+v", c)
 				}
+				if len(lc.links) != 1 || lc.links[0].TaskList != "PRD-DB" || lc.links[0].Target.Session != "orch-db" {
+					t.Errorf("lifecycle told of %+v", lc.links)
+				}
 			}},
 		{name: "unlink", tool: "link_task_list", args: map[string]any{"session": "orch-auth", "task_list": ""},
 			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
 				if out["tasks"] != "link removed" {
 					t.Errorf("out = %v", out)
 				}
+				if len(lc.links) != 1 || lc.links[0].TaskList != "" {
+					t.Errorf("lifecycle told of %+v", lc.links)
+				}
 			}},
 		{name: "link bad id", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "../etc"}, wantErr: "not a task list id"},
 		{name: "link no target", tool: "link_task_list", args: map[string]any{"task_list": "X"}, wantErr: "name the session"},
-		{name: "link unknown session", tool: "link_task_list", args: map[string]any{"session": "nope", "task_list": "X"}, wantErr: "list_sessions"},
+		{name: "link unknown session", tool: "link_task_list", args: map[string]any{"session": "nope", "task_list": "X"}, wantErr: "list_sessions",
+			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+				if len(lc.links) != 0 {
+					t.Errorf("a failed link reached the records: %+v", lc.links)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -187,7 +187,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 			t, name = api.Target{Session: msg.sess.Session}, msg.sess.Session
 		}
 		m.setStatus(levelInfo, "linking "+clean(name)+"…")
-		return link(m.ctx, m.svc, t, name, msg.values[0])
+		return link(m.ctx, m.svc, m.opts.Lifecycle, t, name, msg.values[0])
 	case formStop:
 		remove, _ := parseYesNo(msg.values[0]) // the form checked it
 		req := lifecycle.StopRequest{Name: msg.sess.Session, RemoveWorktree: remove, Origin: origin}
@@ -300,11 +300,14 @@ func nextSpawnStep(ch <-chan string) tea.Cmd {
 	}
 }
 
-func link(ctx context.Context, svc api.Service, t api.Target, name, list string) tea.Cmd {
+// link links a session to a task list (or removes its link) through the
+// one path every face takes (lifecycle.Link), so the orchestrator records
+// follow.
+func link(ctx context.Context, svc api.Service, lc lifecycle.Orchestrators, t api.Target, name, list string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		got, err := svc.Link(ctx, api.LinkRequest{Target: t, TaskList: list, Origin: origin})
+		got, err := lifecycle.Link(ctx, svc, lc, api.LinkRequest{Target: t, TaskList: list, Origin: origin})
 		return linkDoneMsg{target: name, list: list, sess: got, err: err}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,8 @@ type fakeLifecycle struct {
 	err   error
 	// stopRes is what Stop answers (with err).
 	stopRes lifecycle.StopResult
+	// links are the links Linked was told of.
+	links []api.LinkRequest
 }
 
 func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
@@ -50,6 +53,18 @@ func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 // AgentNames are the built-in agents, as a configuration without agents:
 // gives them.
 func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
+
+func (f *fakeLifecycle) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.links = append(f.links, req)
+}
+
+func (f *fakeLifecycle) linked() []api.LinkRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.links)
+}
 
 func (f *fakeLifecycle) stopRequests() []lifecycle.StopRequest {
 	f.mu.Lock()
@@ -153,7 +168,8 @@ func TestSpawnWithoutLifecycle(t *testing.T) {
 
 func TestLinkKey(t *testing.T) {
 	svc := newFixtureService(t)
-	h := newHarness(t, svc, Options{}, 100, 30)
+	lc := &fakeLifecycle{}
+	h := newHarness(t, svc, Options{Lifecycle: lc}, 100, 30)
 	h.selectPane("%4")
 	sel, _ := h.m.table.Selected()
 	h.press("t")
@@ -173,12 +189,19 @@ func TestLinkKey(t *testing.T) {
 	if s := h.statusText(); !strings.Contains(s, "to PRD-API") {
 		t.Fatalf("status = %q", s)
 	}
+	// The link takes the one path: the orchestrator records follow it.
+	if l := lc.linked(); len(l) != 1 || l[0].TaskList != "PRD-API" || l[0].Target != calls[0].Target {
+		t.Fatalf("lifecycle told of %+v", l)
+	}
 	// A bad id is refused by the service, and said so.
 	h.press("t", "ctrl+u")
 	h.typeText("../x")
 	h.press("enter")
 	if s := h.statusText(); !strings.Contains(s, "✖ could not link") || !strings.Contains(s, "not a task list id") {
 		t.Fatalf("status = %q", s)
+	}
+	if l := lc.linked(); len(l) != 1 {
+		t.Fatalf("a refused link reached the records: %+v", l)
 	}
 }
 

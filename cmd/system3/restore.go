@@ -8,33 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
-
-// adopt records a session linked by hand so restore can bring it back (or
-// forgets it when unlinked). It never fails the link.
-func (a *app) adopt(ctx context.Context, svc api.Service, t api.Target, sess api.Session, remove bool) {
-	if t.Pane != "" || sess.Session == "" {
-		return
-	}
-	m, err := a.Lifecycle(svc)
-	if err != nil {
-		return
-	}
-	if remove {
-		if rec, ok, _ := m.Records().Get(sess.Session); ok && rec.Adopted {
-			_, _ = m.Records().Remove(rec.Name)
-		}
-		return
-	}
-	if rec, err := m.Adopt(ctx, sess.Session, sess.TaskList); err != nil {
-		a.Log.Info("linked session not recorded for restore", "session", sess.Session, "why", err)
-	} else {
-		a.Log.Info("linked session recorded for restore", "session", rec.Session, "agent_session_id", rec.AgentSessionID)
-	}
-}
 
 func newRestoreCmd(a *app) *cobra.Command {
 	var all, asJSON bool

@@ -279,11 +279,19 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				return err
 			}
 			defer a.Release(closeFn)
-			sess, err := svc.Link(cmd.Context(), api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
+			// The link keeps the orchestrator records in step (restore
+			// brings an adopted session back); a lifecycle that cannot be
+			// configured only leaves them as they are.
+			var lc lifecycle.Orchestrators
+			if m, err := a.Lifecycle(svc); err != nil {
+				a.Log.Warn("link without orchestrator records", "err", err)
+			} else {
+				lc = m
+			}
+			sess, err := lifecycle.Link(cmd.Context(), svc, lc, api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
 			if err != nil {
 				return err
 			}
-			a.adopt(cmd.Context(), svc, t, sess, remove)
 			if asJSON {
 				return a.printJSON(sess)
 			}

@@ -148,6 +148,10 @@ type Orchestrators interface {
 	// AgentNames are the agents the configuration names, sorted: the only
 	// ones a spawn starts.
 	AgentNames() []string
+	// Linked is told of a link made through the service (req, and the
+	// session as it now shows), to keep the orchestrator records in step:
+	// Link calls it.
+	Linked(ctx context.Context, req api.LinkRequest, sess api.Session)
 }
 
 var _ Orchestrators = (*Manager)(nil)

@@ -270,3 +270,68 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 		t.Fatalf("adopting a shell: %v", err)
 	}
 }
+
+// TestLinkKeepsRecordsInStep: a link made through Link, from any face,
+// adopts a session of this machine linked by name and forgets its adopted
+// record when the link is removed; a pane's link, another host's session
+// and a failed link change no record, and a spawned orchestrator's record
+// stays its own.
+func TestLinkKeepsRecordsInStep(t *testing.T) {
+	repo := gitRepo(t)
+	w := newWorld(t)
+	recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+	m := w.manager(t, func(c *Config) { c.Records = recs })
+	w.put(api.Session{Pane: "%7", Session: "docs", Target: "docs:0.0", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
+	w.put(api.Session{Pane: "%9", Session: "orch-api", Target: "orch-api:0.0", Agent: "claude", Path: repo})
+	ctx := context.Background()
+	link := func(target api.Target, list string) {
+		t.Helper()
+		if _, err := Link(ctx, w, m, api.LinkRequest{Target: target, TaskList: list, Origin: "tui"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func() []string {
+		t.Helper()
+		all, err := recs.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range all {
+			out = append(out, r.Name+"="+r.TaskList)
+		}
+		return out
+	}
+
+	link(api.Target{Pane: "%7"}, "PRD-DOCS")
+	if got := names(); len(got) != 0 {
+		t.Fatalf("a pane's link made records %v", got)
+	}
+	link(api.Target{Session: "docs"}, "PRD-DOCS")
+	if rec, ok, _ := recs.Get("docs"); !ok || !rec.Adopted || rec.TaskList != "PRD-DOCS" || rec.AgentSessionID != "sid-docs" {
+		t.Fatalf("linked session's record = %+v, %v", rec, ok)
+	}
+	if err := recs.Put(Record{Name: "api", Session: "orch-api", Agent: "claude", Worktree: repo, State: RecordRunning}); err != nil {
+		t.Fatal(err)
+	}
+	link(api.Target{Session: "orch-api"}, "PRD-API")
+	if rec, _, _ := recs.Get("api"); rec.Adopted || rec.TaskList != "PRD-API" {
+		t.Fatalf("spawned orchestrator's record = %+v", rec)
+	}
+
+	// Another host's session: its daemon keeps its own records.
+	m.Linked(ctx, api.LinkRequest{Target: api.Target{Session: "web1:docs"}}, api.Session{Host: "web1", Session: "web1:docs"})
+	// A link the service refused.
+	if _, err := Link(ctx, w, m, api.LinkRequest{Target: api.Target{Session: "nope"}, TaskList: "X"}); err == nil {
+		t.Fatal("link of an unknown session succeeded")
+	}
+	if got := names(); !slices.Equal(got, []string{"api=PRD-API", "docs=PRD-DOCS"}) {
+		t.Fatalf("records = %v", got)
+	}
+
+	link(api.Target{Session: "docs"}, "")
+	link(api.Target{Session: "orch-api"}, "")
+	if got := names(); !slices.Equal(got, []string{"api=PRD-API"}) {
+		t.Fatalf("after unlinking, records = %v (the adopted one goes, the spawned one stays)", got)
+	}
+}
