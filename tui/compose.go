@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
@@ -168,12 +169,12 @@ func (c compose) updatePicker(km tea.KeyMsg) compose {
 	return c
 }
 
-// ShortHelp is the help bar while the box is open.
-func (c compose) ShortHelp() []key.Binding {
+// KeyMap is the box's keys, or the template picker's while it is open.
+func (c compose) KeyMap() help.KeyMap {
 	if c.picking {
-		return c.pkeys.ShortHelp()
+		return c.pkeys
 	}
-	return c.keys.ShortHelp()
+	return c.keys
 }
 
 func (c compose) View() string {

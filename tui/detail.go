@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -205,6 +206,9 @@ func (d *detail) clampScroll() {
 	}
 	d.top = clamp(d.top, 0, d.maxTop())
 }
+
+// KeyMap is the detail's keys: scrolling while it is zoomed.
+func (d detail) KeyMap() help.KeyMap { return d.keys }
 
 func (d detail) View() string {
 	if d.w <= 0 || d.h <= 0 {

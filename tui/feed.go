@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor/api"
@@ -285,6 +286,9 @@ func (f wakeFeed) hidden() (above, below int) {
 }
 
 // View draws the title and the visible wakes.
+// KeyMap is the feed's keys: moving the selection.
+func (f wakeFeed) KeyMap() help.KeyMap { return f.keys }
+
 func (f wakeFeed) View() string {
 	if f.w <= 0 || f.h <= 0 {
 		return ""

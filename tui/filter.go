@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -78,6 +79,9 @@ func (f filterBox) Update(msg tea.Msg) (filterBox, tea.Cmd) {
 	f.ti, cmd = f.ti.Update(msg)
 	return f, cmd
 }
+
+// KeyMap is the filter's keys while it is typed.
+func (f filterBox) KeyMap() help.KeyMap { return f.keys }
 
 func (f filterBox) View() string {
 	count := "  " + strconv.Itoa(f.matches) + " of " + strconv.Itoa(f.total) + " " + plural(f.total, "session", "sessions")

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -163,10 +164,8 @@ func (f *form) move(d int) tea.Cmd {
 	return f.fields[f.focus].ti.Focus()
 }
 
-// ShortHelp is the help bar while the form is open.
-func (f form) ShortHelp() []key.Binding {
-	return []key.Binding{f.keys.Submit, f.keys.Next, f.keys.Cancel}
-}
+// KeyMap is the form's keys.
+func (f form) KeyMap() help.KeyMap { return f.keys }
 
 func (f form) View() string {
 	if f.w <= 0 || f.h <= 0 || len(f.fields) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 )
 
@@ -103,5 +104,46 @@ func TestKeyMapHasNoClashes(t *testing.T) {
 				seen[key] = b.Help().Desc
 			}
 		}
+	}
+}
+
+// TestComponentKeyMapsAreDocumented: what each component says it takes
+// (its KeyMap, which the help bar shows while it has the keyboard) is in
+// the key map's documented sections (the help overlay and docs/keys.md),
+// key for key, in every mode a component has.
+func TestComponentKeyMapsAreDocumented(t *testing.T) {
+	h := newHarness(t, newFixtureService(t), Options{Templates: []Template{{Name: "t", Text: "x"}}}, 100, 30)
+	documented := map[string]bool{}
+	for _, s := range h.m.keys.sections() {
+		for _, d := range s.keys {
+			for _, k := range d.b.Keys() {
+				documented[k] = true
+			}
+		}
+	}
+	picking := h.m.compose
+	picking.picking = true
+	maps := map[string]help.KeyMap{
+		"table": h.m.table.KeyMap(), "feed": h.m.feed.KeyMap(), "detail": h.m.detail.KeyMap(),
+		"compose": h.m.compose.KeyMap(), "picker": picking.KeyMap(), "filter": h.m.filter.KeyMap(), "form": h.m.form.KeyMap(),
+	}
+	for name, km := range maps {
+		bs := km.ShortHelp()
+		for _, col := range km.FullHelp() {
+			bs = append(bs, col...)
+		}
+		if len(bs) == 0 {
+			t.Errorf("%s: an empty key map", name)
+		}
+		for _, b := range bs {
+			for _, k := range b.Keys() {
+				if !documented[k] {
+					t.Errorf("%s takes %q (%s), which no section of the key map documents", name, k, b.Help().Desc)
+				}
+			}
+		}
+	}
+	if _, ok := maps["picker"].(pickerKeys); !ok {
+		t.Errorf("the compose box's key map while picking a template is %T, want the picker's keys", maps["picker"])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor/api"
@@ -263,6 +264,9 @@ func (t sessionTable) layout() columns {
 }
 
 // View draws the title, the column heads and the visible rows.
+// KeyMap is the table's keys: moving the selection.
+func (t sessionTable) KeyMap() help.KeyMap { return t.keys }
+
 func (t sessionTable) View() string {
 	if t.w <= 0 || t.h <= 0 {
 		return ""

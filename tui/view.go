@@ -234,19 +234,19 @@ func (m Model) helpBar() string {
 	awaiting := ok && sel.State == rules.AwaitingInput
 	switch {
 	case m.input == inputCompose:
-		bs = m.compose.ShortHelp()
+		bs = m.compose.KeyMap().ShortHelp()
 		name = fmt.Sprint("compose", m.compose.Picking())
 	case m.input == inputForm:
-		bs, name = m.form.ShortHelp(), "form"
+		bs, name = m.form.KeyMap().ShortHelp(), "form"
 	case m.input == inputFilter:
-		bs, name = k.Filter.ShortHelp(), "filter"
+		bs, name = m.filter.KeyMap().ShortHelp(), "filter"
 	case m.showHelp:
 		bs, name = []key.Binding{k.App.Help, k.App.Quit}, "help"
 	case m.openPanel() != nil:
 		p := m.openPanel()
 		bs, tail, name = p.ShortHelp(), []key.Binding{k.App.Help, k.App.Quit}, p.Name()
 	case m.detail.zoomed:
-		bs = k.Zoom.ShortHelp()
+		bs = m.detail.KeyMap().ShortHelp()
 		if awaiting {
 			bs = append(bs, k.Session.answerHelp()...)
 		}
@@ -258,7 +258,7 @@ func (m Model) helpBar() string {
 		tail = []key.Binding{k.App.Help, k.App.Quit}
 		name = "empty"
 	default:
-		bs = k.Nav.ShortHelp()
+		bs = m.table.KeyMap().ShortHelp()
 		if awaiting {
 			bs = append(bs, k.Session.answerHelp()...)
 		}
