@@ -10,8 +10,14 @@ import (
 	"time"
 )
 
-// descendants returns pid and every process below it, read from /proc.
+// descendants returns pid and every process below it, read from /proc;
+// nothing for a pid that names no single process. tmux 3.8 lists a dead
+// pane's pid as empty, which reads as 0, and below 0 is every process on
+// the machine.
 func descendants(pid int) []int {
+	if pid <= 1 {
+		return nil
+	}
 	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -48,6 +54,9 @@ func descendants(pid int) []int {
 func reap(pids []int, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for _, pid := range pids {
+		if pid <= 1 || pid == os.Getpid() {
+			continue // kill(2) would take a process group, or init, or us
+		}
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
