@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // Captured is one pane's result from CaptureMany.
@@ -125,9 +128,89 @@ func captureArgs(pane string, opt CaptureOptions) []string {
 }
 
 func finishCapture(out string, opt CaptureOptions) string {
-	s := strings.TrimSuffix(out, "\n")
+	s := expandTabs(strings.TrimSuffix(out, "\n"))
 	if opt.KeepTrailing {
 		return s
 	}
 	return trimCapture(s)
+}
+
+// tabWidth is tmux's default distance between tab stops.
+const tabWidth = 8
+
+// tabCond measures cells as tmux does: wcwidth(), no East Asian ambiguity.
+var tabCond = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
+
+// expandTabs turns each tab into the spaces up to the next tab stop, as
+// every capture read before tmux 3.6, which keeps a tab in the screen and
+// gives it back to capture-pane: the same screen then reads the same on
+// every version, for rules and for the cursor's column. Stops are taken to
+// be every 8 cells from each line's start (tmux's default; a program that
+// sets its own stops is rare) and escape sequences (-e) take no cells.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 64)
+	col := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\n':
+			col = 0
+		case c == '\t':
+			n := tabWidth - col%tabWidth
+			b.WriteString("        "[:n])
+			col += n
+			i++
+			continue
+		case c == 0x1b:
+			// An SGR or OSC sequence from capture-pane -e: copy it whole.
+			j := escapeEnd(s, i)
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		case c < utf8.RuneSelf:
+			col++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			col += tabCond.RuneWidth(r)
+			b.WriteString(s[i : i+size])
+			i += size
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+// escapeEnd returns the index just past the escape sequence at s[i]: a CSI
+// ends at its final byte, an OSC at BEL or ST; anything else is ESC and
+// one byte.
+func escapeEnd(s string, i int) int {
+	if i+1 >= len(s) {
+		return len(s)
+	}
+	switch s[i+1] {
+	case '[':
+		for j := i + 2; j < len(s); j++ {
+			if s[j] >= 0x40 && s[j] <= 0x7e {
+				return j + 1
+			}
+		}
+		return len(s)
+	case ']':
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	}
+	return i + 2
 }

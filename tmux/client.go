@@ -241,7 +241,7 @@ func (c *Client) screen(ctx context.Context, pane string) (screen, error) {
 	if err != nil {
 		return screen{}, err
 	}
-	sc.rows = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	sc.rows = strings.Split(expandTabs(strings.TrimSuffix(string(out), "\n")), "\n")
 	return sc, nil
 }
 
