@@ -66,8 +66,9 @@ func TestOperatorSwitchTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The "terminal": a pane of another server running a client attached
-	// to srv's main session.
-	term := tmuxtest.NewServer(t, "env -u TMUX tmux -S "+srv.Path+" attach -t main")
+	// to srv's main session, made by the tmux under test: tmux 3.8's
+	// server does not take a 3.3a client.
+	term := tmuxtest.NewServer(t, "env", "-u", "TMUX", tmuxtest.Bin(), "-S", srv.Path, "attach", "-t", "main")
 	clientSession := func() string {
 		out, err := tmuxOut(ctx, srv, "list-clients", "-F", "#{client_session}")
 		if err != nil {

@@ -57,8 +57,13 @@ exec sleep 1000
 `), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id := tmuxRun(t, srv, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", hostileSession, "-n", hostileWindow, "-c", dir, "-x", "80", "-y", "24", "/bin/sh "+script)
-	tmuxRun(t, srv, "select-pane", "-t", id, "-T", hostileTitle)
+	v, err := srv.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := namesFor(v)
+	id := tmuxRun(t, srv, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", n.session, "-n", n.window, "-c", dir, "-x", "80", "-y", "24", "/bin/sh "+script)
+	tmuxRun(t, srv, "select-pane", "-t", id, "-T", n.title)
 	testkit.WaitFor(t, 20*time.Second, "the screen to be drawn", func() bool {
 		s, err := c.Capture(ctx, id, tmux.CaptureOptions{})
 		return err == nil && strings.Contains(s, "END")
