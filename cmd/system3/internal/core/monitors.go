@@ -30,6 +30,11 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	if TestStartMonitors != nil {
 		return TestStartMonitors(a, ctx)
 	}
+	// A tmux too old to work with is said at once, in its one sentence,
+	// not by monitors that never see a pane (a wait that times out).
+	if err := a.TmuxServer().CheckVersion(ctx); errors.Is(err, tmux.ErrTooOld) {
+		return nil, nil, err
+	}
 	dir := a.Settings.StateDir
 	lock, err := wake.AcquireLock(dir)
 	if err != nil {
