@@ -107,22 +107,26 @@ func (c *Client) run(ctx context.Context, op, target string, args ...string) ([]
 // no server is running it returns an empty list and an error matching
 // ErrNoServer.
 func (c *Client) ListPanes(ctx context.Context) ([]Pane, error) {
+	return c.listPanes(ctx, "list-panes", "", "list-panes", "-a", "-F", paneFormat)
+}
+
+// listPanes runs a listing in paneFormat and reads it, a second time when
+// the first was torn by a pane's value changing while tmux formatted it
+// (a process changing directory, or a shell exec'ing its command: see
+// parseRecords).
+func (c *Client) listPanes(ctx context.Context, op, target string, args ...string) ([]Pane, error) {
 	var err error
-	// A second try covers the rare listing torn by a process changing
-	// directory while tmux formatted it (see parseRecords).
 	for range 2 {
 		var out []byte
-		out, err = c.run(ctx, "list-panes", "", "list-panes", "-a", "-F", paneFormat)
-		if err != nil {
+		if out, err = c.run(ctx, op, target, args...); err != nil {
 			return nil, err
 		}
 		var panes []Pane
-		panes, err = parsePanes(out)
-		if err == nil {
+		if panes, err = parsePanes(out); err == nil {
 			return panes, nil
 		}
 	}
-	return nil, &Error{Op: "list-panes", Server: c.Server.String(), Msg: "unreadable output: " + err.Error()}
+	return nil, &Error{Op: op, Target: target, Server: c.Server.String(), Msg: "unreadable output: " + err.Error()}
 }
 
 // ListPaneSignals lists every pane's PaneSignal: the cheap listing a
@@ -147,13 +151,9 @@ func (c *Client) PaneInfo(ctx context.Context, pane string) (Pane, error) {
 	}
 	// list-panes -t lists the pane's window; display-message -t would not
 	// fail on a missing pane.
-	out, err := c.run(ctx, "inspect", pane, "list-panes", "-t", pane, "-F", paneFormat)
+	panes, err := c.listPanes(ctx, "inspect", pane, "list-panes", "-t", pane, "-F", paneFormat)
 	if err != nil {
 		return Pane{}, err
-	}
-	panes, err := parsePanes(out)
-	if err != nil {
-		return Pane{}, &Error{Op: "inspect", Target: pane, Server: c.Server.String(), Msg: "unreadable output: " + err.Error()}
 	}
 	for _, p := range panes {
 		if p.ID == pane {
