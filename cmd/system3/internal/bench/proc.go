@@ -55,7 +55,8 @@ func treeCPU(pid int) (time.Duration, error) {
 	return total, err
 }
 
-// treeCPUs is treeCPU, and the CPU time of each living process below pid.
+// treeCPUs is treeCPU, and the CPU time of each living child of pid (the
+// processes whose time reaches pid's own when pid reaps them).
 func treeCPUs(pid int) (time.Duration, map[int]time.Duration, error) {
 	root, err := readStat(pid)
 	if err != nil {
@@ -77,18 +78,18 @@ func treeCPUs(pid int) (time.Duration, map[int]time.Duration, error) {
 		children[st.ppid] = append(children[st.ppid], p)
 	}
 	total := time.Duration(0)
-	below := map[int]time.Duration{}
 	queue := []int{pid}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		total += stats[p].cpu
-		if p != pid {
-			below[p] = stats[p].cpu
-		}
 		queue = append(queue, children[p]...)
 	}
-	return total, below, nil
+	kids := map[int]time.Duration{}
+	for _, p := range children[pid] {
+		kids[p] = stats[p].cpu
+	}
+	return total, kids, nil
 }
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
@@ -116,15 +117,16 @@ func peakRSS(pid int) (int64, error) {
 type cpuMeter struct {
 	pid        int
 	cpu0, own0 time.Duration
-	// below0 is the CPU time of each process living below pid at the
-	// start: one the root reaps meanwhile adds all its time to the root's
-	// own, including this part, used before the interval.
-	below0 map[int]time.Duration
-	wall0  time.Time
+	// children0 is the CPU time of each child of pid living at the start:
+	// one the root reaps meanwhile adds all its time to the root's own,
+	// including this part, used before the interval. A process further
+	// below adds its time to its own parent when reaped, not to the root.
+	children0 map[int]time.Duration
+	wall0     time.Time
 }
 
 func startCPU(pid int) (*cpuMeter, error) {
-	c, below, err := treeCPUs(pid)
+	c, kids, err := treeCPUs(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +134,7 @@ func startCPU(pid int) (*cpuMeter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cpuMeter{pid: pid, cpu0: c, own0: own.cpu, below0: below, wall0: time.Now()}, nil
+	return &cpuMeter{pid: pid, cpu0: c, own0: own.cpu, children0: kids, wall0: time.Now()}, nil
 }
 
 // percent is the CPU the tree used since start, in percent of one core.
@@ -144,7 +146,7 @@ func (m *cpuMeter) percent() (float64, error) {
 // split is percent, and the part of it used by the root process (with
 // the children it reaped) rather than its live descendants.
 func (m *cpuMeter) split() (tree, own float64, err error) {
-	c, below, err := treeCPUs(m.pid)
+	c, kids, err := treeCPUs(m.pid)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -153,8 +155,8 @@ func (m *cpuMeter) split() (tree, own float64, err error) {
 		return 0, 0, err
 	}
 	ownCPU := st.cpu - m.own0
-	for p, before := range m.below0 {
-		if _, alive := below[p]; !alive {
+	for p, before := range m.children0 {
+		if _, alive := kids[p]; !alive {
 			ownCPU -= before // reaped: its time before the start is not the interval's
 		}
 	}

@@ -5,6 +5,7 @@ package bench
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -31,8 +32,8 @@ func TestCPUMeterChildReapedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.below0[cmd.Process.Pid] < before {
-		t.Fatalf("the meter saw the child at %v, want at least %v", m.below0[cmd.Process.Pid], before)
+	if m.children0[cmd.Process.Pid] < before {
+		t.Fatalf("the meter saw the child at %v, want at least %v", m.children0[cmd.Process.Pid], before)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -45,5 +46,58 @@ func TestCPUMeterChildReapedMeanwhile(t *testing.T) {
 	ownTime := time.Duration(own / 100 * float64(wall))
 	if own > tree || ownTime >= before {
 		t.Fatalf("own %.1f %% (%v) of tree %.1f %%; the child's %v before the start counted as the root's", own, ownTime, tree, before)
+	}
+}
+
+// TestCPUMeterGrandchildReapedMeanwhile: a process below a child, reaped
+// by that child during the interval, adds its time to the child, not to
+// the root: the root's own CPU is what it used, not that less the
+// grandchild's time before the start (which read as 0 % for the tmux
+// server whose agents reaped their commands).
+func TestCPUMeterGrandchildReapedMeanwhile(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "stop")
+	// sh runs a busy subshell until flag exists, waits for it, then sleeps.
+	cmd := exec.Command("sh", "-c", `(while [ ! -e "$1" ]; do :; done); sleep 30`, "sh", flag)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var sub int
+	var before time.Duration
+	for deadline := time.Now().Add(20 * time.Second); before < 300*time.Millisecond; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the subshell %d used %v of CPU", sub, before)
+		}
+		_, kids, err := treeCPUs(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, c := range kids {
+			sub, before = p, c
+		}
+	}
+	m, err := startCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := readStat(sub); err == nil; _, err = readStat(sub) {
+		time.Sleep(10 * time.Millisecond) // until sh has reaped it
+	}
+	// The root works for 200 ms of CPU.
+	for start, _ := readStat(os.Getpid()); ; {
+		now, _ := readStat(os.Getpid())
+		if now.cpu-start.cpu >= 200*time.Millisecond {
+			break
+		}
+	}
+	_, own, err := m.split()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ownTime := time.Duration(own / 100 * float64(time.Since(m.wall0))); ownTime < 150*time.Millisecond {
+		t.Fatalf("the root's own CPU read as %v after it worked 200 ms; the grandchild's %v before the start was taken off it", ownTime, before)
 	}
 }
