@@ -84,8 +84,11 @@ func TestBenchSmoke(t *testing.T) {
 	if s.TmuxCPU.System3 <= 0 || s.TmuxCPU.Baseline <= 0 {
 		t.Errorf("tmux server cpu = %+v", s.TmuxCPU)
 	}
-	// The server alone is measured with its agents streaming: never idle.
-	if s.TmuxAlone <= 0 || s.TmuxOwn.System3 <= 0 || s.TmuxOwn.Baseline <= 0 || s.TmuxOwn.System3 > s.TmuxCPU.System3 {
+	// With a supervisor the server also answers its listings and captures:
+	// never idle. Alone, two streaming panes over 4 s can cost it less than
+	// one clock tick (10 ms; seen on tmux 3.5a), so 0 is a reading there;
+	// the meter itself is tested in the bench package (TestCPUMeter...).
+	if s.TmuxAlone < 0 || s.TmuxOwn.System3 <= 0 || s.TmuxOwn.Baseline <= 0 || s.TmuxOwn.System3 > s.TmuxCPU.System3 {
 		t.Errorf("tmux server own cpu = %+v, alone %v (of %+v with its agents)", s.TmuxOwn, s.TmuxAlone, s.TmuxCPU)
 	}
 	if e := s.Extra(); e.System3 < s.CPU.System3 || e.Baseline < s.CPU.Baseline {
