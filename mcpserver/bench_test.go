@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -73,7 +74,7 @@ func benchServer(b *testing.B) *Server {
 	for i := range 12 {
 		raise(b, f, fmt.Sprintf("%%%d", 4*i+2), fmt.Sprintf("agent-%02d", 4*i+1), "awaiting_input")
 	}
-	s, err := New(auditedService{Service: f, log: audit.Open(b.TempDir())}, Options{Version: "v0.0.0-bench", Started: t0})
+	s, err := New(facade.New(auditedService{Service: f, log: audit.Open(b.TempDir())}, facade.Parts{}), Options{Version: "v0.0.0-bench", Started: t0})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -173,9 +174,7 @@ func TestCoachTools(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, co)
 			}
-			opts := tt.opts
-			opts.Coach = co
-			s := newServer(t, f, opts)
+			s := newServer(t, f, tt.opts, facade.Parts{Coach: co})
 			c := inProcess(t, s, "tools-test")
 			res, err := callErr(c, tt.tool, tt.args)
 			if err != nil {
@@ -205,7 +204,7 @@ func TestCoachOverHTTP(t *testing.T) {
 	f := fixture(t)
 	co := coachFixture(t, f)
 	alert := formatterLoop(t, co)
-	s := newServer(t, f, Options{Coach: co, Token: "tok-0123456789abcdef-0123"})
+	s := newServer(t, f, Options{Token: "tok-0123456789abcdef-0123"}, facade.Parts{Coach: co})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	c, _ := httpClient(t, ts.URL+EndpointPath, "http-coach", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer tok-0123456789abcdef-0123"}))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
@@ -33,7 +34,7 @@ func TestReportOutcomeFullDiskHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ls.Close()
-	c := inProcess(t, newServer(t, fixture(t), Options{Learn: ls}), "full-disk")
+	c := inProcess(t, newServer(t, fixture(t), Options{}, facade.Parts{Learn: ls}), "full-disk")
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1, Max: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -75,7 +76,7 @@ func setPolicy(t *testing.T, f *monitortest.Service, cfg api.PolicyConfig, clock
 	f.SetPolicy(p)
 }
 
-func newServer(t *testing.T, svc Service, opts Options) *Server {
+func newServer(t *testing.T, svc api.Service, opts Options, parts ...facade.Parts) *Server {
 	t.Helper()
 	if opts.Clock == nil {
 		opts.Clock = func() time.Time { return t0.Add(90 * time.Minute) }
@@ -86,7 +87,11 @@ func newServer(t *testing.T, svc Service, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "v0.0.0-test"
 	}
-	s, err := New(svc, opts)
+	var p facade.Parts
+	if len(parts) > 0 {
+		p = parts[0]
+	}
+	s, err := New(facade.New(svc, p), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -105,7 +106,7 @@ func TestOutputSchemas(t *testing.T) {
 	raise(t, f, "%1", "orch-auth", "awaiting_input")
 	lc := &fakeFinisher{fakeLifecycle: fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-db"}},
 		finishR: lifecycle.FinishResult{Name: "db", Branch: "db", Base: "main", Steps: []string{"diff"}}}
-	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f), Lifecycle: lc})
+	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f), Orchestrators: lc})
 	for _, d := range s.AllTools() {
 		if d.Tool.OutputSchema.Type != "object" || len(d.Tool.OutputSchema.Properties) == 0 {
 			t.Errorf("%s declares no outputSchema", d.Tool.Name)

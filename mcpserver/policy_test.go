@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux"
@@ -63,7 +64,7 @@ func policyServer(t *testing.T, cfg api.PolicyConfig) (*monitortest.Service, *se
 	}
 	co := coachFixture(t, f)
 	formatterLoop(t, co)
-	return f, tm, newServer(t, f, Options{Lifecycle: lc, Coach: co})
+	return f, tm, newServer(t, f, Options{}, facade.Parts{Orchestrators: lc, Coach: co})
 }
 
 // The write tools that act on a pane or a session, each aimed at orch-auth

@@ -244,7 +244,7 @@ func (s *Server) markMissing(ctx context.Context, req *mcp.ReadResourceRequest) 
 		read = s.readSession
 	case strings.HasPrefix(uri, tasksURIPrefix):
 		read = s.readTaskList
-	case strings.HasPrefix(uri, patternURIPrefix) && s.opts.Coach != nil:
+	case strings.HasPrefix(uri, patternURIPrefix) && s.coach != nil:
 		read = s.readPattern
 	default:
 		return

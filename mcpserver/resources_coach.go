@@ -50,7 +50,7 @@ func (s *Server) addCoachResources() {
 func (s *Server) readPatterns(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
-	ps, err := s.opts.Coach.PatternInfos(cctx)
+	ps, err := s.coach.PatternInfos(cctx)
 	if err != nil {
 		return nil, err
 	}
@@ -64,14 +64,14 @@ func (s *Server) readPattern(ctx context.Context, req mcp.ReadResourceRequest) (
 	id := templateArg(req, "id", patternURIPrefix)
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
-	p, err := s.opts.Coach.PatternInfo(cctx, id)
+	p, err := s.coach.PatternInfo(cctx, id)
 	if errors.Is(err, coach.ErrNotFound) {
 		return nil, fmt.Errorf("%w: no pattern %q; read %s for the ids", server.ErrResourceNotFound, id, PatternsURI)
 	}
 	if err != nil {
 		return nil, err
 	}
-	recent, err := s.opts.Coach.History(cctx, coach.HistoryQuery{Pattern: id, Limit: 20})
+	recent, err := s.coach.History(cctx, coach.HistoryQuery{Pattern: id, Limit: 20})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (s *Server) readPattern(ctx context.Context, req mcp.ReadResourceRequest) (
 func (s *Server) readActiveAlerts(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
-	as, err := s.opts.Coach.ActiveAlerts(cctx)
+	as, err := s.coach.ActiveAlerts(cctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,9 @@ func (s *Server) readActiveAlerts(ctx context.Context, req mcp.ReadResourceReque
 }
 
 func (s *Server) readDirectives(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	v, err := s.opts.Coach.Directives()
+	cctx, cancel := withTimeout(ctx, callTimeout)
+	defer cancel()
+	v, err := s.coach.Directives(cctx)
 	if err != nil {
 		return nil, err
 	}

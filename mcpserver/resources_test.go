@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/system3-dev/system3/monitor/facade"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -60,7 +61,7 @@ func TestStdioResources(t *testing.T) {
 	f := fixture(t)
 	// The watch fails: only the snapshot taken before serving lists them.
 	f.Fail("watch", errors.New("not yet"))
-	s := newServer(t, f, Options{Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, facade.Parts{Coach: coachFixture(t, f)})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

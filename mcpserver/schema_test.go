@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/system3-dev/system3/monitor/facade"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // rewrites them. A change to what clients see must be deliberate.
 func TestToolSchemas(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	dir := filepath.Join("testdata", "tools")
 	if *update {
 		if err := os.RemoveAll(dir); err != nil {
@@ -67,7 +68,7 @@ func TestToolSchemas(t *testing.T) {
 // tools are left out by read-only, every argument is described.
 func TestToolContract(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	names := map[string]bool{}
 	for _, d := range s.AllTools() {
 		tool := d.Tool
@@ -98,7 +99,7 @@ func TestToolContract(t *testing.T) {
 			t.Errorf("tool %s missing", want)
 		}
 	}
-	ro := newServer(t, fixture(t), Options{ReadOnly: true, Learn: learnStore(t)})
+	ro := newServer(t, fixture(t), Options{ReadOnly: true}, facade.Parts{Learn: learnStore(t)})
 	if got := len(ro.toolSet()); got != 8 {
 		t.Errorf("read-only registers %d tools, want the 8 read ones", got)
 	}
@@ -111,7 +112,7 @@ func TestToolContract(t *testing.T) {
 // with the definitions; -update rewrites the generated part.
 func TestReferenceDoc(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	path := filepath.Join("..", "docs", "mcp.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

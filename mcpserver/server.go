@@ -20,7 +20,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -82,23 +82,12 @@ type Options struct {
 	// ProgressEvery is how often wait_for_wake reports progress to a
 	// client that asked for it; 0 means DefaultProgressEvery.
 	ProgressEvery time.Duration
-	// Lifecycle starts and stops orchestrators for spawn_orchestrator and
-	// stop_orchestrator; nil makes those tools say this server cannot.
-	Lifecycle lifecycle.Orchestrators
 	// AllowedHosts are extra Host header values (host names, no port)
 	// accepted besides localhost, 127.0.0.1, [::1] and the listen host.
 	AllowedHosts []string
-	// Learn is the learning store behind report_outcome, capability_check
-	// and reflect; nil leaves those tools out.
-	Learn Learn
 	// Web serves the web page under /web/ (mcpserver/web) on the same
 	// listener; it authenticates its own requests. Nil: no page.
 	Web http.Handler
-	// Coach serves behaviour patterns, alerts, directives and
-	// interventions (query_pattern_history, request_intervention,
-	// report_intervention and the system3://patterns, alerts and
-	// directives resources). Nil: those are not registered.
-	Coach Coach
 	// Hosts are other machines whose daemons status, list_sessions,
 	// wait_for_wake and ack_wake also report and act on, their sessions
 	// and wakes named HOST:SESSION. Nil: this machine only.
@@ -124,10 +113,49 @@ type Server struct {
 	streams  []*server.StreamableHTTPServer
 	// registers are the session registers of the HTTP handlers built.
 	registers []*httpSessions
+
+	// The parts of the service it has (see parts); nil: it has not.
+	learn     Learn
+	lifecycle facade.Orchestrators
+	finish    bool
+	agents    []string
+	coach     Coach
+}
+
+// featuresTimeout bounds New's question of what the service has.
+const featuresTimeout = 5 * time.Second
+
+// parts asks svc which parts it has. A service that cannot say (its
+// daemon went away meanwhile) is taken to have none: their tools are left
+// out, as for a system3 without them.
+func (s *Server) parts(svc facade.Service) {
+	ctx, cancel := context.WithTimeout(context.Background(), featuresTimeout)
+	defer cancel()
+	f, err := svc.Features(ctx)
+	if err != nil {
+		s.log.Warn("the service's orchestrators, learning store and coach are unknown; their tools are off", "err", err)
+		return
+	}
+	if f.Learning {
+		s.learn = svc
+	}
+	if f.Coaching {
+		s.coach = svc
+	}
+	if f.Orchestrators {
+		s.lifecycle, s.finish = svc, f.Finish
+		if s.agents, err = svc.Agents(ctx); err != nil {
+			s.log.Warn("agents of spawn_orchestrator unknown", "err", err)
+		}
+	}
 }
 
 // New builds a server on svc. It fails on options that cannot work, like a
 // malformed session glob.
+//
+// svc is system3's one service (a facade.Service): the tools of its
+// orchestrators, learning store and coach are registered when it has them
+// (facade.Features). A service that is only the sessions' has none.
 func New(svc Service, opts Options) (*Server, error) {
 	if svc == nil {
 		return nil, errors.New("mcpserver: no service")
@@ -163,6 +191,9 @@ func New(svc Service, opts Options) (*Server, error) {
 		sessions: map[string]struct{}{},
 	}
 	hooks := &server.Hooks{}
+	if fs, ok := svc.(facade.Service); ok {
+		s.parts(fs)
+	}
 	s.addHooks(hooks)
 	s.mcp = server.NewMCPServer("system3", opts.Version,
 		server.WithTitle("system3"),
@@ -182,7 +213,7 @@ func New(svc Service, opts Options) (*Server, error) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
 	s.addResources()
-	if opts.Coach != nil {
+	if s.coach != nil {
 		s.addCoachResources()
 	}
 	s.addPrompts()

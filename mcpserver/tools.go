@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -32,8 +32,12 @@ type Env struct {
 	Log           *slog.Logger
 	// Learn is the learning store; nil when the learning tools are off.
 	Learn Learn
-	// Lifecycle starts and stops orchestrators; nil: it cannot.
-	Lifecycle lifecycle.Orchestrators
+	// Lifecycle starts and stops orchestrators; nil: it cannot. Finish:
+	// it also restores and finishes them. Agents are the agents a spawn
+	// may name.
+	Lifecycle facade.Orchestrators
+	Finish    bool
+	Agents    []string
 	// Coach serves the behaviour-pattern tools; nil when there is none.
 	Coach Coach
 	// Hosts are the other machines reported beside this one; nil: none.
@@ -45,8 +49,8 @@ type Env struct {
 func (s *Server) env() *Env {
 	return &Env{
 		Svc: s.svc, Version: s.opts.Version, Started: s.opts.Started, Clock: s.opts.Clock,
-		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.opts.Learn, Lifecycle: s.opts.Lifecycle,
-		progress: s.tracker, Coach: s.opts.Coach, Hosts: s.opts.Hosts,
+		ReadOnly: s.opts.ReadOnly, ProgressEvery: s.opts.ProgressEvery, Log: s.log, Learn: s.learn, Lifecycle: s.lifecycle,
+		Finish: s.finish, Agents: s.agents, progress: s.tracker, Coach: s.coach, Hosts: s.opts.Hosts,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
@@ -20,7 +21,7 @@ type Learn interface {
 	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
 }
 
-var _ Learn = (*learn.Store)(nil)
+var _ Learn = facade.Learning(nil)
 
 // learnTimeout bounds a store call; reflect with budget high may run the
 // reflect command, which has its own timeout (learn.reflect_timeout).

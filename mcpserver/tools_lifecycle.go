@@ -21,8 +21,8 @@ import (
 // agentNames are the agents spawn_orchestrator offers: the configured
 // ones, or the built-in ones on a server without a lifecycle.
 func (e *Env) agentNames() []string {
-	if e.Lifecycle != nil {
-		return e.Lifecycle.AgentNames()
+	if e.Lifecycle != nil && len(e.Agents) > 0 {
+		return e.Agents
 	}
 	names := slices.Sorted(maps.Keys(lifecycle.DefaultAgents()))
 	return names
@@ -240,7 +240,7 @@ func LinkTaskListTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
-		sess, err := lifecycle.Link(cctx, e.Svc, e.Lifecycle, api.LinkRequest{Target: api.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
+		sess, err := e.Svc.Link(cctx, api.LinkRequest{Target: api.Target{Session: a.Session, Pane: a.Pane}, TaskList: a.TaskList, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -154,10 +155,11 @@ func TestLifecycleTools(t *testing.T) {
 			if lc == nil {
 				lc = &fakeLifecycle{}
 			}
+			var parts facade.Parts
 			if !tt.noLife {
-				tt.opts.Lifecycle = lc
+				parts.Orchestrators = lc
 			}
-			c := inProcess(t, newServer(t, f, tt.opts), "lc-test")
+			c := inProcess(t, newServer(t, f, tt.opts, parts), "lc-test")
 			res, out := call(t, c, tt.tool, tt.args)
 			txt := text(res)
 			switch {
@@ -189,7 +191,7 @@ func TestLifecycleTools(t *testing.T) {
 func TestSpawnReportsProgress(t *testing.T) {
 	f := fixture(t)
 	lc := &fakeLifecycle{delay: 30 * time.Millisecond}
-	c := inProcess(t, newServer(t, f, Options{Lifecycle: lc, ProgressEvery: 10 * time.Millisecond}), "progress-test")
+	c := inProcess(t, newServer(t, f, Options{ProgressEvery: 10 * time.Millisecond}, facade.Parts{Orchestrators: lc}), "progress-test")
 	var mu sync.Mutex
 	var msgs []string
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

@@ -15,8 +15,7 @@ import (
 const maxDiffBytes = 64 << 10
 
 func (e *Env) finisher() (lifecycle.Finisher, bool) {
-	f, ok := e.Lifecycle.(lifecycle.Finisher)
-	return f, ok && e.Lifecycle != nil
+	return e.Lifecycle, e.Lifecycle != nil && e.Finish
 }
 
 // RestoreOrchestratorsTool brings back orchestrators whose sessions are

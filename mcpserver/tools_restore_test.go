@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -97,12 +98,11 @@ func TestRestoreAndFinishTools(t *testing.T) {
 			if ff == nil {
 				ff = &fakeFinisher{}
 			}
+			parts := facade.Parts{Orchestrators: ff}
 			if tt.plain {
-				tt.opts.Lifecycle = &ff.fakeLifecycle
-			} else {
-				tt.opts.Lifecycle = ff
+				parts.Orchestrators = &ff.fakeLifecycle
 			}
-			c := inProcess(t, newServer(t, f, tt.opts), "fin-test")
+			c := inProcess(t, newServer(t, f, tt.opts, parts), "fin-test")
 			res, out := call(t, c, tt.tool, tt.args)
 			txt := text(res)
 			switch {

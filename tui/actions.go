@@ -331,7 +331,7 @@ func (m *Model) remind() tea.Cmd {
 		return nil
 	}
 	m.setStatus(levelInfo, "sending the "+clean(r.Pattern)+" reminder to "+clean(s.Target)+"…")
-	return remind(m.ctx, m.svc, m.opts.ReminderSent, s, r)
+	return remind(m.ctx, m.svc, s, r)
 }
 
 func (m *Model) onAction(msg actionMsg) {

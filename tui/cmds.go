@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -278,14 +279,16 @@ func inject(ctx context.Context, svc api.Service, sess api.Session, text string)
 // (api.SendReminder): typed into its pane, then recorded through sent (when
 // set) so the coach measures it. A reminder typed but not recorded is a
 // sent reminder with a note.
-func remind(ctx context.Context, svc api.Service, sent func(context.Context, int64) error, sess api.Session, r api.Reminder) tea.Cmd {
+func remind(ctx context.Context, svc facade.Coaching, sess api.Session, r api.Reminder) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := api.SendReminder(ctx, svc, sess.Pane, r, origin, sent)
+		res, err := svc.Remind(ctx, facade.RemindRequest{Pane: sess.Pane, Reminder: r, Origin: origin})
 		msg := actionMsg{action: "remind", pane: sess.Pane, target: sess.Target, what: r.Pattern, res: res, err: err}
 		if nr := (*api.NotRecordedError)(nil); errors.As(err, &nr) {
 			msg.err, msg.note = nil, nr.Err
+		} else if errors.Is(err, api.ErrNotRecorded) {
+			msg.err, msg.note = nil, err
 		}
 		return msg
 	}

@@ -38,11 +38,10 @@ type (
 )
 
 func (m *Model) finisher() (lifecycle.Finisher, bool) {
-	if m.opts.Lifecycle == nil {
+	if !m.feats.Finish {
 		return nil, false
 	}
-	f, ok := m.opts.Lifecycle.(lifecycle.Finisher)
-	return f, ok
+	return m.svc, true
 }
 
 // openFinish reads the selected orchestrator's diff; the form follows.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -41,7 +42,7 @@ func (f *fakeFinisher) Restore(ctx context.Context, req lifecycle.RestoreRequest
 
 func TestFinishKeyShowsTheDiffThenFinishes(t *testing.T) {
 	lc := &fakeFinisher{}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 120, 40)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 120, 40)
 	h.selectPane("%1")
 	h.press("F")
 	v := h.m.View()
@@ -84,7 +85,7 @@ func TestRestoreKey(t *testing.T) {
 	lc := &fakeFinisher{restoreR: lifecycle.RestoreResult{Orchestrators: []lifecycle.RestoreOutcome{
 		{Name: "auth", Status: lifecycle.Restored}, {Name: "db", Status: lifecycle.Skipped},
 		{Name: "ui", Status: lifecycle.Failed, Reason: "its worktree /r/trees/ui is gone"}}}}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 120, 40)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 120, 40)
 	h.press("R")
 	if len(lc.restores) != 1 || !lc.restores[0].All || lc.restores[0].Origin != "tui" {
 		t.Fatalf("restores = %+v", lc.restores)
@@ -93,7 +94,7 @@ func TestRestoreKey(t *testing.T) {
 		t.Fatalf("status = %q", s)
 	}
 	// A dashboard whose lifecycle cannot restore says so.
-	h2 := newHarness(t, newFixtureService(t), Options{Lifecycle: &fakeLifecycle{}}, 120, 40)
+	h2 := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: &fakeLifecycle{}}, Options{}, 120, 40)
 	h2.press("R")
 	if s := h2.statusText(); !strings.Contains(s, "system3 restore --all") {
 		t.Fatalf("status = %q", s)

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -29,6 +30,8 @@ type goldenFlow struct {
 	// svc builds the service; nil: the fixture with its wakes.
 	svc  func(t *testing.T) *monitortest.Service
 	opts Options
+	// parts are the service's orchestrators, learning store and coach.
+	parts facade.Parts
 	// steps alternate what to do and what to wait for.
 	steps []goldenStep
 }
@@ -101,8 +104,8 @@ func TestGolden(t *testing.T) {
 			},
 		},
 		{
-			name: "spawn",
-			opts: Options{Lifecycle: &fakeLifecycle{}},
+			name:  "spawn",
+			parts: facade.Parts{Orchestrators: &fakeLifecycle{}},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("s"), text: "auth", wait: []string{"spawn an orchestrator", "auth"}},
@@ -111,8 +114,8 @@ func TestGolden(t *testing.T) {
 			},
 		},
 		{
-			name: "stop",
-			opts: Options{Lifecycle: &fakeLifecycle{}},
+			name:  "stop",
+			parts: facade.Parts{Orchestrators: &fakeLifecycle{}},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("j"), wait: []string{"3. No, and tell"}},
@@ -147,7 +150,7 @@ func TestGolden(t *testing.T) {
 				}
 				opts := f.opts
 				opts.Clock = fixedClock
-				m := New(mk(t), opts)
+				m := New(facade.New(mk(t), f.parts), opts)
 				tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(size[0], size[1]))
 				for _, s := range f.steps {
 					for _, k := range s.keys {

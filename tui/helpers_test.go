@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
@@ -185,11 +186,27 @@ type harness struct {
 // are in when it returns.
 func newHarness(t testing.TB, svc *monitortest.Service, opts Options, w, h int) *harness {
 	t.Helper()
-	return newStyledHarness(t, svc, opts, nil, w, h)
+	return newPartsHarness(t, svc, facade.Parts{}, opts, w, h)
+}
+
+// newPartsHarness is newHarness on a service with parts (orchestrators,
+// a learning store, a coach).
+func newPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts, opts Options, w, h int) *harness {
+	t.Helper()
+	return newStyledPartsHarness(t, svc, parts, opts, nil, w, h)
 }
 
 // newStyledHarness is newHarness with given styles (nil: New's).
 func newStyledHarness(t testing.TB, svc *monitortest.Service, opts Options, st *styles, w, h int) *harness {
+	t.Helper()
+	return newStyledPartsHarness(t, svc, facade.Parts{}, opts, st, w, h)
+}
+
+// bare is svc as the one service, without orchestrators, learning store
+// or coach.
+func bare(svc api.Service) facade.Service { return facade.New(svc, facade.Parts{}) }
+
+func newStyledPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts, opts Options, st *styles, w, h int) *harness {
 	t.Helper()
 	bell := &testkit.SyncBuffer{}
 	if opts.Clock == nil {
@@ -199,7 +216,7 @@ func newStyledHarness(t testing.TB, svc *monitortest.Service, opts Options, st *
 		opts.BellOut = bell
 	}
 	hs := &harness{t: t, svc: svc, bell: bell, reads: make(chan tea.Msg, 64)}
-	hs.m = newModel(context.Background(), svc, opts, st)
+	hs.m = newModel(context.Background(), facade.New(svc, parts), opts, st)
 	t.Cleanup(hs.m.stop)
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.exec(hs.m.Init())

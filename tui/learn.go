@@ -9,16 +9,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
-
-// LearnSource is the learning store as the learnings panel reads it;
-// *learn.Store implements it.
-type LearnSource interface {
-	Summary(ctx context.Context, n int) (learn.Summary, error)
-}
-
-var _ LearnSource = (*learn.Store)(nil)
 
 // learnItems is how many outcomes, patterns and anti-patterns the panel
 // asks for.
@@ -31,11 +24,11 @@ type learnSummaryMsg struct {
 	at  time.Time
 }
 
-func fetchLearn(ctx context.Context, src LearnSource, clock func() time.Time) tea.Cmd {
+func fetchLearn(ctx context.Context, src facade.Learning, clock func() time.Time) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
-		sum, err := src.Summary(ctx, learnItems)
+		sum, err := src.Learnings(ctx, learnItems)
 		return learnSummaryMsg{sum: sum, err: err, at: clock()}
 	}
 }
@@ -80,13 +73,13 @@ func (p *learnPanel) ShortHelp() []key.Binding     { return p.keys.ShortHelp() }
 
 // Open shows the panel and reads the store.
 func (p *learnPanel) Open(m *Model) tea.Cmd {
-	if m.opts.Learn == nil {
+	if !m.feats.Learning {
 		m.setStatus(levelWarn, "no learning store in this dashboard")
 		return nil
 	}
 	p.open, p.offset = true, 0
 	m.detail.Zoom(false)
-	return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock)
+	return fetchLearn(m.ctx, m.svc, m.opts.Clock)
 }
 
 // Key scrolls, reads the store again, or closes the panel.
@@ -95,7 +88,7 @@ func (p *learnPanel) Key(m *Model, msg tea.KeyMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, p.keys.Back):
 		p.open = false
 	case key.Matches(msg, p.keys.Refresh):
-		return fetchLearn(m.ctx, m.opts.Learn, m.opts.Clock), true
+		return fetchLearn(m.ctx, m.svc, m.opts.Clock), true
 	case key.Matches(msg, p.keys.Up):
 		p.offset = max(0, p.offset-1)
 	case key.Matches(msg, p.keys.Down):

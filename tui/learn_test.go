@@ -14,14 +14,16 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // fakeLearn is a learning store with a fixed summary.
 type fakeLearn struct {
-	sum   learn.Summary
-	err   error
-	reads atomic.Int32
+	facade.Learner // only Summary is used
+	sum            learn.Summary
+	err            error
+	reads          atomic.Int32
 }
 
 func (f *fakeLearn) Summary(ctx context.Context, n int) (learn.Summary, error) {
@@ -59,7 +61,7 @@ func fixtureLearn() *fakeLearn {
 
 func TestLearnPanelKeys(t *testing.T) {
 	src := fixtureLearn()
-	h := newHarness(t, newFixtureService(t), Options{Learn: src}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: src}, Options{}, 100, 30)
 	h.press("L")
 	if !h.m.learn.open || src.reads.Load() != 1 {
 		t.Fatalf("L: open %v, reads %d", h.m.learn.open, src.reads.Load())
@@ -111,7 +113,7 @@ func TestLearnPanelKeys(t *testing.T) {
 }
 
 func TestLearnPanelEmpty(t *testing.T) {
-	h := newHarness(t, newFixtureService(t), Options{Learn: &fakeLearn{}}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: &fakeLearn{}}, Options{}, 100, 30)
 	h.press("L")
 	if v := h.m.View(); !strings.Contains(v, "Nothing learnt yet.") || !strings.Contains(v, "system3 outcome report") {
 		t.Fatalf("empty panel:\n%s", v)
@@ -123,7 +125,7 @@ func TestLearnPanelEmpty(t *testing.T) {
 func TestLearnGolden(t *testing.T) {
 	for _, size := range goldenSizes {
 		t.Run(fmt.Sprintf("learnings_%dx%d", size[0], size[1]), func(t *testing.T) {
-			m := New(fixtureWithWakes(t), Options{Clock: fixedClock, Learn: fixtureLearn()})
+			m := New(facade.New(fixtureWithWakes(t), facade.Parts{Learn: fixtureLearn()}), Options{Clock: fixedClock})
 			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(size[0], size[1]))
 			waitOut := func(want ...string) {
 				teatest.WaitFor(t, tm.Output(), func(b []byte) bool {

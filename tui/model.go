@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -62,12 +63,16 @@ type status struct {
 // sessions and wakes it shows come from the service, through Watch and
 // SubscribeWakes, and every action goes back through the service.
 type Model struct {
-	svc  api.Service
+	svc  facade.Service
 	opts Options
-	ctx  context.Context
-	stop context.CancelFunc
-	st   *styles
-	keys keyMap
+	// feats are the parts the service has, and agents the agents a spawn
+	// may name, as read when the dashboard started.
+	feats  facade.Features
+	agents []string
+	ctx    context.Context
+	stop   context.CancelFunc
+	st     *styles
+	keys   keyMap
 
 	w, h int
 	now  time.Time
@@ -131,11 +136,11 @@ type Model struct {
 
 // New returns the dashboard for svc. Run runs it; a caller with its own
 // tea.Program may run the Model directly (it stops its streams on quit).
-func New(svc api.Service, opts Options) Model {
+func New(svc facade.Service, opts Options) Model {
 	return newModel(context.Background(), svc, opts, nil)
 }
 
-func newModel(ctx context.Context, svc api.Service, opts Options, st *styles) Model {
+func newModel(ctx context.Context, svc facade.Service, opts Options, st *styles) Model {
 	opts = opts.withDefaults()
 	if st == nil {
 		st = newStyles(rendererFor(nil, opts.NoColor), opts.NoColor)
@@ -172,6 +177,7 @@ func newModel(ctx context.Context, svc api.Service, opts Options, st *styles) Mo
 		watch:    newStream(),
 		wakeS:    newStream(),
 	}
+	m.feats, m.agents = features(ctx, svc)
 	if opts.MCP != nil {
 		s := opts.MCP()
 		m.mcp = &s
@@ -337,4 +343,24 @@ func (m *Model) lifecycleMsg(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// featuresTimeout bounds the start's question of what the service has.
+const featuresTimeout = 2 * time.Second
+
+// features asks the service which parts it has and, when it has
+// orchestrators, which agents a spawn may name. A service that does not
+// answer has none of them: the keys that need them say so.
+func features(ctx context.Context, svc facade.Service) (facade.Features, []string) {
+	ctx, cancel := context.WithTimeout(ctx, featuresTimeout)
+	defer cancel()
+	f, err := svc.Features(ctx)
+	if err != nil {
+		return facade.Features{}, nil
+	}
+	var agents []string
+	if f.Orchestrators {
+		agents, _ = svc.Agents(ctx)
+	}
+	return f, agents
 }

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"io"
 	"os"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // Options configure the dashboard. The zero value works: no templates, no
@@ -45,17 +43,6 @@ type Options struct {
 	// session's pane; nil: one is derived from Server, such as
 	// "tmux -L work attach -t build:0.1".
 	AttachHint func(api.Session) string
-	// Learn is the learning store the learnings panel (L) shows; nil: the
-	// key says there is none. It is read off the UI goroutine.
-	Learn LearnSource
-	// Lifecycle starts orchestrators from the spawn form (s) and stops
-	// them (S); nil: the dashboard says it cannot.
-	Lifecycle lifecycle.Orchestrators
-	// ReminderSent is told when `r` typed a behaviour pattern's reminder
-	// into its pane (alert is api.Reminder.Alert), so its effect is
-	// measured (the coach's MarkSent). It is called off the UI goroutine.
-	// Nil: the reminder is only typed.
-	ReminderSent func(ctx context.Context, alert int64) error
 	// Notice reports a change in where the dashboard's monitors run (the
 	// daemon it attached to went, and it took over); a new text is shown
 	// in the status line. It is called off the UI goroutine, with the

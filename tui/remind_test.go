@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -71,11 +73,11 @@ func TestRemindKey(t *testing.T) {
 			raiseFixtureWakes(t, svc)
 			raiseReminder(t, svc)
 			rec := &sentRecorder{err: tt.sentErr}
-			opts := Options{ReminderSent: rec.sent}
+			parts := facade.Parts{Coach: markSender{rec: rec}}
 			if tt.noRecord {
-				opts.ReminderSent = nil
+				parts.Coach = nil
 			}
-			h := newHarness(t, svc, opts, 120, 36)
+			h := newPartsHarness(t, svc, parts, Options{}, 120, 36)
 			if tt.setup != nil {
 				tt.setup(h)
 			}
@@ -121,4 +123,14 @@ func TestReminderShown(t *testing.T) {
 	if len(h.calls()) != 0 || !strings.Contains(h.statusText(), "no reminder for api:1.0") {
 		t.Fatalf("calls %+v, status %q", h.calls(), h.statusText())
 	}
+}
+
+// markSender is a coach that only records what is marked sent.
+type markSender struct {
+	facade.Coacher // only MarkSent is used
+	rec            *sentRecorder
+}
+
+func (m markSender) MarkSent(ctx context.Context, id int64, _ string) (coach.Alert, error) {
+	return coach.Alert{ID: id}, m.rec.sent(ctx, id)
 }

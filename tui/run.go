@@ -9,14 +9,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // Run shows the dashboard for svc on out, reading keys from in, in the
 // alternate screen, until the operator quits (q or ctrl+c) or ctx ends;
 // either way it returns nil. in and out are usually os.Stdin and
 // os.Stdout; a terminal is put in raw mode for the run.
-func Run(ctx context.Context, svc api.Service, opts Options, in io.Reader, out io.Writer) error {
+func Run(ctx context.Context, svc facade.Service, opts Options, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := lockOutput(out)

@@ -25,7 +25,7 @@ func startRun(t *testing.T, ctx context.Context, svc *monitortest.Service, opts 
 	if opts.Clock == nil {
 		opts.Clock = fixedClock
 	}
-	go func() { done <- Run(ctx, svc, opts, inR, out) }()
+	go func() { done <- Run(ctx, bare(svc), opts, inR, out) }()
 	return inW, out, done
 }
 

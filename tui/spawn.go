@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -83,7 +84,7 @@ func spawnFields(agents []string) []fieldSpec {
 
 // openSpawn opens the spawn form.
 func (m *Model) openSpawn() tea.Cmd {
-	if m.opts.Lifecycle == nil {
+	if !m.feats.Orchestrators {
 		m.setStatus(levelWarn, "this dashboard cannot spawn orchestrators; use `system3 spawn` in a terminal")
 		return nil
 	}
@@ -92,7 +93,7 @@ func (m *Model) openSpawn() tea.Cmd {
 		return nil
 	}
 	m.input = inputForm
-	return m.form.Open(formSpawn, "spawn an orchestrator", api.Session{}, spawnFields(m.opts.Lifecycle.AgentNames()))
+	return m.form.Open(formSpawn, "spawn an orchestrator", api.Session{}, spawnFields(m.agents))
 }
 
 // openLink opens the link form for the selected session.
@@ -120,7 +121,7 @@ func (m *Model) openStop() tea.Cmd {
 		m.setStatus(levelWarn, onHost(s, "stop"))
 		return nil
 	}
-	if m.opts.Lifecycle == nil {
+	if !m.feats.Orchestrators {
 		m.setStatus(levelWarn, "this dashboard cannot stop orchestrators; use `system3 stop NAME` in a terminal")
 		return nil
 	}
@@ -171,7 +172,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 		m.spawning = req.Initiative
 		m.setStatus(levelInfo, "spawning "+clean(req.Initiative)+"…")
 		ch := make(chan string, 16)
-		return tea.Batch(runSpawn(m.ctx, m.opts.Lifecycle, req, ch), nextSpawnStep(ch))
+		return tea.Batch(runSpawn(m.ctx, m.svc, req, ch), nextSpawnStep(ch))
 	case formLink:
 		// By session name when the session has one pane, so the link
 		// holds if the agent is restarted in a new pane.
@@ -187,13 +188,13 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 			t, name = api.Target{Session: msg.sess.Session}, msg.sess.Session
 		}
 		m.setStatus(levelInfo, "linking "+clean(name)+"…")
-		return link(m.ctx, m.svc, m.opts.Lifecycle, t, name, msg.values[0])
+		return link(m.ctx, m.svc, t, name, msg.values[0])
 	case formStop:
 		remove, _ := parseYesNo(msg.values[0]) // the form checked it
 		req := lifecycle.StopRequest{Name: msg.sess.Session, RemoveWorktree: remove, Origin: origin}
 		m.stopping = req.Name
 		m.setStatus(levelInfo, "stopping "+clean(req.Name)+"…")
-		return runStop(m.ctx, m.opts.Lifecycle, req)
+		return runStop(m.ctx, m.svc, req)
 	case formFinish:
 		return m.submitFinish(msg)
 	}
@@ -263,7 +264,7 @@ func (m *Model) onLinkDone(msg linkDoneMsg) {
 }
 
 // runSpawn spawns, reporting each step on ch, which it closes when done.
-func runSpawn(ctx context.Context, lc lifecycle.Orchestrators, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
+func runSpawn(ctx context.Context, lc facade.Orchestrators, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		ctx, cancel := context.WithTimeout(ctx, spawnTimeout)
@@ -280,7 +281,7 @@ func runSpawn(ctx context.Context, lc lifecycle.Orchestrators, req lifecycle.Spa
 }
 
 // runStop stops an orchestrator.
-func runStop(ctx context.Context, lc lifecycle.Orchestrators, req lifecycle.StopRequest) tea.Cmd {
+func runStop(ctx context.Context, lc facade.Orchestrators, req lifecycle.StopRequest) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
@@ -301,13 +302,12 @@ func nextSpawnStep(ch <-chan string) tea.Cmd {
 }
 
 // link links a session to a task list (or removes its link) through the
-// one path every face takes (lifecycle.Link), so the orchestrator records
-// follow.
-func link(ctx context.Context, svc api.Service, lc lifecycle.Orchestrators, t api.Target, name, list string) tea.Cmd {
+// service, whose Link keeps the orchestrator records in step.
+func link(ctx context.Context, svc api.Service, t api.Target, name, list string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		got, err := lifecycle.Link(ctx, svc, lc, api.LinkRequest{Target: t, TaskList: list, Origin: origin})
+		got, err := svc.Link(ctx, api.LinkRequest{Target: t, TaskList: list, Origin: origin})
 		return linkDoneMsg{target: name, list: list, sess: got, err: err}
 	}
 }

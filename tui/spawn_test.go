@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
@@ -80,7 +81,7 @@ func (f *fakeLifecycle) requests() []lifecycle.SpawnRequest {
 
 func TestSpawnForm(t *testing.T) {
 	lc := &fakeLifecycle{}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.press("s")
 	if h.m.input != inputForm || !strings.Contains(h.m.View(), "spawn an orchestrator") {
 		t.Fatalf("s did not open the spawn form:\n%s", h.m.View())
@@ -169,7 +170,7 @@ func TestSpawnWithoutLifecycle(t *testing.T) {
 func TestLinkKey(t *testing.T) {
 	svc := newFixtureService(t)
 	lc := &fakeLifecycle{}
-	h := newHarness(t, svc, Options{Lifecycle: lc}, 100, 30)
+	h := newPartsHarness(t, svc, facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	sel, _ := h.m.table.Selected()
 	h.press("t")
@@ -208,7 +209,7 @@ func TestLinkKey(t *testing.T) {
 func TestStopKey(t *testing.T) {
 	lc := &fakeLifecycle{stopRes: lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true,
 		Worktree: "/repo/trees/auth", Branch: "auth"}}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.press("S")
 	if v := h.m.View(); h.m.input != inputForm || !strings.Contains(v, "stop orchestrator auth") || !strings.Contains(v, "remove worktree? (y/N)") {
@@ -280,7 +281,7 @@ func TestStopKeyRefuses(t *testing.T) {
 	// A session not named orch-* is not stopped: stop kills the whole
 	// tmux session, and a bare name would mean orch-NAME first.
 	lc := &fakeLifecycle{}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	h.press("S")
 	if s := h.statusText(); h.m.input != inputNone || !strings.Contains(s, "only spawned orchestrators (sessions named orch-*) can be stopped from here") ||
@@ -302,7 +303,7 @@ func TestStopKeyRefuses(t *testing.T) {
 
 func TestStopKeyOneAtATime(t *testing.T) {
 	lc := &fakeLifecycle{}
-	h := newHarness(t, newFixtureService(t), Options{Lifecycle: lc}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.m.stopping = "orch-db" // a stop still under way
 	h.press("S")

@@ -120,7 +120,7 @@ func TestNoColor(t *testing.T) {
 		if !(Options{}).withDefaults().NoColor {
 			t.Fatal("NO_COLOR is not honoured")
 		}
-		m := New(newFixtureService(t), Options{})
+		m := New(bare(newFixtureService(t)), Options{})
 		if m.st.color {
 			t.Fatal("New draws in colour under NO_COLOR")
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
@@ -88,12 +89,6 @@ func (a *app) runDashboard(ctx context.Context) error {
 	} else if err := a.SocketErr(); err != nil {
 		opts.Notice = func() string { return core.SocketWarning(err) }
 	}
-	lc, err := a.Lifecycle(svc)
-	if err != nil {
-		return err
-	}
-	opts.Lifecycle = lc
-	defer a.WithReminders(gctx, &opts)()
 	var display func(context.Context, string) error
 	if op, ok := tmux.OperatorFromEnv(a.Getenv); ok && a.Settings.File.Notify.TmuxMessage {
 		display = op.DisplayMessage
@@ -143,7 +138,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest
-		return tui.Run(gctx, a.Fleet(svc), opts, a.stdin, a.stdout)
+		return tui.Run(gctx, a.FleetOf(svc), opts, a.stdin, a.stdout)
 	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -156,7 +151,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 // 127.0.0.1:8889) for the dashboard's lifetime and returns what the header
 // shows about it. A taken port is shown, not fatal: the dashboard is useful
 // without it (another system3, often `+"`system3 serve`"+`, may hold the port).
-func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc api.Service) (func() tui.MCPStatus, error) {
+func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc facade.Service) (func() tui.MCPStatus, error) {
 	set, err := a.mcpSettings(&mcpFlags{})
 	if err != nil {
 		return nil, fmt.Errorf("MCP server: %w (or set mcp.listen: off)", err)
@@ -164,25 +159,19 @@ func (a *app) dashboardMCP(ctx context.Context, g *errgroup.Group, svc api.Servi
 	if set.listen == "" {
 		return func() tui.MCPStatus { return tui.MCPStatus{} }, nil
 	}
-	if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
-		return nil, err
-	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return nil, err
 	}
-	closeCoach := a.WithCoach(ctx, &set.opts, svc)
 	closeHosts := a.WithHosts(&set.opts)
-	srv, err := mcpserver.New(a.Fleet(svc), set.opts)
+	srv, err := mcpserver.New(a.FleetOf(svc), set.opts)
 	if err != nil {
 		closeHosts()
-		closeCoach()
 		return nil, err
 	}
 	if err := srv.Listen(set.listen); err != nil {
 		a.Log.Warn("MCP server not started", "err", err)
 	}
 	g.Go(func() error {
-		defer closeCoach()
 		defer closeHosts()
 		defer srv.Close()
 		return srv.Serve(ctx)
@@ -217,9 +206,6 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 			}
 			return srv.AttachCommand(s.Target)
 		},
-	}
-	if ls := a.LearnStore(); ls != nil {
-		opts.Learn = ls
 	}
 	for _, t := range a.Settings.File.Dashboard.Templates {
 		opts.Templates = append(opts.Templates, tui.Template{Name: t.Name, Text: t.Text})

@@ -278,7 +278,7 @@ func BenchmarkFollowedHosts(b *testing.B) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			fleet := a.Fleet(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
+			fleet := a.FleetOf(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
 			var opts mcpserver.Options
 			a.WithHosts(&opts)
 			ms, err := mcpserver.New(fleet, opts)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/mcpserver"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // mcpFlags are the MCP settings a command line may override.
@@ -69,9 +69,6 @@ func (a *app) mcpSettings(f *mcpFlags) (mcpSettings, error) {
 		s.opts.ReadOnly = f.readOnly
 		// Monitors this process runs refuse MCP writes from any process.
 		a.ReadOnly = &f.readOnly
-	}
-	if ls := a.LearnStore(); ls != nil {
-		s.opts.Learn = ls
 	}
 	if tokenFile != "" {
 		tok, err := readToken(config.ExpandHome(tokenFile, a.Settings.Home))
@@ -138,12 +135,8 @@ tools.`,
 			if err := svc.Connect(ctx); err != nil {
 				return err
 			}
-			if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
-				return err
-			}
-			defer a.WithCoach(ctx, &set.opts, svc)()
 			defer a.WithHosts(&set.opts)()
-			srv, err := mcpserver.New(a.Fleet(svc), set.opts)
+			srv, err := mcpserver.New(a.FleetOf(svc), set.opts)
 			if err != nil {
 				return err
 			}
@@ -155,7 +148,4 @@ tools.`,
 	return cmd
 }
 
-var (
-	_ mcpserver.Service = (*ipc.Failover)(nil)
-	_ lifecycle.Service = (*ipc.Failover)(nil)
-)
+var _ facade.Service = (*ipc.Failover)(nil)

@@ -36,7 +36,7 @@ server come back. See docs/lifecycle.md.`,
 			if all == (len(args) > 0) {
 				return errors.New("name the orchestrators to restore, or pass --all")
 			}
-			m, release, err := a.OpenLifecycle(cmd.Context())
+			m, release, err := a.OpenReleasing(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -115,7 +115,7 @@ with the diff stat. See docs/lifecycle.md.`,
 			} else if host == remote.Local {
 				args[0] = name
 			}
-			m, release, err := a.OpenLifecycle(cmd.Context())
+			m, release, err := a.OpenReleasing(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -259,7 +259,7 @@ func TestHostsMCPAcrossSSH(t *testing.T) {
 	if opts.Hosts == nil {
 		t.Fatal("withHosts gave no hosts")
 	}
-	ms, err := mcpserver.New(a.Fleet(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])), opts)
+	ms, err := mcpserver.New(a.FleetOf(dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

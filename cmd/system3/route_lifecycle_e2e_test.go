@@ -114,10 +114,8 @@ func TestHostsRouteLifecycleOverSSH(t *testing.T) {
 	local := dialDaemon(t, w.env["SYSTEM3_STATE_DIR"])
 	var opts mcpserver.Options
 	a.WithHosts(&opts)
-	if opts.Lifecycle, err = a.MCPLifecycle(local); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := mcpserver.New(a.Fleet(local), opts)
+	// The daemon's orchestrators route HOST:NAME to its hosts.
+	ms, err := mcpserver.New(a.FleetOf(local), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,15 +101,11 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 		<-ctx.Done()
 		return nil
 	}
-	if set.opts.Lifecycle, err = a.MCPLifecycle(svc); err != nil {
-		return err
-	}
 	if set.opts.Web, err = a.webHandler(svc, set.opts.Token); err != nil {
 		return err
 	}
-	defer a.WithCoach(ctx, &set.opts, svc)()
 	defer a.WithHosts(&set.opts)()
-	srv, err := mcpserver.New(a.Fleet(svc), set.opts)
+	srv, err := mcpserver.New(a.FleetOf(svc), set.opts)
 	if err != nil {
 		return err
 	}

@@ -86,14 +86,18 @@ docs/lifecycle.md.`,
 			if host != "" && host != remote.Local {
 				return a.runOnHost(cmd, host, "orch-"+req.Initiative, "spawn")
 			}
-			m, release, err := a.OpenLifecycle(cmd.Context())
+			m, release, err := a.OpenReleasing(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer release()
 			req.Origin = claimedOrigin(origin)
 			// The operator's own command line runs too, from here only.
-			if slices.Contains(m.AgentNames(), strings.TrimSpace(agent)) {
+			names, err := m.Agents(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if slices.Contains(names, strings.TrimSpace(agent)) {
 				req.Agent = strings.TrimSpace(agent)
 			} else {
 				req.Command = agent
@@ -172,7 +176,7 @@ the config's hosts: (through ssh, audited there and here).`,
 			} else if host == remote.Local {
 				args[0] = name
 			}
-			m, release, err := a.OpenLifecycle(cmd.Context())
+			m, release, err := a.OpenReleasing(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -279,16 +283,9 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				return err
 			}
 			defer a.Release(closeFn)
-			// The link keeps the orchestrator records in step (restore
-			// brings an adopted session back); a lifecycle that cannot be
-			// configured only leaves them as they are.
-			var lc lifecycle.Orchestrators
-			if m, err := a.Lifecycle(svc); err != nil {
-				a.Log.Warn("link without orchestrator records", "err", err)
-			} else {
-				lc = m
-			}
-			sess, err := lifecycle.Link(cmd.Context(), svc, lc, api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
+			// The service's link keeps the orchestrator records in step
+			// (restore brings an adopted session back).
+			sess, err := svc.Link(cmd.Context(), api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})
 			if err != nil {
 				return err
 			}

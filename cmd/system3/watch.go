@@ -60,7 +60,7 @@ as a resync of what it shows. See docs/remote.md.`,
 				if len(a.RemoteHosts()) == 0 {
 					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.Settings.ConfigPath)
 				}
-				svc = a.Fleet(svc)
+				svc = a.FleetOf(svc)
 			}
 			return runWatch(ctx, svc, &watchPrinter{w: a.stdout, json: asJSON, now: time.Now})
 		},

@@ -65,6 +65,12 @@ func NewPolicy(cfg PolicyConfig, clock func() time.Time) (*Policy, error) {
 func (p *Policy) Config() PolicyConfig { return p.cfg }
 
 // claimed is what an origin acts for: over the socket, the client's claim.
+// Claimed is what an origin claims to act for: over the socket, the
+// client's claim (`socket:pid=…,exe=… claims "cli"` is "cli"); any other
+// origin is itself. The socket serves only the daemon's own user, so the
+// claim decides what an operator may do through it.
+func Claimed(origin string) string { return claimed(origin) }
+
 func claimed(origin string) string {
 	if rest, ok := strings.CutPrefix(origin, "socket:"); ok {
 		if _, claim, ok := strings.Cut(rest, " claims "); ok {

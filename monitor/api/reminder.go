@@ -2,8 +2,13 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
+
+// ErrNotRecorded matches a *NotRecordedError, also across the socket: the
+// reminder was typed but its sending was not recorded.
+var ErrNotRecorded = errors.New("reminder sent but not recorded")
 
 // Injector types text into a pane: Service's Inject.
 type Injector interface {
@@ -22,6 +27,9 @@ func (e *NotRecordedError) Error() string {
 }
 
 func (e *NotRecordedError) Unwrap() error { return e.Err }
+
+// Is makes a *NotRecordedError match ErrNotRecorded.
+func (e *NotRecordedError) Is(target error) bool { return target == ErrNotRecorded }
 
 // SendReminder is the one way a reminder reaches a pane, whoever sends it
 // (the dashboard's r, MCP's request_intervention, an auto-sent pattern):

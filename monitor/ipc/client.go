@@ -119,6 +119,13 @@ func (c *Client) Close() error {
 
 // invoke makes one call of the service over the socket.
 func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
+	if m.local != nil {
+		var err error
+		if args, err = m.local(args); err != nil {
+			v, _ := m.result(nil)
+			return v, err
+		}
+	}
 	req, err := m.encode(args)
 	if err != nil {
 		return nil, err
@@ -126,7 +133,11 @@ func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
 	if m.kind == stream {
 		return m.open(c, ctx, req)
 	}
-	raw, err := c.callRaw(ctx, req)
+	var progress func(step, message string)
+	if m.progressOf != nil {
+		progress = m.progressOf(args)
+	}
+	raw, err := c.callProgress(ctx, req, progress)
 	if len(raw) == 0 {
 		v, _ := m.result(nil)
 		return v, err
@@ -153,16 +164,30 @@ func (c *Client) call(ctx context.Context, req request, out any) error {
 // callRaw makes one unary call and returns its result undecoded, with the
 // server's error.
 func (c *Client) callRaw(ctx context.Context, req request) (json.RawMessage, error) {
+	return c.callProgress(ctx, req, nil)
+}
+
+// callProgress is callRaw that hands the progress lines before the reply
+// to progress (nil: they are read and dropped).
+func (c *Client) callProgress(ctx context.Context, req request, progress func(step, message string)) (json.RawMessage, error) {
 	cc, err := c.start(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
 	defer cc.close()
-	r, err := cc.readReply(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		r, err := cc.readReply(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if p := r.Progress; p != nil && r.Result == nil && r.Error == nil {
+			if progress != nil {
+				progress(p.Step, p.Message)
+			}
+			continue
+		}
+		return r.Result, r.Error.err()
 	}
-	return r.Result, r.Error.err()
 }
 
 // openStream starts a streaming call and relays its items to the returned

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
-// Failover is a api.Service that uses the service Open returns: the
+// Failover is a facade.Service that uses the service Open returns: the
 // monitors of the system3 that serves a state dir (a Client), or a
 // process's own. When the daemon it uses goes away (the dashboard that ran
 // the monitors is closed), it opens the service again, once per failure,
@@ -20,16 +20,16 @@ import (
 type Failover struct {
 	forward // the service's methods, each through invoke
 	// Open opens the service and returns what closes it.
-	Open func(ctx context.Context) (api.Service, func() error, error)
+	Open func(ctx context.Context) (facade.Service, func() error, error)
 	// Logger says when the service is opened again; nil discards.
 	Logger *slog.Logger
 
 	mu      sync.Mutex
-	svc     api.Service
+	svc     facade.Service
 	closeFn func() error
 }
 
-var _ api.Service = (*Failover)(nil)
+var _ facade.Service = (*Failover)(nil)
 
 // Connect opens the service the first time; call it before any method.
 func (f *Failover) Connect(ctx context.Context) error {
@@ -44,7 +44,7 @@ func (f *Failover) Connect(ctx context.Context) error {
 	return nil
 }
 
-func (f *Failover) current() api.Service {
+func (f *Failover) current() facade.Service {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.svc
@@ -77,7 +77,7 @@ func DaemonGone(err error) bool {
 }
 
 // reopen replaces a vanished daemon's service, once per failure.
-func (f *Failover) reopen(ctx context.Context, failed api.Service) (api.Service, error) {
+func (f *Failover) reopen(ctx context.Context, failed facade.Service) (facade.Service, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.svc != failed && f.svc != nil {
@@ -106,12 +106,12 @@ func (f *Failover) invoke(ctx context.Context, m *Method, args any) (any, error)
 	if m.sentAtMostOnce() {
 		again = func(err error) bool { return errors.Is(err, ErrNoDaemon) }
 	}
-	return retrying(f, ctx, again, func(s api.Service) (any, error) { return m.call(ctx, s, args) })
+	return retrying(f, ctx, again, func(s facade.Service) (any, error) { return m.call(ctx, s, args) })
 }
 
 // retrying runs call, and runs it again on a reopened service when its
 // error passes again.
-func retrying[T any](f *Failover, ctx context.Context, again func(error) bool, call func(api.Service) (T, error)) (T, error) {
+func retrying[T any](f *Failover, ctx context.Context, again func(error) bool, call func(facade.Service) (T, error)) (T, error) {
 	svc := f.current()
 	if svc == nil {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // dying is a service whose daemon has gone: its reads and actions fail with err.
@@ -29,13 +30,13 @@ type opener struct {
 	closed int
 }
 
-func (o *opener) open(context.Context) (api.Service, func() error, error) {
+func (o *opener) open(context.Context) (facade.Service, func() error, error) {
 	if o.opens >= len(o.svcs) {
 		return nil, nil, ErrNoDaemon
 	}
 	s := o.svcs[o.opens]
 	o.opens++
-	return s, func() error { o.closed++; return nil }, nil
+	return facade.New(s, facade.Parts{}), func() error { o.closed++; return nil }, nil
 }
 
 // A read that finds the daemon gone runs again on the service opened anew;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -41,7 +42,11 @@ func serve(t *testing.T, svc api.Service, opts ...func(*Server)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(ln, svc, nil)
+	fs, ok := svc.(facade.Service)
+	if !ok {
+		fs = facade.New(svc, facade.Parts{})
+	}
+	srv := NewServer(ln, fs, nil)
 	for _, o := range opts {
 		o(srv)
 	}

@@ -1,4 +1,4 @@
-// Package ipc serves a [api.Service] on a Unix socket in the state dir,
+// Package ipc serves a [facade.Service] on a Unix socket in the state dir,
 // so CLI commands (wait, watch, ack, status) use the monitors of the one
 // system3 process that runs them instead of starting their own.
 //
@@ -10,6 +10,9 @@
 //	server → {"result":{...}}                               the reply, or
 //	         {"error":{"code":"not_found","message":"..."}} (both for an Ack
 //	                                                        applied but not journaled)
+//
+// A long call (spawn, restore, finish) may write {"progress":{"step":...,
+// "message":...}} lines before its reply.
 //
 // Streaming methods (watch, subscribe_wakes) reply {"ok":true} once the
 // subscription exists, then one {"result":...} line per item until the
@@ -30,6 +33,10 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -123,18 +130,38 @@ type reply struct {
 	OK     bool       `json:"ok,omitempty"` // a stream has started
 	Result any        `json:"result,omitempty"`
 	Error  *wireError `json:"error,omitempty"`
+	// Progress is a step of a long call (spawn, restore, finish), sent
+	// before its reply.
+	Progress *wireProgress `json:"progress,omitempty"`
 }
 
 // replyIn is reply as the client decodes it.
 type replyIn struct {
-	OK     bool            `json:"ok"`
-	Result json.RawMessage `json:"result"`
-	Error  *wireError      `json:"error"`
+	OK       bool            `json:"ok"`
+	Result   json.RawMessage `json:"result"`
+	Error    *wireError      `json:"error"`
+	Progress *wireProgress   `json:"progress"`
+}
+
+type wireProgress struct {
+	Step    string `json:"step"`
+	Message string `json:"message"`
 }
 
 type wireError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Spawn is a failed spawn's account (a *lifecycle.Error): the step,
+	// what was cleaned up and what was left; Code and Message are its
+	// cause's.
+	Spawn *wireSpawnError `json:"spawn,omitempty"`
+}
+
+type wireSpawnError struct {
+	Initiative string   `json:"initiative"`
+	Step       string   `json:"step"`
+	CleanedUp  []string `json:"cleaned_up,omitempty"`
+	Left       []string `json:"left,omitempty"`
 }
 
 // Error codes. The sentinel ones are mapped back on the client, so
@@ -171,11 +198,31 @@ var sentinels = []struct {
 	{"no_tmux_server", tmux.ErrNoServer},
 	{"invalid_key", tmux.ErrInvalidKey},
 	{"hook_refused", api.ErrHookRefused},
+	{"not_recorded", api.ErrNotRecorded},
+	{"unavailable", facade.ErrUnavailable},
+	{"coach_not_found", coach.ErrNotFound},
+	{"coach_bad_request", coach.ErrBadRequest},
+	{"coach_no_sender", coach.ErrNoSender},
+	{"learn_invalid", learn.ErrInvalid},
+	{"learn_storage", learn.ErrStorage},
+	{"orchestrator_invalid", lifecycle.ErrInvalid},
+	{"orchestrator_exists", lifecycle.ErrExists},
+	{"orchestrator_dirty", lifecycle.ErrDirty},
+	{"orchestrator_not_found", lifecycle.ErrNotFound},
+	{"unknown_agent", lifecycle.ErrUnknownAgent},
+	{"merge_conflict", lifecycle.ErrConflict},
+	{"records_damaged", lifecycle.ErrRecordsDamaged},
+	{"no_records", lifecycle.ErrNoRecords},
 }
 
 func toWireError(err error) *wireError {
 	if err == nil {
 		return nil
+	}
+	if se := (*lifecycle.Error)(nil); errors.As(err, &se) && se.Err != nil {
+		w := toWireError(se.Err)
+		w.Spawn = &wireSpawnError{Initiative: se.Initiative, Step: se.Step, CleanedUp: se.CleanedUp, Left: se.Left}
+		return w
 	}
 	// An *Error keeps its code: a protocol error, or a service that is
 	// itself a Client.
@@ -217,6 +264,9 @@ func (w *wireError) err() error {
 	msg := w.Message
 	if msg == "" {
 		msg = "system3 daemon error " + w.Code
+	}
+	if s := w.Spawn; s != nil {
+		return &lifecycle.Error{Initiative: s.Initiative, Step: s.Step, Err: &Error{Code: w.Code, Message: msg}, CleanedUp: s.CleanedUp, Left: s.Left}
 	}
 	return &Error{Code: w.Code, Message: msg}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 func TestListenPermissions(t *testing.T) {
@@ -43,7 +44,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Listen over a stale socket: %v", err)
 	}
-	srv := NewServer(ln, newFake(t), nil)
+	srv := NewServer(ln, facade.New(newFake(t), facade.Parts{}), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()

@@ -5,21 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
 )
 
-// A Method is one method of [api.Service], described once: its name on
+// A Method is one method of [facade.Service], described once: its name on
 // the socket, how its arguments travel, whether a call whose reply was lost
 // may be made again, and how to call it on any Service. The socket's
 // client ([Client]) and server ([Server]), the failover ([Failover]) and
 // any forwarding Service ([Forwarding]) are all driven by this table, so a
-// new service method is written in api.Service, in its implementation
-// and here, and every process reaches it.
+// new service method is written in facade.Service (or api.Service), in its
+// implementation and here, and every process reaches it.
 type Method struct {
 	// Name is the method on the socket ("inject").
 	Name string
@@ -36,7 +41,16 @@ type Method struct {
 	// knows of the process that connected; an error refuses the call.
 	peer func(args any, p Peer) (any, error)
 	// call runs the method on svc.
-	call func(ctx context.Context, svc api.Service, args any) (any, error)
+	call func(ctx context.Context, svc facade.Service, args any) (any, error)
+	// local prepares the arguments in the calling process before they
+	// cross to another (a repository given as the working directory
+	// becomes its absolute path), for the client.
+	local func(args any) (any, error)
+	// progressOf returns the callback the arguments carry for progress
+	// (nil: none), for the client; withProgress sets it, for the server,
+	// which relays each call as a progress line before the reply.
+	progressOf   func(args any) func(step, message string)
+	withProgress func(args any, fn func(step, message string)) any
 	// result decodes a unary reply's result, for the client.
 	result func(raw json.RawMessage) (any, error)
 	// open starts a stream over c, for the client.
@@ -57,8 +71,9 @@ const (
 	// that is better twice than lost (a hook event, an audit entry): it
 	// runs again like a read.
 	repeatable
-	// action reaches a pane: a lost reply may hide an action that
-	// happened, so it runs again only when it was never sent.
+	// action reaches a pane, or records or starts something that a second
+	// call would do twice (a spawn, an outcome): a lost reply may hide an
+	// action that happened, so it runs again only when it was never sent.
 	action
 	// stream replies {"ok":true}, then one item per line.
 	stream
@@ -66,7 +81,7 @@ const (
 
 // Call runs the method on svc with args (the arguments' type is the
 // method's own; nil for none).
-func (m *Method) Call(ctx context.Context, svc api.Service, args any) (any, error) {
+func (m *Method) Call(ctx context.Context, svc facade.Service, args any) (any, error) {
 	return m.call(ctx, svc, args)
 }
 
@@ -79,50 +94,170 @@ func (m *Method) sentAtMostOnce() bool { return m.kind == action }
 
 // The methods of api.Service.
 var (
-	mSnapshot = unary("snapshot", read, noArgs, func(s api.Service, ctx context.Context, _ struct{}) (api.Snapshot, error) {
+	mSnapshot = unary("snapshot", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (api.Snapshot, error) {
 		return s.Snapshot(ctx)
 	})
-	mWatch = streamed("watch", noArgs, func(s api.Service, ctx context.Context, _ struct{}) (<-chan api.Update, error) {
+	mWatch = streamed("watch", noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (<-chan api.Update, error) {
 		return s.Watch(ctx)
 	})
-	mWakes          = unary("wakes", read, filterArgs, api.Service.Wakes)
-	mWaitWake       = unary("wait_wake", read, filterArgs, api.Service.WaitWake)
-	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, api.Service.SubscribeWakes)
-	mAck            = unary("ack", repeatable, ackArgs, func(s api.Service, ctx context.Context, a ack) (api.Wake, error) {
+	mWakes          = unary("wakes", read, filterArgs, facade.Service.Wakes)
+	mWaitWake       = unary("wait_wake", read, filterArgs, facade.Service.WaitWake)
+	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, facade.Service.SubscribeWakes)
+	mAck            = unary("ack", repeatable, ackArgs, func(s facade.Service, ctx context.Context, a ack) (api.Wake, error) {
 		return s.Ack(ctx, a.ID, a.By)
 	})
-	mAckAll    = unary("ack_all", repeatable, byArgs, api.Service.AckAll)
-	mPreview   = unary("preview", read, body[api.PreviewRequest](), api.Service.Preview)
-	mTaskLists = unary("task_lists", read, idArgs, api.Service.TaskLists)
+	mAckAll    = unary("ack_all", repeatable, byArgs, facade.Service.AckAll)
+	mPreview   = unary("preview", read, body[api.PreviewRequest](), facade.Service.Preview)
+	mTaskLists = unary("task_lists", read, idArgs, facade.Service.TaskLists)
 	// mTask was added within v2: a daemon that predates it answers
 	// bad_request "unknown method".
-	mTask      = unary("task", read, body[api.TaskRequest](), api.Service.Task)
-	mInject    = withPeer(unary("inject", action, body[api.InjectRequest](), api.Service.Inject), originFrom(func(r *api.InjectRequest) *string { return &r.Origin }))
-	mKeys      = withPeer(unary("keys", action, body[api.KeysRequest](), api.Service.SendKeys), originFrom(func(r *api.KeysRequest) *string { return &r.Origin }))
-	mAnswer    = withPeer(unary("answer", action, body[api.AnswerRequest](), api.Service.Answer), originFrom(func(r *api.AnswerRequest) *string { return &r.Origin }))
-	mInterrupt = withPeer(unary("interrupt", action, body[api.InterruptRequest](), api.Service.Interrupt), originFrom(func(r *api.InterruptRequest) *string { return &r.Origin }))
-	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(api.Service.Audit)), auditFromPeer)
+	mTask      = unary("task", read, body[api.TaskRequest](), facade.Service.Task)
+	mInject    = withPeer(unary("inject", action, body[api.InjectRequest](), facade.Service.Inject), originFrom(func(r *api.InjectRequest) *string { return &r.Origin }))
+	mKeys      = withPeer(unary("keys", action, body[api.KeysRequest](), facade.Service.SendKeys), originFrom(func(r *api.KeysRequest) *string { return &r.Origin }))
+	mAnswer    = withPeer(unary("answer", action, body[api.AnswerRequest](), facade.Service.Answer), originFrom(func(r *api.AnswerRequest) *string { return &r.Origin }))
+	mInterrupt = withPeer(unary("interrupt", action, body[api.InterruptRequest](), facade.Service.Interrupt), originFrom(func(r *api.InterruptRequest) *string { return &r.Origin }))
+	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(facade.Service.Audit)), auditFromPeer)
 	// mHook delivers a Claude Code hook event. Added within v2: a daemon
 	// that predates it answers bad_request "unknown method", and `system3
 	// hook` then spools the event.
-	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), noResult(api.Service.Hook)),
+	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), noResult(facade.Service.Hook)),
 		func(ev hooks.Event, p Peer) (hooks.Event, error) {
 			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: p.PID, Exe: p.Exe}
 			return ev, nil
 		})
 	// mLink is repeatable: the same link made twice is one link.
-	mLink = withPeer(unary("link", repeatable, body[api.LinkRequest](), api.Service.Link), originFrom(func(r *api.LinkRequest) *string { return &r.Origin }))
+	mLink = withPeer(unary("link", repeatable, body[api.LinkRequest](), facade.Service.Link), originFrom(func(r *api.LinkRequest) *string { return &r.Origin }))
 	// mAllow asks the policy about a spawn or stop. It runs again like a
 	// read: the action that follows goes to the same process. Added within
 	// v2: a daemon that predates it answers bad_request "unknown method",
 	// and the action is refused.
-	mAllow = withPeer(unary("allow", repeatable, body[api.AllowRequest](), noResult(api.Service.Allow)), originFrom(func(r *api.AllowRequest) *string { return &r.Origin }))
+	mAllow = withPeer(unary("allow", repeatable, body[api.AllowRequest](), noResult(facade.Service.Allow)), originFrom(func(r *api.AllowRequest) *string { return &r.Origin }))
 )
+
+// The methods of the orchestrators, the learning store and the coach
+// (facade.Service), added within v2: a daemon that predates them answers
+// bad_request "unknown method".
+var (
+	mFeatures = unary("features", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (facade.Features, error) {
+		return s.Features(ctx)
+	})
+	// mSpawn, mRestore and mFinish report their steps as progress lines.
+	// A spawn given a command line carries it in the body's
+	// "command_line"; the daemon runs it only for a client that claims to
+	// be the operator's CLI (lifecycle checks the claim).
+	mSpawn = withProgress(withLocal(withPeer(unary("spawn", action, bodyVia(toSpawnWire, fromSpawnWire), facade.Service.Spawn),
+		originFrom(func(r *lifecycle.SpawnRequest) *string { return &r.Origin })),
+		func(r lifecycle.SpawnRequest) (lifecycle.SpawnRequest, error) { return r, absRepo(&r.Repo) }),
+		func(r *lifecycle.SpawnRequest) *func(string, string) { return &r.Progress })
+	mStop = withLocal(withPeer(unary("stop", action, body[lifecycle.StopRequest](), facade.Service.Stop),
+		originFrom(func(r *lifecycle.StopRequest) *string { return &r.Origin })),
+		func(r lifecycle.StopRequest) (lifecycle.StopRequest, error) { return r, absRepoGiven(&r.Repo) })
+	mRestore = withProgress(withPeer(unary("restore", action, body[lifecycle.RestoreRequest](), facade.Service.Restore),
+		originFrom(func(r *lifecycle.RestoreRequest) *string { return &r.Origin })),
+		func(r *lifecycle.RestoreRequest) *func(string, string) { return &r.Progress })
+	mFinish = withProgress(withLocal(withPeer(unary("finish", action, body[lifecycle.FinishRequest](), facade.Service.Finish),
+		originFrom(func(r *lifecycle.FinishRequest) *string { return &r.Origin })),
+		func(r lifecycle.FinishRequest) (lifecycle.FinishRequest, error) { return r, absRepoGiven(&r.Repo) }),
+		func(r *lifecycle.FinishRequest) *func(string, string) { return &r.Progress })
+	mAgents = unary("agents", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]string, error) {
+		return s.Agents(ctx)
+	})
+
+	// mReportOutcome records: a second call would record it twice.
+	mReportOutcome = unary("report_outcome", action, body[learn.Outcome](), facade.Service.ReportOutcome)
+	mCapabilities  = unary("capabilities", read, body[capabilityArgs](), func(s facade.Service, ctx context.Context, a capabilityArgs) ([]learn.Capability, error) {
+		return s.Capabilities(ctx, a.Capability, a.Domain)
+	})
+	mReflect = unary("reflect", read, body[reflectArgs](), func(s facade.Service, ctx context.Context, a reflectArgs) (learn.Reflection, error) {
+		return s.Reflect(ctx, a.Query, a.About, a.Budget)
+	})
+	mLearnings = unary("learnings", read, body[int](), facade.Service.Learnings)
+
+	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.PatternInfo, error) {
+		return s.PatternInfos(ctx)
+	})
+	mPatternInfo  = unary("pattern", read, idArgs, facade.Service.PatternInfo)
+	mActiveAlerts = unary("active_alerts", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.Alert, error) {
+		return s.ActiveAlerts(ctx)
+	})
+	mHistory = unary("alert_history", read, body[coach.HistoryQuery](), facade.Service.History)
+	mStats   = unary("intervention_stats", read, body[statsArgs](), func(s facade.Service, ctx context.Context, a statsArgs) ([]coach.Stats, error) {
+		return s.Stats(ctx, a.Pattern, a.Context)
+	})
+	mDirectives = unary("directives", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (coach.DirectivesView, error) {
+		return s.Directives(ctx)
+	})
+	// mRequestIntervention may type a reminder: its requester is the peer.
+	mRequestIntervention = withPeer(unary("request_intervention", action, body[coach.InterventionRequest](), facade.Service.RequestIntervention),
+		originFrom(func(r *coach.InterventionRequest) *string { return &r.By }))
+	mReportIntervention = withPeer(unary("report_intervention", action, body[coach.Report](), facade.Service.ReportIntervention),
+		originFrom(func(r *coach.Report) *string { return &r.By }))
+	mRemind = withPeer(unary("remind", action, body[facade.RemindRequest](), facade.Service.Remind),
+		originFrom(func(r *facade.RemindRequest) *string { return &r.Origin }))
+)
+
+// Arguments of the methods that take more than one.
+type (
+	capabilityArgs struct {
+		Capability string `json:"capability"`
+		Domain     string `json:"domain,omitempty"`
+	}
+	reflectArgs struct {
+		Query  string       `json:"query"`
+		About  string       `json:"about,omitempty"`
+		Budget learn.Budget `json:"budget,omitempty"`
+	}
+	statsArgs struct {
+		Pattern string `json:"pattern"`
+		Context string `json:"context,omitempty"`
+	}
+	// spawnWire is a spawn request as it travels: its command line, which
+	// the request's own JSON form leaves out, beside it.
+	spawnWire struct {
+		lifecycle.SpawnRequest
+		CommandLine string `json:"command_line,omitempty"`
+	}
+)
+
+func toSpawnWire(r lifecycle.SpawnRequest) spawnWire { return spawnWire{r, r.Command} }
+
+func fromSpawnWire(w spawnWire) lifecycle.SpawnRequest {
+	r := w.SpawnRequest
+	r.Command = w.CommandLine
+	return r
+}
+
+// absRepo makes a repository the calling process names (empty: its
+// working directory) absolute, since the daemon runs elsewhere.
+func absRepo(repo *string) error {
+	dir := *repo
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%w: repository %q: %v", api.ErrBadRequest, dir, err)
+	}
+	*repo = abs
+	return nil
+}
+
+// absRepoGiven is absRepo for a repository that is only a fallback: an
+// empty one stays empty.
+func absRepoGiven(repo *string) error {
+	if *repo == "" {
+		return nil
+	}
+	return absRepo(repo)
+}
 
 // methods holds every Method by name, for the server.
 var methods = func() map[string]*Method {
 	all := []*Method{mSnapshot, mWatch, mWakes, mWaitWake, mSubscribeWakes, mAck, mAckAll, mPreview, mTaskLists,
-		mTask, mInject, mKeys, mAnswer, mInterrupt, mAudit, mHook, mLink, mAllow}
+		mTask, mInject, mKeys, mAnswer, mInterrupt, mAudit, mHook, mLink, mAllow,
+		mFeatures, mSpawn, mStop, mRestore, mFinish, mAgents,
+		mReportOutcome, mCapabilities, mReflect, mLearnings,
+		mPatternInfos, mPatternInfo, mActiveAlerts, mHistory, mStats, mDirectives, mRequestIntervention, mReportIntervention, mRemind}
 	byName := make(map[string]*Method, len(all))
 	for _, m := range all {
 		if byName[m.Name] != nil || m.Name == methodPing || m.Name == methodHosts {
@@ -210,7 +345,7 @@ func body[A any]() args[A] {
 }
 
 // unary describes a method with one reply.
-func unary[A, R any](name string, k kind, in args[A], fn func(api.Service, context.Context, A) (R, error)) *Method {
+func unary[A, R any](name string, k kind, in args[A], fn func(facade.Service, context.Context, A) (R, error)) *Method {
 	m := describe(name, k, in, fn)
 	m.result = func(raw json.RawMessage) (any, error) {
 		var v R
@@ -224,7 +359,7 @@ func unary[A, R any](name string, k kind, in args[A], fn func(api.Service, conte
 }
 
 // streamed describes a method that replies with a stream of T.
-func streamed[A, T any](name string, in args[A], fn func(api.Service, context.Context, A) (<-chan T, error)) *Method {
+func streamed[A, T any](name string, in args[A], fn func(facade.Service, context.Context, A) (<-chan T, error)) *Method {
 	m := describe(name, stream, in, fn)
 	m.open = func(c *Client, ctx context.Context, req request) (any, error) {
 		return openStream[T](c, ctx, req)
@@ -236,7 +371,7 @@ func streamed[A, T any](name string, in args[A], fn func(api.Service, context.Co
 	return m
 }
 
-func describe[A, R any](name string, k kind, in args[A], fn func(api.Service, context.Context, A) (R, error)) *Method {
+func describe[A, R any](name string, k kind, in args[A], fn func(facade.Service, context.Context, A) (R, error)) *Method {
 	return &Method{
 		Name: name,
 		kind: k,
@@ -251,11 +386,48 @@ func describe[A, R any](name string, k kind, in args[A], fn func(api.Service, co
 			return req, nil
 		},
 		decode: func(r request) (any, error) { return in.decode(r) },
-		call: func(ctx context.Context, svc api.Service, a any) (any, error) {
+		call: func(ctx context.Context, svc facade.Service, a any) (any, error) {
 			v, _ := a.(A)
 			return fn(svc, ctx, v)
 		},
 	}
+}
+
+// bodyVia carries A as the body in the JSON form of W.
+func bodyVia[A, W any](to func(A) W, from func(W) A) args[A] {
+	in := body[W]()
+	return args[A]{
+		body:   true,
+		encode: func(a A) (request, error) { return in.encode(to(a)) },
+		decode: func(r request) (A, error) {
+			w, err := in.decode(r)
+			return from(w), err
+		},
+	}
+}
+
+// withLocal adds to m how the client prepares its arguments.
+func withLocal[A any](m *Method, fn func(A) (A, error)) *Method {
+	m.local = func(a any) (any, error) {
+		v, _ := a.(A)
+		return fn(v)
+	}
+	return m
+}
+
+// withProgress adds to m the progress callback its arguments carry in the
+// field field returns.
+func withProgress[A any](m *Method, field func(*A) *func(step, message string)) *Method {
+	m.progressOf = func(a any) func(string, string) {
+		v, _ := a.(A)
+		return *field(&v)
+	}
+	m.withProgress = func(a any, fn func(string, string)) any {
+		v, _ := a.(A)
+		*field(&v) = fn
+		return v
+	}
+	return m
 }
 
 // withPeer adds to m how the server sets its arguments' origin.
@@ -278,24 +450,24 @@ func originFrom[A any](field func(*A) *string) func(A, Peer) (A, error) {
 }
 
 // noResult adapts a method that returns only an error.
-func noResult[A any](fn func(api.Service, context.Context, A) error) func(api.Service, context.Context, A) (struct{}, error) {
-	return func(s api.Service, ctx context.Context, a A) (struct{}, error) { return struct{}{}, fn(s, ctx, a) }
+func noResult[A any](fn func(facade.Service, context.Context, A) error) func(facade.Service, context.Context, A) (struct{}, error) {
+	return func(s facade.Service, ctx context.Context, a A) (struct{}, error) { return struct{}{}, fn(s, ctx, a) }
 }
 
-// Forwarding returns a api.Service whose every call is made by invoke,
+// Forwarding returns a facade.Service whose every call is made by invoke,
 // with the call's Method and arguments. A decorator (a failover, a proxy)
 // is then one function: run m.Call on the service it chooses.
-func Forwarding(invoke func(ctx context.Context, m *Method, args any) (any, error)) api.Service {
+func Forwarding(invoke func(ctx context.Context, m *Method, args any) (any, error)) facade.Service {
 	return forward{invoke}
 }
 
-// forward is api.Service made from one invoke function: each method
+// forward is facade.Service made from one invoke function: each method
 // names its Method and packs its arguments. Client and Failover embed it.
 type forward struct {
 	invoke func(ctx context.Context, m *Method, args any) (any, error)
 }
 
-var _ api.Service = forward{}
+var _ facade.Service = forward{}
 
 // errUnconnected is the error of a Failover used before Connect.
 var errUnconnected = errors.New("ipc: the service was used before it was connected")
@@ -386,4 +558,80 @@ func (f forward) Link(ctx context.Context, req api.LinkRequest) (api.Session, er
 func (f forward) Allow(ctx context.Context, req api.AllowRequest) error {
 	_, err := f.call(ctx, mAllow, req)
 	return err
+}
+
+func (f forward) Features(ctx context.Context) (facade.Features, error) {
+	return as[facade.Features](f.call(ctx, mFeatures, struct{}{}))
+}
+
+func (f forward) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	return as[lifecycle.SpawnResult](f.call(ctx, mSpawn, req))
+}
+
+func (f forward) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	return as[lifecycle.StopResult](f.call(ctx, mStop, req))
+}
+
+func (f forward) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+	return as[lifecycle.RestoreResult](f.call(ctx, mRestore, req))
+}
+
+func (f forward) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+	return as[lifecycle.FinishResult](f.call(ctx, mFinish, req))
+}
+
+func (f forward) Agents(ctx context.Context) ([]string, error) {
+	return as[[]string](f.call(ctx, mAgents, struct{}{}))
+}
+
+func (f forward) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
+	return as[learn.Report](f.call(ctx, mReportOutcome, o))
+}
+
+func (f forward) Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error) {
+	return as[[]learn.Capability](f.call(ctx, mCapabilities, capabilityArgs{Capability: capability, Domain: domain}))
+}
+
+func (f forward) Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error) {
+	return as[learn.Reflection](f.call(ctx, mReflect, reflectArgs{Query: query, About: about, Budget: budget}))
+}
+
+func (f forward) Learnings(ctx context.Context, n int) (learn.Summary, error) {
+	return as[learn.Summary](f.call(ctx, mLearnings, n))
+}
+
+func (f forward) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {
+	return as[[]coach.PatternInfo](f.call(ctx, mPatternInfos, struct{}{}))
+}
+
+func (f forward) PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error) {
+	return as[coach.PatternInfo](f.call(ctx, mPatternInfo, id))
+}
+
+func (f forward) ActiveAlerts(ctx context.Context) ([]coach.Alert, error) {
+	return as[[]coach.Alert](f.call(ctx, mActiveAlerts, struct{}{}))
+}
+
+func (f forward) History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error) {
+	return as[[]coach.Alert](f.call(ctx, mHistory, q))
+}
+
+func (f forward) Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error) {
+	return as[[]coach.Stats](f.call(ctx, mStats, statsArgs{Pattern: pattern, Context: context}))
+}
+
+func (f forward) Directives(ctx context.Context) (coach.DirectivesView, error) {
+	return as[coach.DirectivesView](f.call(ctx, mDirectives, struct{}{}))
+}
+
+func (f forward) RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error) {
+	return as[coach.InterventionResult](f.call(ctx, mRequestIntervention, req))
+}
+
+func (f forward) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
+	return as[coach.InterventionStanding](f.call(ctx, mReportIntervention, r))
+}
+
+func (f forward) Remind(ctx context.Context, req facade.RemindRequest) (api.ActionResult, error) {
+	return as[api.ActionResult](f.call(ctx, mRemind, req))
 }

@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/wake"
 )
 
-// Each method of api.Service, forwarded, names its own Method, and
+// Each method of facade.Service, forwarded, names its own Method, and
 // that Method calls the same method of the service it runs on; none of
 // the table is left unreached. Names are the socket's: a wrong pairing
 // would send one method's call as another's.
@@ -20,8 +20,13 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		"SubscribeWakes": "subscribe_wakes", "Ack": "ack", "AckAll": "ack_all", "Preview": "preview",
 		"TaskLists": "task_lists", "Task": "task", "Inject": "inject", "SendKeys": "keys", "Answer": "answer",
 		"Interrupt": "interrupt", "Audit": "audit", "Hook": "hook", "Link": "link", "Allow": "allow",
+		"Features": "features", "Spawn": "spawn", "Stop": "stop", "Restore": "restore", "Finish": "finish", "Agents": "agents",
+		"ReportOutcome": "report_outcome", "Capabilities": "capabilities", "Reflect": "reflect", "Learnings": "learnings",
+		"PatternInfos": "patterns", "PatternInfo": "pattern", "ActiveAlerts": "active_alerts", "History": "alert_history",
+		"Stats": "intervention_stats", "Directives": "directives", "RequestIntervention": "request_intervention",
+		"ReportIntervention": "report_intervention", "Remind": "remind",
 	}
-	fake := newFake(t)
+	fake := &parts{fakeService: newFake(t), fail: true}
 	for name := range methods {
 		fake.Fail(name, errors.New(name))
 	}
@@ -30,9 +35,9 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		got = m
 		return m.Call(ctx, fake, args)
 	})
-	st := reflect.TypeFor[api.Service]()
+	st := reflect.TypeFor[facade.Service]()
 	if st.NumMethod() != len(methods) || len(wire) != len(methods) {
-		t.Fatalf("api.Service has %d methods, the table %d, this test knows %d", st.NumMethod(), len(methods), len(wire))
+		t.Fatalf("facade.Service has %d methods, the table %d, this test knows %d", st.NumMethod(), len(methods), len(wire))
 	}
 	reached := map[string]bool{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,7 +74,11 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 // Only the actions that reach a pane are sent at most once; everything
 // else may run again on a service opened anew.
 func TestMethodsSentAtMostOnce(t *testing.T) {
-	want := map[string]bool{"inject": true, "keys": true, "answer": true, "interrupt": true}
+	want := map[string]bool{"inject": true, "keys": true, "answer": true, "interrupt": true,
+		// What starts, stops or records something a second call would do
+		// twice.
+		"spawn": true, "stop": true, "restore": true, "finish": true, "report_outcome": true,
+		"request_intervention": true, "report_intervention": true, "remind": true}
 	for name, m := range methods {
 		if m.sentAtMostOnce() != want[name] {
 			t.Errorf("%s: sent at most once = %v, want %v", name, m.sentAtMostOnce(), want[name])

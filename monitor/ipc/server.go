@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // Listen creates the socket at path, usable by this user only. A socket file
@@ -84,7 +85,7 @@ func removeStale(path string) error {
 // Server serves a api.Service on a listener, one call per connection.
 type Server struct {
 	ln  net.Listener
-	svc api.Service
+	svc facade.Service
 	log *slog.Logger
 
 	// Hosts, when set before Run, answers the hosts method: what this
@@ -103,12 +104,18 @@ type Server struct {
 const maxConns = 512
 
 // NewServer returns a server for svc on ln. Run takes ln over and closes it.
-// A nil logger discards.
+// A nil logger discards. svc is served whole when it is a facade.Service;
+// a bare api.Service answers the methods of the orchestrators, the
+// learning store and the coach with facade.ErrUnavailable.
 func NewServer(ln net.Listener, svc api.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{ln: ln, svc: svc, log: log, requestTimeout: requestTimeout, maxConns: maxConns}
+	fs, ok := svc.(facade.Service)
+	if !ok {
+		fs = facade.New(svc, facade.Parts{})
+	}
+	return &Server{ln: ln, svc: fs, log: log, requestTimeout: requestTimeout, maxConns: maxConns}
 }
 
 // Run accepts connections until ctx ends, then closes the listener (which
@@ -317,6 +324,13 @@ func (s *Server) dispatch(ctx context.Context, w *connWriter, req request, peer 
 	if err != nil {
 		return reply1[any](ctx, w, nil, err)
 	}
+	if m.withProgress != nil {
+		// Each step as a line before the reply; a client that left only
+		// ends the writes, and the call ends with its context.
+		args = m.withProgress(args, func(step, message string) {
+			w.write(reply{Progress: &wireProgress{Step: step, Message: message}}, writeTimeout)
+		})
+	}
 	v, err := m.call(ctx, s.svc, args)
 	if m.kind == stream {
 		return m.serve(ctx, w, v, err)
@@ -349,7 +363,10 @@ func relay[T any](ctx context.Context, w *connWriter, ch <-chan T, err error) er
 	}
 }
 
+// connWriter writes a connection's lines, one at a time (progress comes
+// from the service's goroutines).
 type connWriter struct {
+	mu   sync.Mutex
 	conn net.Conn
 }
 
@@ -385,6 +402,8 @@ func (w *connWriter) write(v any, timeout time.Duration) error {
 		b, _ = json.Marshal(reply{Error: &wireError{Code: codeInternal, Message: "system3 daemon could not encode its reply: " + err.Error()}})
 	}
 	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)

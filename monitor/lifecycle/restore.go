@@ -353,7 +353,7 @@ func (m *Manager) restoreCommand(rec Record, origin string) ([]string, map[strin
 	if rec.CommandLine {
 		// The operator's own command line: run again as it was, by the
 		// operator only, without a resume.
-		if origin != OperatorCLI && origin != "tui" && origin != "auto" {
+		if c := api.Claimed(origin); c != OperatorCLI && c != "tui" && c != "auto" {
 			return nil, nil, "", fmt.Errorf("it ran the command line %q, which only the operator (system3 restore, the dashboard) runs again", strings.Join(rec.Command, " "))
 		}
 		return slices.Clone(rec.Command), map[string]string{}, "restarted its command line; system3 knows no resume for it", nil

@@ -295,7 +295,7 @@ func (m *Manager) agentCommand(name, command, origin string) ([]string, map[stri
 	name, command = strings.TrimSpace(name), strings.TrimSpace(command)
 	env := map[string]string{}
 	if command != "" {
-		if origin != OperatorCLI {
+		if api.Claimed(origin) != OperatorCLI {
 			return nil, nil, "", fmt.Errorf("%w: a command line is taken from the operator's `system3 spawn` only; name one of the agents in system3's configuration: %s",
 				ErrUnknownAgent, strings.Join(m.AgentNames(), ", "))
 		}

@@ -53,6 +53,9 @@ type App struct {
 	// coach detects behaviour patterns when this process runs the
 	// monitors (see StartMonitors); nil otherwise.
 	coach *coach.Coach
+	// readingCoach serves the coaching methods of a service whose
+	// monitors have no coach of their own (see Local).
+	readingCoach
 	// socketErr is why the monitors this process runs could not serve the
 	// state dir's socket; nil when they serve it.
 	socketErr error
@@ -135,6 +138,7 @@ func openLog(stateDir string) (*os.File, error) {
 // store and the log.
 func (a *App) Close() {
 	a.closeHosts()
+	a.closeCoach()
 	a.learnMu.Lock()
 	defer a.learnMu.Unlock()
 	if a.learn != nil {

@@ -6,13 +6,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tui"
 )
 
 // DirectiveFiles are the CLAUDE.md files reminders quote: the user's
@@ -93,41 +91,4 @@ type coachedRules struct {
 func (c coachedRules) SetRules(e *rules.Engine) {
 	c.rulesTarget.SetRules(e)
 	c.co.SetPatterns(e.Patterns())
-}
-
-// WithCoach gives MCP options the coaching tools: the monitoring process's
-// coach when it runs in this process, else one reading the same database
-// and typing through svc. A database that cannot be opened leaves them out.
-func (a *App) WithCoach(ctx context.Context, opts *mcpserver.Options, svc api.Injector) func() {
-	if a.coach != nil {
-		opts.Coach = a.coach
-		return func() {}
-	}
-	co, closeFn, err := a.OpenCoach(ctx, nil, svc, nil)
-	if err != nil {
-		a.Log.Warn("behaviour patterns unavailable over MCP", "err", err)
-		return func() {}
-	}
-	opts.Coach = co
-	return closeFn
-}
-
-// WithReminders lets the dashboard's `r` record the reminders it sends, so
-// the coach measures them: through this process's coach, or the database
-// the monitoring process shares.
-func (a *App) WithReminders(ctx context.Context, opts *tui.Options) func() {
-	co, closeFn := a.coach, func() {}
-	if co == nil {
-		var err error
-		co, closeFn, err = a.OpenCoach(ctx, nil, nil, nil)
-		if err != nil {
-			a.Log.Warn("reminders sent from the dashboard will not be measured", "err", err)
-			return func() {}
-		}
-	}
-	opts.ReminderSent = func(ctx context.Context, alert int64) error {
-		_, err := co.MarkSent(ctx, alert, "tui")
-		return err
-	}
-	return closeFn
 }

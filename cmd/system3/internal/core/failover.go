@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 
 // Failover is a Service: the dashboard uses it as one.
-var _ api.Service = (*Failover)(nil)
+var _ facade.Service = (*Failover)(nil)
 
 // How a dashboard attached to a daemon notices that the daemon is gone:
 // it asks the socket every failoverPoll, and once nothing has answered for
@@ -29,18 +29,18 @@ const (
 // the current service; the streams of the old one close, and the dashboard
 // reconnects them to the new one.
 type Failover struct {
-	api.Service // each method forwarded to the current service
-	a           *App
+	facade.Service // each method forwarded to the current service
+	a              *App
 
 	mu      sync.Mutex
-	cur     api.Service
+	cur     facade.Service
 	closeFn func() error
 	notice  string
 	closed  bool
 	pid     int // the daemon's, when attached
 }
 
-func NewFailover(a *App, svc api.Service, closeFn func() error) *Failover {
+func NewFailover(a *App, svc facade.Service, closeFn func() error) *Failover {
 	f := &Failover{a: a, cur: svc, closeFn: closeFn}
 	f.Service = ipc.Forwarding(func(ctx context.Context, m *ipc.Method, args any) (any, error) {
 		return m.Call(ctx, f.Current(), args)
@@ -67,7 +67,7 @@ func (f *Failover) Close() error {
 	return f.closeFn()
 }
 
-func (f *Failover) Current() api.Service {
+func (f *Failover) Current() facade.Service {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cur

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
@@ -71,16 +71,6 @@ func (a *App) LifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	return cfg
 }
 
-// MCPLifecycle is lifecycle for an MCP server: with the config's hosts,
-// stop_orchestrator HOST:NAME is routed (hostsLifecycle).
-func (a *App) MCPLifecycle(svc api.Service) (lifecycle.Orchestrators, error) {
-	m, err := a.Lifecycle(svc)
-	if err != nil {
-		return nil, err
-	}
-	return a.HostsLifecycle(m, svc), nil
-}
-
 // Lifecycle returns the spawn/stop manager over svc.
 func (a *App) Lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	m, err := lifecycle.New(a.LifecycleConfig(svc))
@@ -90,18 +80,14 @@ func (a *App) Lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 	return m, nil
 }
 
-// OpenLifecycle opens the service (the daemon's, or monitors this process
-// runs) and the orchestrator manager on it; release closes the service.
-func (a *App) OpenLifecycle(ctx context.Context) (m *lifecycle.Manager, release func(), err error) {
+// OpenReleasing opens the one service (the daemon's, or monitors this
+// process runs); release closes it.
+func (a *App) OpenReleasing(ctx context.Context) (svc facade.Service, release func(), err error) {
 	svc, closeFn, err := a.OpenService(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if m, err = a.Lifecycle(svc); err != nil {
-		a.Release(closeFn)
-		return nil, nil, err
-	}
-	return m, func() { a.Release(closeFn) }, nil
+	return svc, func() { a.Release(closeFn) }, nil
 }
 
 // orchestratorConfig adds the orchestrator records, auto-restore and the

@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
@@ -26,9 +27,17 @@ import (
 // dir's lock (one monitoring process per state dir), opens the wake
 // journal, and starts the tmux watcher and the supervisor. The returned
 // function stops everything and releases the lock.
-func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, error) {
+func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, error) {
 	if TestStartMonitors != nil {
-		return TestStartMonitors(a, ctx)
+		svc, stop, err := TestStartMonitors(a, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		lm, err := a.Lifecycle(svc)
+		if err != nil {
+			a.Log.Warn("orchestrators unavailable", "err", err)
+		}
+		return a.Local(ctx, svc, lm), stop, nil
 	}
 	// A tmux too old to work with is said at once, in its one sentence,
 	// not by monitors that never see a pane (a wait that times out).
@@ -51,7 +60,7 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	for _, w := range warnings {
 		a.Log.Warn("wake journal", "warning", w.String())
 	}
-	fail := func(err error) (api.Service, func() error, error) {
+	fail := func(err error) (facade.Service, func() error, error) {
 		store.Close()
 		lock.Release()
 		return nil, nil, err
@@ -168,6 +177,17 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })
 	}
+	// The orchestrator records learn their agents' session ids, and
+	// auto-restore watches for the tmux server to come back.
+	lm, err := a.Lifecycle(sup)
+	if err != nil {
+		a.Log.Warn("orchestrators unavailable; records not kept current", "err", err)
+		lm = nil
+	} else {
+		g.Go(func() error { return lm.Run(gctx) })
+	}
+	// The one service of this process, served on the socket too.
+	svc := a.Local(ctx, sup, lm)
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.
@@ -179,7 +199,7 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 		}
 		a.Log.Warn("serve socket", "err", err)
 	} else {
-		srv := ipc.NewServer(ln, sup, a.Log)
+		srv := ipc.NewServer(ln, svc, a.Log)
 		if len(a.RemoteHosts()) > 0 {
 			// Clients (status --all-hosts) read the hosts this daemon
 			// follows instead of asking each over ssh.
@@ -191,13 +211,6 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 	}
 	if ls := a.LearnStore(); ls != nil {
 		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
-	}
-	// The orchestrator records learn their agents' session ids, and
-	// auto-restore watches for the tmux server to come back.
-	if lm, err := a.Lifecycle(sup); err != nil {
-		a.Log.Warn("orchestrator records not kept current", "err", err)
-	} else {
-		g.Go(func() error { return lm.Run(gctx) })
 	}
 	a.Log.Info("monitors started", "server", srv.String(), "state_dir", dir)
 
@@ -219,7 +232,7 @@ func (a *App) StartMonitors(ctx context.Context) (api.Service, func() error, err
 		a.Log.Info("monitors stopped")
 		return err
 	}
-	return sup, stop, nil
+	return svc, stop, nil
 }
 
 // replayHooks feeds the hook spool to the supervisor.

@@ -87,10 +87,21 @@ func (a *App) RouteCLI(ctx context.Context, origin, host, tool, target string, a
 // (the session named HOST:orch-NAME). Spawning stays on this machine.
 type hostsLifecycle struct {
 	lifecycle.Orchestrators
-	a   *App
-	svc interface {
+	local *lifecycle.Manager
+	a     *App
+	svc   interface {
 		Allow(ctx context.Context, req api.AllowRequest) error
 	}
+}
+
+// Restore and Finish are this machine's: they act on its orchestrator
+// records and checkouts.
+func (l hostsLifecycle) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+	return l.local.Restore(ctx, req)
+}
+
+func (l hostsLifecycle) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+	return l.local.Finish(ctx, req)
 }
 
 // HostsLifecycle wraps lc for the config's hosts; without hosts it is
@@ -99,7 +110,7 @@ func (a *App) HostsLifecycle(lc *lifecycle.Manager, svc api.Service) lifecycle.O
 	if len(a.RemoteHosts()) == 0 {
 		return lc
 	}
-	return hostsLifecycle{Orchestrators: lc, a: a, svc: svc}
+	return hostsLifecycle{Orchestrators: lc, local: lc, a: a, svc: svc}
 }
 
 func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {

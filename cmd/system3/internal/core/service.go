@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
@@ -22,11 +23,13 @@ func (a *App) SocketPath() string {
 	return filepath.Join(a.Settings.StateDir, ipc.SocketFile)
 }
 
-// OpenService returns the monitors of the system3 process that runs them
-// for this state dir (the dashboard or `system3 serve`), over its socket.
+// OpenService returns the one service (facade.Service) of the system3
+// process that runs the monitors for this state dir (the dashboard or
+// `system3 serve`), over its socket: sessions, wakes and actions, and its
+// orchestrators, learning store and coach.
 // When none runs, it starts monitors in this process. closeFn releases
 // either; call it once the command is done.
-func (a *App) OpenService(ctx context.Context) (svc api.Service, closeFn func() error, err error) {
+func (a *App) OpenService(ctx context.Context) (svc facade.Service, closeFn func() error, err error) {
 	path := a.SocketPath()
 	// Another system3 holding the state dir's lock without answering on
 	// its socket is starting up or shutting down: ask again shortly.

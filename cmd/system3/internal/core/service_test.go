@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
@@ -59,7 +58,7 @@ func TestOpenServiceStartsOrAttaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := svc1.(*monitor.Supervisor); !ok {
+	if _, attached := svc1.(*ipc.Client); attached || svc1 == nil {
 		t.Fatalf("the first process got %T, want monitors of its own", svc1)
 	}
 	if first.SocketErr() != nil {
@@ -98,7 +97,7 @@ func TestOpenServiceStartsOrAttaches(t *testing.T) {
 		t.Fatalf("after the first stopped: %v", err)
 	}
 	defer close3()
-	if _, ok := svc3.(*monitor.Supervisor); !ok {
+	if _, attached := svc3.(*ipc.Client); attached || svc3 == nil {
 		t.Fatalf("after the first stopped, got %T, want monitors of its own", svc3)
 	}
 }

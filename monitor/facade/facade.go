@@ -1,0 +1,94 @@
+// Package facade is system3's one service: what the dashboard, the MCP
+// server, the CLI and the state dir's socket see. It is [api.Service]
+// (sessions, wakes, actions, links, policy) together with the
+// orchestrators (spawn, stop, restore, finish), the learning store and
+// the coach. [New] builds it in the process that runs the monitors; a
+// process attached to that one gets the same Service over the socket
+// (monitor/ipc drives the client, the server and the failover from one
+// method table), so a method added here reaches every process.
+package facade
+
+import (
+	"context"
+	"errors"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/lifecycle"
+)
+
+// Service is system3's one service.
+type Service interface {
+	api.Service
+	Orchestrators
+	Learning
+	Coaching
+	// Features says which parts this service has: a part without its
+	// store (a learning database that cannot be opened) answers every
+	// method with an error matching ErrUnavailable.
+	Features(ctx context.Context) (Features, error)
+}
+
+// Orchestrators start, stop, restore and finish orchestrators
+// (monitor/lifecycle).
+type Orchestrators interface {
+	// Spawn starts an orchestrator in a new worktree; req.Progress, when
+	// set, hears each step, also across the socket.
+	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
+	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
+	Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error)
+	Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error)
+	// Agents are the agents a spawn may name, sorted.
+	Agents(ctx context.Context) ([]string, error)
+}
+
+// Learning is the learning store (monitor/learn).
+type Learning interface {
+	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
+	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
+	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
+	// Learnings summarises the store: the last n outcomes, patterns and
+	// anti-patterns.
+	Learnings(ctx context.Context, n int) (learn.Summary, error)
+}
+
+// Coaching is the coach (monitor/coach): behaviour patterns, their
+// alerts and the interventions that answer them.
+type Coaching interface {
+	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
+	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
+	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
+	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
+	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
+	Directives(ctx context.Context) (coach.DirectivesView, error)
+	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
+	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
+	// Remind types a wake's reminder into its pane and, once the pane
+	// took it, records it as sent so its effect is measured: the one path
+	// of a reminder a person sends (the dashboard's r). A reminder typed
+	// but not recorded returns its result with an error matching
+	// api.ErrNotRecorded.
+	Remind(ctx context.Context, req RemindRequest) (api.ActionResult, error)
+}
+
+// RemindRequest is a reminder to send into a pane.
+type RemindRequest struct {
+	Pane     string       `json:"pane"`
+	Reminder api.Reminder `json:"reminder"`
+	Origin   string       `json:"origin"`
+}
+
+// Features are the parts a Service has.
+type Features struct {
+	// Orchestrators: spawn, stop and Agents; Finish: restore and finish
+	// too (orchestrators on this machine).
+	Orchestrators bool `json:"orchestrators"`
+	Finish        bool `json:"finish"`
+	Learning      bool `json:"learning"`
+	Coaching      bool `json:"coaching"`
+}
+
+// ErrUnavailable matches the error of a method whose part this service
+// does not have; its message says which and why.
+var ErrUnavailable = errors.New("not available in this system3")

@@ -1,0 +1,245 @@
+package facade
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/monitor/lifecycle"
+)
+
+// Learner is the learning store as New uses it; *learn.Store is one.
+type Learner interface {
+	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
+	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
+	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
+	Summary(ctx context.Context, n int) (learn.Summary, error)
+}
+
+var _ Learner = (*learn.Store)(nil)
+
+// Coacher is the coach as New uses it; *coach.Coach is one.
+type Coacher interface {
+	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
+	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
+	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
+	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
+	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
+	Directives() (coach.DirectivesView, error)
+	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
+	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
+	MarkSent(ctx context.Context, id int64, by string) (coach.Alert, error)
+}
+
+var _ Coacher = (*coach.Coach)(nil)
+
+// Parts are what New builds a Service from. A nil part is unavailable:
+// its methods return an error matching ErrUnavailable.
+type Parts struct {
+	// Orchestrators spawns and stops (a *lifecycle.Manager, or one that
+	// routes HOST:NAME to other hosts); when it is also a
+	// lifecycle.Finisher, it restores and finishes.
+	Orchestrators lifecycle.Orchestrators
+	Learn         Learner
+	Coach         Coacher
+}
+
+// New returns the Service of svc and parts, for the process that has
+// them. Its Link keeps the orchestrator records in step (lifecycle.Link),
+// and its Remind records what it sent with the coach.
+func New(svc api.Service, p Parts) Service {
+	return &local{Service: svc, p: p}
+}
+
+// local is the Service of one process.
+type local struct {
+	api.Service
+	p Parts
+}
+
+func unavailable(what string) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, what)
+}
+
+var (
+	errNoOrchestrators = unavailable("this system3 cannot start or stop orchestrators (its lifecycle could not be set up; its log says why)")
+	errNoFinish        = unavailable("this system3 cannot restore or finish orchestrators")
+	errNoLearn         = unavailable("the learning store is not open in this system3 (its log says why)")
+	errNoCoach         = unavailable("behaviour patterns are off in this system3: the coach's database could not be opened (its log says why)")
+)
+
+func (l *local) Features(context.Context) (Features, error) {
+	_, fin := l.p.Orchestrators.(lifecycle.Finisher)
+	return Features{Orchestrators: l.p.Orchestrators != nil, Finish: fin, Learning: l.p.Learn != nil, Coaching: l.p.Coach != nil}, nil
+}
+
+func (l *local) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
+	return lifecycle.Link(ctx, l.Service, l.p.Orchestrators, req)
+}
+
+func (l *local) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	if l.p.Orchestrators == nil {
+		return lifecycle.SpawnResult{}, errNoOrchestrators
+	}
+	return l.p.Orchestrators.Spawn(ctx, req)
+}
+
+func (l *local) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	if l.p.Orchestrators == nil {
+		return lifecycle.StopResult{}, errNoOrchestrators
+	}
+	return l.p.Orchestrators.Stop(ctx, req)
+}
+
+func (l *local) finisher() (lifecycle.Finisher, error) {
+	if l.p.Orchestrators == nil {
+		return nil, errNoOrchestrators
+	}
+	f, ok := l.p.Orchestrators.(lifecycle.Finisher)
+	if !ok {
+		return nil, errNoFinish
+	}
+	return f, nil
+}
+
+func (l *local) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+	f, err := l.finisher()
+	if err != nil {
+		return lifecycle.RestoreResult{}, err
+	}
+	return f.Restore(ctx, req)
+}
+
+func (l *local) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+	f, err := l.finisher()
+	if err != nil {
+		return lifecycle.FinishResult{}, err
+	}
+	return f.Finish(ctx, req)
+}
+
+func (l *local) Agents(context.Context) ([]string, error) {
+	if l.p.Orchestrators == nil {
+		return nil, errNoOrchestrators
+	}
+	return l.p.Orchestrators.AgentNames(), nil
+}
+
+func (l *local) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
+	if l.p.Learn == nil {
+		return learn.Report{}, errNoLearn
+	}
+	return l.p.Learn.ReportOutcome(ctx, o)
+}
+
+func (l *local) Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error) {
+	if l.p.Learn == nil {
+		return nil, errNoLearn
+	}
+	return l.p.Learn.Capabilities(ctx, capability, domain)
+}
+
+func (l *local) Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error) {
+	if l.p.Learn == nil {
+		return learn.Reflection{}, errNoLearn
+	}
+	return l.p.Learn.Reflect(ctx, query, about, budget)
+}
+
+func (l *local) Learnings(ctx context.Context, n int) (learn.Summary, error) {
+	if l.p.Learn == nil {
+		return learn.Summary{}, errNoLearn
+	}
+	return l.p.Learn.Summary(ctx, n)
+}
+
+func (l *local) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {
+	if l.p.Coach == nil {
+		return nil, errNoCoach
+	}
+	return l.p.Coach.PatternInfos(ctx)
+}
+
+func (l *local) PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error) {
+	if l.p.Coach == nil {
+		return coach.PatternInfo{}, errNoCoach
+	}
+	return l.p.Coach.PatternInfo(ctx, id)
+}
+
+func (l *local) ActiveAlerts(ctx context.Context) ([]coach.Alert, error) {
+	if l.p.Coach == nil {
+		return nil, errNoCoach
+	}
+	return l.p.Coach.ActiveAlerts(ctx)
+}
+
+func (l *local) History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error) {
+	if l.p.Coach == nil {
+		return nil, errNoCoach
+	}
+	return l.p.Coach.History(ctx, q)
+}
+
+func (l *local) Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error) {
+	if l.p.Coach == nil {
+		return nil, errNoCoach
+	}
+	return l.p.Coach.Stats(ctx, pattern, context)
+}
+
+func (l *local) Directives(context.Context) (coach.DirectivesView, error) {
+	if l.p.Coach == nil {
+		return coach.DirectivesView{}, errNoCoach
+	}
+	return l.p.Coach.Directives()
+}
+
+func (l *local) RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error) {
+	if l.p.Coach == nil {
+		return coach.InterventionResult{}, errNoCoach
+	}
+	return l.p.Coach.RequestIntervention(ctx, req)
+}
+
+func (l *local) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
+	if l.p.Coach == nil {
+		return coach.InterventionStanding{}, errNoCoach
+	}
+	return l.p.Coach.ReportIntervention(ctx, r)
+}
+
+// Remind sends through the service's Inject; without a coach the reminder
+// is typed and not recorded (nothing measures it).
+func (l *local) Remind(ctx context.Context, req RemindRequest) (api.ActionResult, error) {
+	var record func(context.Context, int64) error
+	if co := l.p.Coach; co != nil {
+		record = func(ctx context.Context, alert int64) error {
+			_, err := co.MarkSent(ctx, alert, req.Origin)
+			return err
+		}
+	}
+	return api.SendReminder(ctx, l.Service, req.Pane, req.Reminder, req.Origin, record)
+}
+
+// Sessions returns svc whose api.Service part is sessions instead: a
+// process that follows other hosts sees their sessions beside its own
+// (remote.Fleet over the service), and keeps the rest of svc.
+func Sessions(svc Service, sessions api.Service) Service {
+	return overlay{Service: sessions, Orchestrators: svc, Learning: svc, Coaching: svc, featured: svc}
+}
+
+// overlay is a Service whose api.Service part is replaced.
+type overlay struct {
+	api.Service
+	Orchestrators
+	Learning
+	Coaching
+	featured
+}
+
+type featured interface {
+	Features(ctx context.Context) (Features, error)
+}
