@@ -1,0 +1,122 @@
+package facade_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/monitortest"
+)
+
+// orchestrators records what is asked of it.
+type orchestrators struct {
+	linked []api.LinkRequest
+}
+
+func (o *orchestrators) Spawn(context.Context, lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	return lifecycle.SpawnResult{Status: "spawned"}, nil
+}
+
+func (o *orchestrators) Stop(context.Context, lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	return lifecycle.StopResult{Status: "stopped"}, nil
+}
+
+func (o *orchestrators) AgentNames() []string { return []string{"claude"} }
+
+func (o *orchestrators) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
+	o.linked = append(o.linked, req)
+}
+
+// marker is a coach that records what is marked sent.
+type marker struct {
+	facade.Coacher
+	sent []string
+}
+
+func (m *marker) MarkSent(_ context.Context, id int64, by string) (coach.Alert, error) {
+	m.sent = append(m.sent, by)
+	return coach.Alert{ID: id}, nil
+}
+
+func newFake(t *testing.T) *monitortest.Service {
+	svc := monitortest.NewService(t, monitortest.Ticking(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{{Pane: "%1", Session: "orch-auth", Target: "orch-auth:0.0", Agent: "claude"}}})
+	return svc
+}
+
+// A part the service lacks says so with ErrUnavailable, and Features
+// tells which it has; restore and finish need orchestrators that can.
+func TestMissingPartsSaySo(t *testing.T) {
+	ctx := context.Background()
+	svc := facade.New(newFake(t), facade.Parts{Orchestrators: &orchestrators{}})
+	f, err := svc.Features(ctx)
+	if err != nil || f != (facade.Features{Orchestrators: true}) {
+		t.Fatalf("features = %+v, %v", f, err)
+	}
+	if names, err := svc.Agents(ctx); err != nil || len(names) != 1 {
+		t.Errorf("agents = %v, %v", names, err)
+	}
+	if _, err := svc.Restore(ctx, lifecycle.RestoreRequest{All: true}); !errors.Is(err, facade.ErrUnavailable) {
+		t.Errorf("restore without a finisher: %v", err)
+	}
+	if _, err := svc.Reflect(ctx, "q", "", ""); !errors.Is(err, facade.ErrUnavailable) {
+		t.Errorf("reflect without a store: %v", err)
+	}
+	if _, err := svc.PatternInfos(ctx); !errors.Is(err, facade.ErrUnavailable) {
+		t.Errorf("patterns without a coach: %v", err)
+	}
+	none := facade.New(newFake(t), facade.Parts{})
+	if _, err := none.Spawn(ctx, lifecycle.SpawnRequest{}); !errors.Is(err, facade.ErrUnavailable) {
+		t.Errorf("spawn without orchestrators: %v", err)
+	}
+}
+
+// The service's Link keeps the orchestrator records in step, whoever
+// links; a Sessions overlay keeps the rest of the service.
+func TestLinkKeepsRecords(t *testing.T) {
+	ctx := context.Background()
+	o := &orchestrators{}
+	fake := newFake(t)
+	svc := facade.New(fake, facade.Parts{Orchestrators: o})
+	req := api.LinkRequest{Target: api.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "tui"}
+	if _, err := svc.Link(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.linked) != 1 || o.linked[0].TaskList != "PRD-AUTH" {
+		t.Fatalf("records told of %+v", o.linked)
+	}
+	over := facade.Sessions(svc, fake)
+	if res, err := over.Stop(ctx, lifecycle.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
+		t.Errorf("the overlay's stop = %+v, %v", res, err)
+	}
+}
+
+// Remind types the reminder and records it sent under the sender's
+// origin; without a coach it is only typed.
+func TestRemindRecords(t *testing.T) {
+	ctx := context.Background()
+	m := &marker{}
+	fake := newFake(t)
+	svc := facade.New(fake, facade.Parts{Coach: m})
+	r := api.Reminder{Alert: 7, Text: "Stop retrying the same test."}
+	res, err := svc.Remind(ctx, facade.RemindRequest{Pane: "%1", Reminder: r, Origin: "tui"})
+	if err != nil || !res.Delivered {
+		t.Fatalf("remind = %+v, %v", res, err)
+	}
+	if len(m.sent) != 1 || m.sent[0] != "tui" {
+		t.Errorf("marked sent by %q, want tui once", m.sent)
+	}
+	calls := fake.Calls()
+	if len(calls) != 1 || calls[0].Text != r.Text {
+		t.Errorf("typed %+v, want the reminder once", calls)
+	}
+	bare := facade.New(newFake(t), facade.Parts{})
+	if res, err := bare.Remind(ctx, facade.RemindRequest{Pane: "%1", Reminder: r, Origin: "tui"}); err != nil || !res.Delivered {
+		t.Errorf("remind without a coach = %+v, %v", res, err)
+	}
+}
