@@ -15,8 +15,9 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 )
 
-// readCoach opens the coach for a command that only reads or records
-// (no monitors, no typing).
+// readCoach opens a coach of this process for `directives`, which shows
+// the CLAUDE.md files of the directory it runs in (the daemon's coach
+// quotes those of its own). The other coach commands use the one service.
 func (a *app) readCoach(ctx context.Context) (*coach.Coach, func(), error) {
 	co, closeFn, err := a.OpenCoach(ctx, nil, nil, nil)
 	if err != nil {
@@ -53,11 +54,11 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			co, closeFn, err := a.readCoach(ctx)
+			co, release, err := a.OpenParts(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeFn()
+			defer release()
 			if len(args) == 1 {
 				p, err := co.PatternInfo(ctx, args[0])
 				if errors.Is(err, coach.ErrNotFound) {
@@ -249,11 +250,11 @@ system3 measures outcomes itself; ` + "`system3 interventions report`" + ` adds 
 			if status != "" && !validStatus(status) {
 				return fmt.Errorf("--status %q is not one of open, active, sent, worked, failed, resolved", status)
 			}
-			co, closeFn, err := a.readCoach(ctx)
+			co, release, err := a.OpenParts(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeFn()
+			defer release()
 			alerts, err := co.History(ctx, coach.HistoryQuery{Pattern: pattern, Status: status, Limit: limit})
 			if err != nil {
 				return err
@@ -338,11 +339,11 @@ effectiveness. The ids are in system3 patterns ID.`,
 				return errors.New("say how it went: pass --worked or --failed")
 			}
 			ctx := cmd.Context()
-			co, closeFn, err := a.readCoach(ctx)
+			co, release, err := a.OpenParts(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeFn()
+			defer release()
 			st, err := co.ReportIntervention(ctx, coach.Report{Pattern: args[0], Intervention: args[1], Worked: worked, Notes: notes, Alert: alert, By: "cli"})
 			if err != nil {
 				if errors.Is(err, coach.ErrNotFound) {

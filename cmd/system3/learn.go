@@ -50,10 +50,11 @@ evidenced) and the learnings kept. ` + learnLong,
   system3 outcomes --domain auth --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ls, err := a.OpenLearn()
+			ls, release, err := a.OpenParts(cmd.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			outs, err := ls.Outcomes(cmd.Context(), learn.OutcomeFilter{Domain: domain, Limit: limit})
 			if err != nil {
 				return err
@@ -150,10 +151,11 @@ updated. ` + learnLong,
 				}
 				o.ReasoningPath = string(b)
 			}
-			ls, err := a.OpenLearn()
+			ls, release, err := a.OpenParts(cmd.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			r, err := ls.ReportOutcome(cmd.Context(), o)
 			if err != nil {
 				return learnErr(err)
@@ -213,10 +215,11 @@ otherwise reflection is retrieval only, and says so. ` + learnLong,
   system3 reflect "database migration" --context "large tables" --budget high --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, err := a.OpenLearn()
+			ls, release, err := a.OpenParts(cmd.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			r, err := ls.Reflect(cmd.Context(), strings.Join(args, " "), about, learn.Budget(budget))
 			if err != nil {
 				return learnErr(err)
@@ -269,10 +272,11 @@ migrations"), count only the outcomes whose initiative has all those words.
   system3 capabilities migrations --domain db --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, err := a.OpenLearn()
+			ls, release, err := a.OpenParts(cmd.Context())
 			if err != nil {
 				return err
 			}
+			defer release()
 			caps, err := ls.Capabilities(cmd.Context(), strings.Join(args, " "), domain)
 			if err != nil {
 				return learnErr(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -29,9 +30,18 @@ func TestMCPCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The daemon serves its learning store and coach, from the state dir,
+	// as a running system3 does.
+	vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state}
+	da := &app{App: core.App{Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }}}
+	if err := da.setup(); err != nil {
+		t.Fatal(err)
+	}
+	defer da.Close()
 	dctx, stopDaemon := context.WithCancel(context.Background())
 	daemonDone := make(chan error, 1)
-	go func() { daemonDone <- ipc.NewServer(ln, daemon, nil).Run(dctx) }()
+	served := da.Local(dctx, daemon, nil, nil)
+	go func() { daemonDone <- ipc.NewServer(ln, served, nil).Run(dctx) }()
 	daemonStopped := false
 	defer func() {
 		if !daemonStopped {
@@ -43,7 +53,6 @@ func TestMCPCommand(t *testing.T) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state}
 	var stderr strings.Builder
 	done := make(chan int, 1)
 	go func() {
@@ -64,8 +73,8 @@ func TestMCPCommand(t *testing.T) {
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	// The six monitor read tools, the two learning ones (capability_check,
-	// reflect) and query_pattern_history: system3 mcp opens the learning
-	// database in the state dir.
+	// reflect) and query_pattern_history: the daemon's learning database
+	// in the state dir.
 	if err != nil || len(tools.Tools) != 9 || !slices.ContainsFunc(tools.Tools, func(t mcp.Tool) bool { return t.Name == "query_pattern_history" }) {
 		t.Fatalf("read-only tools: %d, %v", len(tools.Tools), err)
 	}

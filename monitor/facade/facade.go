@@ -51,6 +51,8 @@ type Learning interface {
 	// Learnings summarises the store: the last n outcomes, patterns and
 	// anti-patterns.
 	Learnings(ctx context.Context, n int) (learn.Summary, error)
+	// Outcomes lists the outcomes reported, newest first.
+	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
 }
 
 // Coaching is the coach (monitor/coach): behaviour patterns, their

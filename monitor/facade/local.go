@@ -2,7 +2,6 @@ package facade
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
@@ -16,6 +15,7 @@ type Learner interface {
 	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
 	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
 	Summary(ctx context.Context, n int) (learn.Summary, error)
+	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
 }
 
 var _ Learner = (*learn.Store)(nil)
@@ -44,31 +44,50 @@ type Parts struct {
 	Orchestrators lifecycle.Orchestrators
 	Learn         Learner
 	Coach         Coacher
+	// Why a part is nil, for its errors ("learning store: disk full");
+	// nil: its default sentence.
+	OrchestratorsErr, LearnErr, CoachErr error
 }
 
 // New returns the Service of svc and parts, for the process that has
 // them. Its Link keeps the orchestrator records in step (lifecycle.Link),
 // and its Remind records what it sent with the coach.
 func New(svc api.Service, p Parts) Service {
-	return &local{Service: svc, p: p}
+	return &local{Service: svc, p: p,
+		errNoOrchestrators: unavailable("this system3 cannot start or stop orchestrators", p.OrchestratorsErr, "its lifecycle could not be set up; its log says why"),
+		errNoLearn:         unavailable("the learning store is not open in this system3", p.LearnErr, "its log says why"),
+		errNoCoach:         unavailable("behaviour patterns are off in this system3", p.CoachErr, "the coach's database could not be opened; its log says why"),
+	}
 }
 
 // local is the Service of one process.
 type local struct {
 	api.Service
 	p Parts
+	// The errors of the parts it lacks.
+	errNoOrchestrators, errNoLearn, errNoCoach error
 }
 
-func unavailable(what string) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, what)
+// unavailable is the error of a missing part: what, and why (or, without
+// a cause, the default sentence).
+func unavailable(what string, why error, otherwise string) error {
+	if why != nil {
+		return &unavailableError{msg: what + ": " + why.Error(), cause: why}
+	}
+	return &unavailableError{msg: what + " (" + otherwise + ")"}
 }
 
-var (
-	errNoOrchestrators = unavailable("this system3 cannot start or stop orchestrators (its lifecycle could not be set up; its log says why)")
-	errNoFinish        = unavailable("this system3 cannot restore or finish orchestrators")
-	errNoLearn         = unavailable("the learning store is not open in this system3 (its log says why)")
-	errNoCoach         = unavailable("behaviour patterns are off in this system3: the coach's database could not be opened (its log says why)")
-)
+// unavailableError matches ErrUnavailable, and its cause.
+type unavailableError struct {
+	msg   string
+	cause error
+}
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *unavailableError) Unwrap() error        { return e.cause }
+
+var errNoFinish = &unavailableError{msg: "this system3 cannot restore or finish orchestrators"}
 
 func (l *local) Features(context.Context) (Features, error) {
 	_, fin := l.p.Orchestrators.(lifecycle.Finisher)
@@ -81,21 +100,21 @@ func (l *local) Link(ctx context.Context, req api.LinkRequest) (api.Session, err
 
 func (l *local) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
 	if l.p.Orchestrators == nil {
-		return lifecycle.SpawnResult{}, errNoOrchestrators
+		return lifecycle.SpawnResult{}, l.errNoOrchestrators
 	}
 	return l.p.Orchestrators.Spawn(ctx, req)
 }
 
 func (l *local) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
 	if l.p.Orchestrators == nil {
-		return lifecycle.StopResult{}, errNoOrchestrators
+		return lifecycle.StopResult{}, l.errNoOrchestrators
 	}
 	return l.p.Orchestrators.Stop(ctx, req)
 }
 
 func (l *local) finisher() (lifecycle.Finisher, error) {
 	if l.p.Orchestrators == nil {
-		return nil, errNoOrchestrators
+		return nil, l.errNoOrchestrators
 	}
 	f, ok := l.p.Orchestrators.(lifecycle.Finisher)
 	if !ok {
@@ -122,91 +141,98 @@ func (l *local) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecy
 
 func (l *local) Agents(context.Context) ([]string, error) {
 	if l.p.Orchestrators == nil {
-		return nil, errNoOrchestrators
+		return nil, l.errNoOrchestrators
 	}
 	return l.p.Orchestrators.AgentNames(), nil
 }
 
 func (l *local) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
 	if l.p.Learn == nil {
-		return learn.Report{}, errNoLearn
+		return learn.Report{}, l.errNoLearn
 	}
 	return l.p.Learn.ReportOutcome(ctx, o)
 }
 
 func (l *local) Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error) {
 	if l.p.Learn == nil {
-		return nil, errNoLearn
+		return nil, l.errNoLearn
 	}
 	return l.p.Learn.Capabilities(ctx, capability, domain)
 }
 
 func (l *local) Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error) {
 	if l.p.Learn == nil {
-		return learn.Reflection{}, errNoLearn
+		return learn.Reflection{}, l.errNoLearn
 	}
 	return l.p.Learn.Reflect(ctx, query, about, budget)
 }
 
 func (l *local) Learnings(ctx context.Context, n int) (learn.Summary, error) {
 	if l.p.Learn == nil {
-		return learn.Summary{}, errNoLearn
+		return learn.Summary{}, l.errNoLearn
 	}
 	return l.p.Learn.Summary(ctx, n)
 }
 
+func (l *local) Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
+	if l.p.Learn == nil {
+		return nil, l.errNoLearn
+	}
+	return l.p.Learn.Outcomes(ctx, f)
+}
+
 func (l *local) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {
 	if l.p.Coach == nil {
-		return nil, errNoCoach
+		return nil, l.errNoCoach
 	}
 	return l.p.Coach.PatternInfos(ctx)
 }
 
 func (l *local) PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error) {
 	if l.p.Coach == nil {
-		return coach.PatternInfo{}, errNoCoach
+		return coach.PatternInfo{}, l.errNoCoach
 	}
 	return l.p.Coach.PatternInfo(ctx, id)
 }
 
 func (l *local) ActiveAlerts(ctx context.Context) ([]coach.Alert, error) {
 	if l.p.Coach == nil {
-		return nil, errNoCoach
+		return nil, l.errNoCoach
 	}
 	return l.p.Coach.ActiveAlerts(ctx)
 }
 
 func (l *local) History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error) {
 	if l.p.Coach == nil {
-		return nil, errNoCoach
+		return nil, l.errNoCoach
 	}
 	return l.p.Coach.History(ctx, q)
 }
 
 func (l *local) Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error) {
 	if l.p.Coach == nil {
-		return nil, errNoCoach
+		return nil, l.errNoCoach
 	}
 	return l.p.Coach.Stats(ctx, pattern, context)
 }
 
 func (l *local) Directives(context.Context) (coach.DirectivesView, error) {
 	if l.p.Coach == nil {
-		return coach.DirectivesView{}, errNoCoach
+		return coach.DirectivesView{}, l.errNoCoach
 	}
 	return l.p.Coach.Directives()
 }
 
 func (l *local) RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error) {
 	if l.p.Coach == nil {
-		return coach.InterventionResult{}, errNoCoach
+		return coach.InterventionResult{}, l.errNoCoach
 	}
 	return l.p.Coach.RequestIntervention(ctx, req)
 }
 
 func (l *local) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
 	if l.p.Coach == nil {
-		return coach.InterventionStanding{}, errNoCoach
+		return coach.InterventionStanding{}, l.errNoCoach
 	}
 	return l.p.Coach.ReportIntervention(ctx, r)
 }
@@ -228,7 +254,13 @@ func (l *local) Remind(ctx context.Context, req RemindRequest) (api.ActionResult
 // process that follows other hosts sees their sessions beside its own
 // (remote.Fleet over the service), and keeps the rest of svc.
 func Sessions(svc Service, sessions api.Service) Service {
-	return overlay{Service: sessions, Orchestrators: svc, Learning: svc, Coaching: svc, featured: svc}
+	return Hosts(svc, sessions, svc)
+}
+
+// Hosts is Sessions whose orchestrators are orch too (one that starts and
+// stops them on other hosts as well).
+func Hosts(svc Service, sessions api.Service, orch Orchestrators) Service {
+	return overlay{Service: sessions, Orchestrators: orch, Learning: svc, Coaching: svc, featured: svc}
 }
 
 // overlay is a Service whose api.Service part is replaced.

@@ -99,6 +99,10 @@ func (p *parts) Learnings(context.Context, int) (learn.Summary, error) {
 	return learn.Summary{}, p.err("learnings")
 }
 
+func (p *parts) Outcomes(context.Context, learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
+	return nil, p.err("outcomes")
+}
+
 func (p *parts) PatternInfos(context.Context) ([]coach.PatternInfo, error) {
 	return nil, p.err("patterns")
 }

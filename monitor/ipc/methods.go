@@ -172,6 +172,7 @@ var (
 		return s.Reflect(ctx, a.Query, a.About, a.Budget)
 	})
 	mLearnings = unary("learnings", read, body[int](), facade.Service.Learnings)
+	mOutcomes  = unary("outcomes", read, body[learn.OutcomeFilter](), facade.Service.Outcomes)
 
 	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.PatternInfo, error) {
 		return s.PatternInfos(ctx)
@@ -256,7 +257,7 @@ var methods = func() map[string]*Method {
 	all := []*Method{mSnapshot, mWatch, mWakes, mWaitWake, mSubscribeWakes, mAck, mAckAll, mPreview, mTaskLists,
 		mTask, mInject, mKeys, mAnswer, mInterrupt, mAudit, mHook, mLink, mAllow,
 		mFeatures, mSpawn, mStop, mRestore, mFinish, mAgents,
-		mReportOutcome, mCapabilities, mReflect, mLearnings,
+		mReportOutcome, mCapabilities, mReflect, mLearnings, mOutcomes,
 		mPatternInfos, mPatternInfo, mActiveAlerts, mHistory, mStats, mDirectives, mRequestIntervention, mReportIntervention, mRemind}
 	byName := make(map[string]*Method, len(all))
 	for _, m := range all {
@@ -598,6 +599,10 @@ func (f forward) Reflect(ctx context.Context, query, about string, budget learn.
 
 func (f forward) Learnings(ctx context.Context, n int) (learn.Summary, error) {
 	return as[learn.Summary](f.call(ctx, mLearnings, n))
+}
+
+func (f forward) Outcomes(ctx context.Context, fl learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
+	return as[[]learn.OutcomeRecord](f.call(ctx, mOutcomes, fl))
 }
 
 func (f forward) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {

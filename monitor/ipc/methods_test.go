@@ -21,7 +21,7 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		"TaskLists": "task_lists", "Task": "task", "Inject": "inject", "SendKeys": "keys", "Answer": "answer",
 		"Interrupt": "interrupt", "Audit": "audit", "Hook": "hook", "Link": "link", "Allow": "allow",
 		"Features": "features", "Spawn": "spawn", "Stop": "stop", "Restore": "restore", "Finish": "finish", "Agents": "agents",
-		"ReportOutcome": "report_outcome", "Capabilities": "capabilities", "Reflect": "reflect", "Learnings": "learnings",
+		"ReportOutcome": "report_outcome", "Capabilities": "capabilities", "Reflect": "reflect", "Learnings": "learnings", "Outcomes": "outcomes",
 		"PatternInfos": "patterns", "PatternInfo": "pattern", "ActiveAlerts": "active_alerts", "History": "alert_history",
 		"Stats": "intervention_stats", "Directives": "directives", "RequestIntervention": "request_intervention",
 		"ReportIntervention": "report_intervention", "Remind": "remind",

@@ -230,9 +230,9 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 // OutcomeFilter selects outcomes.
 type OutcomeFilter struct {
 	// Domain keeps one domain's outcomes; empty: all.
-	Domain string
+	Domain string `json:"domain,omitempty"`
 	// Limit caps how many (newest first); 0 means 50.
-	Limit int
+	Limit int `json:"limit,omitempty"`
 }
 
 // Outcomes lists stored outcomes, newest first.

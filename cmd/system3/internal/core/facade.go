@@ -2,40 +2,67 @@ package core
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // Local is the one service of the process that runs the monitors: svc
 // (the supervisor) with the orchestrators of lm (HOST:NAME routed to the
-// config's hosts; nil: none), the learning store and the coach (this
-// process's detecting coach, else one reading the shared database and
-// typing through svc). What cannot be opened is logged and left out: its
-// methods say so.
-func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager) facade.Service {
-	var p facade.Parts
+// config's hosts; nil: none, for the reason lmErr), the learning store and
+// the coach (this process's detecting coach, else one reading the shared
+// database and typing through svc). What cannot be opened is logged and
+// left out: its methods say why.
+func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager, lmErr error) facade.Service {
+	p := facade.Parts{OrchestratorsErr: lmErr}
 	if lm != nil {
 		p.Orchestrators = a.HostsLifecycle(lm, svc)
 	}
-	if ls := a.LearnStore(); ls != nil {
+	if ls, err := a.OpenLearn(); err != nil {
+		a.Log.Warn("learning store unavailable", "err", err)
+		p.LearnErr = err
+	} else {
 		p.Learn = ls
 	}
-	if co := a.coachFor(ctx, svc); co != nil {
+	if co, err := a.coachFor(ctx, svc); err != nil {
+		p.CoachErr = err
+	} else {
 		p.Coach = co
 	}
 	return facade.New(svc, p)
 }
 
+// OpenParts is the service for a command that uses only the learning
+// store or the coach: the daemon's when one runs, else one of this
+// process without monitors, whose sessions, wakes and actions say that
+// none run. release closes it.
+func (a *App) OpenParts(ctx context.Context) (svc facade.Service, release func(), err error) {
+	c, err := ipc.Dial(ctx, a.SocketPath())
+	if err == nil {
+		return c, func() { c.Close() }, nil
+	}
+	if !errors.Is(err, ipc.ErrNoDaemon) {
+		return nil, nil, err
+	}
+	none := ipc.Forwarding(func(context.Context, *ipc.Method, any) (any, error) { return nil, errNoMonitors })
+	return a.Local(ctx, none, nil, errNoMonitors), func() {}, nil
+}
+
+// errNoMonitors is what a service without monitors answers.
+var errNoMonitors = errors.New("no system3 monitors this state dir: start `system3 serve` (or the dashboard)")
+
 // coachFor is the coach of this process's monitors, else a reading coach
-// opened once per process (closed by Close); nil when its database cannot
-// be opened.
-func (a *App) coachFor(ctx context.Context, inject api.Injector) *coach.Coach {
+// opened once per process (closed by Close); an error when its database
+// cannot be opened.
+func (a *App) coachFor(ctx context.Context, inject api.Injector) (*coach.Coach, error) {
 	if a.coach != nil {
-		return a.coach
+		return a.coach, nil
 	}
 	a.readingMu.Lock()
 	defer a.readingMu.Unlock()
@@ -43,11 +70,11 @@ func (a *App) coachFor(ctx context.Context, inject api.Injector) *coach.Coach {
 		co, closeFn, err := a.OpenCoach(ctx, nil, inject, nil)
 		if err != nil {
 			a.Log.Warn("behaviour patterns unavailable", "err", err)
-			return nil
+			return nil, fmt.Errorf("open the learning database: %w", err)
 		}
 		a.reading, a.closeReading = co, closeFn
 	}
-	return a.reading
+	return a.reading, nil
 }
 
 // readingCoach holds the reading coach of coachFor.
@@ -66,11 +93,12 @@ func (r *readingCoach) closeCoach() {
 	r.reading, r.closeReading = nil, nil
 }
 
-// FleetOf is svc with the config's hosts' sessions and wakes beside this
-// machine's (see Fleet); without hosts it is svc.
+// FleetOf is svc with the config's hosts beside this machine: their
+// sessions and wakes (see Fleet), and spawn and stop on them run there
+// from this process; without hosts it is svc.
 func (a *App) FleetOf(svc facade.Service) facade.Service {
 	if a.HostSet() == nil {
 		return svc
 	}
-	return facade.Sessions(svc, a.Fleet(svc))
+	return facade.Hosts(svc, a.Fleet(svc), serviceHosts{Orchestrators: svc, hostsLifecycle: hostsLifecycle{local: svc, a: a, svc: svc}})
 }

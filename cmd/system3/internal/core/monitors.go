@@ -37,7 +37,7 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 		if err != nil {
 			a.Log.Warn("orchestrators unavailable", "err", err)
 		}
-		return a.Local(ctx, svc, lm), stop, nil
+		return a.Local(ctx, svc, lm, err), stop, nil
 	}
 	// A tmux too old to work with is said at once, in its one sentence,
 	// not by monitors that never see a pane (a wait that times out).
@@ -179,15 +179,15 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	}
 	// The orchestrator records learn their agents' session ids, and
 	// auto-restore watches for the tmux server to come back.
-	lm, err := a.Lifecycle(sup)
-	if err != nil {
-		a.Log.Warn("orchestrators unavailable; records not kept current", "err", err)
+	lm, lmErr := a.Lifecycle(sup)
+	if lmErr != nil {
+		a.Log.Warn("orchestrators unavailable; records not kept current", "err", lmErr)
 		lm = nil
 	} else {
 		g.Go(func() error { return lm.Run(gctx) })
 	}
 	// The one service of this process, served on the socket too.
-	svc := a.Local(ctx, sup, lm)
+	svc := a.Local(ctx, sup, lm, lmErr)
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
@@ -86,22 +87,31 @@ func (a *App) RouteCLI(ctx context.Context, origin, host, tool, target string, a
 // judges the MCP client (not its operator), after this machine's policy
 // (the session named HOST:orch-NAME). Spawning stays on this machine.
 type hostsLifecycle struct {
-	lifecycle.Orchestrators
-	local *lifecycle.Manager
-	a     *App
-	svc   interface {
+	// local spawns and stops on this machine.
+	local interface {
+		Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
+		Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
+	}
+	a   *App
+	svc interface {
 		Allow(ctx context.Context, req api.AllowRequest) error
 	}
 }
 
-// Restore and Finish are this machine's: they act on its orchestrator
-// records and checkouts.
-func (l hostsLifecycle) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
-	return l.local.Restore(ctx, req)
+// managerHosts is a Manager with the config's hosts: spawn and stop
+// routed, the rest the Manager's (restore and finish act on this
+// machine's records and checkouts).
+type managerHosts struct {
+	*lifecycle.Manager
+	hostsLifecycle
 }
 
-func (l hostsLifecycle) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
-	return l.local.Finish(ctx, req)
+func (m managerHosts) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	return m.hostsLifecycle.Spawn(ctx, req)
+}
+
+func (m managerHosts) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	return m.hostsLifecycle.Stop(ctx, req)
 }
 
 // HostsLifecycle wraps lc for the config's hosts; without hosts it is
@@ -110,17 +120,34 @@ func (a *App) HostsLifecycle(lc *lifecycle.Manager, svc api.Service) lifecycle.O
 	if len(a.RemoteHosts()) == 0 {
 		return lc
 	}
-	return hostsLifecycle{Orchestrators: lc, local: lc, a: a, svc: svc}
+	return managerHosts{Manager: lc, hostsLifecycle: hostsLifecycle{local: lc, a: a, svc: svc}}
+}
+
+// serviceHosts is a service's orchestrators with this process's hosts:
+// spawn and stop on another host are run there from here, as the
+// sessions of that host are followed from here (Fleet); the rest is the
+// service's.
+type serviceHosts struct {
+	facade.Orchestrators
+	hostsLifecycle
+}
+
+func (s serviceHosts) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+	return s.hostsLifecycle.Spawn(ctx, req)
+}
+
+func (s serviceHosts) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+	return s.hostsLifecycle.Stop(ctx, req)
 }
 
 func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
 	host, name := l.a.SplitHost(strings.TrimSpace(req.Name))
 	switch host {
 	case "":
-		return l.Orchestrators.Stop(ctx, req)
+		return l.local.Stop(ctx, req)
 	case remote.Local:
 		req.Name = name
-		return l.Orchestrators.Stop(ctx, req)
+		return l.local.Stop(ctx, req)
 	}
 	session := name
 	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
@@ -199,7 +226,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	host := strings.TrimSpace(req.Host)
 	if host == "" || host == remote.Local {
 		req.Host = ""
-		return l.Orchestrators.Spawn(ctx, req)
+		return l.local.Spawn(ctx, req)
 	}
 	if _, err := l.a.RemoteHost(host); err != nil {
 		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
