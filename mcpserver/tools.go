@@ -182,6 +182,8 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 	case errors.Is(err, api.ErrRefused):
 	case errors.Is(err, api.ErrNoSender):
 		hint = "this system3 cannot type into panes"
+	case errors.Is(err, facade.ErrUnavailable):
+		hint = "tell the operator; the rest of system3 works"
 	case errors.Is(err, api.ErrAuditUnwritable):
 		hint = "tell the operator: system3's state dir needs free space or write permission"
 	case errors.Is(err, context.DeadlineExceeded):

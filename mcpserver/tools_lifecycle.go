@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
@@ -53,6 +54,8 @@ func lifecycleError(err error) (*mcp.CallToolResult, error) {
 		msg += "; pick another initiative name, or stop_orchestrator the existing one"
 	case errors.Is(err, lifecycle.ErrNotFound):
 		msg += "; call list_sessions for the orchestrators system3 watches"
+	case errors.Is(err, facade.ErrUnavailable):
+		msg += "; tell the operator; the rest of system3 works"
 	}
 	return mcp.NewToolResultError(msg), nil
 }

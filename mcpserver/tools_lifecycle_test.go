@@ -239,3 +239,29 @@ func callWithProgress(t *testing.T, c *client.Client, tool string, args map[stri
 	}
 	return res
 }
+
+// A part the service lacks (a daemon whose orchestrators could not be set
+// up) is a tool error that says so, not an internal error.
+func TestUnavailablePartIsAToolError(t *testing.T) {
+	f := fixture(t)
+	s, err := New(unavailableOrchestrators{facade.New(f, facade.Parts{})}, Options{Version: "v0.0.0-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := inProcess(t, s, "unavailable")
+	res, _ := call(t, c, "stop_orchestrator", map[string]any{"name": "auth"})
+	if !res.IsError || !strings.Contains(text(res), "cannot start or stop orchestrators") || !strings.Contains(text(res), "tell the operator") {
+		t.Fatalf("stop_orchestrator: error %v, %q", res.IsError, text(res))
+	}
+}
+
+// unavailableOrchestrators says it has orchestrators, then has none (a
+// daemon's part that failed after its features were read).
+type unavailableOrchestrators struct{ facade.Service }
+
+func (u unavailableOrchestrators) Features(ctx context.Context) (facade.Features, error) {
+	f, err := u.Service.Features(ctx)
+	f.Orchestrators = true
+	return f, err
+}

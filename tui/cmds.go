@@ -275,9 +275,9 @@ func inject(ctx context.Context, svc api.Service, sess api.Session, text string)
 	}
 }
 
-// remind sends a wake's reminder the way every reminder is sent
-// (api.SendReminder): typed into its pane, then recorded through sent (when
-// set) so the coach measures it. A reminder typed but not recorded is a
+// remind sends a wake's reminder through the service's Remind, the way
+// every reminder is sent (api.SendReminder): typed into its pane, then
+// recorded so the coach measures it. A reminder typed but not recorded is a
 // sent reminder with a note.
 func remind(ctx context.Context, svc facade.Coaching, sess api.Session, r api.Reminder) tea.Cmd {
 	return func() tea.Msg {

@@ -64,7 +64,7 @@ func TestRemindKey(t *testing.T) {
 		{name: "a reminder typed but not recorded says so", sentErr: errors.New("database is locked"), setup: func(h *harness) { h.selectPane("%4") }, keys: []string{"r"},
 			calls: []monitortest.Call{inject(reminderText)}, sent: []int64{42},
 			status: "reminder sent to api:1.0, but its effect will not be measured: database is locked"},
-		{name: "without ReminderSent it is only typed", setup: func(h *harness) { h.selectPane("%4") }, keys: []string{"r"}, noRecord: true,
+		{name: "without a coach it is only typed", setup: func(h *harness) { h.selectPane("%4") }, keys: []string{"r"}, noRecord: true,
 			calls: []monitortest.Call{inject(reminderText)}, status: "reminder sent to api:1.0 ✓ verified"},
 	}
 	for _, tt := range tests {
