@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -138,6 +139,7 @@ func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
 		progress = m.progressOf(args)
 	}
 	raw, err := c.callProgress(ctx, req, progress)
+	err = c.olderDaemon(m, err)
 	if len(raw) == 0 {
 		v, _ := m.result(nil)
 		return v, err
@@ -147,6 +149,18 @@ func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
 		return v, fmt.Errorf("bad reply from the system3 daemon on %s: %w", c.path, derr)
 	}
 	return v, err
+}
+
+// olderDaemon says so when the daemon does not know m: it runs an older
+// system3 (the methods of the orchestrators, the learning store and the
+// coach came within v2). Such a part is unavailable until it restarts.
+func (c *Client) olderDaemon(m *Method, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != codeBadRequest || e.Message != fmt.Sprintf("unknown method %q", m.Name) {
+		return err
+	}
+	return fmt.Errorf("%w: the system3 daemon (pid %d) on %s is older than this system3 and has no %q: restart it (system3 serve, or its dashboard) after an upgrade",
+		facade.ErrUnavailable, c.PID(), c.path, m.Name)
 }
 
 // call makes one unary call and decodes its result into out. Like the

@@ -1,13 +1,18 @@
 package ipc
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // A client over connections its caller opens (as the ssh link of a remote
@@ -57,3 +62,27 @@ type failingConn struct{ err error }
 func (f failingConn) Read([]byte) (int, error)    { return 0, f.err }
 func (f failingConn) Write(p []byte) (int, error) { return len(p), nil }
 func (f failingConn) Close() error                { return nil }
+
+// A daemon older than the client, which does not know a method, is said
+// to be so, and the method's part is unavailable, not failing.
+func TestOlderDaemonSaysSo(t *testing.T) {
+	c := NewClient("old", func(ctx context.Context) (io.ReadWriteCloser, error) {
+		client, server := net.Pipe()
+		go func() {
+			defer server.Close()
+			// A pipe has no buffer: the client writes its request first.
+			br := bufio.NewReader(server)
+			line, _ := br.ReadString('\n')
+			fmt.Fprintf(server, "{\"hello\":\"system3\",\"v\":%d,\"pid\":4242}\n", Version)
+			var req request
+			json.Unmarshal([]byte(line), &req)
+			fmt.Fprintf(server, "{\"error\":{\"code\":\"bad_request\",\"message\":%q}}\n", fmt.Sprintf("unknown method %q", req.Method))
+		}()
+		return client, nil
+	})
+	defer c.Close()
+	_, err := c.Features(context.Background())
+	if !errors.Is(err, facade.ErrUnavailable) || !strings.Contains(err.Error(), "pid 4242") || !strings.Contains(err.Error(), `no "features"`) {
+		t.Fatalf("features on an older daemon: %v", err)
+	}
+}
