@@ -35,7 +35,7 @@ type testServer struct {
 
 // serve runs a server for svc on a fresh socket until the test ends; opts
 // adjust it before it starts.
-func serve(t *testing.T, svc api.Service, opts ...func(*Server)) *testServer {
+func serve(t testing.TB, svc api.Service, opts ...func(*Server)) *testServer {
 	t.Helper()
 	path := filepath.Join(testkit.ShortDir(t), SocketFile)
 	ln, err := Listen(path)
