@@ -115,11 +115,11 @@ type Server struct {
 	registers []*httpSessions
 
 	// The parts of the service it has (see parts); nil: it has not.
-	learn     Learn
+	learn     facade.Learning
 	lifecycle facade.Orchestrators
 	finish    bool
 	agents    []string
-	coach     Coach
+	coach     facade.Coaching
 }
 
 // featuresTimeout bounds New's question of what the service has.

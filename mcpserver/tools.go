@@ -31,7 +31,7 @@ type Env struct {
 	ProgressEvery time.Duration
 	Log           *slog.Logger
 	// Learn is the learning store; nil when the learning tools are off.
-	Learn Learn
+	Learn facade.Learning
 	// Lifecycle starts and stops orchestrators; nil: it cannot. Finish:
 	// it also restores and finishes them. Agents are the agents a spawn
 	// may name.
@@ -39,7 +39,7 @@ type Env struct {
 	Finish    bool
 	Agents    []string
 	// Coach serves the behaviour-pattern tools; nil when there is none.
-	Coach Coach
+	Coach facade.Coaching
 	// Hosts are the other machines reported beside this one; nil: none.
 	Hosts Hosts
 

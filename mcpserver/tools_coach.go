@@ -12,24 +12,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/facade"
 )
-
-// Coach is what the behaviour-pattern tools and resources need (a
-// *coach.Coach): patterns, alerts and their reminders, directives, and
-// measured effectiveness.
-type Coach interface {
-	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
-	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
-	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
-	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
-	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
-	Directives(ctx context.Context) (coach.DirectivesView, error)
-	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
-	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
-}
-
-var _ Coach = facade.Coaching(nil)
 
 // Limits of query_pattern_history.
 const (

@@ -9,19 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
-
-// Learn is the learning store the learning tools use; *learn.Store
-// implements it. With Options.Learn nil the tools are not offered.
-type Learn interface {
-	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
-	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
-	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
-}
-
-var _ Learn = facade.Learning(nil)
 
 // learnTimeout bounds a store call; reflect with budget high may run the
 // reflect command, which has its own timeout (learn.reflect_timeout).
