@@ -11,6 +11,7 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/tasks"
+	"strings"
 )
 
 // Every call to the service happens in a tea.Cmd with a deadline, and
@@ -288,7 +289,11 @@ func remind(ctx context.Context, svc facade.Coaching, sess api.Session, r api.Re
 		if nr := (*api.NotRecordedError)(nil); errors.As(err, &nr) {
 			msg.err, msg.note = nil, nr.Err
 		} else if errors.Is(err, api.ErrNotRecorded) {
+			// Across the socket: the sentence, whose cause follows.
 			msg.err, msg.note = nil, err
+			if _, cause, ok := strings.Cut(err.Error(), "but not recorded: "); ok {
+				msg.note = errors.New(cause)
+			}
 		}
 		return msg
 	}

@@ -208,6 +208,12 @@ func bare(svc api.Service) facade.Service { return facade.New(svc, facade.Parts{
 
 func newStyledPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts, opts Options, st *styles, w, h int) *harness {
 	t.Helper()
+	return newFacadeHarness(t, svc, facade.New(svc, parts), opts, st, w, h)
+}
+
+// newFacadeHarness is a harness on fs, a service over svc.
+func newFacadeHarness(t testing.TB, svc *monitortest.Service, fs facade.Service, opts Options, st *styles, w, h int) *harness {
+	t.Helper()
 	bell := &testkit.SyncBuffer{}
 	if opts.Clock == nil {
 		opts.Clock = fixedClock
@@ -216,7 +222,7 @@ func newStyledPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.
 		opts.BellOut = bell
 	}
 	hs := &harness{t: t, svc: svc, bell: bell, reads: make(chan tea.Msg, 64)}
-	hs.m = newModel(context.Background(), facade.New(svc, parts), opts, st)
+	hs.m = newModel(context.Background(), fs, opts, st)
 	t.Cleanup(hs.m.stop)
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.exec(hs.m.Init())

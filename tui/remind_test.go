@@ -134,3 +134,35 @@ type markSender struct {
 func (m markSender) MarkSent(ctx context.Context, id int64, _ string) (coach.Alert, error) {
 	return coach.Alert{ID: id}, m.rec.sent(ctx, id)
 }
+
+// A reminder typed by the daemon but not recorded there comes back over
+// the socket as a sentence matching api.ErrNotRecorded: the status line
+// says it was sent and why it will not be measured, once.
+func TestRemindNotRecordedAcrossTheSocket(t *testing.T) {
+	svc := newFixtureService(t)
+	raiseFixtureWakes(t, svc)
+	raiseReminder(t, svc)
+	fs := remoteRemind{Service: facade.New(svc, facade.Parts{})}
+	h := newFacadeHarness(t, svc, fs, Options{}, nil, 120, 36)
+	h.selectPane("%4")
+	h.press("r")
+	want := "reminder sent to api:1.0, but its effect will not be measured: database is locked"
+	if s := h.statusText(); !strings.Contains(s, want) || strings.Count(s, "not recorded") != 0 {
+		t.Fatalf("status %q, want %q", s, want)
+	}
+}
+
+// remoteRemind answers Remind as a daemon's service does when its record
+// failed: the result, and the error as the socket carries it.
+type remoteRemind struct{ facade.Service }
+
+func (r remoteRemind) Remind(context.Context, facade.RemindRequest) (api.ActionResult, error) {
+	return api.ActionResult{Delivered: true, Verified: true, Pane: "%4", Target: "api:1.0"}, socketNotRecorded{}
+}
+
+type socketNotRecorded struct{}
+
+func (socketNotRecorded) Error() string {
+	return "reminder of alert 42 was sent but not recorded: database is locked"
+}
+func (socketNotRecorded) Is(target error) bool { return target == api.ErrNotRecorded }
