@@ -77,7 +77,7 @@ func TestMissingPartsSaySo(t *testing.T) {
 }
 
 // The service's Link keeps the orchestrator records in step, whoever
-// links; a Sessions overlay keeps the rest of the service.
+// links; a service over other sessions keeps the rest of the service.
 func TestLinkKeepsRecords(t *testing.T) {
 	ctx := context.Background()
 	o := &orchestrators{}
@@ -90,7 +90,7 @@ func TestLinkKeepsRecords(t *testing.T) {
 	if len(o.linked) != 1 || o.linked[0].TaskList != "PRD-AUTH" {
 		t.Fatalf("records told of %+v", o.linked)
 	}
-	over := facade.Sessions(svc, fake)
+	over := facade.Over(svc, fake, svc)
 	if res, err := over.Stop(ctx, lifecycle.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
 		t.Errorf("the overlay's stop = %+v, %v", res, err)
 	}

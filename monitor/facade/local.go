@@ -250,20 +250,16 @@ func (l *local) Remind(ctx context.Context, req RemindRequest) (api.ActionResult
 	return api.SendReminder(ctx, l.Service, req.Pane, req.Reminder, req.Origin, record)
 }
 
-// Sessions returns svc whose api.Service part is sessions instead: a
-// process that follows other hosts sees their sessions beside its own
-// (remote.Fleet over the service), and keeps the rest of svc.
-func Sessions(svc Service, sessions api.Service) Service {
-	return Hosts(svc, sessions, svc)
-}
-
-// Hosts is Sessions whose orchestrators are orch too (one that starts and
-// stops them on other hosts as well).
-func Hosts(svc Service, sessions api.Service, orch Orchestrators) Service {
+// Over returns svc with its sessions, wakes and actions from sessions and
+// its orchestrators from orch: a process that follows other hosts sees
+// their sessions beside its own (remote.Fleet over svc) and starts and
+// stops orchestrators on them too; the learning store and the coach stay
+// svc's.
+func Over(svc Service, sessions api.Service, orch Orchestrators) Service {
 	return overlay{Service: sessions, Orchestrators: orch, Learning: svc, Coaching: svc, featured: svc}
 }
 
-// overlay is a Service whose api.Service part is replaced.
+// overlay is a Service whose api.Service part and orchestrators are replaced.
 type overlay struct {
 	api.Service
 	Orchestrators

@@ -100,5 +100,5 @@ func (a *App) FleetOf(svc facade.Service) facade.Service {
 	if a.HostSet() == nil {
 		return svc
 	}
-	return facade.Hosts(svc, a.Fleet(svc), serviceHosts{Orchestrators: svc, hostsLifecycle: hostsLifecycle{local: svc, a: a, svc: svc}})
+	return facade.Over(svc, a.Fleet(svc), serviceHosts{Orchestrators: svc, hostsLifecycle: hostsLifecycle{local: svc, a: a, svc: svc}})
 }
