@@ -45,12 +45,17 @@ type Orchestrators interface {
 
 // Learning is the learning store (monitor/learn).
 type Learning interface {
-	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
-	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
-	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
+	learning
 	// Learnings summarises the store: the last n outcomes, patterns and
 	// anti-patterns.
 	Learnings(ctx context.Context, n int) (learn.Summary, error)
+}
+
+// learning are the methods the service and the store (Learner) share.
+type learning interface {
+	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
+	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
+	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
 	// Outcomes lists the outcomes reported, newest first.
 	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
 }
@@ -58,20 +63,25 @@ type Learning interface {
 // Coaching is the coach (monitor/coach): behaviour patterns, their
 // alerts and the interventions that answer them.
 type Coaching interface {
-	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
-	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
-	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
-	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
-	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
+	coaching
 	Directives(ctx context.Context) (coach.DirectivesView, error)
-	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
-	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
 	// Remind types a wake's reminder into its pane and, once the pane
 	// took it, records it as sent so its effect is measured: the one path
 	// of a reminder a person sends (the dashboard's r). A reminder typed
 	// but not recorded returns its result with an error matching
 	// api.ErrNotRecorded.
 	Remind(ctx context.Context, req RemindRequest) (api.ActionResult, error)
+}
+
+// coaching are the methods the service and the coach (Coacher) share.
+type coaching interface {
+	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
+	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
+	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
+	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
+	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
+	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
+	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
 }
 
 // RemindRequest is a reminder to send into a pane.

@@ -11,25 +11,16 @@ import (
 
 // Learner is the learning store as New uses it; *learn.Store is one.
 type Learner interface {
-	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
-	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
-	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
+	learning
 	Summary(ctx context.Context, n int) (learn.Summary, error)
-	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
 }
 
 var _ Learner = (*learn.Store)(nil)
 
 // Coacher is the coach as New uses it; *coach.Coach is one.
 type Coacher interface {
-	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
-	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
-	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
-	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
-	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
+	coaching
 	Directives() (coach.DirectivesView, error)
-	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
-	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
 	MarkSent(ctx context.Context, id int64, by string) (coach.Alert, error)
 }
 
