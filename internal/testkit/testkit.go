@@ -1,8 +1,9 @@
 // Package testkit holds the small helpers the tests of every package
 // share: waiting for a condition, a buffer a running command writes to
-// while the test reads it, JSON that must encode, and a temporary
-// directory short enough for a Unix socket. It imports nothing of
-// system3's, so any package's tests can use it.
+// while the test reads it, JSON that must encode, a temporary directory
+// short enough for a Unix socket, and the registry of the programs outside
+// Go that the tests run (LookPath). It imports nothing of system3's, so
+// any package's tests can use it.
 package testkit
 
 import (
