@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
@@ -25,9 +26,7 @@ import (
 func TestShellPanesAreTruthful(t *testing.T) {
 	for _, shell := range []string{"bash", "sh"} {
 		t.Run(shell, func(t *testing.T) {
-			if _, err := exec.LookPath(shell); err != nil {
-				t.Fatalf("%s is not installed", shell)
-			}
+			testkit.LookPath(t, shell)
 			srv := tmuxtest.NewServer(t, "sleep", "600")
 			c := tmux.NewClient(srv)
 			ctx := context.Background()

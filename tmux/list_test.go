@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -168,11 +167,7 @@ func TestListPanesHostilePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	prog := filepath.Join(t.TempDir(), "sl\x1fe\nep")
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(sleep, prog); err != nil {
+	if err := os.Symlink(testkit.LookPath(t, "sleep"), prog); err != nil {
 		t.Fatal(err)
 	}
 	v, err := srv.Version(ctx)

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,11 +98,7 @@ func TestListPanesHostileNames(t *testing.T) {
 	}
 	n := namesFor(v)
 	prog := filepath.Join(base, n.command)
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(sleep, prog); err != nil {
+	if err := os.Symlink(testkit.LookPath(t, "sleep"), prog); err != nil {
 		t.Fatal(err)
 	}
 	id := tmuxRun(t, srv, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", n.session, "-n", n.window, "-c", dir, "-x", "80", "-y", "24", prog, "100")

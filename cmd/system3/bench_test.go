@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/bench"
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // TestBenchSmoke runs a short `system3 bench` (4 panes, a few seconds per
@@ -22,12 +23,7 @@ func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the bench smoke test runs system3 serve on 4 fake agents for about 40s")
 	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed; .ci/run installs it with apt-get")
-		}
-		t.Skip("tmux is not installed")
-	}
+	testkit.LookPath(t, "tmux")
 	bin := buildSystem3(t)
 	out := filepath.Join(t.TempDir(), "bench.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

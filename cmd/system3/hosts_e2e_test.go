@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
@@ -38,10 +39,9 @@ type sshFixture struct {
 
 func startSSHD(t testing.TB) *sshFixture {
 	t.Helper()
-	sshd := "/usr/sbin/sshd"
-	if _, err := os.Stat(sshd); err != nil {
-		t.Fatalf("%s is missing: install Debian's openssh-server (.ci/run does)", sshd)
-	}
+	sshd := testkit.LookPath(t, "/usr/sbin/sshd")
+	keygenBin := testkit.LookPath(t, "ssh-keygen")
+	testkit.LookPath(t, "ssh") // system3 reaches every host with it
 	if os.Getuid() != 0 {
 		t.Fatal("the ssh tests run sshd, which needs root; run them as root (CI does)")
 	}
@@ -52,7 +52,7 @@ func startSSHD(t testing.TB) *sshFixture {
 	dir := t.TempDir()
 	keygen := func(name string) string {
 		p := filepath.Join(dir, name)
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", p).CombinedOutput(); err != nil {
+		if out, err := exec.Command(keygenBin, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", p).CombinedOutput(); err != nil {
 			t.Fatalf("ssh-keygen: %v: %s", err, out)
 		}
 		pub, err := os.ReadFile(p + ".pub")

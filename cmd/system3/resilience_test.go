@@ -334,11 +334,13 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			}
 			// As root permissions do not stop writes: mount the journal
 			// read-only, in a mount namespace of the daemon's own.
-			probe := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"`, journal)
+			unshare := testkit.LookPath(t, "unshare")
+			testkit.LookPath(t, "mount")
+			probe := exec.Command(unshare, "-m", "--propagation", "private", "sh", "-c", `mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"`, journal)
 			if out, err := probe.CombinedOutput(); err != nil {
 				t.Skipf("this machine cannot make a read-only mount for root (unshare -m: %v: %s); the full-disk case covers the write failures", err, out)
 			}
-			return []string{"unshare", "-m", "--propagation", "private", "sh", "-c",
+			return []string{unshare, "-m", "--propagation", "private", "sh", "-c",
 				`mount --bind "$J" "$J" && mount -o remount,bind,ro "$J" && exec "$0" "$@"`}
 		}, ""},
 	} {

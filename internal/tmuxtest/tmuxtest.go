@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -39,8 +40,8 @@ func Bin() string {
 // temporary directory, with one detached 80x24 session named "main" whose
 // pane runs command (/bin/sh when none is given; one element is a shell
 // command line, several an argv). The server is killed and the directory
-// removed when the test ends. Without tmux the test fails when CI is set
-// and is skipped otherwise.
+// removed when the test ends. Without tmux the test fails, saying what
+// installs it.
 //
 // The directory is made with a short name under os.TempDir() rather than
 // t.TempDir(): Unix socket paths are limited to about 107 bytes, and test
@@ -60,13 +61,14 @@ func NewServer(t testing.TB, command ...string) tmux.Server {
 // creates a session) starts it; it is still killed when the test ends.
 func NewStoppedServer(t testing.TB) tmux.Server {
 	t.Helper()
-	if _, err := exec.LookPath(Bin()); err != nil {
-		// CI installs tmux, so there a missing tmux is a broken setup, not
-		// a reason to pass without testing anything.
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed; .ci/run installs it with apt-get")
+	// A missing tmux is a broken setup, not a reason to pass without
+	// testing anything.
+	if bin := os.Getenv(tmux.BinEnv); bin != "" {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s names %s, which cannot be run: %v", tmux.BinEnv, bin, err)
 		}
-		t.Skip("tmux is not installed (apt-get install tmux)")
+	} else {
+		testkit.LookPath(t, "tmux")
 	}
 	dir, err := os.MkdirTemp("", "s3t")
 	if err != nil {

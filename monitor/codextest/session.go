@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
@@ -96,7 +97,7 @@ func Start(t testing.TB, opts Options) *Session {
 	}
 	if opts.Untrusted {
 		// Codex asks about folders inside a git repository.
-		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command(testkit.LookPath(t, "git"), "init", "-q", dir).CombinedOutput(); err != nil {
 			t.Fatalf("git init %s: %v: %s", dir, err, out)
 		}
 	}

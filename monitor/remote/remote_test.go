@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 func TestSystem3Argv(t *testing.T) {
@@ -58,9 +59,7 @@ func TestClassify(t *testing.T) {
 // blackholed network would) does not hold up a report: it is reported
 // disconnected, saying it did not answer in time, within the deadline.
 func TestSetReportBoundsAHostThatHangs(t *testing.T) {
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Fatal("OpenSSH's ssh is needed (the CI image has it)")
-	}
+	testkit.LookPath(t, "ssh")
 	seen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := NewSet([]Host{{Name: "hang", SSH: "hang.invalid", SSHOptions: []string{"-F", "/dev/null", "-o", "ProxyCommand=sleep 600"}}},
 		func(string) time.Time { return seen })
@@ -88,9 +87,7 @@ func TestSetReportBoundsAHostThatHangs(t *testing.T) {
 // start one report's ssh processes, not one each; after Fresh the hosts are
 // asked again.
 func TestSetReportIsShared(t *testing.T) {
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Fatal("OpenSSH's ssh is needed (the CI image has it)")
-	}
+	testkit.LookPath(t, "ssh")
 	calls := filepath.Join(t.TempDir(), "calls")
 	// Every ssh process runs the proxy command once: it counts, then fails.
 	proxy := fmt.Sprintf("ProxyCommand=sh -c 'echo x >> %s; exit 1'", calls)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // Names of the freedesktop notification service.
@@ -25,10 +27,7 @@ const (
 // package dbus) for the test and returns its address.
 func PrivateBus(t testing.TB) string {
 	t.Helper()
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Fatal("dbus-daemon is not installed (Debian package dbus; .ci/run installs it)")
-	}
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
+	cmd := exec.Command(testkit.LookPath(t, "dbus-daemon"), "--session", "--nofork", "--print-address=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
