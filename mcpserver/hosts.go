@@ -30,20 +30,20 @@ type Hosts interface {
 type hostRow struct {
 	Name string `json:"name"`
 	// State is connected or disconnected.
-	State        string    `json:"state"`
-	LastSeen     time.Time `json:"last_seen,omitzero"`
-	Error        string    `json:"error,omitempty"`
-	Sessions     int       `json:"sessions"`
-	UnackedWakes int       `json:"unacked_wakes"`
+	State       string    `json:"state"`
+	LastSeen    time.Time `json:"last_seen,omitzero"`
+	Error       string    `json:"error,omitempty"`
+	Sessions    int       `json:"sessions"`
+	NeedsPerson int       `json:"needs_person"`
 }
 
 func hostRowOf(r remote.Report) hostRow {
-	h := hostRow{Name: r.Name, State: "connected", LastSeen: r.LastSeen.UTC(), Sessions: len(r.Snapshot.Sessions), UnackedWakes: len(r.Unacked)}
+	h := hostRow{Name: r.Name, State: "connected", LastSeen: r.LastSeen.UTC(), Sessions: len(r.Snapshot.Sessions), NeedsPerson: api.NeedingPerson(r.Unacked)}
 	if r.LastSeen.IsZero() {
 		h.LastSeen = time.Time{}
 	}
 	if !r.Connected {
-		h.State, h.Sessions, h.UnackedWakes = "disconnected", 0, 0
+		h.State, h.Sessions, h.NeedsPerson = "disconnected", 0, 0
 		if r.Err != nil {
 			h.Error = r.Err.Error()
 		}

@@ -291,7 +291,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		doc["ok"], doc["error"] = false, err.Error()
 		code = http.StatusServiceUnavailable
 	} else {
-		doc["unacked_wakes"] = len(evs)
+		doc["needs_person"] = api.NeedingPerson(evs)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

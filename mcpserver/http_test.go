@@ -154,7 +154,7 @@ func TestHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != 200 || doc["ok"] != true || doc["version"] != "v0.0.0-test" || doc["uptime"] != "1h30m0s" ||
-		doc["sessions"] != 5.0 || doc["unacked_wakes"] != 1.0 {
+		doc["sessions"] != 5.0 || doc["needs_person"] != 1.0 {
 		t.Fatalf("status %d, health %v", resp.StatusCode, doc)
 	}
 

@@ -41,8 +41,8 @@ var countsOf = schema{"type": "object", "additionalProperties": tInt}
 var (
 	hostRowSchema = object(schema{
 		"name": tString, "state": schema{"type": "string", "enum": []string{"connected", "disconnected"}},
-		"last_seen": tTime, "error": tString, "sessions": tInt, "unacked_wakes": tInt,
-	}, "name", "state", "sessions", "unacked_wakes")
+		"last_seen": tTime, "error": tString, "sessions": tInt, "needs_person": tInt,
+	}, "name", "state", "sessions", "needs_person")
 	sessionRowSchema = object(schema{
 		"host": tString, "name": tString, "target": tString, "pane": tString, "agent": tString,
 		"status": tString, "state": tString, "kind": tString, "question": tString, "tasks": tString, "hint": tString,
@@ -64,14 +64,14 @@ var outputSchemas = map[string]schema{
 	"status": object(schema{
 		"version": tString, "started": tTime, "uptime": tString, "uptime_seconds": tInt,
 		"tmux_server": tString, "tmux_running": tBool, "problem": tString, "read_only": tBool,
-		"unacked_wakes": tInt, "by_status": countsOf, "by_state": countsOf, "other_panes": tInt,
+		"needs_person": tInt, "by_status": countsOf, "by_state": countsOf, "other_panes": tInt,
 		"orchestrators": arrayOf(object(schema{
 			"host": tString, "name": tString, "target": tString, "pane": tString, "agent": tString, "status": tString,
-			"state": tString, "unacked_wakes": tInt, "hint": tString, "since": tTime, "updated": tTime,
+			"state": tString, "needs_person": tInt, "hint": tString, "since": tTime, "updated": tTime,
 		}, "name", "pane", "state")),
 		"hosts": arrayOf(hostRowSchema),
 		"next":  tString,
-	}, "version", "uptime", "tmux_running", "read_only", "unacked_wakes", "by_status", "by_state", "orchestrators", "next"),
+	}, "version", "uptime", "tmux_running", "read_only", "needs_person", "by_status", "by_state", "orchestrators", "next"),
 	"list_sessions": object(schema{
 		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt, "hosts": arrayOf(hostRowSchema),
 	}, "sessions", "count", "watched"),

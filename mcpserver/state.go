@@ -26,19 +26,25 @@ type sessionRow struct {
 	// Host is the host the session is on, when hosts are configured
 	// (local for this machine); a remote session's name and target are
 	// then HOST:SESSION and HOST:TARGET.
-	Host     string   `json:"host,omitempty"`
-	Name     string   `json:"name"`   // tmux session name
-	Target   string   `json:"target"` // session:window.pane
-	Pane     string   `json:"pane"`
-	Agent    string   `json:"agent"`
-	Status   string   `json:"status"` // active, blocked, complete, failed
-	State    string   `json:"state"`  // detailed
-	Kind     string   `json:"kind,omitempty"`
-	Question string   `json:"question,omitempty"`
-	Options  []string `json:"options,omitempty"`
-	Tasks    string   `json:"tasks,omitempty"` // "3/5"
-	TaskList string   `json:"task_list,omitempty"`
-	LastLine string   `json:"last_line,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Name     string `json:"name"`   // tmux session name
+	Target   string `json:"target"` // session:window.pane
+	Pane     string `json:"pane"`
+	Agent    string `json:"agent"`
+	Status   string `json:"status"` // active, blocked, complete, failed
+	State    string `json:"state"`  // detailed
+	Kind     string `json:"kind,omitempty"`
+	Question string `json:"question,omitempty"`
+	// About is what the prompt is about: the command, the file, the URL,
+	// the tool and its input.
+	About   string   `json:"about,omitempty"`
+	Options []string `json:"options,omitempty"`
+	// Prompt is the prompt's identity: pass it to answer_prompt, which
+	// then types only while this very prompt is on screen.
+	Prompt   string `json:"prompt,omitempty"`
+	Tasks    string `json:"tasks,omitempty"` // "3/5"
+	TaskList string `json:"task_list,omitempty"`
+	LastLine string `json:"last_line,omitempty"`
 	// Hint says what to do about the state, when something can be done
 	// (a screen no rule explains: capture it).
 	Hint string `json:"hint,omitempty"`
@@ -60,7 +66,7 @@ func rowOf(s api.Session) sessionRow {
 		Tokens: tokens, CostUSD: cost,
 		Name: s.Session, Target: s.Target, Pane: s.Pane, Agent: s.Agent,
 		Status: string(s.Coarse()), State: string(s.State), Kind: s.Kind,
-		Question: s.Question, Options: s.Options,
+		Question: s.Question, About: s.Detail, Options: s.Options, Prompt: s.Prompt,
 		Tasks: progressText(s.Tasks), TaskList: s.TaskList,
 		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated, Hint: s.Hint(),
 	}

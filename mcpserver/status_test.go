@@ -34,7 +34,7 @@ func TestStatusFollowsChanges(t *testing.T) {
 	if again, _ := status(); again != first {
 		t.Fatalf("nothing changed, yet status differs:\n%s\n%s", first, again)
 	}
-	if out["unacked_wakes"] != 0.0 || out["uptime_seconds"] != 5400.0 {
+	if out["needs_person"] != 0.0 || out["uptime_seconds"] != 5400.0 {
 		t.Fatalf("unexpected first status: %s", first)
 	}
 
@@ -53,14 +53,14 @@ func TestStatusFollowsChanges(t *testing.T) {
 	}
 
 	ev := raise(t, f, "%2", "orch-db", "awaiting_input")
-	if _, out = status(); out["unacked_wakes"] != 1.0 {
-		t.Fatalf("wake not counted: %v", out["unacked_wakes"])
+	if _, out = status(); out["needs_person"] != 1.0 {
+		t.Fatalf("wake not counted: %v", out["needs_person"])
 	}
 	if _, err := f.Ack(t.Context(), ev.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if _, out = status(); out["unacked_wakes"] != 0.0 {
-		t.Fatalf("ack not seen: %v", out["unacked_wakes"])
+	if _, out = status(); out["needs_person"] != 0.0 {
+		t.Fatalf("ack not seen: %v", out["needs_person"])
 	}
 
 	secs.Add(1)
@@ -76,10 +76,10 @@ func TestStatusDocEqualSeesEveryField(t *testing.T) {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	base := statusDoc{
 		Version: "v1", Started: at, Uptime: "1s", UptimeSeconds: 1, TmuxServer: "tmux", Problem: "p",
-		UnackedWakes: 1, ByStatus: map[string]int{"active": 1}, ByState: map[string]int{"idle": 1}, OtherPanes: 1,
+		NeedsPerson: 1, ByStatus: map[string]int{"active": 1}, ByState: map[string]int{"idle": 1}, OtherPanes: 1,
 		Orchestrators: []orchestrator{{Name: "a", Target: "a:0.0", Pane: "%1", Agent: "claude", Status: "active", State: "idle",
-			Kind: "k", Question: "q", Tasks: "1/2", UnackedWakes: 1, Since: at, Updated: at}},
-		Hosts: []hostRow{{Name: "web1", State: "connected", LastSeen: at, Error: "e", Sessions: 1, UnackedWakes: 1}},
+			Kind: "k", Question: "q", Tasks: "1/2", NeedsPerson: 1, Since: at, Updated: at}},
+		Hosts: []hostRow{{Name: "web1", State: "connected", LastSeen: at, Error: "e", Sessions: 1, NeedsPerson: 1}},
 		Next:  "n",
 	}
 	copyDoc := func() statusDoc {

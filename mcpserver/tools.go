@@ -172,13 +172,15 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 		hint = "pass pane (like %3) or a target (session:window.pane) from the list instead"
 	case errors.Is(err, api.ErrNotAwaiting):
 		hint = "call get_session to see what it shows; use inject_guidance to send it text"
+	case errors.Is(err, api.ErrPromptChanged):
+		hint = "nothing was typed; call get_session to read the prompt on screen now, and answer that one if it is still yours to answer"
 	case errors.Is(err, api.ErrBadAnswer):
 		hint = "send an option number, yes, no, or an option's label exactly as listed"
 	case errors.Is(err, api.ErrBadRequest):
 	case errors.Is(err, api.ErrUnknownList):
 		hint = "call list_tasks without list to see the ids"
 	case errors.Is(err, wake.ErrNotFound):
-		hint = "call list_wakes (include_acked true) to see the ids"
+		hint = "call list_wakes (include_acked and include_resolved true) to see the ids"
 	case errors.Is(err, api.ErrRefused):
 	case errors.Is(err, api.ErrNoSender):
 		hint = "this system3 cannot type into panes"

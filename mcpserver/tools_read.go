@@ -50,7 +50,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		doc := statusDoc{
 			Version: e.Version, Started: e.Started, Uptime: up.String(), UptimeSeconds: int64(up / time.Second),
 			TmuxServer: snap.Server, TmuxRunning: snap.Running, Problem: snap.Problem, ReadOnly: e.ReadOnly,
-			UnackedWakes: len(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
+			NeedsPerson: api.NeedingPerson(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
 			Orchestrators: []orchestrator{},
 		}
 		for _, s := range api.CoarseStates() {
@@ -61,7 +61,9 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		wakesByPane := map[string]int{}
 		for _, w := range unacked {
-			wakesByPane[w.Pane]++
+			if w.NeedsPerson() {
+				wakesByPane[w.Pane]++
+			}
 		}
 		var blocked []string
 		for _, s := range snap.Sessions {
@@ -76,7 +78,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			doc.ByState[r.State]++
 			doc.Orchestrators = append(doc.Orchestrators, orchestrator{
 				Name: r.Name, Target: r.Target, Pane: r.Pane, Agent: r.Agent, Status: r.Status, State: r.State,
-				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, UnackedWakes: wakesByPane[s.Pane], Hint: r.Hint,
+				Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, NeedsPerson: wakesByPane[s.Pane], Hint: r.Hint,
 				Since: r.Since, Updated: r.Updated,
 			})
 			if r.Status == string(api.CoarseBlocked) {
@@ -86,16 +88,18 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if e.Hosts != nil {
 			// Every host at once, each within its own deadline: a host
 			// that is down is reported disconnected, never waited for.
-			doc.Hosts = []hostRow{{Name: remote.Local, State: "connected", LastSeen: now.UTC(), Sessions: len(snap.Sessions), UnackedWakes: len(unacked)}}
+			doc.Hosts = []hostRow{{Name: remote.Local, State: "connected", LastSeen: now.UTC(), Sessions: len(snap.Sessions), NeedsPerson: api.NeedingPerson(unacked)}}
 			for _, r := range e.Hosts.Report(cctx) {
 				doc.Hosts = append(doc.Hosts, hostRowOf(r))
 				if !r.Connected {
 					continue
 				}
-				doc.UnackedWakes += len(r.Unacked)
+				doc.NeedsPerson += api.NeedingPerson(r.Unacked)
 				byPane := map[string]int{}
 				for _, w := range r.Unacked {
-					byPane[w.Pane]++
+					if w.NeedsPerson() {
+						byPane[w.Pane]++
+					}
 				}
 				for _, s := range r.Snapshot.Sessions {
 					if !isAgent(s) {
@@ -109,7 +113,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 					doc.ByState[rr.State]++
 					doc.Orchestrators = append(doc.Orchestrators, orchestrator{
 						Host: r.Name, Name: r.Name + ":" + rr.Name, Target: r.Name + ":" + rr.Target, Pane: rr.Pane, Agent: rr.Agent, Status: rr.Status, State: rr.State,
-						Kind: rr.Kind, Question: rr.Question, Tasks: rr.Tasks, Tokens: rr.Tokens, CostUSD: rr.CostUSD, UnackedWakes: byPane[s.Pane], Hint: rr.Hint,
+						Kind: rr.Kind, Question: rr.Question, Tasks: rr.Tasks, Tokens: rr.Tokens, CostUSD: rr.CostUSD, NeedsPerson: byPane[s.Pane], Hint: rr.Hint,
 						Since: rr.Since, Updated: rr.Updated,
 					})
 					if rr.Status == string(api.CoarseBlocked) {
@@ -184,7 +188,7 @@ type statusDoc struct {
 	TmuxRunning   bool           `json:"tmux_running"`
 	Problem       string         `json:"problem,omitempty"`
 	ReadOnly      bool           `json:"read_only"`
-	UnackedWakes  int            `json:"unacked_wakes"`
+	NeedsPerson   int            `json:"needs_person"`
 	ByStatus      map[string]int `json:"by_status"`
 	ByState       map[string]int `json:"by_state"`
 	OtherPanes    int            `json:"other_panes"`
@@ -203,29 +207,29 @@ type statusDoc struct {
 func (d *statusDoc) equal(o *statusDoc) bool {
 	return d.Version == o.Version && d.Started == o.Started && d.Uptime == o.Uptime && d.UptimeSeconds == o.UptimeSeconds &&
 		d.TmuxServer == o.TmuxServer && d.TmuxRunning == o.TmuxRunning && d.Problem == o.Problem && d.ReadOnly == o.ReadOnly &&
-		d.UnackedWakes == o.UnackedWakes && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
+		d.NeedsPerson == o.NeedsPerson && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
 		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && slices.Equal(d.Hosts, o.Hosts) && d.Next == o.Next
 }
 
 type orchestrator struct {
 	// Host is set when hosts are configured: local, or the host a
 	// HOST:SESSION name is on.
-	Host         string    `json:"host,omitempty"`
-	Name         string    `json:"name"`
-	Target       string    `json:"target"`
-	Pane         string    `json:"pane"`
-	Agent        string    `json:"agent"`
-	Status       string    `json:"status"`
-	State        string    `json:"state"`
-	Kind         string    `json:"kind,omitempty"`
-	Question     string    `json:"question,omitempty"`
-	Tasks        string    `json:"tasks,omitempty"`
-	Tokens       int64     `json:"tokens,omitempty"`
-	CostUSD      float64   `json:"cost_usd,omitempty"`
-	UnackedWakes int       `json:"unacked_wakes"`
-	Hint         string    `json:"hint,omitempty"`
-	Since        time.Time `json:"since"`
-	Updated      time.Time `json:"updated"`
+	Host        string    `json:"host,omitempty"`
+	Name        string    `json:"name"`
+	Target      string    `json:"target"`
+	Pane        string    `json:"pane"`
+	Agent       string    `json:"agent"`
+	Status      string    `json:"status"`
+	State       string    `json:"state"`
+	Kind        string    `json:"kind,omitempty"`
+	Question    string    `json:"question,omitempty"`
+	Tasks       string    `json:"tasks,omitempty"`
+	Tokens      int64     `json:"tokens,omitempty"`
+	CostUSD     float64   `json:"cost_usd,omitempty"`
+	NeedsPerson int       `json:"needs_person"`
+	Hint        string    `json:"hint,omitempty"`
+	Since       time.Time `json:"since"`
+	Updated     time.Time `json:"updated"`
 }
 
 // ListSessionsTool lists the watched panes with their state, filtered.
@@ -304,7 +308,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
 			if evs, err := e.Svc.Wakes(cctx, api.WakeFilter{}); err == nil {
 				_, evs = thisMachine(api.Snapshot{}, evs)
-				local.UnackedWakes = len(evs)
+				local.NeedsPerson = api.NeedingPerson(evs)
 			}
 			hosts := []hostRow{local}
 			for _, r := range e.Hosts.Report(cctx) {
@@ -404,7 +408,7 @@ func sessionDetails(ctx context.Context, svc Service, s api.Session, lines int) 
 			}
 		}
 	}
-	evs, err := svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true, Session: globEscape(s.Session)})
+	evs, err := svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true, IncludeResolved: true, Session: globEscape(s.Session)})
 	if err != nil {
 		return d, err
 	}
@@ -468,27 +472,29 @@ func globEscape(s string) string {
 // ListWakesTool lists wakes, unacknowledged by default, with a cursor.
 func ListWakesTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("list_wakes",
-		mcp.WithDescription(`List wake events: moments an agent needed someone (`+needReasons()+`) plus heartbeats and summaries. Each has an id, seq, time, reason, session, pane, agent, state, the evidence, question and options, task progress and a suggested action. Unacknowledged wakes only, oldest first, unless include_acked. Page with since: pass the cursor of the previous answer to get only newer wakes. Acknowledge handled wakes with ack_wake.`),
+		mcp.WithDescription(`List wake events: moments an agent needed someone (`+needReasons()+`) plus heartbeats and summaries. Each has an id, seq, time, reason, session, pane, agent, state, the evidence, question, what it is about (details: the command, file or URL) and options, the prompt identity, task progress, a suggested action, and its status: resolved (with resolution: how its condition ended, like "answered by cli: Yes" or "the prompt changed") and acked. Open (unresolved), unacknowledged wakes only, oldest first, unless include_resolved or include_acked. Page with since: pass the cursor of the previous answer to get only newer wakes. Acknowledge handled wakes with ack_wake.`),
 		mcp.WithBoolean("include_acked", mcp.Description("Also list acknowledged wakes."), mcp.DefaultBool(false)),
+		mcp.WithBoolean("include_resolved", mcp.Description("Also list resolved wakes (their condition ended: the prompt was answered or went away)."), mcp.DefaultBool(false)),
 		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this (the cursor of a previous answer)."), mcp.Min(0)),
 		mcp.WithArray("reasons", mcp.Description("Only wakes with one of these reasons."), mcp.WithStringEnumItems(reasonValues())),
 		mcp.WithString("session", mcp.Description(`Glob on the tmux session name, like "orch-*".`), mcp.MaxLength(256)),
 		mcp.WithInteger("limit", mcp.Description("At most this many wakes."), mcp.Min(1), mcp.Max(200), mcp.DefaultNumber(50)),
-		argOrder("include_acked", "since", "reasons", "session", "limit"),
+		argOrder("include_acked", "include_resolved", "since", "reasons", "session", "limit"),
 		readOnly("List wakes"),
 	)
 	type args struct {
-		IncludeAcked bool     `json:"include_acked"`
-		Since        uint64   `json:"since"`
-		Reasons      []string `json:"reasons"`
-		Session      string   `json:"session"`
-		Limit        int      `json:"limit"`
+		IncludeAcked    bool     `json:"include_acked"`
+		IncludeResolved bool     `json:"include_resolved"`
+		Since           uint64   `json:"since"`
+		Reasons         []string `json:"reasons"`
+		Session         string   `json:"session"`
+		Limit           int      `json:"limit"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		if a.Limit == 0 {
 			a.Limit = 50
 		}
-		f := api.WakeFilter{IncludeAcked: a.IncludeAcked, SinceSeq: a.Since, Session: a.Session, Limit: a.Limit + 1}
+		f := api.WakeFilter{IncludeAcked: a.IncludeAcked, IncludeResolved: a.IncludeResolved, SinceSeq: a.Since, Session: a.Session, Limit: a.Limit + 1}
 		for _, r := range a.Reasons {
 			f.Reasons = append(f.Reasons, api.Reason(r))
 		}
@@ -618,7 +624,7 @@ func listView(l tasks.ListDoc, description bool) taskListView {
 // WaitForWakeTool waits, within a client's timeout, for a wake.
 func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("wait_for_wake",
-		mcp.WithDescription(fmt.Sprintf(`Wait until an agent needs you, then return the wake: its id, reason, session, pane, state, question and options, evidence and a suggested action. Returns at once when a matching unacknowledged wake already exists (the same wake keeps being returned until you ack_wake it, so a supervisor that loops never misses one). Otherwise waits up to max_wait_seconds (default %d, at most %d, so the call always finishes before client timeouts) and returns {"status": "waiting", "cursor": N}: then simply call again. Pass since (a cursor) to skip wakes you have seen but not acknowledged. Reports progress while waiting when the client asks for it.`, int(DefaultWait/time.Second), int(MaxWait/time.Second))),
+		mcp.WithDescription(fmt.Sprintf(`Wait until an agent needs you, then return the wake: its id, reason, session, pane, state, question, what it is about (details) and options, its prompt identity (pass prompt or the wake's id to answer_prompt), evidence and a suggested action. Returns at once when a matching open (unresolved), unacknowledged wake already exists (the same wake keeps being returned until it is resolved, for example answered, or you ack_wake it, so a supervisor that loops never misses one); resolved wakes are skipped. Otherwise waits up to max_wait_seconds (default %d, at most %d, so the call always finishes before client timeouts) and returns {"status": "waiting", "cursor": N}: then simply call again. Pass since (a cursor) to skip wakes you have seen but not acknowledged. Reports progress while waiting when the client asks for it.`, int(DefaultWait/time.Second), int(MaxWait/time.Second))),
 		mcp.WithArray("reasons", mcp.Description("Only wakes with one of these reasons (default: any)."), mcp.WithStringEnumItems(reasonValues())),
 		mcp.WithString("session", mcp.Description(`Glob on the tmux session name, like "orch-*" (default: any).`), mcp.MaxLength(256)),
 		mcp.WithInteger("max_wait_seconds", mcp.Description("How long to wait before answering \"waiting\"."), mcp.Min(0), mcp.Max(int(MaxWait/time.Second)), mcp.DefaultNumber(int(DefaultWait/time.Second))),
@@ -800,7 +806,7 @@ func (hc *hostCursor) waitingRemote(since uint64, waited float64) (*mcp.CallTool
 func waitingResult(ctx context.Context, svc Service, f api.WakeFilter, waited float64, hc *hostCursor) (*mcp.CallToolResult, error) {
 	cctx, cancel := withTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
-	all, err := svc.Wakes(cctx, api.WakeFilter{IncludeAcked: true, SinceSeq: f.SinceSeq})
+	all, err := svc.Wakes(cctx, api.WakeFilter{IncludeAcked: true, IncludeResolved: true, SinceSeq: f.SinceSeq})
 	if err != nil {
 		return serviceError(err)
 	}

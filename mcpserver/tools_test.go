@@ -29,7 +29,7 @@ func TestTools(t *testing.T) {
 		{name: "status counts and orders orchestrators", tool: "status",
 			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
-				want := map[string]any{"version": "v0.0.0-test", "uptime": "1h30m0s", "unacked_wakes": 1.0, "other_panes": 1.0, "tmux_running": true}
+				want := map[string]any{"version": "v0.0.0-test", "uptime": "1h30m0s", "needs_person": 1.0, "other_panes": 1.0, "tmux_running": true}
 				for k, v := range want {
 					if out[k] != v {
 						t.Errorf("%s = %v, want %v", k, out[k], v)
@@ -41,7 +41,7 @@ func TestTools(t *testing.T) {
 				}
 				orch := out["orchestrators"].([]any)
 				first := orch[0].(map[string]any)
-				if len(orch) != 4 || first["name"] != "orch-auth" || first["status"] != "blocked" || first["tasks"] != "3/5" || first["unacked_wakes"] != 1.0 {
+				if len(orch) != 4 || first["name"] != "orch-auth" || first["status"] != "blocked" || first["tasks"] != "3/5" || first["needs_person"] != 1.0 {
 					t.Errorf("orchestrators = %v", orch)
 				}
 				if !strings.Contains(out["next"].(string), "get_session") {

@@ -106,17 +106,21 @@ func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 // waits at.
 func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("answer_prompt",
-		mcp.WithDescription(`Answer the prompt an agent is waiting at (state awaiting_input: a permission request like "Do you want to proceed?" or a multiple-choice question). answer is an option number ("1"), "yes" (the first option starting with Yes), "no" (decline, the way the agent expects), or an option's label (or a unique part of it). Read the question and numbered options first with get_session or list_sessions. Fails without acting when the agent is not waiting or the answer matches no option; returns the option chosen and the keys pressed.`),
+		mcp.WithDescription(`Answer the prompt an agent is waiting at (state awaiting_input: a permission request like "Do you want to proceed?" or a multiple-choice question). answer is an option number ("1"), "yes" (the first option starting with Yes), "no" (decline, the way the agent expects), or an option's label (or a unique part of it). Read the question, what it is about (about: the command, file or URL) and the numbered options first with get_session, list_sessions or wait_for_wake, and pass the prompt identity you read (prompt, or wake: the wake's id): system3 reads the pane again right before typing and types only if that very prompt is still on screen and nobody answered it yet. Without either it answers the prompt system3 last saw. Fails without typing anything when the prompt changed, was answered already, the agent is not waiting, or the answer matches no option; returns the option chosen and the keys pressed.`),
 		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
 		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
 		mcp.WithString("answer", mcp.Required(), mcp.Description(`"1".."9", "yes", "no", or an option's label.`), mcp.MinLength(1), mcp.MaxLength(256)),
-		argOrder("session", "pane", "answer"),
+		mcp.WithString("prompt", mcp.Description(`The prompt identity from list_sessions or get_session ("p" and 16 hex digits): answer only that prompt.`), mcp.MaxLength(64)),
+		mcp.WithString("wake", mcp.Description(`The id of the awaiting_input wake being answered (from wait_for_wake or list_wakes), instead of prompt.`), mcp.MaxLength(128)),
+		argOrder("session", "pane", "answer", "prompt", "wake"),
 		writes("Answer prompt", true, false),
 	)
 	type args struct {
 		Session string `json:"session"`
 		Pane    string `json:"pane"`
 		Answer  string `json:"answer"`
+		Prompt  string `json:"prompt"`
+		Wake    string `json:"wake"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
@@ -125,7 +129,7 @@ func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: a.Answer, Origin: originOf(ctx)})
+		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: a.Answer, Prompt: a.Prompt, Wake: a.Wake, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/system3-dev/system3/monitor/agents"
@@ -34,7 +35,24 @@ type actions struct {
 	reg interface {
 		resolve(t api.Target) (api.Session, error)
 		markDirty(pane string)
+		// reread captures the pane now and classifies that screen as
+		// sess's agent: the prompt on screen at this moment.
+		reread(ctx context.Context, sess api.Session) (api.Session, error)
+		// answeredMark and markAnswered keep the prompt an answer was
+		// typed into, until the screen shows another.
+		answeredMark(pane string) answerMark
+		markAnswered(pane string, m answerMark)
 	}
+	// answering holds one lock per pane for an answer's check-and-type,
+	// so two answers to one prompt cannot both see it unanswered.
+	answering sync.Map // pane -> *sync.Mutex
+}
+
+// answerMark is the prompt an answer was typed into: by whom, which
+// option and when.
+type answerMark struct {
+	prompt, by, option string
+	at                 time.Time
 }
 
 // urgentPause lets an agent redraw its input after an interrupt before
@@ -136,9 +154,24 @@ func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.
 	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
 }
 
-// Answer answers the prompt a session waits at.
+// Answer answers the prompt a session waits at, as a compare-and-set:
+// it types only if the pane, read again right before typing, still shows
+// the prompt the request is for (its wake's, the one it names, or the one
+// the registry holds) and no answer was typed into that prompt yet. The
+// answer resolves the prompt's wake, saying who answered and how.
 func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
+	var ev api.Wake
+	if req.Wake != "" {
+		var ok bool
+		if ev, ok = a.cfg.Wakes.Get(req.Wake); !ok {
+			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: no wake %q (run `system3 wakes --all` to list them)", api.ErrBadRequest, req.Wake))
+		}
+		if req.Target == (api.Target{}) {
+			req.Target = api.Target{Pane: ev.Pane}
+			refused.Target = ev.Pane
+		}
+	}
 	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
@@ -147,14 +180,80 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	if sess.State != rules.AwaitingInput {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State))
-	}
-	option, keys, err := api.AnswerKeys(sess, req.Answer)
+	want, err := answerFor(req, ev, sess)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	return a.press(ctx, "answer", req.Origin, req.Target, sess, option, keys)
+	mu, _ := a.answering.LoadOrStore(sess.Pane, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if m := a.reg.answeredMark(sess.Pane); m.prompt == want {
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s's prompt was answered already (%q by %s, %s ago) and the screen has shown no other since; nothing was typed",
+			api.ErrPromptChanged, sess.Target, m.option, m.by, a.cfg.Clock().Sub(m.at).Round(time.Millisecond)))
+	}
+	now, err := a.reg.reread(ctx, sess)
+	if err != nil {
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("answer %s: cannot read the pane to check its prompt, so nothing was typed: %w", sess.Target, err))
+	}
+	if now.Prompt != want {
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (now: %s); nothing was typed", api.ErrPromptChanged, describeNow(now)))
+	}
+	option, keys, err := api.AnswerKeys(now, req.Answer)
+	if err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
+	}
+	res, err := a.press(ctx, "answer", req.Origin, req.Target, now, option, keys)
+	if res.Delivered {
+		a.reg.markAnswered(sess.Pane, answerMark{prompt: want, by: req.Origin, option: option, at: res.At})
+		why := "answered by " + req.Origin
+		if option != "" {
+			why += ": " + option
+		}
+		if rerr := a.cfg.Wakes.Resolve(wakeKey(api.ReasonAwaitingInput, sess.Pane), why); rerr != nil {
+			a.cfg.Logger.Warn("resolve the answered wake", "pane", sess.Pane, "err", rerr)
+		}
+	}
+	return res, err
+}
+
+// answerFor is the identity of the prompt an answer is for: its wake's,
+// the one it names, or the one the registry holds for its target.
+func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, error) {
+	want := req.Prompt
+	if req.Wake != "" {
+		switch {
+		case ev.Pane != sess.Pane:
+			return "", fmt.Errorf("%w: wake %s is about pane %s, not %s", api.ErrBadRequest, ev.ID, ev.Pane, sess.Pane)
+		case ev.Reason != api.ReasonAwaitingInput:
+			return "", fmt.Errorf("%w: wake %s is %s, not a prompt to answer", api.ErrBadRequest, ev.ID, ev.Reason)
+		case ev.Resolved:
+			return "", fmt.Errorf("%w: wake %s is resolved (%s); nothing was typed", api.ErrPromptChanged, ev.ID, ev.Resolution)
+		case ev.Prompt == "":
+			return "", fmt.Errorf("%w: wake %s was raised by an older system3 and does not say which prompt it was; answer the prompt on screen now by session", api.ErrPromptChanged, ev.ID)
+		case want != "" && want != ev.Prompt:
+			return "", fmt.Errorf("%w: prompt %s is not wake %s's prompt %s", api.ErrBadRequest, want, ev.ID, ev.Prompt)
+		}
+		want = ev.Prompt
+	}
+	if want == "" {
+		if sess.State != rules.AwaitingInput {
+			return "", fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State)
+		}
+		want = sess.Prompt
+	}
+	return want, nil
+}
+
+// describeNow says in one line what a pane shows now, for a refusal.
+func describeNow(s api.Session) string {
+	if s.State != rules.AwaitingInput {
+		return fmt.Sprintf("%s is %s", s.Target, s.State)
+	}
+	what := s.Question
+	if s.Detail != "" {
+		what += " — " + s.Detail
+	}
+	return fmt.Sprintf("%s asks %q", s.Target, what)
 }
 
 // press sends keys and audits them. Answer has applied the policy before

@@ -83,12 +83,11 @@ func TestRealCodex(t *testing.T) {
 	cs.Keys("Escape")
 	m.waitState(rules.Idle, "interrupted")
 
+	// /quit is the user's choice: no worker failed.
 	cs.Send("/quit")
 	m.waitState(rules.Exited, "process_gone")
-	ev = m.waitWake(api.ReasonWorkerFailed)
-	if ev.Agent != "codex" {
-		t.Fatalf("worker_failed wake = %+v", ev)
-	}
+	m.waitRule("codex.exited")
+	noWake(t, m, api.ReasonWorkerFailed)
 }
 
 // TestRealCodexTrustDialog: the folder-trust dialog of a real Codex is

@@ -150,6 +150,12 @@ func TestServiceAppliesPolicy(t *testing.T) {
 			return err
 		}},
 		{"answer", func(h *harness, o string, t api.Target) error {
+			// Each answer is to a new prompt: the agent moved on and
+			// asked again (a second answer to one prompt is refused).
+			h.tm.show(h.t, "%1", "claude", "claude/idle.txt")
+			h.step()
+			h.tm.show(h.t, "%1", "claude", "claude/permission_bash.txt")
+			h.step()
 			_, err := h.sup.Answer(ctx, api.AnswerRequest{Target: t, Answer: "yes", Origin: o})
 			return err
 		}},

@@ -112,7 +112,7 @@ func (l *live) await(timeout time.Duration, ok func(api.Snapshot) string) api.Sn
 // wakes counts every wake raised so far by reason and session.
 func (l *live) wakes() map[string]int {
 	l.t.Helper()
-	evs, err := l.store.List(api.WakeFilter{IncludeAcked: true})
+	evs, err := l.store.List(api.AllWakes())
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestResilienceTmuxServerRestart(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			var b strings.Builder
-			evs, _ := l.store.List(api.WakeFilter{IncludeAcked: true})
+			evs, _ := l.store.List(api.AllWakes())
 			for _, ev := range evs {
 				fmt.Fprintf(&b, "\n  %s %s %s %s %s %q", ev.Time.Format("15:04:05.000"), ev.Reason, ev.Session, ev.Pane, ev.Evidence.Rule, ev.Evidence.Lines)
 			}

@@ -78,7 +78,7 @@ func (s *Supervisor) Wakes(ctx context.Context, f api.WakeFilter) ([]api.Wake, e
 	return s.cfg.Wakes.List(f)
 }
 
-// WaitWake returns the first unacked wake matching f, waiting for one.
+// WaitWake returns the first open, unacked wake matching f (or a resolved one with f.IncludeResolved), waiting for one.
 func (s *Supervisor) WaitWake(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	return s.cfg.Wakes.Wait(ctx, f)
 }

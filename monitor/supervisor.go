@@ -100,9 +100,14 @@ type Config struct {
 	IdleAfter      time.Duration // idle this long → session_idle (default 10m)
 	HeartbeatEvery time.Duration // heartbeat when nothing else woke anyone (default 5m; negative: off)
 	ErrorGrace     time.Duration // an error state this old → api_error wake (default 30s)
-	SummaryEvery   time.Duration // a summary wake (digest of every session) this often (default 0: off)
-	LoopThreshold  int           // same error this many times → error_loop (default 3)
-	LoopWindow     time.Duration // ... within this window (default 10m)
+	// ExitGrace is how long an agent gone from its pane without a word may
+	// still show the goodbye of a clean exit (it prints it as it quits;
+	// the shell's prompt can come first) before it is a failed worker
+	// (default 2s).
+	ExitGrace     time.Duration
+	SummaryEvery  time.Duration // a summary wake (digest of every session) this often (default 0: off)
+	LoopThreshold int           // same error this many times → error_loop (default 3)
+	LoopWindow    time.Duration // ... within this window (default 10m)
 	// UnmatchedAfter is how long a recognised agent may show a screen no
 	// rule explains before its state becomes unknown ("no rule matched");
 	// until then it keeps its previous state, so a frame drawn half-way
@@ -148,6 +153,7 @@ func (c *Config) defaults() {
 	def(&c.IdleAfter, 10*time.Minute)
 	def(&c.HeartbeatEvery, 5*time.Minute)
 	def(&c.ErrorGrace, 30*time.Second)
+	def(&c.ExitGrace, 2*time.Second)
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.UnmatchedAfter, 3*time.Second)
 	def(&c.Settle, 5*time.Millisecond)
@@ -199,6 +205,10 @@ type paneState struct {
 	// it is.
 	unmatchedSince time.Time
 	unmatched      *pendingApply
+	// answered is the prompt an answer was last typed into, until the
+	// screen shows another state or prompt: a second answer to it is
+	// refused, however soon it comes after the first.
+	answered answerMark
 }
 
 // pendingApply is a classification waiting to be applied.
@@ -560,14 +570,17 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 			if st.seenAgent != "" && st.sess.State != rules.Exited {
 				// The pane closed with its agent (tmux closes a pane whose
 				// command exits): the worker is gone as surely as if it had
-				// crashed in place. Raised, then cleared: the pane cannot
-				// come back.
+				// crashed in place. The pane cannot come back, so the wake
+				// is no condition that could end: it has no key of its own
+				// and stays open until someone acknowledges it.
 				gone := st.sess.Clone()
 				gone.Agent, gone.State, gone.Kind = st.seenAgent, rules.Exited, "closed"
 				gone.Evidence = api.Evidence{Source: "process", Rule: "monitor.pane_closed",
 					Lines: []string{fmt.Sprintf("the pane closed while %s was %s", st.seenAgent, st.sess.State)}}
 				gone.Question, gone.Detail, gone.Options = "", "", []string{}
-				ops = append(ops, s.raiseOp(gone, api.ReasonWorkerFailed))
+				op := s.raiseOp(gone, api.ReasonWorkerFailed)
+				op.raise.Key = ""
+				ops = append(ops, op)
 			}
 			ops = append(ops, s.clearWakesLocked(id)...)
 			s.publishLocked(api.Update{Kind: api.SessionRemoved, Session: st.sess.Clone()})
@@ -967,6 +980,15 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	if ss.Options == nil {
 		ss.Options = []string{}
 	}
+	ss.Prompt = ""
+	if state == rules.AwaitingInput {
+		ss.Prompt = screenPrompt(agent, res)
+	}
+	if st.answered.prompt != "" && st.answered.prompt != ss.Prompt {
+		// The screen moved on from the prompt an answer was typed into:
+		// the next prompt, even one like it, may be answered.
+		st.answered = answerMark{}
+	}
 	ss.LastLine = res.LastLine
 	ss.TaskList, ss.Tasks = pr.taskList, pr.tasks
 	ss.AgentSessionID, ss.Transcript = pr.agentSessionID, pr.transcript
@@ -977,13 +999,14 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		ss.Usage = pr.usage
 	}
 	ss.Updated = now
-	if state != prev.State || kind != prev.Kind {
+	if state != prev.State || kind != prev.Kind || ss.Prompt != prev.Prompt {
 		ss.State = state
 		ss.Since = now
 		st.timeWoke = false
 	}
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
+		ss.Detail != prev.Detail || ss.Prompt != prev.Prompt ||
 		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.Equal(prev.Tasks) || !ss.Usage.Equal(prev.Usage) ||
 		ss.AgentSessionID != prev.AgentSessionID ||
 		ss.AgentVersion != prev.AgentVersion || (ev.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch) {

@@ -195,7 +195,7 @@ func (h *harness) unacked(reason api.Reason) []api.Wake {
 }
 
 func (h *harness) allWakes(reason api.Reason) []api.Wake {
-	evs, err := h.store.List(api.WakeFilter{Reasons: []api.Reason{reason}, IncludeAcked: true})
+	evs, err := h.store.List(api.WakeFilter{Reasons: []api.Reason{reason}, IncludeAcked: true, IncludeResolved: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -352,6 +352,10 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	if s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Source != "process" {
 		t.Fatalf("session = %+v", s)
 	}
+	// It quit without its goodbye: once the exit grace has passed with
+	// none, a failed worker.
+	h.clock.Add(h.sup.cfg.ExitGrace)
+	h.step()
 	w := h.unacked(api.ReasonWorkerFailed)
 	if len(w) != 1 || w[0].Agent != "claude" {
 		t.Fatalf("worker_failed wakes = %+v", w)
@@ -389,6 +393,8 @@ func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
 	if s := h.session("%9"); s.State != rules.Exited || s.Agent != "claude" {
 		t.Fatalf("the shell back in front of Claude's screen = %s/%s %s", s.State, s.Kind, s.Agent)
 	}
+	h.clock.Add(h.sup.cfg.ExitGrace)
+	h.step()
 	if w := h.allWakes(api.ReasonWorkerFailed); len(w) != 1 {
 		t.Fatalf("worker_failed wakes = %+v, want one", w)
 	}
@@ -411,7 +417,12 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	if s := h.session("%8"); s.State != rules.Exited || s.Kind != "dead" || s.Agent != "claude" {
 		t.Fatalf("dead pane = %+v", s)
 	}
-	if len(h.unacked(api.ReasonAwaitingInput)) != 1 || len(h.unacked(api.ReasonWorkerFailed)) != 1 {
+	// The prompt's wake is resolved (the agent moved on, to its death);
+	// the exit is a new wake that needs someone.
+	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 1 || !w[0].Resolved || w[0].Resolution != "the agent moved on (now exited)" {
+		t.Fatalf("awaiting_input wakes = %+v", w)
+	}
+	if len(h.unacked(api.ReasonAwaitingInput)) != 0 || len(h.unacked(api.ReasonWorkerFailed)) != 1 {
 		t.Fatalf("wakes = %+v", h.store.Unacked())
 	}
 	h.tm.mu.Lock()
@@ -966,7 +977,7 @@ func TestRaiseFillsInFromTheRegistry(t *testing.T) {
 	if err != nil || !created || own.Session != "mine" || own.SuggestedAction != "read the output" || own.Pane != "" {
 		t.Fatalf("a producer's own fields changed: %+v, %v, %v", own, created, err)
 	}
-	if err := h.sup.Clear("validation_failed/L/1"); err != nil {
+	if err := h.sup.Resolve("validation_failed/L/1", "the test ended it"); err != nil {
 		t.Fatal(err)
 	}
 	if _, created, _ := h.sup.Raise(api.Wake{Reason: api.ReasonValidationFailed, Key: "validation_failed/L/1"}); !created {

@@ -158,15 +158,15 @@ func (v *Validator) validate(ctx context.Context, rule ValidationRule, ev tasks.
 
 	key := "validation_failed/" + ev.ListID + "/" + ev.TaskID
 	if res.Passed {
-		if err := v.wakes.Clear(key); err != nil {
-			v.log.Warn("clear wake", "key", key, "err", err)
+		if err := v.wakes.Resolve(key, "the validation passed"); err != nil {
+			v.log.Warn("resolve wake", "key", key, "err", err)
 		}
 		return
 	}
 	// A failure while one is still active is a new fact: end the old
 	// condition so the new output is raised.
-	if err := v.wakes.Clear(key); err != nil {
-		v.log.Warn("clear wake", "key", key, "err", err)
+	if err := v.wakes.Resolve(key, "the validation failed again"); err != nil {
+		v.log.Warn("resolve wake", "key", key, "err", err)
 	}
 	_, _, err := v.wakes.Raise(api.Wake{
 		Reason:  api.ReasonValidationFailed,

@@ -87,7 +87,7 @@ func TestValidationOfCompletedTasks(t *testing.T) {
 	}
 	writeTask("completed")
 	for m := range cleared.C {
-		if m.Kind == api.WakeCleared {
+		if m.Kind == api.WakeResolved {
 			break
 		}
 	}

@@ -13,7 +13,8 @@ import (
 // wakeOp is a raise or clear decided under the registry lock and carried
 // out after it is released, so a slow disk never blocks readers.
 type wakeOp struct {
-	clear string // key to clear, or
+	clear string // key to resolve, saying why, or
+	why   string
 	raise *api.Wake
 	// or the pane's session was renamed from rename[0] to rename[1]
 	rename *[2]string
@@ -27,17 +28,24 @@ func wakeKey(r api.Reason, pane string) string { return string(r) + "/" + pane }
 func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp {
 	cur := st.sess
 	var ops []wakeOp
-	leaving := func(state rules.State, r api.Reason, stillSame bool) {
+	moved := fmt.Sprintf("the agent moved on (now %s)", cur.State)
+	leaving := func(state rules.State, r api.Reason, stillSame bool, why string) {
 		if prev.State == state && !stillSame {
-			ops = append(ops, wakeOp{clear: wakeKey(r, cur.Pane)})
+			ops = append(ops, wakeOp{clear: wakeKey(r, cur.Pane), why: why})
 		}
 	}
-	samePrompt := cur.State == rules.AwaitingInput && cur.Kind == prev.Kind && cur.Question == prev.Question
-	leaving(rules.AwaitingInput, api.ReasonAwaitingInput, samePrompt)
-	leaving(rules.Error, api.ReasonAPIError, cur.State == rules.Error)
-	leaving(rules.ErrorLoop, api.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop)
-	leaving(rules.Exited, api.ReasonWorkerFailed, cur.State == rules.Exited)
-	leaving(rules.Idle, api.ReasonSessionIdle, cur.State == rules.Idle)
+	// A prompt is the same prompt only while its whole identity is: the
+	// same question about another command is a new wake.
+	samePrompt := cur.State == rules.AwaitingInput && cur.Prompt == prev.Prompt
+	whyPrompt := moved
+	if cur.State == rules.AwaitingInput {
+		whyPrompt = "the prompt changed"
+	}
+	leaving(rules.AwaitingInput, api.ReasonAwaitingInput, samePrompt, whyPrompt)
+	leaving(rules.Error, api.ReasonAPIError, cur.State == rules.Error, moved)
+	leaving(rules.ErrorLoop, api.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop, moved)
+	leaving(rules.Exited, api.ReasonWorkerFailed, cur.State == rules.Exited, moved)
+	leaving(rules.Idle, api.ReasonSessionIdle, cur.State == rules.Idle, moved)
 
 	switch cur.State {
 	case rules.AwaitingInput:
@@ -49,11 +57,34 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 			ops = append(ops, s.raiseOp(cur, api.ReasonErrorLoopDetected))
 		}
 	case rules.Exited:
-		if prev.State != rules.Exited && cur.IsAgent() {
+		// A dead pane's status is final; an agent that left its shell
+		// may yet show its goodbye: timeChecksLocked decides after
+		// ExitGrace.
+		if prev.State != rules.Exited && cur.IsAgent() && cur.Evidence.Rule == rules.RulePaneDead && !cleanExit(st) {
 			ops = append(ops, s.raiseOp(cur, api.ReasonWorkerFailed))
+			st.timeWoke = true
 		}
 	}
 	return ops
+}
+
+// cleanExit reports an exit the agent's user chose, which is no failed
+// worker: the agent said goodbye its own way (a rule of the agent, not a
+// built-in one, recognised its exit on screen: Claude Code's "Resume this
+// session with:" after /exit or Ctrl-C twice), its SessionEnd hook said
+// so, or the pane's process exited with status 0. An agent that vanished
+// without a word (killed, crashed) or exited non-zero is not.
+func cleanExit(st *paneState) bool {
+	ev := st.sess.Evidence
+	switch {
+	case ev.Rule == rules.RulePaneDead:
+		return st.pane.Dead && st.pane.DeadStatus == 0
+	case ev.Source == "hook":
+		return ev.Rule == "hook.session_end"
+	case ev.Source == "screen":
+		return !strings.HasPrefix(ev.Rule, "builtin.") && !strings.HasPrefix(ev.Rule, "monitor.")
+	}
+	return false
 }
 
 // budgetWakeLocked raises budget_exceeded once when a session's estimated
@@ -75,7 +106,7 @@ func (s *Supervisor) budgetWakeLocked(st *paneState) []wakeOp {
 		return []wakeOp{op}
 	case !over && st.overBudget:
 		st.overBudget = false
-		return []wakeOp{{clear: wakeKey(api.ReasonBudgetExceeded, st.sess.Pane)}}
+		return []wakeOp{{clear: wakeKey(api.ReasonBudgetExceeded, st.sess.Pane), why: "the cost fell below the budget"}}
 	}
 	return nil
 }
@@ -101,6 +132,11 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 			st.timeWoke = true
 		case cur.State == rules.Idle && cur.IsAgent() && age >= s.cfg.IdleAfter:
 			ops = append(ops, s.raiseOp(cur, api.ReasonSessionIdle))
+			st.timeWoke = true
+		case cur.State == rules.Exited && cur.IsAgent() && age >= s.cfg.ExitGrace:
+			if !cleanExit(st) {
+				ops = append(ops, s.raiseOp(cur, api.ReasonWorkerFailed))
+			}
 			st.timeWoke = true
 		}
 	}
@@ -190,7 +226,7 @@ func (s *Supervisor) digestLocked() string {
 func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {
 	var ops []wakeOp
 	for _, r := range []api.Reason{api.ReasonAwaitingInput, api.ReasonAPIError, api.ReasonErrorLoopDetected, api.ReasonWorkerFailed, api.ReasonSessionIdle} {
-		ops = append(ops, wakeOp{clear: wakeKey(r, pane)})
+		ops = append(ops, wakeOp{clear: wakeKey(r, pane), why: "the pane went away"})
 	}
 	return ops
 }
@@ -207,6 +243,7 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 		Evidence:        cur.Evidence,
 		Question:        cur.Question,
 		Options:         cur.Options,
+		Prompt:          cur.Prompt,
 		SuggestedAction: s.suggest(cur, r),
 	}
 	if cur.Detail != "" {
@@ -268,8 +305,8 @@ func (s *Supervisor) runOps(ops []wakeOp) {
 			continue
 		}
 		if op.clear != "" {
-			if err := s.Clear(op.clear); err != nil {
-				s.cfg.Logger.Warn("clear wake", "key", op.clear, "err", err)
+			if err := s.Resolve(op.clear, op.why); err != nil {
+				s.cfg.Logger.Warn("resolve wake", "key", op.clear, "err", err)
 			}
 			continue
 		}
@@ -315,6 +352,7 @@ func (s *Supervisor) Raise(ev api.Wake) (api.Wake, bool, error) {
 	return raised, created, err
 }
 
-// Clear ends a wake's condition (its Key), so the next Raise of it makes
-// a new wake; the wake itself stays until acknowledged.
-func (s *Supervisor) Clear(key string) error { return s.cfg.Wakes.Clear(key) }
+// Resolve ends a wake's condition (its Key), saying how, so the next
+// Raise of it makes a new wake; the wake stays, resolved, until
+// acknowledged.
+func (s *Supervisor) Resolve(key, why string) error { return s.cfg.Wakes.Resolve(key, why) }

@@ -218,7 +218,7 @@ func (m *Model) jump() tea.Cmd {
 }
 
 func (m *Model) ackAll() tea.Cmd {
-	if m.feed.unacked+m.feed.resolved == 0 {
+	if !slices.ContainsFunc(m.feed.items, func(it feedItem) bool { return !it.ev.Acked }) {
 		m.setStatus(levelInfo, "no unacknowledged wakes")
 		return nil
 	}
@@ -312,7 +312,7 @@ func (m *Model) reminder() (api.Session, api.Reminder, bool) {
 // whose condition still holds.
 func reminderOf(items []feedItem) *api.Reminder {
 	for _, it := range items {
-		if it.ev.Reminder != nil && !it.cleared {
+		if it.ev.Reminder != nil && !it.ev.Resolved {
 			return it.ev.Reminder
 		}
 	}

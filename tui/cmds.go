@@ -69,7 +69,8 @@ type (
 		ch  <-chan api.WakeMessage
 		err error
 	}
-	// wakeListMsg: the unacknowledged wakes, read to (re)synchronise.
+	// wakeListMsg: the unacknowledged wakes (open and resolved), read to
+	// (re)synchronise.
 	wakeListMsg struct {
 		gen int
 		evs []api.Wake
@@ -213,7 +214,7 @@ func nextUpdate(ch <-chan api.Update, gen int) tea.Cmd {
 
 func startWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
-		ch, err := svc.SubscribeWakes(ctx, api.WakeFilter{})
+		ch, err := svc.SubscribeWakes(ctx, api.WakeFilter{IncludeResolved: true})
 		return wakesStartedMsg{gen: gen, ch: ch, err: err}
 	}
 }
@@ -222,7 +223,7 @@ func listWakes(ctx context.Context, svc api.Service, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, readTimeout)
 		defer cancel()
-		evs, err := svc.Wakes(ctx, api.WakeFilter{})
+		evs, err := svc.Wakes(ctx, api.WakeFilter{IncludeResolved: true})
 		return wakeListMsg{gen: gen, evs: evs, err: err}
 	}
 }
@@ -303,7 +304,9 @@ func answer(ctx context.Context, svc api.Service, sess api.Session, ans string) 
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		res, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: ans, Origin: origin})
+		// The prompt the operator sees on the row: system3 types only
+		// while that prompt is still on screen.
+		res, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Prompt: sess.Prompt, Answer: ans, Origin: origin})
 		return actionMsg{action: "answer", pane: sess.Pane, target: sess.Target, what: ans, res: res, err: err}
 	}
 }

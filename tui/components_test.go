@@ -136,11 +136,13 @@ func TestWakeBook(t *testing.T) {
 	if b.apply(api.WakeMessage{Kind: api.WakeRaised, Event: ev("a", 1), Replayed: true}) {
 		t.Fatal("a late raise changed an acked wake")
 	}
-	b.apply(api.WakeMessage{Kind: api.WakeCleared, Event: ev("b", 2)})
+	resolved := ev("b", 2)
+	resolved.Resolved, resolved.Resolution = true, "answered by cli: Yes"
+	b.apply(api.WakeMessage{Kind: api.WakeResolved, Event: resolved})
 	got := b.sorted()
 	var order []string
 	for _, it := range got {
-		order = append(order, fmt.Sprintf("%s:%v:%v", it.ev.ID, it.ev.Acked, it.cleared))
+		order = append(order, fmt.Sprintf("%s:%v:%v", it.ev.ID, it.ev.Acked, it.ev.Resolved))
 	}
 	if want := "c:false:false b:false:true a:true:false"; strings.Join(order, " ") != want {
 		t.Fatalf("order %v, want %s", order, want)

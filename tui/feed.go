@@ -19,9 +19,6 @@ const keepAcked = 100
 // feedItem is one wake in the feed.
 type feedItem struct {
 	ev api.Wake
-	// cleared: the condition ended (the prompt went away), whether or not
-	// the wake was acknowledged.
-	cleared bool
 }
 
 // wakeBook holds the wakes the dashboard knows, by ID. Messages from the
@@ -54,11 +51,10 @@ func (b wakeBook) apply(m api.WakeMessage) bool {
 	case api.WakeAcked:
 		it.ev = m.Event
 		it.ev.Acked = true
-	case api.WakeCleared:
+	case api.WakeResolved:
 		acked := it.ev.Acked
 		it.ev = m.Event
 		it.ev.Acked = it.ev.Acked || acked
-		it.cleared = true
 	default:
 		return false
 	}
@@ -66,8 +62,9 @@ func (b wakeBook) apply(m api.WakeMessage) bool {
 	return true
 }
 
-// reconcile takes the list of unacknowledged wakes as the truth: wakes
-// held as unacknowledged that are not in it were acknowledged meanwhile.
+// reconcile takes the list of unacknowledged wakes (open and resolved) as
+// the truth: wakes held as unacknowledged that are not in it were
+// acknowledged meanwhile.
 func (b wakeBook) reconcile(unacked []api.Wake) {
 	in := make(map[string]bool, len(unacked))
 	for _, ev := range unacked {
@@ -159,14 +156,14 @@ type wakeFeed struct {
 	keys navKeys
 
 	items []feedItem
-	// unacked counts the wakes nobody acknowledged whose cause is still
-	// there; resolved, those whose cause cleared (the prompt was answered)
-	// but that are not acknowledged yet.
-	unacked, resolved int
-	cursor, offset    int
-	w, h              int
-	focused           bool
-	now               time.Time
+	// need counts the wakes that need a person (api.Wake.NeedsPerson);
+	// resolved, the unacknowledged ones whose condition ended (the prompt
+	// was answered).
+	need, resolved int
+	cursor, offset int
+	w, h           int
+	focused        bool
+	now            time.Time
 	// where names a wake's pane as the table does ("orch-a:0.0").
 	where func(api.Wake) string
 
@@ -198,14 +195,13 @@ func (f *wakeFeed) SetItems(items []feedItem) {
 	}
 	f.items = items
 	f.ver++
-	f.unacked, f.resolved = 0, 0
+	f.need, f.resolved = 0, 0
 	for i, it := range items {
 		switch {
-		case it.ev.Acked:
-		case it.cleared:
+		case it.ev.NeedsPerson():
+			f.need++
+		case it.ev.Resolved && !it.ev.Acked:
 			f.resolved++
-		default:
-			f.unacked++
 		}
 		if id != "" && it.ev.ID == id {
 			f.cursor = i
@@ -254,12 +250,8 @@ func (f wakeFeed) title() string {
 	switch {
 	case len(f.items) == 0:
 		return "Wakes · none"
-	case f.unacked == 0 && f.resolved == 0:
-		t = "Wakes · all acknowledged"
-	case f.unacked == 0:
-		t = "Wakes · none open"
 	default:
-		t = "Wakes · " + strconv.Itoa(f.unacked) + " unacked"
+		t = "Wakes · " + api.NeedingPersonText(f.need)
 	}
 	if f.resolved > 0 {
 		t += " · " + strconv.Itoa(f.resolved) + " resolved"
@@ -327,8 +319,8 @@ func (f wakeFeed) row(it feedItem, selected bool, reasonW, whereW int) string {
 		mark, markStyle = "✓", st.Acked
 	}
 	action := clean(it.ev.SuggestedAction)
-	if it.cleared {
-		action = "(cleared) " + action
+	if it.ev.Resolved {
+		action = "(resolved: " + clean(it.ev.Resolution) + ") " + action
 	}
 	rest := " " + fit(string(it.ev.Reason), reasonW) + colGap + fit(clean(f.where(it.ev)), whereW) + colGap +
 		fitRight(since(f.now, it.ev.Time), ageWidth) + colGap

@@ -23,7 +23,7 @@ import (
 var goldenSizes = [][2]int{{80, 24}, {160, 45}}
 
 // ready is on screen once the registry and the wakes are in.
-var ready = []string{"7 sessions", "3 unacked wakes"}
+var ready = []string{"7 sessions", "3 wakes need a person"}
 
 type goldenFlow struct {
 	name string
@@ -91,7 +91,7 @@ func TestGolden(t *testing.T) {
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("j"), wait: []string{"3. No, and tell", "1 in progress"}},
-				{keys: keys("a"), wait: []string{"2 unacked wakes"}},
+				{keys: keys("a"), wait: []string{"2 wakes need a person"}},
 				{keys: keys("2"), wait: []string{"(keys 2)"}},
 			},
 		},

@@ -250,8 +250,8 @@ func TestAckKeys(t *testing.T) {
 			}
 			// The feed shows the acks at once, before the subscription
 			// reports them.
-			if want := 3 - len(tt.acked); h.m.feed.unacked != want {
-				t.Errorf("feed shows %d unacked, want %d", h.m.feed.unacked, want)
+			if want := 3 - len(tt.acked); h.m.feed.need != want {
+				t.Errorf("feed shows %d needing a person, want %d", h.m.feed.need, want)
 			}
 		})
 	}

@@ -111,7 +111,7 @@ func TestReminderShown(t *testing.T) {
 	if !strings.Contains(view, "r send reminder") {
 		t.Fatalf("no reminder key in the help bar:\n%s", view)
 	}
-	if err := svc.Store.Clear(ev.Key); err != nil {
+	if err := svc.Store.Resolve(ev.Key, "the test ended it"); err != nil {
 		t.Fatal(err)
 	}
 	h.read()

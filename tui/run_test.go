@@ -57,7 +57,7 @@ func TestRunQuitsOnQ(t *testing.T) {
 	svc := newFixtureService(t)
 	raiseFixtureWakes(t, svc)
 	in, out, done := startRun(t, context.Background(), svc, Options{})
-	waitOutput(t, out, "3 unacked wakes")
+	waitOutput(t, out, "3 wakes need a person")
 	if _, err := in.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}

@@ -142,8 +142,8 @@ func TestWakeFeedReconnectReconciles(t *testing.T) {
 	svc := newFixtureService(t)
 	evs := raiseFixtureWakes(t, svc)
 	h := newHarness(t, svc, Options{}, 100, 30)
-	if h.m.feed.unacked != 3 {
-		t.Fatalf("%d unacked", h.m.feed.unacked)
+	if h.m.feed.need != 3 {
+		t.Fatalf("%d unacked", h.m.feed.need)
 	}
 	// The feed ends (the socket closed); meanwhile a wake is acked from
 	// the CLI.
@@ -156,8 +156,8 @@ func TestWakeFeedReconnectReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(retryMsg{stream: streamWakes, gen: h.m.wakeS.gen})
-	if !h.m.wakeS.up || h.m.feed.unacked != 2 {
-		t.Fatalf("after reconnecting: up %v, %d unacked", h.m.wakeS.up, h.m.feed.unacked)
+	if !h.m.wakeS.up || h.m.feed.need != 2 {
+		t.Fatalf("after reconnecting: up %v, %d unacked", h.m.wakeS.up, h.m.feed.need)
 	}
 }
 
@@ -171,13 +171,13 @@ func TestWakeStreamResync(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(wakeMsg{gen: h.m.wakeS.gen, m: api.WakeMessage{Kind: api.WakeResync, Missed: 1}, ok: true})
-	if h.m.feed.unacked != 2 {
-		t.Fatalf("%d unacked after resync, want 2", h.m.feed.unacked)
+	if h.m.feed.need != 2 {
+		t.Fatalf("%d unacked after resync, want 2", h.m.feed.need)
 	}
 	// The ack message that was queued arrives late: nothing changes.
 	h.read()
-	if h.m.feed.unacked != 2 {
-		t.Fatalf("%d unacked after the late ack, want 2", h.m.feed.unacked)
+	if h.m.feed.need != 2 {
+		t.Fatalf("%d unacked after the late ack, want 2", h.m.feed.need)
 	}
 }
 
@@ -212,8 +212,8 @@ func TestNewWakeRingsAndFlashes(t *testing.T) {
 	if !strings.Contains(h.statusText(), "error_loop_detected") {
 		t.Errorf("a heartbeat took the status line: %q", h.statusText())
 	}
-	if h.m.feed.unacked != 3 {
-		t.Errorf("%d unacked, want 3 (the heartbeat is listed)", h.m.feed.unacked)
+	if h.m.feed.need != 2 || len(h.m.feed.items) != 3 {
+		t.Errorf("%d need a person of %d listed, want 2 of 3 (the heartbeat is listed, as information)", h.m.feed.need, len(h.m.feed.items))
 	}
 }
 
@@ -227,21 +227,21 @@ func TestNoBellWithoutTheOption(t *testing.T) {
 	}
 }
 
-func TestClearedWakeStaysUntilAcked(t *testing.T) {
+func TestResolvedWakeStaysUntilAcked(t *testing.T) {
 	svc := newFixtureService(t)
 	raiseFixtureWakes(t, svc)
 	h := newHarness(t, svc, Options{}, 100, 30)
-	if err := svc.Store.Clear("awaiting_input/%1"); err != nil {
+	if err := svc.Store.Resolve("awaiting_input/%1", "the test ended it"); err != nil {
 		t.Fatal(err)
 	}
 	h.read()
-	// An answered prompt's wake leaves the count of open wakes, and is
-	// counted as resolved until someone acknowledges it.
-	if h.m.feed.unacked != 2 || h.m.feed.resolved != 1 {
-		t.Fatalf("%d unacked, %d resolved", h.m.feed.unacked, h.m.feed.resolved)
+	// An answered prompt's wake leaves the count of wakes that need a
+	// person, and is listed as resolved until someone acknowledges it.
+	if h.m.feed.need != 2 || h.m.feed.resolved != 1 {
+		t.Fatalf("%d unacked, %d resolved", h.m.feed.need, h.m.feed.resolved)
 	}
 	v := h.m.View()
-	for _, want := range []string{"(cleared) Check what claude asks", "2 unacked wakes (1 resolved)", "Wakes · 2 unacked · 1 resolved"} {
+	for _, want := range []string{"(resolved: the test ended it) Check what", "2 wakes need a person", "Wakes · 2 wakes need a person · 1 resolved"} {
 		if !strings.Contains(v, want) {
 			t.Fatalf("the view lacks %q:\n%s", want, v)
 		}

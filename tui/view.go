@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -147,7 +148,7 @@ func (m *Model) headerHeight() int {
 // problem line when the service reports one or cannot be reached.
 func (m Model) headerLines() []string {
 	st := m.st
-	k1 := line1Key{w: m.w, server: m.serverName(), down: m.loaded && !m.running, unacked: m.feed.unacked, resolved: m.feed.resolved, hasMCP: m.mcp != nil}
+	k1 := line1Key{w: m.w, server: m.serverName(), down: m.loaded && !m.running, need: m.feed.need, hasMCP: m.mcp != nil}
 	if m.mcp != nil {
 		k1.mcp = *m.mcp
 	}
@@ -160,14 +161,10 @@ func (m Model) headerLines() []string {
 		if k1.down {
 			l += st.Problem.Render(" (not running)")
 		}
-		switch n := k1.unacked; {
-		case n > 0:
-			l += sep + st.Unacked.Render(fmt.Sprintf("%d unacked %s", n, plural(n, "wake", "wakes")))
-		default:
-			l += sep + st.Dim.Render("no unacked wakes")
-		}
-		if r := k1.resolved; r > 0 {
-			l += st.Dim.Render(fmt.Sprintf(" (%d resolved)", r))
+		if n := k1.need; n > 0 {
+			l += sep + st.Unacked.Render(api.NeedingPersonText(n))
+		} else {
+			l += sep + st.Dim.Render(api.NeedingPersonText(n))
 		}
 		if k1.hasMCP {
 			if t := k1.mcp.text(); k1.mcp.Err != "" {
@@ -357,14 +354,13 @@ type viewCaches struct {
 }
 
 type line1Key struct {
-	w       int
-	server  string
-	down    bool
-	unacked int
-	// resolved: unacknowledged wakes whose cause has cleared.
-	resolved int
-	hasMCP   bool
-	mcp      MCPStatus
+	w      int
+	server string
+	down   bool
+	// need: the wakes that need a person (api.NeedingPerson).
+	need   int
+	hasMCP bool
+	mcp    MCPStatus
 	// hosts is the hosts item (hostsText); hostsDown: in the problem style.
 	hosts     string
 	hostsDown bool

@@ -17,7 +17,7 @@ func benchRaise(b *testing.B, cfg Config) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat, Session: "s", Pane: "%1"}); err != nil {
+		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed, Session: "s", Pane: "%1"}); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n%ackEvery == 0 {
@@ -38,7 +38,7 @@ func BenchmarkRaiseFsyncParallel(b *testing.B) {
 	var n atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err != nil {
+			if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -71,7 +71,7 @@ func BenchmarkFanout100(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err != nil {
+		if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed}); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n%ackEvery == 0 {

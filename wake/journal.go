@@ -173,7 +173,7 @@ func (ld *loaded) apply(b []byte, last bool) (Warning, bool) {
 			st.ack(id, r.By, r.At)
 		}
 	case recClear:
-		st.clear(r.Key, r.ID)
+		st.clear(r.Key, r.ID, r.By, r.At)
 	case recSeq:
 		// Only a compaction writes one, as the first record of the file.
 		if !first {

@@ -36,9 +36,9 @@ func TestJournalRoundTrip(t *testing.T) {
 	b := raise(t, s, api.ReasonValidationFailed, "b")
 	raise(t, s, api.ReasonSessionIdle, "c")
 	s.Ack(b.ID, "mcp:claude")
-	s.Clear("c")
-	raise(t, s, api.ReasonHeartbeat, "")
-	before, _ := s.List(api.WakeFilter{IncludeAcked: true})
+	s.Resolve("c", "the test ended it")
+	raise(t, s, api.ReasonValidationFailed, "")
+	before, _ := s.List(api.AllWakes())
 	lastSeq := s.LastSeq()
 
 	// A reader without the lock sees the same, while the owner runs.
@@ -52,7 +52,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	s.Close()
 
 	s2 := open(t, Config{Dir: dir, Clock: clock.Now})
-	after, _ := s2.List(api.WakeFilter{IncludeAcked: true})
+	after, _ := s2.List(api.AllWakes())
 	if testkit.MustJSON(t, after) != testkit.MustJSON(t, before) {
 		t.Fatalf("reopened store differs:\n got %s\nwant %s", testkit.MustJSON(t, after), testkit.MustJSON(t, before))
 	}
@@ -88,7 +88,7 @@ func TestRestart(t *testing.T) {
 	if ev, ok := s.Get(b.ID); !ok || !ev.Acked || ev.AckedBy != "tui" {
 		t.Fatalf("acked wake after restart = %+v, %v", ev, ok)
 	}
-	if d := raise(t, s, api.ReasonHeartbeat, ""); d.Seq != 4 {
+	if d := raise(t, s, api.ReasonValidationFailed, ""); d.Seq != 4 {
 		t.Fatalf("seq after restart = %d, want 4", d.Seq)
 	}
 }
@@ -229,12 +229,12 @@ func TestJournalDamage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, _ := s.List(api.WakeFilter{IncludeAcked: true})
+			all, _ := s.List(api.AllWakes())
 			check("Open", all, warnings)
 
 			// Appending after the damage must not fuse a new record with a
 			// torn line: the new wake survives the next restart.
-			d, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat})
+			d, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestReplayIsIdempotent(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(journalPath(dir), []byte(journal), 0o600)
 	s := open(t, Config{Dir: dir})
-	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
+	all, _ := s.List(api.AllWakes())
 	if len(all) != 2 {
 		t.Fatalf("got %d wakes, want 2", len(all))
 	}
@@ -288,8 +288,8 @@ func TestReplayIsIdempotent(t *testing.T) {
 }
 
 func TestJournalOutOfOrderSeqIsSkipped(t *testing.T) {
-	r5, _ := raiseRecord(t, 5, "a", api.ReasonHeartbeat)
-	r3, _ := raiseRecord(t, 3, "a", api.ReasonHeartbeat)
+	r5, _ := raiseRecord(t, 5, "a", api.ReasonValidationFailed)
+	r3, _ := raiseRecord(t, 3, "a", api.ReasonValidationFailed)
 	j := `{"v":1,"type":"seq","seq":5}` + "\n" + r5 + "\n" + r3 + "\n"
 	path := filepath.Join(t.TempDir(), JournalFile)
 	os.WriteFile(path, []byte(j), 0o600)
@@ -320,17 +320,17 @@ func TestCompaction(t *testing.T) {
 	clock := newClock()
 	cfg := Config{Dir: dir, Clock: clock.Now, CompactRecords: 20, KeepAcked: 3, Buffer: 1000}
 	s := open(t, cfg)
-	sub, _ := s.Subscribe(t.Context(), api.WakeFilter{IncludeAcked: true})
+	sub, _ := s.Subscribe(t.Context(), api.AllWakes())
 	defer sub.Close()
 
 	unacked := raise(t, s, api.ReasonAwaitingInput, "unacked")
 	active := raise(t, s, api.ReasonAwaitingInput, "active-acked")
 	s.Ack(active.ID, "t")
 	cleared := raise(t, s, api.ReasonWorkerFailed, "cleared-unacked")
-	s.Clear(cleared.Key)
+	s.Resolve(cleared.Key, "the test ended it")
 	var lastAcked []string
 	for range 40 {
-		ev := raise(t, s, api.ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonValidationFailed, "")
 		s.Ack(ev.ID, "t")
 		lastAcked = append(lastAcked, ev.ID)
 	}
@@ -359,10 +359,13 @@ func TestCompaction(t *testing.T) {
 	}
 
 	s = open(t, cfg)
-	if got := keys(s.Unacked()); !slices.Equal(got, []string{unacked.Key, cleared.Key}) {
+	if got := keys(s.Unacked()); !slices.Equal(got, []string{unacked.Key}) {
 		t.Fatalf("Unacked after compaction = %v", got)
 	}
-	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
+	if got, ok := s.Get(cleared.ID); !ok || !got.Resolved || got.Resolution != "the test ended it" || got.Acked {
+		t.Fatalf("the resolved, unacked wake after compaction = %+v, %v", got, ok)
+	}
+	all, _ := s.List(api.AllWakes())
 	var acked []string
 	for _, e := range all {
 		if e.Acked && e.ID != active.ID {
@@ -387,7 +390,7 @@ func TestCompactionFailureKeepsJournal(t *testing.T) {
 	cfg := Config{Dir: dir, CompactRecords: 5, ops: fl.ops()}
 	s := open(t, cfg)
 	for range 20 {
-		raise(t, s, api.ReasonHeartbeat, "")
+		raise(t, s, api.ReasonValidationFailed, "")
 	}
 	h := s.Health()
 	if !h.OK() || !errors.Is(h.CompactErr, syscall.ENOSPC) {
@@ -547,7 +550,7 @@ func TestDiskErrors(t *testing.T) {
 			if h := s.Health(); !h.OK() || h.Err != nil {
 				t.Fatalf("Health after recovery = %+v", h)
 			}
-			want, _ := s.List(api.WakeFilter{IncludeAcked: true})
+			want, _ := s.List(api.AllWakes())
 			s.Close()
 
 			got, warnings, err := ReadJournal(journalPath(dir))
@@ -596,7 +599,7 @@ func TestUncreatableStateDir(t *testing.T) {
 	if h := s.Health(); h.Err == nil {
 		t.Fatalf("Health = %+v, want the mkdir error", h)
 	}
-	ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat})
+	ev, isNew, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed})
 	if !isNew || !errors.Is(err, ErrNotDurable) || len(s.Unacked()) != 1 || ev.Seq != 1 {
 		t.Fatalf("Raise = %+v %v %v", ev, isNew, err)
 	}
@@ -607,7 +610,7 @@ func TestRunRetriesFailingJournal(t *testing.T) {
 	fl := &faults{}
 	s := open(t, Config{Dir: dir, ops: fl.ops(), RetryInterval: 5 * time.Millisecond})
 	fl.set(func(f *faults) { f.writeErr = syscall.ENOSPC })
-	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); !errors.Is(err, ErrNotDurable) {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed}); !errors.Is(err, ErrNotDurable) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -637,7 +640,7 @@ func TestRunRetriesFailingJournal(t *testing.T) {
 
 func TestHealthInMemory(t *testing.T) {
 	s := open(t, Config{})
-	raise(t, s, api.ReasonHeartbeat, "")
+	raise(t, s, api.ReasonValidationFailed, "")
 	if h := s.Health(); !h.OK() || h.Path != "" || s.Path() != "" || s.Sync() != nil {
 		t.Fatalf("Health = %+v", h)
 	}

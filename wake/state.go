@@ -30,18 +30,26 @@ func newState() *state {
 
 // raise adds ev. It returns false for an ID already known (a record written
 // twice) or a seq not above the last one (only a damaged journal has that:
-// accepting it would make the active key depend on file order).
-func (st *state) raise(ev *api.Wake) bool {
+// accepting it would make the active key depend on file order). It also
+// returns the information wakes ev resolves (informationResolved).
+func (st *state) raise(ev *api.Wake) (bool, []*api.Wake) {
 	if _, dup := st.byID[ev.ID]; dup || ev.Seq <= st.lastRaised {
-		return false
+		return false, nil
 	}
+	resolved := st.informationResolved(ev)
 	st.events = append(st.events, ev)
 	st.byID[ev.ID] = ev
 	// A wake keyed by its own ID (one raised without a key) is no condition:
 	// nothing can raise it again, so it must not hold an active key forever.
 	if ev.Key != ev.ID {
-		if prev := st.byID[st.active[ev.Key]]; prev != nil && prev.Acked {
-			st.prunable++ // replaced as the key's wake (replaying a compaction)
+		if prev := st.byID[st.active[ev.Key]]; prev != nil {
+			// Replaced as the key's wake (replaying a compaction, or a
+			// journal written before clears said why): its condition
+			// ended before this one was raised.
+			resolve(prev, ev.Time, "its condition ended")
+			if prev.Acked {
+				st.prunable++
+			}
 		}
 		st.active[ev.Key] = ev.ID
 	}
@@ -53,7 +61,7 @@ func (st *state) raise(ev *api.Wake) bool {
 			st.prunable++
 		}
 	}
-	return true
+	return true, resolved
 }
 
 // ack reports whether the event exists and whether this call acknowledged it.
@@ -71,16 +79,49 @@ func (st *state) ack(id, by string, at time.Time) (ev *api.Wake, changed bool) {
 }
 
 // clear ends the condition key only if wake id still holds it, so a clear
-// record replayed twice cannot end a newer wake's condition.
-func (st *state) clear(key, id string) bool {
+// record replayed twice cannot end a newer wake's condition. The wake is
+// resolved, saying why.
+func (st *state) clear(key, id, why string, at time.Time) bool {
 	if cur, ok := st.active[key]; !ok || cur != id {
 		return false
 	}
 	delete(st.active, key)
-	if ev := st.byID[id]; ev != nil && ev.Acked {
-		st.prunable++
+	if ev := st.byID[id]; ev != nil {
+		resolve(ev, at, why)
+		if ev.Acked {
+			st.prunable++
+		}
 	}
 	return true
+}
+
+// informationResolved resolves the open wakes of ev's reason raised before
+// it, when that reason is information (heartbeats, summaries): each is
+// resolved by the next. It returns them.
+func (st *state) informationResolved(ev *api.Wake) []*api.Wake {
+	if ev.Reason.NeedsPerson() {
+		return nil
+	}
+	var out []*api.Wake
+	for _, prev := range st.events {
+		if prev != ev && prev.Reason == ev.Reason && !prev.Resolved {
+			resolve(prev, ev.Time, "the next "+string(ev.Reason))
+			out = append(out, prev)
+		}
+	}
+	return out
+}
+
+// resolve marks ev resolved once; a wake resolved already keeps its first
+// resolution.
+func resolve(ev *api.Wake, at time.Time, why string) {
+	if ev.Resolved {
+		return
+	}
+	if why == "" {
+		why = "its condition ended"
+	}
+	ev.Resolved, ev.ResolvedAt, ev.Resolution = true, at, why
 }
 
 // rename gives the wakes ids the session name session; unknown ids are
@@ -142,7 +183,11 @@ func (st *state) snapshot(at time.Time) ([][]byte, error) {
 	}
 	for _, ev := range st.events {
 		if last[ev.Key] == ev && !st.isActive(ev) && ev.Key != ev.ID {
-			if err := add(record{Type: recClear, Key: ev.Key, ID: ev.ID, At: at}); err != nil {
+			when := ev.ResolvedAt
+			if when.IsZero() {
+				when = at
+			}
+			if err := add(record{Type: recClear, Key: ev.Key, ID: ev.ID, At: when, By: ev.Resolution}); err != nil {
 				return nil, err
 			}
 		}

@@ -239,20 +239,27 @@ func (s *Store) Raise(ev api.Wake) (api.Wake, bool, error) {
 		return api.Wake{}, false, fmt.Errorf("raise: %w", err)
 	}
 	stored := e.Clone()
-	if !s.st.raise(&stored) {
+	ok, resolved := s.st.raise(&stored)
+	if !ok {
 		// Only a state the journal reader should have refused gets here:
 		// never deliver a wake the store does not hold.
 		s.mu.Unlock()
 		return api.Wake{}, false, fmt.Errorf("raise: wake %s cannot be stored after seq %d; restart system3 to re-read the journal", e.ID, s.st.lastRaised)
 	}
-	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeRaised, Event: e.Clone()})
+	msgs := []api.WakeMessage{{Kind: api.WakeRaised, Event: e.Clone()}}
+	for _, prev := range resolved {
+		msgs = append(msgs, api.WakeMessage{Kind: api.WakeResolved, Event: prev.Clone()})
+	}
+	rev := s.enqueue(rec, msgs...)
 	s.mu.Unlock()
 	return e, true, s.commit(rev)
 }
 
-// Clear ends the condition key, so the next Raise for it makes a new wake. It
-// does not acknowledge the wake. Clearing a key that is not active does nothing.
-func (s *Store) Clear(key string) error {
+// Resolve ends the condition key, so the next Raise for it makes a new
+// wake, and marks its wake resolved, saying why ("answered by cli: Yes",
+// "the prompt changed"). It does not acknowledge the wake. Resolving a key
+// that is not active does nothing.
+func (s *Store) Resolve(key, why string) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -263,13 +270,14 @@ func (s *Store) Clear(key string) error {
 		s.mu.Unlock()
 		return nil
 	}
-	rec, err := s.encode(record{Type: recClear, Key: key, ID: id, At: s.clock()})
+	at := s.clock()
+	rec, err := s.encode(record{Type: recClear, Key: key, ID: id, At: at, By: why})
 	if err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("clear %s: %w", key, err)
+		return fmt.Errorf("resolve %s: %w", key, err)
 	}
-	s.st.clear(key, id)
-	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeCleared, Event: s.st.byID[id].Clone()})
+	s.st.clear(key, id, why, at)
+	rev := s.enqueue(rec, api.WakeMessage{Kind: api.WakeResolved, Event: s.st.byID[id].Clone()})
 	s.prune()
 	s.mu.Unlock()
 	return s.commit(rev)
@@ -396,7 +404,7 @@ func (s *Store) Get(id string) (api.Wake, bool) {
 	return ev.Clone(), true
 }
 
-// Unacked returns the unacknowledged wakes, oldest first.
+// Unacked returns the open, unacknowledged wakes, oldest first.
 func (s *Store) Unacked() []api.Wake {
 	evs, _ := s.List(api.WakeFilter{})
 	return evs
@@ -415,7 +423,7 @@ func (s *Store) List(f api.WakeFilter) ([]api.Wake, error) {
 func (s *Store) list(f api.WakeFilter) []api.Wake {
 	var out []api.Wake
 	for _, ev := range s.st.events {
-		if (f.IncludeAcked || !ev.Acked) && f.Matches(ev) {
+		if f.Selects(ev) {
 			out = append(out, ev.Clone())
 			if f.Limit > 0 && len(out) == f.Limit {
 				break

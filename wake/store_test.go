@@ -49,7 +49,7 @@ func TestRaiseDedupClear(t *testing.T) {
 					}
 					last[st.key] = ev
 				case "clear":
-					if err := s.Clear(st.key); err != nil {
+					if err := s.Resolve(st.key, "the test ended it"); err != nil {
 						t.Fatalf("step %d: %v", i, err)
 					}
 				case "ack":
@@ -98,7 +98,7 @@ func TestIDsSortByCreation(t *testing.T) {
 	s := open(t, Config{})
 	var prev string
 	for i := range 20 {
-		ev := raise(t, s, api.ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonValidationFailed, "")
 		if ev.ID <= prev {
 			t.Fatalf("wake %d: ID %q does not sort after %q", i, ev.ID, prev)
 		}
@@ -153,7 +153,7 @@ func TestList(t *testing.T) {
 		{Reason: api.ReasonAPIError, Key: "2", Session: "api-2"},
 		{Reason: api.ReasonAwaitingInput, Key: "3", Session: "web"},
 		{Reason: api.ReasonSessionIdle, Key: "4", Session: "api-1"},
-		{Reason: api.ReasonHeartbeat, Key: "5", Session: ""},
+		{Reason: api.ReasonValidationFailed, Key: "5", Session: ""},
 	} {
 		if _, _, err := s.Raise(e); err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestList(t *testing.T) {
 		want []string
 	}{
 		{"zero filter: unacked", api.WakeFilter{}, []string{"1", "3", "4", "5"}},
-		{"include acked", api.WakeFilter{IncludeAcked: true}, []string{"1", "2", "3", "4", "5"}},
+		{"include acked", api.AllWakes(), []string{"1", "2", "3", "4", "5"}},
 		{"reasons", api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonSessionIdle}}, []string{"1", "3", "4"}},
 		{"acked reason", api.WakeFilter{Reasons: []api.Reason{api.ReasonAPIError}}, nil},
 		{"session glob", api.WakeFilter{Session: "api-*", IncludeAcked: true}, []string{"1", "2", "4"}},
@@ -223,11 +223,11 @@ func TestPruneKeepsWhatItMust(t *testing.T) {
 	activeAcked := raise(t, s, api.ReasonAwaitingInput, "keep-active")
 	s.Ack(activeAcked.ID, "t")
 	for range 40 {
-		ev := raise(t, s, api.ReasonHeartbeat, "")
+		ev := raise(t, s, api.ReasonValidationFailed, "")
 		s.Ack(ev.ID, "t")
-		s.Clear(ev.Key)
+		s.Resolve(ev.Key, "the test ended it")
 	}
-	all, _ := s.List(api.WakeFilter{IncludeAcked: true})
+	all, _ := s.List(api.AllWakes())
 	if len(all) > 2+4+4/8+16 {
 		t.Fatalf("%d wakes kept, want at most KeepAcked plus a margin", len(all))
 	}
@@ -257,7 +257,7 @@ func TestClosedStore(t *testing.T) {
 	if _, err := s.Ack(ev.ID, "t"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Ack after Close: %v", err)
 	}
-	if err := s.Clear("a"); !errors.Is(err, ErrClosed) {
+	if err := s.Resolve("a", "the test ended it"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Clear after Close: %v", err)
 	}
 	if _, err := s.AckAll("t"); !errors.Is(err, ErrClosed) {
@@ -277,13 +277,14 @@ func TestEventJSONKeys(t *testing.T) {
 		Key: "k", Session: "s", Pane: "%1", Agent: "claude", State: "waiting", Kind: "permission",
 		Evidence: api.Evidence{Source: "screen", Rule: "r", Lines: []string{"l"}}, Question: "q?",
 		Options: []string{"a"}, Tasks: &api.WakeProgress{ListID: "L", Completed: 1, Total: 2, InProgress: []string{"t"}},
-		SuggestedAction: "Answer.", Details: "d", Acked: true, AckedAt: time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC), AckedBy: "tui",
+		SuggestedAction: "Answer.", Details: "d", Prompt: "p0123", Resolved: true, ResolvedAt: time.Date(2025, 1, 2, 3, 4, 30, 0, time.UTC),
+		Resolution: "answered by cli: a", Acked: true, AckedAt: time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC), AckedBy: "tui",
 	}
-	want := `{"id":"w1","seq":1,"time":"2025-01-02T03:04:05Z","reason":"awaiting_input","key":"k","session":"s","pane":"%1","agent":"claude","state":"waiting","kind":"permission","evidence":{"source":"screen","rule":"r","lines":["l"]},"question":"q?","options":["a"],"tasks":{"list_id":"L","completed":1,"total":2,"in_progress":["t"]},"suggested_action":"Answer.","details":"d","acked":true,"acked_at":"2025-01-02T03:05:00Z","acked_by":"tui"}`
+	want := `{"id":"w1","seq":1,"time":"2025-01-02T03:04:05Z","reason":"awaiting_input","key":"k","session":"s","pane":"%1","agent":"claude","state":"waiting","kind":"permission","evidence":{"source":"screen","rule":"r","lines":["l"]},"question":"q?","options":["a"],"tasks":{"list_id":"L","completed":1,"total":2,"in_progress":["t"]},"suggested_action":"Answer.","details":"d","prompt":"p0123","resolved":true,"resolved_at":"2025-01-02T03:04:30Z","resolution":"answered by cli: a","acked":true,"acked_at":"2025-01-02T03:05:00Z","acked_by":"tui"}`
 	if got := testkit.MustJSON(t, ev); got != want {
 		t.Fatalf("JSON changed:\n got %s\nwant %s", got, want)
 	}
-	if got := testkit.MustJSON(t, api.Wake{}); !strings.Contains(got, `"acked":false`) || strings.Contains(got, "acked_at") {
+	if got := testkit.MustJSON(t, api.Wake{}); !strings.Contains(got, `"acked":false`) || !strings.Contains(got, `"resolved":false`) || strings.Contains(got, "acked_at") || strings.Contains(got, "resolved_at") {
 		t.Fatalf("zero event JSON: %s", got)
 	}
 }

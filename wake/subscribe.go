@@ -114,8 +114,10 @@ func (sub *Subscription) wants(m api.WakeMessage) bool {
 	switch m.Kind {
 	case api.WakeAcked:
 		return true // the subscriber may hold the wake as unacked
+	case api.WakeResolved:
+		return sub.filter.IncludeAcked || !m.Event.Acked // it may hold it as open
 	default:
-		return sub.filter.IncludeAcked || !m.Event.Acked
+		return sub.filter.Selects(&m.Event)
 	}
 }
 
@@ -149,8 +151,8 @@ func (sub *Subscription) send(rev uint64, m api.WakeMessage) {
 	sub.markerAt = sub.sent
 }
 
-// Wait returns the oldest unacknowledged wake f selects, waiting for one if
-// there is none. It returns ctx's error when ctx is done first, and ErrClosed
+// Wait returns the oldest unacknowledged wake f selects (open, unless
+// f.IncludeResolved), waiting for one if there is none. It returns ctx's error when ctx is done first, and ErrClosed
 // if the store closes.
 func (s *Store) Wait(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	f.IncludeAcked = false
@@ -170,8 +172,9 @@ func (s *Store) Wait(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 			}
 			switch m.Kind {
 			case api.WakeRaised:
-				// It may have been acknowledged since it was queued.
-				if cur, ok := s.Get(m.Event.ID); ok && !cur.Acked {
+				// It may have been acknowledged or resolved since it was
+				// queued.
+				if cur, ok := s.Get(m.Event.ID); ok && f.Selects(&cur) {
 					return cur, nil
 				}
 			case api.WakeResync:

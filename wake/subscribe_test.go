@@ -55,14 +55,14 @@ func TestSubscribeReplayThenLive(t *testing.T) {
 	expectNothing(t, sub)
 
 	d := raise(t, s, api.ReasonAwaitingInput, "d")
-	raise(t, s, api.ReasonHeartbeat, "") // filtered out
+	raise(t, s, api.ReasonValidationFailed, "") // filtered out
 	s.Ack(a.ID, "cli")
-	s.Clear("d")
-	s.Clear("b") // acked wake: a subscriber to unacked wakes does not care
+	s.Resolve("d", "the test ended it")
+	s.Resolve("b", "the test ended it") // acked wake: a subscriber to unacked wakes does not care
 	want := []struct {
 		kind api.WakeMessageKind
 		key  string
-	}{{api.WakeRaised, "d"}, {api.WakeAcked, "a"}, {api.WakeCleared, "d"}}
+	}{{api.WakeRaised, "d"}, {api.WakeAcked, "a"}, {api.WakeResolved, "d"}}
 	for _, w := range want {
 		m := next(t, sub)
 		if m.Kind != w.kind || m.Event.Key != w.key || m.Replayed {
@@ -83,7 +83,7 @@ func TestSubscribeIncludeAckedReplaysHistory(t *testing.T) {
 	a := raise(t, s, api.ReasonAwaitingInput, "a")
 	raise(t, s, api.ReasonAwaitingInput, "b")
 	s.Ack(a.ID, "t")
-	sub, err := s.Subscribe(t.Context(), api.WakeFilter{IncludeAcked: true})
+	sub, err := s.Subscribe(t.Context(), api.AllWakes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +94,8 @@ func TestSubscribeIncludeAckedReplaysHistory(t *testing.T) {
 	if m := next(t, sub); m.Event.Key != "b" {
 		t.Fatalf("second replayed = %+v", m)
 	}
-	s.Clear("a")
-	if m := next(t, sub); m.Kind != api.WakeCleared || m.Event.Key != "a" {
+	s.Resolve("a", "the test ended it")
+	if m := next(t, sub); m.Kind != api.WakeResolved || m.Event.Key != "a" {
 		t.Fatalf("got %+v, want the acked wake's clear", m)
 	}
 }
@@ -199,7 +199,7 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	go func() {
 		defer close(raised)
 		for range 20 {
-			raise(t, s, api.ReasonHeartbeat, "")
+			raise(t, s, api.ReasonValidationFailed, "")
 		}
 	}()
 	select {
@@ -226,7 +226,7 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	}
 	expectNothing(t, slow)
 	// Having caught up, the reader gets live messages again.
-	ev := raise(t, s, api.ReasonHeartbeat, "")
+	ev := raise(t, s, api.ReasonValidationFailed, "")
 	if m := next(t, slow); m.Kind != api.WakeRaised || m.Event.ID != ev.ID {
 		t.Fatalf("after resync got %+v", m)
 	}
@@ -244,7 +244,7 @@ func TestResyncWhenBufferFullAgain(t *testing.T) {
 	defer sub.Close()
 	for round := range 3 {
 		for range 5 {
-			raise(t, s, api.ReasonHeartbeat, "")
+			raise(t, s, api.ReasonValidationFailed, "")
 		}
 		next(t, sub)
 		next(t, sub)
@@ -261,11 +261,11 @@ func TestResyncWhenBufferFullAgain(t *testing.T) {
 func TestReplayLargerThanBuffer(t *testing.T) {
 	s := open(t, Config{Buffer: 2})
 	for range 10 {
-		raise(t, s, api.ReasonHeartbeat, "")
+		raise(t, s, api.ReasonValidationFailed, "")
 	}
 	sub, _ := s.Subscribe(t.Context(), api.WakeFilter{})
 	defer sub.Close()
-	raise(t, s, api.ReasonHeartbeat, "")
+	raise(t, s, api.ReasonValidationFailed, "")
 	for want := uint64(1); want <= 11; want++ {
 		if m := next(t, sub); m.Kind != api.WakeRaised || m.Event.Seq != want {
 			t.Fatalf("got %s %d, want raised %d", m.Kind, m.Event.Seq, want)
@@ -294,7 +294,7 @@ func TestSubscriptionEnds(t *testing.T) {
 		sub.Close()
 		sub.Close()
 		drained(t, sub)
-		raise(t, s, api.ReasonHeartbeat, "") // no send on a closed channel
+		raise(t, s, api.ReasonValidationFailed, "") // no send on a closed channel
 	})
 	t.Run("context", func(t *testing.T) {
 		s := open(t, Config{})
@@ -332,7 +332,7 @@ func TestSubscriptionEnds(t *testing.T) {
 func TestWait(t *testing.T) {
 	t.Run("existing", func(t *testing.T) {
 		s := open(t, Config{})
-		a := raise(t, s, api.ReasonHeartbeat, "a")
+		a := raise(t, s, api.ReasonValidationFailed, "a")
 		raise(t, s, api.ReasonAwaitingInput, "b")
 		raise(t, s, api.ReasonAwaitingInput, "c")
 		s.Ack(a.ID, "t")
@@ -343,7 +343,7 @@ func TestWait(t *testing.T) {
 	})
 	t.Run("future", func(t *testing.T) {
 		s := open(t, Config{})
-		raise(t, s, api.ReasonHeartbeat, "other")
+		raise(t, s, api.ReasonValidationFailed, "other")
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		got := make(chan api.Wake)
@@ -363,7 +363,7 @@ func TestWait(t *testing.T) {
 	})
 	t.Run("timeout", func(t *testing.T) {
 		s := open(t, Config{})
-		raise(t, s, api.ReasonHeartbeat, "h")
+		raise(t, s, api.ReasonValidationFailed, "h")
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
 		if _, err := s.Wait(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonWorkerFailed}}); !errors.Is(err, context.DeadlineExceeded) {
@@ -388,9 +388,9 @@ func TestWait(t *testing.T) {
 		// and the wake is found by the re-read.
 		s := open(t, Config{Buffer: 1})
 		for range 5 {
-			raise(t, s, api.ReasonHeartbeat, "")
+			raise(t, s, api.ReasonValidationFailed, "")
 		}
-		ev, err := s.Wait(t.Context(), api.WakeFilter{Reasons: []api.Reason{api.ReasonHeartbeat}})
+		ev, err := s.Wait(t.Context(), api.WakeFilter{Reasons: []api.Reason{api.ReasonValidationFailed}})
 		if err != nil || ev.Seq != 1 {
 			t.Fatalf("Wait = %d, %v", ev.Seq, err)
 		}

@@ -163,7 +163,7 @@ func TestJournalRejectsForgedRecords(t *testing.T) {
 			if q := readQuarantine(t, dir); len(q) != 1 || *q[0].Line != tc.line {
 				t.Fatalf("quarantine = %+v, want the line", q)
 			}
-			if ev := raise(t, s, api.ReasonHeartbeat, ""); ev.Seq != 3 {
+			if ev := raise(t, s, api.ReasonValidationFailed, ""); ev.Seq != 3 {
 				t.Fatalf("next wake seq = %d, want 3", ev.Seq)
 			}
 		})
@@ -220,13 +220,13 @@ func TestRaiseRefusesWhatItCannotStore(t *testing.T) {
 	s.mu.Lock()
 	s.st.seq = maxSeq
 	s.mu.Unlock()
-	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err == nil || !strings.Contains(err.Error(), "move wakes.jsonl aside") {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed}); err == nil || !strings.Contains(err.Error(), "move wakes.jsonl aside") {
 		t.Fatalf("Raise at the last seq = %v", err)
 	}
 	s.mu.Lock()
 	s.st.seq, s.st.lastRaised = 1, 50
 	s.mu.Unlock()
-	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonHeartbeat}); err == nil {
+	if _, _, err := s.Raise(api.Wake{Reason: api.ReasonValidationFailed}); err == nil {
 		t.Fatal("Raise of a wake the state refuses succeeded")
 	}
 	select {

@@ -23,8 +23,9 @@ func newAckCmd(a *app) *cobra.Command {
 		Use:   "ack ID | --all",
 		Short: "Acknowledge a wake, so wait stops returning it",
 		Long: `Acknowledge a wake once it is handled: ` + "`system3 wait`" + ` stops returning
-it and the dashboard stops showing it as pending. ID is the id wait printed
-("w0000000012-..."); --all acknowledges every pending wake. HOST:ID, as
+it and no view counts it as needing a person. ID is the id wait or
+` + "`system3 wakes`" + ` printed ("w0000000012-..."); --all acknowledges every
+unacknowledged wake. HOST:ID, as
 ` + "`wait --all-hosts`" + ` names a wake of another host, acknowledges it on that
 host's daemon, through ssh. Acknowledging a
 wake twice is harmless. The condition stays known: an agent still waiting at
@@ -68,7 +69,7 @@ as JSON.`,
 				var ev api.Wake
 				ev, err = svc.Ack(ctx, args[0], ackBy)
 				if errors.Is(err, wake.ErrNotFound) {
-					return fmt.Errorf("no wake %q: it never existed or was acknowledged long ago; see pending wakes with `system3 status`, or wait for one with `system3 wait`", args[0])
+					return fmt.Errorf("no wake %q: it never existed or was acknowledged long ago; list the wakes and their ids with `system3 wakes` (`--all` for resolved and acknowledged ones too)", args[0])
 				}
 				if ev.ID != "" {
 					evs = []api.Wake{ev}

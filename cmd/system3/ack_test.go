@@ -70,7 +70,7 @@ func TestAckErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"w0000000099-zz"}, []string{`no wake "w0000000099-zz"`, "system3 status", "system3 wait"}},
+		{[]string{"w0000000099-zz"}, []string{`no wake "w0000000099-zz"`, "`system3 wakes`", "--all"}},
 		{nil, []string{"give the ID of the wake to acknowledge", "--all"}},
 		{[]string{"--all", "w1"}, []string{"not both"}},
 		{[]string{"w1", "w2"}, []string{"give the ID"}},

@@ -90,7 +90,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	if s.State == rules.AwaitingInput || s.State == rules.Exited || s.Evidence.Source == "hook" {
 		t.Fatalf("a forged hook changed the pane: %+v", s)
 	}
-	ws, err := svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
+	ws, err := svc.Wakes(ctx, api.AllWakes())
 	if err != nil {
 		t.Fatal(err)
 	}

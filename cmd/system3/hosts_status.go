@@ -41,7 +41,7 @@ type hostStatus struct {
 	Source        string `json:"source,omitempty"`
 	Server        string `json:"server,omitempty"`
 	ServerRunning bool   `json:"server_running"`
-	UnackedWakes  int    `json:"unacked_wakes"`
+	NeedsPerson   int    `json:"needs_person"`
 	Problem       string `json:"problem,omitempty"`
 }
 
@@ -66,14 +66,14 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 			var snap api.Snapshot
 			var err error
 			if name == remote.Local {
-				snap, hs.UnackedWakes, hs.Source, err = a.SessionStates(ctx)
+				snap, hs.NeedsPerson, hs.Source, err = a.SessionStates(ctx)
 				if err == nil {
 					hs.LastSeen = time.Now().UTC()
 				}
 			} else if d, ok := followed[name]; ok {
 				// The local daemon follows this host: what its streams
 				// said, without an ssh call.
-				hs.Source, hs.LastSeen, hs.UnackedWakes = "followed", d.LastSeen.UTC(), len(d.Unacked)
+				hs.Source, hs.LastSeen, hs.NeedsPerson = "followed", d.LastSeen.UTC(), api.NeedingPerson(d.Unacked)
 				snap = d.Snapshot
 				if !d.Connected {
 					err = errors.New(cmp.Or(d.Error, "not connected"))
@@ -99,7 +99,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 				both.Wait()
 				if err = l.Observe(ctx, err); err == nil {
 					err = l.Observe(ctx, werr)
-					hs.UnackedWakes = len(evs)
+					hs.NeedsPerson = api.NeedingPerson(evs)
 				}
 				hs.LastSeen = l.State().LastSeen.UTC()
 				if hs.LastSeen.IsZero() {
@@ -179,7 +179,7 @@ func writeHostsStatus(w io.Writer, doc hostsStatusDoc, now time.Time) error {
 					n++
 				}
 			}
-			fmt.Fprintf(w, "%s: %s, %s\n", sanitize(h.Name), count(n, "pane", "panes"), count(h.UnackedWakes, "unacked wake", "unacked wakes"))
+			fmt.Fprintf(w, "%s: %s, %s\n", sanitize(h.Name), count(n, "pane", "panes"), api.NeedingPersonText(h.NeedsPerson))
 		}
 		if h.Problem != "" {
 			fmt.Fprintf(w, "%s: problem: %s\n", sanitize(h.Name), sanitize(h.Problem))

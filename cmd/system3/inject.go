@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,9 @@ func (f *targetFlags) addRouted(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.session, "session", "s", "", "tmux session name, session:window.pane target, or $id (a session with several agent panes needs --pane); HOST:SESSION acts on a host of the config")
 	cmd.Flags().StringVarP(&f.pane, "pane", "p", "", "tmux pane `ID`, such as %3 (system3 status lists them); HOST:%3 acts on a host of the config")
 }
+
+// given reports whether a target flag was given.
+func (f *targetFlags) given() bool { return f.session != "" || f.pane != "" }
 
 // target is the target the flags name, and the host it is on: "" or local
 // for this machine, else a host of the config (HOST:SESSION, HOST:%3).
@@ -133,6 +137,7 @@ typed; when the log cannot be written, nothing is typed.`,
 func newAnswerCmd(a *app) *cobra.Command {
 	var tf targetFlags
 	var asJSON bool
+	var wakeID, prompt string
 	cmd := &cobra.Command{
 		Use:   "answer (--session NAME | --pane ID) OPTION",
 		Short: "Answer the prompt an agent is waiting at",
@@ -143,12 +148,20 @@ starts with Yes) or "no" (declines the way the agent expects: Escape for
 Claude Code, or the agent's No option). system3 presses the keys the agent
 needs (a digit, or a letter and Enter for aider) and prints what it chose.
 
+An answer is about one prompt: right before typing, system3 reads the pane
+again and types only if it still shows that prompt and nobody answered it
+yet; otherwise it types nothing and says what the pane shows now. --wake ID
+names the prompt by the wake ` + "`system3 wait`" + ` printed (no --session needed),
+--prompt by its identity (` + "`status --json`" + `'s prompt); without either it is the
+prompt system3 last saw. The answer resolves the prompt's wake.
+
 It refuses when the session is not awaiting input, or when OPTION matches no
 option, and lists the options. Every answer is recorded in the audit log.`,
 		Example: `  system3 answer --session orch-auth yes
   system3 answer --session orch-db 2
   system3 answer --session orch-db sqlite
-  system3 answer --pane %3 no`,
+  system3 answer --pane %3 no
+  system3 answer --wake w0000000012-mh8x3k2 1`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return errors.New(`give one OPTION: a number, an option's label, "yes" or "no"`)
@@ -156,18 +169,27 @@ option, and lists the options. Every answer is recorded in the audit log.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host, t, err := tf.target(a)
-			if err != nil {
-				return err
+			var host string
+			var t api.Target
+			if wakeID == "" || tf.given() {
+				var err error
+				if host, t, err = tf.target(a); err != nil {
+					return err
+				}
+			} else {
+				// HOST:ID, as wait --all-hosts names a wake of a host.
+				host, wakeID = a.SplitHost(wakeID)
 			}
-			r := routed{action: "answer", target: t.String(), args: args[0]}
+			r := routed{action: "answer", target: cmp.Or(t.String(), wakeID), args: args[0]}
 			return a.runAction(cmd, asJSON, host, r, func(svc api.Service, origin string) (api.ActionResult, error) {
-				return svc.Answer(cmd.Context(), api.AnswerRequest{Target: t, Answer: args[0], Origin: origin})
+				return svc.Answer(cmd.Context(), api.AnswerRequest{Target: t, Wake: wakeID, Prompt: prompt, Answer: args[0], Origin: origin})
 			})
 		},
 	}
 	tf.addRouted(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&wakeID, "wake", "", "answer the prompt of this awaiting_input wake (its id, as wait printed it), and only while it is on screen")
+	cmd.Flags().StringVar(&prompt, "prompt", "", "answer only while this prompt (its identity, as status --json prints it) is on screen")
 	return cmd
 }
 

@@ -64,7 +64,7 @@ func TestStatusListsPanesOnPrivateServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
-	if doc.Schema != "system3.status/v1" || !doc.ServerRunning || len(doc.Panes) != 2 {
+	if doc.Schema != "system3.status/v2" || !doc.ServerRunning || len(doc.Panes) != 2 {
 		t.Fatalf("unexpected document: %+v", doc)
 	}
 	seen := map[string]bool{}
@@ -154,7 +154,7 @@ func TestStatusWithoutServer(t *testing.T) {
 func TestStatusNamesTheEnclosingServer(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
 	code, out, errOut := invoke(t, map[string]string{"TMUX": srv.Path + ",1234,0"}, "status")
-	if code != 0 || !strings.HasPrefix(out, "tmux server -S "+srv.Path+": 1 session, 1 pane, 0 unacked wakes") {
+	if code != 0 || !strings.HasPrefix(out, "tmux server -S "+srv.Path+": 1 session, 1 pane, no wake needs a person") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
@@ -346,7 +346,7 @@ func TestDidYouMean(t *testing.T) {
 	}
 }
 
-// With no daemon, status used to print unacked_wakes 0 and no problem, exit
+// With no daemon, status used to print needs_person 0 and no problem, exit
 // 0, for a journal that serve and wait refuse to start on. It must report
 // what the daemon would.
 func TestStatusReportsUnreadableJournal(t *testing.T) {
@@ -358,7 +358,7 @@ func TestStatusReportsUnreadableJournal(t *testing.T) {
 	}
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
-	if code == 0 || !strings.Contains(errOut, "cannot read the wake journal") || strings.Contains(out, `"unacked_wakes": 0`) {
+	if code == 0 || !strings.Contains(errOut, "cannot read the wake journal") || strings.Contains(out, `"needs_person": 0`) {
 		t.Fatalf("status: exit %d, stdout %q, stderr %q; want a failure naming the journal", code, out, errOut)
 	}
 	wcode, _, werr := invoke(t, env, append(socketArgs(srv), "wait", "--timeout", "1s")...)

@@ -159,7 +159,7 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 	}
 	m := msgs[0]
 	if m.Topic != "system3-test" || m.Title != s.Name+" "+pane+": waiting for you" || m.Priority != 4 || !slices.Contains(m.Tags, "awaiting_input") ||
-		!strings.HasPrefix(m.Message, "Do you want to proceed?\n1. Yes\n") || m.Click != base+"/web/" {
+		!strings.HasPrefix(m.Message, "Do you want to proceed?\nAbout: ") || !strings.Contains(m.Message, "npm run migrate -- --env staging\n1. Yes\n") || m.Click != base+"/web/" {
 		t.Fatalf("ntfy message = %+v", m)
 	}
 	if len(m.Actions) != 3 {

@@ -223,7 +223,7 @@ func TestResilienceKill9DuringWakeTraffic(t *testing.T) {
 
 	d2 := startDaemon(t, env)
 	c2 := dialDaemon(t, state)
-	back, err := c2.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
+	back, err := c2.Wakes(ctx, api.AllWakes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 			// and the prompts still on screen are raised again.
 			startDaemon(t, daemonEnv(t, srv, state))
 			c2 := dialDaemon(t, state)
-			evs, err := c2.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
+			evs, err := c2.Wakes(ctx, api.AllWakes())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,6 +73,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newHostsCmd(a),
 		newAttachCmd(a),
 		newAckCmd(a),
+		newWakesCmd(a),
 		newServeCmd(a), // mcp-server engineer: temporary, for tests
 		newMCPCmd(a),
 		newTokenCmd(a),

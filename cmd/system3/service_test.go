@@ -89,7 +89,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
 		t.Fatalf("status: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if doc.Source != "daemon" || doc.UnackedWakes != 1 || len(doc.Panes) != 1 || doc.Panes[0].State != "error_loop" || doc.Panes[0].Evidence.Rule != "monitor.error_loop" {
+	if doc.Source != "daemon" || doc.NeedsPerson != 1 || len(doc.Panes) != 1 || doc.Panes[0].State != "error_loop" || doc.Panes[0].Evidence.Rule != "monitor.error_loop" {
 		t.Fatalf("status from the daemon = %+v", doc)
 	}
 

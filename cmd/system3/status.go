@@ -24,10 +24,10 @@ type statusDoc struct {
 	// Source says where the states come from: "daemon" (the monitors of
 	// the system3 serving this state dir) or "snapshot" (classified once by
 	// this command).
-	Source       string       `json:"source"`
-	UnackedWakes int          `json:"unacked_wakes"`
-	Problem      string       `json:"problem,omitempty"`
-	Panes        []statusPane `json:"panes"`
+	Source      string       `json:"source"`
+	NeedsPerson int          `json:"needs_person"`
+	Problem     string       `json:"problem,omitempty"`
+	Panes       []statusPane `json:"panes"`
 }
 
 type statusPane struct {
@@ -91,7 +91,7 @@ checks the wake journal as the daemon would: a journal that cannot be read
 (which serve and wait refuse to start on) makes status fail, and one that
 cannot be written is shown as the problem.
 
-With --json, print a stable document ({"schema": "system3.status/v1", ...})
+With --json, print a stable document ({"schema": "system3.status/v2", ...})
 for scripts and agents: per pane the state, kind, evidence (source, rule,
 matched lines), question and options; "source" says where the states came
 from. When no tmux server is running, status says so and exits 0 with an
@@ -125,7 +125,7 @@ then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
 				return fmt.Errorf("%w (is tmux installed, and is the right server selected with --tmux-socket?)", err)
 			}
 			doc := statusDoc{
-				Schema:        "system3.status/v1",
+				Schema:        "system3.status/v2",
 				Server:        srv.String(),
 				ServerRunning: running,
 				Panes:         make([]statusPane, 0, len(panes)),
@@ -137,7 +137,7 @@ then prints {"schema": "system3.status-hosts/v1", "hosts": [...],
 			// Stamped once the states are in, so no pane's since is later
 			// than the document.
 			doc.GeneratedAt = time.Now().UTC()
-			doc.Source, doc.UnackedWakes = source, unacked
+			doc.Source, doc.NeedsPerson = source, unacked
 			doc.Problem = states.Problem
 			byPane := map[string]api.Session{}
 			for _, s := range states.Sessions {
@@ -206,7 +206,7 @@ func writeStatusText(w io.Writer, doc statusDoc, srvCmd string) error {
 		sessions[p.Session] = true
 	}
 	fmt.Fprintf(w, "%s: %s, %s, %s\n", doc.Server, count(len(sessions), "session", "sessions"), count(len(doc.Panes), "pane", "panes"),
-		count(doc.UnackedWakes, "unacked wake", "unacked wakes"))
+		api.NeedingPersonText(doc.NeedsPerson))
 	if doc.Problem != "" {
 		fmt.Fprintf(w, "problem: %s\n", doc.Problem)
 	}

@@ -30,14 +30,18 @@ func newWaitCmd(a *app) *cobra.Command {
 		host     string
 		allHosts bool
 		since    string
+		resolved bool
 	)
 	cmd := &cobra.Command{
 		Use:   "wait",
 		Short: "Block until an agent needs attention, then print the wake",
 		Long: fmt.Sprintf(`Block until a wake matches (an agent awaiting input, an error loop, a failed
 worker, an API error, an idle session...), print it and exit 0. A matching
-wake that is already pending is printed at once, and keeps being printed by
-every wait until it is acknowledged with `+"`system3 ack ID`"+`.
+wake that is already open is printed at once, and keeps being printed by
+every wait until it is resolved (its condition ended: the prompt was
+answered, the agent moved on) or acknowledged with `+"`system3 ack ID`"+`.
+Resolved wakes are skipped unless --include-resolved; every wake printed
+says its status (docs/wakes.md). `+"`system3 wakes`"+` lists them.
 
 This is how a supervising Claude Code session gets woken: run wait as a
 background command (the Bash tool with run_in_background). Its completion
@@ -76,6 +80,7 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 			if err != nil {
 				return err
 			}
+			f.IncludeResolved = resolved
 			if timeout < 0 {
 				return fmt.Errorf("--timeout %v is negative; use 0 to wait for ever", timeout)
 			}
@@ -131,6 +136,7 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 	fl.StringVar(&host, "host", "", "wait on this host of the config (or local); sessions are HOST:SESSION")
 	fl.BoolVar(&allHosts, "all-hosts", false, "wait on this machine and every host of the config; sessions are HOST:SESSION")
 	fl.StringVar(&since, "since", "", "with --all-hosts or --host: skip wakes up to this cursor (HOST:SEQ,...), as a previous wait printed it")
+	fl.BoolVar(&resolved, "include-resolved", false, "also return wakes whose condition ended (an answered prompt, an agent that moved on)")
 	return cmd
 }
 
@@ -207,7 +213,7 @@ func writeWake(w io.Writer, ev api.Wake, now time.Time) error {
 // writeWakeAck is writeWake with the command that acknowledges it.
 func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "wake %s: %s\n", ev.ID, ev.Reason)
+	fmt.Fprintf(&b, "wake %s: %s\n", sanitize(ev.ID), sanitize(string(ev.Reason)))
 	field := func(label, text string) {
 		for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 			if i > 0 {
@@ -218,11 +224,15 @@ func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error 
 			}
 		}
 	}
+	field("status", wakeStatus(ev))
 	field("session", ev.Place())
 	field("agent", ev.Agent)
 	field("state", stateKind(ev.State, ev.Kind))
 	field("age", fmt.Sprintf("%s (raised %s)", age(now.Sub(ev.Time)), ev.Time.Local().Format("2006-01-02 15:04:05")))
 	field("question", ev.Question)
+	if ev.Reason == api.ReasonAwaitingInput {
+		field("about", ev.Details)
+	}
 	for i, o := range ev.Options {
 		field("", fmt.Sprintf("%d. %s", i+1, o))
 	}
@@ -241,7 +251,12 @@ func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error 
 		}
 		field("evidence", s)
 	}
-	field("details", ev.Details)
+	if ev.Reason != api.ReasonAwaitingInput {
+		field("details", ev.Details)
+	}
+	if ev.Reason == api.ReasonAwaitingInput && !ev.Resolved && ev.Prompt != "" {
+		field("answer with", "system3 answer --wake "+ev.ID+" N")
+	}
 	if ev.Acked {
 		field("acked", fmt.Sprintf("by %s at %s", ev.AckedBy, ev.AckedAt.Local().Format("15:04:05")))
 	} else {
@@ -249,6 +264,16 @@ func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// wakeStatus is a wake's status in the lifecycle's words, with how it
+// was resolved.
+func wakeStatus(ev api.Wake) string {
+	s := ev.Status()
+	if ev.Resolved && ev.Resolution != "" {
+		s = strings.Replace(s, api.StatusResolved, api.StatusResolved+" ("+ev.Resolution+")", 1)
+	}
+	return s
 }
 
 func stateKind(state, kind string) string {

@@ -22,18 +22,19 @@ func newWatchCmd(a *app) *cobra.Command {
 		Short: "Stream session state changes and wakes as they happen",
 		Long: `Print every session once, then one line per change as it happens: a session
 appearing, changing state (working, idle, awaiting input, error...) or going
-away, and a wake being raised, acknowledged or cleared. Runs until
+away, and a wake being raised, resolved or acknowledged (docs/wakes.md). Runs until
 interrupted (Ctrl-C), then exits 0.
 
 Text lines start with the time, then "session" or "wake". A session line
 shows the pane's target and id, the agent, the previous and new state/kind
 and the rule that decided it. A wake line shows what happened to it, its id,
-reason, session and pane.
+reason, session and pane; a wake open when watch started shows as "open"
+(or "resolved", not yet acknowledged), a resolved one says how.
 
 With --json, each line is one JSON object with a "type" of "session" or
 "wake" and a "kind": snapshot, added, changed or removed for sessions;
-raised, acked or cleared for wakes (raised with "replayed": true for wakes
-already pending when watch started).
+raised, resolved or acked for wakes (raised with "replayed": true for
+wakes already open when watch started).
 
 watch uses the monitors of the system3 already running for this state dir
 (the dashboard or ` + "`system3 serve`" + `); without one, it runs its own.
@@ -232,8 +233,8 @@ func (p *watchPrinter) wake(m api.WakeMessage) {
 	case api.WakeAcked:
 		delete(p.wakes, ev.ID)
 		p.wakeLine("acked", ev, ev.AckedAt, false)
-	case api.WakeCleared:
-		p.wakeLine("cleared", ev, p.now(), false)
+	case api.WakeResolved:
+		p.wakeLine("resolved", ev, ev.ResolvedAt, false)
 	}
 }
 
@@ -287,12 +288,17 @@ func (p *watchPrinter) wakeLine(kind string, ev api.Wake, at time.Time, replayed
 	}
 	label := kind
 	if replayed {
-		label = "pending"
+		label = "open"
+		if ev.Resolved {
+			label = "resolved"
+		}
 	}
-	line := fmt.Sprintf("%s wake     %-8s %s  %s  %s", clock(at), label, ev.ID, ev.Reason, sanitize(ev.Place()))
+	line := fmt.Sprintf("%s wake     %-8s %s  %s  %s", clock(at), label, sanitize(ev.ID), sanitize(string(ev.Reason)), sanitize(ev.Place()))
 	switch {
 	case kind == "acked":
 		line += "  by " + sanitize(ev.AckedBy)
+	case kind == "resolved":
+		line += "  " + sanitize(ev.Resolution)
 	case kind == "raised" && ev.Question != "":
 		line += fmt.Sprintf("  %q", sanitize(ev.Question))
 	}

@@ -85,7 +85,7 @@ func TestWatchText(t *testing.T) {
 		"default: 2 sessions; watching",
 		"session  orch-auth:0.1 %3  claude  awaiting_input/permission  (rule claude.permission)",
 		"session  docs:0.0 %5  codex  working/tool  (rule codex.working)",
-		"wake     pending  "+auth.ID+"  awaiting_input  orch-auth %3",
+		"wake     open     "+auth.ID+"  awaiting_input  orch-auth %3",
 	)
 
 	working := sessAuth

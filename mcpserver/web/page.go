@@ -21,8 +21,11 @@ type view struct {
 	Need    []api.Session
 	Others  []api.Session
 	Wakes   []api.Wake
-	Taken   time.Time
-	Err     string
+	// NeedText says how many wakes need a person, in the words every
+	// view uses (api.NeedingPersonText).
+	NeedText string
+	Taken    time.Time
+	Err      string
 }
 
 func (h *Handler) view(ctx context.Context, csrf string) view {
@@ -44,6 +47,7 @@ func (h *Handler) view(ctx context.Context, csrf string) view {
 	if err != nil {
 		v.Err = err.Error()
 	}
+	v.NeedText = api.NeedingPersonText(api.NeedingPerson(evs))
 	// Newest first, and not an endless list on a phone.
 	for i := len(evs) - 1; i >= 0 && len(v.Wakes) < 50; i-- {
 		v.Wakes = append(v.Wakes, evs[i])

@@ -237,7 +237,7 @@ func describe(res api.ActionResult) string {
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Answer: r.PostFormValue("answer"), Origin: Origin})
+	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Prompt: r.PostFormValue("prompt"), Answer: r.PostFormValue("answer"), Origin: Origin})
 	if err != nil {
 		return "", err
 	}
@@ -285,7 +285,8 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request) (string, error
 
 // action answers one option of one wake from a push's signed link. The
 // link is the credential (no cookie: the push app sends the request); it
-// answers only while that wake's prompt is still on screen, unchanged.
+// answers only while that wake is open and its prompt, the one the link
+// was signed for, is still on screen (the service's compare-and-set).
 func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Signer == nil {
 		h.fail(w, r, http.StatusNotFound, "action links are off: set notify.ntfy.actions_url")
@@ -300,7 +301,7 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 	defer h.act.Unlock()
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	evs, err := h.svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
+	evs, err := h.svc.Wakes(ctx, api.AllWakes())
 	if err != nil {
 		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
 		return
@@ -311,25 +312,21 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := evs[i]
-	if ev.Acked {
-		h.fail(w, r, http.StatusConflict, "already handled ("+ev.AckedBy+")")
+	switch {
+	case ev.Resolved:
+		h.fail(w, r, http.StatusConflict, "this prompt is resolved ("+ev.Resolution+"); nothing was typed: open the page to see what the agent shows now")
 		return
-	}
-	snap, err := h.svc.Snapshot(ctx)
-	if err != nil {
-		h.fail(w, r, http.StatusServiceUnavailable, err.Error())
+	case ev.Acked:
+		h.fail(w, r, http.StatusConflict, "already handled ("+ev.AckedBy+"); nothing was typed")
 		return
-	}
-	j := slices.IndexFunc(snap.Sessions, func(s api.Session) bool { return s.Pane == ev.Pane })
-	if j < 0 || snap.Sessions[j].State != rules.AwaitingInput || snap.Sessions[j].Question != ev.Question || !slices.Equal(snap.Sessions[j].Options, ev.Options) {
-		h.fail(w, r, http.StatusConflict, "the prompt changed since the notification: open the page to see it")
+	case a.Prompt == "" || a.Prompt != ev.Prompt:
+		h.fail(w, r, http.StatusConflict, "this link does not name the prompt on screen; nothing was typed: open the page to see it")
 		return
-	}
-	if a.Option > len(ev.Options) {
+	case a.Option > len(ev.Options):
 		h.fail(w, r, http.StatusBadRequest, "no such option")
 		return
 	}
-	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: ev.Pane}, Answer: strconv.Itoa(a.Option), Origin: ActionOrigin})
+	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: ev.Pane}, Wake: ev.ID, Prompt: a.Prompt, Answer: strconv.Itoa(a.Option), Origin: ActionOrigin})
 	if err != nil {
 		h.fail(w, r, http.StatusConflict, err.Error())
 		return

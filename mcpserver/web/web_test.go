@@ -15,8 +15,12 @@ import (
 	"github.com/system3-dev/system3/wake/notify"
 )
 
-var promptSession = api.Session{Pane: "%3", Session: "orch-billing", Target: "orch-billing:0.0", Agent: "claude",
-	State: rules.AwaitingInput, Kind: "permission", Question: "Do you want to proceed?", Options: []string{"Yes", "No"}}
+var promptSession = func() api.Session {
+	s := api.Session{Pane: "%3", Session: "orch-billing", Target: "orch-billing:0.0", Agent: "claude",
+		State: rules.AwaitingInput, Kind: "permission", Question: "Do you want to proceed?", Detail: "npm run migrate -- --env staging", Options: []string{"Yes", "No"}}
+	s.Prompt = api.PromptIdentity(s.Agent, s.Kind, s.Question, s.Detail, s.Options)
+	return s
+}()
 
 func setup(t *testing.T) (*monitortest.Service, *Handler, *notify.Signer, *httptest.Server) {
 	t.Helper()
@@ -51,8 +55,9 @@ func do(t *testing.T, req *http.Request) (int, string) {
 func TestActionLinks(t *testing.T) {
 	svc, _, signer, srv := setup(t)
 	ev := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-billing", Pane: "%3",
-		Question: promptSession.Question, Options: promptSession.Options})
-	other := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%9", Session: "x", Pane: "%9", Question: "Other?", Options: []string{"Yes"}})
+		Question: promptSession.Question, Options: promptSession.Options, Details: promptSession.Detail, Prompt: promptSession.Prompt})
+	other := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%9", Session: "x", Pane: "%9", Question: "Other?", Options: []string{"Yes"}, Prompt: "pother"})
+	p := ev.Prompt
 	now := time.Now()
 	post := func(tok string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+notify.ActionPath+"?t="+url.QueryEscape(tok), nil)
@@ -64,11 +69,13 @@ func TestActionLinks(t *testing.T) {
 		want int
 	}{
 		{"no token", "", http.StatusForbidden},
-		{"another key", mustSigner(t, "o").Sign(ev.ID, 1, now.Add(time.Hour)), http.StatusForbidden},
-		{"expired", signer.Sign(ev.ID, 1, now.Add(-time.Minute)), http.StatusForbidden},
-		{"no such wake", signer.Sign("w9", 1, now.Add(time.Hour)), http.StatusNotFound},
-		{"option out of range", signer.Sign(ev.ID, 3, now.Add(time.Hour)), http.StatusBadRequest},
-		{"the prompt is no longer on screen", signer.Sign(other.ID, 1, now.Add(time.Hour)), http.StatusConflict},
+		{"another key", mustSigner(t, "o").Sign(ev.ID, 1, p, now.Add(time.Hour)), http.StatusForbidden},
+		{"expired", signer.Sign(ev.ID, 1, p, now.Add(-time.Minute)), http.StatusForbidden},
+		{"no such wake", signer.Sign("w9", 1, p, now.Add(time.Hour)), http.StatusNotFound},
+		{"option out of range", signer.Sign(ev.ID, 3, p, now.Add(time.Hour)), http.StatusBadRequest},
+		{"the prompt is no longer on screen", signer.Sign(other.ID, 1, other.Prompt, now.Add(time.Hour)), http.StatusConflict},
+		{"a link signed for another prompt of the wake", signer.Sign(ev.ID, 1, "panother", now.Add(time.Hour)), http.StatusConflict},
+		{"a link without a prompt (an older system3's)", signer.Sign(ev.ID, 1, "", now.Add(time.Hour)), http.StatusConflict},
 	} {
 		if code, body := post(tc.tok); code != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.want)
@@ -77,20 +84,31 @@ func TestActionLinks(t *testing.T) {
 	if n := len(svc.Calls()); n != 0 {
 		t.Fatalf("refused links made %d calls", n)
 	}
-	code, body := post(signer.Sign(ev.ID, 2, now.Add(time.Hour)))
+	code, body := post(signer.Sign(ev.ID, 2, p, now.Add(time.Hour)))
 	if code != http.StatusOK || !strings.Contains(body, "answered “No”") {
 		t.Fatalf("action: %d %s", code, body)
 	}
 	calls := svc.Calls()
-	if len(calls) != 1 || calls[0].Answer != "2" || calls[0].Target.Pane != "%3" || calls[0].Origin != ActionOrigin {
+	if len(calls) != 1 || calls[0].Answer != "2" || calls[0].Target.Pane != "%3" || calls[0].Origin != ActionOrigin || calls[0].Prompt != p {
 		t.Fatalf("calls = %+v", calls)
 	}
 	// The wake is acknowledged: a second tap does nothing.
-	if code, body := post(signer.Sign(ev.ID, 1, now.Add(time.Hour))); code != http.StatusConflict {
+	if code, body := post(signer.Sign(ev.ID, 1, p, now.Add(time.Hour))); code != http.StatusConflict {
 		t.Fatalf("second tap: %d %s", code, body)
 	}
 	if len(svc.Calls()) != 1 {
 		t.Fatal("a second tap answered again")
+	}
+	// A resolved wake's link is refused, and the page it opens says so.
+	next := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%3", Session: "orch-billing", Pane: "%3", Prompt: p, Options: []string{"Yes", "No"}})
+	if err := svc.Store.Resolve(next.Key, "answered by cli: Yes"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := post(signer.Sign(next.ID, 1, p, now.Add(time.Hour))); code != http.StatusConflict || !strings.Contains(body, "resolved (answered by cli: Yes)") {
+		t.Fatalf("a resolved wake's link: %d %s", code, body)
+	}
+	if len(svc.Calls()) != 1 {
+		t.Fatal("a resolved wake's link answered")
 	}
 }
 

@@ -120,9 +120,20 @@ type KeysRequest struct {
 // option number ("2"), an option's label (or a unique prefix of it), "yes"
 // (the first option that starts with Yes) or "no" (decline the way the
 // agent expects: Escape, or its No option).
+//
+// An answer is a compare-and-set: right before typing, system3 reads the
+// pane again and types only if it still shows the prompt the answer is
+// for, and no answer was typed into that prompt already. Wake (a wake's
+// id) or Prompt (a Session's or a Wake's Prompt) name that prompt; with
+// neither, it is the prompt the registry holds for the target.
 type AnswerRequest struct {
 	Target
 	Answer string `json:"answer"`
+	// Wake is the id of the awaiting_input wake the answer is for; the
+	// target may be left empty (the wake names its pane).
+	Wake string `json:"wake,omitempty"`
+	// Prompt is the identity of the prompt the answer is for.
+	Prompt string `json:"prompt,omitempty"`
 	Origin string `json:"origin"`
 }
 
@@ -183,6 +194,10 @@ var (
 	ErrAmbiguousTarget = errors.New("the session has several agent panes")
 	// ErrNotAwaiting: an answer for a session that is not at a prompt.
 	ErrNotAwaiting = errors.New("the session is not waiting for an answer")
+	// ErrPromptChanged: the prompt an answer was for is no longer the one
+	// on screen (another prompt, no prompt, an answer typed already, or
+	// its wake resolved): nothing was typed.
+	ErrPromptChanged = errors.New("the prompt changed since")
 	// ErrBadAnswer: the answer matches no option.
 	ErrBadAnswer = errors.New("the answer matches no option")
 	// ErrBadRequest: the request itself is not valid (no target, no text,

@@ -52,6 +52,10 @@ type Session struct {
 	Question     string      `json:"question,omitempty"`
 	Detail       string      `json:"detail,omitempty"`
 	Options      []string    `json:"options"`
+	// Prompt is the identity of the prompt on screen while the state is
+	// awaiting_input (PromptIdentity), "" otherwise. An answer may name
+	// it: system3 types only while the pane still shows that prompt.
+	Prompt string `json:"prompt,omitempty"`
 	// Since is when the current state began; Updated is the last capture.
 	Since   time.Time `json:"since"`
 	Updated time.Time `json:"updated"`
@@ -216,7 +220,7 @@ type Service interface {
 	// Watch delivers registry updates until ctx ends.
 	Watch(ctx context.Context) (<-chan Update, error)
 	Wakes(ctx context.Context, f WakeFilter) ([]Wake, error)
-	// WaitWake returns the first unacked wake matching f, waiting for one.
+	// WaitWake returns the first open, unacked wake matching f (or a resolved one with f.IncludeResolved), waiting for one.
 	WaitWake(ctx context.Context, f WakeFilter) (Wake, error)
 	// SubscribeWakes delivers wake messages (raised, acked, cleared).
 	SubscribeWakes(ctx context.Context, f WakeFilter) (<-chan WakeMessage, error)

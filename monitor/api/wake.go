@@ -1,11 +1,14 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Reason says why a wake was raised. The values are a contract with the CLI,
@@ -108,9 +111,102 @@ type Wake struct {
 	// pattern (a loop) was detected; nil for other wakes.
 	Reminder *Reminder `json:"reminder,omitempty"`
 
+	// Prompt is the identity of the prompt an awaiting_input wake is
+	// about (see PromptIdentity): an answer naming this wake types only
+	// while the pane shows exactly this prompt.
+	Prompt string `json:"prompt,omitempty"`
+
+	// Resolved: the wake's condition ended (see docs/wakes.md). Resolution
+	// says how: "answered by cli: Yes", "the prompt changed", "the agent
+	// moved on (now working)", "the pane went away", "the next heartbeat".
+	Resolved   bool      `json:"resolved"`
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+	Resolution string    `json:"resolution,omitempty"`
+
 	Acked   bool      `json:"acked"`
 	AckedAt time.Time `json:"acked_at,omitzero"`
 	AckedBy string    `json:"acked_by,omitempty"` // "tui", "cli", "mcp:<client>"
+}
+
+// The words of a wake's lifecycle (docs/wakes.md). A wake is raised; it is
+// open until its condition ends, when it is resolved; separately, someone
+// may acknowledge it. A wake needs a person while it is open, not
+// acknowledged, and its reason asks for someone (heartbeats and summaries
+// are information).
+const (
+	StatusOpen     = "open"
+	StatusResolved = "resolved"
+)
+
+// Status is the wake's place in its lifecycle: "open" or "resolved", with
+// ", acknowledged" when someone acknowledged it.
+func (e Wake) Status() string {
+	s := StatusOpen
+	if e.Resolved {
+		s = StatusResolved
+	}
+	if e.Acked {
+		s += ", acknowledged"
+	}
+	return s
+}
+
+// NeedsPerson reports whether the wake asks for someone now: open, not
+// acknowledged, and of a reason that is not information.
+func (e Wake) NeedsPerson() bool {
+	return !e.Resolved && !e.Acked && e.Reason.NeedsPerson()
+}
+
+// NeedingPerson counts the wakes that need a person. It is the one count
+// every view shows (status, the dashboard, MCP, the web page).
+func NeedingPerson(evs []Wake) int {
+	n := 0
+	for i := range evs {
+		if evs[i].NeedsPerson() {
+			n++
+		}
+	}
+	return n
+}
+
+// NeedingPersonText is how every view says that count: "no wake needs a
+// person", "1 wake needs a person", "3 wakes need a person".
+func NeedingPersonText(n int) string {
+	switch n {
+	case 0:
+		return "no wake needs a person"
+	case 1:
+		return "1 wake needs a person"
+	}
+	return fmt.Sprintf("%d wakes need a person", n)
+}
+
+// NeedsPerson reports whether a wake of this reason asks someone to act;
+// heartbeats and summaries are information, each resolved by the next.
+func (r Reason) NeedsPerson() bool {
+	return r != ReasonHeartbeat && r != ReasonSummary
+}
+
+// PromptIdentity names a prompt by everything that makes it the prompt it
+// is: the agent, its kind, the question, what it is about (the command,
+// the file, the tool and its input, the URL) and the options. Two prompts
+// with one identity are the same question about the same thing; any
+// change (another command under the same "Do you want to proceed?") is
+// another prompt. Spaces and the " · " that joins wrapped lines do not
+// count, so a pane resized mid-prompt shows the same prompt. It is a
+// short hash, the same in every process.
+func PromptIdentity(agent, kind, question, detail string, options []string) string {
+	h := sha256.New()
+	for _, part := range append([]string{agent, kind, question, detail}, options...) {
+		h.Write([]byte(strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) || r == '·' {
+				return -1
+			}
+			return r
+		}, part)))
+		h.Write([]byte{0})
+	}
+	return "p" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // clone returns a copy that shares no slices or pointers with e, so callers can
@@ -136,12 +232,15 @@ func (e Wake) Clone() Wake {
 	return e
 }
 
-// WakeFilter selects wakes. The zero WakeFilter selects every unacknowledged wake.
+// WakeFilter selects wakes. The zero WakeFilter selects every open
+// (unresolved), unacknowledged wake.
 type WakeFilter struct {
 	Reasons      []Reason // any of these; empty means all
 	Session      string   // a path.Match pattern on the session name; empty means all
 	SinceSeq     uint64   // only wakes with Seq > SinceSeq (a cursor)
 	IncludeAcked bool
+	// IncludeResolved adds wakes whose condition ended.
+	IncludeResolved bool
 	// Limit caps wake.Store.List to the first Limit wakes, oldest first, so a
 	// reader pages with SinceSeq = last seq seen. 0 means no limit. Subscribe
 	// and Wait ignore it.
@@ -162,9 +261,20 @@ func (f WakeFilter) Validate() error {
 	return nil
 }
 
-// Matches reports whether the filter selects e. It ignores IncludeAcked
-// and Limit: callers decide how those apply (an ack notification must
-// reach a subscriber that only wants unacked wakes).
+// AllWakes is the filter that selects every wake the store holds.
+func AllWakes() WakeFilter { return WakeFilter{IncludeAcked: true, IncludeResolved: true} }
+
+// Selects reports whether the filter selects e, its status included:
+// acknowledged wakes only with IncludeAcked, resolved ones only with
+// IncludeResolved.
+func (f WakeFilter) Selects(e *Wake) bool {
+	return (f.IncludeAcked || !e.Acked) && (f.IncludeResolved || !e.Resolved) && f.Matches(e)
+}
+
+// Matches reports whether the filter selects e by reason, session and
+// cursor. It ignores IncludeAcked, IncludeResolved and Limit: callers
+// decide how those apply (an ack notification must reach a subscriber
+// that only wants unacked wakes).
 func (f WakeFilter) Matches(e *Wake) bool {
 	if e.Seq <= f.SinceSeq {
 		return false
@@ -190,9 +300,9 @@ const (
 	WakeRaised WakeMessageKind = "raised"
 	// WakeAcked: the wake was acknowledged; Event carries the ack fields.
 	WakeAcked WakeMessageKind = "acked"
-	// WakeCleared: the wake's condition ended (the prompt went away); it may still
-	// be unacknowledged.
-	WakeCleared WakeMessageKind = "cleared"
+	// WakeResolved: the wake's condition ended (the prompt was answered or
+	// went away); Event carries Resolution. It may still be unacknowledged.
+	WakeResolved WakeMessageKind = "resolved"
 	// WakeResync: messages were dropped because the reader was slow. Re-read
 	// wake.Store.Unacked (or wake.Store.List) and treat the messages that follow
 	// idempotently, by event ID.
@@ -215,7 +325,7 @@ type WakeRaiser interface {
 	// Raise raises ev, unless its condition (ev.Key) is already active:
 	// then it returns the wake raised for it and false.
 	Raise(ev Wake) (Wake, bool, error)
-	// Clear ends the condition key, so the next Raise of it makes a new
-	// wake.
-	Clear(key string) error
+	// Resolve ends the condition key, saying how (why: "the prompt
+	// changed"), so the next Raise of it makes a new wake.
+	Resolve(key, why string) error
 }

@@ -697,8 +697,8 @@ func (c *Coach) settle(ctx context.Context, a Alert, status, outcome string) err
 	}
 	c.cfg.Logger.Info("coach: alert settled", "alert", a.ID, "pattern", a.Pattern, "status", status, "outcome", outcome)
 	if c.cfg.Wakes != nil && a.WakeKey != "" {
-		if err := c.cfg.Wakes.Clear(a.WakeKey); err != nil {
-			c.cfg.Logger.Warn("coach: clear wake", "key", a.WakeKey, "err", err)
+		if err := c.cfg.Wakes.Resolve(a.WakeKey, "the pattern's alert settled ("+string(status)+")"); err != nil {
+			c.cfg.Logger.Warn("coach: resolve wake", "key", a.WakeKey, "err", err)
 		}
 	}
 	return nil

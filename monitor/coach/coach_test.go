@@ -259,8 +259,8 @@ func TestEffectivenessMeasured(t *testing.T) {
 	if got := h.alert(a.ID); got.Status != StatusWorked || !strings.Contains(got.Outcome, "succeeded") {
 		t.Fatalf("recovered session: %+v", got)
 	}
-	if len(h.wakes.Unacked()) != 1 { // raised, then cleared (still unacked)
-		t.Fatalf("wakes = %+v", h.wakes.Unacked())
+	if w, _ := h.wakes.List(api.WakeFilter{IncludeResolved: true}); len(w) != 1 || !w[0].Resolved { // raised, then resolved (still unacked)
+		t.Fatalf("wakes = %+v", w)
 	}
 	if s := h.stat("test_error_loop", "isolate-root-cause"); s.Shown != 1 || s.Worked != 1 || s.Effectiveness != 2.0/3 {
 		t.Fatalf("after a success: %+v", s)

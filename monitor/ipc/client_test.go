@@ -419,7 +419,7 @@ func TestWireFilterMatchesWakeFilter(t *testing.T) {
 			t.Errorf("field %d: %s %s vs %s %s", i, wt.Field(i).Name, wt.Field(i).Type, ft.Field(i).Name, ft.Field(i).Type)
 		}
 	}
-	f := api.WakeFilter{Reasons: []api.Reason{api.ReasonSummary}, Session: "a*", SinceSeq: 9, IncludeAcked: true, Limit: 3}
+	f := api.WakeFilter{Reasons: []api.Reason{api.ReasonSummary}, Session: "a*", SinceSeq: 9, IncludeAcked: true, IncludeResolved: true, Limit: 3}
 	if got := toWire(f).filter(); !reflect.DeepEqual(got, f) {
 		t.Errorf("round trip = %+v", got)
 	}

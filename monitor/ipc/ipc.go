@@ -111,18 +111,21 @@ type wireFilter struct {
 	Session      string       `json:"session,omitempty"`
 	SinceSeq     uint64       `json:"since_seq,omitempty"`
 	IncludeAcked bool         `json:"include_acked,omitempty"`
-	Limit        int          `json:"limit,omitempty"`
+	// IncludeResolved: an older daemon ignores it and lists open wakes
+	// with resolved ones it cannot tell apart.
+	IncludeResolved bool `json:"include_resolved,omitempty"`
+	Limit           int  `json:"limit,omitempty"`
 }
 
 func toWire(f api.WakeFilter) *wireFilter {
-	return &wireFilter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, IncludeAcked: f.IncludeAcked, Limit: f.Limit}
+	return &wireFilter{Reasons: f.Reasons, Session: f.Session, SinceSeq: f.SinceSeq, IncludeAcked: f.IncludeAcked, IncludeResolved: f.IncludeResolved, Limit: f.Limit}
 }
 
 func (w *wireFilter) filter() api.WakeFilter {
 	if w == nil {
 		return api.WakeFilter{}
 	}
-	return api.WakeFilter{Reasons: w.Reasons, Session: w.Session, SinceSeq: w.SinceSeq, IncludeAcked: w.IncludeAcked, Limit: w.Limit}
+	return api.WakeFilter{Reasons: w.Reasons, Session: w.Session, SinceSeq: w.SinceSeq, IncludeAcked: w.IncludeAcked, IncludeResolved: w.IncludeResolved, Limit: w.Limit}
 }
 
 // reply is every line the server writes after the hello.
@@ -186,6 +189,7 @@ var sentinels = []struct {
 	{"unknown_target", api.ErrUnknownTarget},
 	{"ambiguous_target", api.ErrAmbiguousTarget},
 	{"not_awaiting", api.ErrNotAwaiting},
+	{"prompt_changed", api.ErrPromptChanged},
 	{"bad_answer", api.ErrBadAnswer},
 	{"invalid_request", api.ErrBadRequest},
 	{"unknown_list", api.ErrUnknownList},

@@ -23,6 +23,9 @@ type Call struct {
 	Urgent  bool
 	NoEnter bool
 	Origin  string
+	// Prompt is the prompt identity an answer named (or the target's
+	// prompt when it named none).
+	Prompt string
 	// TaskList is a link's task list ("" unlinks).
 	TaskList string
 }
@@ -173,6 +176,9 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if sess.State != "awaiting_input" {
 		return api.ActionResult{}, fmt.Errorf("%w: %s is %s", api.ErrNotAwaiting, sess.Target, sess.State)
 	}
+	if req.Prompt != "" && req.Prompt != sess.Prompt {
+		return api.ActionResult{}, fmt.Errorf("%w (now: %s asks %q)", api.ErrPromptChanged, sess.Target, sess.Question)
+	}
 	option, keys, err := api.AnswerKeys(sess, req.Answer)
 	if err != nil {
 		return api.ActionResult{}, err
@@ -181,7 +187,11 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	for i, k := range keys {
 		names[i] = string(k)
 	}
-	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin}, sess, "answer")
+	prompt := req.Prompt
+	if prompt == "" {
+		prompt = sess.Prompt
+	}
+	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin, Prompt: prompt}, sess, "answer")
 	res.Option = option
 	return res, nil
 }

@@ -81,7 +81,7 @@ func (f *feed) applyWake(m api.WakeMessage) {
 		f.unacked = map[string]api.Wake{}
 	}
 	switch m.Kind {
-	case api.WakeRaised, api.WakeCleared:
+	case api.WakeRaised, api.WakeResolved:
 		// A cleared wake (its prompt went away) stays until acknowledged.
 		if m.Event.Acked {
 			delete(f.unacked, m.Event.ID)

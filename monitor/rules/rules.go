@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // State is what a session is doing. The values are a contract shared by the
@@ -302,9 +303,19 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 				continue
 			}
 			parts := []string{strings.TrimSpace(group(m, e.detail, "detail"))}
+			width := s.width()
 			for j := i + 1; j < qline && len(parts) <= maxDetailLines; j++ {
 				t := strings.TrimSpace(s.Lines[j])
-				if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" || (e.skip != nil && e.skip.MatchString(t)) {
+				if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" {
+					continue
+				}
+				if e.skip != nil && e.skip.MatchString(t) {
+					// A skipped line the terminal wrapped goes with its
+					// continuation ("Tip: … choose "switch to auto mode"
+					// / below" on a narrow pane).
+					for j+1 < qline && wrapsInto(s.Lines[j], s.Lines[j+1], width) {
+						j++
+					}
 					continue
 				}
 				parts = append(parts, t)
@@ -330,6 +341,18 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 		}
 	}
 	return question, detail, options
+}
+
+// wrapsInto reports whether next is the continuation of line, wrapped by
+// a terminal width columns wide: line's text reaches so near the edge
+// that next's first word would not have fitted after it.
+func wrapsInto(line, next string, width int) bool {
+	text := strings.TrimRight(line, " ")
+	first, _, _ := strings.Cut(strings.TrimSpace(next), " ")
+	if first == "" || width <= 0 {
+		return false
+	}
+	return utf8.RuneCountInString(text)+1+utf8.RuneCountInString(first) > width
 }
 
 // group returns the named group, else group 1, else the whole match.

@@ -21,6 +21,16 @@ type Screen struct {
 	isLowered []bool
 }
 
+// width is the screen's width as far as its text tells: the longest
+// line, which a full-width rule or border reaches.
+func (s *Screen) width() int {
+	w := 0
+	for _, l := range s.Lines {
+		w = max(w, utf8.RuneCountInString(strings.TrimRight(l, " ")))
+	}
+	return w
+}
+
 // NewScreen prepares a capture (plain text, or with escape sequences).
 func NewScreen(capture string) *Screen {
 	capture = StripANSI(capture)

@@ -276,7 +276,7 @@ func (w *worker) run(ctx context.Context) {
 			}
 		case m := <-w.in:
 			switch m.Kind {
-			case api.WakeAcked, api.WakeCleared:
+			case api.WakeAcked, api.WakeResolved:
 				delete(w.held, m.Event.ID)
 				continue
 			case api.WakeRaised:

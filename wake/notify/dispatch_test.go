@@ -187,7 +187,7 @@ func TestPushBurstBecomesDigestAndClearedWakesDrop(t *testing.T) {
 	for i, id := range []string{"w2", "w3", "w4"} {
 		bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt(id, uint64(i+2))}
 	}
-	bus.ch <- api.WakeMessage{Kind: api.WakeCleared, Event: prompt("w4", 4)}
+	bus.ch <- api.WakeMessage{Kind: api.WakeResolved, Event: prompt("w4", 4)}
 	srv.wait(t, 1)
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -312,7 +312,7 @@ func TestSignerRefusesTamperingAndExpiry(t *testing.T) {
 	s, _ := NewSigner([]byte(strings.Repeat("k", 32)))
 	other, _ := NewSigner([]byte(strings.Repeat("x", 32)))
 	now := time.Now()
-	tok := s.Sign("w1", 2, now.Add(time.Minute))
+	tok := s.Sign("w1", 2, "p1", now.Add(time.Minute))
 	if a, err := s.Verify(tok, now); err != nil || a.Wake != "w1" || a.Option != 2 {
 		t.Fatalf("verify = %+v %v", a, err)
 	}

@@ -9,7 +9,7 @@ import (
 // Verify never panics and accepts nothing it did not sign.
 func FuzzVerify(f *testing.F) {
 	s, _ := NewSigner([]byte(strings.Repeat("k", 32)))
-	f.Add(s.Sign("w0000000001-abc", 1, time.Unix(2e9, 0)))
+	f.Add(s.Sign("w0000000001-abc", 1, "p0123456789abcdef", time.Unix(2e9, 0)))
 	f.Add("")
 	f.Add("e30.")
 	f.Add("eyJ3IjoidyIsIm8iOjEsImUiOjk5OTk5OTk5OTl9.AAAA")

@@ -51,6 +51,10 @@ func ForWake(ev api.Wake) Message {
 	var body []string
 	if ev.Question != "" {
 		body = append(body, ev.Question)
+		if ev.Details != "" && ev.Reason == api.ReasonAwaitingInput {
+			// What is being approved: the command, the file, the URL.
+			body = append(body, "About: "+Clean(ev.Details, 300))
+		}
 	}
 	for i, o := range ev.Options {
 		body = append(body, fmt.Sprintf("%d. %s", i+1, o))

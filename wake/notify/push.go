@@ -56,7 +56,27 @@ func (l *Links) Action(ev api.Wake, option int) string {
 	if l.Clock != nil {
 		now = l.Clock
 	}
-	return strings.TrimRight(l.Base, "/") + ActionPath + "?t=" + url.QueryEscape(l.Signer.Sign(ev.ID, option, now().Add(ttl)))
+	return strings.TrimRight(l.Base, "/") + ActionPath + "?t=" + url.QueryEscape(l.Signer.Sign(ev.ID, option, ev.Prompt, now().Add(ttl)))
+}
+
+// KeepEnds picks which of n options get one of slots buttons: all when
+// they fit, else the first ones and the last (the usual Yes … No), the
+// options in the middle dropped. The message's body lists every option.
+func KeepEnds(n, slots int) []int {
+	if slots <= 0 || n <= 0 {
+		return nil
+	}
+	out := make([]int, 0, min(n, slots))
+	if n <= slots {
+		for i := range n {
+			out = append(out, i)
+		}
+		return out
+	}
+	for i := range slots - 1 {
+		out = append(out, i)
+	}
+	return append(out, n-1)
 }
 
 // Ntfy publishes to an ntfy topic (https://ntfy.sh or a self-hosted
@@ -113,8 +133,9 @@ type NtfyMessage struct {
 func (n *Ntfy) Name() string { return "ntfy" }
 
 // Build makes the JSON body of m: each option of a prompt is an http
-// action that answers it (ntfy shows at most three buttons; a fourth, or
-// the web page when there is room, is reached by tapping the message).
+// action that answers it. ntfy shows at most three buttons: with more
+// options, the first and the last keep theirs (KeepEnds) beside "Open
+// system3", and the body lists them all.
 func (n *Ntfy) Build(m Message) (base string, msg NtfyMessage, err error) {
 	u, err := url.Parse(n.URL)
 	if err != nil || u.Scheme == "" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
@@ -133,15 +154,16 @@ func (n *Ntfy) Build(m Message) (base string, msg NtfyMessage, err error) {
 	}
 	msg.Click = n.Links.Page()
 	if !m.Digest() && ev.Reason == api.ReasonAwaitingInput {
-		for i, o := range ev.Options {
-			if len(msg.Actions) == ntfyMaxActions {
-				break
-			}
+		slots := ntfyMaxActions
+		if len(ev.Options) > slots && msg.Click != "" {
+			slots-- // room for "Open system3", where every option is
+		}
+		for _, i := range KeepEnds(len(ev.Options), slots) {
 			a := n.Links.Action(ev, i+1)
 			if a == "" {
 				break
 			}
-			msg.Actions = append(msg.Actions, NtfyAction{Action: "http", Label: Clean(o, 40), URL: a, Method: http.MethodPost, Clear: true})
+			msg.Actions = append(msg.Actions, NtfyAction{Action: "http", Label: Clean(ev.Options[i], 40), URL: a, Method: http.MethodPost, Clear: true})
 		}
 	}
 	if p := n.Links.Page(); p != "" && len(msg.Actions) < ntfyMaxActions {

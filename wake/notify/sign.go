@@ -23,9 +23,10 @@ const SecretFile = "notify-secret"
 // DefaultActionTTL is how long an action link in a push answers.
 const DefaultActionTTL = 24 * time.Hour
 
-// Signer makes and checks action tokens: each names one wake and one of
-// its options, expires, and is signed with HMAC-SHA256, so a tap answers
-// exactly that option of that wake and nothing else.
+// Signer makes and checks action tokens: each names one wake, the
+// identity of its prompt and one of its options, expires, and is signed
+// with HMAC-SHA256, so a tap answers exactly that option of that prompt
+// and nothing else.
 type Signer struct {
 	key []byte
 }
@@ -70,10 +71,12 @@ func LoadSigner(dir string) (*Signer, error) {
 	return NewSigner(key)
 }
 
-// Action is what a token allows: answer Option (1-based) of wake Wake.
+// Action is what a token allows: answer Option (1-based) of wake Wake,
+// while the pane shows the prompt Prompt (the wake's prompt identity).
 type Action struct {
 	Wake    string `json:"w"`
 	Option  int    `json:"o"`
+	Prompt  string `json:"p,omitempty"`
 	Expires int64  `json:"e"` // unix seconds
 }
 
@@ -83,10 +86,10 @@ var (
 	ErrExpiredToken = errors.New("the action link has expired")
 )
 
-// Sign returns the token for answering option (1-based) of wake id until
-// expires.
-func (s *Signer) Sign(id string, option int, expires time.Time) string {
-	payload, _ := json.Marshal(Action{Wake: id, Option: option, Expires: expires.Unix()})
+// Sign returns the token for answering option (1-based) of wake id, about
+// the prompt whose identity is prompt, until expires.
+func (s *Signer) Sign(id string, option int, prompt string, expires time.Time) string {
+	payload, _ := json.Marshal(Action{Wake: id, Option: option, Prompt: prompt, Expires: expires.Unix()})
 	p := base64.RawURLEncoding.EncodeToString(payload)
 	return p + "." + base64.RawURLEncoding.EncodeToString(s.mac(p))
 }

@@ -16,7 +16,8 @@ import (
 
 // SessionStates returns the states of the running system3's monitors when
 // one serves this state dir (with what they remember: error loops, agents
-// that exited), else classifies every pane once; and the unacked wakes.
+// that exited), else classifies every pane once; and how many wakes need a
+// person (api.NeedingPerson).
 func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int, source string, err error) {
 	if c, err := ipc.Dial(ctx, a.SocketPath()); err == nil {
 		defer c.Close()
@@ -25,7 +26,7 @@ func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 			return snap, 0, "", err
 		}
 		wakes, err := c.Wakes(ctx, api.WakeFilter{})
-		return snap, len(wakes), "daemon", err
+		return snap, api.NeedingPerson(wakes), "daemon", err
 	} else if !errors.Is(err, ipc.ErrNoDaemon) {
 		return snap, 0, "", err
 	}
@@ -38,11 +39,7 @@ func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 	if snap, err = a.classifyOnce(ctx); err != nil {
 		return snap, 0, "", err
 	}
-	for _, e := range evs {
-		if !e.Acked {
-			unacked++
-		}
-	}
+	unacked = api.NeedingPerson(evs)
 	if writeErr != nil {
 		snap.Problem = joinProblem(snap.Problem, writeErr.Error())
 	}

@@ -14,7 +14,7 @@ type scriptDef struct {
 	run     func(ctx context.Context, a *agent) error
 }
 
-var scriptOrder = []string{"working", "permission", "question", "errorloop", "idle", "crash", "stream"}
+var scriptOrder = []string{"working", "permission", "migrate", "question", "errorloop", "idle", "crash", "stream"}
 
 var scripts = map[string]*scriptDef{
 	"working": {
@@ -24,6 +24,10 @@ var scripts = map[string]*scriptDef{
 	"permission": {
 		summary: "works a few seconds, then asks to run a Bash command (1 or 2 runs it and finishes the turn; 3 or Escape declines)",
 		run:     runPermission,
+	},
+	"migrate": {
+		summary: "asks to run a migration on staging and, once answered, at once the same question about production with --drop-all-tables: two prompts in a row that differ only in their command (3 or Escape declines either)",
+		run:     runMigrate,
 	},
 	"question": {
 		summary: "asks \"Which database should we use?\" (Postgres, SQLite, Redis); a digit answers and it carries on",
@@ -317,6 +321,41 @@ func runPermission(ctx context.Context, a *agent) error {
 			return err
 		}
 		if err := a.say(ctx, "The dry run looks right: 18,342 invoices in 37 batches."); err != nil {
+			return err
+		}
+		a.finish(start)
+		return nil
+	})
+}
+
+// ── migrate ─────────────────────────────────────────────────────────────
+
+// runMigrate asks two Bash permissions in a row, the second drawn right
+// after the first is answered: the same question and options about another
+// command, with no other state between them.
+func runMigrate(ctx context.Context, a *agent) error {
+	first := "Run the invoice_totals migration on staging, then on production"
+	return a.converse(ctx, first, func(ctx context.Context, prompt string, n int) error {
+		start := a.now()
+		a.work("")
+		commands := []string{"npm run migrate -- --env staging", "npm run migrate -- --env production --drop-all-tables"}
+		for i, desc := range []string{"Run the migration on staging", "Run the migration on production"} {
+			// The second prompt replaces the first at once.
+			choice, err := a.permission(ctx, desc, commands[i], "npm run migrate *")
+			if err != nil {
+				return err
+			}
+			if choice == 2 {
+				return errInterrupted
+			}
+		}
+		a.work("")
+		for _, c := range commands {
+			if err := a.do(ctx, act{tool: "Bash(" + c + ")", think: 100 * time.Millisecond, out: []string{"Batch 12 run: 1 migrations"}}); err != nil {
+				return err
+			}
+		}
+		if err := a.say(ctx, "Both migrations ran."); err != nil {
 			return err
 		}
 		a.finish(start)

@@ -1,0 +1,148 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// showScreen puts a screen on a pane, as the agent drew it, and says the
+// pane printed.
+func (f *fakeTmux) showScreen(pane, screen string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.screens[pane] = screen
+	for i := range f.panes {
+		if f.panes[i].ID == pane {
+			f.panes[i].Activity = f.panes[i].Activity.Add(1e9)
+		}
+	}
+}
+
+func bashPrompt(t *testing.T, command string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "permission_bash.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "./deploy.sh --prod", command)
+}
+
+func answerHarness(t *testing.T) (*harness, *recordingSender) {
+	t.Helper()
+	snd := &recordingSender{}
+	dir := t.TempDir()
+	h := newHarness(t, func(c *Config) { c.Send, c.Audit = snd, audit.Open(dir) })
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.tm.showScreen("%1", bashPrompt(t, "npm run migrate -- --env staging"))
+	h.step()
+	return h, snd
+}
+
+// The same question about another command is another prompt: a new wake,
+// the first resolved, each naming the command that was on screen, even
+// with no other state between them.
+func TestChangedPromptIsANewWake(t *testing.T) {
+	h, _ := answerHarness(t)
+	first := h.unacked(api.ReasonAwaitingInput)
+	if len(first) != 1 || !strings.Contains(first[0].Details, "--env staging") || first[0].Prompt == "" {
+		t.Fatalf("first wake = %+v", first)
+	}
+	h.tm.showScreen("%1", bashPrompt(t, "npm run migrate -- --env production --drop-all-tables"))
+	h.step()
+	all := h.allWakes(api.ReasonAwaitingInput)
+	if len(all) != 2 {
+		t.Fatalf("%d awaiting_input wakes, want 2: %+v", len(all), all)
+	}
+	if !all[0].Resolved || all[0].Resolution != "the prompt changed" {
+		t.Fatalf("the first wake = %+v, want resolved: the prompt changed", all[0])
+	}
+	if all[1].Resolved || !strings.Contains(all[1].Details, "--drop-all-tables") || all[1].Prompt == first[0].Prompt || all[1].Question != first[0].Question {
+		t.Fatalf("the second wake = %+v", all[1])
+	}
+	if s := h.session("%1"); s.Prompt != all[1].Prompt {
+		t.Fatalf("the session's prompt %q is not the open wake's %q", s.Prompt, all[1].Prompt)
+	}
+}
+
+// Two answers to one prompt: the first types and resolves the wake,
+// saying who answered; the second, however soon, is refused and types
+// nothing, although the registry has not seen the screen change.
+func TestSecondAnswerIsRefused(t *testing.T) {
+	h, snd := answerHarness(t)
+	ctx := context.Background()
+	res, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "2", Origin: "cli"})
+	if err != nil || !res.Delivered {
+		t.Fatalf("first answer: %+v, %v", res, err)
+	}
+	w := h.allWakes(api.ReasonAwaitingInput)
+	if len(w) != 1 || !w[0].Resolved || !strings.HasPrefix(w[0].Resolution, "answered by cli: Yes, and don") {
+		t.Fatalf("wake after the answer = %+v", w)
+	}
+	_, err = h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "1", Origin: "mcp:claude"})
+	if !errors.Is(err, api.ErrPromptChanged) || !strings.Contains(err.Error(), "answered already") {
+		t.Fatalf("second answer: %v", err)
+	}
+	if len(snd.calls) != 1 {
+		t.Fatalf("sent %q, want only the first answer's keys", snd.calls)
+	}
+	// Once the screen has moved on and the agent asks again, the new
+	// prompt may be answered.
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	h.tm.showScreen("%1", bashPrompt(t, "npm run migrate -- --env staging"))
+	h.step()
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "1", Origin: "tui"}); err != nil {
+		t.Fatalf("answer to the prompt asked again: %v", err)
+	}
+	if len(snd.calls) != 2 {
+		t.Fatalf("sent %q", snd.calls)
+	}
+}
+
+// An answer for a prompt that is no longer on screen is refused: the
+// registry still shows the old prompt, but the pane, read right before
+// typing, shows another; a wake's id and a prompt identity name it too.
+func TestAnswerWhilePromptReplaced(t *testing.T) {
+	h, snd := answerHarness(t)
+	ctx := context.Background()
+	ev := h.unacked(api.ReasonAwaitingInput)[0]
+	// The pane changes; the monitors have not captured it yet.
+	h.tm.showScreen("%1", bashPrompt(t, "rm -rf /srv/data"))
+	for _, req := range []api.AnswerRequest{
+		{Target: api.Target{Session: "orch-1"}, Answer: "yes", Origin: "cli"},
+		{Wake: ev.ID, Answer: "yes", Origin: "web:action"},
+		{Target: api.Target{Pane: "%1"}, Prompt: ev.Prompt, Answer: "1", Origin: "mcp:claude"},
+	} {
+		_, err := h.sup.Answer(ctx, req)
+		if !errors.Is(err, api.ErrPromptChanged) || !strings.Contains(err.Error(), "rm -rf /srv/data") {
+			t.Fatalf("%+v: %v", req, err)
+		}
+	}
+	if len(snd.calls) != 0 {
+		t.Fatalf("a stale answer typed %q", snd.calls)
+	}
+	// The wake raised for the new prompt answers; the old wake's id is
+	// refused as resolved.
+	h.step()
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Wake: ev.ID, Answer: "yes", Origin: "web:action"}); !errors.Is(err, api.ErrPromptChanged) || !strings.Contains(err.Error(), "resolved (the prompt changed)") {
+		t.Fatalf("the old wake's answer: %v", err)
+	}
+	cur := h.unacked(api.ReasonAwaitingInput)
+	if len(cur) != 1 || cur[0].ID == ev.ID {
+		t.Fatalf("open wakes = %+v", cur)
+	}
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Wake: cur[0].ID, Answer: "no", Origin: "web:action"}); err != nil {
+		t.Fatalf("the new wake's answer: %v", err)
+	}
+	if s := h.session("%1"); s.State != rules.AwaitingInput || len(snd.calls) != 1 {
+		t.Fatalf("session %+v, sent %q", s, snd.calls)
+	}
+}

@@ -1,0 +1,72 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// screenPrompt is the identity of the prompt a classification saw on the
+// screen, for agent: the same in the registry and in an answer's re-read.
+func screenPrompt(agent string, res rules.Result) string {
+	return api.PromptIdentity(agent, res.Kind, res.Question, res.Detail, res.Options)
+}
+
+// rereadTimeout bounds an answer's capture of the pane it checks.
+const rereadTimeout = 5 * time.Second
+
+// reread captures sess's pane now and classifies that screen as sess's
+// agent, so an answer checks the prompt on screen at this moment rather
+// than the registry's last capture. It has the pane captured again by the
+// monitors too, so the registry catches up.
+func (s *Supervisor) reread(ctx context.Context, sess api.Session) (api.Session, error) {
+	s.mu.Lock()
+	st, ok := s.panes[sess.Pane]
+	var command string
+	if ok {
+		command = st.pane.Command
+	}
+	s.mu.Unlock()
+	if !ok {
+		return api.Session{}, fmt.Errorf("%w: pane %s went away", api.ErrUnknownTarget, sess.Pane)
+	}
+	cctx, cancel := context.WithTimeout(ctx, rereadTimeout)
+	defer cancel()
+	screen, err := s.cfg.Tmux.Capture(cctx, sess.Pane, tmux.CaptureOptions{})
+	if err != nil {
+		return api.Session{}, fmt.Errorf("capture %s: %w", sess.Pane, err)
+	}
+	res := s.rules.Load().Classify(rules.Input{Screen: screen, Processes: []string{command}, Agent: sess.Agent})
+	now := sess.Clone()
+	now.State, now.Kind, now.Question, now.Detail, now.Options = res.State, res.Kind, res.Question, res.Detail, res.Options
+	now.Prompt = ""
+	if res.State == rules.AwaitingInput {
+		now.Prompt = screenPrompt(sess.Agent, res)
+	}
+	s.markDirty(sess.Pane)
+	return now, nil
+}
+
+// answeredMark is the prompt an answer was last typed into in pane, while
+// the screen has shown no other.
+func (s *Supervisor) answeredMark(pane string) answerMark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.panes[pane]; ok {
+		return st.answered
+	}
+	return answerMark{}
+}
+
+// markAnswered records that an answer was typed into pane's prompt.
+func (s *Supervisor) markAnswered(pane string, m answerMark) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.panes[pane]; ok {
+		st.answered = m
+	}
+}
