@@ -204,8 +204,9 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	}
 	res, err := a.press(ctx, "answer", req.Origin, req.Target, now, option, keys)
 	if res.Delivered {
-		a.reg.markAnswered(sess.Pane, answerMark{prompt: want, by: req.Origin, option: option, at: res.At})
-		why := "answered by " + req.Origin
+		by := api.ShortOrigin(req.Origin)
+		a.reg.markAnswered(sess.Pane, answerMark{prompt: want, by: by, option: option, at: res.At})
+		why := "answered by " + by
 		if option != "" {
 			why += ": " + option
 		}

@@ -71,6 +71,24 @@ func (p *Policy) Config() PolicyConfig { return p.cfg }
 // claim decides what an operator may do through it.
 func Claimed(origin string) string { return claimed(origin) }
 
+// ShortOrigin names an origin for one-line views: a socket peer as what it
+// claims and its pid ("cli (pid 4242)"); the audit log keeps the whole
+// origin.
+func ShortOrigin(origin string) string {
+	rest, ok := strings.CutPrefix(origin, "socket:")
+	if !ok {
+		return origin
+	}
+	c := claimed(origin)
+	if c == origin {
+		c = "a socket client"
+	}
+	if pid, _, ok := strings.Cut(strings.TrimPrefix(rest, "pid="), ","); ok && strings.HasPrefix(rest, "pid=") {
+		return c + " (pid " + pid + ")"
+	}
+	return c
+}
+
 func claimed(origin string) string {
 	if rest, ok := strings.CutPrefix(origin, "socket:"); ok {
 		if _, claim, ok := strings.Cut(rest, " claims "); ok {
