@@ -14,7 +14,7 @@ import (
 // they need no agent, no daemon and no terminal.
 var readmeRunnable = map[string]bool{
 	"status": true, "tasks": true, "audit": true, "outcome": true, "outcomes": true, "reflect": true,
-	"capabilities": true, "patterns": true, "directives": true, "interventions": true, "rules": true, "version": true,
+	"capabilities": true, "patterns": true, "directives": true, "interventions": true, "rules": true, "version": true, "wakes": true,
 }
 
 // isPlaceholder: an argument like PANE or DIR shows the form of a command
