@@ -24,8 +24,9 @@ type Call struct {
 	NoEnter bool
 	Origin  string
 	// Prompt is the prompt identity an answer named (or the target's
-	// prompt when it named none).
+	// prompt when it named none); Wake, the wake it named.
 	Prompt string
+	Wake   string
 	// TaskList is a link's task list ("" unlinks).
 	TaskList string
 }
@@ -166,6 +167,13 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err := f.err("answer"); err != nil {
 		return api.ActionResult{}, err
 	}
+	if req.Wake != "" && req.Target == (api.Target{}) {
+		ev, ok := f.Store.Get(req.Wake)
+		if !ok {
+			return api.ActionResult{}, fmt.Errorf("%w: no wake %q", api.ErrBadRequest, req.Wake)
+		}
+		req.Target = api.Target{Pane: ev.Pane}
+	}
 	sess, err := f.target(req.Target)
 	if err != nil {
 		return api.ActionResult{}, err
@@ -191,7 +199,7 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if prompt == "" {
 		prompt = sess.Prompt
 	}
-	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin, Prompt: prompt}, sess, "answer")
+	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin, Prompt: prompt, Wake: req.Wake}, sess, "answer")
 	res.Option = option
 	return res, nil
 }

@@ -336,11 +336,21 @@ func (f *Fleet) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionRe
 	})
 }
 
-// Answer answers a host's prompt through its daemon.
+// Answer answers a host's prompt through its daemon. A wake named
+// HOST:ID is that host's wake, and goes there with the bare id.
 func (f *Fleet) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
 	host, t, err := f.route(req.Target)
 	if err != nil {
 		return api.ActionResult{}, err
+	}
+	if hw, id := f.split(req.Wake); hw != "" {
+		if req.Target != (api.Target{}) && hw != host && !(hw == Local && host == "") {
+			return api.ActionResult{}, fmt.Errorf("%w: wake %q and target %q are on different hosts", api.ErrBadRequest, req.Wake, req.Target)
+		}
+		if req.Target == (api.Target{}) && hw != Local {
+			host = hw
+		}
+		req.Wake = id
 	}
 	req.Target = t
 	if host == "" {
@@ -348,7 +358,11 @@ func (f *Fleet) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionRe
 	}
 	origin := req.Origin
 	req.Origin = f.via(req.Origin)
-	return f.action(ctx, origin, host, "answer", t, "", req.Answer, func(c *ipc.Client) (api.ActionResult, error) {
+	audited := t
+	if audited == (api.Target{}) {
+		audited.Session = "wake " + req.Wake // what the answer names, for the audit log
+	}
+	return f.action(ctx, origin, host, "answer", audited, "", req.Answer, func(c *ipc.Client) (api.ActionResult, error) {
 		return c.Answer(ctx, req)
 	})
 }

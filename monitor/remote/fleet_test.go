@@ -128,13 +128,24 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("audit here: %+v", entries)
 	}
 	mu.Unlock()
+	// A wake of the host, named HOST:ID as this machine shows it, answers
+	// there with the host's own id, no target needed.
+	if _, err := f.Answer(ctx, api.AnswerRequest{Wake: "web1:" + raised.ID, Answer: "1", Origin: "cli"}); err != nil {
+		t.Fatalf("answer by the host's wake: %v", err)
+	}
+	if rc := remoteSvc.Calls(); len(rc) != 3 || rc[2].Method != "answer" || rc[2].Wake != raised.ID || rc[2].Target.Pane != "%7" {
+		t.Fatalf("the host got %+v", rc)
+	}
+	if _, err := f.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%7"}, Wake: "web1:" + raised.ID, Answer: "1", Origin: "cli"}); !errors.Is(err, api.ErrBadRequest) {
+		t.Fatalf("a wake of another host than the target: %v", err)
+	}
 
 	// An audit entry that cannot be written here: nothing is sent.
 	f.Record = func(audit.Entry) error { return errors.New("disk full") }
 	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "web1:orch"}, Text: "lost?", Origin: "tui"}); err == nil {
 		t.Fatal("sent without an audit entry")
 	}
-	if n := len(remoteSvc.Calls()); n != 2 {
+	if n := len(remoteSvc.Calls()); n != 3 {
 		t.Fatalf("the host got %d calls", n)
 	}
 	f.Record = nil
