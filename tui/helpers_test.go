@@ -33,6 +33,10 @@ var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return now }
 
+// fixturePrompt is the identity of orch-auth's prompt: the dashboard's
+// answers name it.
+const fixturePrompt = "p00f1x7ure0a07h0"
+
 // fixture sessions: one in every state, those needing a person first as
 // api.SortSessions puts them.
 func fixtureSessions() []api.Session {
@@ -43,6 +47,7 @@ func fixtureSessions() []api.Session {
 			Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit to login.go?", "❯ 1. Yes"}},
 			Question: "Do you want to make this edit to login.go?",
 			Options:  []string{"Yes", "Yes, allow all edits during this session (shift+tab)", "No, and tell Claude what to do differently (esc)"},
+			Prompt:   fixturePrompt,
 			Since:    now.Add(-2*time.Minute - 10*time.Second), LastLine: "❯ 1. Yes",
 			TaskList: "auth-list", Tasks: &api.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"Implement login"}, Blocked: 1},
 			Usage: &api.Usage{Tokens: api.Tokens{Input: 1250, Output: 48200, CacheWrite: 120000, CacheRead: 2400000}, Responses: 41,

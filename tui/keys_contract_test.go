@@ -32,21 +32,21 @@ func TestKeyContract(t *testing.T) {
 			name:   "digit answers the option",
 			setup:  func(h *harness) { h.selectPane("%1") },
 			keys:   []string{"2"},
-			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "2", Keys: []string{"2"}, Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "2", Keys: []string{"2"}, Origin: "tui", Prompt: fixturePrompt}},
 			status: "answered orch-auth:0.0 (keys 2): “Yes, allow all edits during this session (shift+tab)”",
 		},
 		{
 			name:   "y approves",
 			setup:  func(h *harness) { h.selectPane("%1") },
 			keys:   []string{"y"},
-			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "yes", Keys: []string{"1"}, Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "yes", Keys: []string{"1"}, Origin: "tui", Prompt: fixturePrompt}},
 			status: "answered orch-auth:0.0 (keys 1): “Yes”",
 		},
 		{
 			name:   "n declines",
 			setup:  func(h *harness) { h.selectPane("%1") },
 			keys:   []string{"n"},
-			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "no", Keys: []string{"Escape"}, Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "no", Keys: []string{"Escape"}, Origin: "tui", Prompt: fixturePrompt}},
 			status: "answered orch-auth:0.0 (keys Escape): “No, and tell Claude what to do differently (esc)”",
 		},
 		{
@@ -59,7 +59,7 @@ func TestKeyContract(t *testing.T) {
 			name:   "a second key before the pane moves on is held back",
 			setup:  func(h *harness) { h.selectPane("%1") },
 			keys:   []string{"1", "2"},
-			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "1", Keys: []string{"1"}, Origin: "tui"}},
+			calls:  []monitortest.Call{{Method: "answer", Target: awaiting, Answer: "1", Keys: []string{"1"}, Origin: "tui", Prompt: fixturePrompt}},
 			status: "waiting for orch-auth:0.0 to take the last answer",
 		},
 		{

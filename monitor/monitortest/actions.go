@@ -23,8 +23,8 @@ type Call struct {
 	Urgent  bool
 	NoEnter bool
 	Origin  string
-	// Prompt is the prompt identity an answer named (or the target's
-	// prompt when it named none); Wake, the wake it named.
+	// Prompt is the prompt identity an answer named; Wake, the wake it
+	// named.
 	Prompt string
 	Wake   string
 	// TaskList is a link's task list ("" unlinks).
@@ -195,11 +195,7 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	for i, k := range keys {
 		names[i] = string(k)
 	}
-	prompt := req.Prompt
-	if prompt == "" {
-		prompt = sess.Prompt
-	}
-	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin, Prompt: prompt, Wake: req.Wake}, sess, "answer")
+	res := f.record(Call{Method: "answer", Target: req.Target, Answer: req.Answer, Keys: names, Origin: req.Origin, Prompt: req.Prompt, Wake: req.Wake}, sess, "answer")
 	res.Option = option
 	return res, nil
 }
