@@ -630,7 +630,8 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithInteger("max_wait_seconds", mcp.Description("How long to wait before answering \"waiting\"."), mcp.Min(0), mcp.Max(int(MaxWait/time.Second)), mcp.DefaultNumber(int(DefaultWait/time.Second))),
 		mcp.WithInteger("since", mcp.Description("Cursor: only wakes with a seq greater than this."), mcp.Min(0)),
 		mcp.WithString("host_cursor", mcp.Description(`When other hosts are configured: the host_cursor a previous call returned, like "web1:40,gpu:3", to skip their wakes you have seen (each host numbers its own wakes; since is this machine's).`), mcp.MaxLength(4096)),
-		argOrder("reasons", "session", "max_wait_seconds", "since", "host_cursor"),
+		mcp.WithBoolean("include_resolved", mcp.Description("Also return wakes whose condition already ended (an answered prompt, an agent that moved on); each says resolved and how."), mcp.DefaultBool(false)),
+		argOrder("reasons", "session", "max_wait_seconds", "since", "host_cursor", "include_resolved"),
 		readOnly("Wait for a wake"),
 	)
 	type args struct {
@@ -639,13 +640,14 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		MaxWait    *int     `json:"max_wait_seconds"`
 		Since      uint64   `json:"since"`
 		HostCursor string   `json:"host_cursor"`
+		Resolved   bool     `json:"include_resolved"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		wait := DefaultWait
 		if a.MaxWait != nil {
 			wait = min(time.Duration(*a.MaxWait)*time.Second, MaxWait)
 		}
-		f := api.WakeFilter{Session: a.Session, SinceSeq: a.Since}
+		f := api.WakeFilter{Session: a.Session, SinceSeq: a.Since, IncludeResolved: a.Resolved}
 		for _, r := range a.Reasons {
 			f.Reasons = append(f.Reasons, api.Reason(r))
 		}
