@@ -38,7 +38,7 @@ func (e *TextError) Error() string {
 		r, _ := utf8.DecodeRuneInString(e.Bytes)
 		what = fmt.Sprintf("character U+%04X", r)
 	}
-	return fmt.Sprintf("the text holds %s (%s) at byte offset %d: only printable characters, newlines and tabs are typed into a pane; remove it, or ask for visible controls to type it as the text %s",
+	return fmt.Sprintf("the text holds %s (%s) at byte offset %d: only printable characters, newlines and tabs are typed into a pane; remove it, or send it with visible controls (system3 inject --visible-controls, MCP visible_controls true) to type it as the text %s",
 		what, e.Why, e.Offset, VisibleText(e.Bytes))
 }
 

@@ -43,7 +43,7 @@ func TestCheckText(t *testing.T) {
 			if !errors.As(err, &te) || !errors.Is(err, ErrNotText) || te.Offset != tc.offset || te.Bytes != tc.bytes {
 				t.Fatalf("CheckText(%q) = %#v; want offset %d, bytes %q", tc.in, err, tc.offset, tc.bytes)
 			}
-			if msg := err.Error(); !strings.Contains(msg, "offset ") || !strings.Contains(msg, "visible controls") {
+			if msg := err.Error(); !strings.Contains(msg, "offset ") || !strings.Contains(msg, "--visible-controls") || !strings.Contains(msg, "visible_controls") {
 				t.Errorf("message %q does not name the offset and the way out", msg)
 			}
 			if got := VisibleText(tc.in); got != tc.visible || CheckText(got) != nil {
