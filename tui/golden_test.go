@@ -140,6 +140,19 @@ func TestGolden(t *testing.T) {
 			},
 			steps: []goldenStep{{wait: []string{"system3 demo"}}},
 		},
+		{
+			// The tmux server died with every pane: the dashboard says so,
+			// not that nothing was started.
+			name: "server_gone",
+			svc: func(t *testing.T) *monitortest.Service {
+				svc := newFixtureService(t)
+				snap := fixtureSnapshot()
+				snap.Sessions, snap.Running, snap.Problem = nil, false, "no tmux server is running on /tmp/tmux-1000/work"
+				svc.SetSnapshot(snap)
+				return svc
+			},
+			steps: []goldenStep{{wait: []string{"is not running", "system3 restore --all"}}},
+		},
 	}
 	for _, f := range flows {
 		for _, size := range goldenSizes {

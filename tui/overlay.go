@@ -100,6 +100,21 @@ func packColumns(blocks [][]string, n int) [][]string {
 	}
 }
 
+// serverGoneLines is the empty state while the watched tmux server is not
+// running (it was never started, or it died with every pane in it).
+func serverGoneLines(st *styles, server, tmux string) []string {
+	return []string{
+		st.Problem.Render("The " + server + " is not running."),
+		"",
+		"Every pane system3 watched on it is gone. system3 watches again as soon",
+		"as the server is back: start a session on it, or bring your",
+		"orchestrators back with their conversations:",
+		"    " + st.Command.Render("system3 restore --all"),
+		"or start one:",
+		"    " + st.Command.Render(tmux+" new -s orch-auth claude"),
+	}
+}
+
 // emptyLines is the empty state: what system3 watches and how to give it
 // something to watch. tmux is the command that reaches the watched server.
 func emptyLines(st *styles, server, tmux string) []string {

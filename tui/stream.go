@@ -431,6 +431,8 @@ func (m *Model) rebuildRows() {
 	switch {
 	case !m.loaded:
 		m.table.SetEmpty([]string{m.st.Dim.Render(m.connectText())})
+	case len(m.sessions) == 0 && !m.running:
+		m.table.SetEmpty(serverGoneLines(m.st, m.serverName(), tmuxArgs(m.serverName())))
 	case len(m.sessions) == 0:
 		m.table.SetEmpty(emptyLines(m.st, m.serverName(), tmuxArgs(m.serverName())))
 	default:
