@@ -86,7 +86,9 @@ or last line, and the number of unacknowledged wakes.
 
 When a system3 serves this state dir (a dashboard, or a running wait), the
 states are its monitors', which remember what one look cannot (error loops,
-an agent that exited); otherwise status classifies every pane once, and
+an agent that exited); otherwise status classifies every pane once, reading
+it as the monitors do (a shell's foreground job, the processes below the
+pane, an agent's version), so both give a pane the same state. It also
 checks the wake journal as the daemon would: a journal that cannot be read
 (which serve and wait refuse to start on) makes status fail, and one that
 cannot be written is shown as the problem.

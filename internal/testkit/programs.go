@@ -38,13 +38,14 @@ var programs = map[string]program{
 	// A journal mounted read-only for root, in a mount namespace of its own.
 	"unshare": {pkg: "util-linux"},
 	"mount":   {pkg: "mount"},
-	// Shells in panes and scripts, and a quiet pane's sleep: Debian always
+	// Shells in panes and scripts, a quiet pane's sleep, and cat: Debian always
 	// has these, and README.md names their packages all the same.
 	"sh":        {pkg: "dash"},
 	"/bin/sh":   {pkg: "dash"},
 	"bash":      {pkg: "bash"},
 	"/bin/bash": {pkg: "bash"},
 	"sleep":     {pkg: "coreutils"},
+	"cat":       {pkg: "coreutils"}, // a program that reads its terminal, as a REPL does
 	// The toolchains: the suite builds system3 and runs the Node.js CLIs.
 	"go":   {toolchain: "Go 1.26 or newer"},
 	"node": {toolchain: "Node.js 20 or newer"},

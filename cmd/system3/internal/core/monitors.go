@@ -18,6 +18,7 @@ import (
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -78,7 +79,6 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	// attaches no control client (see tmux.WatcherOptions.Control), and a
 	// client with Control set would capture one pane per connection.
 	client := tmux.NewClient(srv)
-	m := a.Settings.File.Monitor
 	// The coach (opened once the supervisor exists) watches the tool
 	// calls the supervisor reads from transcripts.
 	var co *coach.Coach
@@ -98,36 +98,17 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	if err != nil {
 		a.Log.Warn("hook key; hook events must come from a process in their pane", "err", err)
 	}
-	sup, err := monitor.New(monitor.Config{
-		HookKey:        hookKey,
-		Policy:         policy,
-		Server:         srv.String(),
-		Tmux:           client,
-		Events:         watcher.Events(),
-		Rules:          eng,
-		Wakes:          store,
-		Processes:      monitor.ProcessTree,
-		Foreground:     monitor.PaneForeground,
-		AgentVersion:   monitor.AgentVersion,
-		UnmatchedAfter: m.UnmatchedAfter,
-		Cmdlines:       monitor.ProcessCmdlines,
-		Probe:          ProbeAgent,
-		TaskProgress:   watchedProgress(tw, a.Settings.TasksDir),
-		TaskLists:      tw.Snapshot,
-		LinksPath:      filepath.Join(dir, monitor.LinksFile),
-		Send:           client,
-		OnToolCall:     onToolCall,
-		Audit:          auditLog,
-		Logger:         a.Log,
-		IdleAfter:      m.IdleAfter,
-		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
-		ErrorGrace:     m.ErrorGrace,
-		LoopThreshold:  m.LoopThreshold,
-		LoopWindow:     m.LoopWindow,
-		SummaryEvery:   m.SummaryEvery,
-		Prices:         PriceTable(a.Settings.File.Usage).Lookup,
-		Budget:         a.Settings.File.Usage.BudgetFor,
-	})
+	cfg := a.supervisorConfig(eng, store, client, watchedProgress(tw, a.Settings.TasksDir))
+	// What only running monitors have: tmux's events, the task watcher's
+	// lists, typing into panes, and what acting on them needs.
+	cfg.Events = watcher.Events()
+	cfg.TaskLists = tw.Snapshot
+	cfg.Send = client
+	cfg.OnToolCall = onToolCall
+	cfg.Audit = auditLog
+	cfg.HookKey = hookKey
+	cfg.Policy = policy
+	sup, err := monitor.New(cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -233,6 +214,40 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 		return err
 	}
 	return svc, stop, nil
+}
+
+// supervisorConfig is the supervisor's Config from the app's settings,
+// the one every caller classifies panes with, so status classifying once
+// says what running monitors say: how a pane's processes are read (below
+// its process, who holds a shell's terminal, command lines), an agent's
+// version and what its process tells, links, prices, budgets and the
+// monitor's timings. progress looks task lists up. The monitors add what
+// only they have (tmux's events, sending, the audit, hooks, the policy).
+func (a *App) supervisorConfig(eng *rules.Engine, wakes *wake.Store, client *tmux.Client, progress func(listID string) (api.TaskProgress, bool)) monitor.Config {
+	m := a.Settings.File.Monitor
+	return monitor.Config{
+		Server:         a.TmuxServer().String(),
+		Tmux:           client,
+		Rules:          eng,
+		Wakes:          wakes,
+		Processes:      monitor.ProcessTree,
+		Foreground:     monitor.PaneForeground,
+		AgentVersion:   monitor.AgentVersion,
+		Cmdlines:       monitor.ProcessCmdlines,
+		Probe:          ProbeAgent,
+		TaskProgress:   progress,
+		LinksPath:      filepath.Join(a.Settings.StateDir, monitor.LinksFile),
+		Logger:         a.Log,
+		UnmatchedAfter: m.UnmatchedAfter,
+		IdleAfter:      m.IdleAfter,
+		HeartbeatEvery: time.Duration(m.HeartbeatEvery),
+		ErrorGrace:     m.ErrorGrace,
+		LoopThreshold:  m.LoopThreshold,
+		LoopWindow:     m.LoopWindow,
+		SummaryEvery:   m.SummaryEvery,
+		Prices:         PriceTable(a.Settings.File.Usage).Lookup,
+		Budget:         a.Settings.File.Usage.BudgetFor,
+	}
 }
 
 // replayHooks feeds the hook spool to the supervisor.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/api"
@@ -47,7 +46,8 @@ func (a *App) SessionStates(ctx context.Context) (snap api.Snapshot, unacked int
 }
 
 // classifyOnce lists, captures and classifies every pane once with the
-// same supervisor the monitors run, keeping its wakes in memory only.
+// supervisor the monitors run, configured as they are (supervisorConfig),
+// keeping its wakes in memory only.
 func (a *App) classifyOnce(ctx context.Context) (api.Snapshot, error) {
 	eng, err := a.LoadRules()
 	if err != nil {
@@ -58,9 +58,8 @@ func (a *App) classifyOnce(ctx context.Context) (api.Snapshot, error) {
 		return api.Snapshot{}, err
 	}
 	defer store.Close()
-	srv := a.TmuxServer()
-	sup, err := monitor.New(monitor.Config{Server: srv.String(), Tmux: tmux.NewClient(srv), Rules: eng, Wakes: store, Processes: monitor.ProcessTree, Cmdlines: monitor.ProcessCmdlines, Probe: ProbeAgent, TaskProgress: loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir), Logger: a.Log,
-		LinksPath: filepath.Join(a.Settings.StateDir, monitor.LinksFile), Prices: PriceTable(a.Settings.File.Usage).Lookup})
+	progress := loadedProgress(a.Settings.TasksDir, a.Settings.TodosDir)
+	sup, err := monitor.New(a.supervisorConfig(eng, store, tmux.NewClient(a.TmuxServer()), progress))
 	if err != nil {
 		return api.Snapshot{}, err
 	}
