@@ -42,6 +42,14 @@ type Agent struct {
 	// else (a task panel under a dialog); a run of them at the bottom of
 	// the screen is left out before its rules are tried.
 	Trailer []string `yaml:"trailer" json:"trailer,omitempty"`
+	// Chrome are regexps for lines the agent draws that never say what it
+	// is doing (its logo, an effort indicator, a passing notice, its task
+	// panel): the last line a session shows skips them.
+	Chrome []string `yaml:"chrome" json:"chrome,omitempty"`
+	// Volatile are regexps for parts of a line that change on every frame
+	// (a spinner's elapsed time and token count): they are cut from the
+	// last line a session shows, which would otherwise be stale at once.
+	Volatile []string `yaml:"volatile" json:"volatile,omitempty"`
 	// Shell marks a plain shell: when a shell is in the foreground, an agent
 	// recognised only by its leftovers on screen is no longer running.
 	Shell bool `yaml:"shell" json:"shell,omitempty"`
@@ -59,16 +67,17 @@ type Agent struct {
 	args  []*regexp.Regexp
 	// sig is all signatures in one alternation: one pass per line.
 	sig *regexp.Regexp
-	// trailer is all trailer patterns in one alternation.
-	trailer *regexp.Regexp
-	version *regexp.Regexp
+	// trailer is all trailer patterns in one alternation; chrome and
+	// volatile likewise.
+	trailer, chrome, volatile *regexp.Regexp
+	version                   *regexp.Regexp
 }
 
 func (a *Agent) compile() error {
 	if a.Name == "" {
 		return fmt.Errorf("an agent has no name")
 	}
-	a.procs, a.args, a.sig, a.trailer, a.version = nil, nil, nil, nil, nil
+	a.procs, a.args, a.sig, a.trailer, a.chrome, a.volatile, a.version = nil, nil, nil, nil, nil, nil, nil
 	for _, p := range a.Processes {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -92,6 +101,12 @@ func (a *Agent) compile() error {
 	}
 	if a.trailer, err = alternation(a.Trailer); err != nil {
 		return fmt.Errorf("agent %s: trailer %w", a.Name, err)
+	}
+	if a.chrome, err = alternation(a.Chrome); err != nil {
+		return fmt.Errorf("agent %s: chrome %w", a.Name, err)
+	}
+	if a.volatile, err = alternation(a.Volatile); err != nil {
+		return fmt.Errorf("agent %s: volatile %w", a.Name, err)
 	}
 	if a.Version != "" {
 		if a.version, err = regexp.Compile(a.Version); err != nil {
@@ -578,6 +593,9 @@ func (e *Engine) Classify(in Input) Result {
 	}
 	if agent != nil && agent.trailer != nil {
 		s = s.withoutTrailer(agent.trailer)
+	}
+	if agent != nil && (agent.chrome != nil || agent.volatile != nil) {
+		res.LastLine = s.lastLine(agent.chrome, agent.volatile)
 	}
 	candidates := e.byAgent[res.Agent]
 	for _, r := range candidates {

@@ -289,14 +289,24 @@ func StripANSI(s string) string {
 // LastLine is the last line with text above the input box (or at the
 // bottom when there is none), skipping borders: a one-line summary of what
 // the agent last said.
-func (s *Screen) LastLine() string {
+func (s *Screen) LastLine() string { return s.lastLine(nil, nil) }
+
+// lastLine is LastLine skipping the lines chrome matches and cutting what
+// volatile matches from the line it returns (either may be nil).
+func (s *Screen) lastLine(chrome, volatile *regexp.Regexp) string {
 	end := len(s.Lines)
 	if s.HasInputBox() {
 		end = s.inputTop
 	}
 	for i := end - 1; i >= 0; i-- {
 		t := strings.TrimSpace(s.Lines[i])
-		if t != "" && !isRule(t) && strings.Trim(t, "╌┄┈-▔▁─") != "" {
+		if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-▔▁─") == "" || (chrome != nil && chrome.MatchString(s.Lines[i])) {
+			continue
+		}
+		if volatile != nil {
+			t = strings.TrimSpace(volatile.ReplaceAllString(t, ""))
+		}
+		if t != "" {
 			return t
 		}
 	}
