@@ -203,12 +203,11 @@ func writeStatusText(w io.Writer, doc statusDoc, srvCmd string) error {
 		_, err := fmt.Fprintf(w, "no tmux server is running (%s); start one with `%s new -s NAME`, or select another with --tmux-socket\n", doc.Server, srvCmd)
 		return err
 	}
-	sessions := map[string]bool{}
-	for _, p := range doc.Panes {
-		sessions[p.Session] = true
+	names := make([]string, len(doc.Panes))
+	for i, p := range doc.Panes {
+		names[i] = p.Session
 	}
-	fmt.Fprintf(w, "%s: %s, %s, %s\n", doc.Server, count(len(sessions), "session", "sessions"), count(len(doc.Panes), "pane", "panes"),
-		api.NeedingPersonText(doc.NeedsPerson))
+	fmt.Fprintf(w, "%s: %s, %s\n", doc.Server, sessionsAndPanes(names), api.NeedingPersonText(doc.NeedsPerson))
 	if doc.Problem != "" {
 		fmt.Fprintf(w, "problem: %s\n", doc.Problem)
 	}
@@ -263,6 +262,17 @@ func sanitize(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// sessionsAndPanes counts the tmux sessions and the panes of a listing,
+// given each pane's session: "1 session, 3 panes". A session is a tmux
+// session and a pane a pane, in every command that counts them.
+func sessionsAndPanes(sessionOfPane []string) string {
+	sessions := map[string]bool{}
+	for _, s := range sessionOfPane {
+		sessions[s] = true
+	}
+	return count(len(sessions), "session", "sessions") + ", " + count(len(sessionOfPane), "pane", "panes")
 }
 
 // count is "1 pane" or "2 panes".

@@ -169,7 +169,11 @@ func (p *watchPrinter) snapshot(s api.Snapshot) {
 		case !s.Running:
 			p.printf("no tmux server is running (%s); watching for one (Ctrl-C to stop)\n", s.Server)
 		default:
-			p.printf("%s: %s; watching (Ctrl-C to stop)\n", s.Server, count(len(s.Sessions), "session", "sessions"))
+			names := make([]string, len(s.Sessions))
+			for i, sess := range s.Sessions {
+				names[i] = sess.Session
+			}
+			p.printf("%s: %s; watching (Ctrl-C to stop)\n", s.Server, sessionsAndPanes(names))
 		}
 		if s.Problem != "" {
 			p.printf("problem: %s\n", sanitize(s.Problem))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestWatchText(t *testing.T) {
 
 	w := startCmd(t, "watch")
 	w.waitOut(t,
-		"default: 2 sessions; watching",
+		"default: 2 sessions, 2 panes; watching",
 		"session  orch-auth:0.1 %3  claude  awaiting_input/permission  (rule claude.permission)",
 		"session  docs:0.0 %5  codex  working/tool  (rule codex.working)",
 		"wake     open     "+auth.ID+"  awaiting_input  orch-auth %3",
@@ -116,6 +117,26 @@ func TestWatchText(t *testing.T) {
 	}
 	if f.stops.Load() != 1 {
 		t.Error("monitors not stopped")
+	}
+}
+
+// watch counts tmux sessions and panes as status does: one tmux session
+// with three panes is "1 session, 3 panes", not three sessions.
+func TestWatchCountsSessionsAndPanes(t *testing.T) {
+	f := useFake(t)
+	panes := []api.Session{sessAuth, sessAuth, sessAuth}
+	for i := range panes {
+		panes[i].Pane, panes[i].PaneIndex, panes[i].Target = fmt.Sprintf("%%%d", 3+i), i, fmt.Sprintf("orch-auth:0.%d", i)
+	}
+	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: panes})
+	w := startCmd(t, "watch")
+	w.waitOut(t, "session  orch-auth:0.2 %5")
+	if out := w.out.String(); !strings.HasPrefix(out, "default: 1 session, 3 panes; watching") {
+		t.Errorf("watch's first line:\n%s", out)
+	}
+	w.cancel()
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d", code)
 	}
 }
 
