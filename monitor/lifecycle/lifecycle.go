@@ -95,8 +95,10 @@ type Config struct {
 	// Agents are the agents by name, over DefaultAgents (a configured
 	// agent replaces the default of that name).
 	Agents map[string]Agent
-	// AgentArgs returns extra arguments for a named agent (Claude Code's
-	// --settings with system3's hooks). Nil: none.
+	// AgentArgs returns extra arguments for an agent by the name of the
+	// agent it is (Manager's agentOf: "claude" for a wrapper of Claude
+	// Code too), like Claude Code's --settings with system3's hooks. Nil:
+	// none.
 	AgentArgs func(agent string) ([]string, error)
 	// HookToken returns the hook token of a tmux session
 	// (hooks.SessionToken), put into its agent's environment so the

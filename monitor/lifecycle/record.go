@@ -34,15 +34,20 @@ type Record struct {
 	Session string `json:"session"`
 	// Agent is the configured agent's name ("claude"), or the program of
 	// the operator's command line (CommandLine); Command the argv it ran.
-	CommandLine bool      `json:"command_line,omitempty"`
-	Agent       string    `json:"agent"`
-	Command     []string  `json:"command"`
-	Worktree    string    `json:"worktree"`
-	Branch      string    `json:"branch,omitempty"`
-	Base        string    `json:"base,omitempty"`
-	Repo        string    `json:"repo,omitempty"`
-	TaskList    string    `json:"task_list,omitempty"`
-	Created     time.Time `json:"created"`
+	CommandLine bool     `json:"command_line,omitempty"`
+	Agent       string   `json:"agent"`
+	Command     []string `json:"command"`
+	// Identified is the agent the monitor identified its pane as
+	// ("claude"), whatever program Command starts (a wrapper, an nvm
+	// shim, npx); empty in records written before it was kept. Manager's
+	// agentOf weighs it with Agent and Command.
+	Identified string    `json:"identified,omitempty"`
+	Worktree   string    `json:"worktree"`
+	Branch     string    `json:"branch,omitempty"`
+	Base       string    `json:"base,omitempty"`
+	Repo       string    `json:"repo,omitempty"`
+	TaskList   string    `json:"task_list,omitempty"`
+	Created    time.Time `json:"created"`
 	// AgentSessionID is the agent's own conversation id (Claude Code's
 	// session_id), which its resume takes; Transcript the file it writes.
 	AgentSessionID string `json:"agent_session_id,omitempty"`

@@ -35,8 +35,12 @@ func (sp *spawn) record(ctx context.Context) {
 			rec.Base = b
 		}
 	}
+	rec.Identified = sp.identified
 	if s, ok := m.paneSession(ctx, r.Pane); ok {
 		rec.AgentSessionID, rec.Transcript = s.AgentSessionID, s.Transcript
+		if _, ok := known(s.Agent); ok {
+			rec.Identified = s.Agent
+		}
 	}
 	if err := m.cfg.Records.Put(rec); err != nil {
 		m.cfg.Logger.Warn("record orchestrator", "initiative", r.Initiative, "err", err)
@@ -97,11 +101,11 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 		return Record{}, fmt.Errorf("session %s runs no %s agent system3 can resume", session, agents.Resumable())
 	}
 	name := strings.TrimPrefix(session, SessionPrefix)
-	rec := Record{Name: name, Session: session, Agent: s.Agent, Command: []string{s.Agent}, Worktree: s.Path, TaskList: taskList,
+	rec := Record{Name: name, Session: session, Agent: s.Agent, Command: []string{s.Agent}, Identified: s.Agent, Worktree: s.Path, TaskList: taskList,
 		Created: time.Now().UTC(), AgentSessionID: s.AgentSessionID, Transcript: s.Transcript, State: RecordRunning, Adopted: true}
 	if old, ok, _ := m.cfg.Records.Get(name); ok && !old.Adopted {
 		// A spawned orchestrator keeps its own record; the link is news.
-		old.TaskList = taskList
+		old.TaskList, old.Identified = taskList, s.Agent
 		rec = old
 	}
 	g := git{bin: m.cfg.Git, dir: s.Path, timeout: m.cfg.GitTimeout}
@@ -114,12 +118,13 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 // resumable reports whether system3 knows how to resume the agent.
 func resumable(agent string) bool { return agents.Lookup(agent).Resume != nil }
 
-// ResumeArgs is how the agent program (by its file name) resumes the
-// conversation id, or its latest conversation in the working directory
-// when the id is unknown, as its agent's Spec says; nil when the program
-// has no known resume.
-func ResumeArgs(program, id string) []string {
-	s, ok := agents.ByProgram(program)
+// ResumeArgs is how the agent (by its name in monitor/agents: "claude")
+// resumes the conversation id, or its latest conversation in the working
+// directory when the id is unknown, as its Spec says; nil when it has no
+// known resume. Which agent a record runs is agentOf's to say, never its
+// program's file name: a wrapper of Claude Code resumes as Claude Code.
+func ResumeArgs(agent, id string) []string {
+	s, ok := known(agent)
 	if !ok || s.Resume == nil {
 		return nil
 	}
@@ -339,6 +344,9 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 	o.Status, o.Reason = Restored, resumeNote
 	if _, err := m.cfg.Records.Modify(rec.Name, func(r *Record) bool {
 		r.State, r.Restored = RecordRunning, time.Now().UTC()
+		if sp.identified != "" {
+			r.Identified = sp.identified
+		}
 		return true
 	}); err != nil {
 		m.cfg.Logger.Warn("record restore", "initiative", rec.Name, "err", err)
@@ -362,10 +370,19 @@ func (m *Manager) restoreCommand(rec Record, origin string) ([]string, map[strin
 	if err != nil {
 		return nil, nil, "", err
 	}
-	program := filepath.Base(argv[0])
-	args := ResumeArgs(program, rec.AgentSessionID)
-	if args == nil {
-		return argv, env, program + " has no resume system3 knows; started afresh", nil
+	// The agent it is, by its record (agentOf); its configured command's
+	// program says nothing when it is a wrapper.
+	if argv, err = m.agentArgs(rec, argv); err != nil {
+		return nil, nil, "", err
+	}
+	a := m.agentOf(rec)
+	args := ResumeArgs(a.Name, rec.AgentSessionID)
+	switch _, ok := known(a.Name); {
+	case args == nil && ok:
+		return argv, env, a.Name + " has no resume system3 knows; started afresh", nil
+	case args == nil:
+		return argv, env, fmt.Sprintf("system3 does not know agent %s (%s) as %s, so it knows no resume for it; started afresh",
+			rec.Agent, filepath.Base(argv[0]), agents.Resumable()), nil
 	}
 	note := "resumed conversation " + rec.AgentSessionID
 	if rec.AgentSessionID == "" {
@@ -449,18 +466,27 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// learn puts a session's agent session id into its orchestrator's record.
+// learn puts a session's agent session id, and the agent the monitor
+// identified, into its orchestrator's record.
 func (m *Manager) learn(s api.Session) {
 	if s.AgentSessionID == "" || s.Session == "" || strings.ContainsAny(s.AgentSessionID, " \t\n") || strings.HasPrefix(s.AgentSessionID, "-") {
 		return
 	}
 	if _, err := m.cfg.Records.Modify(s.Session, func(r *Record) bool {
-		if r.Session != s.Session || r.AgentSessionID == s.AgentSessionID || r.State != RecordRunning ||
-			filepath.Clean(s.Path) != filepath.Clean(r.Worktree) {
+		if r.Session != s.Session || r.State != RecordRunning || filepath.Clean(s.Path) != filepath.Clean(r.Worktree) {
 			return false
 		}
-		r.AgentSessionID, r.Transcript = s.AgentSessionID, s.Transcript
-		return true
+		changed := false
+		if r.AgentSessionID != s.AgentSessionID {
+			r.AgentSessionID, r.Transcript = s.AgentSessionID, s.Transcript
+			changed = true
+		}
+		// A record written before it kept what the monitor identified
+		// learns it too.
+		if _, ok := known(s.Agent); ok && r.Identified != s.Agent {
+			r.Identified, changed = s.Agent, true
+		}
+		return changed
 	}); err != nil {
 		m.cfg.Logger.Warn("record session id", "session", s.Session, "err", err)
 	}

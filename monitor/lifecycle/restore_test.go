@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,10 +152,140 @@ func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
 	}
 }
 
+// hookArgs are the extra arguments system3 gives an agent by name, as
+// cmd/system3 does: Claude Code's --settings with the hooks, nothing for
+// the others.
+func hookArgs(agent string) ([]string, error) {
+	if agent == "claude" {
+		return []string{"--settings", "{}"}, nil
+	}
+	return nil, nil
+}
+
+// TestRestoreResumesAWrappedAgent: an agent whose command is a wrapper
+// (a script, an nvm shim, npx) is the agent it was configured or seen as,
+// not its program's file name: spawned as --agent claude with a wrapper
+// for its command, or under another name and seen by the monitor as
+// Claude Code, it is asked to plan in its task list and restored with
+// Claude Code's hooks and --resume.
+func TestRestoreResumesAWrappedAgent(t *testing.T) {
+	const wrapper = "/opt/wrap/claude-wrapper"
+	for _, c := range []struct {
+		name, agent string
+		want        []string
+	}{
+		{"configured as claude", "claude", []string{wrapper, "--permission-mode", "default", "--settings", "{}", "--resume", "sid-w"}},
+		{"seen as claude", "work", []string{wrapper, "--settings", "{}", "--resume", "sid-w"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			w := newWorld(t)
+			w.start.AgentSessionID = "sid-w"
+			recs := OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
+			m := w.manager(t, func(cfg *Config) {
+				cfg.Records = recs
+				cfg.AgentArgs = hookArgs
+				cfg.Agents = map[string]Agent{
+					"claude": {Command: []string{wrapper, "--permission-mode", "default"}},
+					"work":   {Command: []string{wrapper}},
+				}
+			})
+			ctx := context.Background()
+			if _, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Agent: c.agent, Origin: "cli"}); err != nil {
+				t.Fatal(err)
+			}
+			if rec, _, _ := recs.Get("auth"); rec.Agent != c.agent || rec.Identified != "claude" {
+				t.Fatalf("record = %+v, want agent %s identified as claude", rec, c.agent)
+			}
+			// Claude Code writes task lists: its first prompt says where to plan.
+			if inj := w.calls("inject"); len(inj) != 1 || !strings.Contains(inj[0].Text, "task list (PRD-AUTH)") {
+				t.Fatalf("first prompt = %+v", inj)
+			}
+			_ = w.KillSession(ctx, "orch-auth")
+			out, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
+			if err != nil || len(out.Orchestrators) != 1 {
+				t.Fatalf("restore = %+v %v", out, err)
+			}
+			o := out.Orchestrators[0]
+			if o.Status != Restored || !slices.Equal(o.Command, c.want) || o.Reason != "resumed conversation sid-w" {
+				t.Fatalf("restored %s with %q (%s), want %q", o.Status, o.Command, o.Reason, c.want)
+			}
+			if got := w.opts[len(w.opts)-1].Command; !slices.Equal(got, c.want) {
+				t.Fatalf("tmux ran %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRestoreOldRecords: a record written before records said what the
+// monitor identified holds the configured agent's name and the command it
+// ran; it is restored as the agent it was: by that name, else by a
+// configured agent of a known name that runs the same command, else by
+// its program's file name. One that none of them identifies starts
+// afresh, saying why.
+func TestRestoreOldRecords(t *testing.T) {
+	const wrapper, other = "/opt/wrap/claude-wrapper", "/opt/wrap/agent-wrapper"
+	for _, c := range []struct {
+		name    string
+		agent   string
+		command []string
+		want    []string
+		reason  string
+	}{
+		{"named claude", "claude", []string{wrapper, "--permission-mode", "default", "--settings", "{}"},
+			[]string{wrapper, "--permission-mode", "default", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
+		{"the command of claude", "work", []string{wrapper, "--permission-mode", "default"},
+			[]string{wrapper, "--permission-mode", "default", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
+		{"its program", "plain", []string{"/usr/local/bin/claude"},
+			[]string{"/usr/local/bin/claude", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
+		{"unknown", "other", []string{other}, []string{other}, "started afresh"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			path := filepath.Join(t.TempDir(), RecordsFile)
+			old := map[string]any{"version": 1, "orchestrators": []map[string]any{{
+				"name": "auth", "session": "orch-auth", "agent": c.agent, "command": c.command, "worktree": t.TempDir(),
+				"branch": "auth", "base": "main", "task_list": "PRD-AUTH", "created": "2025-01-02T03:04:05Z",
+				"agent_session_id": "sid-old", "state": "running",
+			}}}
+			b, err := json.Marshal(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m := w.manager(t, func(cfg *Config) {
+				cfg.Records = OpenRecords(path)
+				cfg.AgentArgs = hookArgs
+				cfg.Agents = map[string]Agent{
+					"claude": {Command: []string{wrapper, "--permission-mode", "default"}},
+					"work":   {Command: []string{wrapper, "--permission-mode", "default"}},
+					"plain":  {Command: []string{"/usr/local/bin/claude"}},
+					"other":  {Command: []string{other}},
+				}
+			})
+			out, err := m.Restore(context.Background(), RestoreRequest{All: true, Origin: "cli"})
+			if err != nil || len(out.Orchestrators) != 1 {
+				t.Fatalf("restore = %+v %v", out, err)
+			}
+			o := out.Orchestrators[0]
+			if o.Status != Restored || !slices.Equal(o.Command, c.want) || !strings.Contains(o.Reason, c.reason) {
+				t.Fatalf("restored %s with %q (%s), want %q (%s)", o.Status, o.Command, o.Reason, c.want, c.reason)
+			}
+			// Restored, it is seen: the record keeps what the monitor
+			// identified (the fake monitor sees Claude Code in every pane).
+			if rec, _, _ := m.Records().Get("auth"); rec.Identified != "claude" {
+				t.Fatalf("record after restore = %+v", rec)
+			}
+		})
+	}
+}
+
 func TestResumeArgs(t *testing.T) {
 	for _, c := range []struct {
-		prog, id string
-		want     []string
+		agent, id string
+		want      []string
 	}{
 		{"claude", "s1", []string{"--resume", "s1"}},
 		{"claude", "", []string{"--continue"}},
@@ -164,8 +295,8 @@ func TestResumeArgs(t *testing.T) {
 		{"gemini", "", []string{"--resume", "latest"}},
 		{"aider", "x", nil},
 	} {
-		if got := ResumeArgs(c.prog, c.id); !slices.Equal(got, c.want) {
-			t.Errorf("ResumeArgs(%q, %q) = %v, want %v", c.prog, c.id, got, c.want)
+		if got := ResumeArgs(c.agent, c.id); !slices.Equal(got, c.want) {
+			t.Errorf("ResumeArgs(%q, %q) = %v, want %v", c.agent, c.id, got, c.want)
 		}
 	}
 }
@@ -209,6 +340,17 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 		rec, _, _ := recs.Get("auth")
 		return rec.AgentSessionID == "sid-2"
 	})
+	// A record written before records kept what the monitor identified
+	// learns it.
+	if _, err := recs.Modify("auth", func(r *Record) bool { r.Identified = ""; return true }); err != nil {
+		t.Fatal(err)
+	}
+	s.AgentSessionID = "sid-2b"
+	w.put(s)
+	testkit.WaitFor(t, 10*time.Second, "the record learns the agent the monitor identified", func() bool {
+		rec, _, _ := recs.Get("auth")
+		return rec.AgentSessionID == "sid-2b" && rec.Identified == "claude"
+	})
 	// Another session's id is not taken, nor one in another directory.
 	s.Path = "/elsewhere"
 	s.AgentSessionID = "sid-3"
@@ -227,7 +369,7 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 	last := w.opts[len(w.opts)-1]
 	n := len(w.opts)
 	w.mu.Unlock()
-	if !slices.Equal(last.Command[len(last.Command)-2:], []string{"--resume", "sid-2"}) {
+	if !slices.Equal(last.Command[len(last.Command)-2:], []string{"--resume", "sid-2b"}) {
 		t.Fatalf("auto-restored with %v", last.Command)
 	}
 	looks(5)
@@ -260,7 +402,8 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rec.Adopted || rec.Name != "docs" || rec.Worktree != repo || rec.Branch != "main" || rec.AgentSessionID != "sid-docs" || rec.TaskList != "PRD-DOCS" {
+	if !rec.Adopted || rec.Name != "docs" || rec.Worktree != repo || rec.Branch != "main" || rec.AgentSessionID != "sid-docs" || rec.TaskList != "PRD-DOCS" ||
+		rec.Identified != "claude" {
 		t.Fatalf("record = %+v", rec)
 	}
 	if got, ok, _ := recs.Get("docs"); !ok || got.AgentSessionID != "sid-docs" {

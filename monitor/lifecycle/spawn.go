@@ -97,6 +97,9 @@ type spawn struct {
 	tree    bool // the worktree was created
 	session bool // the tmux session was created
 	linked  bool
+	// identified is the agent the monitor identified the pane as, once
+	// it was ready.
+	identified string
 }
 
 func (sp *spawn) progress(step, msg string) {
@@ -158,7 +161,11 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	if err != nil {
 		return *r, StepValidate, err
 	}
-	r.Agent, r.Command = agent, argv
+	r.Agent = agent
+	if argv, err = m.agentArgs(sp.asRecord(argv), argv); err != nil {
+		return *r, StepValidate, err
+	}
+	r.Command = argv
 	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "spawn", Session: r.Session, Origin: req.Origin}); err != nil {
 		return *r, StepValidate, err
 	}
@@ -251,7 +258,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	// Only agents that write task lists (Claude Code) are asked to plan
 	// in one.
 	planIn := ""
-	if agents.Lookup(agent).TaskLists {
+	if m.agentOf(sp.asRecord(r.Command)).TaskLists {
 		planIn = r.TaskList
 	}
 	r.Prompt = Prompt(req.Goal, req.Context, planIn, r.Wisdom)
@@ -318,14 +325,27 @@ func (m *Manager) agentCommand(name, command, origin string) ([]string, map[stri
 	for k, v := range a.Env {
 		env[k] = v
 	}
-	if m.cfg.AgentArgs != nil {
-		extra, err := m.cfg.AgentArgs(name)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("arguments for %s: %w", name, err)
-		}
-		argv = append(argv, extra...)
-	}
 	return argv, env, name, nil
+}
+
+// agentArgs appends to argv the extra arguments (AgentArgs) of the agent
+// rec runs, as agentOf tells it: Claude Code's hooks for a wrapper of
+// Claude Code too. The operator's command line gets none.
+func (m *Manager) agentArgs(rec Record, argv []string) ([]string, error) {
+	if m.cfg.AgentArgs == nil || rec.CommandLine {
+		return argv, nil
+	}
+	extra, err := m.cfg.AgentArgs(m.agentOf(rec).Name)
+	if err != nil {
+		return nil, fmt.Errorf("arguments for %s: %w", rec.Agent, err)
+	}
+	return append(argv, extra...), nil
+}
+
+// asRecord is what the spawn knows of its orchestrator so far, running
+// argv, for agentOf.
+func (sp *spawn) asRecord(argv []string) Record {
+	return Record{Agent: sp.res.Agent, Command: argv, CommandLine: strings.TrimSpace(sp.req.Command) != "", Identified: sp.identified}
 }
 
 // check refuses what would make the spawn fail half-way or lose work.
@@ -488,6 +508,9 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 		return StepTrust, trustErr
 	case err != nil:
 		return StepReady, err
+	}
+	if _, ok := known(s.Agent); ok {
+		sp.identified = s.Agent
 	}
 	if s.State == rules.Exited {
 		how := describe(s)
