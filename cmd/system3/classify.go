@@ -42,9 +42,14 @@ the state, kind, deciding rule, evidence, question and options.
 
 This is the offline way to test and debug rules: save a screen with
   tmux capture-pane -p -J -t PANE > screen.txt
-then run system3 classify screen.txt. The agent is recognised from the
-screen unless --agent names it; --process gives the pane's command as the
-monitor would see it.`,
+(or system3 rules capture PANE -o screen.txt) then run system3 classify
+screen.txt. The agent is recognised from the screen unless --agent names
+it; --process gives the pane's command as the monitor would see it.
+
+A file written by system3 rules capture is read as system3 rules test reads
+it: its header is not screen, and its "process", "shell", "job" and "dead"
+lines say what the pane ran, so a shell's foreground job classifies as the
+monitor saw it. --process, when given, wins over the header's process.`,
 		Example: `  system3 classify screen.txt
   tmux capture-pane -p -J -t %3 | system3 classify --json -
   system3 classify --agent claude --process claude screen.txt`,
@@ -61,7 +66,16 @@ monitor would see it.`,
 			if err != nil {
 				return err
 			}
-			in := rules.Input{Screen: string(data), Agent: agent}
+			// A rules capture's header says what the pane ran, read as
+			// rules test reads it; the flags given win.
+			c, err := rules.ParseCapture(args[0], data)
+			if err != nil {
+				return err
+			}
+			in := c.Input()
+			if agent != "" {
+				in.Agent = agent
+			}
 			if process != "" {
 				in.Processes = []string{process}
 			}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +43,59 @@ func TestClassifyCommand(t *testing.T) {
 	code, _, errOut = invoke(t, nil, "classify", filepath.Join(t.TempDir(), "missing.txt"))
 	if code != 1 || !strings.Contains(errOut, "open capture") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// classify reads the header of a rules capture file as rules test does:
+// the pane's process, shell and foreground job (and a dead pane) are the
+// inputs, and the header is not screen. A working bash capture is working
+// by builtin.shell_job, as its label says; a flag given wins over the
+// header.
+func TestClassifyReadsCaptureHeader(t *testing.T) {
+	dir := filepath.Join("..", "..", "monitor", "testdata", "captures", "shell")
+	classify := func(args ...string) classifyDoc {
+		t.Helper()
+		code, out, errOut := invoke(t, nil, append([]string{"classify", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("classify %v: exit %d: %s", args, code, errOut)
+		}
+		var doc classifyDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	for file, want := range map[string]classifyDoc{
+		"working_bash.txt": {Agent: "shell", State: "working", Rule: "builtin.shell_job"},
+		"working_sh.txt":   {Agent: "shell", State: "working", Rule: "builtin.shell_job"},
+		"idle_bash.txt":    {Agent: "shell", State: "idle", Rule: "shell.prompt"},
+		"exited_dead.txt":  {Agent: "shell", State: "exited", Kind: "dead", Rule: "builtin.pane_dead"},
+	} {
+		got := classify(filepath.Join(dir, file))
+		if got.Agent != want.Agent || got.State != want.State || got.Kind != want.Kind || got.Rule != want.Rule {
+			t.Errorf("%s: agent %q, state %s/%s by %s; want agent %q, %s/%s by %s", file, got.Agent, got.State, got.Kind, got.Rule, want.Agent, want.State, want.Kind, want.Rule)
+		}
+		for _, l := range got.Evidence {
+			if strings.HasPrefix(l, "# ") {
+				t.Errorf("%s: the header is taken for screen: evidence %q", file, l)
+			}
+		}
+	}
+	// The same capture from standard input.
+	data, err := os.ReadFile(filepath.Join(dir, "working_bash.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	code := run(context.Background(), []string{"classify", "-"}, strings.NewReader(string(data)), &out, io.Discard, func(k string) string {
+		return map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}[k]
+	})
+	if code != 0 || !strings.Contains(out.String(), "builtin.shell_job") {
+		t.Errorf("classify - (exit %d):\n%s", code, out.String())
+	}
+	// A flag given wins: the pane's process named on the command line.
+	if got := classify("--process", "claude", filepath.Join(dir, "working_bash.txt")); got.Agent != "claude" || got.Rule == "builtin.shell_job" {
+		t.Errorf("--process claude: agent %q, %s by %s; want claude, not the shell's job", got.Agent, got.State, got.Rule)
 	}
 }
 
