@@ -236,8 +236,8 @@ func TestRestoreOldRecords(t *testing.T) {
 			[]string{wrapper, "--permission-mode", "default", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
 		{"the command of claude", "work", []string{wrapper, "--permission-mode", "default"},
 			[]string{wrapper, "--permission-mode", "default", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
-		{"its program", "plain", []string{"/usr/local/bin/claude"},
-			[]string{"/usr/local/bin/claude", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
+		{"its program", "plain", []string{"/opt/bin/claude"},
+			[]string{"/opt/bin/claude", "--settings", "{}", "--resume", "sid-old"}, "resumed conversation sid-old"},
 		{"unknown", "other", []string{other}, []string{other}, "started afresh"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,7 +261,7 @@ func TestRestoreOldRecords(t *testing.T) {
 				cfg.Agents = map[string]Agent{
 					"claude": {Command: []string{wrapper, "--permission-mode", "default"}},
 					"work":   {Command: []string{wrapper, "--permission-mode", "default"}},
-					"plain":  {Command: []string{"/usr/local/bin/claude"}},
+					"plain":  {Command: []string{"/opt/bin/claude"}},
 					"other":  {Command: []string{other}},
 				}
 			})
