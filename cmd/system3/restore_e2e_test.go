@@ -25,7 +25,10 @@ import (
 // come back in its worktree with --resume and the session id its hooks
 // reported, the next request the fake API gets must carry the earlier
 // conversation, and the session, its task list link and the task list
-// must be back.
+// must be back. The configured claude command is a wrapper script
+// (claude-wrapper, as an nvm shim or a company's wrapper is), so restore
+// must know Claude Code by the agent's name and what the monitor saw, not
+// by the program's file name.
 func TestRestoreRealClaudeCode(t *testing.T) {
 	const goal = "Build the yak-shaver feature"
 	api := claudetest.NewFakeAPI(t,
@@ -42,12 +45,17 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(binDir, "claude")); err != nil {
 		t.Fatal(err)
 	}
+	wrapper := filepath.Join(t.TempDir(), "claude-wrapper")
+	script := "#!/bin/sh\nexec '" + filepath.Join(binDir, "claude") + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	repo := filepath.Join(realPath(t, t.TempDir()), "app")
 	gitInit(t, repo)
 	state := testkit.ShortDir(t)
 	srv := tmuxtest.NewStoppedServer(t)
 	cfg := map[string]any{"agents": map[string]any{"claude": map[string]any{
-		"command": []string{filepath.Join(binDir, "claude")},
+		"command": []string{wrapper, "--permission-mode", "default"},
 		"env": map[string]string{
 			"HOME":                          home,
 			"ANTHROPIC_BASE_URL":            api.URL,
@@ -122,7 +130,8 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("no record of yak: %v\n%s", err, readLog(state))
 	}
-	if rec.AgentSessionID == "" || rec.Worktree != res.Worktree || rec.TaskList != "PRD-YAK" || rec.State != lifecycle.RecordRunning || rec.Agent != "claude" {
+	if rec.AgentSessionID == "" || rec.Worktree != res.Worktree || rec.TaskList != "PRD-YAK" || rec.State != lifecycle.RecordRunning || rec.Agent != "claude" ||
+		rec.Identified != "claude" {
 		t.Fatalf("record = %+v", rec)
 	}
 	transcripts, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", rec.AgentSessionID+".jsonl"))
@@ -149,7 +158,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		t.Fatalf("restore output: %v\n%s", err, out)
 	}
 	o := rr.Orchestrators[0]
-	if o.Status != lifecycle.Restored || o.Session != "orch-yak" || o.AgentSessionID != rec.AgentSessionID {
+	if o.Status != lifecycle.Restored || o.Session != "orch-yak" || o.AgentSessionID != rec.AgentSessionID || len(o.Command) == 0 || o.Command[0] != wrapper {
 		t.Fatalf("restore = %+v", o)
 	}
 	// Claude Code runs again in the worktree, resuming the conversation.
@@ -161,8 +170,9 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		t.Errorf("restored agent runs in %s, want %s", p.Path, res.Worktree)
 	}
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
-	if err != nil || !bytes.Contains(cmdline, []byte("\x00--resume\x00"+rec.AgentSessionID)) || !bytes.Contains(cmdline, []byte("\x00--settings\x00")) {
-		t.Fatalf("restored agent not started with --resume %s and the hooks (%v): %q", rec.AgentSessionID, err, cmdline)
+	if err != nil || !bytes.Contains(cmdline, []byte("\x00--resume\x00"+rec.AgentSessionID)) || !bytes.Contains(cmdline, []byte("\x00--settings\x00")) ||
+		!bytes.Contains(cmdline, []byte("\x00--permission-mode\x00default\x00")) {
+		t.Fatalf("restored agent not started with its configured arguments, --resume %s and the hooks (%v): %q", rec.AgentSessionID, err, cmdline)
 	}
 	// A second restore finds it running.
 	out, _, err = system3("restore", "yak")
