@@ -262,7 +262,13 @@ func (m *Model) applySnapshot(snap api.Snapshot) {
 	m.setHeader(snap)
 	m.headerAt, m.syncedAt = m.now, m.now
 	m.loaded = true
+	old := m.sessions
 	m.sessions = slices.Clone(snap.Sessions)
+	for i := range m.sessions {
+		if j := slices.IndexFunc(old, func(x api.Session) bool { return x.Pane == m.sessions[i].Pane }); j >= 0 {
+			keepSince(&m.sessions[i], old[j])
+		}
+	}
 	api.SortSessions(m.sessions)
 	m.revs = make(map[string]uint64, len(m.sessions))
 	for _, s := range m.sessions {
@@ -272,6 +278,16 @@ func (m *Model) applySnapshot(snap api.Snapshot) {
 	m.dirtyRows = true
 }
 
+// keepSince keeps the time the dashboard saw a pane's state begin when
+// the state is the one it already held: monitors that start afresh (a
+// takeover after the daemon died, a reconnection) see every state begin
+// now, and every FOR timer would restart.
+func keepSince(s *api.Session, held api.Session) {
+	if s.State == held.State && s.Kind == held.Kind && s.Prompt == held.Prompt && !held.Since.IsZero() && held.Since.Before(s.Since) {
+		s.Since = held.Since
+	}
+}
+
 // applyUpdate applies one registry change.
 func (m *Model) applyUpdate(u api.Update) {
 	s := u.Session
@@ -279,6 +295,7 @@ func (m *Model) applyUpdate(u api.Update) {
 	switch u.Kind {
 	case api.SessionAdded, api.SessionChanged:
 		if i >= 0 {
+			keepSince(&s, m.sessions[i])
 			m.sessions[i] = s
 		} else {
 			m.sessions = append(m.sessions, s)
@@ -420,9 +437,9 @@ func (m *Model) rebuildRows() {
 	}
 	m.table.SetRows(rows, pane)
 	m.filter.SetCounts(len(rows), len(m.sessions))
-	title := "Sessions · " + fmt.Sprint(len(m.sessions))
+	title := "Panes · " + fmt.Sprint(len(m.sessions))
 	if m.query != "" {
-		title = fmt.Sprintf("Sessions · %d of %d · filter: %s", len(rows), len(m.sessions), clean(m.query))
+		title = fmt.Sprintf("Panes · %d of %d · filter: %s", len(rows), len(m.sessions), clean(m.query))
 	}
 	if m.stale() {
 		title += " · stale, as of " + m.syncedAt.Format("15:04:05")

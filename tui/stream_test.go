@@ -422,3 +422,38 @@ func TestHostsText(t *testing.T) {
 		}
 	}
 }
+
+// After a takeover the monitors start afresh and every state begins "now";
+// a pane still in the state the dashboard held keeps its FOR timer, one
+// that moved on starts a new one.
+func TestTakeoverKeepsForTimers(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	before := map[string]api.Session{}
+	for _, s := range h.m.sessions {
+		before[s.Pane] = s
+	}
+	svc.EndWatches()
+	h.read()
+	snap := fixtureSnapshot()
+	for i := range snap.Sessions {
+		snap.Sessions[i].Since = now
+	}
+	snap.Sessions[1].State = rules.Idle // %4 moved on while the monitors were away
+	svc.SetSnapshot(snap)
+	h.send(retryMsg{stream: streamWatch, gen: h.m.watch.gen})
+	if !h.m.watch.up {
+		t.Fatal("not reconnected")
+	}
+	for _, s := range h.m.sessions {
+		b := before[s.Pane]
+		switch {
+		case s.Pane == snap.Sessions[1].Pane:
+			if !s.Since.Equal(now) {
+				t.Errorf("%s changed state but kept its old since %v", s.Pane, s.Since)
+			}
+		case !s.Since.Equal(b.Since):
+			t.Errorf("%s: since %v after the takeover, want %v", s.Pane, s.Since, b.Since)
+		}
+	}
+}
