@@ -1,19 +1,19 @@
-package claudetest
+package claudefake
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/internal/clitest"
+	"github.com/system3-dev/system3/monitor/internal/fakehttp"
 )
 
-// FakeAPI is a scripted stand-in for the Anthropic Messages API, served on
+// API is a scripted stand-in for the Anthropic Messages API, served on
 // 127.0.0.1 at a random port. Point the CLI at URL with ANTHROPIC_BASE_URL.
 //
 // Every main conversation request (see RequestKind) is answered, in order of
@@ -22,11 +22,11 @@ import (
 // occurs in the latest user turn, or by the default steps ("OK."). Compaction
 // requests and auxiliary side calls get answers of their own and never
 // consume a rule's steps. Every request is recorded.
-type FakeAPI struct {
+type API struct {
 	// URL is the base URL, e.g. "http://127.0.0.1:40123", without a trailing slash.
 	URL string
 
-	http *clitest.HTTPFake[Request]
+	http *fakehttp.HTTPFake[Request]
 
 	mu       sync.Mutex
 	rules    []*ruleState
@@ -142,10 +142,10 @@ const CompactSummary = "<analysis>Fake analysis.</analysis>\n\n<summary>The user
 // compactMarker is part of the CLI's summarisation prompt (seen in 2.1.329 and 2.1.330).
 const compactMarker = "create a detailed summary of the conversation"
 
-// NewFakeAPI starts a fake serving rules and stops it when the test ends.
-func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
-	t.Helper()
-	f := &FakeAPI{
+// New starts a fake serving rules on 127.0.0.1; Close stops it. errorLog
+// gets the HTTP server's errors (nil: the log package's standard logger).
+func New(errorLog *log.Logger, rules ...Rule) (*API, error) {
+	f := &API{
 		def:      ruleState{rule: Rule{Steps: []Step{{Text: "OK."}}}},
 		compact:  Step{Text: CompactSummary},
 		toolRule: map[string]*ruleState{},
@@ -153,23 +153,26 @@ func NewFakeAPI(t testing.TB, rules ...Rule) *FakeAPI {
 	for _, r := range rules {
 		f.AddRule(r)
 	}
-	f.http = clitest.NewHTTPFake[Request](t, "fake Anthropic API", http.HandlerFunc(f.serve), f.Summary)
-	f.URL = f.http.URL
-	return f
+	h, err := fakehttp.Serve[Request](http.HandlerFunc(f.serve), errorLog)
+	if err != nil {
+		return nil, fmt.Errorf("fake Anthropic API: %w", err)
+	}
+	f.http, f.URL = h, h.URL
+	return f, nil
 }
 
 // Summary lists the requests received, one line each, for failure messages.
-func (f *FakeAPI) Summary() string {
-	return clitest.Summary(f.Requests(), func(r Request) clitest.RequestLine {
-		return clitest.RequestLine{Time: r.Time, Method: r.Method, Path: r.Path, Status: r.Status, Kind: string(r.Kind), Rule: r.Rule, Prompt: r.Prompt}
+func (f *API) Summary() string {
+	return fakehttp.Summary(f.Requests(), func(r Request) fakehttp.RequestLine {
+		return fakehttp.RequestLine{Time: r.Time, Method: r.Method, Path: r.Path, Status: r.Status, Kind: string(r.Kind), Rule: r.Rule, Prompt: r.Prompt}
 	})
 }
 
 // Close stops the server, cutting off streams that are still being sent.
-func (f *FakeAPI) Close() { f.http.Close() }
+func (f *API) Close() { f.http.Close() }
 
 // AddRule appends a rule; earlier rules win when several match.
-func (f *FakeAPI) AddRule(r Rule) {
+func (f *API) AddRule(r Rule) {
 	if r.Name == "" {
 		r.Name = r.Contains
 	}
@@ -179,7 +182,7 @@ func (f *FakeAPI) AddRule(r Rule) {
 }
 
 // SetDefault sets the steps served when no rule matches (initially "OK.").
-func (f *FakeAPI) SetDefault(steps ...Step) {
+func (f *API) SetDefault(steps ...Step) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.def = ruleState{rule: Rule{Steps: steps}}
@@ -187,7 +190,7 @@ func (f *FakeAPI) SetDefault(steps ...Step) {
 
 // SetCompactReply sets the answer to compaction requests; its Text must hold
 // a <summary> block. A slow stream keeps "Compacting conversation…" on screen.
-func (f *FakeAPI) SetCompactReply(st Step) {
+func (f *API) SetCompactReply(st Step) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.compact = st
@@ -196,7 +199,7 @@ func (f *FakeAPI) SetCompactReply(st Step) {
 // FailNext makes the next n main requests fail with e, before any rule is
 // consulted; the CLI's retries count as requests. It replaces failures still
 // pending from an earlier call, so FailNext(0, APIError{}) cancels them.
-func (f *FakeAPI) FailNext(n int, e APIError) {
+func (f *API) FailNext(n int, e APIError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failNext = nil
@@ -206,10 +209,10 @@ func (f *FakeAPI) FailNext(n int, e APIError) {
 }
 
 // Requests returns a copy of every request received so far, oldest first.
-func (f *FakeAPI) Requests() []Request { return f.http.Requests() }
+func (f *API) Requests() []Request { return f.http.Requests() }
 
 // MainPrompts returns the latest user turn of every main request, oldest first.
-func (f *FakeAPI) MainPrompts() []string {
+func (f *API) MainPrompts() []string {
 	var out []string
 	for _, r := range f.Requests() {
 		if r.Kind == KindMain {
@@ -372,7 +375,7 @@ func stripReminders(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+func (f *API) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := Request{
 		Time:   time.Now(),
@@ -389,14 +392,14 @@ func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // route answers one request and returns the HTTP status it sent.
-func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
+func (f *API) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		return f.messages(w, body, rec)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
-		return clitest.WriteJSON(w, http.StatusOK, map[string]int{"input_tokens": 1000})
+		return fakehttp.WriteJSON(w, http.StatusOK, map[string]int{"input_tokens": 1000})
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-		return clitest.WriteJSON(w, http.StatusOK, map[string]any{
+		return fakehttp.WriteJSON(w, http.StatusOK, map[string]any{
 			"data":     []any{},
 			"has_more": false,
 			"first_id": nil,
@@ -410,7 +413,7 @@ func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec
 	}
 }
 
-func (f *FakeAPI) messages(w http.ResponseWriter, body []byte, rec *Request) int {
+func (f *API) messages(w http.ResponseWriter, body []byte, rec *Request) int {
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return writeError(w, APIError{Status: http.StatusBadRequest, Message: "bad JSON: " + err.Error()})
@@ -460,7 +463,7 @@ func (f *FakeAPI) messages(w http.ResponseWriter, body []byte, rec *Request) int
 }
 
 // pick chooses the rule for a main request. Called with f.mu held.
-func (f *FakeAPI) pick(prompt, toolUseID string) *ruleState {
+func (f *API) pick(prompt, toolUseID string) *ruleState {
 	if rs, ok := f.toolRule[toolUseID]; ok {
 		return rs
 	}
@@ -474,7 +477,7 @@ func (f *FakeAPI) pick(prompt, toolUseID string) *ruleState {
 
 // reply answers with an assistant message built from st, streamed or not as
 // the request asked.
-func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, toolID string) int {
+func (f *API) reply(w http.ResponseWriter, req messagesRequest, st Step, toolID string) int {
 	text := st.Text
 	if text == "" && st.Tool == nil {
 		text = "OK."
@@ -506,7 +509,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 		if st.Tool != nil {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": input})
 		}
-		return clitest.WriteJSON(w, http.StatusOK, map[string]any{
+		return fakehttp.WriteJSON(w, http.StatusOK, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
 			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
 		})
@@ -516,7 +519,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", "req_"+msgID)
 	w.WriteHeader(http.StatusOK)
-	s := clitest.SSE{W: w, Closed: f.http.Closed()}
+	s := fakehttp.SSE{W: w, Closed: f.http.Closed()}
 	s.Event("message_start", map[string]any{
 		"type": "message_start",
 		"message": map[string]any{
@@ -531,7 +534,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 			"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "text", "text": ""},
 		})
-		for _, chunk := range clitest.SplitChunks(text, st.Chunks) {
+		for _, chunk := range fakehttp.SplitChunks(text, st.Chunks) {
 			if !s.Sleep(st.ChunkDelay) {
 				return http.StatusOK
 			}
@@ -548,7 +551,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 			"type": "content_block_start", "index": idx,
 			"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": st.Tool.Name, "input": map[string]any{}},
 		})
-		for _, chunk := range clitest.SplitChunks(string(input), 2) {
+		for _, chunk := range fakehttp.SplitChunks(string(input), 2) {
 			s.Event("content_block_delta", map[string]any{
 				"type": "content_block_delta", "index": idx,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": chunk},
@@ -565,7 +568,7 @@ func (f *FakeAPI) reply(w http.ResponseWriter, req messagesRequest, st Step, too
 	return http.StatusOK
 }
 
-func (f *FakeAPI) writeError(w http.ResponseWriter, e APIError) int {
+func (f *API) writeError(w http.ResponseWriter, e APIError) int {
 	f.http.Sleep(e.Delay)
 	return writeError(w, e)
 }
@@ -578,7 +581,7 @@ func writeError(w http.ResponseWriter, e APIError) int {
 		}
 	}
 	w.Header().Set("request-id", "req_fake_error")
-	return clitest.WriteJSON(w, e.Status, map[string]any{
+	return fakehttp.WriteJSON(w, e.Status, map[string]any{
 		"type":  "error",
 		"error": map[string]string{"type": e.Type, "message": e.Message},
 	})

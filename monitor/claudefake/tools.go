@@ -1,13 +1,13 @@
-package claudetest
+package claudefake
 
 import "encoding/json"
 
 // Tool builds a ToolCall whose input is v marshalled to JSON. It panics if v
-// does not marshal, which is a bug in the test.
+// does not marshal, which is a bug in the caller.
 func Tool(name string, v any) *ToolCall {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic("claudetest: tool input for " + name + ": " + err.Error())
+		panic("claudefake: tool input for " + name + ": " + err.Error())
 	}
 	return &ToolCall{Name: name, Input: b}
 }

@@ -1,18 +1,17 @@
 package claudetest
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/claudefake"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
 // FakeKey is the API key the CLI is given; it is pre-approved in .claude.json.
-const FakeKey = "sk-ant-api03-claudetest-0000000000000000000000000000000000000000"
+const FakeKey = claudefake.FakeKey
 
 // Options configure Start.
 type Options struct {
@@ -70,19 +69,13 @@ func Start(t testing.TB, opts Options) *Session {
 		opts.ReadyTimeout = 30 * time.Second
 	}
 	home, dir := clitest.Home(t, opts.Home)
-	if err := writeClaudeJSON(home, dir, !opts.Untrusted); err != nil {
+	// The pinned CLI version, as if it had run its own onboarding.
+	if err := claudefake.WriteConfig(home, PinnedVersion, !opts.Untrusted, dir); err != nil {
 		t.Fatal(err)
 	}
 	sh := clitest.StartShell(t, clitest.ShellOptions{
 		Command: "claude", Bin: bin, Home: home, Dir: dir,
-		Env: append([]string{
-			"ANTHROPIC_BASE_URL=" + opts.API.URL,
-			"ANTHROPIC_API_KEY=" + FakeKey,
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1",
-			"DISABLE_TELEMETRY=1",
-			"DISABLE_ERROR_REPORTING=1",
-		}, opts.Env...),
+		Env:   append(claudefake.Env(opts.API.URL), opts.Env...),
 		Width: opts.Width, Height: opts.Height,
 		Timeout: DefaultTimeout, ShowWait: 3 * time.Second, Settle: 200 * time.Millisecond,
 	})
@@ -103,32 +96,6 @@ func IsInputBoxShown(screen string) bool {
 }
 
 var inputBoxRE = regexp.MustCompile(`(?m)^─{10,}\n❯.*\n─{10,}`)
-
-// writeClaudeJSON writes the CLI's user config: onboarding done, the fake key
-// approved and, if trusted, dir's trust dialog already accepted.
-func writeClaudeJSON(home, dir string, trusted bool) error {
-	project := map[string]any{
-		"hasTrustDialogAccepted": trusted,
-		"allowedTools":           []string{},
-	}
-	cfg := map[string]any{
-		"hasCompletedOnboarding": true,
-		// The pinned CLI version, as if it had run its own onboarding.
-		"lastOnboardingVersion": PinnedVersion,
-		"numStartups":           1,
-		"theme":                 "dark",
-		"customApiKeyResponses": map[string]any{
-			"approved": []string{FakeKey[len(FakeKey)-20:]},
-			"rejected": []string{},
-		},
-		"projects": map[string]any{dir: project},
-	}
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(home, ".claude.json"), b, 0o600)
-}
 
 // ProjectDir is where the CLI keeps this session's transcripts:
 // ~/.claude/projects/<cwd with every non-alphanumeric character as '-'>.

@@ -1,15 +1,20 @@
-package clitest
+// Package fakehttp is the plumbing of the fake HTTP APIs that real agent
+// CLIs are pointed at, offline: a server on 127.0.0.1 that records what it
+// receives and cuts off slow streams when closed, and server-sent events.
+// The tests' harnesses and system3's demo serve their fakes with it; it
+// imports no test package, so the system3 binary can carry a fake.
+package fakehttp
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -27,27 +32,19 @@ type HTTPFake[R any] struct {
 	closed   chan struct{}
 }
 
-// NewHTTPFake serves h and stops it when the test ends; if the test failed,
-// it then logs summary() under name (e.g. "fake Gemini API").
-func NewHTTPFake[R any](t testing.TB, name string, h http.Handler, summary func() string) *HTTPFake[R] {
-	t.Helper()
-	f := &HTTPFake[R]{closed: make(chan struct{})}
-	srv := httptest.NewUnstartedServer(h)
+// Serve serves h on 127.0.0.1 at a random port until Close. errorLog gets
+// the server's own errors (nil: the log package's standard logger, which
+// writes to stderr).
+func Serve[R any](h http.Handler, errorLog *log.Logger) (*HTTPFake[R], error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("%s: listen on 127.0.0.1: %v", name, err)
+		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener = l
+	srv.Config.ErrorLog = errorLog
 	srv.Start()
-	f.srv = srv
-	f.URL = srv.URL
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			t.Logf("%s requests:\n%s", name, summary())
-		}
-	})
-	return f
+	return &HTTPFake[R]{URL: srv.URL, srv: srv, closed: make(chan struct{})}, nil
 }
 
 // Record appends a request and returns its index, for Update. Recording a
