@@ -50,6 +50,11 @@ type Rule struct {
 	// of a tool_use this rule issued also matches the rule, so a rule can run a
 	// whole tool loop: [tool call, final text].
 	Steps []Step
+	// EachPrompt runs Steps from the first for every prompt that selects
+	// the rule, each prompt on its own: the tool results of one turn go on
+	// with that turn's steps. A rule then scripts one turn, the same however
+	// often it is asked and from however many sessions at once.
+	EachPrompt bool
 }
 
 // Step is one scripted answer to a main conversation request: an HTTP error,
@@ -469,6 +474,9 @@ func (f *API) pick(prompt, toolUseID string) *ruleState {
 	}
 	for _, rs := range f.rules {
 		if rs.rule.Contains != "" && strings.Contains(prompt, rs.rule.Contains) {
+			if rs.rule.EachPrompt {
+				return &ruleState{rule: rs.rule}
+			}
 			return rs
 		}
 	}

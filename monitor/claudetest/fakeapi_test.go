@@ -225,6 +225,52 @@ func TestFakeAPIRuleRunsAToolLoop(t *testing.T) {
 	}
 }
 
+// An EachPrompt rule plays its turn again for every prompt, and two turns
+// under way at once each go on with their own steps.
+func TestFakeAPIEachPromptRule(t *testing.T) {
+	c := newTestClient(t, Rule{Contains: "deploy", EachPrompt: true, Steps: []Step{
+		{Text: "Deploying.", Tool: Bash("make deploy", "Deploy")},
+		{Text: "Checking.", Tool: Bash("make check", "Check")},
+		{Text: "Done."},
+	}})
+	toolUse := func(evs []sseEvent) (id, command string) {
+		t.Helper()
+		for _, e := range evs {
+			if cb, ok := e.Data["content_block"].(map[string]any); ok && cb["type"] == "tool_use" {
+				id, _ = cb["id"].(string)
+			}
+		}
+		var in struct{ Command string }
+		if id == "" || json.Unmarshal([]byte(deltas(evs, "input_json_delta", "partial_json")), &in) != nil {
+			t.Fatalf("no tool_use in %v", names(evs))
+		}
+		return id, in.Command
+	}
+	a, cmd := toolUse(c.stream(userText("deploy from a")))
+	if cmd != "make deploy" {
+		t.Fatalf("a's first step runs %q", cmd)
+	}
+	// b asks while a's turn is under way: b starts from the first step.
+	b, cmd := toolUse(c.stream(userText("deploy from b")))
+	if cmd != "make deploy" {
+		t.Fatalf("b's first step runs %q, want make deploy", cmd)
+	}
+	a, cmd = toolUse(c.stream(userText("deploy from a"), toolResult(a, "deployed", false)))
+	if cmd != "make check" {
+		t.Fatalf("a's second step runs %q", cmd)
+	}
+	if got := deltas(c.stream(userText("deploy from a"), toolResult(a, "checked", false)), "text_delta", "text"); got != "Done." {
+		t.Errorf("a's last step = %q", got)
+	}
+	if _, cmd = toolUse(c.stream(userText("deploy from b"), toolResult(b, "deployed", false))); cmd != "make check" {
+		t.Errorf("b's second step runs %q", cmd)
+	}
+	// Asked again once done, the rule plays its turn again.
+	if _, cmd = toolUse(c.stream(userText("deploy again"))); cmd != "make deploy" {
+		t.Errorf("asked again: %q, want make deploy", cmd)
+	}
+}
+
 func TestFakeAPIStepRepeatAndErrors(t *testing.T) {
 	c := newTestClient(t, Rule{Contains: "flaky", Steps: []Step{
 		{Err: &APIError{Status: 529}, Repeat: 2},
