@@ -135,3 +135,33 @@ func TestServeWithoutSocketSaysSo(t *testing.T) {
 		t.Fatal("serve did not say why there is no socket")
 	}
 }
+
+// A state dir other users can read or write, or a signing key they can
+// read, is refused in one sentence that says what to run: whoever reads the
+// key signs working action links, and whoever writes the dir rewrites the
+// journal.
+func TestUnsafeStateDirRefused(t *testing.T) {
+	state := testkit.ShortDir(t)
+	if err := os.Chmod(state, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, "--tmux-socket", "system3-none-"+t.Name(), "status")
+	if code == 0 || !strings.Contains(errOut, "chmod 700 "+state) || !strings.Contains(errOut, "other users") {
+		t.Fatalf("status in a 0777 state dir: exit %d, %s", code, errOut)
+	}
+	if err := os.Chmod(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(state, "notify-secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("notify:\n  ntfy:\n    url: http://127.0.0.1:9/t\n    actions_url: http://127.0.0.1:8889\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_CONFIG": cfg}, "--tmux-socket", "system3-none-"+t.Name(), "notify", "test")
+	if code == 0 || !strings.Contains(errOut, "chmod 600 "+secret) {
+		t.Fatalf("a 0644 notify-secret: exit %d, %s", code, errOut)
+	}
+}

@@ -17,9 +17,13 @@ import (
 
 // webHandler is the web page on svc, mounted by the MCP server.
 func (a *app) webHandler(svc web.Service, token string) (http.Handler, error) {
-	s, err := notify.LoadSigner(a.Settings.StateDir)
-	if err != nil {
-		return nil, err
+	// Push action links are served only when pushes carry them.
+	var s *notify.Signer
+	if a.Settings.File.Notify.Ntfy.ActionsURL != "" {
+		var err error
+		if s, err = notify.LoadSigner(a.Settings.StateDir); err != nil {
+			return nil, err
+		}
 	}
 	return web.New(svc, web.Options{StateDir: a.Settings.StateDir, Signer: s, Token: token, Log: a.Log})
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/system3-dev/system3/internal/statedir"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -183,7 +184,7 @@ func (l *Log) openLocked() (int64, error) {
 		return fi.Size(), nil
 	}
 	l.closeLocked()
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := statedir.OpenAppend(l.path)
 	if err != nil {
 		return 0, err
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/system3-dev/system3/internal/statedir"
 )
 
 // SecretFile is the file in the state dir holding the key that signs
@@ -43,6 +45,10 @@ func NewSigner(key []byte) (*Signer, error) {
 // first use.
 func LoadSigner(dir string) (*Signer, error) {
 	p := filepath.Join(dir, SecretFile)
+	// Whoever could read or plant this key could sign working action links.
+	if err := statedir.CheckSecret(p); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		key := make([]byte, 32)

@@ -13,6 +13,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/internal/statedir"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/remote"
@@ -85,6 +87,12 @@ func (a *App) Setup(flags config.Overrides) error {
 	a.Settings = s
 	a.stateDirChosen = flags.StateDir != "" || a.Getenv(config.EnvStateDir) != ""
 	a.Log = slog.New(slog.DiscardHandler)
+	// A state dir others can read or write holds keys that sign action
+	// links and a journal anyone could rewrite: refused, with what to run.
+	var unsafe *statedir.UnsafeError
+	if err := statedir.Ensure(s.StateDir); errors.As(err, &unsafe) {
+		return err
+	}
 	f, err := openLog(s.StateDir)
 	if err != nil {
 		fmt.Fprintf(a.Stderr, "system3: warning: %v; continuing without a log file (set --state-dir to a writable directory)\n", err)
@@ -127,7 +135,7 @@ func openLog(stateDir string) (*os.File, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > maxLogSize {
 		_ = os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := statedir.OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open log: %w", err)
 	}
