@@ -240,7 +240,7 @@ func TestFilterBoxUpdate(t *testing.T) {
 		}
 	}
 	f.SetCounts(2, 7)
-	if v := f.View(); !strings.Contains(v, "/ ge") || !strings.Contains(v, "2 of 7 sessions") || width(v) != 80 {
+	if v := f.View(); !strings.Contains(v, "/ ge") || !strings.Contains(v, "2 of 7 panes") || width(v) != 80 {
 		t.Errorf("view %q", v)
 	}
 }

@@ -84,7 +84,7 @@ func (f filterBox) Update(msg tea.Msg) (filterBox, tea.Cmd) {
 func (f filterBox) KeyMap() help.KeyMap { return f.keys }
 
 func (f filterBox) View() string {
-	count := "  " + strconv.Itoa(f.matches) + " of " + strconv.Itoa(f.total) + " " + plural(f.total, "session", "sessions")
+	count := "  " + strconv.Itoa(f.matches) + " of " + strconv.Itoa(f.total) + " " + plural(f.total, "pane", "panes")
 	return fit(f.ti.View()+f.st.Dim.Render(count), f.w)
 }
 

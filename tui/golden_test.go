@@ -23,7 +23,7 @@ import (
 var goldenSizes = [][2]int{{80, 24}, {160, 45}}
 
 // ready is on screen once the registry and the wakes are in.
-var ready = []string{"7 sessions", "3 wakes need a person"}
+var ready = []string{"7 panes", "3 wakes need a person"}
 
 type goldenFlow struct {
 	name string
@@ -126,7 +126,7 @@ func TestGolden(t *testing.T) {
 			name: "filter",
 			steps: []goldenStep{
 				{wait: ready},
-				{keys: keys("/"), text: "claude", wait: []string{"3 of 7 sessions"}},
+				{keys: keys("/"), text: "claude", wait: []string{"3 of 7 panes"}},
 			},
 		},
 		{

@@ -183,7 +183,7 @@ func newModel(ctx context.Context, svc facade.Service, opts Options, st *styles)
 		m.mcp = &s
 	}
 	m.detail.remind = keys.Session.Remind
-	m.table.title = "Sessions"
+	m.table.title = "Panes"
 	m.table.focused = true
 	m.renew(streamWatch)
 	m.renew(streamWakes)

@@ -76,7 +76,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	svc := newFixtureService(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	in, out, done := startRun(t, ctx, svc, Options{})
-	waitOutput(t, out, "7 sessions")
+	waitOutput(t, out, "7 panes")
 	cancel()
 	waitDone(t, done)
 	in.Close()
@@ -87,7 +87,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 func TestRunRingsTheBell(t *testing.T) {
 	svc := newFixtureService(t)
 	in, out, done := startRun(t, context.Background(), svc, Options{Bell: true})
-	waitOutput(t, out, "7 sessions")
+	waitOutput(t, out, "7 panes")
 	svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/%1", Pane: "%1", Session: "orch-auth",
 		Question: "Proceed?", SuggestedAction: "Answer it."})
 	waitOutput(t, out, "\a")
@@ -107,7 +107,7 @@ func TestRunShowsReconnecting(t *testing.T) {
 	waitOutput(t, out, "Cannot reach system3: unexpected EOF")
 	waitOutput(t, out, "reconnecting (attempt 2")
 	svc.Fail("watch", nil)
-	waitOutput(t, out, "7 sessions")
+	waitOutput(t, out, "7 panes")
 	if _, err := in.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,8 @@ type sessionTable struct {
 	w, h           int
 	focused        bool
 	now            time.Time
-	// title heads the table ("Sessions 12", "Sessions 2 of 12 · filter: x").
+	// title heads the table ("Panes · 12", "Panes · 2 of 12 · filter: x"):
+	// a row is a pane, counted as status counts panes.
 	title string
 	// empty is shown instead of rows when there are none.
 	empty []string

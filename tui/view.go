@@ -285,14 +285,14 @@ func (m Model) renderHelp(bs, tail []key.Binding) string {
 	return fit(text, m.w)
 }
 
-// countsLine counts the sessions per state, in the order of rules.States,
+// countsLine counts the panes per state, in the order of rules.States,
 // as compactly as the width needs: "⏸ 2 awaiting", "⏸2 awaiting", "⏸2".
 func (m Model) countsLine() string {
 	st := m.st
 	if len(m.sessions) == 0 {
-		return st.Dim.Render("no sessions")
+		return st.Dim.Render("no panes")
 	}
-	total := fmt.Sprintf("%d %s", len(m.sessions), plural(len(m.sessions), "session", "sessions"))
+	total := fmt.Sprintf("%d %s", len(m.sessions), plural(len(m.sessions), "pane", "panes"))
 	forms := []struct {
 		format, sep string
 	}{{"%s %d %s", "  "}, {"%s %d %s", " "}, {"%s%d %s", " "}, {"%s%d", " "}}

@@ -216,7 +216,7 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 				problem = "the header is not on line 1 or the help bar not on line 24"
 			case zoomed && !strings.Contains(lines[23], "esc back"):
 				problem = "not zoomed"
-			case !zoomed && strings.Count(all, "Sessions ·") != 1:
+			case !zoomed && strings.Count(all, "Panes ·") != 1:
 				problem = "the table title is not on screen exactly once"
 			default:
 				problem = ""
