@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -144,5 +145,40 @@ func TestAnswerWhilePromptReplaced(t *testing.T) {
 	}
 	if s := h.session("%1"); s.State != rules.AwaitingInput || len(snd.calls) != 1 {
 		t.Fatalf("session %+v, sent %q", s, snd.calls)
+	}
+}
+
+// An acknowledgement passes the policy and is audited under the origin
+// the policy judged; a refused one too.
+func TestAckIsAudited(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, func(c *Config) {
+		p, err := api.NewPolicy(api.PolicyConfig{ReadOnly: true}, c.Clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Policy, c.Audit = p, audit.Open(dir)
+	})
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	h.step()
+	ev := h.unacked(api.ReasonAwaitingInput)[0]
+	if _, err := h.sup.Ack(context.Background(), ev.ID, "mcp:x"); !errors.Is(err, api.ErrRefused) {
+		t.Fatalf("a read-only MCP client acked: %v", err)
+	}
+	if _, err := h.sup.Ack(context.Background(), ev.ID, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := audit.Read(filepath.Join(dir, audit.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.Action == "ack" {
+			got = append(got, fmt.Sprintf("%s %s %s sent=%v", e.Origin, e.Target, e.Phase, e.Sent))
+		}
+	}
+	if want := []string{"mcp:x " + ev.ID + " refused sent=false", "tui " + ev.ID + "  sent=true"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("ack entries %q, want %q", got, want)
 	}
 }

@@ -2,9 +2,12 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/wake"
 )
 
 // watchBuffer bounds each Watch subscriber; past it updates are counted as
@@ -92,20 +95,44 @@ func (s *Supervisor) SubscribeWakes(ctx context.Context, f api.WakeFilter) (<-ch
 	return sub.C, nil
 }
 
-// Ack acknowledges one wake.
+// Ack acknowledges one wake, through the policy, and audits who did.
 func (s *Supervisor) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 	if err := s.cfg.Policy.CheckAck(by); err != nil {
+		s.auditAck(by, id, "", err)
 		return api.Wake{}, err
 	}
-	return s.cfg.Wakes.Ack(id, by)
+	ev, err := s.cfg.Wakes.Ack(id, by)
+	s.auditAck(by, id, ev.Pane, err)
+	return ev, err
 }
 
-// AckAll acknowledges every unacked wake.
+// AckAll acknowledges every unacked wake, through the policy, and audits
+// who did.
 func (s *Supervisor) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
 	if err := s.cfg.Policy.CheckAck(by); err != nil {
+		s.auditAck(by, "all", "", err)
 		return nil, err
 	}
-	return s.cfg.Wakes.AckAll(by)
+	evs, err := s.cfg.Wakes.AckAll(by)
+	for _, ev := range evs {
+		s.auditAck(by, ev.ID, ev.Pane, err)
+	}
+	return evs, err
+}
+
+// auditAck records an acknowledgement (or its refusal) in the audit log,
+// under the origin the policy judged.
+func (s *Supervisor) auditAck(by, id, pane string, err error) {
+	e := audit.Entry{Time: s.cfg.Clock(), Origin: by, Action: "ack", Target: id, Pane: pane, Sent: err == nil || errors.Is(err, wake.ErrNotDurable)}
+	if err != nil {
+		e.Error = err.Error()
+		if errors.Is(err, api.ErrRefused) {
+			e.Phase = audit.PhaseRefused
+		}
+	}
+	if aerr := s.cfg.Audit.Write(e); aerr != nil {
+		s.cfg.Logger.Warn("audit", "err", aerr)
+	}
 }
 
 // joinProblems joins the non-empty problems into one message.

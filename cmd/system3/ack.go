@@ -135,7 +135,7 @@ func writeAcked(w io.Writer, evs []api.Wake, all bool) error {
 	}
 	for _, ev := range evs {
 		fmt.Fprintf(w, "acked %s (%s, %s) by %s at %s\n", ev.ID, ev.Reason, sanitize(ev.Place()),
-			sanitize(ev.AckedBy), ev.AckedAt.Local().Format("15:04:05"))
+			sanitize(api.ShortOrigin(ev.AckedBy)), ev.AckedAt.Local().Format("15:04:05"))
 	}
 	if all {
 		fmt.Fprintf(w, "acknowledged %s\n", count(len(evs), "wake", "wakes"))

@@ -258,7 +258,7 @@ func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error 
 		field("answer with", "system3 answer --wake "+ev.ID+" N")
 	}
 	if ev.Acked {
-		field("acked", fmt.Sprintf("by %s at %s", ev.AckedBy, ev.AckedAt.Local().Format("15:04:05")))
+		field("acked", fmt.Sprintf("by %s at %s", api.ShortOrigin(ev.AckedBy), ev.AckedAt.Local().Format("15:04:05")))
 	} else {
 		field("ack with", ackCmd)
 	}

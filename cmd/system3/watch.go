@@ -300,7 +300,7 @@ func (p *watchPrinter) wakeLine(kind string, ev api.Wake, at time.Time, replayed
 	line := fmt.Sprintf("%s wake     %-8s %s  %s  %s", clock(at), label, sanitize(ev.ID), sanitize(string(ev.Reason)), sanitize(ev.Place()))
 	switch {
 	case kind == "acked":
-		line += "  by " + sanitize(ev.AckedBy)
+		line += "  by " + sanitize(api.ShortOrigin(ev.AckedBy))
 	case kind == "resolved":
 		line += "  " + sanitize(ev.Resolution)
 	case kind == "raised" && ev.Question != "":

@@ -317,7 +317,7 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusConflict, "this prompt is resolved ("+ev.Resolution+"); nothing was typed: open the page to see what the agent shows now")
 		return
 	case ev.Acked:
-		h.fail(w, r, http.StatusConflict, "already handled ("+ev.AckedBy+"); nothing was typed")
+		h.fail(w, r, http.StatusConflict, "already handled ("+api.ShortOrigin(ev.AckedBy)+"); nothing was typed")
 		return
 	case a.Prompt == "" || a.Prompt != ev.Prompt:
 		h.fail(w, r, http.StatusConflict, "this link does not name the prompt on screen; nothing was typed: open the page to see it")

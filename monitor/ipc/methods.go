@@ -103,10 +103,13 @@ var (
 	mWakes          = unary("wakes", read, filterArgs, facade.Service.Wakes)
 	mWaitWake       = unary("wait_wake", read, filterArgs, facade.Service.WaitWake)
 	mSubscribeWakes = streamed("subscribe_wakes", filterArgs, facade.Service.SubscribeWakes)
-	mAck            = unary("ack", repeatable, ackArgs, func(s facade.Service, ctx context.Context, a ack) (api.Wake, error) {
+	// An acknowledgement is recorded as the daemon's word about its peer
+	// (what it claims, with its pid), never as the name the peer sends.
+	mAck = withPeer(unary("ack", repeatable, ackArgs, func(s facade.Service, ctx context.Context, a ack) (api.Wake, error) {
 		return s.Ack(ctx, a.ID, a.By)
-	})
-	mAckAll    = unary("ack_all", repeatable, byArgs, facade.Service.AckAll)
+	}), originFrom(func(a *ack) *string { return &a.By }))
+	mAckAll = withPeer(unary("ack_all", repeatable, byArgs, facade.Service.AckAll),
+		func(by string, p Peer) (string, error) { return p.Origin(by), nil })
 	mPreview   = unary("preview", read, body[api.PreviewRequest](), facade.Service.Preview)
 	mTaskLists = unary("task_lists", read, idArgs, facade.Service.TaskLists)
 	// mTask was added within v2: a daemon that predates it answers
