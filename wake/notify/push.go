@@ -222,11 +222,14 @@ type WebhookBody struct {
 // Name is "webhook".
 func (w *Webhook) Name() string { return "webhook" }
 
-// Build makes the JSON body of m.
+// Build makes the JSON body of m. Its text is for Slack and Mattermost,
+// which read markup in it: the title and body (an agent's question, file
+// names, commands) are escaped so they show as written and can neither
+// ping a channel nor disguise a link.
 func (w *Webhook) Build(m Message) WebhookBody {
-	text := "*" + m.Title + "*"
+	text := "*" + chatEscape(m.Title) + "*"
 	if m.Body != "" {
-		text += "\n" + m.Body
+		text += "\n" + chatEscape(m.Body)
 	}
 	b := WebhookBody{Title: m.Title, Body: m.Body, URL: w.Links.Page(), Wakes: m.Wakes, Test: m.Test}
 	if p := b.URL; p != "" {
@@ -247,6 +250,14 @@ func (w *Webhook) Send(ctx context.Context, m Message) error {
 	}
 	return postJSON(ctx, w.Client, w.URL, nil, w.Build(m))
 }
+
+// chatEscaper escapes what Slack's and Mattermost's message text read as
+// markup: &, < and > (links, <!channel> and <@user> mentions), and breaks
+// the @channel, @here, @all and @everyone mentions with a zero-width space.
+var chatEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
+	"@channel", "@\u200bchannel", "@here", "@\u200bhere", "@all", "@\u200ball", "@everyone", "@\u200beveryone")
+
+func chatEscape(s string) string { return chatEscaper.Replace(s) }
 
 func postJSON(ctx context.Context, c *http.Client, u string, hdr map[string]string, v any) error {
 	body, err := json.Marshal(v)

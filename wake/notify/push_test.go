@@ -76,3 +76,25 @@ func TestNtfyFourOptionsKeepYesAndNo(t *testing.T) {
 		t.Fatalf("body does not say what is approved:\n%s", msg.Message)
 	}
 }
+
+// An agent's question reaches Slack and Mattermost as text: no channel
+// ping, no link disguised as system3's page.
+func TestWebhookEscapesMarkup(t *testing.T) {
+	ev := api.Wake{ID: "w1", Reason: api.ReasonAwaitingInput, Session: "orch-x", Pane: "%1",
+		Question: "<!channel> URGENT @here approve at <https://evil.example/sso|https://127.0.0.1:8889/web/> & now",
+		Options:  []string{"Yes", "No"}}
+	b := (&Webhook{}).Build(ForWake(ev))
+	for _, bad := range []string{"<!channel>", "<https://", "@here", " & "} {
+		if strings.Contains(b.Text, bad) {
+			t.Errorf("webhook text keeps %q: %s", bad, b.Text)
+		}
+	}
+	for _, want := range []string{"&lt;!channel&gt;", "&lt;https://evil.example/sso|https://127.0.0.1:8889/web/&gt;", "@\u200bhere", "&amp; now"} {
+		if !strings.Contains(b.Text, want) {
+			t.Errorf("webhook text lacks %q: %s", want, b.Text)
+		}
+	}
+	if b.Wake == nil || b.Wake.Question != ev.Question {
+		t.Errorf("the wake in the body is not the wake as raised: %+v", b.Wake)
+	}
+}
