@@ -11,9 +11,17 @@ import (
 // and the process they run in (App).
 type app struct {
 	core.App
-	stdin  io.Reader
+	stdin io.Reader
+	// stdout is the commands' text output. It passes through the one
+	// sanitiser (internal/termtext) as its last step, so no printing path
+	// can put an escape sequence from an agent's screen, a store or a
+	// client on the user's terminal.
 	stdout io.Writer
-	flags  config.Overrides
+	// term is the terminal itself, for what draws on it (the dashboard,
+	// the fake agent, attach, notification escapes) or speaks a protocol
+	// over it (MCP on stdio): those choose every byte they write.
+	term  io.Writer
+	flags config.Overrides
 }
 
 // setup resolves the settings from the global flags and opens the log.

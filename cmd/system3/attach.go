@@ -52,7 +52,7 @@ this state dir (start one with system3 serve), 1 any other error.`,
 				close(inDone)
 			}()
 			go func() {
-				io.Copy(a.stdout, conn)
+				io.Copy(a.term, conn)
 				close(outDone)
 			}()
 			select {

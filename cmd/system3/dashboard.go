@@ -58,7 +58,7 @@ func newTUICmd(a *app) *cobra.Command {
 // runDashboard runs the TUI on the monitors of this state dir (a running
 // daemon's, or its own) until the operator quits.
 func (a *app) runDashboard(ctx context.Context) error {
-	if f, ok := a.stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+	if f, ok := a.term.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return errors.New("the dashboard needs a terminal; for scripts use `system3 status`, `system3 watch` or `system3 wait`")
 	}
 	a.Dashboard = true
@@ -97,7 +97,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	// that runs the monitors: while attached to a daemon the dashboard
 	// leaves them to it (only the tmux message is its own), and once it
 	// has taken the state dir over they are the dashboard's.
-	own, err := a.Notifier(svc, a.Settings.File.Notify.Command, display, a.stdout)
+	own, err := a.Notifier(svc, a.Settings.File.Notify.Command, display, a.term)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		defer cancel() // quitting the dashboard stops the rest
-		return tui.Run(gctx, a.FleetOf(svc), opts, a.stdin, a.stdout)
+		return tui.Run(gctx, a.FleetOf(svc), opts, a.stdin, a.term)
 	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/monitor/claudefake"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -64,6 +65,12 @@ type demoOptions struct {
 	// Notify keeps the configured desktop, ntfy and webhook channels
 	// (demo --notify), to try them on the demo's prompts.
 	Notify bool
+	// Claude, when set, is the Claude Code executable (demo --agent
+	// claude): the sessions (default demoClaudeSessions) run it against
+	// the demo's fake API, not the fake agent.
+	Claude string
+	// Path is the PATH Claude Code gets, so that its tools find programs.
+	Path string
 }
 
 // demoEnv is a running demo: a private tmux server with fake agents,
@@ -76,6 +83,11 @@ type demoEnv struct {
 	Sessions []demoSession
 	// Panes maps each session name to its pane id.
 	Panes map[string]string
+	// API is the fake Anthropic API Claude Code talks to (demo --agent
+	// claude); nil for the fake agents.
+	API *claudefake.API
+	// closers are run by Close once the agents are gone.
+	closers []func() error
 }
 
 // fakeAgentCommand is the argv that runs this program's fake agent.
@@ -92,7 +104,10 @@ func fakeAgentCommand() ([]string, error) {
 // server, tasks dir, a private state dir and log), keeping the rest of
 // the user's config, but not its validation commands. Close undoes it all.
 func startDemo(ctx context.Context, a *app, opts demoOptions) (*demoEnv, error) {
-	if len(opts.Command) == 0 {
+	if len(opts.Sessions) == 0 && opts.Claude != "" {
+		opts.Sessions = demoClaudeSessions
+	}
+	if len(opts.Command) == 0 && opts.Claude == "" {
 		cmd, err := fakeAgentCommand()
 		if err != nil {
 			return nil, err
@@ -117,21 +132,30 @@ func startDemo(ctx context.Context, a *app, opts demoOptions) (*demoEnv, error) 
 		StateDir: filepath.Join(dir, "state"),
 		Sessions: opts.Sessions,
 	}
+	if opts.Claude != "" {
+		// Claude Code writes its task lists in its HOME.
+		d.TasksDir = filepath.Join(dir, "home", ".claude", "tasks")
+	}
 	if err := d.prepare(); err != nil {
 		d.Close()
 		return nil, err
 	}
-	env := map[string]string{
-		// Anything that looks for Claude Code's files looks in the demo.
-		"CLAUDE_CONFIG_DIR": filepath.Join(dir, "claude"),
+	var panes map[string]string
+	if opts.Claude != "" {
+		panes, err = d.startClaude(ctx, opts.Claude, opts.Path, opts.Width, opts.Height)
+	} else {
+		env := map[string]string{
+			// Anything that looks for Claude Code's files looks in the demo.
+			"CLAUDE_CONFIG_DIR": filepath.Join(dir, "claude"),
+		}
+		for k, v := range opts.Env {
+			env[k] = v
+		}
+		panes, err = startFakeAgents(ctx, tmux.NewClient(d.Server), fakeAgentSpawn{
+			Command: opts.Command, Env: env, TasksDir: d.TasksDir, ProjectsDir: filepath.Join(dir, "projects"),
+			Width: opts.Width, Height: opts.Height,
+		}, opts.Sessions)
 	}
-	for k, v := range opts.Env {
-		env[k] = v
-	}
-	panes, err := startFakeAgents(ctx, tmux.NewClient(d.Server), fakeAgentSpawn{
-		Command: opts.Command, Env: env, TasksDir: d.TasksDir, ProjectsDir: filepath.Join(dir, "projects"),
-		Width: opts.Width, Height: opts.Height,
-	}, opts.Sessions)
 	d.Panes = panes
 	if err != nil {
 		d.Close()
@@ -248,6 +272,12 @@ func (d *demoEnv) Close() error {
 	// tmux hangs the agents up as it goes; make sure none outlives the
 	// directory it writes into.
 	reapAgents(pids, 3*time.Second)
+	if d.API != nil {
+		d.API.Close()
+	}
+	for _, c := range d.closers {
+		_ = c()
+	}
 	var rerr error
 	for range 3 {
 		if rerr = os.RemoveAll(d.Dir); rerr == nil {
@@ -294,13 +324,14 @@ var demoDashboard = func(a *app, ctx context.Context) error { return a.runDashbo
 
 func newDemoCmd(a *app) *cobra.Command {
 	var noUI, withNotify bool
+	var agentName, agentBin string
 	var lines []string
 	for _, s := range demoSessions {
 		lines = append(lines, fmt.Sprintf("  %-14s %s", s.Name, s.Shows))
 	}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Try system3 on six fake Claude Code agents, without touching your setup",
+		Short: "Try system3 on six fake agents, or on the real Claude Code offline, without touching your setup",
 		Long: `Start a self-contained demo and open the dashboard on it: six fake Claude Code
 agents on a private tmux server, each scripted to show one state system3
 detects, each writing a task list that progresses as it works:
@@ -326,18 +357,49 @@ its MCP address; sign in with system3 web --state-dir <the demo's state dir>.
 
 With --no-ui the demo runs without the dashboard: it runs the monitors,
 prints how to look at the agents (tmux attach, system3 status) and waits for
-Ctrl-C.`,
+Ctrl-C.
+
+With --agent claude the demo runs the real Claude Code instead, without an
+account: claude on your PATH, or the executable --agent-bin names (install
+it with npm install -g @anthropic-ai/claude-code). Two sessions, ` + demoClaudeSessions[0].Name + ` and
+` + demoClaudeSessions[1].Name + `, run in the private tmux server with a throwaway HOME in the
+demo's directory (onboarding done, their folders trusted) and talk to a
+fake of the Anthropic API that the demo serves on 127.0.0.1: nothing
+reaches the network, and Claude Code gets none of your environment. Each
+starts by asking what to try; type one of these words into a session
+(press i in the dashboard, or attach to it) to walk the states:
+
+` + demoKeywordLines("  ") + `
+
+Anything else gets the list of words again, and the session is idle.`,
 		Example: `  system3 demo
-  system3 demo --no-ui`,
+  system3 demo --no-ui
+  system3 demo --agent claude
+  system3 demo --agent claude --agent-bin ./node_modules/.bin/claude`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			opts := demoOptions{Notify: withNotify}
+			switch agentName {
+			case "fake":
+				if agentBin != "" {
+					return errors.New("--agent-bin names Claude Code's executable for --agent claude; add --agent claude")
+				}
+			case "claude":
+				// Before anything starts: a missing Claude Code is one sentence.
+				if opts.Claude, err = findClaude(agentBin, a.Getenv("PATH")); err != nil {
+					return err
+				}
+				opts.Path = a.Getenv("PATH")
+			default:
+				return fmt.Errorf("--agent takes fake or claude, not %q", agentName)
+			}
 			// A closed terminal must clean up too.
-			if f, ok := a.stdout.(*os.File); !noUI && (!ok || !term.IsTerminal(f.Fd())) {
+			if f, ok := a.term.(*os.File); !noUI && (!ok || !term.IsTerminal(f.Fd())) {
 				return errors.New("the demo's dashboard needs a terminal; run `system3 demo --no-ui` to start the demo without it")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			env, err := startDemo(ctx, a, demoOptions{Notify: withNotify})
+			env, err := startDemo(ctx, a, opts)
 			if err != nil {
 				return err
 			}
@@ -354,6 +416,8 @@ Ctrl-C.`,
 	}
 	cmd.Flags().BoolVar(&noUI, "no-ui", false, "run without the dashboard: print how to look at the agents and wait for Ctrl-C")
 	cmd.Flags().BoolVar(&withNotify, "notify", false, "keep the configured desktop, ntfy and webhook notifications for the demo's wakes")
+	cmd.Flags().StringVar(&agentName, "agent", "fake", "the agents to run: fake (six scripted agents) or claude (the real Claude Code, against a fake API the demo serves)")
+	cmd.Flags().StringVar(&agentBin, "agent-bin", "", "Claude Code's executable for --agent claude (default: claude on PATH)")
 	return cmd
 }
 
@@ -386,9 +450,16 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 
 func writeDemoBanner(w io.Writer, env *demoEnv) {
 	sock, tasks, state := core.ShellQuote(env.Server.Path), core.ShellQuote(env.TasksDir), core.ShellQuote(env.StateDir)
-	fmt.Fprintf(w, "system3 demo: %d fake Claude Code agents on a private tmux server (%s)\n\n", len(env.Sessions), env.Dir)
+	if env.API != nil {
+		fmt.Fprintf(w, "system3 demo: %d Claude Code sessions on a private tmux server (%s), talking to the demo's fake Anthropic API on %s\n\n", len(env.Sessions), env.Dir, env.API.URL)
+	} else {
+		fmt.Fprintf(w, "system3 demo: %d fake Claude Code agents on a private tmux server (%s)\n\n", len(env.Sessions), env.Dir)
+	}
 	for _, s := range env.Sessions {
 		fmt.Fprintf(w, "  %-14s %s\n", s.Name, s.Shows)
+	}
+	if env.API != nil {
+		fmt.Fprintf(w, "\nType one of these words into a session to walk the states:\n%s\n", demoKeywordLines("  "))
 	}
 	first := "orch-billing"
 	if len(env.Sessions) > 0 && env.Panes["orch-billing"] == "" {

@@ -56,9 +56,9 @@ completed as the script goes.`,
 				defer f.Close()
 				opt.Marks = f
 			}
-			opt.In, opt.Out = a.stdin, a.stdout
+			opt.In, opt.Out = a.stdin, a.term
 			opt.Color = a.Getenv("NO_COLOR") == ""
-			if f, ok := a.stdout.(*os.File); ok {
+			if f, ok := a.term.(*os.File); ok {
 				fd := int(f.Fd())
 				opt.Size = func() (int, int) {
 					w, h, err := fakeagent.TermSize(fd)

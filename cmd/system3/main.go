@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/termtext"
 )
 
 func main() {
@@ -66,7 +67,12 @@ func (e *exitError) Error() string { return e.msg }
 // run executes one system3 invocation and returns its exit status. It is the
 // whole program minus process globals, so tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{App: core.App{Stderr: stderr, Getenv: getenv}, stdin: stdin, stdout: stdout}
+	term := stdout
+	out, errs := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	defer out.Flush()
+	defer errs.Flush()
+	stdout, stderr = out, errs
+	a := &app{App: core.App{Stderr: stderr, Getenv: getenv}, stdin: stdin, stdout: stdout, term: term}
 	defer a.Close()
 	root := newRootCmd(a)
 	if err := checkHelpArgs(newRootCmd(&app{App: core.App{Stderr: io.Discard, Getenv: getenv}, stdin: stdin, stdout: io.Discard}), args); err != nil {

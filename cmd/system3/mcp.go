@@ -141,7 +141,7 @@ tools.`,
 				return err
 			}
 			defer srv.Close()
-			return srv.ServeStdio(ctx, a.stdin, a.stdout)
+			return srv.ServeStdio(ctx, a.stdin, a.term)
 		},
 	}
 	f.register(cmd, false)

@@ -49,7 +49,7 @@ buttons answer nothing: no wake has its id.`,
 // sendTest sends the sample message to every configured channel (or the
 // one named), printing each result.
 func (a *app) sendTest(ctx context.Context, w io.Writer, only string) error {
-	ts, err := a.NotifyTargets(core.ChannelFace{Push: true, Desktop: true, Terminal: a.stdout}, nil)
+	ts, err := a.NotifyTargets(core.ChannelFace{Push: true, Desktop: true, Terminal: a.term}, nil)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}

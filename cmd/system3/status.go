@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/internal/termtext"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -252,17 +253,10 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// sanitize keeps names from other programs from moving the cursor or
-// changing colours on the user's terminal.
-func sanitize(s string) string {
-	out := []rune(s)
-	for i, r := range out {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			out[i] = '?'
-		}
-	}
-	return string(out)
-}
+// sanitize is one line of text from other programs made safe for the
+// terminal (internal/termtext): stdout sanitises every byte as its last
+// step; this also keeps a newline or tab in a name from breaking a line.
+func sanitize(s string) string { return termtext.Line(s) }
 
 // sessionsAndPanes counts the tmux sessions and the panes of a listing,
 // given each pane's session: "1 session, 3 panes". A session is a tmux
