@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -88,7 +89,7 @@ func TestClassifyReadsCaptureHeader(t *testing.T) {
 	}
 	var out strings.Builder
 	code := run(context.Background(), []string{"classify", "-"}, strings.NewReader(string(data)), &out, io.Discard, func(k string) string {
-		return map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}[k]
+		return map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.StateDir(t)}[k]
 	})
 	if code != 0 || !strings.Contains(out.String(), "builtin.shell_job") {
 		t.Errorf("classify - (exit %d):\n%s", code, out.String())

@@ -56,7 +56,7 @@ func TestActionCommands(t *testing.T) {
 			f := useFake(t)
 			f.SetSnapshot(actionSnapshot)
 			var out, errb bytes.Buffer
-			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
+			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.StateDir(t)}
 			code := run(context.Background(), tt.args, strings.NewReader(tt.stdin), &out, &errb, func(k string) string { return vars[k] })
 			all := out.String() + errb.String()
 			if code != tt.code {
@@ -242,7 +242,7 @@ func TestCLIActionsAreTheOperators(t *testing.T) {
 	} {
 		for i := range 2 {
 			var out, errb bytes.Buffer
-			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
+			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.StateDir(t)}
 			if code := run(ctx, args, strings.NewReader(""), &out, &errb, func(k string) string { return vars[k] }); code != 0 {
 				t.Fatalf("%s (%d): exit %d: %s%s", strings.Join(args, " "), i+1, code, out.String(), errb.String())
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -24,7 +25,7 @@ func invoke(t *testing.T, env map[string]string, args ...string) (int, string, s
 	// A private HOME: no test reads the developer's config, rules or tasks.
 	vars := map[string]string{
 		"HOME":              t.TempDir(),
-		"SYSTEM3_STATE_DIR": t.TempDir(),
+		"SYSTEM3_STATE_DIR": testkit.StateDir(t),
 	}
 	for k, v := range env {
 		vars[k] = v

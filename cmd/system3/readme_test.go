@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 )
 
@@ -47,7 +48,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(list, "3.json"), []byte(`{"id":"3","subject":"Document the login","status":"pending","blocks":[],"blockedBy":["1"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
+	env := map[string]string{"HOME": home, "SYSTEM3_STATE_DIR": testkit.StateDir(t), "SYSTEM3_TMUX_SOCKET_PATH": srv.Path}
 	ran := map[string]string{}
 	for _, line := range strings.Split(block, "\n") {
 		args, ok := shellWords(stripComment(line))

@@ -35,7 +35,7 @@ func TestLinkCommand(t *testing.T) {
 			f := useFake(t)
 			f.SetSnapshot(actionSnapshot)
 			var out, errb bytes.Buffer
-			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
+			vars := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.StateDir(t)}
 			code := run(context.Background(), tt.args, strings.NewReader(""), &out, &errb, func(k string) string { return vars[k] })
 			all := out.String() + errb.String()
 			if code != tt.code {

@@ -25,7 +25,7 @@ type started struct {
 
 func startCmd(t *testing.T, args ...string) *started {
 	t.Helper()
-	vars := map[string]string{"SYSTEM3_STATE_DIR": t.TempDir()}
+	vars := map[string]string{"SYSTEM3_STATE_DIR": testkit.StateDir(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &started{out: &testkit.SyncBuffer{}, err: &testkit.SyncBuffer{}, cancel: cancel, code: make(chan int, 1)}
 	done := make(chan struct{})

@@ -62,6 +62,18 @@ func MustJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
+// StateDir is a state dir for a test, mode 0700 as system3 requires of
+// one (t.TempDir's dirs are 0755 under the usual umask, which system3
+// refuses: other users could read them).
+func StateDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // ShortDir is a fresh directory under os.TempDir(), removed when the test
 // ends. Unix socket paths are limited to about 107 bytes and t.TempDir()
 // puts the test's name in the path, so a directory that will hold a

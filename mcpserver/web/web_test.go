@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -30,7 +31,7 @@ func setup(t *testing.T) (*monitortest.Service, *Handler, *notify.Signer, *httpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(svc, Options{StateDir: t.TempDir(), Signer: signer, Token: "bearer-token"})
+	h, err := New(svc, Options{StateDir: testkit.StateDir(t), Signer: signer, Token: "bearer-token"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -52,7 +53,7 @@ func (r *recordedRules) wait(t *testing.T, what string, cond func() bool) {
 func TestRulesReloadOnChange(t *testing.T) {
 	base := t.TempDir()
 	cfgDir := filepath.Join(base, "system3") // does not exist yet
-	env := map[string]string{"XDG_CONFIG_HOME": base, "HOME": t.TempDir(), "SYSTEM3_STATE_DIR": t.TempDir()}
+	env := map[string]string{"XDG_CONFIG_HOME": base, "HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.StateDir(t)}
 	a := &App{Getenv: func(k string) string { return env[k] }, Stderr: os.Stderr}
 	defer a.Close()
 	if err := a.Setup(config.Overrides{}); err != nil {
