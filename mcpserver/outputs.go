@@ -73,18 +73,18 @@ var outputSchemas = map[string]schema{
 		"next":  tString,
 	}, "version", "uptime", "tmux_running", "read_only", "needs_person", "by_status", "by_state", "orchestrators", "next"),
 	"list_sessions": object(schema{
-		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt, "hosts": arrayOf(hostRowSchema),
-	}, "sessions", "count", "watched"),
+		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt, "hosts": arrayOf(hostRowSchema), "untrusted": tString,
+	}, "sessions", "count", "watched", "untrusted"),
 	"get_session": object(schema{
 		"name": tString, "target": tString, "pane": tString, "window": tString, "agent": tString,
 		"command": tString, "path": tString, "status": tString, "state": tString, "kind": tString,
 		"question": tString, "options": arrayOf(tString), "evidence": tObject, "hint": tString, "since": tTime, "updated": tTime,
 		"task_list": tString, "tasks": tString, "task_items": arrayOf(tObject),
-		"recent_wakes": arrayOf(tObject), "screen": tString, "screen_lines_cut": tInt, "next": tString,
-	}, "name", "target", "pane", "state", "screen"),
+		"recent_wakes": arrayOf(tObject), "screen": tString, "screen_lines_cut": tInt, "next": tString, "untrusted": tString,
+	}, "name", "target", "pane", "state", "screen", "untrusted"),
 	"list_wakes": object(schema{
-		"wakes": arrayOf(wakeSchema), "count": tInt, "cursor": tInt, "more": tBool,
-	}, "wakes", "count", "cursor", "more"),
+		"wakes": arrayOf(wakeSchema), "count": tInt, "cursor": tInt, "more": tBool, "untrusted": tString,
+	}, "wakes", "count", "cursor", "more", "untrusted"),
 	// Task lists, or, with list and task given, that one task whole.
 	"list_tasks": {
 		"type": "object",
@@ -96,7 +96,7 @@ var outputSchemas = map[string]schema{
 	},
 	"wait_for_wake": object(schema{
 		"status": schema{"type": "string", "enum": []string{"wake", "waiting"}}, "wake": wakeSchema,
-		"cursor": tInt, "host": tString, "host_cursor": tString, "next": tString,
+		"cursor": tInt, "host": tString, "host_cursor": tString, "next": tString, "untrusted": tString,
 	}, "status", "cursor", "next"),
 	"inject_guidance": object(actionSchema, "delivered", "pane", "target", "session", "at"),
 	"answer_prompt":   object(actionSchema, "delivered", "pane", "target", "session", "at"),
