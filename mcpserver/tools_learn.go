@@ -54,7 +54,7 @@ func ReportOutcomeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		cctx, cancel := withTimeout(ctx, learnTimeout)
 		defer cancel()
 		r, err := e.Learn.ReportOutcome(cctx, learn.Outcome{Initiative: a.Initiative, Outcome: a.Outcome, ReasoningPath: a.ReasoningPath,
-			Learnings: a.Learnings, Blockers: a.Blockers, Domain: a.Domain})
+			Learnings: a.Learnings, Blockers: a.Blockers, Domain: a.Domain, ReportedBy: originOf(ctx)})
 		if err != nil {
 			return learnError(err)
 		}

@@ -92,14 +92,14 @@ func TestPolicyCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(ro.Check("mcp:x", "link", orch), "read-only")
-	refused(ro.CheckAck("mcp:x"), "may not acknowledge wakes")
-	if err := ro.CheckAck("cli"); err != nil {
+	refused(ro.CheckWrite("mcp:x", "acknowledge wakes"), "may not acknowledge wakes")
+	if err := ro.CheckWrite("cli", "acknowledge wakes"); err != nil {
 		t.Fatal(err)
 	}
 	if err := ro.Check("tui", "interrupt", orch); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.CheckAck("mcp:x"); err != nil {
+	if err := p.CheckWrite("mcp:x", "acknowledge wakes"); err != nil {
 		t.Fatalf("ack without read-only: %v", err)
 	}
 	// The default caps at DefaultActionsPerMinute; negative is no cap.

@@ -97,7 +97,7 @@ func (s *Supervisor) SubscribeWakes(ctx context.Context, f api.WakeFilter) (<-ch
 
 // Ack acknowledges one wake, through the policy, and audits who did.
 func (s *Supervisor) Ack(ctx context.Context, id, by string) (api.Wake, error) {
-	if err := s.cfg.Policy.CheckAck(by); err != nil {
+	if err := s.cfg.Policy.CheckWrite(by, "acknowledge wakes"); err != nil {
 		s.auditAck(by, id, "", err)
 		return api.Wake{}, err
 	}
@@ -109,7 +109,7 @@ func (s *Supervisor) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 // AckAll acknowledges every unacked wake, through the policy, and audits
 // who did.
 func (s *Supervisor) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
-	if err := s.cfg.Policy.CheckAck(by); err != nil {
+	if err := s.cfg.Policy.CheckWrite(by, "acknowledge wakes"); err != nil {
 		s.auditAck(by, "all", "", err)
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func claudeHome(t *testing.T) string {
 }
 
 func TestCoachCommands(t *testing.T) {
-	state := t.TempDir()
+	state := testkit.StateDir(t)
 	alert := seedCoach(t, state)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state, "CLAUDE_CONFIG_DIR": claudeHome(t)}
 

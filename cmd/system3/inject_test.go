@@ -178,7 +178,7 @@ func waitPane(t *testing.T, c *tmux.Client, target string, ok func(string) bool)
 }
 
 func TestAuditCommand(t *testing.T) {
-	state := t.TempDir()
+	state := testkit.StateDir(t)
 	env := map[string]string{"SYSTEM3_STATE_DIR": state}
 	code, out, _ := invoke(t, env, "audit")
 	if code != 0 || !strings.Contains(out, "nothing audited yet") {

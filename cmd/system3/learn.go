@@ -156,6 +156,7 @@ updated. ` + learnLong,
 				return err
 			}
 			defer release()
+			o.ReportedBy = actionOrigin
 			r, err := ls.ReportOutcome(cmd.Context(), o)
 			if err != nil {
 				return learnErr(err)

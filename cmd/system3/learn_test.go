@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 const cliReasoning = "The goal was to add login. First I wrote tests, then the handler. I chose sessions because they exist. The risk was lockouts, so I kept a fallback. Verified: tests pass."
 
 // The learning commands open the store directly: no daemon needed.
 func TestLearnCommands(t *testing.T) {
-	state := t.TempDir()
+	state := testkit.StateDir(t)
 	dir := t.TempDir()
 	reasoning := filepath.Join(dir, "reasoning.md")
 	if err := os.WriteFile(reasoning, []byte(cliReasoning), 0o600); err != nil {

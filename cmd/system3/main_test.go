@@ -297,7 +297,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 }
 
 func TestLogWrittenToStateDir(t *testing.T) {
-	state := t.TempDir()
+	state := testkit.StateDir(t)
 	code, _, _ := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir()}, "--log-level", "debug", "tasks")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -352,7 +352,7 @@ func TestDidYouMean(t *testing.T) {
 // what the daemon would.
 func TestStatusReportsUnreadableJournal(t *testing.T) {
 	srv := tmuxtest.NewServer(t, "sleep", "600")
-	state := t.TempDir()
+	state := testkit.StateDir(t)
 	// A directory where the journal should be: unreadable for root too.
 	if err := os.Mkdir(filepath.Join(state, "wakes.jsonl"), 0o700); err != nil {
 		t.Fatal(err)

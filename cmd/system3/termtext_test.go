@@ -52,7 +52,12 @@ func TestNoRawEscapeReachesTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": tasksDir, "SYSTEM3_TMUX_SOCKET": "system3-none-" + t.Name()}
-	if code, _, errOut := invoke(t, env, "outcome", "report", hostilePrint, "--outcome", "success", "--learning", "Keep "+hostilePrint); code != 0 {
+	// The learning store keeps text only: hostile text is refused there,
+	// and the refusal prints safely too (below).
+	if code, _, errOut := invoke(t, env, "outcome", "report", hostilePrint, "--outcome", "success", "--learning", "Keep "+hostilePrint); code == 0 || !strings.Contains(errOut, "byte offset") {
+		t.Fatalf("outcome report with hostile text: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := invoke(t, env, "outcome", "report", "login", "--outcome", "success", "--learning", "Keep the tests green"); code != 0 {
 		t.Fatalf("outcome report: %s", errOut)
 	}
 	for _, args := range [][]string{
@@ -61,6 +66,7 @@ func TestNoRawEscapeReachesTheTerminal(t *testing.T) {
 		{"audit"}, {"outcomes"}, {"reflect", hostilePrint}, {"capabilities"}, {"patterns"}, {"interventions"},
 		{"classify", capture}, {"classify", "--json", capture},
 		{"ack", hostilePrint}, {"answer", "--session", hostilePrint, "1"},
+		{"outcome", "report", hostilePrint, "--outcome", "success"},
 	} {
 		code, out, errOut := invoke(t, env, args...)
 		if m := rawTerminal.FindString(out + errOut); m != "" {

@@ -124,7 +124,7 @@ func TestWriteWakeSanitizes(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("control characters reached the terminal: %q", out)
 	}
-	for _, want := range []string{"s?[31m", "  question   line one\n             line two?\n", "  details    tail 1\n             tail 2\n", "1m30s ago"} {
+	for _, want := range []string{`s\u001b[31m`, "  question   line one\n             line two\\u0007\n", "  details    tail 1\n             tail 2\n", "1m30s ago"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -192,14 +192,19 @@ func (p *Policy) check(origin, action string, sess Session, rate bool) error {
 	return nil
 }
 
-// CheckAck refuses acknowledgements by MCP clients when their access is
-// read-only; wakes are not panes, so neither the allowlist nor the rate
-// applies.
-func (p *Policy) CheckAck(by string) error {
-	if p == nil || OperatorOrigin(by) || !p.cfg.ReadOnly {
+// CheckWrite refuses a write that touches no pane (acknowledging a wake,
+// reporting an outcome or an intervention) by an MCP client whose access
+// is read-only; neither the allowlist nor the rate, which are about panes,
+// applies. what names the write in the refusal: "acknowledge wakes".
+func (p *Policy) CheckWrite(origin, what string) error {
+	if p == nil || OperatorOrigin(origin) || !p.cfg.ReadOnly {
 		return nil
 	}
-	return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not acknowledge wakes; a person can, with system3 ack or the dashboard", ErrRefused, by)
+	who := claimed(origin)
+	if who == "" {
+		who = "an unnamed client"
+	}
+	return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not %s; a person can, from the dashboard or the CLI", ErrRefused, who, what)
 }
 
 // verbOf is how a refusal names an action: "stop" it, "type into" it.
@@ -215,7 +220,9 @@ func verbOf(action string) string {
 
 // AllowRequest asks whether an action on a whole tmux session may go
 // ahead: spawn (the session to be created) and stop (the session that will
-// be killed, as resolved). The pane actions check themselves.
+// be killed, as resolved); or, with no session, a write that touches no
+// pane (report_outcome, report_intervention). The pane actions check
+// themselves.
 type AllowRequest struct {
 	Action  string `json:"action"`
 	Session string `json:"session"`

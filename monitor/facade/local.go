@@ -137,9 +137,25 @@ func (l *local) Agents(context.Context) ([]string, error) {
 	return l.p.Orchestrators.AgentNames(), nil
 }
 
+// allowRecord asks the policy about a write that touches no pane. An
+// operator's (the CLI, the dashboard) passes it without asking, as the
+// policy would let it: a process with the learning store but no monitors
+// has no policy to ask.
+func (l *local) allowRecord(ctx context.Context, action, origin string) error {
+	if api.OperatorOrigin(origin) {
+		return nil
+	}
+	return l.Allow(ctx, api.AllowRequest{Action: action, Origin: origin})
+}
+
+// ReportOutcome passes the policy first, as every write does: what it
+// stores is typed into later spawns' first prompts.
 func (l *local) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
 	if l.p.Learn == nil {
 		return learn.Report{}, l.errNoLearn
+	}
+	if err := l.allowRecord(ctx, "report_outcome", o.ReportedBy); err != nil {
+		return learn.Report{}, err
 	}
 	return l.p.Learn.ReportOutcome(ctx, o)
 }
@@ -221,9 +237,14 @@ func (l *local) RequestIntervention(ctx context.Context, req coach.InterventionR
 	return l.p.Coach.RequestIntervention(ctx, req)
 }
 
+// ReportIntervention passes the policy first: the reports choose which
+// reminder is sent by itself.
 func (l *local) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
 	if l.p.Coach == nil {
 		return coach.InterventionStanding{}, l.errNoCoach
+	}
+	if err := l.allowRecord(ctx, "report_intervention", r.By); err != nil {
+		return coach.InterventionStanding{}, err
 	}
 	return l.p.Coach.ReportIntervention(ctx, r)
 }

@@ -167,8 +167,10 @@ var (
 	})
 
 	// mReportOutcome records: a second call would record it twice.
-	mReportOutcome = unary("report_outcome", action, body[learn.Outcome](), facade.Service.ReportOutcome)
-	mCapabilities  = unary("capabilities", read, body[capabilityArgs](), func(s facade.Service, ctx context.Context, a capabilityArgs) ([]learn.Capability, error) {
+	// mReportOutcome's reporter is the peer, whom the policy judges.
+	mReportOutcome = withPeer(unary("report_outcome", action, body[learn.Outcome](), facade.Service.ReportOutcome),
+		originFrom(func(o *learn.Outcome) *string { return &o.ReportedBy }))
+	mCapabilities = unary("capabilities", read, body[capabilityArgs](), func(s facade.Service, ctx context.Context, a capabilityArgs) ([]learn.Capability, error) {
 		return s.Capabilities(ctx, a.Capability, a.Domain)
 	})
 	mReflect = unary("reflect", read, body[reflectArgs](), func(s facade.Service, ctx context.Context, a reflectArgs) (learn.Reflection, error) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/system3-dev/system3/tmux"
 )
 
 // Outcome values.
@@ -48,6 +50,10 @@ type Outcome struct {
 	// Domain groups outcomes into a capability ("auth", "frontend");
 	// empty means "general".
 	Domain string `json:"domain,omitempty"`
+	// ReportedBy is who reported it, as the service saw them ("cli",
+	// "mcp:<client>", a socket peer): the policy judges it, and its
+	// learnings are quoted as that reporter's.
+	ReportedBy string `json:"reported_by,omitempty"`
 }
 
 // Report is what ReportOutcome did.
@@ -114,6 +120,13 @@ func (o Outcome) clean() (Outcome, error) {
 	case len(o.Learnings) > MaxLearnings || len(o.Blockers) > MaxLearnings:
 		return o, invalid("at most %d learnings and %d blockers; keep the ones that matter", MaxLearnings, MaxLearnings)
 	}
+	// What is stored is text: learnings are typed into agents' panes later
+	// (a spawn's first prompt), and shown on terminals.
+	for name, v := range map[string]string{"initiative": o.Initiative, "reasoning_path": o.ReasoningPath, "domain": o.Domain} {
+		if err := tmux.CheckText(v); err != nil {
+			return o, invalid("%s: %v", name, err)
+		}
+	}
 	var err error
 	if o.Learnings, err = cleanList("learning", o.Learnings); err != nil {
 		return o, err
@@ -134,6 +147,9 @@ func cleanList(what string, in []string) ([]string, error) {
 		}
 		if len(s) > MaxLearning {
 			return nil, invalid("a %s is %d characters; keep each under %d", what, len(s), MaxLearning)
+		}
+		if err := tmux.CheckText(s); err != nil {
+			return nil, invalid("a %s: %v", what, err)
 		}
 		if n := normText(s); !seen[n] {
 			seen[n] = true

@@ -193,7 +193,7 @@ func (f *Service) Ack(ctx context.Context, id, by string) (api.Wake, error) {
 	f.mu.Lock()
 	p := f.policy
 	f.mu.Unlock()
-	if err := p.CheckAck(by); err != nil {
+	if err := p.CheckWrite(by, "acknowledge wakes"); err != nil {
 		return api.Wake{}, err
 	}
 	ev, err := f.Store.Ack(id, by)
@@ -210,7 +210,7 @@ func (f *Service) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
 	f.mu.Lock()
 	p := f.policy
 	f.mu.Unlock()
-	if err := p.CheckAck(by); err != nil {
+	if err := p.CheckWrite(by, "acknowledge wakes"); err != nil {
 		return nil, err
 	}
 	return f.Store.AckAll(by)

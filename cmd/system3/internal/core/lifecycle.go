@@ -108,7 +108,7 @@ func (a *App) orchestratorConfig(cfg *lifecycle.Config) {
 // outcomeFunc records a finished initiative in the learning store.
 func outcomeFunc(ls *learn.Store) func(context.Context, lifecycle.Outcome) error {
 	return func(ctx context.Context, o lifecycle.Outcome) error {
-		_, err := ls.ReportOutcome(ctx, learn.Outcome{Initiative: o.Initiative, Outcome: o.Result, ReasoningPath: o.Summary})
+		_, err := ls.ReportOutcome(ctx, learn.Outcome{Initiative: o.Initiative, Outcome: o.Result, ReasoningPath: o.Summary, ReportedBy: "auto"})
 		return err
 	}
 }
