@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,29 +40,7 @@ func TestRealClaudePushesEachPrompt(t *testing.T) {
 		"SYSTEM3_TMUX_SOCKET_PATH": cs.Socket(), "SYSTEM3_CONFIG": cfg}
 	startServeAt(t, env, addr)
 
-	push := func(n int) notify.NtfyMessage {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			if msgs, _, _ := rec.snapshot(); len(msgs) >= n {
-				return msgs[n-1]
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("push %d never came; screen:\n%s", n, cs.Capture())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	tap := func(u string) (int, string) {
-		t.Helper()
-		resp, err := http.Post(u, "text/plain", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	push := func(n int) notify.NtfyMessage { t.Helper(); return rec.nth(t, n, cs.Capture) }
 
 	cs.Send("migrate-twice please")
 	first := push(1)
@@ -79,7 +56,7 @@ func TestRealClaudePushesEachPrompt(t *testing.T) {
 		t.Fatalf("the second push:\n%s", second.Message)
 	}
 	cs.WaitForText("--drop-all-tables", 0)
-	if code, body := tap(first.Actions[0].URL); code != http.StatusConflict || !strings.Contains(body, "nothing was typed") {
+	if code, body := tapAction(t, first.Actions[0].URL); code != http.StatusConflict || !strings.Contains(body, "nothing was typed") {
 		t.Fatalf("the first push's Yes on the second prompt: %d %s", code, body)
 	}
 	screen := cs.WaitStable(500*time.Millisecond, 0)
@@ -94,7 +71,7 @@ func TestRealClaudePushesEachPrompt(t *testing.T) {
 	if !strings.HasPrefix(last.Label, "No") {
 		t.Fatalf("the second push's buttons: %+v", second.Actions)
 	}
-	if code, body := tap(last.URL); code != http.StatusOK {
+	if code, body := tapAction(t, last.URL); code != http.StatusOK {
 		t.Fatalf("declining from the push: %d %s", code, body)
 	}
 	// Declining is Escape for Claude Code: the call does not run.

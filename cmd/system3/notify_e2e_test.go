@@ -115,6 +115,40 @@ func newNtfyRecorder(t *testing.T) *ntfyRecorder {
 	return r
 }
 
+// nth waits up to a minute for the n-th ntfy message (1-based) and returns
+// it; screen, when set, tells what the agent showed if it never came.
+func (r *ntfyRecorder) nth(t *testing.T, n int, screen func() string) notify.NtfyMessage {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if msgs, _, _ := r.snapshot(); len(msgs) >= n {
+			return msgs[n-1]
+		}
+		if time.Now().After(deadline) {
+			msgs, _, _ := r.snapshot()
+			shown := ""
+			if screen != nil {
+				shown = screen()
+			}
+			t.Fatalf("push %d never came (%d so far: %+v); screen:\n%s", n, len(msgs), msgs, shown)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tapAction posts to a push's action URL as the ntfy app does, and returns the
+// status and what the page said.
+func tapAction(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(u, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 func (r *ntfyRecorder) snapshot() ([]notify.NtfyMessage, []notify.WebhookBody, []time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -177,22 +211,12 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 	}
 	t.Logf("push latency from wake to the test server: %v", at[0].Sub(h.Wake.Time).Round(time.Millisecond))
 
-	post := func(u string) (int, string) {
-		t.Helper()
-		resp, err := http.Post(u, "text/plain", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	// A tampered link answers nothing.
-	if code, body := post(strings.Replace(m.Actions[0].URL, "t=", "t=x", 1)); code != http.StatusForbidden {
+	if code, body := tapAction(t, strings.Replace(m.Actions[0].URL, "t=", "t=x", 1)); code != http.StatusForbidden {
 		t.Fatalf("tampered action: %d %s", code, body)
 	}
 	// Tapping "Yes" answers option 1: the agent runs the command.
-	code, body := post(m.Actions[0].URL)
+	code, body := tapAction(t, m.Actions[0].URL)
 	if code != http.StatusOK || !strings.Contains(body, "answered “Yes”") {
 		t.Fatalf("action: %d %s", code, body)
 	}
@@ -214,7 +238,7 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// The same button again, or another option of the same wake, does nothing.
-	if code, body := post(m.Actions[2].URL); code != http.StatusConflict {
+	if code, body := tapAction(t, m.Actions[2].URL); code != http.StatusConflict {
 		t.Fatalf("second tap: %d %s", code, body)
 	}
 	audit, _ := os.ReadFile(filepath.Join(state, "audit.jsonl"))

@@ -53,20 +53,7 @@ func TestWakeTruthAcrossViews(t *testing.T) {
 		"SYSTEM3_TMUX_SOCKET_PATH": srv.Path, "SYSTEM3_CONFIG": cfg}
 	startServeAt(t, env, addr)
 
-	push := func(n int) notify.NtfyMessage {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			if msgs, _, _ := rec.snapshot(); len(msgs) >= n {
-				return msgs[n-1]
-			}
-			if time.Now().After(deadline) {
-				msgs, _, _ := rec.snapshot()
-				t.Fatalf("push %d never came (%d so far: %+v)", n, len(msgs), msgs)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	push := func(n int) notify.NtfyMessage { t.Helper(); return rec.nth(t, n, nil) }
 	first := push(1)
 	if !strings.Contains(first.Message, "npm run migrate -- --env staging") || strings.Contains(first.Message, "production") {
 		t.Fatalf("the first push does not name the staging command:\n%s", first.Message)
@@ -94,14 +81,8 @@ func TestWakeTruthAcrossViews(t *testing.T) {
 	}
 
 	// The first push's Yes, tapped now, approves nothing.
-	resp, err := http.Post(first.Actions[0].URL, "text/plain", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "resolved (answered by cli (pid ") {
-		t.Fatalf("the stale push action: %d %s", resp.StatusCode, body)
+	if code, body := tapAction(t, first.Actions[0].URL); code != http.StatusConflict || !strings.Contains(body, "resolved (answered by cli (pid ") {
+		t.Fatalf("the stale push action: %d %s", code, body)
 	}
 	if screen := capturePane(t, srv, pane); !strings.Contains(screen, "--drop-all-tables") || !strings.Contains(screen, "Do you want to proceed?") {
 		t.Fatalf("the production prompt is gone after a stale tap:\n%s", screen)
@@ -141,8 +122,11 @@ func TestWakeTruthAcrossViews(t *testing.T) {
 			t.Fatalf("MCP answer_prompt %d: error %v: %s", i+1, isErr, text)
 		}
 	}
-	if screen := capturePane(t, srv, pane); strings.Contains(screen, "❯ no") || strings.Contains(screen, "Do you want to proceed?") {
-		t.Fatalf("after declining:\n%s", screen)
+	testkit.WaitFor(t, 20*time.Second, "the declined prompt to go", func() bool {
+		return !strings.Contains(capturePane(t, srv, pane), "Do you want to proceed?")
+	})
+	if screen := capturePane(t, srv, pane); strings.Contains(screen, "❯ no") {
+		t.Fatalf("after declining, the refused answer was typed:\n%s", screen)
 	}
 	if code, out, _ := invoke(t, env, "wait", "--session", s.Name, "--reason", "awaiting_input", "--timeout", "2s"); code != 2 {
 		t.Fatalf("wait after the answers: exit %d, printed\n%s", code, out)
@@ -168,18 +152,9 @@ func wakesJSON(t *testing.T, env map[string]string, args ...string) []api.Wake {
 }
 
 // webPage signs in with a `system3 web` link and returns the page's HTML.
-func webPage(t *testing.T, env map[string]string, base string) string {
+func webPage(t *testing.T, env map[string]string, base string) (page string) {
 	t.Helper()
-	code, out, errOut := invoke(t, env, "web", "--url", base)
-	if code != 0 {
-		t.Fatalf("system3 web: %d %s", code, errOut)
-	}
-	link := ""
-	for _, f := range strings.Fields(out) {
-		if strings.HasPrefix(f, base+"/web/signin?code=") {
-			link = f
-		}
-	}
+	link, _ := signInLink(t, env, base)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	for _, u := range []string{link, base + "/web/"} {
@@ -192,9 +167,9 @@ func webPage(t *testing.T, env map[string]string, base string) string {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
 		}
-		out = string(b)
+		page = string(b)
 	}
-	return out
+	return page
 }
 
 // capturePane is the pane's screen now.

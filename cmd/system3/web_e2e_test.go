@@ -35,6 +35,22 @@ func chromium(t *testing.T) string {
 	return testkit.LookPath(t, "chromium")
 }
 
+// signInLink runs `system3 web --url base` and returns the one-time
+// sign-in link it printed, and all it printed.
+func signInLink(t *testing.T, env map[string]string, base string) (link, out string) {
+	t.Helper()
+	code, out, errOut := invoke(t, env, "web", "--url", base)
+	if code != 0 {
+		t.Fatalf("system3 web: %d %s", code, errOut)
+	}
+	for _, f := range strings.Fields(out) {
+		if strings.HasPrefix(f, base+"/web/signin?code=") {
+			link = f
+		}
+	}
+	return link, out
+}
+
 // browser starts headless Chromium with a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
@@ -119,16 +135,7 @@ func TestWebPageInChromium(t *testing.T) {
 		t.Fatalf("GET /web/ without a cookie: %d", resp.StatusCode)
 	}
 
-	code, out, errOut := invoke(t, env, "web", "--url", base)
-	if code != 0 {
-		t.Fatalf("system3 web: %d %s", code, errOut)
-	}
-	link := ""
-	for _, f := range strings.Fields(out) {
-		if strings.HasPrefix(f, base+"/web/signin?code=") {
-			link = f
-		}
-	}
+	link, out := signInLink(t, env, base)
 	if link == "" || !strings.Contains(out, "▀") {
 		t.Fatalf("system3 web printed no link or QR code:\n%s", out)
 	}
