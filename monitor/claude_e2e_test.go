@@ -190,10 +190,12 @@ func TestRealClaudeCode(t *testing.T) {
 	noWake(t, m, api.ReasonWorkerFailed)
 }
 
-// noWake checks that no wake of reason r is raised within two seconds.
+// noWake checks that no wake of reason r is raised within the exit grace
+// and two seconds more: the time a worker_failed for an exit without a
+// goodbye takes.
 func noWake(t *testing.T, m *liveMonitors, r api.Reason) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(m.ctx, 2*time.Second)
+	wctx, cancel := context.WithTimeout(m.ctx, m.sup.cfg.ExitGrace+2*time.Second)
 	defer cancel()
 	if ev, err := m.store.Wait(wctx, api.WakeFilter{Reasons: []api.Reason{r}, IncludeResolved: true, IncludeAcked: true}); err == nil {
 		t.Fatalf("unexpected %s wake: %+v\nscreen:\n%s", r, ev, m.screen())

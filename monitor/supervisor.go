@@ -103,7 +103,7 @@ type Config struct {
 	// ExitGrace is how long an agent gone from its pane without a word may
 	// still show the goodbye of a clean exit (it prints it as it quits;
 	// the shell's prompt can come first) before it is a failed worker
-	// (default 2s).
+	// (default 5s).
 	ExitGrace     time.Duration
 	SummaryEvery  time.Duration // a summary wake (digest of every session) this often (default 0: off)
 	LoopThreshold int           // same error this many times → error_loop (default 3)
@@ -153,7 +153,7 @@ func (c *Config) defaults() {
 	def(&c.IdleAfter, 10*time.Minute)
 	def(&c.HeartbeatEvery, 5*time.Minute)
 	def(&c.ErrorGrace, 30*time.Second)
-	def(&c.ExitGrace, 2*time.Second)
+	def(&c.ExitGrace, 5*time.Second)
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.UnmatchedAfter, 3*time.Second)
 	def(&c.Settle, 5*time.Millisecond)
