@@ -361,13 +361,14 @@ Ctrl-C.
 
 With --agent claude the demo runs the real Claude Code instead, without an
 account: claude on your PATH, or the executable --agent-bin names (install
-it with npm install -g @anthropic-ai/claude-code). Two sessions, ` + demoClaudeSessions[0].Name + ` and
-` + demoClaudeSessions[1].Name + `, run in the private tmux server with a throwaway HOME in the
-demo's directory (onboarding done, their folders trusted) and talk to a
-fake of the Anthropic API that the demo serves on 127.0.0.1: nothing
-reaches the network, and Claude Code gets none of your environment. Each
-starts by asking what to try; type one of these words into a session
-(press i in the dashboard, or attach to it) to walk the states:
+it with npm install -g @anthropic-ai/claude-code). Two sessions,
+` + demoClaudeSessions[0].Name + ` and ` + demoClaudeSessions[1].Name + `, run in the private tmux server with a
+throwaway HOME in the demo's directory (onboarding done, their folders
+trusted) and talk to a fake of the Anthropic API that the demo serves on
+127.0.0.1: nothing reaches the network, and Claude Code gets none of your
+environment. Each starts by asking what to try; type one of these words
+into a session (press i in the dashboard, or attach to it) to walk the
+states:
 
 ` + demoKeywordLines("  ") + `
 
