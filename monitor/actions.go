@@ -195,7 +195,7 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("answer %s: cannot read the pane to check its prompt, so nothing was typed: %w", sess.Target, err))
 	}
-	if now.Prompt != want {
+	if now.State != rules.AwaitingInput || now.Prompt != want {
 		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (now: %s); nothing was typed", api.ErrPromptChanged, describeNow(now)))
 	}
 	option, keys, err := api.AnswerKeys(now, req.Answer)
@@ -230,7 +230,7 @@ func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, er
 		case ev.Resolved:
 			return "", fmt.Errorf("%w: wake %s is resolved (%s); nothing was typed", api.ErrPromptChanged, ev.ID, ev.Resolution)
 		case ev.Prompt == "":
-			return "", fmt.Errorf("%w: wake %s was raised by an older system3 and does not say which prompt it was; answer the prompt on screen now by session", api.ErrPromptChanged, ev.ID)
+			return "", fmt.Errorf("%w: wake %s names no prompt on screen (a hook announced it, or an older system3 raised it); answer the prompt on screen now by session", api.ErrPromptChanged, ev.ID)
 		case want != "" && want != ev.Prompt:
 			return "", fmt.Errorf("%w: prompt %s is not wake %s's prompt %s", api.ErrBadRequest, want, ev.ID, ev.Prompt)
 		}
@@ -241,6 +241,11 @@ func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, er
 			return "", fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State)
 		}
 		want = sess.Prompt
+	}
+	if want == "" {
+		// Awaiting by a hook's word, with no prompt on screen to choose
+		// keys from.
+		return "", fmt.Errorf("%w: %s shows no prompt system3 can read, so it cannot choose the keys; look at the pane", api.ErrNotAwaiting, sess.Target)
 	}
 	return want, nil
 }

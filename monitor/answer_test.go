@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -180,5 +181,26 @@ func TestAckIsAudited(t *testing.T) {
 	}
 	if want := []string{"mcp:x " + ev.ID + " refused sent=false", "tui " + ev.ID + "  sent=true"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("ack entries %q, want %q", got, want)
+	}
+}
+
+// A pane awaiting input by a hook's word, with no prompt on its screen,
+// has no keys to choose: an answer types nothing.
+func TestAnswerNeedsAPromptOnScreen(t *testing.T) {
+	snd := &recordingSender{}
+	dir := t.TempDir()
+	h := newHarness(t, func(c *Config) { c.Send, c.Audit = snd, audit.Open(dir) })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.sup.flush(context.Background())
+	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Prompt != "" {
+		t.Fatalf("after the hook: %+v", s)
+	}
+	if _, err := h.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: "%1"}, Answer: "1", Origin: "cli"}); !errors.Is(err, api.ErrNotAwaiting) {
+		t.Fatalf("answer with no prompt on screen: %v", err)
+	}
+	if len(snd.calls) != 0 {
+		t.Fatalf("typed %q", snd.calls)
 	}
 }

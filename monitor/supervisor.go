@@ -981,7 +981,9 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		ss.Options = []string{}
 	}
 	ss.Prompt = ""
-	if state == rules.AwaitingInput {
+	if state == rules.AwaitingInput && res.State == rules.AwaitingInput {
+		// Only a prompt the screen shows has an identity: one a hook
+		// announced before it is drawn has no keys to choose yet.
 		ss.Prompt = screenPrompt(agent, res)
 	}
 	if st.answered.prompt != "" && st.answered.prompt != ss.Prompt {
