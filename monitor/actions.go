@@ -39,8 +39,9 @@ type actions struct {
 		// sess's agent: the prompt on screen at this moment.
 		reread(ctx context.Context, sess api.Session) (api.Session, error)
 		// answeredMark and markAnswered keep the prompt an answer was
-		// typed into, until the screen shows another.
-		answeredMark(pane string) answerMark
+		// typed into, until the screen shows another (prompt), and the
+		// last answer typed into the pane, whatever came since (last).
+		answeredMark(pane string) (prompt, last answerMark)
 		markAnswered(pane string, m answerMark)
 	}
 	// answering holds one lock per pane for an answer's check-and-type,
@@ -54,6 +55,11 @@ type answerMark struct {
 	prompt, by, option string
 	at                 time.Time
 }
+
+// recentAnswer is how long after an answer a second one that names no
+// prompt is refused: it was most likely meant for the prompt just
+// answered, and would land on whatever the agent showed next.
+const recentAnswer = 2 * time.Second
 
 // urgentPause lets an agent redraw its input after an interrupt before
 // the guidance is typed.
@@ -187,9 +193,14 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	mu, _ := a.answering.LoadOrStore(sess.Pane, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	if m := a.reg.answeredMark(sess.Pane); m.prompt == want {
+	m, last := a.reg.answeredMark(sess.Pane)
+	if m.prompt == want {
 		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s's prompt was answered already (%q by %s, %s ago) and the screen has shown no other since; nothing was typed",
 			api.ErrPromptChanged, sess.Target, m.option, m.by, a.cfg.Clock().Sub(m.at).Round(time.Millisecond)))
+	}
+	if since := a.cfg.Clock().Sub(last.at); req.Wake == "" && req.Prompt == "" && !last.at.IsZero() && since < recentAnswer {
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s was answered %s ago (%q by %s), and an answer that names no prompt may be meant for that one; nothing was typed: to answer what it shows now, name it (answer --wake ID or --prompt P; MCP wake or prompt)",
+			api.ErrPromptChanged, sess.Target, since.Round(time.Millisecond), last.option, last.by))
 	}
 	now, err := a.reg.reread(ctx, sess)
 	if err != nil {

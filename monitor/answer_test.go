@@ -95,16 +95,31 @@ func TestSecondAnswerIsRefused(t *testing.T) {
 	if len(snd.calls) != 1 {
 		t.Fatalf("sent %q, want only the first answer's keys", snd.calls)
 	}
-	// Once the screen has moved on and the agent asks again, the new
-	// prompt may be answered.
+	// The agent moves on and asks again at once: an answer that names no
+	// prompt, right after the first, may be meant for the first, and is
+	// refused; one naming the new prompt, or one a moment later, types.
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
 	h.tm.showScreen("%1", bashPrompt(t, "npm run migrate -- --env staging"))
 	h.step()
-	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "1", Origin: "tui"}); err != nil {
-		t.Fatalf("answer to the prompt asked again: %v", err)
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "1", Origin: "tui"}); !errors.Is(err, api.ErrPromptChanged) || !strings.Contains(err.Error(), "names no prompt") {
+		t.Fatalf("an unnamed answer right after another: %v", err)
+	}
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Prompt: h.session("%1").Prompt, Answer: "1", Origin: "tui"}); err != nil {
+		t.Fatalf("an answer naming the prompt asked again: %v", err)
 	}
 	if len(snd.calls) != 2 {
+		t.Fatalf("sent %q", snd.calls)
+	}
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	h.tm.showScreen("%1", bashPrompt(t, "npm run migrate -- --env staging"))
+	h.step()
+	h.clock.Add(recentAnswer)
+	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Session: "orch-1"}, Answer: "1", Origin: "tui"}); err != nil {
+		t.Fatalf("an unnamed answer a while after the last: %v", err)
+	}
+	if len(snd.calls) != 3 {
 		t.Fatalf("sent %q", snd.calls)
 	}
 }

@@ -150,8 +150,11 @@ func TestServiceAppliesPolicy(t *testing.T) {
 			return err
 		}},
 		{"answer", func(h *harness, o string, t api.Target) error {
-			// Each answer is to a new prompt: the agent moved on and
-			// asked again (a second answer to one prompt is refused).
+			// Each answer is to a new prompt, a while after the last:
+			// the agent moved on and asked again (a second answer to one
+			// prompt, or one naming no prompt right after another, is
+			// refused).
+			h.clock.Add(recentAnswer)
 			h.tm.show(h.t, "%1", "claude", "claude/idle.txt")
 			h.step()
 			h.tm.show(h.t, "%1", "claude", "claude/permission_bash.txt")

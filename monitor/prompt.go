@@ -52,14 +52,14 @@ func (s *Supervisor) reread(ctx context.Context, sess api.Session) (api.Session,
 }
 
 // answeredMark is the prompt an answer was last typed into in pane, while
-// the screen has shown no other.
-func (s *Supervisor) answeredMark(pane string) answerMark {
+// the screen has shown no other, and the last answer typed into pane.
+func (s *Supervisor) answeredMark(pane string) (prompt, last answerMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.panes[pane]; ok {
-		return st.answered
+		return st.answered, st.lastAnswer
 	}
-	return answerMark{}
+	return answerMark{}, answerMark{}
 }
 
 // markAnswered records that an answer was typed into pane's prompt.
@@ -67,6 +67,6 @@ func (s *Supervisor) markAnswered(pane string, m answerMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.panes[pane]; ok {
-		st.answered = m
+		st.answered, st.lastAnswer = m, m
 	}
 }

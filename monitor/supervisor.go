@@ -207,8 +207,10 @@ type paneState struct {
 	unmatched      *pendingApply
 	// answered is the prompt an answer was last typed into, until the
 	// screen shows another state or prompt: a second answer to it is
-	// refused, however soon it comes after the first.
-	answered answerMark
+	// refused, however soon it comes after the first. lastAnswer is the
+	// last answer, kept: an answer naming no prompt right after it is
+	// refused too (recentAnswer).
+	answered, lastAnswer answerMark
 }
 
 // pendingApply is a classification waiting to be applied.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -311,8 +312,11 @@ func TestMissingAndWedgedBinary(t *testing.T) {
 	// call ends after the deadline plus the 3 s a client's pipes are given
 	// to close.
 	wedged := filepath.Join(dir, "wedged-tmux")
-	if err := os.WriteFile(wedged, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
-		t.Fatal(err)
+	// Written by a child process: a file this process holds open for
+	// writing can be inherited by a parallel test's fork, and exec then
+	// fails with "text file busy" (golang/go#22315).
+	if out, err := exec.Command(testkit.LookPath(t, "sh"), "-c", `printf '#!/bin/sh\nsleep 30\n' > "$0" && chmod 755 "$0"`, wedged).CombinedOutput(); err != nil {
+		t.Fatalf("write %s: %v %s", wedged, err, out)
 	}
 	srv := tmux.Server{Path: filepath.Join(dir, "sock"), Bin: wedged, Timeout: 300 * time.Millisecond}
 	start = time.Now()

@@ -57,8 +57,11 @@ func TestDashboardAcrossHostsOverSSH(t *testing.T) {
 		}
 		return ""
 	}
-	waitScreen("the remote agent waiting, with its host, beside this machine's", func(s string) bool {
-		return strings.Contains(s, "HOST") && strings.Contains(row(s, "remote", "fa-permission:0.0"), "awaiting") && row(s, "local", "main:0.0") != ""
+	// Its wake too: one that came after the filter is typed would take
+	// the status line the filter's message is read from.
+	waitScreen("the remote agent waiting, with its host, beside this machine's, and its wake", func(s string) bool {
+		return strings.Contains(s, "HOST") && strings.Contains(row(s, "remote", "fa-permission:0.0"), "awaiting") && row(s, "local", "main:0.0") != "" &&
+			strings.Contains(s, "awaiting_input  remote:fa-permission:0.0")
 	})
 
 	for _, k := range []string{"/", "h", "o", "s", "t", ":", "r", "e", "m", "o", "t", "e", "Enter"} {
