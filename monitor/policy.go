@@ -13,7 +13,7 @@ import (
 // recordWrites are the writes that touch no pane, and how a refusal names
 // them.
 var recordWrites = map[string]string{
-	"report_outcome":       "report outcomes to the learning store",
+	"report_outcome":      "report outcomes to the learning store",
 	"report_intervention": "report what a reminder did",
 }
 
