@@ -294,9 +294,14 @@ func TestDemoWithoutClaudeSaysHowToGetIt(t *testing.T) {
 		{"a binary without claude", []string{"demo", "--agent-bin", notExec}, "--agent-bin names Claude Code's executable for --agent claude; add --agent claude"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := invoke(t, map[string]string{"PATH": empty}, tc.args...)
-			if code == 0 || out != "" || errOut != "system3: "+tc.want+"\n" {
-				t.Errorf("exit %d, stdout %q, stderr %q; want a failure saying %q", code, out, errOut, tc.want)
+			// A demo that starts anyway is stopped, and fails the test.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			env := map[string]string{"PATH": empty, "HOME": t.TempDir(), "SYSTEM3_STATE_DIR": testkit.ShortDir(t)}
+			var out, errOut strings.Builder
+			code := run(ctx, tc.args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
+			if code == 0 || out.String() != "" || errOut.String() != "system3: "+tc.want+"\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a failure saying %q", code, out.String(), errOut.String(), tc.want)
 			}
 		})
 	}
