@@ -20,6 +20,7 @@ func TestCleanExitRaisesNoWorkerFailed(t *testing.T) {
 	}{
 		{name: "/exit", fixture: "claude/exited_shell.txt"},
 		{name: "ctrl-c twice", fixture: "claude/exited_shell_ctrl_c.txt"},
+		{name: "left a cleared screen", fixture: "shell/prompt.txt"},
 		{name: "killed", fixture: "claude/working_spinner_streaming.txt", failed: true},
 		{name: "dead pane, status 0", fixture: "claude/idle.txt", dead: true, status: 0},
 		{name: "dead pane, status 1", fixture: "claude/idle.txt", dead: true, status: 1, failed: true},

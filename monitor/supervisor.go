@@ -950,9 +950,12 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 			agent = st.seenAgent
 		}
 	case agents.IsShell(agent) && st.seenAgent != "":
-		// The agent this pane ran has quit to its shell.
+		// The agent this pane ran has quit to its shell, and the screen
+		// shows nothing of it (a screen it left behind is the engine's
+		// RuleProcessGone, by screen): it cleared its own display on the
+		// way out, as a program that quits does and one killed cannot.
 		agent, state, kind = st.seenAgent, rules.Exited, "process_gone"
-		ev = api.Evidence{Source: "process", Rule: rules.RuleProcessGone, Lines: []string{fmt.Sprintf("%s is no longer running; %s is in the foreground", st.seenAgent, st.pane.Command)}}
+		ev = api.Evidence{Source: "process", Rule: ruleAgentLeft, Lines: []string{fmt.Sprintf("%s is no longer running and cleared its screen; %s is in the foreground", st.seenAgent, st.pane.Command)}}
 	}
 	st.sess.ErrorCount = 0
 	if state == rules.Error && kind != "command" {

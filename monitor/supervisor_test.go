@@ -346,10 +346,11 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%6", "claude", "claude/working_spinner_streaming.txt")
 	h.step()
-	h.tm.show(t, "%6", "bash", "shell/prompt.txt")
+	// Killed: its last screen stays, the shell back in front of it.
+	h.tm.show(t, "%6", "bash", "claude/working_spinner_streaming.txt")
 	h.step()
 	s := h.session("%6")
-	if s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Source != "process" {
+	if s.State != rules.Exited || s.Agent != "claude" {
 		t.Fatalf("session = %+v", s)
 	}
 	// It quit without its goodbye: once the exit grace has passed with
@@ -359,6 +360,22 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	w := h.unacked(api.ReasonWorkerFailed)
 	if len(w) != 1 || w[0].Agent != "claude" {
 		t.Fatalf("worker_failed wakes = %+v", w)
+	}
+	// One that quit clearing its screen (Claude Code leaving a session
+	// with no conversation) chose to: exited, no wake.
+	h.tm.show(t, "%8", "claude", "claude/working_spinner_streaming.txt")
+	h.step()
+	h.tm.show(t, "%8", "bash", "shell/prompt.txt")
+	h.step()
+	h.clock.Add(h.sup.cfg.ExitGrace)
+	h.step()
+	if s := h.session("%8"); s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Rule != ruleAgentLeft {
+		t.Fatalf("session = %+v", s)
+	}
+	for _, w := range h.allWakes(api.ReasonWorkerFailed) {
+		if w.Pane == "%8" {
+			t.Fatalf("a clean quit raised %+v", w)
+		}
 	}
 	// A plain shell pane that never ran an agent is idle, not failed.
 	h.tm.show(t, "%7", "bash", "shell/prompt.txt")

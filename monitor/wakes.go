@@ -68,15 +68,23 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 	return ops
 }
 
+// ruleAgentLeft decides an agent gone from its pane that left nothing of
+// its screen behind: it cleared its display as it quit.
+const ruleAgentLeft = "monitor.agent_left"
+
 // cleanExit reports an exit the agent's user chose, which is no failed
 // worker: the agent said goodbye its own way (a rule of the agent, not a
 // built-in one, recognised its exit on screen: Claude Code's "Resume this
-// session with:" after /exit or Ctrl-C twice), its SessionEnd hook said
-// so, or the pane's process exited with status 0. An agent that vanished
-// without a word (killed, crashed) or exited non-zero is not.
+// session with:" after /exit or Ctrl-C twice), it cleared its screen as it
+// quit (Claude Code leaving a session with no conversation), its
+// SessionEnd hook said so, or the pane's process exited with status 0. An
+// agent that vanished leaving its screen (killed) or exited non-zero is
+// not.
 func cleanExit(st *paneState) bool {
 	ev := st.sess.Evidence
 	switch {
+	case ev.Rule == ruleAgentLeft:
+		return true
 	case ev.Rule == rules.RulePaneDead:
 		return st.pane.Dead && st.pane.DeadStatus == 0
 	case ev.Source == "hook":
