@@ -49,7 +49,9 @@ func TestRealGemini(t *testing.T) {
 		t.Fatalf("permission wake = %+v", ev)
 	}
 	gs.WaitStable(300*time.Millisecond, 0)
-	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	// Named as a supervisor names it: the prompt it read.
+	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
@@ -275,7 +277,9 @@ func TestRealGeminiUnreachable(t *testing.T) {
 func answerGemini(t *testing.T, m *liveMonitors, gs *geminitest.Session, want string) {
 	t.Helper()
 	gs.WaitStable(300*time.Millisecond, 0)
-	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Answer: "1", Origin: "test"})
+	// Named as a supervisor names it: the prompt it read.
+	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
