@@ -61,6 +61,11 @@ type answerMark struct {
 // answered, and would land on whatever the agent showed next.
 const recentAnswer = 2 * time.Second
 
+// promptSettle is how long a prompt has been on screen before an answer
+// is typed into it: Claude Code drops a key typed within about 100 ms of
+// its dialog appearing, and an answer straight from a wake would be lost.
+const promptSettle = 300 * time.Millisecond
+
 // urgentPause lets an agent redraw its input after an interrupt before
 // the guidance is typed.
 const urgentPause = 300 * time.Millisecond
@@ -201,6 +206,14 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if since := a.cfg.Clock().Sub(last.at); req.Wake == "" && req.Prompt == "" && !last.at.IsZero() && since < recentAnswer {
 		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s was answered %s ago (%q by %s), and an answer that names no prompt may be meant for that one; nothing was typed: to answer what it shows now, name it (answer --wake ID or --prompt P; MCP wake or prompt)",
 			api.ErrPromptChanged, sess.Target, since.Round(time.Millisecond), last.option, last.by))
+	}
+	if wait := promptSettle - a.cfg.Clock().Sub(sess.Since); sess.Prompt == want && wait > 0 {
+		// The prompt has just appeared: let the agent take keys.
+		select {
+		case <-ctx.Done():
+			return api.ActionResult{}, a.refuse(refused, ctx.Err())
+		case <-time.After(wait):
+		}
 	}
 	now, err := a.reg.reread(ctx, sess)
 	if err != nil {

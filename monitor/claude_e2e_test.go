@@ -88,7 +88,9 @@ func TestRealClaudeCode(t *testing.T) {
 	if !strings.Contains(first.Details, "./migrate.sh --env staging") || first.Prompt == "" {
 		t.Fatalf("first prompt's wake = %+v", first)
 	}
-	cs.WaitStable(300*time.Millisecond, 0)
+	// Answered at once, as a supervisor woken by the wake would: system3
+	// lets the dialog settle before typing (Claude Code drops a key typed
+	// within about 100 ms of it appearing).
 	if _, err := m.sup.Answer(ctx, api.AnswerRequest{Wake: first.ID, Answer: "yes", Origin: "cli"}); err != nil {
 		t.Fatalf("the first answer: %v", err)
 	}
