@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/system3-dev/system3/internal/termtext"
 )
 
 // ellipsis marks text cut to fit.
@@ -52,32 +54,20 @@ func splitLines(s string) []string {
 }
 
 // clean makes one line of text from a pane, a task file or a wake safe to
-// print: escape sequences are removed (they could rewrite the screen),
-// control characters and line breaks become spaces, characters whose width
-// tmux and the dashboard could disagree on are dropped or replaced
-// (screenRune), and the ends are trimmed.
+// print through the one sanitiser (termtext.Plain: escape sequences
+// removed, control characters and line breaks spaces, bidi controls
+// dropped), then drops or replaces the characters whose width tmux and
+// the dashboard could disagree on (screenRune).
 func clean(s string) string {
-	ok := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			ok = false
-			break
-		}
+	s = termtext.Plain(s)
+	if printableASCII(s) {
+		return s
 	}
-	if ok {
-		return strings.TrimSpace(s)
-	}
-	s = ansi.Strip(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
-			b.WriteByte(' ')
-		default:
-			if out, ok := screenRune(r); ok {
-				b.WriteRune(out)
-			}
+		if out, ok := screenRune(r); ok {
+			b.WriteRune(out)
 		}
 	}
 	return strings.TrimSpace(b.String())

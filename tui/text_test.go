@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/system3-dev/system3/internal/termtext"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -90,6 +91,23 @@ func TestClean(t *testing.T) {
 			t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// clean is the one sanitiser's Plain, narrowed for width: it keeps nothing
+// termtext would change, and differs from Plain only by what screenRune
+// drops or replaces.
+func FuzzClean(f *testing.F) {
+	f.Add("\x1b]52;c;ZXZpbA==\x07 \x1b[2J\u202egnp.exe \u009b31m \xff end")
+	f.Add("✻ Implementing… 世界")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, plain := clean(s), termtext.Plain(s)
+		if termtext.Line(got) != got {
+			t.Fatalf("clean(%q) = %q, which the sanitiser would change", s, got)
+		}
+		if printableASCII(plain) && got != plain {
+			t.Fatalf("clean(%q) = %q, termtext.Plain = %q", s, got, plain)
+		}
+	})
 }
 
 func TestSince(t *testing.T) {

@@ -5,7 +5,9 @@
 // control character, escape sequence introducer, C1 control, bidi control
 // and invalid byte is shown as a visible escape (\u001b, \u202e, \xff)
 // instead. Inside a JSON string that escape is the same character, so
-// JSON output stays valid and decodes to what it held.
+// JSON output stays valid and decodes to what it held. A screen system3
+// lays out itself (the dashboard) takes the same text through Plain, which
+// removes what Sanitize shows.
 package termtext
 
 import (
@@ -13,6 +15,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // unsafe reports whether r must not reach a terminal as it is: C0 controls
@@ -44,6 +48,39 @@ func Sanitize(s string) string {
 func Line(s string) string {
 	s = Sanitize(s)
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
+// Plain is one line of text for a screen system3 lays out itself (the
+// dashboard's tables and panels), where a visible escape would only be
+// noise: escape sequences are removed whole, every other control character
+// and line break (C0, DEL, C1, U+2028, U+2029) becomes a space, bidi
+// controls are dropped, a byte that is not UTF-8 is dropped or becomes
+// U+FFFD, and the ends are trimmed. Nothing it returns is unsafe.
+func Plain(s string) string {
+	ok := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return strings.TrimSpace(s)
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
+			b.WriteByte(' ')
+		case unsafe(r):
+			// a bidi control: it only reorders what follows
+		default:
+			b.WriteRune(r) // a byte that is not UTF-8 arrives as U+FFFD
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // appendSafe writes s to b, made safe. With final false, an incomplete

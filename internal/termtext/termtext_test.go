@@ -69,6 +69,44 @@ func TestWriter(t *testing.T) {
 	}
 }
 
+// Plain removes what Sanitize shows: nothing of an escape sequence is
+// left, controls and line breaks are spaces, bidi controls are gone.
+func TestPlain(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"  plain text  ", "plain text"},
+		{"a\tb\nc\rd\u2028e", "a b c d e"},
+		{"\x1b[31mred\x1b[0m \x1b]0;title\x07ok \x1b]8;;https://evil\x1b\\link\x1b]8;;\x1b\\", "red ok link"},
+		{"\u202egnp.exe\u202c", "gnp.exe"},
+		{"bad \xff byte", "bad  byte"},
+		{"cut \xc3 char", "cut \ufffd char"},
+		{"C1 \u009b31m", "C1  31m"},
+		{"wide 世界 ✓", "wide 世界 ✓"},
+	} {
+		if got := Plain(tt.in); got != tt.want {
+			t.Errorf("Plain(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := Plain(hostile); strings.ContainsAny(got, "\x1b\a\r\n") || strings.Contains(got, "52;c;") || strings.Contains(got, "pwned") {
+		t.Errorf("Plain(hostile) = %q", got)
+	}
+}
+
+func FuzzPlain(f *testing.F) {
+	f.Add(hostile)
+	f.Add("plain")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Plain(s)
+		for _, r := range got {
+			if unsafe(r) || r == '\n' || r == '\t' {
+				t.Fatalf("Plain(%q) = %q keeps %U", s, got, r)
+			}
+		}
+		if !utf8Valid(got) || got != strings.TrimSpace(got) {
+			t.Fatalf("Plain(%q) = %q", s, got)
+		}
+	})
+}
+
 func FuzzSanitize(f *testing.F) {
 	f.Add(hostile)
 	f.Add("plain")
