@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,6 +226,17 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	option, keys, err := api.AnswerKeys(now, req.Answer)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
+	}
+	// The same prompt may still redraw part of an option (the scope of
+	// Claude Code's "don't ask again"): the option chosen must read as it
+	// did when the answer's prompt was shown, its wake's or the registry's.
+	seen := sess.Options
+	if req.Wake != "" {
+		seen = ev.Options
+	}
+	if option != "" && len(seen) > 0 && !slices.Contains(seen, option) {
+		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s's option %q reads differently from when the prompt was shown (options then: %q); nothing was typed",
+			api.ErrPromptChanged, sess.Target, option, seen))
 	}
 	res, err := a.press(ctx, "answer", req.Origin, req.Target, now, option, keys)
 	if res.Delivered {

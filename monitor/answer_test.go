@@ -219,3 +219,46 @@ func TestAnswerNeedsAPromptOnScreen(t *testing.T) {
 		t.Fatalf("typed %q", snd.calls)
 	}
 }
+
+// An agent that redraws what an option covers (Claude Code works out the
+// scope of "don't ask again" after its dialog appears) shows the same
+// prompt: no second wake. An answer choosing the redrawn option is
+// refused, since it would grant what its answerer never saw; one choosing
+// an option that reads as it did types.
+func TestRedrawnOptionScopeIsTheSamePrompt(t *testing.T) {
+	h, snd := answerHarness(t)
+	ctx := context.Background()
+	screen := func(scope string) string {
+		return strings.ReplaceAll(bashPrompt(t, "./migrate.sh --env staging"), "for: ./deploy.sh *", "for: "+scope)
+	}
+	h.tm.showScreen("%1", screen("./migrate.sh --env staging"))
+	h.step()
+	open := h.unacked(api.ReasonAwaitingInput)
+	if len(open) != 1 || !strings.Contains(open[0].Options[1], "for: ./migrate.sh --env staging") {
+		t.Fatalf("open wakes = %+v", open)
+	}
+	ev := open[0]
+	h.tm.showScreen("%1", screen("./migrate.sh *"))
+	h.step()
+	// The harness's first prompt was another command's: its wake, then
+	// this one's, and no third.
+	if all := h.allWakes(api.ReasonAwaitingInput); len(all) != 2 || all[1].ID != ev.ID || all[1].Resolved {
+		t.Fatalf("after the redraw, awaiting_input wakes = %+v, want the last %s, open", all, ev.ID)
+	}
+	if s := h.session("%1"); s.Prompt != ev.Prompt || !strings.Contains(s.Options[1], "./migrate.sh *") {
+		t.Fatalf("session after the redraw = %+v", s)
+	}
+	_, err := h.sup.Answer(ctx, api.AnswerRequest{Wake: ev.ID, Answer: "2", Origin: "web:action"})
+	if !errors.Is(err, api.ErrPromptChanged) || !strings.Contains(err.Error(), "reads differently") {
+		t.Fatalf("choosing the redrawn option: %v", err)
+	}
+	if len(snd.calls) != 0 {
+		t.Fatalf("typed %q", snd.calls)
+	}
+	if res, err := h.sup.Answer(ctx, api.AnswerRequest{Wake: ev.ID, Answer: "yes", Origin: "web:action"}); err != nil || !res.Delivered {
+		t.Fatalf("choosing Yes, which reads as it did: %+v, %v", res, err)
+	}
+	if len(snd.calls) != 1 {
+		t.Fatalf("typed %q", snd.calls)
+	}
+}

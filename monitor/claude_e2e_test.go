@@ -92,7 +92,7 @@ func TestRealClaudeCode(t *testing.T) {
 	// lets the dialog settle before typing (Claude Code drops a key typed
 	// within about 100 ms of it appearing).
 	if _, err := m.sup.Answer(ctx, api.AnswerRequest{Wake: first.ID, Answer: "yes", Origin: "cli"}); err != nil {
-		t.Fatalf("the first answer: %v", err)
+		t.Fatalf("the first answer to %+v: %v", first, err)
 	}
 	// A second answer to the same prompt right after the first: refused,
 	// however the registry lags.

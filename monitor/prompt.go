@@ -12,8 +12,11 @@ import (
 
 // screenPrompt is the identity of the prompt a classification saw on the
 // screen, for agent: the same in the registry and in an answer's re-read.
+// The parts of option labels the agent may still rewrite while the prompt
+// stands do not count (rules' option_scope): actions.Answer checks the
+// label of the option it chooses instead.
 func screenPrompt(agent string, res rules.Result) string {
-	return api.PromptIdentity(agent, res.Kind, res.Question, res.Detail, res.Options)
+	return api.PromptIdentity(agent, res.Kind, res.Question, res.Detail, res.IdentityOptions)
 }
 
 // rereadTimeout bounds an answer's capture of the pane it checks.

@@ -544,6 +544,11 @@ type Result struct {
 	// edit), when the rule extracts it.
 	Detail  string   `json:"detail,omitempty"`
 	Options []string `json:"options"`
+	// IdentityOptions are the options as the prompt's identity counts
+	// them: Options without the parts the agent may still rewrite while
+	// the prompt stands (the rule's option_scope). Same as Options when
+	// the rule names none.
+	IdentityOptions []string `json:"-"`
 	// LastLine is the last line of text above the input box.
 	LastLine string `json:"last_line,omitempty"`
 }
@@ -598,6 +603,7 @@ func (e *Engine) Classify(in Input) Result {
 		res.LastLine = s.lastLine(agent.chrome, agent.volatile)
 	}
 	candidates := e.byAgent[res.Agent]
+	var matched *Rule
 	for _, r := range candidates {
 		lines, ok := r.matches(s)
 		if !ok {
@@ -605,6 +611,7 @@ func (e *Engine) Classify(in Input) Result {
 		}
 		res.State, res.Kind, res.Rule = r.State, r.Kind, r.ID
 		res.Evidence = lines
+		matched = r
 		if r.Extract != nil {
 			res.Question, res.Detail, res.Options = r.Extract.run(s)
 			if res.Options == nil {
@@ -644,6 +651,10 @@ func (e *Engine) Classify(in Input) Result {
 	}
 	for i := range res.Options {
 		res.Options[i] = clipLine(res.Options[i])
+	}
+	res.IdentityOptions = res.Options
+	if matched != nil {
+		res.IdentityOptions = matched.Extract.identity(res.Options)
 	}
 	return res
 }

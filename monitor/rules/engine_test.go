@@ -107,7 +107,8 @@ rules:
       - regexp: '^\? (.+)$'
     extract:
       question: '^\? (?P<question>.+)$'
-      option: '^\s+\[(?P<label>\w+)\]'
+      option: '^\s+\[(?P<label>\w+(?: for \S+)?)\]'
+      option_scope: ' for \S+$'
   - id: shell.prompt
     agents: [shell]
     state: idle
@@ -124,6 +125,11 @@ disable: [claude.compacting]
 	got := e.Classify(Input{Screen: "working\n? Deploy now\n  [yes]\n  [no]\n", Processes: []string{"mybot"}})
 	if got.Rule != "mybot.asks" || got.Question != "Deploy now" || strings.Join(got.Options, ",") != "yes,no" {
 		t.Fatalf("user rule: %+v", got)
+	}
+	// option_scope: the part an agent may redraw is shown, not counted.
+	got = e.Classify(Input{Screen: "? Deploy now\n  [always for prod]\n  [no]\n", Processes: []string{"mybot"}})
+	if strings.Join(got.Options, ",") != "always for prod,no" || strings.Join(got.IdentityOptions, ",") != "always,no" {
+		t.Fatalf("option_scope: options %q, identity options %q", got.Options, got.IdentityOptions)
 	}
 	if got := e.Classify(Input{Screen: "$ ", Processes: []string{"bash"}}); got.State != Unknown {
 		t.Fatalf("overridden shell.prompt still matches a $ prompt: %+v", got)
@@ -151,6 +157,7 @@ func TestRuleFileErrors(t *testing.T) {
 		{"wrong kind", "version: 1\nrules:\n  - id: x\n    state: error\n    kind: permission\n    match: [{contains: a}]\n", "kind"},
 		{"no match", "version: 1\nrules:\n  - id: x\n    state: idle\n", "no match"},
 		{"bad regexp", "version: 1\nrules:\n  - id: x\n    state: idle\n    match: [{regexp: '('}]\n", "regexp"},
+		{"bad option_scope", "version: 1\nrules:\n  - id: x\n    state: awaiting_input\n    kind: question\n    match: [{contains: a}]\n    extract: {option_scope: '[z-a]'}\n", "option_scope regexp"},
 		{"bad region", "version: 1\nrules:\n  - id: x\n    state: idle\n    region: middle\n    match: [{contains: a}]\n", "unknown region"},
 		{"both kinds of match", "version: 1\nrules:\n  - id: x\n    state: idle\n    match: [{contains: a, regexp: b}]\n", "not both"},
 		{"unknown agent", "version: 1\nrules:\n  - id: x\n    agents: [nobody]\n    state: idle\n    match: [{contains: a}]\n", `agent "nobody"`},

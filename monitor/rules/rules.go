@@ -103,14 +103,22 @@ type Extract struct {
 	// Option matches one option line below the question; group "label"
 	// (or group 1) is the option as shown.
 	Option string `yaml:"option" json:"option,omitempty"`
+	// OptionScope is a regexp for the part of an option's label the agent
+	// may still rewrite while the prompt stands: Claude Code shows "Yes,
+	// and don't ask again for: ./migrate.sh --env staging" and, once it has
+	// worked out the command's prefix, "… for: ./migrate.sh *". That part
+	// is left out of the prompt's identity, so the redraw is not a new
+	// prompt; an answer that chooses the option still types only while the
+	// label is the one its answerer saw.
+	OptionScope string `yaml:"option_scope" json:"option_scope,omitempty"`
 	// OptionInline matches every option written on the question line
 	// itself, as in "(Y)es/(N)o"; the label is all its groups joined.
 	OptionInline string `yaml:"option_inline" json:"option_inline,omitempty"`
 	// Region bounds the search; default the rule's region.
 	Region string `yaml:"region" json:"region,omitempty"`
 
-	region                              region
-	question, detail, skip, opt, inline *regexp.Regexp
+	region                                     region
+	question, detail, skip, opt, inline, scope *regexp.Regexp
 }
 
 // region is a parsed region name.
@@ -265,6 +273,7 @@ func (e *Extract) compile(def region) error {
 		{"detail_skip", e.DetailSkip, &e.skip},
 		{"option", e.Option, &e.opt},
 		{"option_inline", e.OptionInline, &e.inline},
+		{"option_scope", e.OptionScope, &e.scope},
 	} {
 		if f.src == "" {
 			continue
@@ -341,6 +350,19 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 		}
 	}
 	return question, detail, options
+}
+
+// identity is options as a prompt's identity counts them: without the
+// part each label's agent may still rewrite (OptionScope).
+func (e *Extract) identity(options []string) []string {
+	if e == nil || e.scope == nil {
+		return options
+	}
+	out := make([]string, len(options))
+	for i, o := range options {
+		out[i] = strings.TrimSpace(e.scope.ReplaceAllString(o, ""))
+	}
+	return out
 }
 
 // wrapsInto reports whether next is the continuation of line, wrapped by
