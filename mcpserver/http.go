@@ -175,7 +175,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		next.ServeHTTP(trackingResponseWriter{ResponseWriter: w, t: s.tracker}, r)
+		next.ServeHTTP(trackingResponseWriter{ResponseWriter: notFoundResponseWriter{w}, t: s.tracker}, r)
 	})
 }
 

@@ -149,7 +149,7 @@ func (s *Server) readTaskList(ctx context.Context, req mcp.ReadResourceRequest) 
 	defer cancel()
 	lists, err := s.svc.TaskLists(cctx, id)
 	if errors.Is(err, api.ErrUnknownList) || (err == nil && len(lists) == 0) {
-		return nil, fmt.Errorf("%w: no task list %q", server.ErrResourceNotFound, id)
+		return nil, fmt.Errorf("%w: no task list %q; call list_tasks for the ids", server.ErrResourceNotFound, id)
 	}
 	if err != nil {
 		return nil, err
@@ -230,12 +230,10 @@ func (s *Server) primeResources(ctx context.Context) map[string]bool {
 	return registered
 }
 
-// markMissing runs before mcp-go serves resources/read. mcp-go reports an
-// error of a resource handler as an internal error (-32603); a system3 URI
-// naming nothing (a session, task list or pattern that does not exist) is
-// "resource not found" (-32002), which mcp-go answers for a URI no
-// resource or template matches. So such a URI is told apart here and made
-// one that matches nothing, carrying why in the error message.
+// markMissing runs before mcp-go serves resources/read: a system3 URI
+// naming nothing is made one that matches nothing, carrying why, so mcp-go
+// answers "resource not found" rather than an internal error, and the
+// transport's writer shows the URI and why apart (see missingMark).
 func (s *Server) markMissing(ctx context.Context, req *mcp.ReadResourceRequest) {
 	uri := req.Params.URI
 	var read server.ResourceTemplateHandlerFunc
@@ -253,7 +251,7 @@ func (s *Server) markMissing(ctx context.Context, req *mcp.ReadResourceRequest) 
 	probe.Params.Arguments = nil
 	if _, err := read(ctx, probe); errors.Is(err, server.ErrResourceNotFound) {
 		why := strings.TrimPrefix(err.Error(), server.ErrResourceNotFound.Error()+": ")
-		req.Params.URI = uri + " (" + why + ")"
+		req.Params.URI = uri + missingMark + why
 	}
 }
 

@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/system3-dev/system3/monitor/facade"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // stdioSession speaks raw JSON-RPC lines to ServeStdio.
@@ -95,18 +97,21 @@ func TestStdioResources(t *testing.T) {
 		}
 	}
 
-	for i, tt := range []struct{ uri, why string }{
-		{"system3://sessions/nope", `no watched session \"nope\"`},
-		{"system3://sessions/", "no watched session"},
-		{"system3://tasks/NOPE", `no task list \"NOPE\"`},
-		{"system3://patterns/nope", `no pattern \"nope\"`},
-		{"system3://nothing/here", "handler not found"},
+	// The message is the URI as asked, then why it names nothing.
+	for i, tt := range []struct{ uri, want string }{
+		{"system3://sessions/nope", `system3://sessions/nope: no watched session "nope"; read system3://sessions for the names`},
+		{"system3://sessions/", `system3://sessions/: no watched session ""; read system3://sessions for the names`},
+		{"system3://sessions/it's%20me", `system3://sessions/it's%20me: no watched session "it's me"; read system3://sessions for the names`},
+		{"system3://tasks/NOPE", `system3://tasks/NOPE: no task list "NOPE"; call list_tasks for the ids`},
+		{"system3://patterns/nope", `system3://patterns/nope: no pattern "nope"; read system3://patterns for the ids`},
+		{"system3://nothing/here", `handler not found for resource URI 'system3://nothing/here': resource not found`},
 	} {
 		id := 10 + i
-		c.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"resources/read","params":{"uri":"` + tt.uri + `"}}`)
+		uri, _ := json.Marshal(tt.uri)
+		c.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"resources/read","params":{"uri":` + string(uri) + `}}`)
 		r := c.reply(id)
-		if r.Error == nil || r.Error.Code != -32002 || !strings.Contains(r.Error.Message, strings.ReplaceAll(tt.why, `\"`, `"`)) {
-			t.Errorf("read %s: %+v %s; want -32002 saying %s", tt.uri, r.Error, r.Result, tt.why)
+		if r.Error == nil || r.Error.Code != -32002 || r.Error.Message != tt.want {
+			t.Errorf("read %s: %+v %s; want -32002 saying %s", tt.uri, r.Error, r.Result, tt.want)
 		}
 	}
 	// What exists still reads.
@@ -120,17 +125,50 @@ func TestStdioResources(t *testing.T) {
 	}
 }
 
-// TestHTTPResourceNotFound: the same -32002 over Streamable HTTP.
+// TestHTTPResourceNotFound: the same -32002 over Streamable HTTP, as
+// mcp-go's client shows it: the URI intact, then why.
 func TestHTTPResourceNotFound(t *testing.T) {
 	s := newServer(t, fixture(t), Options{})
 	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	c := rawMCP{t: t, url: ts.URL + EndpointPath}
-	sid := c.initialize("http-read")
-	code, body := c.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"system3://sessions/ghost"}}`)
-	var r rpcReply
-	if err := json.Unmarshal([]byte(body), &r); code != 200 || err != nil || r.Error == nil || r.Error.Code != -32002 || !strings.Contains(r.Error.Message, `no watched session "ghost"`) {
-		t.Fatalf("%d %s", code, body)
+	t.Cleanup(ts.Close)
+	c, _ := httpClient(t, ts.URL+EndpointPath, "http-read")
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "system3://sessions/ghost"
+	_, err := c.ReadResource(context.Background(), req)
+	const want = `resource not found: system3://sessions/ghost: no watched session "ghost"; read system3://sessions for the names`
+	if !errors.Is(err, mcp.ErrResourceNotFound) || err.Error() != want {
+		t.Fatalf("read: %v; want %s", err, want)
+	}
+	req.Params.URI = "system3://sessions/orch-auth"
+	if res, err := c.ReadResource(context.Background(), req); err != nil || len(res.Contents) != 1 {
+		t.Fatalf("read orch-auth: %v %v", res, err)
+	}
+}
+
+// TestExplainNotFound: the rewrite of mcp-go's -32002 answer finds the
+// URI and the reason in every framing the transports write, whatever the
+// URI holds, and leaves every other message as it was.
+func TestExplainNotFound(t *testing.T) {
+	msg := func(code int, uri string) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "error": map[string]any{
+			"code": code, "message": "handler not found for resource URI '" + uri + "': resource not found"}})
+		return string(b)
+	}
+	why := `no watched session "x"; read system3://sessions for the names`
+	for _, tt := range []struct{ name, in, want string }{
+		{"stdio line", msg(-32002, "system3://sessions/x"+missingMark+why) + "\n",
+			`{"error":{"code":-32002,"message":"system3://sessions/x: no watched session \"x\"; read system3://sessions for the names"},"id":3,"jsonrpc":"2.0"}` + "\n"},
+		{"sse event", "event: message\ndata: " + msg(-32602, "system3://sessions/x"+missingMark+why) + "\n\n",
+			"event: message\ndata: " + `{"error":{"code":-32602,"message":"system3://sessions/x: no watched session \"x\"; read system3://sessions for the names"},"id":3,"jsonrpc":"2.0"}` + "\n\n"},
+		{"marks and quotes in the uri", msg(-32002, "system3://sessions/a'"+missingMark+"b\"c"+missingMark+why),
+			`{"error":{"code":-32002,"message":"system3://sessions/a'\u001fb\"c: no watched session \"x\"; read system3://sessions for the names"},"id":3,"jsonrpc":"2.0"}`},
+		{"no mark", msg(-32002, "system3://nothing/here"), msg(-32002, "system3://nothing/here")},
+		{"screen text", `{"result":{"text":"\"code\":-32002,\"message\":\"handler not found for resource URI 'a\u001fb': resource not found\""}}`,
+			`{"result":{"text":"\"code\":-32002,\"message\":\"handler not found for resource URI 'a\u001fb': resource not found\""}}`},
+	} {
+		if got := string(explainNotFound([]byte(tt.in))); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	stdio.SetContextFunc(withTracking)
 	s.log.Info("mcp server on stdio", "read_only", s.opts.ReadOnly)
-	err := stdio.Listen(runCtx, in, trackingWriter{w: out, t: s.tracker})
+	err := stdio.Listen(runCtx, in, trackingWriter{w: notFoundWriter{w: out}, t: s.tracker})
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		err = nil
 	}
