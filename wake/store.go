@@ -421,6 +421,7 @@ func (s *Store) List(f api.WakeFilter) ([]api.Wake, error) {
 }
 
 func (s *Store) list(f api.WakeFilter) []api.Wake {
+	f = s.cursorLocked(f)
 	var out []api.Wake
 	for _, ev := range s.st.events {
 		if f.Selects(ev) {
@@ -431,6 +432,16 @@ func (s *Store) list(f api.WakeFilter) []api.Wake {
 		}
 	}
 	return out
+}
+
+// cursorLocked reads a cursor beyond every seq this journal issued as
+// none: it was taken from another journal (a state dir started afresh, a
+// journal moved aside), and keeping it would skip every wake to come.
+func (s *Store) cursorLocked(f api.WakeFilter) api.WakeFilter {
+	if f.SinceSeq > s.st.seq {
+		f.SinceSeq = 0
+	}
+	return f
 }
 
 // LastSeq returns the seq of the newest wake, the cursor a reader starts from

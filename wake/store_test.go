@@ -175,6 +175,8 @@ func TestList(t *testing.T) {
 		{"session exact", api.WakeFilter{Session: "web"}, []string{"3"}},
 		{"session class", api.WakeFilter{Session: "api-[2-9]", IncludeAcked: true}, []string{"2"}},
 		{"since seq", api.WakeFilter{SinceSeq: 3}, []string{"4", "5"}},
+		{"since the last seq", api.WakeFilter{SinceSeq: 5}, nil},
+		{"a cursor of another journal skips nothing", api.WakeFilter{SinceSeq: 6}, []string{"1", "3", "4", "5"}},
 		{"limit pages oldest first", api.WakeFilter{Limit: 2}, []string{"1", "3"}},
 		{"next page", api.WakeFilter{Limit: 2, SinceSeq: 3}, []string{"4", "5"}},
 		{"everything combined", api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput, api.ReasonSessionIdle}, Session: "api-*", SinceSeq: 1, Limit: 5}, []string{"4"}},

@@ -52,6 +52,7 @@ func (s *Store) Subscribe(ctx context.Context, f api.WakeFilter) (*Subscription,
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
+	f = s.cursorLocked(f)
 	replay := s.list(f)
 	sub := &Subscription{store: s, filter: f, from: s.rev, limit: len(replay) + s.cfg.Buffer}
 	sub.ch = make(chan api.WakeMessage, sub.limit+1)
@@ -156,6 +157,9 @@ func (sub *Subscription) send(rev uint64, m api.WakeMessage) {
 // if the store closes.
 func (s *Store) Wait(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
 	f.IncludeAcked = false
+	s.mu.Lock()
+	f = s.cursorLocked(f)
+	s.mu.Unlock()
 	sub, err := s.Subscribe(ctx, f)
 	if err != nil {
 		return api.Wake{}, err

@@ -341,6 +341,19 @@ func TestWait(t *testing.T) {
 			t.Fatalf("Wait = %q, %v; want the oldest unacked, b", ev.Key, err)
 		}
 	})
+	t.Run("cursor", func(t *testing.T) {
+		s := open(t, Config{})
+		a := raise(t, s, api.ReasonValidationFailed, "a")
+		b := raise(t, s, api.ReasonAwaitingInput, "b")
+		if ev, err := s.Wait(t.Context(), api.WakeFilter{SinceSeq: a.Seq}); err != nil || ev.ID != b.ID {
+			t.Fatalf("Wait after a = %q, %v; want b", ev.Key, err)
+		}
+		// A cursor this journal never issued comes from another one (a
+		// state dir started afresh): it skips nothing.
+		if ev, err := s.Wait(t.Context(), api.WakeFilter{SinceSeq: b.Seq + 40}); err != nil || ev.ID != a.ID {
+			t.Fatalf("Wait after a cursor of another journal = %q, %v; want a", ev.Key, err)
+		}
+	})
 	t.Run("future", func(t *testing.T) {
 		s := open(t, Config{})
 		raise(t, s, api.ReasonValidationFailed, "other")

@@ -31,6 +31,7 @@ func newWaitCmd(a *app) *cobra.Command {
 		allHosts bool
 		since    string
 		resolved bool
+		forAgent bool
 	)
 	cmd := &cobra.Command{
 		Use:   "wait",
@@ -58,6 +59,16 @@ the process serving a wait stops first, the wait carries on with another.
 --session is a glob on the tmux session name, like 'orch-*'. --json prints
 the wake as one line of JSON.
 
+--for-agent prints the wake as a brief a supervising agent acts on at once
+(docs/supervising.md): what happened and where, the agent's text quoted and
+marked as data, the commands and MCP tools that act on it, how many more
+wakes wait, and the next wait to run with its cursor. --since N skips every
+wake up to seq N (the cursor the last brief gave), so a loop of waits
+returns each wake once, oldest first, without acknowledging it; wakes
+resolved meanwhile are skipped. Run it as a background task of the
+supervisor (Claude Code's Bash tool with run_in_background): it completes,
+and wakes the idle supervisor, only when there is something to do.
+
 --all-hosts waits on this machine (the host named local) and every host of
 the config's hosts: section at once, over ssh (docs/remote.md); --host NAME
 on one. The wake's session is then HOST:SESSION (--session takes HOST:GLOB
@@ -72,6 +83,7 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 		Example: `  system3 wait
   system3 wait --reason awaiting_input,error_loop_detected --session 'orch-*'
   system3 wait --timeout 30m --json
+  system3 wait --for-agent --since 41
   id=$(system3 wait --json | jq -r .id) && system3 ack "$id"
   system3 wait --all-hosts --json --since local:12,web1:40`,
 		Args: cobra.NoArgs,
@@ -103,19 +115,29 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 					return err
 				}
 				hw, err = a.waitHosts(ctx, names, f, cur)
-			} else if since != "" {
-				return errors.New("--since takes the cursor of wait --all-hosts or --host; give one of them too")
 			} else {
+				if f.SinceSeq, err = localSince(since); err != nil {
+					return err
+				}
+				if forAgent {
+					fmt.Fprintf(a.stdout, "system3: waiting for the next wake after cursor %d (%s)\n", f.SinceSeq, "if this is killed, run the same command again: nothing is lost")
+				}
 				ev, err = a.waitWake(ctx, f)
 			}
 			if err != nil {
 				switch {
 				case errors.Is(context.Cause(ctx), errWaitTimeout):
+					if forAgent {
+						fmt.Fprintf(a.stdout, "system3: no wake within %v: nothing needs you. Wait again, in the background:\n  %s\n", timeout, nextWait(cmd, since))
+					}
 					return &exitError{code: 2, msg: fmt.Sprintf("no matching wake within %v", timeout)}
 				case cmd.Context().Err() != nil:
 					return &exitError{code: 130, msg: "interrupted before a matching wake"}
 				}
 				return err
+			}
+			if forAgent {
+				return a.printBrief(ctx, cmd, f, ev, hw, host != "" || allHosts)
 			}
 			if host != "" || allHosts {
 				return a.printHostWake(hw, asJSON)
@@ -135,7 +157,9 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 	fl.BoolVar(&asJSON, "json", false, "print the wake as one line of JSON")
 	fl.StringVar(&host, "host", "", "wait on this host of the config (or local); sessions are HOST:SESSION")
 	fl.BoolVar(&allHosts, "all-hosts", false, "wait on this machine and every host of the config; sessions are HOST:SESSION")
-	fl.StringVar(&since, "since", "", "with --all-hosts or --host: skip wakes up to this cursor (HOST:SEQ,...), as a previous wait printed it")
+	fl.StringVar(&since, "since", "", "skip wakes up to this cursor, as a previous wait printed it: SEQ (this machine), or HOST:SEQ,... with --all-hosts or --host")
+	fl.BoolVar(&forAgent, "for-agent", false, "print the wake as a brief for a supervising agent: how to act on it and the next wait to run")
+	cmd.MarkFlagsMutuallyExclusive("json", "for-agent")
 	fl.BoolVar(&resolved, "include-resolved", false, "also return wakes whose condition ended (an answered prompt, an agent that moved on)")
 	return cmd
 }
