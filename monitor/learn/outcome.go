@@ -32,6 +32,9 @@ const (
 	MaxLearning   = 2000
 	MaxLearnings  = 50
 	MaxDomain     = 64
+	// MaxReporter caps who reported an outcome, as kept: a longer one is
+	// cut.
+	MaxReporter = 256
 )
 
 // Outcome is what an orchestrator reports when an initiative ends.
@@ -106,6 +109,12 @@ func (o Outcome) clean() (Outcome, error) {
 	o.Outcome = strings.ToLower(strings.TrimSpace(o.Outcome))
 	o.ReasoningPath = strings.TrimSpace(o.ReasoningPath)
 	o.Domain = normDomain(o.Domain)
+	// The reporter is the service's word (an origin it built), kept as
+	// text however it came.
+	o.ReportedBy = tmux.VisibleText(strings.Join(strings.Fields(o.ReportedBy), " "))
+	if len(o.ReportedBy) > MaxReporter {
+		o.ReportedBy = strings.ToValidUTF8(o.ReportedBy[:MaxReporter-len("…")], "") + "…"
+	}
 	switch {
 	case o.Initiative == "":
 		return o, invalid(`initiative is empty; name what was attempted, like "add login rate limiting"`)
@@ -200,10 +209,11 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 			var seen int
 			// A learning already known (same kind, domain and words) is
 			// seen once more, and comes back from the stale if it was.
-			err := tx.QueryRowContext(ctx, `INSERT INTO learnings(kind, text, norm, domain, outcome_id, created, last_seen)
-				VALUES (?, ?, ?, ?, ?, ?, ?)
+			// It keeps its first reporter, whose text it keeps.
+			err := tx.QueryRowContext(ctx, `INSERT INTO learnings(kind, text, norm, domain, outcome_id, created, last_seen, reported_by)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT(kind, domain, norm) DO UPDATE SET seen = seen + 1, last_seen = excluded.last_seen, stale = 0
-				RETURNING id, seen`, rep.Kind, l, normText(l), o.Domain, rep.OutcomeID, now, now).Scan(&id, &seen)
+				RETURNING id, seen`, rep.Kind, l, normText(l), o.Domain, rep.OutcomeID, now, now, o.ReportedBy).Scan(&id, &seen)
 			if err != nil {
 				return err
 			}

@@ -65,6 +65,13 @@ type Item struct {
 	Injected int       `json:"injected"`
 	Created  time.Time `json:"created"`
 	LastSeen time.Time `json:"last_seen"`
+	// ReportedBy is who first reported it, as the service saw them
+	// ("cli", "mcp:<client>", a socket peer); empty for a learning stored
+	// before reporters were kept: unknown.
+	ReportedBy string `json:"reported_by"`
+	// Stale is set on a learning not seen for a long time: reflect and
+	// wisdom leave it out until it is reported again.
+	Stale bool `json:"stale,omitempty"`
 	// Score is the ranking score of a reflection (0 outside one).
 	Score float64 `json:"score,omitempty"`
 }
@@ -217,7 +224,7 @@ func (s *Store) search(ctx context.Context, kind string, words []string, limit i
 // searchIndex ranks the live learnings of one kind that one recall index
 // matches, leaving out skip.
 func (s *Store) searchIndex(ctx context.Context, table, kind string, words []string, limit int, weight float64, skip map[int64]bool) ([]Item, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT l.id, l.kind, l.text, l.domain, l.seen, l.injected, l.created, l.last_seen, bm25(`+table+`)
+	rows, err := s.db.QueryContext(ctx, `SELECT l.id, l.kind, l.text, l.domain, l.seen, l.injected, l.created, l.last_seen, l.reported_by, bm25(`+table+`)
 		FROM `+table+` JOIN learnings l ON l.id = `+table+`.rowid
 		WHERE `+table+` MATCH ? AND l.kind = ? AND l.stale = 0
 		ORDER BY bm25(`+table+`) LIMIT ?`, ftsAny(words), kind, limit*10+20)
@@ -231,7 +238,7 @@ func (s *Store) searchIndex(ctx context.Context, table, kind string, words []str
 		var it Item
 		var created, last int64
 		var bm float64
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &bm); err != nil {
+		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &it.ReportedBy, &bm); err != nil {
 			return nil, fmt.Errorf("search learnings: %w", err)
 		}
 		if skip[it.ID] {

@@ -101,6 +101,11 @@ var migrations = []string{
 		SELECT l.id, l.text, l.domain, COALESCE(o.initiative, '') FROM learnings l LEFT JOIN outcomes o ON o.id = l.outcome_id;
 	INSERT INTO recall_parts(rowid, text, domain, initiative)
 		SELECT l.id, l.text, l.domain, COALESCE(o.initiative, '') FROM learnings l LEFT JOIN outcomes o ON o.id = l.outcome_id;`,
+	// Who reported each learning, as the service saw them: a spawn's
+	// first prompt quotes a learning as its reporter's, and an operator
+	// lists and deletes them by it. Learnings stored before read as
+	// reported by nobody known ('').
+	`ALTER TABLE learnings ADD COLUMN reported_by TEXT NOT NULL DEFAULT '';`,
 }
 
 // ErrInvalid marks input the store refuses; its message says what to send

@@ -84,7 +84,7 @@ func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]Item, 
 	if limit <= 0 {
 		limit = 50
 	}
-	q := `SELECT id, kind, text, domain, seen, injected, created, last_seen FROM learnings WHERE stale = 0`
+	q := `SELECT ` + itemColumns + ` FROM learnings WHERE stale = 0`
 	args := []any{}
 	if kind != "" {
 		q += ` AND kind = ?`
@@ -97,17 +97,8 @@ func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]Item, 
 		return nil, fmt.Errorf("list learnings: %w", err)
 	}
 	defer rows.Close()
-	out := []Item{}
-	for rows.Next() {
-		var it Item
-		var created, last int64
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last); err != nil {
-			return nil, fmt.Errorf("list learnings: %w", err)
-		}
-		it.Created, it.LastSeen = fromMS(created), fromMS(last)
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanItems(rows)
+	if err != nil {
 		return nil, fmt.Errorf("list learnings: %w", err)
 	}
 	return out, nil
