@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,6 +43,7 @@ func (a *app) printBrief(ctx context.Context, cmd *cobra.Command, f api.WakeFilt
 	} else {
 		o.More = a.moreWakes(ctx, f, ev.Seq)
 	}
+	o.Program = program()
 	o.Next = nextWait(cmd, cursor)
 	_, err := io.WriteString(a.stdout, wakebrief.Write(ev, o))
 	return err
@@ -67,7 +70,7 @@ func (a *app) moreWakes(ctx context.Context, f api.WakeFilter, seq uint64) int {
 // nextWait is the command that waits for the wake after cursor: this
 // wait again, with every flag it was given, and --since cursor.
 func nextWait(cmd *cobra.Command, cursor string) string {
-	args := []string{"system3"}
+	args := []string{program()}
 	var global []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		if fl.Name == "since" {
@@ -94,13 +97,23 @@ func nextWait(cmd *cobra.Command, cursor string) string {
 			}
 		}
 	})
-	line := append([]string{"system3"}, global...)
+	line := append([]string{args[0]}, global...)
 	line = append(line, "wait")
 	line = append(line, args[1:]...)
 	if cursor != "" && cursor != "0" {
 		line = append(line, "--since "+shellQuote(cursor))
 	}
 	return strings.Join(line, " ")
+}
+
+// program is system3 as it was run: its path when it was run by one (a
+// supervisor's skill names it so when system3 is not on PATH), else
+// "system3".
+func program() string {
+	if p := os.Args[0]; filepath.Base(p) == "system3" && strings.Contains(p, "/") {
+		return shellQuote(p)
+	}
+	return "system3"
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9%+,./:=@_-]+$`)

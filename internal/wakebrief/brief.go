@@ -28,6 +28,8 @@ type Options struct {
 	// Host is the host of the config the wake comes from; "" or "local"
 	// is this machine. Commands then name HOST:%PANE and HOST:ID.
 	Host string
+	// Program is system3 as the reader runs it; "" is "system3".
+	Program string
 	// Next is the command to run, in the background, once the wake is
 	// handled (the next wait, with its cursor); empty when system3 itself
 	// delivers the next wake (a supervisor pane).
@@ -112,7 +114,11 @@ func Write(ev api.Wake, o Options) string {
 		line("suggested: %s", plain(s))
 	}
 	b.WriteString("\n")
-	acts := actions(ev, pane, wakeID)
+	prog := o.Program
+	if prog == "" {
+		prog = "system3"
+	}
+	acts := actions(prog, ev, pane, wakeID)
 	if len(acts) > 0 {
 		line("act on it with one of:")
 		width := 0
@@ -168,21 +174,21 @@ func what(ev api.Wake) string {
 }
 
 // actions are the commands that act on ev, each with what it does.
-func actions(ev api.Wake, pane, wakeID string) [][2]string {
+func actions(prog string, ev api.Wake, pane, wakeID string) [][2]string {
 	var acts [][2]string
 	if ev.Reason == api.ReasonAwaitingInput && !ev.Resolved && ev.Prompt != "" {
 		choice := "yes|no"
 		if n := len(ev.Options); n > 0 {
 			choice = fmt.Sprintf("1-%d|yes|no", n)
 		}
-		acts = append(acts, [2]string{"system3 answer --wake " + wakeID + " " + choice, "answers exactly this prompt; types nothing if it changed"})
+		acts = append(acts, [2]string{prog + " answer --wake " + wakeID + " " + choice, "answers exactly this prompt; types nothing if it changed"})
 	}
 	if ev.Pane != "" && ev.Reason != api.ReasonWorkerFailed {
 		acts = append(acts,
-			[2]string{"system3 inject --pane " + pane + " 'TEXT'", "guides the agent (text only, never keys)"},
-			[2]string{"system3 interrupt --pane " + pane, "stops what it is doing"})
+			[2]string{prog + " inject --pane " + pane + " 'TEXT'", "guides the agent (text only, never keys)"},
+			[2]string{prog + " interrupt --pane " + pane, "stops what it is doing"})
 	}
-	acts = append(acts, [2]string{"system3 ack " + wakeID, "marks it handled, so no person is called for it"})
+	acts = append(acts, [2]string{prog + " ack " + wakeID, "marks it handled, so no person is called for it"})
 	return acts
 }
 
