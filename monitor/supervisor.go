@@ -69,6 +69,10 @@ type Config struct {
 	// LinksPath is the file that keeps session → task list links (see
 	// Link). Empty: links last as long as the supervisor.
 	LinksPath string
+	// StatesPath is the file that keeps each pane's state and since when
+	// (see StatesFile). Empty: monitors that start afresh start every
+	// state's clock again.
+	StatesPath string
 	// OnToolCall receives every tool call read from an agent's transcript
 	// or reported by a Claude Code hook (PostToolUse, PostToolUseFailure);
 	// monitor/coach detects behaviour patterns in them. It is called from
@@ -205,6 +209,9 @@ type paneState struct {
 	// it is.
 	unmatchedSince time.Time
 	unmatched      *pendingApply
+	// carry is what the last monitors recorded of the pane, until its
+	// first classification (see StatesFile).
+	carry *paneRecord
 	// answered is the prompt an answer was last typed into, until the
 	// screen shows another state or prompt: a second answer to it is
 	// refused, however soon it comes after the first. lastAnswer is the
@@ -261,6 +268,9 @@ type Supervisor struct {
 	hooks map[string]*paneHooks
 	// links are the session → task list links (link.go).
 	links linkTable
+	// states is the record of each pane's state kept for monitors that
+	// start afresh (states.go).
+	states statesLog
 	// roots is the name of each pane's own process as last read, for
 	// panes whose process is not a shell (see classify); only flush uses
 	// it.
@@ -302,6 +312,7 @@ func New(cfg Config) (*Supervisor, error) {
 	s.actions = actions{cfg: &s.cfg, reg: s}
 	s.probes = probes{cfg: &s.cfg, hookInfo: s.hookInfo, panes: map[string]*paneProbe{}, versions: map[string]*versionCache{}}
 	s.links.path, s.links.log = cfg.LinksPath, cfg.Logger
+	s.loadStates(cfg.Clock())
 	s.rules.Store(cfg.Rules)
 	return s, nil
 }
@@ -358,6 +369,7 @@ func (s *Supervisor) SetRules(e *rules.Engine) {
 func (s *Supervisor) Run(ctx context.Context) error {
 	s.rescan(ctx)
 	s.flush(ctx)
+	s.saveStates(s.cfg.Clock())
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
 	settle := time.NewTimer(time.Hour)
@@ -386,6 +398,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	// need the scan the events since then ask for.
 	var listed []tmux.Pane
 	need := scanNone
+	// The record of states is written at each tick when it changed, and
+	// as the monitors stop, so monitors that start right after carry on
+	// from it.
+	defer func() { s.saveStates(s.cfg.Clock()) }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -431,6 +447,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				flush()
 			}
 			s.timeChecks(now)
+			s.saveStates(now)
 		}
 	}
 }
@@ -543,6 +560,7 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 			st = &paneState{dirty: true, scanned: p}
 			st.sess = api.Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}
 			s.panes[p.ID] = st
+			s.carryLocked(st, p)
 		case changedProcess(st.pane, p), signs && changed(st.scanned, p):
 			st.dirty = true
 		}
@@ -1011,9 +1029,10 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		ss.Since = now
 		st.timeWoke = false
 	}
+	carrySinceLocked(st)
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
-		ss.Detail != prev.Detail || ss.Prompt != prev.Prompt ||
+		ss.Detail != prev.Detail || ss.Prompt != prev.Prompt || !ss.Since.Equal(prev.Since) ||
 		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.Equal(prev.Tasks) || !ss.Usage.Equal(prev.Usage) ||
 		ss.AgentSessionID != prev.AgentSessionID ||
 		ss.AgentVersion != prev.AgentVersion || (ev.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch) {

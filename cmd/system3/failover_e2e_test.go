@@ -95,16 +95,34 @@ func servedBy(t *testing.T, state string, pid int, within time.Duration) *ipc.Cl
 	return nil
 }
 
+// sinceOf is when the state of the session's pane began, as the service says.
+func sinceOf(t *testing.T, c *ipc.Client, session string) time.Time {
+	t.Helper()
+	snap, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snap.Sessions {
+		if s.Session == session {
+			return s.Since
+		}
+	}
+	t.Fatalf("no session %s in %+v", session, snap.Sessions)
+	return time.Time{}
+}
+
 // TestResilienceDashboardTakesOver: a dashboard attached to `system3
 // serve` outlives it. When serve is killed (SIGKILL, or SIGTERM), the
 // dashboard shows its rows as stale, then, once the grace has passed,
-// runs the monitors itself: it serves the state dir's socket, says so, and
-// a prompt that appears afterwards raises a wake that is journaled.
+// runs the monitors itself: it serves the state dir's socket, says so,
+// each pane still in its state keeps when that state began, and a prompt
+// that appears afterwards raises a wake that is journaled.
 func TestResilienceDashboardTakesOver(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			srv, env, d, term, pane := attachedDashboard(t, "")
 			state := env["SYSTEM3_STATE_DIR"]
+			began := sinceOf(t, servedBy(t, state, d.cmd.Process.Pid, 10*time.Second), "main")
 			killed := time.Now()
 			_ = d.cmd.Process.Signal(sig)
 			<-d.done
@@ -120,6 +138,11 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			})
 			waitDashboard(t, term, pane, "live rows again", func(s string) bool {
 				return strings.Contains(s, "main:0.0") && !strings.Contains(s, "stale")
+			})
+			// Every view, not only the dashboard, says main has been in its
+			// state since before the takeover.
+			testkit.WaitFor(t, 10*time.Second, "main's state to keep its start", func() bool {
+				return sinceOf(t, c, "main").Equal(began)
 			})
 
 			// The monitors are the dashboard's now: a new prompt wakes.

@@ -237,6 +237,7 @@ func (a *App) supervisorConfig(eng *rules.Engine, wakes *wake.Store, client *tmu
 		Probe:          ProbeAgent,
 		TaskProgress:   progress,
 		LinksPath:      filepath.Join(a.Settings.StateDir, monitor.LinksFile),
+		StatesPath:     filepath.Join(a.Settings.StateDir, monitor.StatesFile),
 		Logger:         a.Log,
 		UnmatchedAfter: m.UnmatchedAfter,
 		IdleAfter:      m.IdleAfter,
