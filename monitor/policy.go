@@ -15,6 +15,7 @@ import (
 var recordWrites = map[string]string{
 	"report_outcome":      "report outcomes to the learning store",
 	"report_intervention": "report what a reminder did",
+	"delete_learnings":    "delete learnings from the learning store",
 }
 
 func (s *Supervisor) Allow(ctx context.Context, req api.AllowRequest) error {

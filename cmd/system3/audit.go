@@ -20,7 +20,8 @@ func newAuditCmd(a *app) *cobra.Command {
 		Use:   "audit",
 		Short: "Show what was typed into panes, by whom, and whether it arrived",
 		Long: `Show the audit log: every text or key system3 sent into a pane (from the
-dashboard, the CLI or an MCP client) and every MCP tool call, with the time,
+dashboard, the CLI or an MCP client), every MCP tool call and every learning
+deleted from the learning store, with the time,
 the origin ("tui", "cli", "mcp:<client>"), the target, what was sent, and
 whether it was delivered and verified. The log is audit.jsonl in the state
 dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
@@ -98,7 +99,7 @@ func auditLine(e audit.Entry) string {
 		fmt.Fprintf(&b, " FAILED: %s", sanitize(e.Error))
 	case e.Phase == audit.PhaseAttempt:
 		b.WriteString(" outcome unknown (no result recorded)")
-	case e.Action == "tool_call":
+	case e.Action == "tool_call" || e.Action == "delete_learning":
 		if e.Result != "" {
 			fmt.Fprintf(&b, " → %s", sanitize(e.Result))
 		}

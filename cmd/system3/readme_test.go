@@ -14,7 +14,7 @@ import (
 // readmeRunnable are the README usage commands that run here as written:
 // they need no agent, no daemon and no terminal.
 var readmeRunnable = map[string]bool{
-	"status": true, "tasks": true, "audit": true, "outcome": true, "outcomes": true, "reflect": true,
+	"status": true, "tasks": true, "audit": true, "outcome": true, "outcomes": true, "learnings": true, "reflect": true,
 	"capabilities": true, "patterns": true, "directives": true, "interventions": true, "rules": true, "version": true, "wakes": true,
 }
 
@@ -68,6 +68,9 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	if !strings.Contains(ran["reflect"], "Keep tokens in the session store") {
 		t.Errorf("README's reflect example does not recall the learning its outcome example taught:\n%s", ran["reflect"])
+	}
+	if !strings.Contains(ran["learnings"], "Keep tokens in the session store") || !strings.Contains(ran["learnings"], "cli") {
+		t.Errorf("README's learnings example does not list the learning its outcome example taught, with its reporter:\n%s", ran["learnings"])
 	}
 	if !strings.Contains(ran["tasks"], "Add the login form") {
 		t.Errorf("README's tasks examples do not show the list:\n%s", ran["tasks"])

@@ -22,9 +22,9 @@ shows it on scripted agents in a private tmux server.
 It also starts and stops orchestrators in git worktrees (spawn, stop, link),
 takes Claude Code's hook events as a push signal (hooks install), remembers
 how initiatives ended and what they taught (outcome report, reflect,
-capabilities), and reminds looping agents of your CLAUDE.md directives
-(patterns, directives, interventions). Supervising agents get the same over
-MCP (serve, mcp).
+capabilities; learnings lists and deletes what it keeps), and reminds
+looping agents of your CLAUDE.md directives (patterns, directives,
+interventions). Supervising agents get the same over MCP (serve, mcp).
 
 It selects the tmux server with --tmux-socket (tmux -L) or --tmux-socket-path
 (tmux -S); without either it uses your default tmux server.
@@ -90,6 +90,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newAuditCmd(a),
 		newOutcomesCmd(a),
 		newOutcomeCmd(a),
+		newLearningsCmd(a),
 		newReflectCmd(a),
 		newCapabilitiesCmd(a),
 		newPatternsCmd(a),

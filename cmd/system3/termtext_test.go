@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -60,15 +62,32 @@ func TestNoRawEscapeReachesTheTerminal(t *testing.T) {
 	if code, _, errOut := invoke(t, env, "outcome", "report", "login", "--outcome", "success", "--learning", "Keep the tests green"); code != 0 {
 		t.Fatalf("outcome report: %s", errOut)
 	}
+	// A learning an older system3 stored before text was checked.
+	db, err := learn.OpenDB(filepath.Join(state, learn.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(`INSERT INTO learnings(kind, text, norm, domain, created, last_seen, reported_by) VALUES ('pattern', ?, 'x', ?, 0, 0, ?)`,
+		hostilePrint, hostilePrint, hostilePrint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted, _ := res.LastInsertId()
+	db.Close()
 	for _, args := range [][]string{
 		{"wakes", "--all"}, {"wakes", "--all", "--json"}, {"wait", "--include-resolved", "--timeout", "1s"},
 		{"tasks"}, {"tasks", "PRD-X", "--task", "1"}, {"tasks", "--json"},
 		{"audit"}, {"outcomes"}, {"reflect", hostilePrint}, {"capabilities"}, {"patterns"}, {"interventions"},
+		{"learnings"}, {"learnings", "--json"}, {"learnings", "--domain", hostilePrint}, {"learnings", "delete", hostilePrint},
+		{"learnings", "delete", strconv.FormatInt(planted, 10)},
 		{"classify", capture}, {"classify", "--json", capture},
 		{"ack", hostilePrint}, {"answer", "--session", hostilePrint, "1"},
 		{"outcome", "report", hostilePrint, "--outcome", "success"},
 	} {
 		code, out, errOut := invoke(t, env, args...)
+		if args[0] == "learnings" && len(args) == 1 && !strings.Contains(out, `\u001b]52;c;`) {
+			t.Errorf("learnings does not list the planted learning:\n%s", out)
+		}
 		if m := rawTerminal.FindString(out + errOut); m != "" {
 			t.Errorf("%s (exit %d) printed raw %q:\nstdout %q\nstderr %q", strings.Join(args, " "), code, m, out, errOut)
 		}

@@ -49,6 +49,10 @@ type Learning interface {
 	// Learnings summarises the store: the last n outcomes, patterns and
 	// anti-patterns.
 	Learnings(ctx context.Context, n int) (learn.Summary, error)
+	// DeleteLearnings deletes learnings, all or none, and returns them as
+	// they were. It is a write: req.By (the origin the service saw) passes
+	// the policy, and each deletion, or the refusal, is audited.
+	DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error)
 }
 
 // learning are the methods the service and the store (Learner) share.
@@ -58,6 +62,9 @@ type learning interface {
 	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
 	// Outcomes lists the outcomes reported, newest first.
 	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
+	// ListLearnings lists the learnings with who reported them, newest
+	// first.
+	ListLearnings(ctx context.Context, f learn.LearningFilter) ([]learn.Item, error)
 }
 
 // Coaching is the coach (monitor/coach): behaviour patterns, their

@@ -2,8 +2,12 @@ package facade
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/lifecycle"
@@ -13,6 +17,7 @@ import (
 type Learner interface {
 	learning
 	Summary(ctx context.Context, n int) (learn.Summary, error)
+	DeleteLearnings(ctx context.Context, ids []int64) ([]learn.Item, error)
 }
 
 var _ Learner = (*learn.Store)(nil)
@@ -38,6 +43,10 @@ type Parts struct {
 	// Why a part is nil, for its errors ("learning store: disk full");
 	// nil: its default sentence.
 	OrchestratorsErr, LearnErr, CoachErr error
+	// Audit writes an entry of a write that touches no pane (a learning
+	// deleted) to the audit log. Nil: the service's Audit does, which a
+	// process without monitors does not have.
+	Audit func(audit.Entry) error
 }
 
 // New returns the Service of svc and parts, for the process that has
@@ -186,6 +195,66 @@ func (l *local) Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.Ou
 		return nil, l.errNoLearn
 	}
 	return l.p.Learn.Outcomes(ctx, f)
+}
+
+func (l *local) ListLearnings(ctx context.Context, f learn.LearningFilter) ([]learn.Item, error) {
+	if l.p.Learn == nil {
+		return nil, l.errNoLearn
+	}
+	return l.p.Learn.ListLearnings(ctx, f)
+}
+
+// maxAuditedLearning caps a deleted learning's text in its audit entry.
+const maxAuditedLearning = 500
+
+// DeleteLearnings passes the policy first, as every write does, and
+// audits each learning deleted (with its text and reporter, so the audit
+// log keeps what was removed) or the refusal.
+func (l *local) DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
+	if l.p.Learn == nil {
+		return nil, l.errNoLearn
+	}
+	target := "learning"
+	for _, id := range req.IDs {
+		target += " " + strconv.FormatInt(id, 10)
+	}
+	if err := l.allowRecord(ctx, "delete_learnings", req.By); err != nil {
+		// The refusal is audited when it can be; the refusal stands either way.
+		_ = l.audit(ctx, audit.Entry{Origin: req.By, Action: "delete_learning", Target: target, Phase: audit.PhaseRefused, Error: err.Error()})
+		return nil, err
+	}
+	items, err := l.p.Learn.DeleteLearnings(ctx, req.IDs)
+	if err != nil {
+		return nil, err
+	}
+	var failed error
+	for _, it := range items {
+		text := it.Text
+		if len(text) > maxAuditedLearning {
+			text = strings.ToValidUTF8(text[:maxAuditedLearning], "") + "…"
+		}
+		reporter := it.ReportedBy
+		if reporter == "" {
+			reporter = "unknown"
+		}
+		e := audit.Entry{Origin: req.By, Action: "delete_learning", Target: "learning " + strconv.FormatInt(it.ID, 10), Text: text,
+			Result: fmt.Sprintf("deleted %s reported by %s", it.Kind, reporter), Sent: true}
+		if err := l.audit(ctx, e); err != nil && failed == nil {
+			failed = err
+		}
+	}
+	if failed != nil {
+		return items, fmt.Errorf("the learnings were deleted, but the audit log could not record it: %w", failed)
+	}
+	return items, nil
+}
+
+// audit writes e through Parts.Audit, else the service's Audit.
+func (l *local) audit(ctx context.Context, e audit.Entry) error {
+	if l.p.Audit != nil {
+		return l.p.Audit(e)
+	}
+	return l.Audit(ctx, e)
 }
 
 func (l *local) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {

@@ -24,10 +24,11 @@ type parts struct {
 	*fakeService
 	fail bool
 
-	mu     sync.Mutex
-	spawns []lifecycle.SpawnRequest
-	stops  []lifecycle.StopRequest
-	steps  []string // progress a spawn reports
+	mu      sync.Mutex
+	spawns  []lifecycle.SpawnRequest
+	stops   []lifecycle.StopRequest
+	deletes []learn.DeleteRequest
+	steps   []string // progress a spawn reports
 }
 
 var _ facade.Service = (*parts)(nil)
@@ -101,6 +102,24 @@ func (p *parts) Learnings(context.Context, int) (learn.Summary, error) {
 
 func (p *parts) Outcomes(context.Context, learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
 	return nil, p.err("outcomes")
+}
+
+func (p *parts) ListLearnings(context.Context, learn.LearningFilter) ([]learn.Item, error) {
+	return nil, p.err("list_learnings")
+}
+
+func (p *parts) DeleteLearnings(_ context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
+	p.mu.Lock()
+	p.deletes = append(p.deletes, req)
+	p.mu.Unlock()
+	if err := p.err("delete_learnings"); err != nil {
+		return nil, err
+	}
+	items := make([]learn.Item, len(req.IDs))
+	for i, id := range req.IDs {
+		items[i] = learn.Item{ID: id, Kind: learn.KindPattern, Text: "learning " + fmt.Sprint(id)}
+	}
+	return items, nil
 }
 
 func (p *parts) PatternInfos(context.Context) ([]coach.PatternInfo, error) {

@@ -176,8 +176,13 @@ var (
 	mReflect = unary("reflect", read, body[reflectArgs](), func(s facade.Service, ctx context.Context, a reflectArgs) (learn.Reflection, error) {
 		return s.Reflect(ctx, a.Query, a.About, a.Budget)
 	})
-	mLearnings = unary("learnings", read, body[int](), facade.Service.Learnings)
-	mOutcomes  = unary("outcomes", read, body[learn.OutcomeFilter](), facade.Service.Outcomes)
+	mLearnings     = unary("learnings", read, body[int](), facade.Service.Learnings)
+	mOutcomes      = unary("outcomes", read, body[learn.OutcomeFilter](), facade.Service.Outcomes)
+	mListLearnings = unary("list_learnings", read, body[learn.LearningFilter](), facade.Service.ListLearnings)
+	// mDeleteLearnings's asker is the peer, whom the policy judges and the
+	// audit names; a second call would find the learnings gone.
+	mDeleteLearnings = withPeer(unary("delete_learnings", action, body[learn.DeleteRequest](), facade.Service.DeleteLearnings),
+		originFrom(func(r *learn.DeleteRequest) *string { return &r.By }))
 
 	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.PatternInfo, error) {
 		return s.PatternInfos(ctx)
@@ -262,7 +267,7 @@ var methods = func() map[string]*Method {
 	all := []*Method{mSnapshot, mWatch, mWakes, mWaitWake, mSubscribeWakes, mAck, mAckAll, mPreview, mTaskLists,
 		mTask, mInject, mKeys, mAnswer, mInterrupt, mAudit, mHook, mLink, mAllow,
 		mFeatures, mSpawn, mStop, mRestore, mFinish, mAgents,
-		mReportOutcome, mCapabilities, mReflect, mLearnings, mOutcomes,
+		mReportOutcome, mCapabilities, mReflect, mLearnings, mOutcomes, mListLearnings, mDeleteLearnings,
 		mPatternInfos, mPatternInfo, mActiveAlerts, mHistory, mStats, mDirectives, mRequestIntervention, mReportIntervention, mRemind}
 	byName := make(map[string]*Method, len(all))
 	for _, m := range all {
@@ -608,6 +613,14 @@ func (f forward) Learnings(ctx context.Context, n int) (learn.Summary, error) {
 
 func (f forward) Outcomes(ctx context.Context, fl learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
 	return as[[]learn.OutcomeRecord](f.call(ctx, mOutcomes, fl))
+}
+
+func (f forward) ListLearnings(ctx context.Context, fl learn.LearningFilter) ([]learn.Item, error) {
+	return as[[]learn.Item](f.call(ctx, mListLearnings, fl))
+}
+
+func (f forward) DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
+	return as[[]learn.Item](f.call(ctx, mDeleteLearnings, req))
 }
 
 func (f forward) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {

@@ -22,6 +22,7 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		"Interrupt": "interrupt", "Audit": "audit", "Hook": "hook", "Link": "link", "Allow": "allow",
 		"Features": "features", "Spawn": "spawn", "Stop": "stop", "Restore": "restore", "Finish": "finish", "Agents": "agents",
 		"ReportOutcome": "report_outcome", "Capabilities": "capabilities", "Reflect": "reflect", "Learnings": "learnings", "Outcomes": "outcomes",
+		"ListLearnings": "list_learnings", "DeleteLearnings": "delete_learnings",
 		"PatternInfos": "patterns", "PatternInfo": "pattern", "ActiveAlerts": "active_alerts", "History": "alert_history",
 		"Stats": "intervention_stats", "Directives": "directives", "RequestIntervention": "request_intervention",
 		"ReportIntervention": "report_intervention", "Remind": "remind",
@@ -77,7 +78,7 @@ func TestMethodsSentAtMostOnce(t *testing.T) {
 	want := map[string]bool{"inject": true, "keys": true, "answer": true, "interrupt": true,
 		// What starts, stops or records something a second call would do
 		// twice.
-		"spawn": true, "stop": true, "restore": true, "finish": true, "report_outcome": true,
+		"spawn": true, "stop": true, "restore": true, "finish": true, "report_outcome": true, "delete_learnings": true,
 		"request_intervention": true, "report_intervention": true, "remind": true}
 	for name, m := range methods {
 		if m.sentAtMostOnce() != want[name] {

@@ -14,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // selfOrigin is the verified part of the origin the server derives for
@@ -128,5 +129,23 @@ func TestHookRefusedCrossesTheSocket(t *testing.T) {
 	err := c.Hook(context.Background(), hooks.Event{Name: hooks.Stop, Pane: "%1"})
 	if !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Deleting learnings over the socket is asked as the peer, the client's
+// name kept only as its claim: the policy judges, and the audit names, the
+// process that asked.
+func TestSocketDeleteLearningsIsThePeers(t *testing.T) {
+	p := &parts{fakeService: newFake(t)}
+	c := dial(t, serve(t, p).path)
+	items, err := c.DeleteLearnings(context.Background(), learn.DeleteRequest{IDs: []int64{3, 7}, By: "cli"})
+	if err != nil || len(items) != 2 || items[1].ID != 7 {
+		t.Fatalf("delete = %+v, %v", items, err)
+	}
+	p.mu.Lock()
+	got := p.deletes
+	p.mu.Unlock()
+	if len(got) != 1 || got[0].By != selfOrigin(t)+` claims "cli"` || len(got[0].IDs) != 2 {
+		t.Fatalf("the service was asked %+v", got)
 	}
 }

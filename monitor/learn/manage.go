@@ -42,9 +42,8 @@ type LearningFilter struct {
 	Limit int `json:"limit,omitempty"`
 }
 
-// ListLearnings lists the stored learnings, stale ones too, the most
-// recently reported first: what an operator reviews, with who reported
-// each one.
+// ListLearnings lists the stored learnings, stale ones too, newest
+// first: what an operator reviews, with who reported each one.
 func (s *Store) ListLearnings(ctx context.Context, f LearningFilter) ([]Item, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
@@ -55,7 +54,7 @@ func (s *Store) ListLearnings(ctx context.Context, f LearningFilter) ([]Item, er
 		q += ` WHERE domain = ?`
 		args = append(args, normDomain(f.Domain))
 	}
-	q += ` ORDER BY last_seen DESC, id DESC LIMIT ?`
+	q += ` ORDER BY created DESC, id DESC LIMIT ?`
 	args = append(args, f.Limit)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
@@ -34,6 +35,14 @@ func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager,
 		p.CoachErr = err
 	} else {
 		p.Coach = co
+	}
+	// The learning store's writes are audited in the state dir's log, by
+	// a process without monitors too.
+	dir := a.Settings.StateDir
+	p.Audit = func(e audit.Entry) error {
+		log := audit.Open(dir)
+		defer log.Close()
+		return log.Write(e)
 	}
 	return facade.New(svc, p)
 }
