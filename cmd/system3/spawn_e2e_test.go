@@ -104,8 +104,11 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 		!res.AutoTrusted || !strings.Contains(res.Prompt, goal) {
 		t.Fatalf("spawn result = %+v", res)
 	}
-	// The failed initiative's learning is an anti-pattern: injected as one.
-	if len(res.Wisdom) != 1 || res.Wisdom[0].Text != "Avoid: "+lesson || !strings.Contains(res.Prompt, "Avoid: "+lesson) {
+	// The failed initiative's learning is an anti-pattern: injected as
+	// one, quoted as its reporter's under the sentence that says so.
+	if len(res.Wisdom) != 1 || res.Wisdom[0].Text != lesson || res.Wisdom[0].Kind != "anti-pattern" || res.Wisdom[0].ReportedBy != "cli" ||
+		!strings.Contains(res.Prompt, lifecycle.WisdomPreamble+"\n- reported by \"cli\" on ") ||
+		!strings.Contains(res.Prompt, `from work that failed or was poorly reasoned: "`+lesson+`"`) {
 		t.Fatalf("wisdom = %+v (%s), prompt:\n%s", res.Wisdom, res.WisdomNote, res.Prompt)
 	}
 	// The worktree, on its branch; the main checkout stays clean.

@@ -82,10 +82,17 @@ func DefaultAgents() map[string]Agent {
 }
 
 // WisdomItem is one learning from earlier work offered to a new
-// orchestrator in its first prompt.
+// orchestrator in its first prompt, quoted as its reporter's.
 type WisdomItem struct {
 	ID   int64  `json:"id"`
 	Text string `json:"text"`
+	// Kind is "pattern" (from work that went well) or "anti-pattern"
+	// (from work that failed or was poorly reasoned).
+	Kind string `json:"kind,omitempty"`
+	// ReportedBy is who reported it, as system3 saw them; empty: unknown.
+	ReportedBy string `json:"reported_by"`
+	// Reported is when its reporter reported it.
+	Reported time.Time `json:"reported"`
 }
 
 // Config configures a Manager.

@@ -58,11 +58,7 @@ func (a *App) LifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 			}
 			out := make([]lifecycle.WisdomItem, len(items))
 			for i, it := range items {
-				text := it.Text
-				if it.Kind == learn.KindAntiPattern {
-					text = "Avoid: " + text
-				}
-				out[i] = lifecycle.WisdomItem{ID: it.ID, Text: text}
+				out[i] = lifecycle.WisdomItem{ID: it.ID, Text: it.Text, Kind: it.Kind, ReportedBy: it.ReportedBy, Reported: it.Created}
 			}
 			return out, nil
 		}
