@@ -79,6 +79,11 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 			return takeSnapshot(m.watch.ctx, m.svc, msg.gen), true
 		}
 		m.applyUpdate(msg.u)
+		if msg.u.Kind == api.SessionRemoved && len(m.sessions) == 0 {
+			// The last pane left: the tmux server may be gone, which the
+			// empty table says, so read the header now.
+			return tea.Batch(nextUpdate(m.updates, msg.gen), m.readHeader()), true
+		}
 		return nextUpdate(m.updates, msg.gen), true
 
 	case wakesStartedMsg:
@@ -207,17 +212,22 @@ func (m *Model) onTick(msg tickMsg) tea.Cmd {
 		m.syncedAt = m.now // reading the stream: the registry is current
 		cmds = append(cmds, m.refreshPreview())
 		if m.now.Sub(m.headerAt) >= headerEvery {
-			m.headerAt = m.now
-			ctx, svc, gen := m.watch.ctx, m.svc, m.watch.gen
-			cmds = append(cmds, func() tea.Msg {
-				ctx, cancel := context.WithTimeout(ctx, readTimeout)
-				defer cancel()
-				snap, err := svc.Snapshot(ctx)
-				return headerMsg{gen: gen, snap: snap, err: err}
-			})
+			cmds = append(cmds, m.readHeader())
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// readHeader reads a snapshot for the header's server state and problem.
+func (m *Model) readHeader() tea.Cmd {
+	m.headerAt = m.now
+	ctx, svc, gen := m.watch.ctx, m.svc, m.watch.gen
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		snap, err := svc.Snapshot(ctx)
+		return headerMsg{gen: gen, snap: snap, err: err}
+	}
 }
 
 // refreshPreview reads the selected pane's screen, unless a read is out.
@@ -252,8 +262,13 @@ func (m *Model) onPreview(msg previewMsg) tea.Cmd {
 	return nil
 }
 
-// setHeader keeps a snapshot's server state and problem.
+// setHeader keeps a snapshot's server state and problem. The empty table
+// says whether the server runs: when the server dies its panes leave
+// before the header learns it is down.
 func (m *Model) setHeader(snap api.Snapshot) {
+	if snap.Running != m.running || snap.Server != m.server {
+		m.dirtyRows = true
+	}
 	m.server, m.running, m.problem = snap.Server, snap.Running, snap.Problem
 }
 

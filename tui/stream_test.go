@@ -325,6 +325,27 @@ func TestHeaderProblemRefresh(t *testing.T) {
 	}
 }
 
+// TestServerDiesSaysItIsGone: when the tmux server dies its panes leave
+// (the registry's updates, which do not carry the server's state); as the
+// last one leaves, the empty table says the server is not running and how
+// to bring the orchestrators back, not the first-start text.
+func TestServerDiesSaysItIsGone(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	gone := fixtureSnapshot()
+	gone.Sessions, gone.Running = nil, false
+	gone.Problem = "no tmux server is running (tmux server -L work); system3 will pick it up when it starts"
+	svc.SetSnapshot(gone)
+	for _, s := range fixtureSessions() {
+		svc.Publish(api.Update{Kind: api.SessionRemoved, Session: s})
+		h.read()
+	}
+	v := ansi.Strip(h.m.View())
+	if !strings.Contains(v, "The tmux server -L work is not running.") || !strings.Contains(v, "system3 restore --all") || strings.Contains(v, "No tmux panes are being watched") {
+		t.Fatalf("the dashboard does not say the tmux server is gone:\n%s", v)
+	}
+}
+
 // TestStaleRowsWhileDisconnected: while the registry stream is down the
 // table says its rows are stale, and their ages stop at the last moment
 // they were known true instead of counting on; once the stream is back

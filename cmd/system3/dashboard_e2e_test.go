@@ -267,3 +267,27 @@ func TestDashboardWithoutSocketSaysSo(t *testing.T) {
 		t.Fatalf("the warning was printed over the dashboard:\n%s", s)
 	}
 }
+
+// TestDashboardSaysTmuxServerIsGone: when the watched tmux server dies with
+// every pane, the dashboard says the server is not running and how to bring
+// the orchestrators back, not the text for a first start.
+func TestDashboardSaysTmuxServerIsGone(t *testing.T) {
+	srv := tmuxtest.NewServer(t, "sleep", "600")
+	state := testkit.ShortDir(t)
+	env := daemonEnv(t, srv, state)
+	cfg := filepath.Join(state, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  listen: off\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env["SYSTEM3_CONFIG"] = cfg
+	term, pane := terminal(t, env, "tui")
+	waitDashboard(t, term, pane, "the watched session", func(s string) bool { return strings.Contains(s, "main:0.0") })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tmux.NewClient(srv).KillServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDashboard(t, term, pane, "that the tmux server is gone", func(s string) bool {
+		return strings.Contains(s, "is not running.") && strings.Contains(s, "system3 restore --all") && !strings.Contains(s, "No tmux panes are being watched")
+	})
+}
