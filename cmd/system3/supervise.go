@@ -49,18 +49,16 @@ func (a *app) supervisor(command string, allowActions bool) (hooks.Supervisor, e
 			return hooks.Supervisor{}, err
 		}
 	}
+	// In the order wait --for-agent names them in the next wait (by
+	// name), so the permission's prefix matches that command too.
 	argv := []string{prog}
-	if a.flags.TmuxSocket != "" {
-		argv = append(argv, "--tmux-socket", a.flags.TmuxSocket)
-	}
-	if a.flags.TmuxSocketPath != "" {
-		argv = append(argv, "--tmux-socket-path", a.flags.TmuxSocketPath)
-	}
-	if a.flags.StateDir != "" {
-		argv = append(argv, "--state-dir", a.flags.StateDir)
-	}
-	if a.flags.ConfigPath != "" {
-		argv = append(argv, "--config", a.flags.ConfigPath)
+	for _, f := range []struct{ name, val string }{
+		{"config", a.flags.ConfigPath}, {"state-dir", a.flags.StateDir},
+		{"tmux-socket", a.flags.TmuxSocket}, {"tmux-socket-path", a.flags.TmuxSocketPath},
+	} {
+		if f.val != "" {
+			argv = append(argv, "--"+f.name, f.val)
+		}
 	}
 	return hooks.Supervisor{ClaudeDir: dir, ClaudeJSON: claudeJSON, Command: argv, AllowActions: allowActions}, nil
 }

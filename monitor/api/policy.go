@@ -72,8 +72,9 @@ func (p *Policy) Config() PolicyConfig { return p.cfg }
 func Claimed(origin string) string { return claimed(origin) }
 
 // ShortOrigin names an origin for one-line views: a socket peer as what it
-// claims and its pid ("cli (pid 4242)"); the audit log keeps the whole
-// origin.
+// claims and its pid ("cli (pid 4242)"), and the agent CLI that ran it
+// ("cli (pid 4242) run by claude (pid 987)": a supervising agent's
+// command); the audit log keeps the whole origin.
 func ShortOrigin(origin string) string {
 	rest, ok := strings.CutPrefix(origin, "socket:")
 	if !ok {
@@ -83,8 +84,14 @@ func ShortOrigin(origin string) string {
 	if c == origin {
 		c = "a socket client"
 	}
-	if pid, _, ok := strings.Cut(strings.TrimPrefix(rest, "pid="), ","); ok && strings.HasPrefix(rest, "pid=") {
-		return c + " (pid " + pid + ")"
+	if pid, more, ok := strings.Cut(strings.TrimPrefix(rest, "pid="), ","); ok && strings.HasPrefix(rest, "pid=") {
+		c += " (pid " + pid + ")"
+		if ag, ok := strings.CutPrefix(more, "agent="); ok {
+			ag, _, _ = strings.Cut(ag, ",")
+			if name, apid, ok := strings.Cut(ag, ":"); ok {
+				c += " run by " + name + " (pid " + apid + ")"
+			}
+		}
 	}
 	return c
 }

@@ -55,6 +55,11 @@ type Rule struct {
 	// with that turn's steps. A rule then scripts one turn, the same however
 	// often it is asked and from however many sessions at once.
 	EachPrompt bool
+	// Reply, when set, answers every main request the rule takes (by
+	// Contains, or as the result of a tool call it issued) instead of
+	// Steps: a test scripts an agent that reads what it was sent. It runs
+	// outside the fake's lock and may block; it must not call the fake.
+	Reply func(Request) Step
 }
 
 // Step is one scripted answer to a main conversation request: an HTTP error,
@@ -362,8 +367,23 @@ func latestUserTurn(msgs []message) (text, toolUseID string) {
 	return "", ""
 }
 
-// stripReminders drops the <system-reminder> blocks the CLI adds to user turns.
+// stripReminders drops the <system-reminder> blocks the CLI adds to user
+// turns. A turn that is only a reminder holding a <task-notification> (a
+// background task completed) is that notification.
 func stripReminders(s string) string {
+	if t := withoutReminders(s); t != "" {
+		return t
+	}
+	const open, end = "<task-notification>", "</task-notification>"
+	if i := strings.Index(s, open); i >= 0 {
+		if j := strings.Index(s[i:], end); j >= 0 {
+			return s[i : i+j+len(end)]
+		}
+	}
+	return ""
+}
+
+func withoutReminders(s string) string {
 	const open, end = "<system-reminder>", "</system-reminder>"
 	for {
 		i := strings.Index(s, open)
@@ -451,8 +471,15 @@ func (f *API) messages(w http.ResponseWriter, body []byte, rec *Request) int {
 		return f.writeError(w, e)
 	}
 	rs := f.pick(prompt, toolID)
-	st := rs.next()
 	rec.Rule = rs.rule.Name
+	var st Step
+	if reply := rs.rule.Reply; reply != nil {
+		f.mu.Unlock()
+		st = reply(*rec)
+		f.mu.Lock()
+	} else {
+		st = rs.next()
+	}
 	var newToolID string
 	if st.Err == nil && st.Tool != nil {
 		f.nextID++

@@ -15,6 +15,7 @@ func TestLatestUserTurn(t *testing.T) {
 		{"system turn after the user", `[{"role":"user","content":"hi"},{"role":"system","content":"# Environment"}]`, "hi", ""},
 		{"tool result", `[{"role":"user","content":"go"},{"role":"assistant","content":"…"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"Exit code 1"}],"is_error":true}]}]`, "Exit code 1", "toolu_1"},
 		{"tool result as a string", `[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"done"}]}]`, "done", "toolu_2"},
+		{"a background task's notification", `[{"role":"user","content":"go"},{"role":"assistant","content":"Waiting."},{"role":"user","content":[{"type":"text","text":"<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\n</system-reminder>"}]}]`, "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>", ""},
 		{"no user turn", `[{"role":"assistant","content":"hi"}]`, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

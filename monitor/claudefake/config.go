@@ -2,6 +2,7 @@ package claudefake
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -48,9 +49,21 @@ func WriteConfig(home, version string, trusted bool, dirs ...string) error {
 	if version != "" {
 		cfg["lastOnboardingVersion"] = version
 	}
+	// Keep what is there already (an MCP server a test registered first).
+	path := filepath.Join(home, ".claude.json")
+	if old, err := os.ReadFile(path); err == nil {
+		prev := map[string]any{}
+		if err := json.Unmarshal(old, &prev); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for k, v := range cfg {
+			prev[k] = v
+		}
+		cfg = prev
+	}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(home, ".claude.json"), b, 0o600)
+	return os.WriteFile(path, b, 0o600)
 }

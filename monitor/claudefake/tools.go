@@ -21,6 +21,17 @@ func Bash(command, description string) *ToolCall {
 	}{command, description})
 }
 
+// BashBackground asks the CLI to run a shell command as a background
+// task: the call returns at once, and the CLI, idle or not, sends a
+// request of its own (a <task-notification>) when the command exits.
+func BashBackground(command, description string) *ToolCall {
+	return Tool("Bash", struct {
+		Command         string `json:"command"`
+		Description     string `json:"description,omitempty"`
+		RunInBackground bool   `json:"run_in_background"`
+	}{command, description, true})
+}
+
 // Write asks the CLI to create or overwrite a file at an absolute path.
 func Write(path, content string) *ToolCall {
 	return Tool("Write", struct {

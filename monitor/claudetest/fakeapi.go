@@ -31,15 +31,16 @@ const (
 
 // The tool call builders (see claudefake's tools.go).
 var (
-	Tool         = claudefake.Tool
-	Bash         = claudefake.Bash
-	Write        = claudefake.Write
-	Edit         = claudefake.Edit
-	Read         = claudefake.Read
-	TaskCreate   = claudefake.TaskCreate
-	TaskUpdate   = claudefake.TaskUpdate
-	ExitPlanMode = claudefake.ExitPlanMode
-	ErrorStatus  = claudefake.ErrorStatus
+	Tool           = claudefake.Tool
+	Bash           = claudefake.Bash
+	BashBackground = claudefake.BashBackground
+	Write          = claudefake.Write
+	Edit           = claudefake.Edit
+	Read           = claudefake.Read
+	TaskCreate     = claudefake.TaskCreate
+	TaskUpdate     = claudefake.TaskUpdate
+	ExitPlanMode   = claudefake.ExitPlanMode
+	ErrorStatus    = claudefake.ErrorStatus
 )
 
 // NewFakeAPI starts a fake serving rules and stops it when the test ends;

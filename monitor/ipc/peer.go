@@ -17,13 +17,19 @@ type Peer struct {
 	UID int
 	// Exe is the peer's executable (/proc/<pid>/exe), "" when unknown.
 	Exe string
+	// Agent is the agent CLI that ran the peer, when one of its ancestors
+	// is one ("claude": a supervising Claude Code ran `system3 answer`),
+	// and AgentPID that ancestor's pid.
+	Agent    string
+	AgentPID int
 }
 
 // maxClaim bounds the origin a client claims, as recorded.
 const maxClaim = 200
 
 // Origin is the audit origin of a call from this peer. The verified part
-// comes first ("socket:pid=1234,exe=/usr/local/bin/system3"); what the
+// comes first ("socket:pid=1234,exe=/usr/local/bin/system3", with
+// "agent=claude:987" when an agent CLI ran the peer); what the
 // client says it acts for ("cli", "mcp:claude-code") follows as its claim,
 // quoted, so no claim can pass for a verified origin.
 func (p Peer) Origin(claim string) string {
@@ -34,6 +40,9 @@ func (p Peer) Origin(claim string) string {
 			exe = "?"
 		}
 		o = fmt.Sprintf("socket:pid=%d,exe=%s", p.PID, exe)
+		if p.Agent != "" {
+			o = fmt.Sprintf("socket:pid=%d,agent=%s:%d,exe=%s", p.PID, p.Agent, p.AgentPID, exe)
+		}
 	}
 	claim = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {

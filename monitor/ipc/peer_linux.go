@@ -5,8 +5,11 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/system3-dev/system3/monitor/agents"
 )
 
 // checkPeer refuses a connection from another user, and returns the peer
@@ -40,6 +43,52 @@ func checkPeer(conn net.Conn) (Peer, error) {
 		// The executable may be gone or unreadable (another user's
 		// process, root's): the pid is what counts.
 		p.Exe, _ = os.Readlink("/proc/" + strconv.Itoa(p.PID) + "/exe")
+		p.Agent, p.AgentPID = agentAncestor(p.PID)
 	}
 	return p, nil
+}
+
+// maxAncestors bounds the walk up a peer's parents.
+const maxAncestors = 12
+
+// agentAncestor is the nearest ancestor of pid whose process is an agent
+// CLI system3 knows by its program ("claude", "codex"...), and its pid:
+// the agent that ran the command (through its shell). "" when none is.
+func agentAncestor(pid int) (string, int) {
+	for range maxAncestors {
+		ppid := parentPID(pid)
+		if ppid <= 1 {
+			return "", 0
+		}
+		pid = ppid
+		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if err != nil {
+			return "", 0
+		}
+		if spec, ok := agents.ByProgram(strings.TrimSpace(string(comm))); ok && spec.IsAgent() {
+			return spec.Name, pid
+		}
+	}
+	return "", 0
+}
+
+// parentPID reads a process's parent from /proc/PID/stat; 0 when it
+// cannot. The command name in parentheses may hold spaces and
+// parentheses, so the fields are read after its last ')'.
+func parentPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
