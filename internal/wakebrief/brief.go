@@ -59,7 +59,7 @@ func Write(ev api.Wake, o Options) string {
 		}
 	}
 	pane, wakeID := target(o.Host, ev.Pane), target(o.Host, ev.ID)
-	head := fmt.Sprintf("system3 wake %s: %s in %s", wakeID, ev.Reason, plain(place(ev, o.Host)))
+	head := fmt.Sprintf("system3 wake %s: %s in %s", wakeID, plain(string(ev.Reason)), plain(place(ev, o.Host)))
 	switch {
 	case o.More == 1:
 		head += " (1 more wake waits after it)"
