@@ -60,6 +60,10 @@ type Config struct {
 	Usage Usage `yaml:"usage"`
 	// Lifecycle configures restore and the set-up of new worktrees.
 	Lifecycle Lifecycle `yaml:"lifecycle"`
+	// Policy holds approval rules (policy: {rules: [...]}), read with
+	// policy.yaml beside this file by monitor/approval, which checks them
+	// and reloads them when either file changes (docs/policy.md).
+	Policy yaml.Node `yaml:"policy"`
 	// Hosts are other machines whose system3 daemon is reached over ssh,
 	// by name (docs/remote.md). This machine is the host named local.
 	Hosts map[string]Host `yaml:"hosts"`
