@@ -20,7 +20,7 @@ import (
 func newFakeAgentCmd(a *app) *cobra.Command {
 	var opt fakeagent.Options
 	var lines []string
-	var marks string
+	var marks, inputs string
 	for _, s := range fakeagent.Scripts() {
 		lines = append(lines, fmt.Sprintf("  %-11s %s", s.Name, s.Summary))
 	}
@@ -55,6 +55,14 @@ completed as the script goes.`,
 				}
 				defer f.Close()
 				opt.Marks = f
+			}
+			if inputs != "" {
+				f, err := os.OpenFile(inputs, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					return fmt.Errorf("open the inputs file: %w", err)
+				}
+				defer f.Close()
+				opt.Inputs = f
 			}
 			opt.In, opt.Out = a.stdin, a.term
 			opt.Color = a.Getenv("NO_COLOR") == ""
@@ -93,6 +101,7 @@ completed as the script goes.`,
 	f.DurationVar(&opt.PromptEvery, "prompt-every", 0, "stream script: show a permission prompt at random times, on average this often")
 	f.DurationVar(&opt.PromptHold, "prompt-hold", 2*time.Second, "stream script: how long a prompt waits for an answer before the agent carries on")
 	f.StringVar(&marks, "marks", "", "stream script: append the time each prompt is drawn (Unix ns) to this file")
+	f.StringVar(&inputs, "inputs", "", "append each key, paste and prompt the agent reads, with what it was doing then (idle, working, permission, question), to this file")
 	return cmd
 }
 

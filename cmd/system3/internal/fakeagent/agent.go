@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,6 +52,11 @@ type Options struct {
 	// Marks receives one line per prompt the stream script draws: the
 	// Unix time in nanoseconds just before the prompt was written.
 	Marks io.Writer
+	// Inputs receives one line per key, paste or submitted prompt the
+	// agent reads, with what it was doing then ("idle paste 1873",
+	// "question rune", "working submit 40"), so a test can tell what
+	// reached it while it was not at its prompt.
+	Inputs io.Writer
 }
 
 // CrashError is returned by Run when the script crashed on purpose; its
@@ -333,6 +339,22 @@ func (a *agent) wait(ctx context.Context, d time.Duration) (event, error) {
 
 // key applies one key to the current mode and reports an event it causes.
 func (a *agent) key(k key) (event, bool) {
+	mode := a.m.mode
+	ev, ok := a.applyKey(k)
+	if a.opt.Inputs != nil {
+		line := mode.String() + " " + k.kind.String()
+		if k.kind == kPaste {
+			line += " " + strconv.Itoa(len(k.text))
+		}
+		if ok && ev.kind == evSubmit {
+			line += "\n" + mode.String() + " submit " + strconv.Itoa(len(ev.text))
+		}
+		io.WriteString(a.opt.Inputs, line+"\n")
+	}
+	return ev, ok
+}
+
+func (a *agent) applyKey(k key) (event, bool) {
 	m := &a.m
 	switch m.mode {
 	case modePermission:

@@ -205,3 +205,27 @@ func TestRunStreamsAndPrompts(t *testing.T) {
 		t.Fatalf("Run = %v, want nil after cancel", err)
 	}
 }
+
+// Inputs says what reached the agent and what it was doing then: a paste
+// at its question is not a prompt at its input box.
+func TestRunRecordsInputs(t *testing.T) {
+	t.Parallel()
+	inputs := &testkit.SyncBuffer{}
+	r := start(t, Options{Script: "question", Inputs: inputs})
+	r.waitOut(t, "Which database should we use?")
+	r.in.Write([]byte("\x1b[200~two\nlines\x1b[201~"))
+	r.in.Write([]byte("2"))
+	r.waitOut(t, "Going with SQLite")
+	r.waitOut(t, "done")
+	r.in.Write([]byte("\x1b[200~a\nb\x1b[201~"))
+	r.in.Write([]byte("\r"))
+	r.waitOut(t, "Noted.")
+	r.stop()
+	if err := r.result(t); err != nil {
+		t.Fatal(err)
+	}
+	want := "question paste 9\nquestion rune\nidle paste 3\nidle enter\nidle submit 3\n"
+	if got := inputs.String(); got != want {
+		t.Fatalf("inputs = %q, want %q", got, want)
+	}
+}

@@ -21,6 +21,16 @@ const (
 	kPaste
 )
 
+// String names the key kind, for Options.Inputs.
+func (k keyKind) String() string {
+	names := [...]string{kRune: "rune", kEnter: "enter", kBackspace: "backspace", kTab: "tab", kEsc: "escape",
+		kUp: "up", kDown: "down", kCtrlC: "ctrl-c", kCtrlD: "ctrl-d", kCtrlU: "ctrl-u", kPaste: "paste"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return "key"
+}
+
 type key struct {
 	kind keyKind
 	r    rune

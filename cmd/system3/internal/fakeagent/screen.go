@@ -222,6 +222,23 @@ const (
 	modeGone                   // the program has quit or crashed: nothing live
 )
 
+// String names the mode, for Options.Inputs.
+func (m mode) String() string {
+	switch m {
+	case modeIdle:
+		return "idle"
+	case modeWorking:
+		return "working"
+	case modeRetrying:
+		return "retrying"
+	case modePermission:
+		return "permission"
+	case modeQuestion:
+		return "question"
+	}
+	return "gone"
+}
+
 // spinner is the working line: "✽ Orbiting… (2s · ↓ 22 tokens)".
 type spinner struct {
 	verb   string
