@@ -100,6 +100,7 @@ Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
 		newFakeAgentCmd(a),
 		newHookCmd(a),
 		newHooksCmd(a),
+		newPolicyCmd(a),
 		newSuperviseCmd(a),
 		newBenchCmd(a),
 	)

@@ -19,33 +19,33 @@ type Rule struct {
 	// ID names the rule in verdicts and the audit log.
 	ID string `yaml:"id" json:"id"`
 	// Agents are the agents it applies to (claude, codex, ...).
-	Agents Strings `yaml:"agents" json:"agents,omitempty"`
+	Agents Strings `yaml:"agents,omitempty" json:"agents,omitempty"`
 	// Sessions are globs of tmux session names.
-	Sessions Strings `yaml:"sessions" json:"sessions,omitempty"`
+	Sessions Strings `yaml:"sessions,omitempty" json:"sessions,omitempty"`
 	// Tools are globs of tool names (Bash, Edit, Write, WebFetch,
 	// mcp__github__*).
-	Tools Strings `yaml:"tools" json:"tools,omitempty"`
+	Tools Strings `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// Command are globs, CommandRegexp a regular expression, that one
 	// simple command of a shell command must match whole.
-	Command       Strings `yaml:"command" json:"command,omitempty"`
-	CommandRegexp string  `yaml:"command_regexp" json:"command_regexp,omitempty"`
+	Command       Strings `yaml:"command,omitempty" json:"command,omitempty"`
+	CommandRegexp string  `yaml:"command_regexp,omitempty" json:"command_regexp,omitempty"`
 	// Paths are globs of the file an edit is about; a relative glob is
 	// taken from the pane's working directory, ** is any number of
 	// directories.
-	Paths Strings `yaml:"paths" json:"paths,omitempty"`
+	Paths Strings `yaml:"paths,omitempty" json:"paths,omitempty"`
 	// InsideWorktree, when set, is whether the file must be inside the
 	// pane's working directory (true) or outside it (false).
-	InsideWorktree *bool `yaml:"inside_worktree" json:"inside_worktree,omitempty"`
+	InsideWorktree *bool `yaml:"inside_worktree,omitempty" json:"inside_worktree,omitempty"`
 	// Hosts are globs of the host a fetch asks for (*.example.com).
-	Hosts Strings `yaml:"hosts" json:"hosts,omitempty"`
+	Hosts Strings `yaml:"hosts,omitempty" json:"hosts,omitempty"`
 	// MCPServer and MCPTool are globs of an MCP tool's server and tool.
-	MCPServer Strings `yaml:"mcp_server" json:"mcp_server,omitempty"`
-	MCPTool   Strings `yaml:"mcp_tool" json:"mcp_tool,omitempty"`
+	MCPServer Strings `yaml:"mcp_server,omitempty" json:"mcp_server,omitempty"`
+	MCPTool   Strings `yaml:"mcp_tool,omitempty" json:"mcp_tool,omitempty"`
 
 	Decision Decision `yaml:"decision" json:"decision"`
 	// Message is what the agent is told when the rule denies.
-	Message     string `yaml:"message" json:"message,omitempty"`
-	Description string `yaml:"description" json:"description,omitempty"`
+	Message     string `yaml:"message,omitempty" json:"message,omitempty"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 
 	// Source is the file that defined it.
 	Source string `yaml:"-" json:"source,omitempty"`

@@ -90,6 +90,15 @@ type Entry struct {
 	// MCPSession is the MCP session a tool call came in on ("stdio" for
 	// system3 mcp, the Mcp-Session-Id over HTTP).
 	MCPSession string `json:"mcp_session,omitempty"`
+
+	// A permission request the approval policy was asked about (Action
+	// "permission", Args the request as JSON, Origin who decided):
+	// Decision is what was decided (allow, deny; "" when the agent's own
+	// dialog showed), Rule the policy's rule, WaitedMS how long the
+	// agent's hook was held for an answer.
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	WaitedMS int64  `json:"waited_ms,omitempty"`
 }
 
 // Log appends entries to the audit file. The zero value is not usable; a
