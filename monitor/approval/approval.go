@@ -59,6 +59,9 @@ type Request struct {
 	Tool string `json:"tool"`
 	// Input is the tool's input as the agent sent it (a JSON object).
 	Input json.RawMessage `json:"input,omitempty"`
+	// RealPath is the file with its symbolic links followed (Resolve),
+	// "" when not resolved.
+	RealPath string `json:"real_path,omitempty"`
 }
 
 // Command is the shell command a Bash request runs, "" for other tools.
@@ -74,6 +77,9 @@ func (r Request) Command() string {
 func (r Request) Path() string {
 	if !slices.Contains(pathTools, r.Tool) {
 		return ""
+	}
+	if r.RealPath != "" {
+		return r.RealPath
 	}
 	p := r.field("file_path")
 	if p == "" {
@@ -262,4 +268,34 @@ func (p *Policy) Decide(req Request) Verdict {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Resolve makes a request's working directory and file real: symbolic
+// links followed as far as the path exists, so a link inside the worktree
+// that leads out of it is outside. It reads the file system; Decide does
+// not.
+func Resolve(req Request) Request {
+	if req.Cwd != "" {
+		req.Cwd = realPath(req.Cwd)
+	}
+	if p := req.Path(); p != "" {
+		req.RealPath = realPath(p)
+	}
+	return req
+}
+
+// realPath follows the symbolic links of the longest part of p that
+// exists, and keeps the rest as written.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }

@@ -124,3 +124,25 @@ func TestAllowWithoutCommandCoversAnyBash(t *testing.T) {
 		t.Errorf("got %+v", v)
 	}
 }
+
+// A link inside the worktree that leads out of it is outside.
+func TestResolveFollowsLinks(t *testing.T) {
+	w, out := t.TempDir(), t.TempDir()
+	if err := os.Symlink(out, filepath.Join(w, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := loadExample(t)
+	req := tool("Edit", map[string]any{"file_path": filepath.Join(w, "link", "new.go")})
+	req.Cwd = w
+	if v := p.Decide(req); v.Decision != Allow {
+		t.Fatalf("as written: %+v", v)
+	}
+	if v := p.Decide(Resolve(req)); v.Decision != Deny || v.Rule != "edit-outside" {
+		t.Fatalf("resolved: %+v (real path %q)", v, Resolve(req).RealPath)
+	}
+	req = tool("Write", map[string]any{"file_path": "sub/new.go"})
+	req.Cwd = w
+	if r := Resolve(req); p.Decide(r).Decision != Allow {
+		t.Fatalf("a new file inside: %+v %+v", r, p.Decide(r))
+	}
+}

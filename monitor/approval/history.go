@@ -109,7 +109,8 @@ func FromAudit(entries []audit.Entry) []Record {
 func FromWakes(ws []api.Wake) []Record {
 	var out []Record
 	for _, w := range ws {
-		if w.Reason != api.ReasonAwaitingInput || w.Kind != "permission" {
+		if w.Reason != api.ReasonAwaitingInput || w.Kind != "permission" || w.Evidence.Source == "policy" {
+			// A request the policy asked about is in the audit log.
 			continue
 		}
 		req, exact, ok := wakeRequest(w)
