@@ -33,6 +33,9 @@ func TestAnswerKeys(t *testing.T) {
 	gemShell := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
 	aider := api.Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
 	bare := api.Session{Agent: "claude", State: rules.AwaitingInput}
+	// Cline 3.0.65 (monitor/testdata/captures/cline/permission_exec.txt, question.txt).
+	clinePerm := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "permission", Options: []string{"Approve", "Deny"}}
+	clineQuestion := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Type a response..."}}
 	cases := []struct {
 		name   string
 		sess   api.Session
@@ -74,6 +77,12 @@ func TestAnswerKeys(t *testing.T) {
 		{"aider no", aider, "no", "No", []string{"n", "Enter"}, nil},
 		{"aider by number", aider, "2", "No", []string{"n", "Enter"}, nil},
 		{"aider option without an allowed key", aider, "skip all", "", nil, api.ErrBadAnswer},
+		{"cline yes approves with y", clinePerm, "yes", "Approve", []string{"y"}, nil},
+		{"cline 1 approves with y", clinePerm, "1", "Approve", []string{"y"}, nil},
+		{"cline no denies with n", clinePerm, "no", "Deny", []string{"n"}, nil},
+		{"cline question first is Enter", clineQuestion, "1", "Postgres", []string{"Enter"}, nil},
+		{"cline question label is Down Enter", clineQuestion, "sqlite", "SQLite", []string{"Down", "Enter"}, nil},
+		{"cline question no is Escape", clineQuestion, "no", "Escape", []string{"Escape"}, nil},
 		{"no options: a digit is sent blind", bare, "3", "", []string{"3"}, nil},
 		{"no options: 10 has no key", bare, "10", "", nil, api.ErrBadAnswer},
 	}

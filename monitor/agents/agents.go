@@ -14,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents/aider"
 	"github.com/system3-dev/system3/monitor/agents/claude"
+	"github.com/system3-dev/system3/monitor/agents/cline"
 	"github.com/system3-dev/system3/monitor/agents/codex"
 	"github.com/system3-dev/system3/monitor/agents/gemini"
 	"github.com/system3-dev/system3/monitor/agents/shell"
@@ -28,6 +29,7 @@ var All = []agent.Spec{
 	claude.Spec,
 	codex.Spec,
 	gemini.Spec,
+	cline.Spec,
 	aider.Spec,
 	shell.Spec,
 	viewer.Spec,

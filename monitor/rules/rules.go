@@ -95,7 +95,9 @@ type Extract struct {
 	Question string `yaml:"question" json:"question,omitempty"`
 	// Detail is a regexp for the heading of what the prompt is about (e.g.
 	// "Bash command"); the heading and up to three lines after it, before
-	// the question, make the detail.
+	// the question, make the detail. When no line above the question has
+	// it, the lines between the question and its options are searched
+	// (Cline names the tool and its command below "Approve tool call?").
 	Detail string `yaml:"detail" json:"detail,omitempty"`
 	// DetailSkip is a regexp for lines left out of the detail (tips,
 	// separators).
@@ -112,7 +114,9 @@ type Extract struct {
 	// label is the one its answerer saw.
 	OptionScope string `yaml:"option_scope" json:"option_scope,omitempty"`
 	// OptionInline matches every option written on the question line
-	// itself, as in "(Y)es/(N)o"; the label is all its groups joined.
+	// itself, as in "(Y)es/(N)o", or else on the first line below it that
+	// has any ("[y] Approve   [n] Deny"); the label is all its groups
+	// joined.
 	OptionInline string `yaml:"option_inline" json:"option_inline,omitempty"`
 	// Region bounds the search; default the rule's region.
 	Region string `yaml:"region" json:"region,omitempty"`
@@ -305,39 +309,23 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 			}
 		}
 	}
-	if e.detail != nil {
-		for i := lo; i < qline; i++ {
-			m := e.detail.FindStringSubmatch(s.Lines[i])
-			if m == nil {
-				continue
-			}
-			parts := []string{strings.TrimSpace(group(m, e.detail, "detail"))}
-			width := s.width()
-			for j := i + 1; j < qline && len(parts) <= maxDetailLines; j++ {
-				t := strings.TrimSpace(s.Lines[j])
-				if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" {
-					continue
+	// Options written on one line: the question's, else the first line
+	// below it that has any.
+	inlineAt := -1
+	if e.inline != nil && qline < hi {
+		for i := qline; i < hi && inlineAt < 0; i++ {
+			for _, m := range e.inline.FindAllStringSubmatch(s.Lines[i], -1) {
+				if label := strings.TrimSpace(strings.Join(m[1:], "")); label != "" {
+					options = append(options, label)
+					inlineAt = i
 				}
-				if e.skip != nil && e.skip.MatchString(t) {
-					// A skipped line the terminal wrapped goes with its
-					// continuation ("Tip: … choose "switch to auto mode"
-					// / below" on a narrow pane).
-					for j+1 < qline && wrapsInto(s.Lines[j], s.Lines[j+1], width) {
-						j++
-					}
-					continue
-				}
-				parts = append(parts, t)
 			}
-			detail = strings.Join(parts, " · ")
-			break
 		}
 	}
-	if e.inline != nil && qline < hi {
-		for _, m := range e.inline.FindAllStringSubmatch(s.Lines[qline], -1) {
-			if label := strings.TrimSpace(strings.Join(m[1:], "")); label != "" {
-				options = append(options, label)
-			}
+	if e.detail != nil {
+		detail = e.detailIn(s, lo, qline)
+		if detail == "" && qline < hi && inlineAt > qline {
+			detail = e.detailIn(s, qline+1, inlineAt)
 		}
 	}
 	if e.opt != nil {
@@ -350,6 +338,37 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 		}
 	}
 	return question, detail, options
+}
+
+// detailIn is the detail found in lines [lo, hi): the first heading the
+// detail pattern matches and up to maxDetailLines lines after it.
+func (e *Extract) detailIn(s *Screen, lo, hi int) string {
+	for i := lo; i < hi; i++ {
+		m := e.detail.FindStringSubmatch(s.Lines[i])
+		if m == nil {
+			continue
+		}
+		parts := []string{strings.TrimSpace(group(m, e.detail, "detail"))}
+		width := s.width()
+		for j := i + 1; j < hi && len(parts) <= maxDetailLines; j++ {
+			t := strings.TrimSpace(s.Lines[j])
+			if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" {
+				continue
+			}
+			if e.skip != nil && e.skip.MatchString(t) {
+				// A skipped line the terminal wrapped goes with its
+				// continuation ("Tip: … choose "switch to auto mode"
+				// / below" on a narrow pane).
+				for j+1 < hi && wrapsInto(s.Lines[j], s.Lines[j+1], width) {
+					j++
+				}
+				continue
+			}
+			parts = append(parts, t)
+		}
+		return strings.Join(parts, " · ")
+	}
+	return ""
 }
 
 // identity is options as a prompt's identity counts them: without the

@@ -166,6 +166,18 @@ var expectations = map[string]want{
 	"gemini/working_thinking.txt":               {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/working_tool_running.txt":           {agent: "gemini", state: "working", kind: "tool", rule: "gemini.tool_running"},
 
+	// Cline 3.0.65: the first two were read as Claude Code idle before
+	// Cline was known (its input box looks like Claude Code's, and a
+	// tool's output line "⎿ …" like Claude Code's).
+	"cline/idle_after_turn.txt":      {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/working_tool_running.txt": {agent: "cline", state: "working", rule: "cline.working"},
+	"cline/idle.txt":                 {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/working_streaming.txt":    {agent: "cline", state: "working", rule: "cline.working"},
+	"cline/permission_exec.txt":      {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "run_commands · $ ./deploy.sh --prod"},
+	"cline/permission_edit.txt":      {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "editor · /tmp/chat/cline-home/project/notes.txt"},
+	"cline/question.txt":             {agent: "cline", state: "awaiting_input", kind: "question", rule: "cline.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Type a response..."}},
+	"cline/auth_error.txt":           {agent: "cline", state: "error", kind: "auth", rule: "cline.auth"},
+
 	"aider/confirm.txt": {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
 	"aider/idle.txt":    {agent: "aider", state: "idle", rule: "aider.idle"},
 	"shell/prompt.txt":  {agent: "shell", state: "idle", rule: "shell.prompt"},
@@ -234,6 +246,58 @@ func TestCaptures(t *testing.T) {
 				t.Errorf("detail = %q, want it to contain %q", got.Detail, w.detail)
 			}
 		})
+	}
+}
+
+// processOf is a process name of each agent with real captures, as a live
+// pane would list it.
+var processOf = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "cline": "cline", "aider": "aider"}
+
+// No agent's screen is ever taken for another agent's: read from the
+// screen alone, a capture of agent A is A's or no agent's; with A's process
+// in the pane it is A's; with another agent B's process it is B's, and no
+// rule of A decides it.
+func TestNoAgentIsTakenForAnother(t *testing.T) {
+	e := engine(t)
+	for _, a := range e.Agents() {
+		if a.Shell || a.Viewer {
+			continue
+		}
+		if p, ok := processOf[a.Name]; !ok || !e.IsProcessOf(a.Name, p) {
+			t.Errorf("processOf has no process name of %s that its rules recognise", a.Name)
+		}
+	}
+	root := filepath.Join("..", "testdata", "captures")
+	for _, p := range captureFiles(t) {
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		owner, _, _ := strings.Cut(rel, "/")
+		if _, ok := processOf[owner]; !ok {
+			continue // shells and viewers: the process decides what they are
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ParseCapture(rel, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Classify(Input{Screen: c.Screen}); got.Agent != owner && got.Agent != "" {
+			t.Errorf("%s: from the screen alone it is %s's (%s by %s, evidence %q)", rel, got.Agent, got.State, got.Rule, got.Evidence)
+		}
+		if got := e.Classify(Input{Screen: c.Screen, Processes: []string{"bash", processOf[owner]}}); got.Agent != owner || got.AgentBy != "process" {
+			t.Errorf("%s: with %s in the pane it is %q by %s", rel, processOf[owner], got.Agent, got.AgentBy)
+		}
+		for other, proc := range processOf {
+			if other == owner {
+				continue
+			}
+			got := e.Classify(Input{Screen: c.Screen, Processes: []string{proc}})
+			if got.Agent != other || strings.HasPrefix(got.Rule, owner+".") {
+				t.Errorf("%s: with %s in the pane it is %q (%s by %s)", rel, proc, got.Agent, got.State, got.Rule)
+			}
+		}
 	}
 }
 
