@@ -115,6 +115,18 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
+	if req.WhenIdle {
+		// The registry's state may be a capture old: read the screen
+		// now, so text meant for an input box never lands in a dialog
+		// (where a digit in it would choose an option) or mid-turn.
+		now, err := a.reg.reread(ctx, sess)
+		if err != nil {
+			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: cannot read %s to check that it is idle, so nothing was typed: %w", api.ErrNotIdle, sess.Target, err))
+		}
+		if now.State != rules.Idle {
+			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s is %s; nothing was typed", api.ErrNotIdle, sess.Target, now.State))
+		}
+	}
 	res := a.result("inject", sess)
 	res.Text = text
 	var k tmux.Key
@@ -141,6 +153,28 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 		res.Delivered, res.Verified, res.Method, res.Detail = sr.Delivered, sr.Verified, sr.Method, sr.Detail
 	}
 	return a.finish(id, req.Origin, req.Target, res, err)
+}
+
+// handOff records text given to the agent in a pane through its hook's
+// reply (a Stop hook's "block" reason) instead of typed: the policy and
+// the audit log see it as every action, under action "stop_hook", and
+// nothing is sent to tmux. An error means the text must not be given.
+func (a *actions) handOff(origin string, sess api.Session, text string) (api.ActionResult, error) {
+	t := api.Target{Pane: sess.Pane}
+	refused := audit.Entry{Origin: origin, Action: "stop_hook", Target: t.String(), Pane: sess.Pane, Text: text}
+	if err := a.cfg.Policy.Check(origin, "inject", sess); err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
+	}
+	res := a.result("stop_hook", sess)
+	res.Text, res.Method = text, "stop_hook"
+	id, err := a.begin(origin, t, res)
+	if err != nil {
+		return res, err
+	}
+	// Handed over with the reply; Claude Code reads it as the reason it
+	// goes on, which no screen can confirm.
+	res.Delivered = true
+	return a.finish(id, origin, t, res, nil)
 }
 
 // SendKeys presses keys in a pane.

@@ -75,7 +75,7 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 		{Name: hooks.PermissionRequest, Sender: outsider},                                               // no pane
 	} {
 		ev.Received = h.clock.Now()
-		err := h.sup.Hook(context.Background(), ev)
+		_, err := h.sup.Hook(context.Background(), ev)
 		if !errors.Is(err, api.ErrHookRefused) {
 			t.Fatalf("%s for %q from %+v: err = %v, want refused", ev.Name, ev.Pane, ev.Sender, err)
 		}
@@ -115,14 +115,14 @@ func TestHookFromInsideThePaneIsTaken(t *testing.T) {
 	h.tm.setPID("%2", os.Getpid())
 	h.step()
 	inside := hooks.Sender{Via: hooks.ViaSocket, PID: child(t)}
-	if err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
+	if _, err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after PermissionRequest from the pane: %+v", s)
 	}
 	self := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
-	if err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
+	if _, err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%2"); s.State != rules.Exited || s.Evidence.Rule != "hook.session_end" {
@@ -154,18 +154,18 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	// spooled while the tmux server was down) is not this run's.
 	stale := hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}.Sign(hooks.SessionToken(key, "orch-1"))
 	stale.Sender = hooks.Sender{Via: hooks.ViaSpool}
-	if err := h.sup.Hook(context.Background(), stale); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
+	if _, err := h.sup.Hook(context.Background(), stale); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
 		t.Fatalf("an event from before the pane's process: %v", err)
 	}
 
 	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
 	wrong.Sender = spooled
-	if err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
+	if _, err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
 		t.Fatalf("another session's token: %v", err)
 	}
 	changed := ev.Sign(hooks.SessionToken(key, "orch-1"))
 	changed.Name, changed.Sender = hooks.SessionEnd, spooled
-	if err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
+	if _, err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
 	}
 	if s := h.session("%1"); s.State != rules.Idle {
@@ -175,12 +175,12 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	// token it holds: an agent orphaned by an earlier run still has it.
 	elsewhere := ev.Sign(hooks.SessionToken(key, "orch-1"))
 	elsewhere.Sender = outsider
-	if err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
+	if _, err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
 		t.Fatalf("a signed event from a process outside the pane: %v", err)
 	}
 	good := ev.Sign(hooks.SessionToken(key, "orch-1"))
 	good.Sender = spooled
-	if err := h.sup.Hook(context.Background(), good); err != nil {
+	if _, err := h.sup.Hook(context.Background(), good); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%1"); s.State != rules.AwaitingInput {

@@ -86,6 +86,11 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 			return stateKind{rules.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
 		}
 	case hooks.Stop:
+		if ev.Blocked {
+			// system3's reply gave the agent a wake instead of letting
+			// the turn end (a supervisor pane's Stop hook).
+			return stateKind{rules.Working, ""}, "hook.stop_blocked", []string{"Stop: blocked with a wake; the turn goes on"}, true
+		}
 		return stateKind{rules.Idle, ""}, "hook.stop", []string{line}, true
 	case hooks.StopFailure:
 		l := []string{"StopFailure: " + ev.Error}
@@ -113,16 +118,18 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 // from the spool). A fresh event sets its pane's state at once; the screen
 // takes over again as soon as a capture shows something else than it did
 // when the event came (see docs/hooks.md). Every event adds what it
-// knows: the transcript path, the session id, failing tool calls.
-func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
+// knows: the transcript path, the session id, failing tool calls. Its
+// reply is always empty: a supervisor pane's Stop event is answered by the
+// Delivery wrapped around the service (Delivery.Service).
+func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
 	if ev.Name == "" {
-		return fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
+		return hooks.Reply{}, fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
 	}
 	if ev.Sender.Via != "" {
 		// Before Received is touched: the proof covers the time sent.
 		if err := s.checkHook(ev); err != nil {
 			s.refuseHook(ev, err)
-			return err
+			return hooks.Reply{}, err
 		}
 	}
 	now := s.cfg.Clock()
@@ -149,7 +156,7 @@ func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) error {
 		s.cfg.OnToolCall(tc)
 	}
 	s.cfg.Logger.Debug("hook", "event", ev.Name, "pane", ev.Pane, "fresh", fresh)
-	return nil
+	return hooks.Reply{}, nil
 }
 
 func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wakeOp {
@@ -427,7 +434,7 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 	}
 	for _, ev := range evs {
 		ev.Sender = hooks.Sender{Via: hooks.ViaSpool}
-		if err := s.Hook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
+		if _, err := s.Hook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
 			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
 		}
 	}

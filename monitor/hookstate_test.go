@@ -22,7 +22,7 @@ func (h *harness) hook(ev hooks.Event) {
 	if ev.Received.IsZero() {
 		ev.Received = h.clock.Now()
 	}
-	if err := h.sup.Hook(context.Background(), ev); err != nil {
+	if _, err := h.sup.Hook(context.Background(), ev); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -208,7 +208,7 @@ func TestHookProcessGoneWins(t *testing.T) {
 
 func TestHookRefusesNamelessEvent(t *testing.T) {
 	h := newHarness(t, nil)
-	if err := h.sup.Hook(context.Background(), hooks.Event{Pane: "%1"}); !errors.Is(err, api.ErrBadRequest) {
+	if _, err := h.sup.Hook(context.Background(), hooks.Event{Pane: "%1"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -35,11 +35,17 @@ func newHookCmd(a *app) *cobra.Command {
 state dir. Claude Code runs this command from the hooks that system3 hooks
 print shows and system3 hooks install adds; you do not run it yourself.
 
-It never slows down or breaks the agent: it prints nothing, exits 0 within
-a second whatever happens, and when no system3 runs (or it does not answer
-within half a second) it appends the event to the spool (hooks.spool in the
-state dir), which system3 reads when it starts. A payload that is not a
-hook event is logged to system3.log and dropped.
+It never slows down or breaks the agent: it exits 0 within a second
+whatever happens, and when no system3 runs (or it does not answer within
+half a second) it appends the event to the spool (hooks.spool in the state
+dir), which system3 reads when it starts. A payload that is not a hook
+event is logged to system3.log and dropped.
+
+It prints nothing, with one exception: when the pane is the supervisor pane
+of the config (supervisor.session) and a wake waits for it, its Stop event
+is answered with {"decision": "block", "reason": "<the wake's brief>"}, so
+Claude Code goes on with the wake instead of going idle (see
+docs/supervising.md).
 
 system3 takes the event only from a process that runs in the pane it names
 (its parent processes lead to the pane's process), or signed with the
@@ -55,7 +61,8 @@ docs/hooks.md.`,
 	}
 }
 
-// runHook is `system3 hook`. It reports nothing but to the log.
+// runHook is `system3 hook`. It prints only a reply the daemon gave for
+// Claude Code; everything else goes to the log.
 func (a *app) runHook(ctx context.Context) {
 	start := time.Now()
 	if err := a.setup(); err != nil {
@@ -69,28 +76,32 @@ func (a *app) runHook(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, hookBudget)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.deliverHook(ctx, start)
-	}()
+	done := make(chan hooks.Reply, 1)
+	go func() { done <- a.deliverHook(ctx, start) }()
 	select {
-	case <-done:
+	case r := <-done:
+		if out := r.Output(); out != nil {
+			if _, err := a.stdout.Write(out); err != nil {
+				a.Log.Warn("hook: the reply could not be written", "err", err)
+			}
+		}
 	case <-ctx.Done():
 		a.Log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
 	}
 }
 
-func (a *app) deliverHook(ctx context.Context, start time.Time) {
+// deliverHook reads the event, delivers it (or spools it) and returns the
+// daemon's reply for Claude Code.
+func (a *app) deliverHook(ctx context.Context, start time.Time) hooks.Reply {
 	data, err := readBounded(ctx, a.stdin, hooks.MaxPayload)
 	if err != nil {
 		a.Log.Warn("hook: read stdin", "err", err)
-		return
+		return hooks.Reply{}
 	}
 	ev, err := hooks.Parse(data)
 	if err != nil {
 		a.Log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
-		return
+		return hooks.Reply{}
 	}
 	ev.Pane, ev.Received = a.Getenv("TMUX_PANE"), start
 	if tok := a.Getenv(hooks.TokenEnv); tok != "" {
@@ -99,38 +110,39 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) {
 		ev = ev.Sign(tok)
 	}
 	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
-	err = sendHook(dctx, a.SocketPath(), ev)
+	reply, err := sendHook(dctx, a.SocketPath(), ev)
 	cancel()
 	if err == nil {
-		a.Log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start))
-		return
+		a.Log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start), "reply", reply.Decision)
+		return reply
 	}
 	if errors.Is(err, api.ErrHookRefused) {
 		// The daemon could not tell that this process runs in the pane
 		// it names: spooling it would only have it refused again.
 		a.Log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
-		return
+		return hooks.Reply{}
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
 	if mkErr := os.MkdirAll(a.Settings.StateDir, 0o700); mkErr != nil {
 		a.Log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
-		return
+		return hooks.Reply{}
 	}
 	if serr := sp.Append(ev); serr != nil {
 		a.Log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
-		return
+		return hooks.Reply{}
 	}
 	level := slog.LevelDebug
 	if !errors.Is(err, ipc.ErrNoDaemon) {
 		level = slog.LevelWarn
 	}
 	a.Log.Log(ctx, level, "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+	return hooks.Reply{}
 }
 
-func sendHook(ctx context.Context, path string, ev hooks.Event) error {
+func sendHook(ctx context.Context, path string, ev hooks.Event) (hooks.Reply, error) {
 	c, err := ipc.Dial(ctx, path)
 	if err != nil {
-		return err
+		return hooks.Reply{}, err
 	}
 	defer c.Close()
 	return c.Hook(ctx, ev)

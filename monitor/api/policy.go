@@ -107,9 +107,15 @@ func claimed(origin string) string {
 	return origin
 }
 
+// DeliveryOrigin is the origin of the wakes system3 types into (or hands
+// through the Stop hook of) the supervisor pane the operator configured:
+// system3's own action, audited under this name.
+const DeliveryOrigin = "supervisor-delivery"
+
 // OperatorOrigin reports whether an origin is a person at this machine
-// ("tui", "cli") or system3 itself (automatic coaching reminders), which
-// the MCP policy does not bind. Every other origin, "mcp:<client>", a
+// ("tui", "cli") or system3 itself (automatic coaching reminders, the
+// wakes it delivers to the configured supervisor pane), which the MCP
+// policy does not bind. Every other origin, "mcp:<client>", a
 // reminder an MCP client asked for ("coach:mcp:<client>") and an empty or
 // unknown one alike, is bound by it.
 //
@@ -123,7 +129,7 @@ func OperatorOrigin(origin string) bool {
 		return !strings.HasPrefix(c, "socket:") && OperatorOrigin(c)
 	}
 	switch strings.TrimPrefix(origin, "coach:") {
-	case "tui", "cli", "auto":
+	case "tui", "cli", "auto", DeliveryOrigin:
 		return true
 	}
 	return false

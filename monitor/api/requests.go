@@ -43,6 +43,11 @@ type InjectRequest struct {
 	// ESC, invalid UTF-8) as visible text instead ("^[", "^C", "\xff"):
 	// see tmux.VisibleText. Without it such a text is refused.
 	VisibleControls bool `json:"visible_controls,omitempty"`
+	// WhenIdle types only while the pane, read again right before typing,
+	// is idle at its prompt; otherwise nothing is typed and the error
+	// matches ErrNotIdle. A supervisor pane's wakes go this way, so a
+	// wake never lands in a dialog or in the middle of a turn.
+	WhenIdle bool `json:"when_idle,omitempty"`
 	// Origin says who asks, for the audit log: "tui", "cli", "mcp:<client>".
 	Origin string `json:"origin"`
 
@@ -212,6 +217,10 @@ var (
 	// ErrAuditUnwritable: the audit log cannot be written, so the action
 	// was refused before anything was sent.
 	ErrAuditUnwritable = errors.New("the audit log cannot be written, so nothing was sent")
+	// ErrNotIdle: text meant for a pane idle at its prompt
+	// (InjectRequest.WhenIdle) found it working, at a dialog or gone from
+	// its prompt: nothing was typed.
+	ErrNotIdle = errors.New("the pane is not idle at its prompt")
 	// ErrHookRefused matches Hook's error for an event that cannot be
 	// shown to come from the pane it names.
 	ErrHookRefused = errors.New("hook event refused")

@@ -244,8 +244,10 @@ type Service interface {
 	Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error)
 	// Audit records an entry (an MCP tool call) in the audit log.
 	Audit(ctx context.Context, e audit.Entry) error
-	// Hook takes one Claude Code hook event (see docs/hooks.md).
-	Hook(ctx context.Context, ev hooks.Event) error
+	// Hook takes one Claude Code hook event (see docs/hooks.md) and
+	// answers what `system3 hook` prints for Claude Code: nothing, except
+	// to a supervisor pane's Stop event when a wake waits for it.
+	Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error)
 	// Link links a session or pane to a task list (an empty list removes
 	// the link), kept across restarts; it returns the session as it now
 	// shows.

@@ -78,6 +78,12 @@ type Event struct {
 	TaskSubject string `json:"task_subject,omitempty"`
 	// Reason: SessionEnd's reason ("clear", "logout", "prompt_input_exit").
 	Reason string `json:"reason,omitempty"`
+	// StopHookActive: a Stop event of a turn that goes on because a Stop
+	// hook blocked its end before (Claude Code's stop_hook_active).
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
+	// Blocked is set by the daemon, never read from a payload: a Stop
+	// event its reply blocked, so the turn goes on.
+	Blocked bool `json:"-"`
 
 	// Pane is the tmux pane the hook ran in ($TMUX_PANE), "" outside tmux.
 	Pane string `json:"pane,omitempty"`
@@ -109,6 +115,7 @@ type payload struct {
 	TaskID           json.RawMessage `json:"task_id"`
 	TaskSubject      string          `json:"task_subject"`
 	Reason           string          `json:"reason"`
+	StopHookActive   bool            `json:"stop_hook_active"`
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
@@ -150,6 +157,7 @@ func Parse(data []byte) (Event, error) {
 		TaskID:           clip(text(p.TaskID), 64),
 		TaskSubject:      clip(oneLine(p.TaskSubject), maxSummary),
 		Reason:           clip(p.Reason, 64),
+		StopHookActive:   p.StopHookActive,
 	}
 	return ev, nil
 }

@@ -110,7 +110,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
 	hookCall := func(ctx context.Context, s api.Service) (any, error) {
-		return nil, s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
+		return s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
 			Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)})
 	}
 	link := func(r api.LinkRequest) call {
@@ -230,7 +230,7 @@ func TestHookArrivesIntact(t *testing.T) {
 	c := dial(t, serve(t, f).path)
 	ev := hooks.Event{Name: hooks.StopFailure, SessionID: "s1", TranscriptPath: "/t.jsonl", Error: "rate_limit", Pane: "%7",
 		ToolName: "Bash", TaskID: "3", Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
-	if err := c.Hook(context.Background(), ev); err != nil {
+	if _, err := c.Hook(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	got := f.Hooks()

@@ -190,6 +190,7 @@ var sentinels = []struct {
 	{"ambiguous_target", api.ErrAmbiguousTarget},
 	{"not_awaiting", api.ErrNotAwaiting},
 	{"prompt_changed", api.ErrPromptChanged},
+	{"not_idle", api.ErrNotIdle},
 	{"bad_answer", api.ErrBadAnswer},
 	{"invalid_request", api.ErrBadRequest},
 	{"unknown_list", api.ErrUnknownList},

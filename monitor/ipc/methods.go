@@ -120,10 +120,12 @@ var (
 	mAnswer    = withPeer(unary("answer", action, body[api.AnswerRequest](), facade.Service.Answer), originFrom(func(r *api.AnswerRequest) *string { return &r.Origin }))
 	mInterrupt = withPeer(unary("interrupt", action, body[api.InterruptRequest](), facade.Service.Interrupt), originFrom(func(r *api.InterruptRequest) *string { return &r.Origin }))
 	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(facade.Service.Audit)), auditFromPeer)
-	// mHook delivers a Claude Code hook event. Added within v2: a daemon
-	// that predates it answers bad_request "unknown method", and `system3
-	// hook` then spools the event.
-	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), noResult(facade.Service.Hook)),
+	// mHook delivers a Claude Code hook event and returns the daemon's
+	// reply for Claude Code. Added within v2: a daemon that predates it
+	// answers bad_request "unknown method", and `system3 hook` then spools
+	// the event; one that predates replies answers with no result, read as
+	// an empty reply.
+	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), facade.Service.Hook),
 		func(ev hooks.Event, p Peer) (hooks.Event, error) {
 			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: p.PID, Exe: p.Exe}
 			return ev, nil
@@ -557,9 +559,8 @@ func (f forward) Audit(ctx context.Context, e audit.Entry) error {
 	return err
 }
 
-func (f forward) Hook(ctx context.Context, ev hooks.Event) error {
-	_, err := f.call(ctx, mHook, ev)
-	return err
+func (f forward) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
+	return as[hooks.Reply](f.call(ctx, mHook, ev))
 }
 
 func (f forward) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {

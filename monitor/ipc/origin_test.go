@@ -110,7 +110,7 @@ func TestSocketHookCarriesThePeer(t *testing.T) {
 	f := newFake(t)
 	c := dial(t, serve(t, f).path)
 	ev := hooks.Event{Name: hooks.Stop, Pane: "%1", Sender: hooks.Sender{Via: "", PID: 1, Exe: "/claimed"}}
-	if err := c.Hook(context.Background(), ev); err != nil {
+	if _, err := c.Hook(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	exe, _ := os.Readlink("/proc/self/exe")
@@ -126,7 +126,7 @@ func TestHookRefusedCrossesTheSocket(t *testing.T) {
 	f := newFake(t)
 	f.Fail("hook", fmt.Errorf("%w: process 1 does not run in pane %%1", api.ErrHookRefused))
 	c := dial(t, serve(t, f).path)
-	err := c.Hook(context.Background(), hooks.Event{Name: hooks.Stop, Pane: "%1"})
+	_, err := c.Hook(context.Background(), hooks.Event{Name: hooks.Stop, Pane: "%1"})
 	if !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("err = %v", err)
 	}

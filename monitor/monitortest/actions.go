@@ -279,15 +279,15 @@ func (f *Service) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc,
 	return tasks.TaskDoc{}, fmt.Errorf("%w: %q", api.ErrUnknownList, req.List)
 }
 
-// Hook records a hook event; Hooks returns them.
-func (f *Service) Hook(ctx context.Context, ev hooks.Event) error {
+// Hook records a hook event; Hooks returns them. Its reply is empty.
+func (f *Service) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
 	if err := f.err("hook"); err != nil {
-		return err
+		return hooks.Reply{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hooks = append(f.hooks, ev)
-	return nil
+	return hooks.Reply{}, nil
 }
 
 // Hooks returns the hook events received, in order.

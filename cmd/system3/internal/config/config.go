@@ -12,12 +12,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
@@ -67,6 +69,59 @@ type Config struct {
 	// Hosts are other machines whose system3 daemon is reached over ssh,
 	// by name (docs/remote.md). This machine is the host named local.
 	Hosts map[string]Host `yaml:"hosts"`
+	// Supervisor is the pane of a supervising agent that the monitors
+	// type each wake into, when it is idle at its prompt
+	// (docs/supervising.md).
+	Supervisor Supervisor `yaml:"supervisor"`
+}
+
+// Supervisor configures the supervisor pane. Without Session there is
+// none.
+type Supervisor struct {
+	// Session is the tmux session of the supervising agent: a session
+	// name, or session:window.pane when it has several agent panes.
+	Session string `yaml:"session"`
+	// Reasons are the wake reasons it is given (default: every reason
+	// that needs a person, so no heartbeat or summary).
+	Reasons []string `yaml:"reasons"`
+	// Sessions are globs of the sessions whose wakes it is given
+	// (default: every session).
+	Sessions []string `yaml:"sessions"`
+	// MinInterval is the least time between two wakes given to it
+	// (default 10s).
+	MinInterval time.Duration `yaml:"min_interval"`
+}
+
+// DefaultSupervisorInterval is the supervisor pane's min_interval when the
+// config gives none.
+const DefaultSupervisorInterval = 10 * time.Second
+
+// check refuses a supervisor section that could not mean anything.
+func (s Supervisor) check() error {
+	if strings.TrimSpace(s.Session) == "" {
+		if len(s.Reasons) > 0 || len(s.Sessions) > 0 || s.MinInterval != 0 {
+			return errors.New("supervisor: name the supervising agent's tmux session (supervisor.session), or remove the section")
+		}
+		return nil
+	}
+	for _, r := range s.Reasons {
+		if !slices.Contains(api.Reasons(), api.Reason(r)) {
+			names := make([]string, 0, len(api.Reasons()))
+			for _, k := range api.Reasons() {
+				names = append(names, string(k))
+			}
+			return fmt.Errorf("supervisor.reasons: %q is not a wake reason (one of %s)", r, strings.Join(names, ", "))
+		}
+	}
+	for i, g := range s.Sessions {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return fmt.Errorf("supervisor.sessions[%d]: %q is not a glob like orch-*", i, g)
+		}
+	}
+	if s.MinInterval < 0 {
+		return errors.New("supervisor.min_interval cannot be negative")
+	}
+	return nil
 }
 
 // Host is one remote machine.
@@ -458,6 +513,9 @@ func Load(path string, explicit bool) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := c.Lifecycle.Setup.check(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Supervisor.check(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	for _, h := range c.RemoteHosts("") {

@@ -229,3 +229,32 @@ func TestHosts(t *testing.T) {
 		}
 	}
 }
+
+func TestSupervisorPane(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	body := "supervisor:\n  session: sup\n  reasons: [awaiting_input, worker_failed]\n  sessions: ['orch-*']\n  min_interval: 30s\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Supervisor; s.Session != "sup" || strings.Join(s.Reasons, ",") != "awaiting_input,worker_failed" || s.Sessions[0] != "orch-*" || s.MinInterval != 30*time.Second {
+		t.Fatalf("supervisor = %+v", s)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"supervisor:\n  reasons: [awaiting_input]\n", "supervisor.session"},
+		{"supervisor:\n  session: sup\n  reasons: [awaiting]\n", `"awaiting" is not a wake reason (one of awaiting_input, `},
+		{"supervisor:\n  session: sup\n  sessions: ['[']\n", "not a glob"},
+		{"supervisor:\n  session: sup\n  min_interval: -1s\n", "cannot be negative"},
+		{"supervisor:\n  session: sup\n  pane: '%3'\n", "pane"},
+	} {
+		if err := os.WriteFile(p, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(p, true); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("config %q: err = %v, want it to mention %q", tt.body, err, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -125,6 +126,11 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 		closeCoach()
 		return fail(err)
 	}
+	del, err := a.delivery(sup)
+	if err != nil {
+		closeCoach()
+		return fail(err)
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
@@ -158,9 +164,15 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })
 	}
+	// The supervisor pane is typed its wakes, and its Stop hook answered.
+	var served api.Service = sup
+	if del != nil {
+		g.Go(func() error { return del.Run(gctx) })
+		served = del.Service(sup)
+	}
 	// The orchestrator records learn their agents' session ids, and
 	// auto-restore watches for the tmux server to come back.
-	lm, lmErr := a.Lifecycle(sup)
+	lm, lmErr := a.Lifecycle(served)
 	if lmErr != nil {
 		a.Log.Warn("orchestrators unavailable; records not kept current", "err", lmErr)
 		lm = nil
@@ -168,7 +180,7 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 		g.Go(func() error { return lm.Run(gctx) })
 	}
 	// The one service of this process, served on the socket too.
-	svc := a.Local(ctx, sup, lm, lmErr)
+	svc := a.Local(ctx, served, lm, lmErr)
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.
@@ -278,6 +290,32 @@ func (a *App) validator(wakes api.WakeRaiser, tw *tasks.Watcher) (*monitor.Valid
 		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	return val, nil
+}
+
+// delivery returns the delivery of wakes to the supervisor pane the config
+// names (supervisor.session), else nil.
+func (a *App) delivery(sup *monitor.Supervisor) (*monitor.Delivery, error) {
+	c := a.Settings.File.Supervisor
+	if strings.TrimSpace(c.Session) == "" {
+		return nil, nil
+	}
+	reasons := make([]api.Reason, len(c.Reasons))
+	for i, r := range c.Reasons {
+		reasons[i] = api.Reason(r)
+	}
+	d, err := monitor.NewDelivery(sup, monitor.DeliveryConfig{
+		Target:      api.Target{Session: strings.TrimSpace(c.Session)},
+		Reasons:     reasons,
+		Sessions:    c.Sessions,
+		MinInterval: c.MinInterval,
+		CursorPath:  monitor.DeliveryCursorPath(a.Settings.StateDir),
+		Logger:      a.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
+	}
+	a.Log.Info("supervisor pane", "session", c.Session, "reasons", c.Reasons, "sessions", c.Sessions, "min_interval", c.MinInterval)
+	return d, nil
 }
 
 // ProbeAgent reads what a Claude Code pane's process tells: its transcript
