@@ -46,8 +46,8 @@ func TestAgentAncestor(t *testing.T) {
 	if name != "claude" || pid != cmd.Process.Pid {
 		t.Fatalf("agentAncestor(%d) = %q, %d; want claude, %d", child, name, pid, cmd.Process.Pid)
 	}
-	p := Peer{PID: child, Exe: "/bin/sleep", Agent: name, AgentPID: pid}
-	if o := p.Origin("cli"); o != `socket:pid=`+strconv.Itoa(child)+`,agent=claude:`+strconv.Itoa(cmd.Process.Pid)+`,exe=/bin/sleep claims "cli"` {
+	p := Peer{PID: child, Exe: "sleeper", Agent: name, AgentPID: pid}
+	if o := p.Origin("cli"); o != `socket:pid=`+strconv.Itoa(child)+`,agent=claude:`+strconv.Itoa(cmd.Process.Pid)+`,exe=sleeper claims "cli"` {
 		t.Fatalf("origin %q", o)
 	}
 }
