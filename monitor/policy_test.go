@@ -22,10 +22,17 @@ func TestOperatorOrigin(t *testing.T) {
 		`socket:pid=4242,exe=/usr/bin/system3`:                            false,
 		`socket:pid=1,exe=/x claims "socket:pid=2,exe=/y claims \"cli\""`: false,
 		`socket:pid=4242,exe=/tmp/cli claims "x"`:                         false,
+		// A peer an agent CLI ran is that agent's, whatever it claims.
+		`socket:pid=4242,agent=claude:987,exe=/usr/bin/system3 claims "cli"`: false,
+		`socket:pid=4242,agent=codex:9,exe=/usr/bin/system3 claims "tui"`:    false,
 	} {
 		if got := api.OperatorOrigin(origin); got != want {
 			t.Errorf("OperatorOrigin(%q) = %v, want %v", origin, got, want)
 		}
+	}
+	// Only the daemon's part says an agent ran the peer, never the claim.
+	if api.RunByAgent(`socket:pid=4242,exe=/usr/bin/system3 claims "x,agent=claude:1"`) || !api.RunByAgent(`socket:pid=1,agent=claude:2,exe=/x claims "cli"`) {
+		t.Error("RunByAgent reads the claim, or misses the peer's agent")
 	}
 }
 
@@ -98,6 +105,14 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	if err := ro.Check("tui", "interrupt", orch); err != nil {
 		t.Fatal(err)
+	}
+	// The CLI an agent ran (a supervising Claude Code's `system3 answer`)
+	// is bound like an MCP client, and the refusal says who it was.
+	byAgent := `socket:pid=4242,agent=claude:987,exe=/usr/bin/system3 claims "cli"`
+	refused(ro.Check(byAgent, "answer", orch), "so cli (pid 4242) run by claude (pid 987) may not answer")
+	refused(ro.CheckWrite(byAgent, "acknowledge wakes"), "run by claude (pid 987) may not acknowledge wakes")
+	if err := ro.Check(`socket:pid=4242,exe=/usr/bin/system3 claims "cli"`, "answer", orch); err != nil {
+		t.Fatalf("a person's CLI over the socket: %v", err)
 	}
 	if err := p.CheckWrite("mcp:x", "acknowledge wakes"); err != nil {
 		t.Fatalf("ack without read-only: %v", err)

@@ -123,16 +123,41 @@ const DeliveryOrigin = "supervisor-delivery"
 // client claims to act for (`socket:pid=…,exe=… claims "cli"`): the claim
 // decides, since the socket serves only the daemon's own user, who could
 // run the CLI as well; a claim of "mcp:…" is bound like any MCP client.
+// A peer an agent CLI ran (`socket:pid=…,agent=claude:987,…`: a
+// supervising agent's `system3 answer`, an orchestrator's shell) is an
+// agent, whatever it claims, and is bound like an MCP client.
 func OperatorOrigin(origin string) bool {
 	if strings.HasPrefix(origin, "socket:") {
 		c := claimed(origin)
-		return !strings.HasPrefix(c, "socket:") && OperatorOrigin(c)
+		return !strings.HasPrefix(c, "socket:") && !RunByAgent(origin) && OperatorOrigin(c)
 	}
 	switch strings.TrimPrefix(origin, "coach:") {
 	case "tui", "cli", "auto", DeliveryOrigin:
 		return true
 	}
 	return false
+}
+
+// RunByAgent reports whether the daemon saw that an agent CLI ran the
+// socket peer an origin names (its verified part holds "agent=").
+func RunByAgent(origin string) bool {
+	rest, ok := strings.CutPrefix(origin, "socket:")
+	if !ok {
+		return false
+	}
+	verified, _, _ := strings.Cut(rest, " claims ")
+	return strings.HasPrefix(verified, "agent=") || strings.Contains(verified, ",agent=")
+}
+
+// who names an origin in a refusal.
+func who(origin string) string {
+	if strings.HasPrefix(origin, "socket:") {
+		return ShortOrigin(origin)
+	}
+	if origin == "" {
+		return "an unnamed client"
+	}
+	return origin
 }
 
 // Check returns nil when origin may take action on sess, or an error
@@ -154,12 +179,8 @@ func (p *Policy) check(origin, action string, sess Session, rate bool) error {
 	if p == nil || OperatorOrigin(origin) {
 		return nil
 	}
-	who := claimed(origin)
-	if who == "" {
-		who = "an unnamed client"
-	}
 	if p.cfg.ReadOnly {
-		return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not %s; a person can act from the dashboard or the CLI", ErrRefused, who, action)
+		return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not %s; a person can act from the dashboard or the CLI", ErrRefused, who(origin), action)
 	}
 	if len(p.cfg.AllowSessions) > 0 {
 		ok := false
@@ -213,11 +234,7 @@ func (p *Policy) CheckWrite(origin, what string) error {
 	if p == nil || OperatorOrigin(origin) || !p.cfg.ReadOnly {
 		return nil
 	}
-	who := claimed(origin)
-	if who == "" {
-		who = "an unnamed client"
-	}
-	return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not %s; a person can, from the dashboard or the CLI", ErrRefused, who, what)
+	return fmt.Errorf("%w: system3's MCP access is read-only (mcp.read_only or --read-only), so %s may not %s; a person can, from the dashboard or the CLI", ErrRefused, who(origin), what)
 }
 
 // verbOf is how a refusal names an action: "stop" it, "type into" it.
