@@ -151,27 +151,18 @@ func (s Supervisor) Install(dryRun bool) ([]SupervisorChange, error) {
 		return changes, err
 	}
 	c, err = editJSON(s.ClaudeJSON, dryRun, "the system3 MCP server, for every project", func(top *orderedObject) (bool, error) {
-		servers := orderedObject{}
-		if raw, ok := top.get("mcpServers"); ok && !isNull(raw) {
-			if servers, err = parseObject(raw); err != nil {
-				return false, fmt.Errorf("mcpServers is not an object: %v", err)
+		return editServers(top, func(servers *orderedObject) (bool, error) {
+			if cur, ok := servers.get(MCPServerName); ok {
+				if sameJSON(cur, server) {
+					return false, nil
+				}
+				if !s.ours(cur) {
+					return false, fmt.Errorf("an MCP server named %q that is not this system3 is registered; remove it (claude mcp remove %s) or leave it, and nothing was changed", MCPServerName, MCPServerName)
+				}
 			}
-		}
-		if cur, ok := servers.get(MCPServerName); ok {
-			if sameJSON(cur, server) {
-				return false, nil
-			}
-			if !s.ours(cur) {
-				return false, fmt.Errorf("an MCP server named %q that is not this system3 is registered; remove it (claude mcp remove %s) or leave it, and nothing was changed", MCPServerName, MCPServerName)
-			}
-		}
-		servers.set(MCPServerName, server)
-		b, err := servers.marshal()
-		if err != nil {
-			return false, err
-		}
-		top.set("mcpServers", b)
-		return true, nil
+			servers.set(MCPServerName, server)
+			return true, nil
+		})
 	})
 	if err != nil {
 		return changes, err
@@ -214,25 +205,13 @@ func (s Supervisor) Uninstall(dryRun bool) ([]SupervisorChange, error) {
 		changes = append(changes, *c)
 	}
 	c, err = editJSON(s.ClaudeJSON, dryRun, "the system3 MCP server, removed", func(top *orderedObject) (bool, error) {
-		raw, ok := top.get("mcpServers")
-		if !ok || isNull(raw) {
-			return false, nil
-		}
-		servers, err := parseObject(raw)
-		if err != nil {
-			return false, fmt.Errorf("mcpServers is not an object: %v", err)
-		}
-		cur, ok := servers.get(MCPServerName)
-		if !ok || !s.ours(cur) {
-			return false, nil
-		}
-		servers = slices.DeleteFunc(servers, func(m member) bool { return m.key == MCPServerName })
-		b, err := servers.marshal()
-		if err != nil {
-			return false, err
-		}
-		top.set("mcpServers", b)
-		return true, nil
+		return editServers(top, func(servers *orderedObject) (bool, error) {
+			if cur, ok := servers.get(MCPServerName); !ok || !s.ours(cur) {
+				return false, nil
+			}
+			*servers = slices.DeleteFunc(*servers, func(m member) bool { return m.key == MCPServerName })
+			return true, nil
+		})
 	})
 	if err != nil {
 		return changes, err
@@ -253,6 +232,28 @@ func (s Supervisor) ours(raw json.RawMessage) bool {
 		return false
 	}
 	return (v.Command == s.Command[0] || filepath.Base(v.Command) == "system3") && len(v.Args) > 0 && v.Args[len(v.Args)-1] == "mcp"
+}
+
+// editServers applies f to the mcpServers object of a Claude Code user
+// config, creating it if needed.
+func editServers(top *orderedObject, f func(*orderedObject) (bool, error)) (bool, error) {
+	servers := orderedObject{}
+	if raw, ok := top.get("mcpServers"); ok && !isNull(raw) {
+		var err error
+		if servers, err = parseObject(raw); err != nil {
+			return false, fmt.Errorf("mcpServers is not an object: %v", err)
+		}
+	}
+	changed, err := f(&servers)
+	if err != nil || !changed {
+		return false, err
+	}
+	b, err := servers.marshal()
+	if err != nil {
+		return false, err
+	}
+	top.set("mcpServers", b)
+	return true, nil
 }
 
 // editAllow applies f to permissions.allow, creating it if needed.
