@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/audit"
 )
 
@@ -20,8 +23,11 @@ func newAuditCmd(a *app) *cobra.Command {
 		Use:   "audit",
 		Short: "Show what was typed into panes, by whom, and whether it arrived",
 		Long: `Show the audit log: every text or key system3 sent into a pane (from the
-dashboard, the CLI or an MCP client), every MCP tool call and every learning
-deleted from the learning store, with the time,
+dashboard, the CLI or an MCP client), every MCP tool call, every learning
+deleted from the learning store, and every permission request the approval
+policy was asked about (the tool and its input, the rule, the decision,
+who decided: "policy", whoever answered its ask, or "nobody" when the
+agent's own dialog showed, and how long the agent was held), with the time,
 the origin ("tui", "cli", "mcp:<client>"), the target, what was sent, and
 whether it was delivered and verified. The log is audit.jsonl in the state
 dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
@@ -69,6 +75,9 @@ dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
 // auditLine is one entry on one line, text quoted so a newline or an escape
 // in it cannot garble the terminal.
 func auditLine(e audit.Entry) string {
+	if e.Action == approval.AuditAction {
+		return permissionLine(e)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-16s %-9s", e.Time.Local().Format("2006-01-02 15:04:05"), sanitize(e.Origin), e.Action)
 	if e.Tool != "" {
@@ -107,6 +116,41 @@ func auditLine(e audit.Entry) string {
 		b.WriteString(" ✓ verified")
 	case e.Sent:
 		b.WriteString(" delivered")
+	}
+	return b.String()
+}
+
+// permissionLine is a permission request the approval policy was asked
+// about: who decided (the policy, whoever answered its ask, or nobody),
+// the tool and its input, the rule, the decision and how long the agent's
+// hook was held.
+func permissionLine(e audit.Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-16s %-9s %s", e.Time.Local().Format("2006-01-02 15:04:05"), sanitize(api.ShortOrigin(e.Origin)), e.Action, sanitize(e.Tool))
+	if e.Target != "" {
+		fmt.Fprintf(&b, " %s", sanitize(e.Target))
+	}
+	if e.Pane != "" {
+		fmt.Fprintf(&b, " (%s)", e.Pane)
+	}
+	var req approval.Request
+	if json.Unmarshal([]byte(e.Args), &req) == nil {
+		fmt.Fprintf(&b, " %q", req.Summary())
+	}
+	if e.Rule != "" {
+		fmt.Fprintf(&b, " rule %s", sanitize(e.Rule))
+	}
+	decision := e.Decision
+	if decision == "" {
+		decision = "not decided"
+	}
+	fmt.Fprintf(&b, ": %s", decision)
+	if e.Result != "" && e.Result != e.Decision {
+		fmt.Fprintf(&b, " (%s)", sanitize(e.Result))
+	}
+	fmt.Fprintf(&b, ", held %s", (time.Duration(e.WaitedMS) * time.Millisecond).String())
+	if e.Error != "" {
+		fmt.Fprintf(&b, "; %s", sanitize(e.Error))
 	}
 	return b.String()
 }

@@ -20,7 +20,9 @@ import (
 
 // Time budget of `system3 hook`: Claude Code waits for it (PreToolUse
 // holds the tool back), so it gives up on the daemon quickly, spools, and
-// returns within hookBudget whatever happens.
+// returns within hookBudget whatever happens. A PermissionRequest is the
+// exception: the daemon may hold it while the approval policy asks a
+// person or a supervising agent, up to hooks.PermissionBudget.
 const (
 	hookDeliver = 500 * time.Millisecond
 	hookBudget  = 900 * time.Millisecond
@@ -36,16 +38,24 @@ state dir. Claude Code runs this command from the hooks that system3 hooks
 print shows and system3 hooks install adds; you do not run it yourself.
 
 It never slows down or breaks the agent: it exits 0 within a second
-whatever happens, and when no system3 runs (or it does not answer within
+whatever happens (a PermissionRequest the policy asks about: within the
+policy's ask_timeout), and when no system3 runs (or it does not answer within
 half a second) it appends the event to the spool (hooks.spool in the state
 dir), which system3 reads when it starts. A payload that is not a hook
 event is logged to system3.log and dropped.
 
-It prints nothing, with one exception: when the pane is the supervisor pane
-of the config (supervisor.session) and a wake waits for it, its Stop event
-is answered with {"decision": "block", "reason": "<the wake's brief>"}, so
-Claude Code goes on with the wake instead of going idle (see
-docs/supervising.md).
+It prints nothing, with two exceptions. A PermissionRequest the approval
+policy decides (docs/policy.md) is answered with Claude Code's
+{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision":
+{"behavior": "allow"}}} (or "deny" with a "message"): the tool call is
+allowed or refused without its dialog. A request the policy asks about is
+held while its wake goes out, up to the policy's ask_timeout (45s by
+default, within the minute Claude Code gives this hook), and answered with
+the answer given on that wake; without one, it prints nothing and the
+dialog shows. And when the pane is the supervisor pane of the config
+(supervisor.session) and a wake waits for it, its Stop event is answered
+with {"decision": "block", "reason": "<the wake's brief>"}, so Claude Code
+goes on with the wake instead of going idle (see docs/supervising.md).
 
 system3 takes the event only from a process that runs in the pane it names
 (its parent processes lead to the pane's process), or signed with the
@@ -74,26 +84,42 @@ func (a *app) runHook(ctx context.Context) {
 		a.UseLog(a.Settings.StateDir, slog.LevelInfo)
 		a.Log.Warn("hook: config", "err", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, hookBudget)
+	ctx, cancel := context.WithTimeout(ctx, hooks.PermissionBudget)
 	defer cancel()
 	done := make(chan hooks.Reply, 1)
-	go func() { done <- a.deliverHook(ctx, start) }()
-	select {
-	case r := <-done:
-		if out := r.Output(); out != nil {
-			if _, err := a.stdout.Write(out); err != nil {
-				a.Log.Warn("hook: the reply could not be written", "err", err)
+	// held is closed once the event is known to be a PermissionRequest:
+	// it alone may take longer than hookBudget.
+	held := make(chan struct{})
+	go func() { done <- a.deliverHook(ctx, start, held) }()
+	budget := time.NewTimer(hookBudget)
+	defer budget.Stop()
+	for {
+		select {
+		case r := <-done:
+			if out := r.Output(); out != nil {
+				if _, err := a.stdout.Write(out); err != nil {
+					a.Log.Warn("hook: the reply could not be written", "err", err)
+				}
 			}
+			return
+		case <-held:
+			held = nil
+			budget.Stop()
+			continue
+		case <-budget.C:
+		case <-ctx.Done():
 		}
-	case <-ctx.Done():
 		a.Log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
+		return
 	}
 }
 
 // deliverHook reads the event, delivers it (or spools it) and returns the
 // daemon's reply for Claude Code.
-func (a *app) deliverHook(ctx context.Context, start time.Time) hooks.Reply {
-	data, err := readBounded(ctx, a.stdin, hooks.MaxPayload)
+func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- struct{}) hooks.Reply {
+	rctx, rcancel := context.WithTimeout(ctx, hookBudget)
+	data, err := readBounded(rctx, a.stdin, hooks.MaxPayload)
+	rcancel()
 	if err != nil {
 		a.Log.Warn("hook: read stdin", "err", err)
 		return hooks.Reply{}
@@ -109,9 +135,13 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) hooks.Reply {
 		// the spool too. The token itself is never written down.
 		ev = ev.Sign(tok)
 	}
-	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
-	reply, err := sendHook(dctx, a.SocketPath(), ev)
-	cancel()
+	wait := hookDeliver
+	if ev.Name == hooks.PermissionRequest {
+		// The daemon may hold it while the policy asks.
+		close(held)
+		wait = hooks.PermissionBudget
+	}
+	reply, err := sendHook(ctx, a.SocketPath(), ev, wait)
 	if err == nil {
 		a.Log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start), "reply", reply.Decision)
 		return reply
@@ -139,13 +169,19 @@ func (a *app) deliverHook(ctx context.Context, start time.Time) hooks.Reply {
 	return hooks.Reply{}
 }
 
-func sendHook(ctx context.Context, path string, ev hooks.Event) (hooks.Reply, error) {
-	c, err := ipc.Dial(ctx, path)
+// sendHook delivers ev and waits at most wait for the reply; reaching the
+// daemon takes at most hookDeliver.
+func sendHook(ctx context.Context, path string, ev hooks.Event, wait time.Duration) (hooks.Reply, error) {
+	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
+	c, err := ipc.Dial(dctx, path)
+	cancel()
 	if err != nil {
 		return hooks.Reply{}, err
 	}
 	defer c.Close()
-	return c.Hook(ctx, ev)
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return c.Hook(cctx, ev)
 }
 
 // readBounded reads r to its end, at most max bytes, or until ctx ends.

@@ -31,6 +31,13 @@ type hookedClaude struct {
 // for its tmux server.
 func startHookedClaude(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool) *hookedClaude {
 	t.Helper()
+	return startHookedClaudeConfig(t, fakeAPI, hooked, "")
+}
+
+// startHookedClaudeConfig is startHookedClaude with the monitors reading
+// config (config.yaml's text; "" for none).
+func startHookedClaudeConfig(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool, config string) *hookedClaude {
+	t.Helper()
 	dir := testkit.ShortDir(t)
 	args := []string{"--permission-mode", "default"}
 	if hooked {
@@ -56,6 +63,12 @@ func startHookedClaude(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked bool) *
 		t.Fatal(err)
 	}
 	env := map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": dir, "SYSTEM3_TASKS_DIR": t.TempDir(), "SYSTEM3_TMUX_SOCKET_PATH": cs.Socket()}
+	if config != "" {
+		env["SYSTEM3_CONFIG"] = filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(env["SYSTEM3_CONFIG"], []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	svc := startTestMonitors(t, env)
 	return &hookedClaude{cs: cs, svc: svc, stateDir: dir}
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Decision is what a rule decides about a permission request.
@@ -171,6 +172,17 @@ type Policy struct {
 	rules []*Rule
 	// Sources are the files the rules came from.
 	Sources []string
+	// askTimeout is ask_timeout (0: DefaultAskTimeout).
+	askTimeout time.Duration
+}
+
+// AskTimeout is how long a request the policy asks about holds the
+// agent's hook for an answer before the agent's own dialog shows.
+func (p *Policy) AskTimeout() time.Duration {
+	if p == nil || p.askTimeout == 0 {
+		return DefaultAskTimeout
+	}
+	return p.askTimeout
 }
 
 // Rules returns the rules in the order they were written.

@@ -18,7 +18,7 @@ const AuditAction = "permission"
 
 // DecidedByPolicy is the origin of a decision a rule made; an ask answered
 // by someone is audited under that one's origin.
-const DecidedByPolicy = "policy"
+const DecidedByPolicy = api.PolicyOrigin
 
 // AuditEntry is the audit log's entry for a permission request: what the
 // policy said (verdict), what was decided and by whom (by: DecidedByPolicy
@@ -32,6 +32,8 @@ func AuditEntry(req Request, v Verdict, decided Decision, by, pane string, waite
 		e.Origin = "nobody"
 	}
 	switch {
+	case decided == Deny && v.Decision == Ask:
+		e.Result = "asked; denied: " + denyMessage(v)
 	case decided == Deny:
 		e.Result = "denied: " + denyMessage(v)
 	case decided == None && v.Decision == Ask:

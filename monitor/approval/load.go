@@ -27,6 +27,29 @@ func PathBeside(configPath string) string {
 // document is a policy file, and the config's policy: section.
 type document struct {
 	Rules []*Rule `yaml:"rules"`
+	// AskTimeout is how long an ask holds the agent's hook for an answer.
+	AskTimeout time.Duration `yaml:"ask_timeout"`
+}
+
+// DefaultAskTimeout is how long a request the policy asks about waits for
+// an answer unless ask_timeout says otherwise; MaxAskTimeout is the most
+// it may wait: Claude Code gives the PermissionRequest hook a minute
+// (hooks.PermissionTimeout), and the hook must answer well inside it.
+const (
+	DefaultAskTimeout = 45 * time.Second
+	MaxAskTimeout     = 50 * time.Second
+)
+
+// setAskTimeout takes a document's ask_timeout; a later source's wins.
+func (p *Policy) setAskTimeout(source string, d time.Duration) error {
+	switch {
+	case d == 0:
+		return nil
+	case d < 0 || d > MaxAskTimeout:
+		return fmt.Errorf("policy %s: ask_timeout %s is out of range: give a duration from 1s to %s (the agent's hook has a minute)", source, d, MaxAskTimeout)
+	}
+	p.askTimeout = d
+	return nil
 }
 
 // maxFile bounds a policy file.
@@ -42,6 +65,9 @@ func Parse(source string, data []byte) (*Policy, error) {
 	}
 	p := &Policy{Sources: []string{source}}
 	if err := p.add(source, doc.Rules); err != nil {
+		return nil, err
+	}
+	if err := p.setAskTimeout(source, doc.AskTimeout); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -116,6 +142,9 @@ func Load(configPath string) (*Policy, error) {
 				if err := p.add(configPath, doc.Rules); err != nil {
 					return nil, err
 				}
+				if err := p.setAskTimeout(configPath, doc.AskTimeout); err != nil {
+					return nil, err
+				}
 				p.Sources = append(p.Sources, configPath)
 			}
 		}
@@ -133,6 +162,9 @@ func Load(configPath string) (*Policy, error) {
 		return nil, fmt.Errorf("policy %s: %w", file, err)
 	}
 	if err := p.add(file, doc.Rules); err != nil {
+		return nil, err
+	}
+	if err := p.setAskTimeout(file, doc.AskTimeout); err != nil {
 		return nil, err
 	}
 	p.Sources = append(p.Sources, file)

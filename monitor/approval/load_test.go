@@ -27,6 +27,8 @@ func TestParseRefusesBadRules(t *testing.T) {
 		{"duplicate id", "rules:\n- id: a\n  decision: allow\n- id: a\n  decision: deny\n", "rule 2 (a): the id is used already"},
 		{"home path", "rules:\n- id: a\n  paths: '~/x'\n  decision: deny\n", "write the home directory out"},
 		{"not yaml", "rules: [", "policy f.yaml"},
+		{"ask_timeout too long", "ask_timeout: 2m\nrules: []\n", "ask_timeout 2m0s is out of range"},
+		{"ask_timeout negative", "ask_timeout: -1s\nrules: []\n", "ask_timeout -1s is out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,9 +52,22 @@ func TestLoadReadsConfigAndFileBeside(t *testing.T) {
 	if v := p.Decide(bash("make && go test ./...")); v.Decision != Allow || v.Rule != "from-config, from-file" {
 		t.Fatalf("got %+v", v)
 	}
+	if p.AskTimeout() != DefaultAskTimeout {
+		t.Errorf("ask timeout %s without ask_timeout", p.AskTimeout())
+	}
 	if len(p.Sources) != 2 || p.Rules()[0].Source != cfg {
 		t.Errorf("sources %q, first rule from %q", p.Sources, p.Rules()[0].Source)
 	}
+	// ask_timeout in either; policy.yaml's wins.
+	write(t, cfg, "policy:\n  ask_timeout: 3s\n")
+	if p, err := Load(cfg); err != nil || p.AskTimeout() != 3*time.Second {
+		t.Fatalf("ask_timeout in the config: %v, %v", p.AskTimeout(), err)
+	}
+	write(t, filepath.Join(dir, FileName), "ask_timeout: 20s\nrules:\n  - id: from-file\n    command: 'go test *'\n    decision: allow\n")
+	if p, err := Load(cfg); err != nil || p.AskTimeout() != 20*time.Second {
+		t.Fatalf("ask_timeout in both: %v, %v", p.AskTimeout(), err)
+	}
+	write(t, cfg, "log_level: info\npolicy:\n  rules:\n    - id: from-config\n      command: 'make *'\n      decision: allow\n")
 	// The same id in both is refused, naming both files.
 	write(t, filepath.Join(dir, FileName), "rules:\n  - id: from-config\n    decision: ask\n")
 	if _, err := Load(cfg); err == nil || !strings.Contains(err.Error(), FileName) || !strings.Contains(err.Error(), cfg) {

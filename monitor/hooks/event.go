@@ -46,6 +46,11 @@ const (
 	maxField   = 4 << 10
 )
 
+// MaxToolInput bounds the exact tool input a PermissionRequest event
+// carries (ToolInputJSON). A larger input is not kept: the approval policy
+// decides nothing about it, and the agent shows its own dialog.
+const MaxToolInput = 64 << 10
+
 // ErrTooLarge matches Parse's error for a payload over MaxPayload.
 var ErrTooLarge = errors.New("hook payload too large")
 
@@ -70,6 +75,10 @@ type Event struct {
 	ToolName     string `json:"tool_name,omitempty"`
 	ToolInput    string `json:"tool_input,omitempty"`
 	ToolResponse string `json:"tool_response,omitempty"`
+	// ToolInputJSON is the tool's input exactly as the agent sent it (a
+	// JSON object, compact), kept for PermissionRequest only and only up to
+	// MaxToolInput bytes: the approval policy decides on it.
+	ToolInputJSON string `json:"tool_input_json,omitempty"`
 	// ToolUseID pairs the event with the tool call in the transcript.
 	ToolUseID   string `json:"tool_use_id,omitempty"`
 	IsInterrupt bool   `json:"is_interrupt,omitempty"`
@@ -159,6 +168,9 @@ func Parse(data []byte) (Event, error) {
 		Reason:           clip(p.Reason, 64),
 		StopHookActive:   p.StopHookActive,
 	}
+	if ev.Name == PermissionRequest {
+		ev.ToolInputJSON = exactInput(p.ToolInput)
+	}
 	return ev, nil
 }
 
@@ -177,6 +189,20 @@ func text(raw json.RawMessage) string {
 		return b.String()
 	}
 	return string(raw)
+}
+
+// exactInput is a tool input as compact JSON, "" when it is not a JSON
+// object or is larger than MaxToolInput.
+func exactInput(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil || b.Len() > MaxToolInput || !utf8.Valid(b.Bytes()) {
+		return ""
+	}
+	return b.String()
 }
 
 // summarizeInput reduces a tool input to what identifies the call: a

@@ -127,7 +127,7 @@ func Merge(old []byte, cmd string) ([]byte, []string, error) {
 		if runs(groups, cmd) {
 			continue
 		}
-		g, err := marshal(ourGroup(cmd))
+		g, err := marshal(ourGroup(ev, cmd))
 		if err != nil {
 			return nil, nil, err
 		}

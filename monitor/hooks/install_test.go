@@ -28,7 +28,11 @@ func TestSettings(t *testing.T) {
 	}
 	for _, e := range Events {
 		g := doc["hooks"][e]
-		if len(g) != 1 || g[0].Matcher != "" || len(g[0].Hooks) != 1 || g[0].Hooks[0] != (command{Type: "command", Command: testCmd, Timeout: HookTimeout}) {
+		timeout := HookTimeout
+		if e == PermissionRequest {
+			timeout = PermissionTimeout // held while the policy asks
+		}
+		if len(g) != 1 || g[0].Matcher != "" || len(g[0].Hooks) != 1 || g[0].Hooks[0] != (command{Type: "command", Command: testCmd, Timeout: timeout}) {
 			t.Fatalf("%s: %+v", e, g)
 		}
 	}
@@ -223,5 +227,18 @@ func TestDiff(t *testing.T) {
 	}
 	if got := Diff("f", "", "x\n"); got != "--- f\n+++ f\n@@ -0,0 +1,1 @@\n+x\n" {
 		t.Fatalf("diff of a new file:\n%s", got)
+	}
+}
+
+// A PermissionRequest's decision is printed as Claude Code reads it.
+func TestPermissionReplyOutput(t *testing.T) {
+	for _, tt := range []struct{ behavior, message, want string }{
+		{Allow, "ignored", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
+		{Deny, "Never force-push.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Never force-push."}}}` + "\n"},
+		{"ask", "", ""},
+	} {
+		if got := string(PermissionReply(tt.behavior, tt.message).Output()); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.behavior, got, tt.want)
+		}
 	}
 }

@@ -5,11 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 )
 
-// HookTimeout is the timeout, in seconds, Settings gives each hook. `system3
-// hook` returns within a second; this only bounds a wedged machine.
+// HookTimeout is the timeout, in seconds, Settings gives each hook but
+// PermissionRequest's. `system3 hook` returns within a second; this only
+// bounds a wedged machine.
 const HookTimeout = 5
+
+// PermissionTimeout is the timeout, in seconds, Settings gives the
+// PermissionRequest hook: while the approval policy asks a person or a
+// supervising agent, the hook holds the tool call (and Claude Code's
+// dialog) until an answer comes, for at most PermissionBudget.
+const PermissionTimeout = 60
+
+// PermissionBudget is how long `system3 hook` may take for a
+// PermissionRequest, well inside PermissionTimeout so that Claude Code
+// never kills it: past it, the hook prints nothing and the agent shows
+// its own dialog.
+const PermissionBudget = (PermissionTimeout - 5) * time.Second
 
 // group is one matcher group of a settings file's hooks.
 type group struct {
@@ -23,13 +37,18 @@ type command struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
-func ourGroup(cmd string) group {
-	return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: HookTimeout}}}
+func ourGroup(event, cmd string) group {
+	timeout := HookTimeout
+	if event == PermissionRequest {
+		timeout = PermissionTimeout
+	}
+	return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: timeout}}}
 }
 
 // Settings returns Claude Code settings JSON that runs command for every
 // event in Events: {"hooks": {Event: [{"matcher": "", "hooks": [{"type":
-// "command", "command": command, "timeout": HookTimeout}]}]}}. It is what
+// "command", "command": command, "timeout": HookTimeout}]}]}}, with
+// PermissionTimeout for PermissionRequest. It is what
 // `claude --settings` takes and what Install merges into a settings file.
 func Settings(cmd string) ([]byte, error) {
 	if strings.TrimSpace(cmd) == "" {
@@ -37,7 +56,7 @@ func Settings(cmd string) ([]byte, error) {
 	}
 	hooks := make(map[string][]group, len(Events))
 	for _, e := range Events {
-		hooks[e] = []group{ourGroup(cmd)}
+		hooks[e] = []group{ourGroup(e, cmd)}
 	}
 	return marshal(map[string]any{"hooks": hooks})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
@@ -164,11 +165,23 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	if val != nil {
 		g.Go(func() error { return val.Run(gctx) })
 	}
+	// Permission requests are decided at the hook by the approval policy,
+	// reloaded when its files change; a file that does not load is shown
+	// as the snapshot's problem, and the rules in force stay.
+	approvals := approval.NewWatcher(a.Settings.ConfigPath, a.Log)
+	policyProblem := func(problem string) {
+		if problem != "" {
+			problem = "approval policy: " + problem
+		}
+		sup.SetProblem(monitor.PermissionProblem, problem)
+	}
+	policyProblem(approvals.Problem())
+	g.Go(func() error { return approvals.Run(gctx, approval.CheckEvery, policyProblem) })
+	served := monitor.NewPermissions(sup, approvals.Policy).Service(sup)
 	// The supervisor pane is typed its wakes, and its Stop hook answered.
-	var served api.Service = sup
 	if del != nil {
 		g.Go(func() error { return del.Run(gctx) })
-		served = del.Service(sup)
+		served = del.Service(served)
 	}
 	// The orchestrator records learn their agents' session ids, and
 	// auto-restore watches for the tmux server to come back.

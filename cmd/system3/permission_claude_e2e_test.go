@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/approval"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// The approval policy of TestPermissionPolicyRealClaude, in the config.
+const permissionE2EConfig = `policy:
+  ask_timeout: 4s
+  rules:
+    - id: deploy-staging
+      command: "./deploy.sh --staging"
+      decision: allow
+    - id: no-rm-rf
+      command: "rm -rf *"
+      decision: deny
+      message: "Policy: never rm -rf; remove the files one by one."
+    - id: prod-asks
+      command: "./deploy.sh --prod *"
+      decision: ask
+`
+
+// TestPermissionPolicyRealClaude: the real Claude Code, with system3's
+// hooks, and an approval policy in the config. An allowed command runs
+// with no dialog and is audited as allowed by its rule; a denied one is
+// refused and its model is told the rule's message in the tool result;
+// an ask is held while its wake names the command, answered with system3
+// answer --wake, and proceeds; an ask nobody answers in time lets Claude
+// Code's own dialog show, which the screen then reports.
+func TestPermissionPolicyRealClaude(t *testing.T) {
+	fakeAPI := claudetest.NewFakeAPI(t,
+		claudetest.Rule{Contains: "staging-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --staging", "Deploy to staging")}, {Text: "Staging done."}}},
+		claudetest.Rule{Contains: "clean-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("rm -rf ./build", "Clean")}, {Text: "Clean refused."}}},
+		claudetest.Rule{Contains: "prod-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --prod eu", "Deploy to production")}, {Text: "Prod done."}}},
+		claudetest.Rule{Contains: "late-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --prod us", "Deploy to production")}, {Text: "Late done."}}},
+	)
+	h := startHookedClaudeConfig(t, fakeAPI, true, permissionE2EConfig)
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(h.stateDir, "system3.log"))
+			t.Logf("system3.log:\n%s", log)
+		}
+	})
+	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+	ctx := context.Background()
+	permissions := func() []audit.Entry {
+		es, _ := audit.Read(filepath.Join(h.stateDir, audit.File))
+		var out []audit.Entry
+		for _, e := range es {
+			if e.Action == approval.AuditAction {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	toolResult := func(text string) bool {
+		for _, r := range fakeAPI.Requests() {
+			if r.Kind == claudetest.KindMain && strings.Contains(string(r.Body), text) {
+				return true
+			}
+		}
+		return false
+	}
+	policyWake := func(command string) api.Wake {
+		t.Helper()
+		var w api.Wake
+		testkit.WaitFor(t, 30*time.Second, "the policy's wake for "+command, func() bool {
+			ws, _ := h.svc.Wakes(ctx, api.WakeFilter{})
+			for _, x := range ws {
+				if x.Evidence.Source == "policy" && strings.Contains(x.Details, command) {
+					w = x
+					return true
+				}
+			}
+			return false
+		})
+		return w
+	}
+
+	// Allowed: runs at once, no dialog.
+	start := time.Now()
+	h.cs.Send("staging-now please")
+	h.cs.WaitForText("Staging done.", 0)
+	if !toolResult("deployed --staging") {
+		t.Fatal("the allowed command's output never reached the model")
+	}
+	p := permissions()
+	if len(p) != 1 || p[0].Decision != "allow" || p[0].Rule != "deploy-staging" || p[0].Origin != api.PolicyOrigin {
+		t.Fatalf("audit after the allowed command: %+v", p)
+	}
+	t.Logf("allowed: prompt to its answer %s, decided in %d ms", time.Since(start).Round(time.Millisecond), p[0].WaitedMS)
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+
+	// Denied: refused with the rule's message, which the model is told.
+	h.cs.Send("clean-now please")
+	h.cs.WaitForText("Clean refused.", 0)
+	if !toolResult("Policy: never rm -rf; remove the files one by one.") {
+		t.Fatal("the deny message never reached the model in the tool result")
+	}
+	if p := permissions(); len(p) != 2 || p[1].Decision != "deny" || p[1].Rule != "no-rm-rf" {
+		t.Fatalf("audit after the denied command: %+v", p)
+	}
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+
+	// Ask: held while the wake goes out, answered from the CLI.
+	h.cs.Send("prod-now please")
+	w := policyWake("./deploy.sh --prod eu")
+	// Claude Code (2.1.x) draws its dialog while the hook runs; the
+	// answer on the policy's wake decides it, typing nothing.
+	code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": h.stateDir}, "answer", "--wake", w.ID, "yes")
+	if code != 0 {
+		t.Fatalf("answer --wake: %d %s %s", code, out, errOut)
+	}
+	h.cs.WaitForText("Prod done.", 0)
+	if !toolResult("deployed --prod eu") {
+		t.Fatal("the approved command's output never reached the model")
+	}
+	p = permissions()
+	if len(p) != 3 || p[2].Decision != "allow" || p[2].Rule != "prod-asks" || !strings.Contains(p[2].Origin, "cli") || !strings.HasPrefix(p[2].Result, "asked") {
+		t.Fatalf("audit after the answered ask: %+v", p)
+	}
+	var req approval.Request
+	if err := json.Unmarshal([]byte(p[2].Args), &req); err != nil || req.Command() != "./deploy.sh --prod eu" {
+		t.Fatalf("audited input %q: %v", p[2].Args, err)
+	}
+	t.Logf("asked: held %d ms until the CLI's answer", p[2].WaitedMS)
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+
+	// Nobody answers: the dialog shows after ask_timeout, and the screen
+	// (and the hook) report it.
+	h.cs.Send("late-now please")
+	late := policyWake("./deploy.sh --prod us")
+	testkit.WaitFor(t, 30*time.Second, "the unanswered ask to time out", func() bool { return len(permissions()) == 4 })
+	got, _ := h.svc.Wakes(ctx, api.WakeFilter{})
+	for _, x := range got {
+		if x.ID == late.ID && (!x.Resolved || x.Resolution != "nobody answered in time: the agent's own dialog shows") {
+			t.Fatalf("the unanswered ask's wake: %+v", x)
+		}
+	}
+	s := h.await(t, "Claude Code's own dialog", 30*time.Second, func(s api.Session) bool {
+		return s.State == rules.AwaitingInput && s.Question == "Do you want to proceed?"
+	})
+	p = permissions()
+	if len(p) != 4 || p[3].Decision != "" || p[3].Origin != "nobody" || p[3].WaitedMS < 3900 {
+		t.Fatalf("audit after the unanswered ask: %+v", p)
+	}
+	t.Logf("unanswered: held %d ms, then the dialog (%s)", p[3].WaitedMS, s.Evidence.Rule)
+	h.approve(t)
+	h.cs.WaitForText("Late done.", 0)
+}

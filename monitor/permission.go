@@ -1,0 +1,332 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/approval"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/hooks"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// PermissionProblem is the source of the snapshot's problem about the
+// approval policy (a policy file that does not load).
+const PermissionProblem = "policy"
+
+// askSlack is what an ask leaves of the hook's budget for the reply to
+// travel back and the monitors to take the request.
+const askSlack = 3 * time.Second
+
+// Permissions decides the permission requests agents' hooks deliver
+// (Claude Code's PermissionRequest) by the approval policy: an allow or a
+// deny is answered at once, an ask holds the hook while an awaiting_input
+// wake goes out and answers with what a person or a supervisor answered
+// on that wake; no rule, or no answer in time, lets the agent show its own
+// dialog. Every decision passes the one gate (the action policy, as an
+// answer) and is written to the audit log.
+type Permissions struct {
+	sup    *Supervisor
+	policy func() *approval.Policy
+
+	mu      sync.Mutex
+	pending map[string]*pendingAsk // by wake id
+	seq     int
+}
+
+// pendingAsk is a permission request held for an answer.
+type pendingAsk struct {
+	wake   api.Wake
+	answer chan askAnswer // buffered: one answer
+	done   bool           // answered, or given up on
+}
+
+type askAnswer struct {
+	decision approval.Decision
+	message  string
+	option   string
+	by       string
+}
+
+// NewPermissions returns the permission decisions of sup's panes by the
+// policy policy returns (an approval.Watcher's Policy); nil decides
+// nothing.
+func NewPermissions(sup *Supervisor, policy func() *approval.Policy) *Permissions {
+	if policy == nil {
+		policy = func() *approval.Policy { return nil }
+	}
+	return &Permissions{sup: sup, policy: policy, pending: map[string]*pendingAsk{}}
+}
+
+// Service returns svc whose Hook decides permission requests by the
+// policy, and whose Answer answers a held one.
+func (p *Permissions) Service(svc api.Service) api.Service { return permissionHooked{svc, p} }
+
+type permissionHooked struct {
+	api.Service
+	p *Permissions
+}
+
+// Hook decides a fresh PermissionRequest; every other event, and one
+// replayed from the spool (no hook waits for it), goes to the monitors.
+func (h permissionHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
+	if ev.Name != hooks.PermissionRequest || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" {
+		return h.Service.Hook(ctx, ev)
+	}
+	return h.p.decide(ctx, ev, h.Service)
+}
+
+// Answer answers a held permission request when the answer names its wake
+// (or its pane, naming no prompt); any other answer types as before.
+func (h permissionHooked) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
+	if pa := h.p.pendingFor(req); pa != nil {
+		return h.p.answer(pa, req)
+	}
+	return h.Service.Answer(ctx, req)
+}
+
+// decide decides one permission request; inner takes the events the
+// monitors must see (the request, when the agent's dialog will show).
+func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Service) (hooks.Reply, error) {
+	s := p.sup
+	start := s.cfg.Clock()
+	if ev.Sender.Via != "" {
+		// Only the agent in the pane may ask about the pane.
+		if err := s.checkHook(ev); err != nil {
+			s.refuseHook(ev, err)
+			return hooks.Reply{}, err
+		}
+	}
+	pol := p.policy()
+	if len(pol.Rules()) == 0 || len(ev.ToolInputJSON) == 0 {
+		// No policy, or an input too large to keep: the agent's dialog.
+		return p.undecided(ctx, ev, inner)
+	}
+	sess, err := s.resolve(api.Target{Pane: ev.Pane})
+	if err != nil {
+		return p.undecided(ctx, ev, inner)
+	}
+	req := approval.Resolve(approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
+		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)})
+	v := pol.Decide(req)
+	switch v.Decision {
+	case approval.Allow, approval.Deny:
+		if err := s.cfg.Policy.Check(api.PolicyOrigin, "answer", sess); err != nil {
+			p.audit(req, v, approval.None, "", sess.Pane, 0, err)
+			return p.undecided(ctx, ev, inner)
+		}
+		p.audit(req, v, v.Decision, api.PolicyOrigin, sess.Pane, s.cfg.Clock().Sub(start), nil)
+		s.cfg.Logger.Info("permission decided by the policy", "pane", sess.Pane, "tool", req.Tool, "rule", v.Rule, "decision", v.Decision)
+		return hooks.PermissionReply(string(v.Decision), v.Message), nil
+	case approval.Ask:
+		return p.ask(ctx, ev, req, v, sess, inner, start, pol.AskTimeout())
+	}
+	p.audit(req, v, approval.None, "", sess.Pane, 0, nil)
+	return p.undecided(ctx, ev, inner)
+}
+
+// undecided hands the request to the monitors, as when no policy runs:
+// the agent shows its dialog, and the screen and the hook's state raise
+// its wake.
+func (p *Permissions) undecided(ctx context.Context, ev hooks.Event, inner api.Service) (hooks.Reply, error) {
+	if now := p.sup.cfg.Clock(); now.Sub(ev.Received) > time.Second {
+		// Held for an ask: the dialog shows from now on.
+		ev.Received = now
+	}
+	if _, err := inner.Hook(ctx, ev); err != nil {
+		return hooks.Reply{}, err
+	}
+	return hooks.Reply{}, nil
+}
+
+// ask holds the request while its wake goes out, and answers with the
+// answer given on the wake; without one in time the agent's dialog shows.
+func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Request, v approval.Verdict, sess api.Session, inner api.Service, start time.Time, hold time.Duration) (hooks.Reply, error) {
+	s := p.sup
+	hold = min(hold, hooks.PermissionBudget-askSlack)
+	if dl, ok := ctx.Deadline(); ok {
+		hold = min(hold, time.Until(dl)-askSlack)
+	}
+	if hold <= 0 {
+		p.audit(req, v, approval.None, "", sess.Pane, 0, nil)
+		return p.undecided(ctx, ev, inner)
+	}
+	p.mu.Lock()
+	p.seq++
+	key := fmt.Sprintf("%s/%s/policy/%d", api.ReasonAwaitingInput, sess.Pane, p.seq)
+	p.mu.Unlock()
+	heading, input := describeRequest(req)
+	agent := firstNonEmpty(sess.Agent, "the agent")
+	w := api.Wake{Reason: api.ReasonAwaitingInput, Key: key, Session: sess.Session, Pane: sess.Pane, Agent: sess.Agent,
+		State: string(rules.AwaitingInput), Kind: "permission",
+		Evidence: api.Evidence{Source: "policy", Rule: "policy." + v.Rule, Lines: []string{"PermissionRequest: " + req.Tool, input}},
+		Question: fmt.Sprintf("May %s use %s? %s: %s", agent, req.Tool, heading, input),
+		Details:  heading + ": " + input,
+		Options:  []string{"Yes", "No"},
+		SuggestedAction: fmt.Sprintf("The approval policy (rule %s) asks you about this %s in %s (pane %s): answer yes to let it run, no to refuse it, or other text to refuse it with that text as the reason (system3 answer --wake ID, answer_prompt with wake). Without an answer within %s, %s shows its own dialog.",
+			v.Rule, req.Tool, sess.Target, sess.Pane, hold.Round(time.Second), agent),
+	}
+	// Held under mu from the raise on, so an answer to the wake, however
+	// quick, finds the request waiting.
+	p.mu.Lock()
+	raised, _, err := s.Raise(w)
+	if err != nil && raised.ID == "" {
+		p.mu.Unlock()
+		s.cfg.Logger.Warn("policy ask: the wake could not be raised", "pane", sess.Pane, "err", err)
+		p.audit(req, v, approval.None, "", sess.Pane, 0, fmt.Errorf("the wake could not be raised: %w", err))
+		return p.undecided(ctx, ev, inner)
+	}
+	pa := &pendingAsk{wake: raised, answer: make(chan askAnswer, 1)}
+	p.pending[raised.ID] = pa
+	p.mu.Unlock()
+
+	timer := time.NewTimer(hold)
+	defer timer.Stop()
+	var a askAnswer
+	var why string
+	select {
+	case a = <-pa.answer:
+	case <-timer.C:
+		why = "nobody answered in time: the agent's own dialog shows"
+	case <-ctx.Done():
+		why = "the agent stopped waiting (its hook ended): its own dialog shows"
+	}
+	p.mu.Lock()
+	if why != "" && pa.done {
+		// Answered as the wait ended: the answer stands.
+		a, why = <-pa.answer, ""
+	}
+	pa.done = true
+	delete(p.pending, raised.ID)
+	p.mu.Unlock()
+
+	waited := s.cfg.Clock().Sub(start)
+	if why != "" {
+		if err := s.Resolve(key, why); err != nil {
+			s.cfg.Logger.Warn("policy ask: resolve the wake", "wake", raised.ID, "err", err)
+		}
+		p.audit(req, v, approval.None, "", sess.Pane, waited, nil)
+		if ctx.Err() != nil {
+			return hooks.Reply{}, nil
+		}
+		return p.undecided(ctx, ev, inner)
+	}
+	if err := s.Resolve(key, "answered by "+api.ShortOrigin(a.by)+": "+a.option); err != nil {
+		s.cfg.Logger.Warn("policy ask: resolve the wake", "wake", raised.ID, "err", err)
+	}
+	v.Message = a.message
+	p.audit(req, v, a.decision, a.by, sess.Pane, waited, nil)
+	return hooks.PermissionReply(string(a.decision), a.message), nil
+}
+
+// pendingFor returns the held request an answer is for: the one whose
+// wake it names, or, naming no wake or prompt, the one held in its pane.
+func (p *Permissions) pendingFor(req api.AnswerRequest) *pendingAsk {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.Wake != "" {
+		return p.pending[req.Wake]
+	}
+	if req.Prompt != "" || req.Target == (api.Target{}) || len(p.pending) == 0 {
+		return nil
+	}
+	sess, err := p.sup.resolve(req.Target)
+	if err != nil {
+		return nil
+	}
+	for _, pa := range p.pending {
+		if pa.wake.Pane == sess.Pane {
+			return pa
+		}
+	}
+	return nil
+}
+
+// answer gives a held request its answer, through the one gate: yes
+// allows, no denies, other text denies with that text as the reason the
+// agent is given.
+func (p *Permissions) answer(pa *pendingAsk, req api.AnswerRequest) (api.ActionResult, error) {
+	s := p.sup
+	refused := auditRefusal(req, pa.wake.Pane)
+	sess, err := s.resolve(api.Target{Pane: pa.wake.Pane})
+	if err != nil {
+		return api.ActionResult{}, s.actions.refuse(refused, err)
+	}
+	if t := req.Target; t != (api.Target{}) {
+		if ts, err := s.resolve(t); err != nil || ts.Pane != sess.Pane {
+			return api.ActionResult{}, s.actions.refuse(refused, fmt.Errorf("%w: wake %s is about pane %s, not %s", api.ErrBadRequest, pa.wake.ID, sess.Pane, t))
+		}
+	}
+	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
+		return api.ActionResult{}, s.actions.refuse(refused, err)
+	}
+	a := askAnswer{by: req.Origin}
+	text := strings.TrimSpace(req.Answer)
+	switch strings.ToLower(text) {
+	case "", "esc", "escape":
+		return api.ActionResult{}, s.actions.refuse(refused, fmt.Errorf("%w: answer yes to allow it, no to refuse it, or text to refuse it with that reason", api.ErrBadRequest))
+	case "1", "y", "yes", "allow", "approve":
+		a.decision, a.option = approval.Allow, "Yes"
+	case "2", "n", "no", "deny", "decline", "reject":
+		a.decision, a.option = approval.Deny, "No"
+		a.message = fmt.Sprintf("The request was declined by %s.", api.ShortOrigin(req.Origin))
+	default:
+		a.decision, a.option, a.message = approval.Deny, "No: "+text, text
+	}
+	p.mu.Lock()
+	if pa.done {
+		p.mu.Unlock()
+		return api.ActionResult{}, s.actions.refuse(refused, fmt.Errorf("%w: wake %s was answered already, or its wait ended; nothing was sent", api.ErrPromptChanged, pa.wake.ID))
+	}
+	pa.done = true
+	pa.answer <- a
+	p.mu.Unlock()
+	// The hook's side audits the decision, with who gave it and the wait.
+	return api.ActionResult{Action: "answer", Pane: sess.Pane, Session: sess.Session, Target: sess.Target, Option: a.option,
+		Method: "permission_hook", Delivered: true, At: s.cfg.Clock()}, nil
+}
+
+func auditRefusal(req api.AnswerRequest, pane string) audit.Entry {
+	return audit.Entry{Origin: req.Origin, Action: "answer", Target: firstNonEmpty(req.Target.String(), pane), Pane: pane, Result: "answer: " + strconv.Quote(req.Answer)}
+}
+
+// audit writes a permission decision to the audit log.
+func (p *Permissions) audit(req approval.Request, v approval.Verdict, decided approval.Decision, by, pane string, waited time.Duration, refused error) {
+	e := approval.AuditEntry(req, v, decided, by, pane, waited)
+	e.Time = p.sup.cfg.Clock()
+	if refused != nil {
+		e.Error = refused.Error()
+	}
+	if err := p.sup.cfg.Audit.Write(e); err != nil {
+		p.sup.cfg.Logger.Warn("audit a permission decision", "err", err)
+	}
+}
+
+// describeRequest is the heading Claude Code shows above a request, and
+// the request's input whole.
+func describeRequest(req approval.Request) (heading, input string) {
+	switch {
+	case req.Command() != "":
+		return "Bash command", req.Command()
+	case req.Path() != "":
+		return req.Tool + " file", req.Path()
+	case req.Host() != "":
+		return "Fetch", req.Summary()
+	}
+	return req.Tool, req.Summary()
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
