@@ -185,6 +185,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	pa := &pendingAsk{wake: raised, answer: make(chan askAnswer, 1)}
 	p.pending[raised.ID] = pa
 	p.mu.Unlock()
+	s.holdPrompt(sess.Pane, raised.ID)
 
 	timer := time.NewTimer(hold)
 	defer timer.Stop()
@@ -211,6 +212,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 		if err := s.Resolve(key, why); err != nil {
 			s.cfg.Logger.Warn("policy ask: resolve the wake", "wake", raised.ID, "err", err)
 		}
+		s.releasePrompt(sess.Pane, true)
 		p.audit(req, v, approval.None, "", sess.Pane, waited, nil)
 		if ctx.Err() != nil {
 			return hooks.Reply{}, nil
@@ -220,6 +222,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	if err := s.Resolve(key, "answered by "+api.ShortOrigin(a.by)+": "+a.option); err != nil {
 		s.cfg.Logger.Warn("policy ask: resolve the wake", "wake", raised.ID, "err", err)
 	}
+	s.releasePrompt(sess.Pane, false)
 	v.Message = a.message
 	p.audit(req, v, a.decision, a.by, sess.Pane, waited, nil)
 	return hooks.PermissionReply(string(a.decision), a.message), nil

@@ -215,3 +215,52 @@ func TestPermissionsAskTimesOut(t *testing.T) {
 		t.Fatal("a late answer to a resolved ask was taken")
 	}
 }
+
+// While the policy holds a request, its ask's wake is the one for the
+// dialog the agent draws meanwhile: the screen raises none, and one it
+// raised before the hook came is resolved; once nobody answered in time,
+// the dialog on screen gets its wake.
+func TestPermissionAskIsTheDialogsOneWake(t *testing.T) {
+	for _, screenFirst := range []bool{false, true} {
+		h, svc, _ := permissionRig(t)
+		if screenFirst {
+			h.tm.showScreen("%1", bashPrompt(t, "npm install left-pad"))
+			h.step()
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := svc.Hook(context.Background(), permissionEvent(h, "npm install left-pad")); err != nil {
+				t.Error(err)
+			}
+		}()
+		open := func() (asks, screen []api.Wake) {
+			for _, w := range h.unacked(api.ReasonAwaitingInput) {
+				if w.Evidence.Source == "policy" {
+					asks = append(asks, w)
+				} else {
+					screen = append(screen, w)
+				}
+			}
+			return asks, screen
+		}
+		testkit.WaitFor(t, 3*time.Second, "the ask's wake", func() bool { a, _ := open(); return len(a) == 1 })
+		h.tm.showScreen("%1", bashPrompt(t, "npm install left-pad"))
+		h.step()
+		if asks, screen := open(); len(asks) != 1 || len(screen) != 0 {
+			t.Fatalf("screen first %v: while the ask waits, open wakes: asks %+v, the screen's %+v", screenFirst, asks, screen)
+		}
+		if screenFirst {
+			for _, w := range h.allWakes(api.ReasonAwaitingInput) {
+				if w.Evidence.Source != "policy" && (!w.Resolved || !strings.HasPrefix(w.Resolution, "the approval policy asks about it (wake ")) {
+					t.Fatalf("the screen's wake from before the hook: %+v", w)
+				}
+			}
+		}
+		<-done // nobody answered within ask_timeout
+		h.step()
+		if asks, screen := open(); len(asks) != 0 || len(screen) != 1 || screen[0].Prompt == "" {
+			t.Fatalf("screen first %v: after the ask timed out, open wakes: asks %+v, the screen's %+v", screenFirst, asks, screen)
+		}
+	}
+}

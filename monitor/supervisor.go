@@ -235,8 +235,12 @@ type Supervisor struct {
 	// through resolve and markDirty.
 	actions
 
-	mu       sync.Mutex
-	panes    map[string]*paneState
+	mu    sync.Mutex
+	panes map[string]*paneState
+	// asking counts, by pane, the permission requests the approval policy
+	// holds while its ask goes out: the ask's wake stands for the dialog
+	// the agent draws meanwhile, which raises none of its own.
+	asking   map[string]int
 	running  bool
 	problem  string
 	lastWake time.Time
@@ -308,7 +312,7 @@ func New(cfg Config) (*Supervisor, error) {
 		}
 		cfg.Policy = p
 	}
-	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
+	s := &Supervisor{cfg: cfg, panes: map[string]*paneState{}, asking: map[string]int{}, subs: map[*watcher]struct{}{}, lastSummary: cfg.Clock(), roots: map[string]rootProcess{}, kick: make(chan struct{}, 1), lastWake: cfg.Clock()}
 	s.actions = actions{cfg: &s.cfg, reg: s}
 	s.probes = probes{cfg: &s.cfg, hookInfo: s.hookInfo, panes: map[string]*paneProbe{}, versions: map[string]*versionCache{}}
 	s.links.path, s.links.log = cfg.LinksPath, cfg.Logger

@@ -49,7 +49,9 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 
 	switch cur.State {
 	case rules.AwaitingInput:
-		if !(prev.State == rules.AwaitingInput && samePrompt) {
+		// While the approval policy holds the agent's permission request,
+		// its ask's wake is the one for the dialog on screen.
+		if !(prev.State == rules.AwaitingInput && samePrompt) && s.asking[cur.Pane] == 0 {
 			ops = append(ops, s.raiseOp(cur, api.ReasonAwaitingInput))
 		}
 	case rules.ErrorLoop:
@@ -301,6 +303,37 @@ func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
 		return fmt.Sprintf("%s in %s has spent its cost budget; decide whether it goes on (raise usage.budgets in the config) or stop it.", agent, where)
 	}
 	return fmt.Sprintf("Look at %s.", where)
+}
+
+// holdPrompt marks pane's permission request as held by the approval
+// policy's ask (ask wake W): a wake the screen raised for its dialog
+// first is resolved, and none is raised while the ask waits.
+func (s *Supervisor) holdPrompt(pane, askWake string) {
+	s.mu.Lock()
+	s.asking[pane]++
+	s.mu.Unlock()
+	if err := s.Resolve(wakeKey(api.ReasonAwaitingInput, pane), "the approval policy asks about it (wake "+askWake+")"); err != nil {
+		s.cfg.Logger.Warn("resolve the dialog's wake for the policy's ask", "pane", pane, "err", err)
+	}
+}
+
+// releasePrompt ends a hold; with shown, nobody answered the ask and the
+// agent's own dialog shows: it gets its wake now, as the screen shows it.
+func (s *Supervisor) releasePrompt(pane string, shown bool) {
+	s.mu.Lock()
+	if s.asking[pane]--; s.asking[pane] <= 0 {
+		delete(s.asking, pane)
+	}
+	var ops []wakeOp
+	if st, ok := s.panes[pane]; ok && shown && s.asking[pane] == 0 && st.sess.State == rules.AwaitingInput {
+		ops = append(ops, s.raiseOp(st.sess, api.ReasonAwaitingInput))
+	}
+	s.mu.Unlock()
+	s.runOps(ops)
+	if shown {
+		// The dialog may not have been captured yet.
+		s.markDirty(pane)
+	}
 }
 
 // runOps carries out wake decisions outside the registry lock.
