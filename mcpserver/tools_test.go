@@ -223,6 +223,13 @@ func TestTools(t *testing.T) {
 					t.Errorf("got %s", txt)
 				}
 			}},
+		{name: "answer_prompt by its wake alone", tool: "answer_prompt", args: map[string]any{"wake": "PLACEHOLDER", "answer": "yes"},
+			setup: func(t *testing.T, f *monitortest.Service) { raise(t, f, "%1", "orch-auth", api.ReasonAwaitingInput) },
+			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
+				if c := f.Calls(); len(c) != 1 || c[0].Method != "answer" || c[0].Wake == "" || out["pane"] != "%1" {
+					t.Errorf("got %s, calls %+v", txt, c)
+				}
+			}},
 		{name: "answer_prompt bad option", tool: "answer_prompt", args: map[string]any{"session": "orch-auth", "answer": "7"}, wantErr: "there is no option 7"},
 		{name: "answer_prompt not waiting", tool: "answer_prompt", args: map[string]any{"session": "orch-db", "answer": "1"}, wantErr: "use inject_guidance to send it text"},
 		{name: "interrupt", tool: "interrupt", args: map[string]any{"session": "orch-db"},
@@ -264,8 +271,10 @@ func TestTools(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, f)
 			}
-			if tt.args["id"] == "PLACEHOLDER" {
-				tt.args["id"] = f.Store.Unacked()[0].ID
+			for _, k := range []string{"id", "wake"} {
+				if tt.args[k] == "PLACEHOLDER" {
+					tt.args[k] = f.Store.Unacked()[0].ID
+				}
 			}
 			s := newServer(t, f, tt.opts)
 			c := inProcess(t, s, "table-test")

@@ -106,8 +106,8 @@ func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 // waits at.
 func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("answer_prompt",
-		mcp.WithDescription(`Answer the prompt an agent is waiting at (state awaiting_input: a permission request like "Do you want to proceed?" or a multiple-choice question). answer is an option number ("1"), "yes" (the first option starting with Yes), "no" (decline, the way the agent expects), or an option's label (or a unique part of it). Read the question, what it is about (about: the command, file or URL) and the numbered options first with get_session, list_sessions or wait_for_wake, and pass the prompt identity you read (prompt, or wake: the wake's id): system3 reads the pane again right before typing and types only if that very prompt is still on screen and nobody answered it yet. Without either it answers the prompt system3 last saw. Fails without typing anything when the prompt changed, was answered already, the agent is not waiting, or the answer matches no option; returns the option chosen and the keys pressed.`),
-		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
+		mcp.WithDescription(`Answer the prompt an agent is waiting at (state awaiting_input: a permission request like "Do you want to proceed?" or a multiple-choice question). answer is an option number ("1"), "yes" (the first option starting with Yes), "no" (decline, the way the agent expects), or an option's label (or a unique part of it). Read the question, what it is about (about: the command, file or URL) and the numbered options first with get_session, list_sessions or wait_for_wake, and pass the prompt identity you read (prompt, or wake: the wake's id; a wake of this machine alone names the session too): system3 reads the pane again right before typing and types only if that very prompt is still on screen and nobody answered it yet. Without either it answers the prompt system3 last saw. Fails without typing anything when the prompt changed, was answered already, the agent is not waiting, or the answer matches no option; returns the option chosen and the keys pressed.`),
+		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3"); not needed with wake.`), mcp.MaxLength(256)),
 		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
 		mcp.WithString("answer", mcp.Required(), mcp.Description(`"1".."9", "yes", "no", or an option's label.`), mcp.MinLength(1), mcp.MaxLength(256)),
 		mcp.WithString("prompt", mcp.Description(`The prompt identity from list_sessions or get_session ("p" and 16 hex digits): answer only that prompt.`), mcp.MaxLength(64)),
@@ -123,13 +123,20 @@ func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		Wake    string `json:"wake"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
-		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
-		if refusal != nil || err != nil {
-			return refusal, err
+		var target api.Target
+		if a.Session == "" && a.Pane == "" && a.Wake != "" && !strings.Contains(a.Wake, ":") {
+			// A wake of this machine names its pane: the service answers
+			// the prompt of that wake, as system3 answer --wake does.
+		} else {
+			sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+			if refusal != nil || err != nil {
+				return refusal, err
+			}
+			target = api.Target{Pane: sess.Pane}
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: api.Target{Pane: sess.Pane}, Answer: a.Answer, Prompt: a.Prompt, Wake: a.Wake, Origin: originOf(ctx)})
+		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: target, Answer: a.Answer, Prompt: a.Prompt, Wake: a.Wake, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}

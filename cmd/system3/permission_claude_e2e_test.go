@@ -45,6 +45,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		claudetest.Rule{Contains: "staging-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --staging", "Deploy to staging")}, {Text: "Staging done."}}},
 		claudetest.Rule{Contains: "clean-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("rm -rf ./build", "Clean")}, {Text: "Clean refused."}}},
 		claudetest.Rule{Contains: "prod-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --prod eu", "Deploy to production")}, {Text: "Prod done."}}},
+		claudetest.Rule{Contains: "mcp-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --prod asia", "Deploy to production")}, {Text: "Asia declined."}}},
 		claudetest.Rule{Contains: "late-now", Steps: []claudetest.Step{{Tool: claudetest.Bash("./deploy.sh --prod us", "Deploy to production")}, {Text: "Late done."}}},
 	)
 	h := startHookedClaudeConfig(t, fakeAPI, true, permissionE2EConfig)
@@ -139,11 +140,34 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	t.Logf("asked: held %d ms until the CLI's answer", p[2].WaitedMS)
 	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
 
+	// Ask, answered by a supervising agent over MCP (system3 mcp on the
+	// daemon's socket): its "no" refuses the call, with the reason the
+	// agent is given.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := mcpStdio(t, exe, []string{runMainEnv + "=1", "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "SYSTEM3_STATE_DIR=" + h.stateDir}, "supervisor")
+	h.cs.Send("mcp-now please")
+	w = policyWake("./deploy.sh --prod asia")
+	if text, isErr := callTool(t, mc, "answer_prompt", map[string]any{"wake": w.ID, "answer": "no"}); isErr {
+		t.Fatalf("answer_prompt on the ask's wake: %s", text)
+	}
+	h.cs.WaitForText("Asia declined.", 0)
+	if !toolResult("declined by mcp:supervisor") {
+		t.Fatalf("the model never got the refusal's reason:\n%s", fakeAPI.Summary())
+	}
+	p = permissions()
+	if len(p) != 4 || p[3].Decision != "deny" || !strings.Contains(p[3].Origin, `claims "mcp:supervisor"`) {
+		t.Fatalf("audit after the ask answered over MCP: %+v", p)
+	}
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+
 	// Nobody answers: the dialog shows after ask_timeout, and the screen
 	// (and the hook) report it.
 	h.cs.Send("late-now please")
 	late := policyWake("./deploy.sh --prod us")
-	testkit.WaitFor(t, 30*time.Second, "the unanswered ask to time out", func() bool { return len(permissions()) == 4 })
+	testkit.WaitFor(t, 30*time.Second, "the unanswered ask to time out", func() bool { return len(permissions()) == 5 })
 	got, _ := h.svc.Wakes(ctx, api.WakeFilter{})
 	for _, x := range got {
 		if x.ID == late.ID && (!x.Resolved || x.Resolution != "nobody answered in time: the agent's own dialog shows") {
@@ -154,10 +178,15 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		return s.State == rules.AwaitingInput && s.Question == "Do you want to proceed?"
 	})
 	p = permissions()
-	if len(p) != 4 || p[3].Decision != "" || p[3].Origin != "nobody" || p[3].WaitedMS < 3900 {
+	if len(p) != 5 || p[4].Decision != "" || p[4].Origin != "nobody" || p[4].WaitedMS < 3900 {
 		t.Fatalf("audit after the unanswered ask: %+v", p)
 	}
-	t.Logf("unanswered: held %d ms, then the dialog (%s)", p[3].WaitedMS, s.Evidence.Rule)
+	t.Logf("unanswered: held %d ms, then the dialog (%s)", p[4].WaitedMS, s.Evidence.Rule)
+	// The dialog now has one open wake: the screen's, not the ask's.
+	testkit.WaitFor(t, 10*time.Second, "the dialog's wake", func() bool {
+		open, _ := h.svc.Wakes(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}})
+		return len(open) == 1 && open[0].Evidence.Source != "policy" && open[0].Prompt != ""
+	})
 	h.approve(t)
 	h.cs.WaitForText("Late done.", 0)
 }
