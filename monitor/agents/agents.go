@@ -17,6 +17,8 @@ import (
 	"github.com/system3-dev/system3/monitor/agents/cline"
 	"github.com/system3-dev/system3/monitor/agents/codex"
 	"github.com/system3-dev/system3/monitor/agents/gemini"
+	"github.com/system3-dev/system3/monitor/agents/opencode"
+	"github.com/system3-dev/system3/monitor/agents/qwen"
 	"github.com/system3-dev/system3/monitor/agents/shell"
 	"github.com/system3-dev/system3/monitor/agents/viewer"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -29,6 +31,8 @@ var All = []agent.Spec{
 	claude.Spec,
 	codex.Spec,
 	gemini.Spec,
+	qwen.Spec,
+	opencode.Spec,
 	cline.Spec,
 	aider.Spec,
 	shell.Spec,
@@ -100,7 +104,7 @@ func Launchable() []agent.Spec {
 }
 
 // Resumable names the agents whose resume system3 knows, for messages:
-// "claude, codex or gemini".
+// "claude, codex, gemini, qwen or opencode".
 func Resumable() string {
 	var names []string
 	for _, s := range All {

@@ -57,6 +57,14 @@ type Agent struct {
 	// and an agent's screen it shows (a saved transcript, a log) is not
 	// that agent. It is never an agent itself.
 	Viewer bool `yaml:"viewer" json:"viewer,omitempty"`
+	// Strip are regexps for parts of lines that are never text (a scroll
+	// bar drawn in the last column): they are cut from every line before
+	// the agent's rules are tried.
+	Strip []string `yaml:"strip" json:"strip,omitempty"`
+	// Prompts are regexps for the lines where the agent shows a prompt the
+	// user submitted (Qwen Code's "  > text"), which start a turn (region
+	// turn); without them, "❯ text" and "› text" do.
+	Prompts []string `yaml:"prompts" json:"prompts,omitempty"`
 	// Version is a regexp whose first group, on the lowest line it
 	// matches, is the agent's version as its screen shows it (a start-up
 	// banner), for evidence and bug reports.
@@ -69,15 +77,15 @@ type Agent struct {
 	sig *regexp.Regexp
 	// trailer is all trailer patterns in one alternation; chrome and
 	// volatile likewise.
-	trailer, chrome, volatile *regexp.Regexp
-	version                   *regexp.Regexp
+	trailer, chrome, volatile, prompts, strip *regexp.Regexp
+	version                                   *regexp.Regexp
 }
 
 func (a *Agent) compile() error {
 	if a.Name == "" {
 		return fmt.Errorf("an agent has no name")
 	}
-	a.procs, a.args, a.sig, a.trailer, a.chrome, a.volatile, a.version = nil, nil, nil, nil, nil, nil, nil
+	a.procs, a.args, a.sig, a.trailer, a.chrome, a.volatile, a.prompts, a.strip, a.version = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	for _, p := range a.Processes {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -107,6 +115,12 @@ func (a *Agent) compile() error {
 	}
 	if a.volatile, err = alternation(a.Volatile); err != nil {
 		return fmt.Errorf("agent %s: volatile %w", a.Name, err)
+	}
+	if a.strip, err = alternation(a.Strip); err != nil {
+		return fmt.Errorf("agent %s: strip %w", a.Name, err)
+	}
+	if a.prompts, err = alternation(a.Prompts); err != nil {
+		return fmt.Errorf("agent %s: prompts %w", a.Name, err)
 	}
 	if a.Version != "" {
 		if a.version, err = regexp.Compile(a.Version); err != nil {
@@ -596,8 +610,14 @@ func (e *Engine) Classify(in Input) Result {
 		res.Evidence[0] = clipLine(res.Evidence[0])
 		return res
 	}
+	if agent != nil && agent.strip != nil {
+		s = s.stripped(agent.strip)
+	}
 	if agent != nil && agent.trailer != nil {
 		s = s.withoutTrailer(agent.trailer)
+	}
+	if agent != nil && agent.prompts != nil {
+		s.prompts = agent.prompts
 	}
 	if agent != nil && (agent.chrome != nil || agent.volatile != nil) {
 		res.LastLine = s.lastLine(agent.chrome, agent.volatile)

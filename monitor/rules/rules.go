@@ -95,9 +95,10 @@ type Extract struct {
 	Question string `yaml:"question" json:"question,omitempty"`
 	// Detail is a regexp for the heading of what the prompt is about (e.g.
 	// "Bash command"); the heading and up to three lines after it, before
-	// the question, make the detail. When no line above the question has
-	// it, the lines between the question and its options are searched
-	// (Cline names the tool and its command below "Approve tool call?").
+	// the question, make the detail. When the options are written on a
+	// line below the question (OptionInline), the lines between them are
+	// searched first: Cline and opencode name the tool and its command
+	// below their question.
 	Detail string `yaml:"detail" json:"detail,omitempty"`
 	// DetailSkip is a regexp for lines left out of the detail (tips,
 	// separators).
@@ -323,9 +324,11 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 		}
 	}
 	if e.detail != nil {
-		detail = e.detailIn(s, lo, qline)
-		if detail == "" && qline < hi && inlineAt > qline {
+		if inlineAt > qline {
 			detail = e.detailIn(s, qline+1, inlineAt)
+		}
+		if detail == "" {
+			detail = e.detailIn(s, lo, qline)
 		}
 	}
 	if e.opt != nil {
@@ -351,7 +354,8 @@ func (e *Extract) detailIn(s *Screen, lo, hi int) string {
 		parts := []string{strings.TrimSpace(group(m, e.detail, "detail"))}
 		width := s.width()
 		for j := i + 1; j < hi && len(parts) <= maxDetailLines; j++ {
-			t := strings.TrimSpace(s.Lines[j])
+			// A dialog's left border ("┃", opencode) is not its text.
+			t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s.Lines[j]), "┃"))
 			if t == "" || isRule(t) || strings.Trim(t, "╌┄┈-") == "" {
 				continue
 			}

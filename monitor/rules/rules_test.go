@@ -166,17 +166,48 @@ var expectations = map[string]want{
 	"gemini/working_thinking.txt":               {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/working_tool_running.txt":           {agent: "gemini", state: "working", kind: "tool", rule: "gemini.tool_running"},
 
-	// Cline 3.0.65: the first two were read as Claude Code idle before
-	// Cline was known (its input box looks like Claude Code's, and a
-	// tool's output line "⎿ …" like Claude Code's).
-	"cline/idle_after_turn.txt":      {agent: "cline", state: "idle", rule: "cline.idle"},
-	"cline/working_tool_running.txt": {agent: "cline", state: "working", rule: "cline.working"},
-	"cline/idle.txt":                 {agent: "cline", state: "idle", rule: "cline.idle"},
-	"cline/working_streaming.txt":    {agent: "cline", state: "working", rule: "cline.working"},
-	"cline/permission_exec.txt":      {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "run_commands · $ ./deploy.sh --prod"},
-	"cline/permission_edit.txt":      {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "editor · /tmp/chat/cline-home/project/notes.txt"},
-	"cline/question.txt":             {agent: "cline", state: "awaiting_input", kind: "question", rule: "cline.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Type a response..."}},
-	"cline/auth_error.txt":           {agent: "cline", state: "error", kind: "auth", rule: "cline.auth"},
+	// Real screens of opencode 1.18.33, Qwen Code 0.24.4 and Cline 3.0.65,
+	// most saved by monitor/chattest's TestRealStates. Cline's
+	// idle_after_turn.txt and working_tool_running.txt were read as Claude
+	// Code idle before Cline was known (its input box looks like Claude
+	// Code's, and a tool's output line "⎿ …" like Claude Code's).
+	"opencode/api_error_retrying.txt":    {agent: "opencode", state: "error", kind: "api_error", rule: "opencode.api_retry"},
+	"opencode/auth_error.txt":            {agent: "opencode", state: "error", kind: "auth", rule: "opencode.auth"},
+	"opencode/exited_shell.txt":          {agent: "opencode", state: "exited", kind: "process_gone", rule: "opencode.exited"},
+	"opencode/idle.txt":                  {agent: "opencode", state: "idle", rule: "opencode.idle"},
+	"opencode/idle_after_turn.txt":       {agent: "opencode", state: "idle", rule: "opencode.idle"},
+	"opencode/interrupted.txt":           {agent: "opencode", state: "idle", kind: "interrupted", rule: "opencode.interrupted"},
+	"opencode/permission_edit.txt":       {agent: "opencode", state: "awaiting_input", kind: "permission", rule: "opencode.permission", question: "Permission required", options: []string{"Allow once", "Allow always", "Reject"}, detail: "→ Edit notes.txt · 1 - alpha · 1 + BETA"},
+	"opencode/permission_exec.txt":       {agent: "opencode", state: "awaiting_input", kind: "permission", rule: "opencode.permission", question: "Permission required", options: []string{"Allow once", "Allow always", "Reject"}, detail: "# Shell command · $ ./deploy.sh --prod"},
+	"opencode/permission_fetch.txt":      {agent: "opencode", state: "awaiting_input", kind: "permission", rule: "opencode.permission", question: "Permission required", options: []string{"Allow once", "Allow always", "Reject"}, detail: "% WebFetch http://127.0.0.1:9/docs · URL: http://127.0.0.1:9/docs"},
+	"opencode/question.txt":              {agent: "opencode", state: "awaiting_input", kind: "question", rule: "opencode.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Type your own answer"}},
+	"opencode/rate_limited_retrying.txt": {agent: "opencode", state: "error", kind: "rate_limited", rule: "opencode.rate_limit_retry"},
+	"opencode/working_streaming.txt":     {agent: "opencode", state: "working", rule: "opencode.working"},
+	"opencode/working_tool_running.txt":  {agent: "opencode", state: "working", rule: "opencode.working"},
+	"qwen/api_error_500.txt":             {agent: "qwen", state: "error", kind: "api_error", rule: "qwen.api_error"},
+	"qwen/api_error_exit_pending.txt":    {agent: "qwen", state: "error", kind: "api_error", rule: "qwen.api_error"},
+	"qwen/auth_error.txt":                {agent: "qwen", state: "error", kind: "auth", rule: "qwen.auth"},
+	"qwen/exited_shell.txt":              {agent: "qwen", state: "exited", kind: "process_gone", rule: "qwen.exited"},
+	"qwen/idle.txt":                      {agent: "qwen", state: "idle", rule: "qwen.idle"},
+	"qwen/idle_after_turn.txt":           {agent: "qwen", state: "idle", rule: "qwen.idle"},
+	"qwen/interrupted.txt":               {agent: "qwen", state: "idle", kind: "interrupted", rule: "qwen.interrupted"},
+	"qwen/permission_edit.txt":           {agent: "qwen", state: "awaiting_input", kind: "permission", rule: "qwen.permission", question: "Apply this change?", options: []string{"Yes, allow once", "Yes, allow always", "No, suggest changes (esc)"}, detail: "WriteFile Writing to hello.go · 1 BETA"},
+	"qwen/permission_exec.txt":           {agent: "qwen", state: "awaiting_input", kind: "permission", rule: "qwen.permission", question: "Allow execution of: 'deploy.sh'?", options: []string{"Yes, allow once", "Always allow run './deploy.sh *' commands in this project", "Always allow run './deploy.sh *' commands for this user", "No, suggest changes (esc)"}, detail: "Shell ./deploy.sh --prod (Deploy to production) · ./deploy.sh --prod"},
+	"qwen/question.txt":                  {agent: "qwen", state: "awaiting_input", kind: "question", rule: "qwen.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Type something..."}},
+	"qwen/working_retrying_500.txt":      {agent: "qwen", state: "working", rule: "qwen.working"},
+	"qwen/working_streaming.txt":         {agent: "qwen", state: "working", rule: "qwen.working"},
+	"qwen/working_tool_running.txt":      {agent: "qwen", state: "working", rule: "qwen.working"},
+	"cline/auth_error.txt":               {agent: "cline", state: "error", kind: "auth", rule: "cline.auth"},
+	"cline/exited_shell.txt":             {agent: "cline", state: "exited", kind: "process_gone", rule: "cline.exited"},
+	"cline/idle.txt":                     {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/idle_after_turn.txt":          {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/interrupted.txt":              {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/permission_edit.txt":          {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "editor · /tmp/system3-chat-captures/cline/project/notes.txt"},
+	"cline/permission_exec.txt":          {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "run_commands · $ ./deploy.sh --prod"},
+	"cline/question.txt":                 {agent: "cline", state: "awaiting_input", kind: "question", rule: "cline.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Type a response..."}},
+	"cline/rate_limited.txt":             {agent: "cline", state: "error", kind: "rate_limited", rule: "cline.rate_limited"},
+	"cline/working_streaming.txt":        {agent: "cline", state: "working", rule: "cline.working"},
+	"cline/working_tool_running.txt":     {agent: "cline", state: "working", rule: "cline.working"},
 
 	"aider/confirm.txt": {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
 	"aider/idle.txt":    {agent: "aider", state: "idle", rule: "aider.idle"},
@@ -251,7 +282,7 @@ func TestCaptures(t *testing.T) {
 
 // processOf is a process name of each agent with real captures, as a live
 // pane would list it.
-var processOf = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "cline": "cline", "aider": "aider"}
+var processOf = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "qwen": "qwen", "opencode": "opencode", "cline": "cline", "aider": "aider"}
 
 // No agent's screen is ever taken for another agent's: read from the
 // screen alone, a capture of agent A is A's or no agent's; with A's process

@@ -16,6 +16,9 @@ type Screen struct {
 	// inputTop and inputBottom are the border lines around the input box, or
 	// -1 when the screen shows none.
 	inputTop, inputBottom int
+	// prompts, when set, are the agent's submitted prompt lines (region
+	// turn); nil: "❯ text" and "› text".
+	prompts *regexp.Regexp
 	// lowered caches lines folded for case-insensitive prefilters.
 	lowered   []string
 	isLowered []bool
@@ -70,6 +73,23 @@ func trimRightBlank(l string) string {
 		}
 	}
 	return l
+}
+
+// stripped returns the screen with what strip matches cut from every
+// line, or s itself when it matches nothing.
+func (s *Screen) stripped(strip *regexp.Regexp) *Screen {
+	lines := make([]string, len(s.Lines))
+	changed := false
+	for i, l := range s.Lines {
+		lines[i] = l
+		if strip.MatchString(l) {
+			lines[i], changed = strip.ReplaceAllString(l, ""), true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return NewScreen(strings.Join(lines, "\n"))
 }
 
 // withoutTrailer returns the screen without the run of lines matching
@@ -203,7 +223,7 @@ func (s *Screen) bounds(r region) (int, int) {
 		}
 		lo := s.lastNonBlank(end, r.lines)
 		for i := end - 1; i >= lo; i-- {
-			if t := strings.TrimSpace(s.Lines[i]); isSubmittedPrompt(t) {
+			if s.isSubmittedPrompt(s.Lines[i]) {
 				return i, end
 			}
 		}
@@ -213,9 +233,14 @@ func (s *Screen) bounds(r region) (int, int) {
 	}
 }
 
-// isSubmittedPrompt reports whether a trimmed line is a prompt in the
-// conversation history: "❯ text" (Claude Code) or "› text" (Codex CLI).
-func isSubmittedPrompt(t string) bool {
+// isSubmittedPrompt reports whether a line is a prompt in the
+// conversation history: one the agent's prompt patterns match, or without
+// them "❯ text" (Claude Code) or "› text" (Codex CLI).
+func (s *Screen) isSubmittedPrompt(l string) bool {
+	if s.prompts != nil {
+		return s.prompts.MatchString(l)
+	}
+	t := strings.TrimSpace(l)
 	for _, p := range []string{"❯ ", "› "} {
 		if strings.HasPrefix(t, p) && len(t) > len(p) {
 			return true

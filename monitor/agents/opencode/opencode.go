@@ -1,0 +1,57 @@
+// Package opencode is what system3 knows about opencode: its rules
+// (rules.yaml), its keys (its approvals are a row of buttons chosen with
+// the arrow keys, its question tool takes digits), and how a session
+// continues.
+package opencode
+
+import (
+	_ "embed"
+
+	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/tmux"
+)
+
+//go:embed rules.yaml
+var rules []byte
+
+// Spec is opencode.
+var Spec = agent.Spec{
+	Name:   "opencode",
+	Rules:  rules,
+	Keys:   keys{},
+	Launch: agent.Launch{Command: []string{"opencode"}},
+	Resume: func(id string) []string {
+		if id == "" {
+			return []string{"--continue"}
+		}
+		return []string{"--session", id}
+	},
+}
+
+// keys: an approval ("Allow once   Allow always   Reject") opens on its
+// first button and takes Right to the button and Enter (Left wraps round
+// from the first to the last, so only Right is pressed); the question
+// tool's options take their digits; Escape, pressed twice, interrupts.
+type keys struct{ agent.Menu }
+
+func (keys) Choose(p agent.Prompt, i int) ([]tmux.Key, error) {
+	if p.Kind != "permission" {
+		return agent.Digit(i)
+	}
+	out := make([]tmux.Key, 0, i+1)
+	for range i {
+		out = append(out, tmux.KeyRight)
+	}
+	return append(out, tmux.KeyEnter), nil
+}
+
+// No is Reject, else Escape.
+func (k keys) No(p agent.Prompt) (string, []tmux.Key, error) {
+	for i, o := range p.Options {
+		if agent.HasWordPrefix(o, "reject") {
+			keys, err := k.Choose(p, i)
+			return o, keys, err
+		}
+	}
+	return agent.DeclineMenu(k, p, false)
+}

@@ -1,0 +1,78 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/chattest"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// TestRealChatAgents runs the supervisor against the real opencode, Qwen
+// Code and Cline CLIs talking to the fake Chat Completions API: each pane
+// is recognised as its agent by its process (Qwen Code by its arguments:
+// it runs as node), a shell command approval raises an awaiting_input wake
+// with its question and options, Answer "1" (typed with the agent's own
+// keys) lets the command run in the real CLI, and quitting leaves the pane
+// exited, not idle, with no failed worker.
+func TestRealChatAgents(t *testing.T) {
+	for _, tc := range []struct {
+		cli      chattest.CLI
+		question string
+		option   string
+		quitKeys []string
+		quitText string
+	}{
+		{chattest.Opencode, "Permission required", "Allow once", []string{"C-c"}, ""},
+		{chattest.Qwen, "Allow execution of: 'deploy.sh'?", "Yes, allow once", nil, "/quit"},
+		{chattest.Cline, "Approve tool call?", "Approve", []string{"C-c"}, ""},
+	} {
+		t.Run(string(tc.cli), func(t *testing.T) {
+			t.Parallel()
+			fakeAPI := chattest.NewFakeAPI(t, chattest.Rule{Contains: "deploy-now", Steps: []chattest.Step{
+				{Text: "I'll run the deploy script.", Tool: chattest.Shell(tc.cli, "./deploy.sh --prod", "Deploy to production")},
+				{Text: "Deployed."},
+			}})
+			cs := chattest.Start(t, tc.cli, chattest.Options{API: fakeAPI})
+			if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
+			s := m.waitState(rules.Idle, "")
+			if s.Agent != string(tc.cli) || s.AgentBy != "process" {
+				t.Fatalf("agent = %q by %q, want %s by process (pane command %q)", s.Agent, s.AgentBy, tc.cli, cs.CurrentCommand())
+			}
+
+			cs.Send("deploy-now please")
+			ev := m.waitWake(api.ReasonAwaitingInput)
+			if ev.Kind != "permission" || ev.Question != tc.question || len(ev.Options) < 2 || ev.Options[0] != tc.option ||
+				!strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Agent != string(tc.cli) {
+				t.Fatalf("permission wake = %+v", ev)
+			}
+			ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+			res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
+			if err != nil {
+				t.Fatalf("answer 1: %v", err)
+			}
+			if res.Option != tc.option {
+				t.Errorf("answer chose %q, want %q", res.Option, tc.option)
+			}
+			cs.WaitFor("the command's output at the API", 0, func(string) bool { return fakeAPI.CountMain("deployed-ok") > 0 })
+			m.waitState(rules.Idle, "")
+
+			if tc.quitText != "" {
+				cs.Send(tc.quitText)
+			}
+			for _, k := range tc.quitKeys {
+				cs.Keys(k)
+			}
+			m.waitState(rules.Exited, "process_gone")
+			noWake(t, m, api.ReasonWorkerFailed)
+		})
+	}
+}
