@@ -52,6 +52,9 @@ type Options struct {
 	Untrusted bool
 	// ReadyTimeout bounds the wait for the CLI to be ready; 0 means 60s.
 	ReadyTimeout time.Duration
+	// ReadyText, when set, is what Start waits for instead of the input
+	// box (a dialog shown at start-up).
+	ReadyText string
 }
 
 // Session is a real Codex CLI running in a pane of a private tmux server,
@@ -124,9 +127,12 @@ func Start(t testing.TB, opts Options) *Session {
 		args = append([]string{"--no-daemon"}, args...)
 	}
 	s.Run(args...)
-	if opts.Untrusted {
+	switch {
+	case opts.ReadyText != "":
+		s.WaitForText(opts.ReadyText, opts.ReadyTimeout)
+	case opts.Untrusted:
 		s.WaitForText("Trust this folder?", opts.ReadyTimeout)
-	} else {
+	default:
 		// A logo with the composer under it shows before the session is
 		// configured; keys sent then can be undone by the configuration.
 		s.WaitFor("input box under the session header", opts.ReadyTimeout, func(sc string) bool {

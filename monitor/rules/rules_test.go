@@ -48,6 +48,7 @@ var expectations = map[string]want{
 	"claude/permission_bash_tasks.txt":         {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod", options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode · auto mode handles these prompts for you", "No"}},
 	"claude/permission_bash_80x24.txt":         {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", detail: "./deploy.sh --prod"},
 	"claude/permission_edit.txt":               {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to make this edit to notes.txt?", detail: "Edit file"},
+	"claude/permission_fetch.txt":              {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to allow Claude to fetch this content?", options: []string{"Yes", "Yes, and don't ask again for example.com", "No, and tell Claude what to do differently (esc)"}, detail: "Fetch · Claude wants to fetch content from example.com"},
 	"claude/permission_write.txt":              {agent: "claude", state: "awaiting_input", kind: "permission", rule: "claude.permission", question: "Do you want to create hello.go?", detail: "hello.go"},
 	"claude/plan_approval.txt":                 {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Would you like to proceed?", options: []string{"Yes, and use auto mode", "Yes, manually approve edits", "Tell Claude what to change"}},
 	"claude/plan_exit_no_plan_file.txt":        {agent: "claude", state: "awaiting_input", kind: "plan", rule: "claude.plan", question: "Exit plan mode?", options: []string{"Yes, and switch to default (ask each time) for this session", "No"}},
@@ -117,6 +118,7 @@ var expectations = map[string]want{
 	"claude/2.1.329/working_tasks.txt":                 {agent: "claude", state: "working", rule: "claude.working_footer"},
 	"claude/2.1.329/working_tool_running.txt":          {agent: "claude", state: "working", rule: "claude.working_footer"},
 
+	"codex/model_notice.txt":                    {agent: "codex", state: "awaiting_input", kind: "other", rule: "codex.model_notice", question: "Meet GPT-6 Sol", options: []string{"Try new model", "Use existing model"}},
 	"codex/api_error_500.txt":                   {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_error"},
 	"codex/api_error_500_after_retries.txt":     {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_error"},
 	"codex/api_error_retry.txt":                 {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_retry"},
