@@ -109,7 +109,7 @@ func TestPolicyCheck(t *testing.T) {
 	// The CLI an agent ran (a supervising Claude Code's `system3 answer`)
 	// is bound like an MCP client, and the refusal says who it was.
 	byAgent := `socket:pid=4242,agent=claude:987,exe=/usr/bin/system3 claims "cli"`
-	refused(ro.Check(byAgent, "answer", orch), "so cli (pid 4242) run by claude (pid 987) may not answer")
+	refused(ro.Check(byAgent, "answer", orch), "so cli run by claude (pid 987) may not answer")
 	refused(ro.CheckWrite(byAgent, "acknowledge wakes"), "run by claude (pid 987) may not acknowledge wakes")
 	if err := ro.Check(`socket:pid=4242,exe=/usr/bin/system3 claims "cli"`, "answer", orch); err != nil {
 		t.Fatalf("a person's CLI over the socket: %v", err)

@@ -148,23 +148,38 @@ func OperatorOrigin(origin string) bool {
 // RunByAgent reports whether the daemon saw that an agent CLI ran the
 // socket peer an origin names (its verified part holds "agent=").
 func RunByAgent(origin string) bool {
-	rest, ok := strings.CutPrefix(origin, "socket:")
-	if !ok {
-		return false
-	}
-	verified, _, _ := strings.Cut(rest, " claims ")
-	return strings.HasPrefix(verified, "agent=") || strings.Contains(verified, ",agent=")
+	name, _ := runBy(origin)
+	return name != ""
 }
 
-// who names an origin in a refusal.
+// runBy is the agent CLI, and its pid, that ran the socket peer an origin
+// names, from the daemon's part of it ("agent=claude:987"); "" when none.
+func runBy(origin string) (name, pid string) {
+	rest, ok := strings.CutPrefix(origin, "socket:")
+	if !ok {
+		return "", ""
+	}
+	verified, _, _ := strings.Cut(rest, " claims ")
+	for _, f := range strings.Split(verified, ",") {
+		if ag, ok := strings.CutPrefix(f, "agent="); ok {
+			name, pid, _ = strings.Cut(ag, ":")
+			return name, pid
+		}
+	}
+	return "", ""
+}
+
+// who names an origin in a refusal: what it claims, and the agent that
+// ran it.
 func who(origin string) string {
-	if strings.HasPrefix(origin, "socket:") {
-		return ShortOrigin(origin)
+	w := claimed(origin)
+	if w == "" {
+		w = "an unnamed client"
 	}
-	if origin == "" {
-		return "an unnamed client"
+	if name, pid := runBy(origin); name != "" {
+		w += " run by " + name + " (pid " + pid + ")"
 	}
-	return origin
+	return w
 }
 
 // Check returns nil when origin may take action on sess, or an error
