@@ -290,6 +290,10 @@ func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
 	case api.ReasonAPIError:
 		switch cur.Kind {
 		case "rate_limited":
+			if cur.Detail != "" {
+				// The rule read when the limit resets ("… · resets 8:10pm").
+				return fmt.Sprintf("%s in %s is held by a rate or usage limit (%s); wait for the reset or switch credentials, then tell it to continue.", agent, where, cur.Detail)
+			}
 			return fmt.Sprintf("%s in %s is held by a rate or usage limit; wait for the reset or switch credentials, then tell it to continue.", agent, where)
 		case "auth":
 			return fmt.Sprintf("%s in %s cannot authenticate; fix the API key or log in, then resend the last message.", agent, where)

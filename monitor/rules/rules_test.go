@@ -57,6 +57,7 @@ var expectations = map[string]want{
 	"claude/question_multiple_choice.txt":      {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
 	"claude/question_review.txt":               {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question_review", question: "Review your answers", options: []string{"Submit answers", "Cancel"}},
 	"claude/rate_limited.ansi.txt":             {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
+	"claude/rate_limited_5h.txt":               {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited", detail: "You've hit your 5-hour limit · resets "},
 	"claude/rate_limited.txt":                  {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
 	"claude/trust_declined_shell.txt":          {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
 	"claude/trust_dialog.ansi.txt":             {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
