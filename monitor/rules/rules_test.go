@@ -178,6 +178,7 @@ var expectations = map[string]want{
 	"opencode/auth_error.txt":            {agent: "opencode", state: "error", kind: "auth", rule: "opencode.auth"},
 	"opencode/exited_shell.txt":          {agent: "opencode", state: "exited", kind: "process_gone", rule: "opencode.exited"},
 	"opencode/idle.txt":                  {agent: "opencode", state: "idle", rule: "opencode.idle"},
+	"opencode/idle_tip.txt":              {agent: "opencode", state: "idle", rule: "opencode.idle"},
 	"opencode/idle_after_turn.txt":       {agent: "opencode", state: "idle", rule: "opencode.idle"},
 	"opencode/interrupted.txt":           {agent: "opencode", state: "idle", kind: "interrupted", rule: "opencode.interrupted"},
 	"opencode/permission_edit.txt":       {agent: "opencode", state: "awaiting_input", kind: "permission", rule: "opencode.permission", question: "Permission required", options: []string{"Allow once", "Allow always", "Reject"}, detail: "→ Edit notes.txt · 1 - alpha · 1 + BETA"},
