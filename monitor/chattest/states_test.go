@@ -210,6 +210,7 @@ func runStates(t *testing.T, sc script) {
 	c := newChecker(t, s)
 	c.state("idle", rules.Idle, "", name+".idle")
 
+	streamed := time.Now()
 	s.Send("write the slow-essay")
 	c.state("working_streaming", rules.Working, "", name+".working")
 	s.WaitForText("lazy dog. The quick", 0)
@@ -221,6 +222,11 @@ func runStates(t *testing.T, sc script) {
 		c.state("interrupted", rules.Idle, sc.interrupted, name+".interrupted")
 	} else {
 		c.state("interrupted", rules.Idle, "", name+".idle")
+	}
+	// The whole answer streams for 18 s: idle well before that is the
+	// interrupt's.
+	if d := time.Since(streamed); d > 15*time.Second {
+		t.Errorf("idle %v after the answer began: the interrupt did not stop it", d)
 	}
 	if cli == Qwen {
 		// Qwen Code puts the cancelled prompt back in its input box.
