@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
@@ -129,17 +130,19 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 	}
 	res := a.result("inject", sess)
 	res.Text = text
-	var k tmux.Key
+	var interrupt []tmux.Key
 	if req.Urgent {
-		k = interruptKey(sess.Agent)
-		res.Keys = []string{string(k)}
+		interrupt = interruptKeys(sess.Agent)
+		for _, k := range interrupt {
+			res.Keys = append(res.Keys, string(k))
+		}
 	}
 	id, err := a.begin(req.Origin, req.Target, res)
 	if err != nil {
 		return res, err
 	}
 	if req.Urgent {
-		if err = send.SendKeys(ctx, sess.Pane, k); err == nil {
+		if err = sendApart(ctx, send, sess.Pane, interrupt); err == nil {
 			select {
 			case <-ctx.Done():
 				err = ctx.Err()
@@ -197,7 +200,7 @@ func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.
 	if err != nil {
 		return api.ActionResult{}, a.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
-	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", []tmux.Key{interruptKey(sess.Agent)})
+	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", interruptKeys(sess.Agent))
 }
 
 // Answer answers the prompt a session waits at, as a compare-and-set:
@@ -354,7 +357,11 @@ func (a *actions) press(ctx context.Context, action, origin string, t api.Target
 	if err != nil {
 		return res, err
 	}
-	err = send.SendKeys(ctx, sess.Pane, keys...)
+	if action == "interrupt" {
+		err = sendApart(ctx, send, sess.Pane, keys)
+	} else {
+		err = send.SendKeys(ctx, sess.Pane, keys...)
+	}
 	res.Delivered = err == nil
 	return a.finish(id, origin, t, res, err)
 }
@@ -503,11 +510,34 @@ func (a *actions) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc,
 	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", api.ErrUnknownList, req.List)
 }
 
-// interruptKey is how the agent is interrupted (its keys say: Escape for
-// the agents that stop on it, Ctrl-C for aider, plain shells and panes
-// with no agent).
-func interruptKey(agent string) tmux.Key {
-	return agents.Lookup(agent).KeysOrDefault().Interrupt()
+// interruptKeys is how the agent is interrupted (its keys say: Escape for
+// the agents that stop on it, twice for opencode, Ctrl-C for aider, plain
+// shells and panes with no agent).
+func interruptKeys(name string) []tmux.Key {
+	k := agents.Lookup(name).KeysOrDefault()
+	return slices.Repeat([]tmux.Key{k.Interrupt()}, agent.InterruptPresses(k))
+}
+
+// interruptGap separates repeated interrupt presses: keys sent together
+// reach the agent as one sequence, and two Escapes at once interrupt
+// nothing.
+const interruptGap = 300 * time.Millisecond
+
+// sendApart presses keys one at a time, interruptGap apart.
+func sendApart(ctx context.Context, send Sender, pane string, keys []tmux.Key) error {
+	for i, k := range keys {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(interruptGap):
+			}
+		}
+		if err := send.SendKeys(ctx, pane, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func parseKeys(names []string) ([]tmux.Key, error) {

@@ -376,3 +376,26 @@ func TestInjectIntoRealPane(t *testing.T) {
 		t.Fatalf("Preview of an unknown session: %v", err)
 	}
 }
+
+// opencode's first Escape only arms its interrupt: Interrupt presses
+// Escape twice, in two sends (two Escapes sent together interrupt nothing),
+// and an urgent Inject does the same before it types.
+func TestInterruptPressesOpencodesEscapeTwice(t *testing.T) {
+	snd := &recordingSender{}
+	h := newHarness(t, func(c *Config) { c.Send = snd })
+	h.tm.show(t, "%1", "opencode", "opencode/working_streaming.txt")
+	h.step()
+	ctx := context.Background()
+	res, err := h.sup.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: "%1"}, Origin: "tui"})
+	if err != nil || !slices.Equal(res.Keys, []string{"Escape", "Escape"}) || !res.Delivered {
+		t.Fatalf("Interrupt = %+v, %v", res, err)
+	}
+	res, err = h.sup.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: "%1"}, Text: "stop", Urgent: true, Origin: "tui"})
+	if err != nil || !slices.Equal(res.Keys, []string{"Escape", "Escape"}) {
+		t.Fatalf("urgent Inject = %+v, %v", res, err)
+	}
+	want := []string{"keys %1 Escape", "keys %1 Escape", "keys %1 Escape", "keys %1 Escape", "text %1 stop"}
+	if !slices.Equal(snd.calls, want) {
+		t.Fatalf("sent %q, want %q", snd.calls, want)
+	}
+}

@@ -16,7 +16,8 @@ import (
 // TestRealChatAgents runs the supervisor against the real opencode, Qwen
 // Code and Cline CLIs talking to the fake Chat Completions API: each pane
 // is recognised as its agent by its process (Qwen Code by its arguments:
-// it runs as node), a shell command approval raises an awaiting_input wake
+// it runs as node), system3's interrupt stops a turn, a shell command
+// approval raises an awaiting_input wake
 // with its question and options, Answer "1" (typed with the agent's own
 // keys) lets the command run in the real CLI, and quitting leaves the pane
 // exited, not idle, with no failed worker.
@@ -27,16 +28,21 @@ func TestRealChatAgents(t *testing.T) {
 		option   string
 		quitKeys []string
 		quitText string
+		// interrupted is the kind of idle after an interrupt (Cline shows
+		// nothing to tell it).
+		interrupted string
 	}{
-		{chattest.Opencode, "Permission required", "Allow once", []string{"C-c"}, ""},
-		{chattest.Qwen, "Allow execution of: 'deploy.sh'?", "Yes, allow once", nil, "/quit"},
-		{chattest.Cline, "Approve tool call?", "Approve", []string{"C-c"}, ""},
+		{chattest.Opencode, "Permission required", "Allow once", []string{"C-c"}, "", "interrupted"},
+		{chattest.Qwen, "Allow execution of: 'deploy.sh'?", "Yes, allow once", nil, "/quit", "interrupted"},
+		{chattest.Cline, "Approve tool call?", "Approve", []string{"C-c"}, "", ""},
 	} {
 		t.Run(string(tc.cli), func(t *testing.T) {
 			t.Parallel()
 			fakeAPI := chattest.NewFakeAPI(t, chattest.Rule{Contains: "deploy-now", Steps: []chattest.Step{
 				{Text: "I'll run the deploy script.", Tool: chattest.Shell(tc.cli, "./deploy.sh --prod", "Deploy to production")},
 				{Text: "Deployed."},
+			}}, chattest.Rule{Contains: "slow-essay", Steps: []chattest.Step{
+				{Text: strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12), Chunks: 60, ChunkDelay: 300 * time.Millisecond},
 			}})
 			cs := chattest.Start(t, tc.cli, chattest.Options{API: fakeAPI})
 			if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed-ok\n"), 0o755); err != nil {
@@ -46,6 +52,26 @@ func TestRealChatAgents(t *testing.T) {
 			s := m.waitState(rules.Idle, "")
 			if s.Agent != string(tc.cli) || s.AgentBy != "process" {
 				t.Fatalf("agent = %q by %q, want %s by process (pane command %q)", s.Agent, s.AgentBy, tc.cli, cs.CurrentCommand())
+			}
+
+			// system3's interrupt stops a turn (opencode's takes Escape twice).
+			cs.Send("write the slow-essay")
+			m.waitState(rules.Working, "")
+			// opencode has been seen to send its first request 30 s late on a busy machine.
+			cs.WaitForText("lazy dog. The quick", 90*time.Second)
+			if _, err := m.sup.Interrupt(context.Background(), api.InterruptRequest{Target: api.Target{Pane: cs.Pane}, Origin: "test"}); err != nil {
+				t.Fatalf("interrupt: %v", err)
+			}
+			began := time.Now()
+			m.waitState(rules.Idle, tc.interrupted)
+			if d := time.Since(began); d > 10*time.Second {
+				t.Errorf("idle %v after the interrupt: the answer ran out instead", d)
+			}
+			if tc.cli == chattest.Qwen {
+				// Qwen Code puts the cancelled prompt back in its input box.
+				for range len("write the slow-essay") + 2 {
+					cs.Keys("BSpace")
+				}
 			}
 
 			cs.Send("deploy-now please")

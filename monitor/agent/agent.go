@@ -140,6 +140,23 @@ type Keys interface {
 	Interrupt() tmux.Key
 }
 
+// Repeater is implemented by keys whose interrupt key must be pressed more
+// than once, apart: opencode's first Escape only arms its interrupt ("esc
+// again to interrupt"), and two Escapes sent at once read as neither.
+type Repeater interface {
+	// InterruptPresses is how many times the interrupt key is pressed.
+	InterruptPresses() int
+}
+
+// InterruptPresses is how many times k's interrupt key is pressed to stop
+// a turn: 1 unless k says otherwise.
+func InterruptPresses(k Keys) int {
+	if r, ok := k.(Repeater); ok {
+		return max(1, r.InterruptPresses())
+	}
+	return 1
+}
+
 // Menu is the keys of an agent with numbered menus: the option's digit
 // picks it, "yes" is the first option starting with Yes (else Allow), "no"
 // the first starting with No unless it says Escape does it ("(esc)") or

@@ -210,10 +210,11 @@ func runStates(t *testing.T, sc script) {
 	c := newChecker(t, s)
 	c.state("idle", rules.Idle, "", name+".idle")
 
-	streamed := time.Now()
 	s.Send("write the slow-essay")
 	c.state("working_streaming", rules.Working, "", name+".working")
-	s.WaitForText("lazy dog. The quick", 0)
+	// opencode has been seen to send its first request 30 s late on a busy machine.
+	s.WaitForText("lazy dog. The quick", 90*time.Second)
+	streaming := time.Now()
 	for _, k := range sc.interrupt {
 		s.Keys(k)
 		time.Sleep(300 * time.Millisecond)
@@ -223,10 +224,10 @@ func runStates(t *testing.T, sc script) {
 	} else {
 		c.state("interrupted", rules.Idle, "", name+".idle")
 	}
-	// The whole answer streams for 18 s: idle well before that is the
-	// interrupt's.
-	if d := time.Since(streamed); d > 15*time.Second {
-		t.Errorf("idle %v after the answer began: the interrupt did not stop it", d)
+	// The whole answer streams for 18 s, a sixth of it was on screen: idle
+	// well before the rest could stream is the interrupt's.
+	if d := time.Since(streaming); d > 10*time.Second {
+		t.Errorf("idle %v after the interrupt: the answer ran out instead", d)
 	}
 	if cli == Qwen {
 		// Qwen Code puts the cancelled prompt back in its input box.

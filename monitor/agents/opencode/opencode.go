@@ -45,6 +45,10 @@ func (keys) Choose(p agent.Prompt, i int) ([]tmux.Key, error) {
 	return append(out, tmux.KeyEnter), nil
 }
 
+// InterruptPresses: the first Escape arms the interrupt ("esc again to
+// interrupt"), the second stops the turn.
+func (keys) InterruptPresses() int { return 2 }
+
 // No is Reject, else Escape.
 func (k keys) No(p agent.Prompt) (string, []tmux.Key, error) {
 	for i, o := range p.Options {
