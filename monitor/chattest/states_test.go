@@ -268,6 +268,10 @@ func runStates(t *testing.T, sc script) {
 
 	api.FailNext(1000, ErrorStatus(401))
 	s.Send("fail-401 now")
+	// Classified once the CLI shows the error, so a screen that matched
+	// the rule too early (the prompt "fail-401" under a running turn) is
+	// not what passes.
+	s.WaitForText("Incorrect API key", 0)
 	c.state("auth_error", rules.Error, "auth", name+".auth")
 	api.FailNext(0, APIError{})
 
