@@ -183,6 +183,11 @@ type Watcher struct {
 	mu      sync.Mutex
 	problem string
 	stamp   stamp
+	// seen is the files' stamp at the last look: a change is read only
+	// once the files have kept it for a whole interval, so a file caught
+	// half-written (an editor's truncate, then write) is never loaded,
+	// which could leave an allow rule in force without the deny after it.
+	seen stamp
 }
 
 // NewWatcher loads the policy of a config file. A policy that does not
@@ -232,9 +237,16 @@ func (w *Watcher) Run(ctx context.Context, every time.Duration, onChange func(pr
 }
 
 func (w *Watcher) changed() bool {
+	st := stampOf(w.configPath, PathBeside(w.configPath))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return stampOf(w.configPath, PathBeside(w.configPath)) != w.stamp
+	if st == w.stamp {
+		w.seen = st
+		return false
+	}
+	settled := st == w.seen
+	w.seen = st
+	return settled
 }
 
 // reload loads the files (their stamp taken first, so no change in

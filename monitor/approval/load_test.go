@@ -125,3 +125,32 @@ func write(t *testing.T, path, data string) {
 	later := time.Now().Add(time.Duration(len(data)) * time.Second)
 	_ = os.Chtimes(path, later, later)
 }
+
+// A change is read only once the files kept it for a whole interval: a
+// file caught half-written (here, its allow rule written and its deny
+// rule not yet) is never loaded.
+func TestWatcherWaitsForTheFileToSettle(t *testing.T) {
+	dir := testkit.StateDir(t)
+	cfg := filepath.Join(dir, "config.yaml")
+	file := filepath.Join(dir, FileName)
+	write(t, file, "rules:\n  - id: tests\n    command: 'go test *'\n    decision: ask\n")
+	w := NewWatcher(cfg, nil)
+	if w.changed() {
+		t.Fatal("a change reported with none")
+	}
+	write(t, file, "rules:\n  - id: all\n    command: '*'\n    decision: allow\n")
+	if w.changed() {
+		t.Fatal("a change read at the first look, before the file settled")
+	}
+	write(t, file, "rules:\n  - id: all\n    command: '*'\n    decision: allow\n  - id: no-rm\n    command: 'rm *'\n    decision: deny\n")
+	if w.changed() {
+		t.Fatal("a file still changing was read")
+	}
+	if !w.changed() {
+		t.Fatal("a settled change was not read")
+	}
+	w.reload()
+	if v := w.Policy().Decide(bash("rm -rf /")); v.Decision != Deny {
+		t.Fatalf("after the settled file: %+v", v)
+	}
+}
