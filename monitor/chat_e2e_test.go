@@ -59,12 +59,27 @@ func TestRealChatAgents(t *testing.T) {
 			m.waitState(rules.Working, "")
 			// opencode has been seen to send its first request 30 s late on a busy machine.
 			cs.WaitForText("lazy dog. The quick", 90*time.Second)
-			if _, err := m.sup.Interrupt(context.Background(), api.InterruptRequest{Target: api.Target{Pane: cs.Pane}, Origin: "test"}); err != nil {
-				t.Fatalf("interrupt: %v", err)
+			interrupt := func() {
+				t.Helper()
+				if _, err := m.sup.Interrupt(context.Background(), api.InterruptRequest{Target: api.Target{Pane: cs.Pane}, Origin: "test"}); err != nil {
+					t.Fatalf("interrupt: %v", err)
+				}
 			}
+			interrupt()
 			began := time.Now()
+			if tc.cli == chattest.Opencode {
+				// On a busy machine opencode can read both Escapes at once,
+				// as one key that interrupts nothing; a person presses again.
+				time.Sleep(3 * time.Second)
+				if sc := cs.Capture(); strings.Contains(sc, "esc interrupt") || strings.Contains(sc, "esc again to interrupt") {
+					t.Log("opencode still offers to interrupt; interrupting again")
+					interrupt()
+				}
+			}
 			m.waitState(rules.Idle, tc.interrupted)
-			if d := time.Since(began); d > 10*time.Second {
+			// Cline shows nothing to tell an interrupted turn: idle well
+			// before the answer could have run out is the interrupt's.
+			if d := time.Since(began); tc.interrupted == "" && d > 10*time.Second {
 				t.Errorf("idle %v after the interrupt: the answer ran out instead", d)
 			}
 			if tc.cli == chattest.Qwen {

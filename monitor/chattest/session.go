@@ -109,6 +109,8 @@ func Start(t testing.TB, cli CLI, opts Options) *Session {
 		// The CLI's promotional notices, shown once each at start-up.
 		writeJSON(t, filepath.Join(home, ".cline", "data", "settings", "cli-notices.json"),
 			map[string]any{"shown": map[string]bool{"cline-cli-cline-pass-intro": true, "cline-cli-desktop-launch": true}})
+		// No background update of the CLI (an update restarts its hub).
+		env = []string{"CLINE_NO_AUTO_UPDATE=1", "CLINE_DISABLE_CLINE_PASS_NOTICE=1"}
 		args = []string{"--auto-approve", "false"}
 	default:
 		t.Fatalf("unknown CLI %q", cli)

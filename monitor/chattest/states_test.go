@@ -219,14 +219,27 @@ func runStates(t *testing.T, sc script) {
 		s.Keys(k)
 		time.Sleep(300 * time.Millisecond)
 	}
+	if len(sc.interrupt) > 1 {
+		// On a busy machine opencode can read both Escapes at once, as one
+		// key that interrupts nothing; a person presses again.
+		time.Sleep(3 * time.Second)
+		if sc2 := s.Capture(); strings.Contains(sc2, "esc interrupt") || strings.Contains(sc2, "esc again to interrupt") {
+			t.Log("still offers to interrupt; interrupting again")
+			for _, k := range sc.interrupt {
+				s.Keys(k)
+				time.Sleep(300 * time.Millisecond)
+			}
+		}
+	}
 	if sc.interrupted != "" {
 		c.state("interrupted", rules.Idle, sc.interrupted, name+".interrupted")
 	} else {
 		c.state("interrupted", rules.Idle, "", name+".idle")
 	}
 	// The whole answer streams for 18 s, a sixth of it was on screen: idle
-	// well before the rest could stream is the interrupt's.
-	if d := time.Since(streaming); d > 10*time.Second {
+	// well before the rest could stream is the interrupt's (the others say
+	// so on screen).
+	if d := time.Since(streaming); sc.interrupted == "" && d > 10*time.Second {
 		t.Errorf("idle %v after the interrupt: the answer ran out instead", d)
 	}
 	if cli == Qwen {
