@@ -55,8 +55,9 @@ type Config struct {
 	// Learn configures the learning store (docs/learning.md).
 	Learn Learn `yaml:"learn"`
 	// Agents are the commands `system3 spawn --agent NAME` starts, by
-	// name, over the built-in claude, codex, gemini and aider: the only
-	// agents the dashboard and MCP clients can start.
+	// name, over the built-in ones (monitor/agents: claude, codex, gemini,
+	// qwen, opencode, cline, aider): the only agents the dashboard and MCP
+	// clients can start.
 	Agents map[string]Agent `yaml:"agents"`
 	// Usage prices the tokens agents use and sets cost budgets.
 	Usage Usage `yaml:"usage"`
