@@ -53,14 +53,33 @@ func ParseShell(cmd string) Shell {
 		single
 		double
 	)
-	mode := plain
-	inBacktick := false
+	// A frame is the text of one substitution ($( ), <( ), >( ) or
+	// backticks): commands inside it are split like any others, even when
+	// it stands inside double quotes, so a deny rule sees each of them.
+	// The frame at the bottom is the command itself.
+	type frame struct {
+		mode  int  // quoting inside this frame
+		close byte // ')' or '`' ends it; 0 for the command itself
+		depth int  // subshell parentheses open inside it
+	}
+	stack := []frame{{mode: plain}}
+	unclosed := false // a quote opened inside backticks ran into their end
+	open := func(close byte) {
+		sh.Substitution = true
+		flush()
+		stack = append(stack, frame{mode: plain, close: close})
+	}
+	closeFrame := func() {
+		flush()
+		stack = stack[:len(stack)-1]
+	}
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
-		switch mode {
+		top := &stack[len(stack)-1]
+		switch top.mode {
 		case single:
 			if c == '\'' {
-				mode = plain
+				top.mode = plain
 			}
 			cur.WriteByte(c)
 			continue
@@ -70,27 +89,23 @@ func ParseShell(cmd string) Shell {
 				cur.WriteByte(c)
 				cur.WriteByte(cmd[i+1])
 				i++
-				continue
 			case c == '"':
-				mode = plain
+				top.mode = plain
 				cur.WriteByte(c)
-				continue
 			case c == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
 				// Runs even inside double quotes.
-				sh.Substitution = true
-				flush()
+				open(')')
 				i++
-				continue
+			case c == '`' && top.close == '`':
+				// The shell ends backticks at the next backtick, quotes or
+				// not: the quote opened inside them is never closed.
+				unclosed = true
+				closeFrame()
 			case c == '`':
-				sh.Substitution = true
-				flush()
-				continue
-			case c == ')':
-				// The end of a $( opened inside the quotes: another part.
-				flush()
-				continue
+				open('`')
+			default:
+				cur.WriteByte(c)
 			}
-			cur.WriteByte(c)
 			continue
 		}
 		switch c {
@@ -108,27 +123,27 @@ func ParseShell(cmd string) Shell {
 			}
 			cur.WriteByte(c)
 		case '\'':
-			mode = single
+			top.mode = single
 			cur.WriteByte(c)
 		case '"':
-			mode = double
+			top.mode = double
 			cur.WriteByte(c)
 		case '`':
-			sh.Substitution = true
-			inBacktick = !inBacktick
-			flush()
+			if top.close == '`' {
+				closeFrame()
+				continue
+			}
+			open('`')
 		case '$':
 			if i+1 < len(cmd) && cmd[i+1] == '(' {
-				sh.Substitution = true
-				flush()
+				open(')')
 				i++
 				continue
 			}
 			cur.WriteByte(c)
 		case '<', '>':
 			if i+1 < len(cmd) && cmd[i+1] == '(' {
-				sh.Substitution = true
-				flush()
+				open(')')
 				i++
 				continue
 			}
@@ -138,7 +153,19 @@ func ParseShell(cmd string) Shell {
 				}
 			}
 			cur.WriteByte(c)
-		case ';', '\n', '\r', '(', ')', '{', '}':
+		case '(':
+			top.depth++
+			flush()
+		case ')':
+			if top.depth == 0 && top.close == ')' {
+				closeFrame()
+				continue
+			}
+			if top.depth > 0 {
+				top.depth--
+			}
+			flush()
+		case ';', '\n', '\r', '{', '}':
 			if (c == '{' || c == '}') && !braceIsWord(cmd, i) {
 				cur.WriteByte(c)
 				continue
@@ -167,11 +194,21 @@ func ParseShell(cmd string) Shell {
 		}
 	}
 	flush()
-	switch {
-	case mode == single || mode == double:
+	if unclosed {
 		sh.Err = errors.New("a quote is not closed")
-	case inBacktick:
-		sh.Err = errors.New("a backtick is not closed")
+	}
+	for _, f := range stack {
+		switch {
+		case f.mode == single || f.mode == double:
+			sh.Err = errors.New("a quote is not closed")
+		case f.close == '`':
+			sh.Err = errors.New("a backtick is not closed")
+		case f.close == ')':
+			sh.Err = errors.New("a substitution is not closed")
+		}
+		if sh.Err != nil {
+			break
+		}
 	}
 	return sh
 }

@@ -36,6 +36,13 @@ func TestParseShell(t *testing.T) {
 		{cmd: "make \\\n  test", parts: []string{"make test"}},
 		{cmd: "echo 'unclosed", parts: []string{"echo 'unclosed"}, bad: true},
 		{cmd: "echo `unclosed", parts: []string{"echo", "unclosed"}, subst: true, bad: true},
+		{cmd: `go test "$(ls; rm -rf /)"`, parts: []string{`go test "`, "ls", "rm -rf /", `"`}, subst: true},
+		{cmd: "echo \"a `b;c` d\"", parts: []string{`echo "a`, "b", "c", `d"`}, subst: true},
+		{cmd: "echo $(a (b; c) d) e", parts: []string{"echo", "a", "b", "c", "d", "e"}, subst: true},
+		{cmd: "echo $(a `b; c` d)", parts: []string{"echo", "a", "b", "c", "d"}, subst: true},
+		{cmd: "echo `x \"y` z", parts: []string{"echo", `x "y`, "z"}, subst: true, bad: true},
+		{cmd: "echo $(unclosed", parts: []string{"echo", "unclosed"}, subst: true, bad: true},
+		{cmd: `echo "$(x "y;z")"`, parts: []string{`echo "`, `x "y;z"`, `"`}, subst: true},
 		{cmd: "", parts: nil},
 	}
 	for _, tt := range tests {
