@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type Permissions struct {
 // pendingAsk is a permission request held for an answer.
 type pendingAsk struct {
 	wake   api.Wake
+	input  string         // the request's input, as its wake shows it
 	answer chan askAnswer // buffered: one answer
 	done   bool           // answered, or given up on
 }
@@ -82,11 +84,20 @@ func (h permissionHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply
 	return h.p.decide(ctx, ev, h.Service)
 }
 
-// Answer answers a held permission request when the answer names its wake
-// (or its pane, naming no prompt); any other answer types as before.
+// Answer answers a held permission request, whatever face sends the
+// answer: one naming its wake (MCP answer_prompt, answer --wake, the web
+// page's ask), or one for its pane (the dashboard, the page's session
+// card, answer SESSION), read against the dialog the agent drew
+// meanwhile when it names that prompt or none. The answer is the
+// decision the hook returns; nothing is typed. Any other answer types as
+// before.
 func (h permissionHooked) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
-	if pa := h.p.pendingFor(req); pa != nil {
-		return h.p.answer(pa, req)
+	pa, screen, err := h.p.pendingFor(req)
+	if err != nil {
+		return api.ActionResult{}, h.p.sup.actions.refuse(auditRefusal(req, ""), err)
+	}
+	if pa != nil {
+		return h.p.answer(pa, req, screen)
 	}
 	return h.Service.Answer(ctx, req)
 }
@@ -165,7 +176,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	agent := firstNonEmpty(sess.Agent, "the agent")
 	w := api.Wake{Reason: api.ReasonAwaitingInput, Key: key, Session: sess.Session, Pane: sess.Pane, Agent: sess.Agent,
 		State: string(rules.AwaitingInput), Kind: "permission",
-		Evidence: api.Evidence{Source: "policy", Rule: "policy." + v.Rule, Lines: []string{"PermissionRequest: " + req.Tool, input}},
+		Evidence: api.Evidence{Source: api.PolicySource, Rule: "policy." + v.Rule, Lines: []string{"PermissionRequest: " + req.Tool, input}},
 		Question: fmt.Sprintf("May %s use %s? %s: %s", agent, req.Tool, heading, input),
 		Details:  heading + ": " + input,
 		Options:  []string{"Yes", "No"},
@@ -182,7 +193,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 		p.audit(req, v, approval.None, "", sess.Pane, 0, fmt.Errorf("the wake could not be raised: %w", err))
 		return p.undecided(ctx, ev, inner)
 	}
-	pa := &pendingAsk{wake: raised, answer: make(chan askAnswer, 1)}
+	pa := &pendingAsk{wake: raised, input: input, answer: make(chan askAnswer, 1)}
 	p.pending[raised.ID] = pa
 	p.mu.Unlock()
 	s.holdPrompt(sess.Pane, raised.ID)
@@ -229,32 +240,54 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 }
 
 // pendingFor returns the held request an answer is for: the one whose
-// wake it names, or, naming no wake or prompt, the one held in its pane.
-func (p *Permissions) pendingFor(req api.AnswerRequest) *pendingAsk {
+// wake it names, or the one held in the pane it names, with that pane's
+// session (whose dialog, drawn while the hook is held, the answer may
+// name). Two requests held in one pane are told apart by the command the
+// dialog shows; failing that the answer must name a wake.
+func (p *Permissions) pendingFor(req api.AnswerRequest) (*pendingAsk, *api.Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if req.Wake != "" {
-		return p.pending[req.Wake]
+		return p.pending[req.Wake], nil, nil
 	}
-	if req.Prompt != "" || req.Target == (api.Target{}) || len(p.pending) == 0 {
-		return nil
+	if req.Target == (api.Target{}) || len(p.pending) == 0 {
+		return nil, nil, nil
 	}
 	sess, err := p.sup.resolve(req.Target)
 	if err != nil {
-		return nil
+		return nil, nil, nil // the usual path says why
 	}
+	var held []*pendingAsk
 	for _, pa := range p.pending {
 		if pa.wake.Pane == sess.Pane {
-			return pa
+			held = append(held, pa)
 		}
 	}
-	return nil
+	if len(held) > 1 {
+		// The one whose input the dialog on screen shows.
+		held = slices.DeleteFunc(held, func(pa *pendingAsk) bool {
+			d := strings.TrimSpace(sess.Detail)
+			return d == "" || !strings.Contains(pa.input, d)
+		})
+		if len(held) != 1 {
+			return nil, nil, fmt.Errorf("%w: the approval policy holds several requests of %s; answer one by its wake (system3 wakes lists them)", api.ErrBadRequest, sess.Target)
+		}
+	}
+	if len(held) == 0 {
+		return nil, nil, nil
+	}
+	return held[0], &sess, nil
 }
 
-// answer gives a held request its answer, through the one gate: yes
-// allows, no denies, other text denies with that text as the reason the
-// agent is given.
-func (p *Permissions) answer(pa *pendingAsk, req api.AnswerRequest) (api.ActionResult, error) {
+// answer gives a held request its answer, through the one gate. An
+// answer on the ask's wake reads the ask's options: yes (1) allows, no
+// (2) denies, other text denies with that text as the reason the agent
+// is given. An answer for the pane (screen) reads the options of the
+// agent's dialog on screen, as typing it would have: an option that
+// begins with Yes or Allow allows, any other denies; text that is no
+// option denies with it as the reason. It must name the prompt on
+// screen, or none.
+func (p *Permissions) answer(pa *pendingAsk, req api.AnswerRequest, screen *api.Session) (api.ActionResult, error) {
 	s := p.sup
 	refused := auditRefusal(req, pa.wake.Pane)
 	sess, err := s.resolve(api.Target{Pane: pa.wake.Pane})
@@ -269,18 +302,19 @@ func (p *Permissions) answer(pa *pendingAsk, req api.AnswerRequest) (api.ActionR
 	if err := s.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
 		return api.ActionResult{}, s.actions.refuse(refused, err)
 	}
-	a := askAnswer{by: req.Origin}
-	text := strings.TrimSpace(req.Answer)
-	switch strings.ToLower(text) {
-	case "", "esc", "escape":
-		return api.ActionResult{}, s.actions.refuse(refused, fmt.Errorf("%w: answer yes to allow it, no to refuse it, or text to refuse it with that reason", api.ErrBadRequest))
-	case "1", "y", "yes", "allow", "approve":
-		a.decision, a.option = approval.Allow, "Yes"
-	case "2", "n", "no", "deny", "decline", "reject":
-		a.decision, a.option = approval.Deny, "No"
+	var a askAnswer
+	var detail string
+	if screen != nil {
+		a, detail, err = screenAnswer(req, sess)
+	} else {
+		a, err = wakeAnswer(req.Answer)
+	}
+	if err != nil {
+		return api.ActionResult{}, s.actions.refuse(refused, err)
+	}
+	a.by = req.Origin
+	if a.decision == approval.Deny && a.message == "" {
 		a.message = fmt.Sprintf("The request was declined by %s.", api.ShortOrigin(req.Origin))
-	default:
-		a.decision, a.option, a.message = approval.Deny, "No: "+text, text
 	}
 	p.mu.Lock()
 	if pa.done {
@@ -292,7 +326,63 @@ func (p *Permissions) answer(pa *pendingAsk, req api.AnswerRequest) (api.ActionR
 	p.mu.Unlock()
 	// The hook's side audits the decision, with who gave it and the wait.
 	return api.ActionResult{Action: "answer", Pane: sess.Pane, Session: sess.Session, Target: sess.Target, Option: a.option,
-		Method: "permission_hook", Delivered: true, At: s.cfg.Clock()}, nil
+		Method: PermissionMethod, Delivered: true, Detail: detail, At: s.cfg.Clock()}, nil
+}
+
+// PermissionMethod is the ActionResult.Method of an answer the approval
+// policy's held request took: the decision returned at the agent's hook,
+// no key typed.
+const PermissionMethod = "permission_hook"
+
+// wakeAnswer reads an answer on the ask's wake, whose options are Yes
+// and No.
+func wakeAnswer(answer string) (askAnswer, error) {
+	text := strings.TrimSpace(answer)
+	switch strings.ToLower(text) {
+	case "", "esc", "escape":
+		return askAnswer{}, fmt.Errorf("%w: answer yes to allow it, no to refuse it, or text to refuse it with that reason", api.ErrBadRequest)
+	case "1", "y", "yes", "allow", "approve":
+		return askAnswer{decision: approval.Allow, option: "Yes"}, nil
+	case "2", "n", "no", "deny", "decline", "reject":
+		return askAnswer{decision: approval.Deny, option: "No"}, nil
+	}
+	return askAnswer{decision: approval.Deny, option: "No: " + text, message: text}, nil
+}
+
+// screenAnswer reads an answer for the dialog the agent drew while its
+// request is held, as typing it would have been read (api.AnswerKeys):
+// the answer must name that prompt, or none.
+func screenAnswer(req api.AnswerRequest, sess api.Session) (askAnswer, string, error) {
+	drawn := sess.State == rules.AwaitingInput && sess.Prompt != "" && len(sess.Options) > 0
+	if req.Prompt != "" && (!drawn || req.Prompt != sess.Prompt) {
+		return askAnswer{}, "", fmt.Errorf("%w (now: %s); nothing was decided", api.ErrPromptChanged, describeNow(sess))
+	}
+	if !drawn {
+		// No dialog yet: the ask's own options.
+		a, err := wakeAnswer(req.Answer)
+		return a, "", err
+	}
+	option, _, err := api.AnswerKeys(sess, req.Answer)
+	if err != nil {
+		if _, numeric := strconv.Atoi(strings.TrimSpace(req.Answer)); numeric == nil {
+			return askAnswer{}, "", err
+		}
+		// Not one of the dialog's options: text, the reason for a no.
+		a, werr := wakeAnswer(req.Answer)
+		if werr != nil {
+			return askAnswer{}, "", err
+		}
+		return a, "", nil
+	}
+	l := strings.ToLower(option)
+	if strings.HasPrefix(l, "yes") || strings.HasPrefix(l, "allow") {
+		detail := ""
+		if l != "yes" && l != "allow" {
+			detail = "allowed this one call at the hook; the rest of the option is not applied (a policy rule can allow the like)"
+		}
+		return askAnswer{decision: approval.Allow, option: option}, detail, nil
+	}
+	return askAnswer{decision: approval.Deny, option: firstNonEmpty(option, "No")}, "", nil
 }
 
 func auditRefusal(req api.AnswerRequest, pane string) audit.Entry {

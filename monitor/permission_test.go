@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -262,5 +263,101 @@ func TestPermissionAskIsTheDialogsOneWake(t *testing.T) {
 		if asks, screen := open(); len(asks) != 0 || len(screen) != 1 || screen[0].Prompt == "" {
 			t.Fatalf("screen first %v: after the ask timed out, open wakes: asks %+v, the screen's %+v", screenFirst, asks, screen)
 		}
+	}
+}
+
+// An answer for the pane of a held request (the dashboard's, the web
+// page's session card, answer SESSION) answers the request at the hook,
+// read against the dialog the agent drew meanwhile, as typing it would
+// have been read: it types nothing and resolves the ask's wake, so the
+// ask does not wait for its timeout. An answer naming a prompt no longer
+// on screen is refused, and the request still waits.
+func TestPermissionAskAnsweredForItsPane(t *testing.T) {
+	snd := &recordingSender{}
+	dir := testkit.StateDir(t)
+	h := newHarness(t, func(c *Config) { c.Audit, c.Send = audit.Open(dir), snd })
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	pol, err := approval.Parse("policy.yaml", []byte(strings.Replace(testPolicy, "400ms", "10s", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	svc := NewPermissions(h.sup, func() *approval.Policy { return pol }).Service(h.sup)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name              string
+		stale             bool // first an answer naming a prompt gone from the screen
+		prompt            bool // the answer names the prompt on screen
+		answer, origin    string
+		behavior, message string
+		option, detail    string
+	}{
+		{"the dashboard's yes", false, true, "1", "tui", hooks.Allow, "", "Yes", ""},
+		{"the page's no", false, true, "4", "web", hooks.Deny, "The request was declined by web.", "No", ""},
+		{"yes and don't ask again", false, true, "2", "tui", hooks.Allow, "", "Yes, and don’t ask again for: ./deploy.sh *", "one call"},
+		{"by session, after a stale one", true, false, "no", "cli", hooks.Deny, "The request was declined by cli.", "No", ""},
+		{"text for a reason", false, false, "use pnpm instead", "cli", hooks.Deny, "use pnpm instead", "No: use pnpm instead", ""},
+	} {
+		done := make(chan hooks.Reply, 1)
+		go func() {
+			r, err := svc.Hook(ctx, permissionEvent(h, "npm install left-pad"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- r
+		}()
+		var w api.Wake
+		testkit.WaitFor(t, 3*time.Second, "the ask's wake", func() bool {
+			for _, x := range h.unacked(api.ReasonAwaitingInput) {
+				if !x.Resolved && x.PolicyAsk() {
+					w = x
+					return true
+				}
+			}
+			return false
+		})
+		// The agent draws its dialog while the hook is held.
+		h.tm.showScreen("%1", bashPrompt(t, "npm install left-pad"))
+		h.step()
+		sess := h.session("%1")
+		if sess.State != rules.AwaitingInput || sess.Prompt == "" {
+			t.Fatalf("%s: the dialog on screen: %+v", tt.name, sess)
+		}
+		if tt.stale {
+			_, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%1"}, Prompt: "pgone", Answer: "1", Origin: tt.origin})
+			if !errors.Is(err, api.ErrPromptChanged) {
+				t.Fatalf("%s: an answer naming a prompt gone from the screen: %v", tt.name, err)
+			}
+		}
+		req := api.AnswerRequest{Target: api.Target{Pane: "%1"}, Answer: tt.answer, Origin: tt.origin}
+		if tt.prompt {
+			req.Prompt = sess.Prompt
+		}
+		res, err := svc.Answer(ctx, req)
+		if err != nil || !res.Delivered || res.Method != PermissionMethod || res.Option != tt.option || !strings.Contains(res.Detail, tt.detail) {
+			t.Fatalf("%s: answer = %+v, %v", tt.name, res, err)
+		}
+		var r hooks.Reply
+		select {
+		case r = <-done:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s: the hook still waits after the answer", tt.name)
+		}
+		if d := r.Permission(); d == nil || d.Behavior != tt.behavior || d.Message != tt.message {
+			t.Fatalf("%s: reply %s", tt.name, r.Output())
+		}
+		if got, _ := h.store.Get(w.ID); !got.Resolved || got.Resolution != "answered by "+tt.origin+": "+tt.option {
+			t.Fatalf("%s: the ask's wake after the answer: %+v", tt.name, got)
+		}
+		if e := lastPermission(t, auditPath); e.Decision != tt.behavior || e.Origin != tt.origin || e.Rule != "installs" {
+			t.Fatalf("%s: audited as %+v", tt.name, e)
+		}
+		if len(snd.calls) != 0 {
+			t.Fatalf("%s: keys were typed: %q", tt.name, snd.calls)
+		}
+		// The agent takes the decision: its dialog goes.
+		h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+		h.step()
 	}
 }

@@ -157,6 +157,16 @@ func (e Wake) NeedsPerson() bool {
 	return !e.Resolved && !e.Acked && e.Reason.NeedsPerson()
 }
 
+// PolicySource is the Evidence.Source of the approval policy's asks.
+const PolicySource = "policy"
+
+// PolicyAsk reports whether the wake is an approval policy's ask: a
+// permission request held at the agent's hook, which an answer on this
+// wake (or for its pane) decides, typing nothing.
+func (e Wake) PolicyAsk() bool {
+	return e.Reason == ReasonAwaitingInput && e.Evidence.Source == PolicySource
+}
+
 // NeedingPerson counts the wakes that need a person. It is the one count
 // every view shows (status, the dashboard, MCP, the web page).
 func NeedingPerson(evs []Wake) int {
