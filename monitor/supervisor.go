@@ -128,6 +128,16 @@ type Config struct {
 	// reported by two ticks in a row is captured with each tick's batch
 	// instead of on a connection of its own a little later.
 	MinCapture time.Duration
+	// StreamCapture is how often, at most, the pane of an agent that is
+	// working is captured while its output streams on (default 5s;
+	// negative: at each report). The watcher reports such a pane once a
+	// BusyGap only because it keeps changing (tmux.Event.Streaming): an
+	// agent that keeps printing has not stopped at a prompt, so those
+	// beats are looked at only this often, for the error-loop and
+	// progress rules and the line the dashboard shows. Its first pause,
+	// a dialog drawn over its screen and its first change after a quiet
+	// spell are reported as more than a beat and captured at once.
+	StreamCapture time.Duration
 	// OtherCapture is the same for panes where no agent was recognised (a
 	// shell, a build): they are watched for an agent starting, less often
 	// (default 1s; negative: no limit).
@@ -163,6 +173,7 @@ func (c *Config) defaults() {
 	def(&c.Settle, 5*time.Millisecond)
 	def(&c.MinCapture, 40*time.Millisecond)
 	def(&c.OtherCapture, time.Second)
+	def(&c.StreamCapture, 5*time.Second)
 	def(&c.Tick, time.Second)
 	def(&c.Rescan, 5*time.Second)
 	if c.Captures <= 0 {
@@ -256,6 +267,11 @@ type Supervisor struct {
 	rulesProblem string
 	// extraProblems are problems other parts of the process report (SetProblem).
 	extraProblems map[string]string
+	// status is the status last published, and the health last read
+	// (problems.go).
+	status statusBoard
+	// previews are the panes whose screens are followed (previews.go).
+	previews previewHub
 
 	// kick asks Run for a flush outside the event flow.
 	kick chan struct{}
@@ -295,6 +311,7 @@ func (s *Supervisor) setProblemLocked(p string) {
 		s.cfg.Logger.Warn("monitor problem", "problem", p)
 	}
 	s.problem = p
+	s.publishStatusLocked()
 }
 
 var _ api.Service = (*Supervisor)(nil)
@@ -350,6 +367,7 @@ func (s *Supervisor) markDirty(pane string) {
 func (s *Supervisor) SetRulesProblem(msg string) {
 	s.mu.Lock()
 	s.rulesProblem = msg
+	s.publishStatusLocked()
 	s.mu.Unlock()
 }
 
@@ -480,10 +498,15 @@ const (
 func (s *Supervisor) handle(ev tmux.Event) scanNeed {
 	switch ev.Kind {
 	case tmux.EventOutput:
+		s.previews.output(ev.PaneID)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if p, ok := s.panes[ev.PaneID]; ok {
-			p.dirty, p.output = true, s.cfg.Clock()
+			now := s.cfg.Clock()
+			p.output = now
+			if !(ev.Streaming && s.streamingLocked(p, now)) {
+				p.dirty = true
+			}
 			return scanNone
 		}
 		return scanListed // output from a pane we have not listed yet
@@ -494,6 +517,17 @@ func (s *Supervisor) handle(ev tmux.Event) scanNeed {
 	default:
 		return scanFresh
 	}
+}
+
+// streamingLocked reports whether a beat of a pane whose output streams on
+// (tmux.Event.Streaming) may go unlooked at: its agent was working at its
+// last capture, less than StreamCapture ago, and its screen matched a
+// rule. A pane in any other state (a prompt, an error, a screen no rule
+// explains) is looked at with every report, as before.
+func (s *Supervisor) streamingLocked(p *paneState, now time.Time) bool {
+	gap := s.cfg.StreamCapture
+	return gap > 0 && p.sess.IsAgent() && p.sess.State == rules.Working && p.unmatchedSince.IsZero() &&
+		!p.captured.IsZero() && now.Sub(p.captured) < gap
 }
 
 // rescan lists panes, adds new ones (dirty), drops vanished ones and marks
@@ -1046,8 +1080,10 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	return budget
 }
 
-// timeChecks raises the wakes that come from time passing.
+// timeChecks raises the wakes that come from time passing, and publishes
+// the status when the journal's or the audit log's health changed.
 func (s *Supervisor) timeChecks(now time.Time) {
+	s.checkHealth()
 	s.mu.Lock()
 	ops := s.timeChecksLocked(now)
 	s.mu.Unlock()

@@ -1009,3 +1009,60 @@ func TestRaiseFillsInFromTheRegistry(t *testing.T) {
 		t.Fatalf("heartbeat %+v right after the raised wakes", hb)
 	}
 }
+
+// A working agent whose output streams on is captured once a
+// StreamCapture, not at each of the watcher's beats (tmux.Event.Streaming);
+// a report that is not a beat (its first pause, a dialog drawn) is
+// captured at once, and so is every beat of a pane in any other state.
+func TestStreamingBeatsOfAWorkingAgentAreCapturedRarely(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.StreamCapture = 5 * time.Second })
+	ctx := context.Background()
+	h.tm.show(t, "%1", "claude", "claude/working_spinner_streaming.txt")
+	h.step()
+	if s := h.session("%1"); s.State != rules.Working {
+		t.Fatalf("the fixture is %s, want working", s.State)
+	}
+	captures := func() int { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return len(h.tm.captured) }
+	beat := func() int {
+		n := captures()
+		h.clock.Add(time.Second)
+		h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1", Streaming: true})
+		h.sup.flush(ctx)
+		return captures() - n
+	}
+	var got []int
+	for range 10 {
+		got = append(got, beat())
+	}
+	// Captured at the fifth beat (5 s after the last capture) and the tenth.
+	if want := []int{0, 0, 0, 0, 1, 0, 0, 0, 0, 1}; !slices.Equal(got, want) {
+		t.Fatalf("captures at ten beats a second apart: %v, want %v", got, want)
+	}
+	// Its first pause shows a permission prompt: captured at once.
+	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
+	n := captures()
+	h.clock.Add(100 * time.Millisecond)
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
+	h.sup.flush(ctx)
+	if captures() != n+1 || h.session("%1").State != rules.AwaitingInput {
+		t.Fatalf("a report that is not a beat: %d captures, state %s; want one capture, awaiting_input", captures()-n, h.session("%1").State)
+	}
+	// Waiting at a prompt, every beat is looked at (an agent animating
+	// beside its dialog).
+	for i := range 3 {
+		if c := beat(); c != 1 {
+			t.Fatalf("beat %d of a pane awaiting input: %d captures, want 1", i, c)
+		}
+	}
+	// StreamCapture negative: every beat of a working pane is captured.
+	h2 := newHarness(t, func(c *Config) { c.StreamCapture = -1 })
+	h2.tm.show(t, "%1", "claude", "claude/working_spinner_streaming.txt")
+	h2.step()
+	n = len(h2.tm.captured)
+	h2.clock.Add(time.Second)
+	h2.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1", Streaming: true})
+	h2.sup.flush(ctx)
+	if len(h2.tm.captured) != n+1 {
+		t.Fatal("with StreamCapture negative a beat was not captured")
+	}
+}

@@ -82,6 +82,14 @@ type Event struct {
 	Truncated bool
 	// Panes is the listing of EventListed, in list-panes -a order.
 	Panes []Pane
+	// Streaming marks an EventOutput of the polling Watcher sent only
+	// because the pane kept changing (its beat, once every BusyGap): the
+	// pane has not paused, so nothing it shows can be waiting for an
+	// answer yet. A pane's first change after a quiet spell, a change of
+	// its layout after a steady spell, and its first pause are reported
+	// with Streaming false. Coalesced events are Streaming only when all
+	// of them were.
+	Streaming bool
 }
 
 func (e Event) String() string {

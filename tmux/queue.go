@@ -42,6 +42,7 @@ func (q *queue) push(e Event) {
 	if e.Kind == EventOutput {
 		if p := q.panes[e.PaneID]; p != nil {
 			q.appendData(p, e.Data, e.Truncated)
+			p.Streaming = p.Streaming && e.Streaming
 			return
 		}
 	} else {

@@ -57,10 +57,15 @@ func TestStepReportsAPromptOneTickAfterAStream(t *testing.T) {
 	// The stream stops on a prompt: one more change, then quiet. It is
 	// reported on that tick (when a BusyGap has passed since the last
 	// report) or on the quiet tick after it, and then never again.
+	// A report on its tick is only a beat (Streaming), which a consumer
+	// may skip, so the quiet tick reports it again as a stop.
 	s.scroll()
-	at := s.tick()
-	if quiet := s.tick(); at == quiet {
-		t.Fatalf("the last change of a stream: reported on its tick %v, on the quiet tick after %v; want exactly one", at, quiet)
+	at, beat := s.tick(), s.tr.streaming
+	if at && !beat {
+		t.Fatal("the last change of a stream was reported on its tick as more than a beat")
+	}
+	if quiet := s.tick(); !quiet || s.tr.streaming {
+		t.Fatalf("the quiet tick after a stream's last change: reported %v, as a beat %v; want reported as a stop", quiet, s.tr.streaming)
 	}
 	if r := s.ticks(30); len(r) != 0 {
 		t.Fatalf("a quiet pane was reported again at ticks %v", r)
@@ -306,5 +311,75 @@ func TestSlowFullListingsAreSpacedWithEvents(t *testing.T) {
 		if got := w.fullGap(c.evented, c.cost); got != c.want {
 			t.Errorf("fullGap(events %v, cost %v) = %v, want %v", c.evented, c.cost, got, c.want)
 		}
+	}
+}
+
+// TestStepMarksTheBeatsOfAStream: only the reports a pane gets because it
+// kept changing are Streaming; its first change after a quiet spell, a
+// dialog drawn over a steady screen and its first pause are not, so a
+// consumer that skips beats still looks at each of those at once.
+func TestStepMarksTheBeatsOfAStream(t *testing.T) {
+	s := newStepper()
+	var kinds []bool
+	for range 60 { // 3 s written in place every tick
+		s.redrawn()
+		if s.tick() {
+			kinds = append(kinds, s.tr.streaming)
+		}
+	}
+	if len(kinds) < 3 || kinds[0] || !kinds[1] || !kinds[len(kinds)-1] {
+		t.Fatalf("a pane redrawn every tick for 3s was reported streaming=%v; want the first report not a beat and the others beats", kinds)
+	}
+	// It pauses: that report is not a beat.
+	if !s.tick() || s.tr.streaming {
+		t.Fatalf("the first pause was not reported, or reported as a beat (streaming=%v)", s.tr.streaming)
+	}
+	// A dialog drawn over a steady working screen.
+	for range 30 {
+		s.redrawn()
+		s.tick()
+	}
+	s.scroll()
+	if !s.tick() || s.tr.streaming {
+		t.Fatalf("a dialog drawn over a steady screen was not reported at once, or as a beat (streaming=%v)", s.tr.streaming)
+	}
+
+	// A change after a quiet spell, held because a quiet report came less
+	// than a BusyGap ago, then going on: its report is still not a beat.
+	s = newStepper()
+	s.redrawn()
+	s.tick() // at once
+	s.redrawn()
+	s.tick() // held
+	if !s.tick() {
+		t.Fatal("a held change was not reported once quiet")
+	}
+	for range 18 {
+		s.tick()
+	}
+	s.redrawn() // 1 s after the last change, 0.95 s after the last report
+	if s.tick() {
+		t.Fatal("a change within a BusyGap of the last report was reported at once")
+	}
+	s.redrawn()
+	if !s.tick() || s.tr.streaming {
+		t.Fatalf("a change after a quiet spell, held for a tick, was not reported, or as a beat (streaming=%v)", s.tr.streaming)
+	}
+}
+
+// TestQueueCoalescesStreamingOnlyWhenAllWere: a beat coalesced with a
+// report that is not one is not a beat.
+func TestQueueCoalescesStreamingOnlyWhenAllWere(t *testing.T) {
+	q := newQueue(16, 0)
+	q.push(Event{Kind: EventOutput, PaneID: "%1", Streaming: true})
+	q.push(Event{Kind: EventOutput, PaneID: "%1", Streaming: false})
+	q.push(Event{Kind: EventOutput, PaneID: "%2", Streaming: true})
+	q.push(Event{Kind: EventOutput, PaneID: "%2", Streaming: true})
+	got := map[string]bool{}
+	for _, e := range q.items {
+		got[e.PaneID] = e.Streaming
+	}
+	if got["%1"] || !got["%2"] || len(q.items) != 2 {
+		t.Fatalf("coalesced: %v (%d events), want %%1 not streaming, %%2 streaming", got, len(q.items))
 	}
 }

@@ -493,6 +493,10 @@ type paneTrack struct {
 	quietAt  time.Time // when it was last reported for going quiet
 	layoutAt time.Time // last tick that saw its layout change
 	held     bool      // changed since reported, not reported yet
+	// streaming: its last report was only its beat while it kept
+	// changing (Event.Streaming). fresh: a change after a quiet spell is
+	// held, not reported yet; its report is not a beat.
+	streaming, fresh bool
 	wrote    bool      // its terminal was written to since the last listing
 	quiet    int       // ticks since it last changed
 	settle   int       // quiet ticks that end a burst (adaptive, see step)
@@ -554,6 +558,11 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 	if layout {
 		tr.layoutAt = now
 	}
+	// A change after a quiet spell of BusyGap starts something new (a
+	// dialog drawn over a finished screen): never a beat.
+	if changed && now.Sub(tr.changed) >= w.opts.BusyGap {
+		tr.fresh = true
+	}
 	if changed {
 		if !tr.quietAt.IsZero() && now.Sub(tr.changed) <= w.opts.Settle {
 			// Reported for going quiet, then it changed again within
@@ -570,14 +579,18 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 	}
 	switch {
 	case layout && stable:
-		tr.reported, tr.held = now, true // and again once quiet
+		tr.reported, tr.held, tr.streaming, tr.fresh = now, true, false, false // and again once quiet
+		return true
+	case tr.held && tr.quiet >= tr.settle:
+		tr.reported, tr.held, tr.quietAt, tr.streaming, tr.fresh = now, false, now, false, false
 		return true
 	case changed && now.Sub(tr.reported) >= w.opts.BusyGap,
 		tr.held && now.Sub(tr.reported) >= w.opts.BusyGap:
-		tr.reported, tr.held = now, false
-		return true
-	case tr.held && tr.quiet >= tr.settle:
-		tr.reported, tr.held, tr.quietAt = now, false, now
+		// A beat leaves the pane held: it is reported again once quiet,
+		// even when it stopped on this very tick, since a consumer may
+		// not look at a beat.
+		tr.streaming = !tr.fresh
+		tr.reported, tr.held, tr.fresh = now, tr.streaming, false
 		return true
 	case changed:
 		tr.held = true
@@ -798,7 +811,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 			reported = w.piggyback(cur, reported, now)
 			for _, id := range reported {
-				w.q.push(Event{Kind: EventOutput, PaneID: id})
+				w.q.push(Event{Kind: EventOutput, PaneID: id, Streaming: cur[id].streaming})
 			}
 			tracks, ids = cur, idsOf(sigs)
 			if full && feedOn {
@@ -840,7 +853,7 @@ func (w *Watcher) tickEvents(tracks map[string]*paneTrack, wrote map[string]bool
 		}
 	}
 	for _, id := range w.piggyback(tracks, reported, now) {
-		w.q.push(Event{Kind: EventOutput, PaneID: id})
+		w.q.push(Event{Kind: EventOutput, PaneID: id, Streaming: tracks[id].streaming})
 	}
 }
 
@@ -867,7 +880,8 @@ func (w *Watcher) piggyback(tracks map[string]*paneTrack, reported []string, now
 	added := false
 	for id, tr := range tracks {
 		if !in[id] && tr.held {
-			tr.reported = now
+			tr.reported, tr.streaming = now, !tr.fresh
+			tr.fresh = false
 			reported = append(reported, id)
 			added = true
 		}
