@@ -497,9 +497,9 @@ type paneTrack struct {
 	// changing (Event.Streaming). fresh: a change after a quiet spell is
 	// held, not reported yet; its report is not a beat.
 	streaming, fresh bool
-	wrote    bool      // its terminal was written to since the last listing
-	quiet    int       // ticks since it last changed
-	settle   int       // quiet ticks that end a burst (adaptive, see step)
+	wrote            bool // its terminal was written to since the last listing
+	quiet            int  // ticks since it last changed
+	settle           int  // quiet ticks that end a burst (adaptive, see step)
 }
 
 // paneRest is what only full listings are compared on.
