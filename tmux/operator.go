@@ -86,6 +86,15 @@ func (s Server) Command() string {
 	return strings.Join(append([]string{"tmux"}, args...), " ")
 }
 
+// Argv is the command line of a plain forked tmux client that runs args
+// on s: the binary ($SYSTEM3_TMUX or "tmux", as for every command), the
+// server's flags, then args. It is for programs that stand for other
+// supervisors (system3 bench's naive bash loop runs it from a script);
+// system3's own commands go through Client.
+func (s Server) Argv(args ...string) []string {
+	return append([]string{s.bin()}, s.argv(args...)...)
+}
+
 // socketPath is where the server's socket lives. For the default server
 // run from inside tmux, that is $TMUX's socket.
 func (s Server) socketPath(uid int, getenv func(string) string) string {

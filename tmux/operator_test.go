@@ -3,6 +3,7 @@ package tmux_test
 import (
 	"context"
 	osexec "os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,28 @@ func TestAttachCommand(t *testing.T) {
 		if got != want {
 			t.Errorf("AttachCommand = %q, want %q", got, want)
 		}
+	}
+}
+
+func TestArgv(t *testing.T) {
+	t.Setenv(tmux.BinEnv, "")
+	for _, c := range []struct {
+		srv  tmux.Server
+		args []string
+		want []string
+	}{
+		{tmux.Server{}, []string{"list-panes", "-a"}, []string{"tmux", "list-panes", "-a"}},
+		{tmux.Server{Name: "work"}, nil, []string{"tmux", "-L", "work"}},
+		{tmux.Server{Path: "/tmp/my dir/sock", Bin: "/opt/tmux"}, []string{"capture-pane", "-p"},
+			[]string{"/opt/tmux", "-S", "/tmp/my dir/sock", "capture-pane", "-p"}},
+	} {
+		if got := c.srv.Argv(c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%v.Argv(%q) = %q, want %q", c.srv, c.args, got, c.want)
+		}
+	}
+	t.Setenv(tmux.BinEnv, "/opt/tmux-3.5a/tmux")
+	if got, want := (tmux.Server{Path: "/s"}).Argv("ls"), []string{"/opt/tmux-3.5a/tmux", "-S", "/s", "ls"}; !slices.Equal(got, want) {
+		t.Errorf("with %s set: %q, want %q", tmux.BinEnv, got, want)
 	}
 }
 

@@ -23,7 +23,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure system3 against a naive polling baseline (for docs/performance.md)",
+		Short: "Measure system3 against naive polling baselines (for docs/performance.md)",
 		Long: `Run the performance harness: for each number of panes, start a private tmux
 server with fake agents (by default a quarter printing 20 lines a second, a
 quarter doing the same and stopping on a permission prompt at random
@@ -45,9 +45,17 @@ MCP port, and measure:
 
 Then the same workload under a naive baseline, a separate process that
 forks tmux capture-pane for every pane every 500 ms and classifies with the
-same rules, and every figure as a ratio to it. It never touches your tmux
-server, state dir or ~/.claude. Linux only (it reads /proc). The defaults
-take about 7 minutes on a 2-core machine; see docs/performance.md.`,
+same rules, and every figure as a ratio to it; and under a naive bash
+loop, a bash script that every 500 ms runs tmux capture-pane -p -J for
+every pane and nothing else, whose CPU (bash and every tmux it forks)
+plus what it adds to the tmux server is measured the same way. The report
+leads with the acceptance figure: all system3 costs (its CPU plus what it
+adds to the tmux server) as a ratio to all the bash loop costs.
+--no-baseline skips both baselines.
+
+It never touches your tmux server, state dir or ~/.claude. Linux only (it
+reads /proc). The defaults take about 9 minutes on a 2-core machine; see
+docs/performance.md.`,
 		Example: `  system3 bench
   system3 bench --panes 50 --window 20s --json bench.json
   system3 bench --panes 4 --window 5s --clients 1,4 --guidance 2 --no-baseline`,
@@ -103,7 +111,7 @@ take about 7 minutes on a 2-core machine; see docs/performance.md.`,
 	f.DurationVar(&cfg.StatusFor, "status-for", 5*time.Second, "how long each status load runs")
 	f.DurationVar(&cfg.StatusEvery, "status-every", time.Second, "the paced status load: each client calls once this often")
 	f.IntVar(&cfg.Guidance, "guidance", 10, "how many 4 KB guidance messages to deliver")
-	f.BoolVar(&cfg.NoBaseline, "no-baseline", false, "skip the naive polling baseline")
+	f.BoolVar(&cfg.NoBaseline, "no-baseline", false, "skip the naive baselines (the polling process and the bash loop)")
 	f.StringVar(&jsonPath, "json", "", "also write the full report as JSON to this file")
 	f.StringVar(&exe, "exe", "", "the system3 binary to measure (default: this one)")
 	cmd.AddCommand(newBenchPollCmd(a))

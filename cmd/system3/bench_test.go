@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Skip("the bench smoke test runs system3 serve on 4 fake agents for about 40s")
 	}
 	testkit.LookPath(t, "tmux")
+	testkit.LookPath(t, "bash") // the naive bash loop
 	bin := buildSystem3(t)
 	out := filepath.Join(t.TempDir(), "bench.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -44,7 +47,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("report: %v\n%s", err, data)
 	}
-	for _, want := range []string{"Detection latency", "Supervisor cost", "All it costs", "MCP `status`", "Guidance", "Classifier"} {
+	for _, want := range []string{"All it costs, system3 / naive bash loop", "Detection latency", "Supervisor cost", "All it costs, streaming", "MCP `status`", "Guidance", "Classifier"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the printed report has no %q section:\n%s", want, stdout.String())
 		}
@@ -89,6 +92,18 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if e := s.Extra(); e.System3 < s.CPU.System3 || e.Baseline < s.CPU.Baseline {
 		t.Errorf("all it costs %+v is less than the supervisor's own cpu %+v", e, s.CPU)
+	}
+	// The acceptance figure: all system3 costs over all the bash loop costs.
+	b := s.BashLoop
+	if b.CPU <= 0 || b.TmuxOwn <= 0 || b.PassesPerSec <= 0 || b.PassesPerSec > 2.5 || b.AllItCosts < b.CPU {
+		t.Errorf("naive bash loop = %+v; want positive CPU, at most 2 passes a second, all it costs at least its CPU", b)
+	}
+	if e := s.Extra(); s.AllItCosts != e || s.VsBashLoop <= 0 || math.Abs(s.VsBashLoop-e.System3/b.AllItCosts) > 1e-9 {
+		t.Errorf("all it costs %+v (Extra %+v), %v times the bash loop's %v; want Extra, and the ratio of system3's to the loop's",
+			s.AllItCosts, e, s.VsBashLoop, b.AllItCosts)
+	}
+	if !regexp.MustCompile(`\| 4 \| [0-9.]+ \| [0-9.]+ \+ [0-9.]+ = [0-9.]+ \([0-9.]+\) \| [0-9.]+× \|`).MatchString(stdout.String()) {
+		t.Errorf("the printed report has no acceptance row for 4 panes with a ratio:\n%s", stdout.String())
 	}
 	if s.RSS.System3 < 1 || s.RSS.Baseline < 1 || s.RSSAfterLoad < s.RSS.System3 {
 		t.Errorf("peak rss = %+v, after load %v", s.RSS, s.RSSAfterLoad)

@@ -6,7 +6,9 @@
 // guidance delivery and classifier throughput; then it runs the same
 // workload under a naive baseline that forks `tmux capture-pane` for
 // every pane every 500 ms, and reports each figure with its ratio to the
-// baseline. See docs/performance.md.
+// baseline, and under a naive bash loop doing the same captures, whose
+// cost is what system3's whole cost is measured against (the acceptance
+// figure). See docs/performance.md.
 package bench
 
 import (
@@ -57,7 +59,8 @@ type Config struct {
 	StatusEvery time.Duration
 	// Guidance is how many 4 KB messages are delivered (default 10).
 	Guidance int
-	// NoBaseline skips the naive baseline.
+	// NoBaseline skips the naive baselines: the polling process and the
+	// bash loop.
 	NoBaseline bool
 	// Log receives progress lines (nil: none).
 	Log io.Writer
@@ -186,12 +189,37 @@ type Size struct {
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).
 	RSS          Pair[float64] `json:"peak_rss_mib"`
 	RSSAfterLoad float64       `json:"peak_rss_after_mcp_load_mib,omitempty"`
+	// BashLoop is the naive bash capture loop on the same streaming
+	// workload (not measured with NoBaseline).
+	BashLoop BashLoop `json:"bash_loop,omitzero"`
+	// AllItCosts is Extra(): each supervisor's CPU plus what it adds to the
+	// tmux server's own. VsBashLoop is system3's as a ratio to the bash
+	// loop's: the acceptance figure (0 when the loop was not measured).
+	AllItCosts Pair[float64] `json:"all_it_costs_pct"`
+	VsBashLoop float64       `json:"all_it_costs_vs_bash_loop,omitempty"`
 	// NewSessionMS is how long a session created while the workload runs
 	// takes to show in serve's snapshot: tmux's new-session returning →
 	// the session listed by the service.
 	NewSessionMS float64 `json:"new_session_seen_ms,omitempty"`
 	// Error says why this size could not be measured in full.
 	Error string `json:"error,omitempty"`
+}
+
+// BashLoop is what the naive bash loop costs: a bash script that every
+// 500 ms forks `tmux capture-pane -p -J` for every pane (bashLoopScript).
+// It classifies nothing, so only its CPU is measured, in percent of one
+// core over the streaming window.
+type BashLoop struct {
+	// CPU is bash's and every process it forks (tmux clients, sleep).
+	CPU float64 `json:"cpu_pct"`
+	// TmuxOwn is the tmux server process's own CPU under it.
+	TmuxOwn float64 `json:"tmux_server_own_cpu_pct"`
+	// AllItCosts is CPU plus what it adds to the tmux server above the
+	// server alone (Size.TmuxAlone).
+	AllItCosts float64 `json:"all_it_costs_pct"`
+	// PassesPerSec is how often it went over every pane: 2 at most, less
+	// once a pass takes longer than its forks allow.
+	PassesPerSec float64 `json:"passes_per_second"`
 }
 
 // StatusResult is MCP status under concurrent clients: each calling back
@@ -256,10 +284,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				err = fmt.Errorf("baseline with %d panes: %w", n, err)
 			}
 		}
+		if err == nil && !cfg.NoBaseline {
+			if err = measureBashLoop(ctx, cfg, &s, logf); err != nil {
+				err = fmt.Errorf("naive bash loop with %d panes: %w", n, err)
+			}
+		}
 		if err == nil {
 			if err = measureAlone(ctx, cfg, &s, logf); err != nil {
 				err = fmt.Errorf("tmux alone with %d panes: %w", n, err)
 			}
+		}
+		if err == nil {
+			s.fillAllItCosts()
 		}
 		if err != nil {
 			// Keep what the other sizes measured.
@@ -283,8 +319,24 @@ var permissionScreen string
 // CPU and what it adds to the tmux server's.
 func (s Size) Extra() Pair[float64] {
 	return Pair[float64]{
-		System3:  s.CPU.System3 + max(0, s.TmuxOwn.System3-s.TmuxAlone),
-		Baseline: s.CPU.Baseline + max(0, s.TmuxOwn.Baseline-s.TmuxAlone),
+		System3:  allItCosts(s.CPU.System3, s.TmuxOwn.System3, s.TmuxAlone),
+		Baseline: allItCosts(s.CPU.Baseline, s.TmuxOwn.Baseline, s.TmuxAlone),
+	}
+}
+
+// allItCosts is a supervisor's own CPU plus what the tmux server spent
+// above what it spends alone on the same workload.
+func allItCosts(cpu, tmuxOwn, alone float64) float64 {
+	return cpu + max(0, tmuxOwn-alone)
+}
+
+// fillAllItCosts fills in what each supervisor costs in all, once every
+// phase of the size (the tmux server alone last) is measured.
+func (s *Size) fillAllItCosts() {
+	s.AllItCosts = s.Extra()
+	if s.BashLoop.CPU > 0 {
+		s.BashLoop.AllItCosts = allItCosts(s.BashLoop.CPU, s.BashLoop.TmuxOwn, s.TmuxAlone)
+		s.VsBashLoop = s.AllItCosts.System3 / s.BashLoop.AllItCosts
 	}
 }
 

@@ -52,6 +52,7 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "Machine: %s, %d cores, %s, %s, tmux %s; load average before the run %s. Run took %s (window %s per size, %s, prompts every %s on average).\n\n",
 		m.CPU, m.Cores, m.Memory, m.Go, strings.TrimPrefix(m.Tmux, "tmux "), m.Load, r.Duration, r.Window, busy, r.PromptEvery)
 
+	writeAcceptance(w, r)
 	fmt.Fprintln(w, "Detection latency, ms p50 / p95 / p99 (prompt drawn in a pane → wake in the caller's hands):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| panes (streaming / prompting / idle) | `system3 wait` | MCP `wait_for_wake` | journaled (store time) | baseline poll | p95 ratio (MCP / baseline) | prompts (missed: wait, MCP, baseline) |")
@@ -128,4 +129,32 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Classifier: a %d-line capture in %s ms, %s captures/s (one goroutine; the baseline uses the same rules: ratio 1).\n",
 		r.Classify.Lines, num(r.Classify.MeanMS), num(r.Classify.PerSecond))
+}
+
+// writeAcceptance writes the acceptance figure: all system3 costs as a
+// ratio to all the naive bash loop costs, with system3's idle CPU beside
+// it. Nothing when the loop was not measured (--no-baseline).
+func writeAcceptance(w io.Writer, r *Report) {
+	measured := false
+	for _, s := range r.Sizes {
+		measured = measured || s.BashLoop.CPU > 0
+	}
+	if !measured {
+		return
+	}
+	fmt.Fprintln(w, "All it costs, system3 / naive bash loop (the acceptance figure). The naive bash loop is `bash` running `tmux capture-pane -p -J` for every pane every 500 ms on the same streaming workload; \"all it costs\" is a supervisor's own CPU (its process tree: every `tmux` and `sleep` it forks included) plus what it adds to the tmux server's own CPU above the server alone. CPU in % of one core:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| panes | all it costs: system3 | naive bash loop: its CPU + tmux server above alone = all it costs (passes over the panes a second) | all it costs, system3 / naive bash loop | system3 CPU all idle |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	for _, s := range r.Sizes {
+		if s.BashLoop.CPU <= 0 {
+			fmt.Fprintf(w, "| %d | %s | not measured | n/a | %s |\n", s.Panes, num(s.AllItCosts.System3), num(s.CPUIdle.System3))
+			continue
+		}
+		b := s.BashLoop
+		fmt.Fprintf(w, "| %d | %s | %s + %s = %s (%s) | %s | %s |\n", s.Panes, num(s.AllItCosts.System3),
+			num(b.CPU), num(max(0, b.TmuxOwn-s.TmuxAlone)), num(b.AllItCosts), num(b.PassesPerSec),
+			ratio(s.AllItCosts.System3, b.AllItCosts), num(s.CPUIdle.System3))
+	}
+	fmt.Fprintln(w)
 }
