@@ -129,16 +129,16 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 	switch v.Decision {
 	case approval.Allow, approval.Deny:
 		if err := s.cfg.Policy.Check(api.PolicyOrigin, "answer", sess); err != nil {
-			p.audit(req, v, approval.None, "", sess.Pane, 0, err)
+			p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, err)
 			return p.undecided(ctx, ev, inner)
 		}
-		p.audit(req, v, v.Decision, api.PolicyOrigin, sess.Pane, s.cfg.Clock().Sub(start), nil)
+		p.audit(req, v, v.Decision, api.PolicyOrigin, sess.Pane, "", start, s.cfg.Clock().Sub(start), nil)
 		s.cfg.Logger.Info("permission decided by the policy", "pane", sess.Pane, "tool", req.Tool, "rule", v.Rule, "decision", v.Decision)
 		return hooks.PermissionReply(string(v.Decision), v.Message), nil
 	case approval.Ask:
 		return p.ask(ctx, ev, req, v, sess, inner, start, pol.AskTimeout())
 	}
-	p.audit(req, v, approval.None, "", sess.Pane, 0, nil)
+	p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, nil)
 	return p.undecided(ctx, ev, inner)
 }
 
@@ -165,7 +165,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 		hold = min(hold, time.Until(dl)-askSlack)
 	}
 	if hold <= 0 {
-		p.audit(req, v, approval.None, "", sess.Pane, 0, nil)
+		p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, nil)
 		return p.undecided(ctx, ev, inner)
 	}
 	p.mu.Lock()
@@ -190,13 +190,14 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	if err != nil && raised.ID == "" {
 		p.mu.Unlock()
 		s.cfg.Logger.Warn("policy ask: the wake could not be raised", "pane", sess.Pane, "err", err)
-		p.audit(req, v, approval.None, "", sess.Pane, 0, fmt.Errorf("the wake could not be raised: %w", err))
+		p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, fmt.Errorf("the wake could not be raised: %w", err))
 		return p.undecided(ctx, ev, inner)
 	}
 	pa := &pendingAsk{wake: raised, input: input, answer: make(chan askAnswer, 1)}
 	p.pending[raised.ID] = pa
 	p.mu.Unlock()
 	s.holdPrompt(sess.Pane, raised.ID)
+	s.noteDecision(sess.Pane, decisionOf(req, v.Rule, api.DecisionAsking, "", raised.ID, start, 0))
 
 	timer := time.NewTimer(hold)
 	defer timer.Stop()
@@ -224,7 +225,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 			s.cfg.Logger.Warn("policy ask: resolve the wake", "wake", raised.ID, "err", err)
 		}
 		s.releasePrompt(sess.Pane, true)
-		p.audit(req, v, approval.None, "", sess.Pane, waited, nil)
+		p.audit(req, v, approval.None, "", sess.Pane, raised.ID, start, waited, nil)
 		if ctx.Err() != nil {
 			return hooks.Reply{}, nil
 		}
@@ -235,7 +236,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	}
 	s.releasePrompt(sess.Pane, false)
 	v.Message = a.message
-	p.audit(req, v, a.decision, a.by, sess.Pane, waited, nil)
+	p.audit(req, v, a.decision, a.by, sess.Pane, raised.ID, start, waited, nil)
 	return hooks.PermissionReply(string(a.decision), a.message), nil
 }
 
@@ -389,8 +390,10 @@ func auditRefusal(req api.AnswerRequest, pane string) audit.Entry {
 	return audit.Entry{Origin: req.Origin, Action: "answer", Target: firstNonEmpty(req.Target.String(), pane), Pane: pane, Result: "answer: " + strconv.Quote(req.Answer)}
 }
 
-// audit writes a permission decision to the audit log.
-func (p *Permissions) audit(req approval.Request, v approval.Verdict, decided approval.Decision, by, pane string, waited time.Duration, refused error) {
+// audit writes a permission decision to the audit log, and shows it
+// with its pane's session (the dashboard's detail); wake is the ask's,
+// start when the hook delivered the request.
+func (p *Permissions) audit(req approval.Request, v approval.Verdict, decided approval.Decision, by, pane, wake string, start time.Time, waited time.Duration, refused error) {
 	e := approval.AuditEntry(req, v, decided, by, pane, waited)
 	e.Time = p.sup.cfg.Clock()
 	if refused != nil {
@@ -399,6 +402,31 @@ func (p *Permissions) audit(req approval.Request, v approval.Verdict, decided ap
 	if err := p.sup.cfg.Audit.Write(e); err != nil {
 		p.sup.cfg.Logger.Warn("audit a permission decision", "err", err)
 	}
+	p.sup.noteDecision(pane, decisionOf(req, v.Rule, string(decided), e.Origin, wake, start, waited))
+}
+
+// decisionOf is a request's decision as its session shows it.
+func decisionOf(req approval.Request, rule, decision, by, wake string, start time.Time, waited time.Duration) api.PolicyDecision {
+	_, input := describeRequest(req)
+	if len(input) > api.MaxDecisionInput {
+		input = strings.ToValidUTF8(input[:api.MaxDecisionInput], "") + "…"
+	}
+	return api.PolicyDecision{Time: start, Tool: req.Tool, Input: input, Rule: rule, Decision: decision, By: by, Wake: wake, WaitedMS: waited.Milliseconds()}
+}
+
+// noteDecision shows a permission decision with its pane's session,
+// newest first, in place of the same ask's while it was held.
+func (s *Supervisor) noteDecision(pane string, d api.PolicyDecision) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.panes[pane]
+	if !ok {
+		return
+	}
+	ds := slices.DeleteFunc(slices.Clone(st.sess.Decisions), func(x api.PolicyDecision) bool { return d.Wake != "" && x.Wake == d.Wake })
+	ds = append([]api.PolicyDecision{d}, ds...)
+	st.sess.Decisions = ds[:min(len(ds), api.MaxDecisions)]
+	s.publishLocked(api.Update{Kind: api.SessionChanged, Session: st.sess.Clone(), Previous: st.sess.State})
 }
 
 // describeRequest is the heading Claude Code shows above a request, and

@@ -361,3 +361,79 @@ func TestPermissionAskAnsweredForItsPane(t *testing.T) {
 		h.step()
 	}
 }
+
+// Each decision shows with its pane's session, newest first: the rule,
+// the input, who decided and how long the agent was held; an ask shows
+// while it is held, then as it was answered. Watchers are told.
+func TestPermissionDecisionsShowWithTheSession(t *testing.T) {
+	h, svc, _ := permissionRig(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	updates, err := h.sup.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"go test ./...", "rm -rf /tmp/x"} {
+		if _, err := svc.Hook(ctx, permissionEvent(h, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := svc.Hook(ctx, permissionEvent(h, "npm install left-pad")); err != nil {
+			t.Error(err)
+		}
+	}()
+	var asking api.PolicyDecision
+	testkit.WaitFor(t, 3*time.Second, "the held ask with the session", func() bool {
+		ds := h.session("%1").Decisions
+		if len(ds) == 3 && ds[0].Decision == api.DecisionAsking {
+			asking = ds[0]
+			return true
+		}
+		return false
+	})
+	if asking.Wake == "" || asking.Rule != "installs" || asking.Input != "npm install left-pad" || asking.Tool != "Bash" {
+		t.Fatalf("the held ask: %+v", asking)
+	}
+	if _, err := svc.Answer(ctx, api.AnswerRequest{Wake: asking.Wake, Answer: "yes", Origin: "mcp:lead"}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	ds := h.session("%1").Decisions
+	want := []api.PolicyDecision{
+		{Tool: "Bash", Input: "npm install left-pad", Rule: "installs", Decision: "allow", By: "mcp:lead", Wake: asking.Wake},
+		{Tool: "Bash", Input: "rm -rf /tmp/x", Rule: "no-rm-rf", Decision: "deny", By: api.PolicyOrigin},
+		{Tool: "Bash", Input: "go test ./...", Rule: "tests", Decision: "allow", By: api.PolicyOrigin},
+	}
+	if len(ds) != len(want) {
+		t.Fatalf("decisions = %+v", ds)
+	}
+	for i := range want {
+		got := ds[i]
+		got.Time, got.WaitedMS = time.Time{}, 0
+		if got != want[i] || ds[i].Time.IsZero() {
+			t.Fatalf("decision %d = %+v, want %+v", i, ds[i], want[i])
+		}
+	}
+	// Watchers saw the decisions come.
+	seen := 0
+	for len(updates) > 0 {
+		if u := <-updates; u.Session.Pane == "%1" && len(u.Session.Decisions) > 0 {
+			seen++
+		}
+	}
+	if seen < 4 {
+		t.Fatalf("watchers were told of %d decisions, want 4 (allow, deny, the ask held, its answer)", seen)
+	}
+	// At most MaxDecisions are kept.
+	for range api.MaxDecisions {
+		if _, err := svc.Hook(ctx, permissionEvent(h, "go test ./...")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(h.session("%1").Decisions); n != api.MaxDecisions {
+		t.Fatalf("%d decisions kept", n)
+	}
+}

@@ -325,6 +325,7 @@ func (d detail) normalView() string {
 		ls.add(keep, d.label("hint")+d.st.Dim.Render(clean(h)))
 	}
 	d.addPrompt(&ls)
+	d.addDecisions(&ls)
 	if u := s.Usage; u != nil {
 		ls.add(dropWakes, d.label("usage")+usageText(u))
 	}
@@ -424,6 +425,55 @@ func (d detail) addPrompt(ls *detailLines) {
 			}
 			ls.add(keep, d.label("error")+d.st.Problem.Render(det))
 		}
+	}
+}
+
+// addDecisions adds the approval policy's latest decisions on the
+// session's permission requests (three; system3 audit has them all):
+// what became of each, by which rule, who decided and how long the agent
+// waited, and the tool and its input last, where a narrow pane cuts. A
+// request held for an answer stays when space is short.
+func (d detail) addDecisions(ls *detailLines) {
+	st := d.st
+	for i, pd := range d.sess.Decisions {
+		if i == 3 {
+			break
+		}
+		// "policy" fills the label's column: one space more, under it too.
+		l := detailIndent + " "
+		if i == 0 {
+			l = d.label("policy") + " "
+		}
+		rule := "no rule"
+		if pd.Rule != "" {
+			rule = "rule " + clean(pd.Rule)
+		}
+		waited := ""
+		if pd.Wake != "" {
+			waited = " after " + (time.Duration(pd.WaitedMS) * time.Millisecond).Round(100*time.Millisecond).String()
+		}
+		rank := dropWakes
+		var head string
+		switch pd.Decision {
+		case "allow":
+			head = st.Acked.Render("✓ allowed") + " by " + clean(api.ShortOrigin(pd.By)) + waited
+		case "deny":
+			head = st.Problem.Render("✗ denied") + " by " + clean(api.ShortOrigin(pd.By)) + waited
+		case api.DecisionAsking:
+			head, rank = st.Unacked.Render("? asking")+" (the agent is held for an answer)", keep
+		default:
+			head = st.Dim.Render("· not decided")
+			if pd.Wake != "" {
+				head += " (nobody answered" + waited + ": its dialog showed)"
+			} else {
+				head += " (its dialog showed)"
+			}
+		}
+		what := clean(pd.Tool)
+		if in := clean(pd.Input); in != "" {
+			what += " " + in
+		}
+		ls.add(rank, l+head+st.Dim.Render(" · "+rule+" · "+since(d.now, pd.Time)+" ago · ")+what)
 	}
 }
 

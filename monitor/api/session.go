@@ -76,6 +76,9 @@ type Session struct {
 	// resume takes; Transcript is the file it writes. Empty when unknown.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
 	Transcript     string `json:"transcript,omitempty"`
+	// Decisions are the approval policy's latest decisions on the
+	// agent's permission requests, newest first (at most MaxDecisions).
+	Decisions []PolicyDecision `json:"decisions,omitempty"`
 }
 
 // TaskProgress is a task list's progress as a session shows it.
@@ -275,6 +278,7 @@ func (ss Session) Clone() Session {
 	ss.Options = slices.Clone(ss.Options)
 	ss.Evidence.Lines = slices.Clone(ss.Evidence.Lines)
 	ss.Usage = ss.Usage.Clone()
+	ss.Decisions = slices.Clone(ss.Decisions)
 	return ss
 }
 
