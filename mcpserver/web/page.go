@@ -21,6 +21,9 @@ type view struct {
 	Need    []api.Session
 	Others  []api.Session
 	Wakes   []api.Wake
+	// Asks are the approval policy's open asks, by pane: a request held
+	// at the agent's hook, answered on the ask's wake.
+	Asks map[string]api.Wake
 	// NeedText says how many wakes need a person, in the words every
 	// view uses (api.NeedingPersonText).
 	NeedText string
@@ -36,21 +39,32 @@ func (h *Handler) view(ctx context.Context, csrf string) view {
 		return v
 	}
 	v.Problem, v.Running, v.Taken = snap.Problem, snap.Running, snap.Taken
+	// Acknowledged wakes too: an acknowledged ask still holds its agent.
+	evs, err := h.svc.Wakes(ctx, api.WakeFilter{IncludeAcked: true})
+	if err != nil {
+		v.Err = err.Error()
+	}
+	for _, e := range evs {
+		if e.PolicyAsk() && !e.Resolved {
+			if v.Asks == nil {
+				v.Asks = map[string]api.Wake{}
+			}
+			v.Asks[e.Pane] = e
+		}
+	}
 	for _, s := range snap.Sessions {
-		if s.NeedsPerson() {
+		if _, asked := v.Asks[s.Pane]; asked || s.NeedsPerson() {
 			v.Need = append(v.Need, s)
 		} else {
 			v.Others = append(v.Others, s)
 		}
 	}
-	evs, err := h.svc.Wakes(ctx, api.WakeFilter{})
-	if err != nil {
-		v.Err = err.Error()
-	}
 	v.NeedText = api.NeedingPersonText(api.NeedingPerson(evs))
 	// Newest first, and not an endless list on a phone.
 	for i := len(evs) - 1; i >= 0 && len(v.Wakes) < 50; i-- {
-		v.Wakes = append(v.Wakes, evs[i])
+		if !evs[i].Acked {
+			v.Wakes = append(v.Wakes, evs[i])
+		}
 	}
 	return v
 }

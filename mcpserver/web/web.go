@@ -237,7 +237,10 @@ func describe(res api.ActionResult) string {
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) (string, error) {
 	ctx, cancel := ctxFor(r)
 	defer cancel()
-	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Prompt: r.PostFormValue("prompt"), Answer: r.PostFormValue("answer"), Origin: Origin})
+	// A session's card names the prompt on screen; an approval policy's
+	// ask names its wake.
+	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: r.PostFormValue("pane")}, Wake: r.PostFormValue("wake"),
+		Prompt: r.PostFormValue("prompt"), Answer: r.PostFormValue("answer"), Origin: Origin})
 	if err != nil {
 		return "", err
 	}
@@ -319,7 +322,9 @@ func (h *Handler) action(w http.ResponseWriter, r *http.Request) {
 	case ev.Acked:
 		h.fail(w, r, http.StatusConflict, "already handled ("+api.ShortOrigin(ev.AckedBy)+"); nothing was typed")
 		return
-	case a.Prompt == "" || a.Prompt != ev.Prompt:
+	// An approval policy's ask names no screen: its wake is its request,
+	// held at the agent's hook.
+	case !ev.PolicyAsk() && (a.Prompt == "" || a.Prompt != ev.Prompt):
 		h.fail(w, r, http.StatusConflict, "this link does not name the prompt on screen; nothing was typed: open the page to see it")
 		return
 	case a.Option > len(ev.Options):

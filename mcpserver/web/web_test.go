@@ -218,3 +218,80 @@ func TestSignInAndWriteChecks(t *testing.T) {
 		t.Fatalf("revoked cookie: %d", code)
 	}
 }
+
+// An approval policy's ask (a permission request held at the agent's
+// hook) shows on its session's card with the tool and its exact input,
+// and its buttons answer the ask's wake, the way MCP's answer_prompt
+// does; a push's action link answers it too, though it names no screen.
+func TestPolicyAskOnThePage(t *testing.T) {
+	svc, h, signer, srv := setup(t)
+	working := api.Session{Pane: "%4", Session: "orch-deploy", Target: "orch-deploy:0.0", Agent: "claude", State: rules.Working}
+	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{promptSession, working}})
+	ask := func(pane, session, command string) api.Wake {
+		return svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/" + pane + "/policy/1", Session: session, Pane: pane,
+			Kind: "permission", Evidence: api.Evidence{Source: api.PolicySource, Rule: "policy.prod-asks"},
+			Question: "May claude use Bash? Bash command: " + command, Details: "Bash command: " + command, Options: []string{"Yes", "No"}})
+	}
+	// One held while the dialog is on screen, one before it is drawn.
+	billing := ask("%3", "orch-billing", "./deploy.sh --prod eu &&\n  echo <done>")
+	deploy := ask("%4", "orch-deploy", "./deploy.sh --prod us")
+
+	c, _ := NewSignInCode(h.opts.StateDir, time.Now())
+	resp, err := http.Get(srv.URL + "/web/signin?code=" + c)
+	if err != nil || len(resp.Cookies()) != 1 {
+		t.Fatalf("sign in: %v", err)
+	}
+	resp.Body.Close()
+	cookie := resp.Cookies()[0]
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/web/", nil)
+	req.AddCookie(cookie)
+	code, page := do(t, req)
+	if code != http.StatusOK {
+		t.Fatalf("page: %d", code)
+	}
+	_, rest, _ := strings.Cut(page, `name="csrf" content="`)
+	csrf, _, _ := strings.Cut(rest, `"`)
+	_, need, _ := strings.Cut(page, `id="need"`)
+	need, _, _ = strings.Cut(need, `id="wakes"`)
+	for _, want := range []string{
+		`data-ask="` + billing.ID + `"`, `data-ask="` + deploy.ID + `"`,
+		"May claude use Bash? Bash command: ./deploy.sh --prod eu &amp;&amp;\n  echo &lt;done&gt;",
+		`name="wake" value="` + billing.ID + `"`, "Yes, allow it", "No, refuse it", "policy.prod-asks",
+	} {
+		if !strings.Contains(need, want) {
+			t.Errorf("the cards lack %q:\n%s", want, need)
+		}
+	}
+	if strings.Contains(need, "1. Yes") {
+		t.Errorf("a card with an ask offers the dialog's options too:\n%s", need)
+	}
+	post := func(form url.Values) (int, string) {
+		form.Set("csrf", csrf)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/web/answer", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", srv.URL)
+		req.Header.Set("X-CSRF-Token", csrf)
+		req.AddCookie(cookie)
+		return do(t, req)
+	}
+	if code, body := post(url.Values{"pane": {"%3"}, "wake": {billing.ID}, "answer": {"yes"}}); code != http.StatusOK {
+		t.Fatalf("answer the ask: %d %s", code, body)
+	}
+	calls := svc.Calls()
+	if len(calls) != 1 || calls[0].Wake != billing.ID || calls[0].Answer != "yes" || calls[0].Origin != Origin || calls[0].Prompt != "" {
+		t.Fatalf("calls = %+v", calls)
+	}
+	// A push's link to an ask names no prompt: its wake is the request.
+	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{promptSession, func() api.Session {
+		s := working
+		s.State, s.Options = rules.AwaitingInput, []string{"Yes", "No"}
+		return s
+	}()}})
+	req, _ = http.NewRequest(http.MethodPost, srv.URL+notify.ActionPath+"?t="+url.QueryEscape(signer.Sign(deploy.ID, 2, "", time.Now().Add(time.Hour))), nil)
+	if code, body := do(t, req); code != http.StatusOK {
+		t.Fatalf("a push's action on an ask: %d %s", code, body)
+	}
+	if calls := svc.Calls(); len(calls) != 2 || calls[1].Wake != deploy.ID || calls[1].Answer != "2" || calls[1].Origin != ActionOrigin {
+		t.Fatalf("calls = %+v", calls)
+	}
+}
