@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,6 +109,11 @@ func delivered(res *mcp.CallToolResult) bool {
 	raw := res.RawStructuredContent
 	if len(raw) == 0 {
 		raw = []byte(resultText(res))
+	}
+	// Only the tools that type into panes have the field: a read's
+	// answer (a whole status) is not decoded for it.
+	if !bytes.Contains(raw, []byte(`"delivered"`)) {
+		return true
 	}
 	if json.Unmarshal(raw, &doc) == nil && doc.Delivered != nil {
 		return *doc.Delivered
