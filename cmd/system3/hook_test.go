@@ -329,3 +329,58 @@ func TestHooksInstall(t *testing.T) {
 		t.Fatalf("missing project: exit %d, %s", code, errOut)
 	}
 }
+
+// For the Codex CLI, hooks print and install make its hooks.json run
+// system3 hook for PermissionRequest only (the approval policy's event),
+// with the minute the policy's ask may hold it; install merges into
+// $CODEX_HOME/hooks.json, or a project's .codex/hooks.json, keeping what
+// is there, and says that Codex must trust the hook first.
+func TestHooksForCodex(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "hooks", "print", "--agent", "codex", "--command", "/opt/system3 hook")
+	if code != 0 {
+		t.Fatalf("print: exit %d: %s", code, errOut)
+	}
+	var doc map[string]map[string][]struct {
+		Matcher string
+		Hooks   []struct {
+			Type, Command string
+			Timeout       int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc) != 1 || len(doc["hooks"]) != 1 {
+		t.Fatalf("print --agent codex: %s", out)
+	}
+	g := doc["hooks"][hooks.PermissionRequest]
+	if len(g) != 1 || g[0].Hooks[0].Command != "/opt/system3 hook" || g[0].Hooks[0].Timeout != hooks.PermissionTimeout {
+		t.Fatalf("PermissionRequest: %+v", g)
+	}
+
+	codexHome := t.TempDir()
+	path := filepath.Join(codexHome, "hooks.json")
+	os.WriteFile(path, []byte(`{"description": "mine", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`), 0o600)
+	env := map[string]string{"CODEX_HOME": codexHome}
+	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "codex", "--command", "/opt/system3 hook")
+	if code != 0 || !strings.Contains(out, "hooks added for PermissionRequest") || !strings.Contains(out, "Trust all and continue") {
+		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"say done"`) || !strings.Contains(string(b), `"description": "mine"`) || strings.Count(string(b), "/opt/system3 hook") != 1 {
+		t.Fatalf("installed:\n%s", b)
+	}
+	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "codex", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("again: exit %d\n%s", code, out)
+	}
+	proj := t.TempDir()
+	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "codex", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
+		t.Fatalf("--project: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".codex", "hooks.json")); err != nil {
+		t.Fatalf("--project: %v", err)
+	}
+	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "gemini"); code != 1 || !strings.Contains(errOut, "claude and codex") {
+		t.Fatalf("--agent gemini: exit %d, %s", code, errOut)
+	}
+}

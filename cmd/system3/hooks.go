@@ -17,35 +17,62 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code hooks that report agent state to system3",
+		Short: "Show or install the Claude Code (or Codex) hooks that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
 
 system3 hooks print shows the settings snippet; system3 hooks install merges it
-into a Claude Code settings file. See docs/hooks.md.`,
+into a Claude Code settings file. With --agent codex they do the same for the
+Codex CLI's PermissionRequest hook (its hooks.json), which lets the approval
+policy decide Codex's permission requests (docs/policy.md). See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
 	return cmd
 }
 
+// hookAgents are the agents whose hooks system3 prints and installs.
+var hookAgents = []string{"claude", "codex"}
+
+// hookEvents are the events system3's hooks take from agent.
+func hookEvents(agent string) ([]string, error) {
+	switch agent {
+	case "", "claude":
+		return hooks.Events, nil
+	case "codex":
+		return hooks.CodexEvents, nil
+	}
+	return nil, fmt.Errorf("--agent %q: system3 installs hooks for %s", agent, strings.Join(hookAgents, " and "))
+}
+
 func newHooksPrintCmd(a *app) *cobra.Command {
-	var command string
+	var command, agent string
 	cmd := &cobra.Command{
 		Use:   "print",
 		Short: "Print the Claude Code settings that send every hook event to system3",
 		Long: `Print Claude Code settings JSON whose hooks run system3 hook for every event
 system3 uses. Use it as the value of claude --settings for one process, or
 merge it into a settings file by hand (system3 hooks install does that for you).
+With --agent codex, print the Codex CLI's hooks.json: its PermissionRequest hook
+runs system3 hook.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
 		Example: `  system3 hooks print
-  claude --settings "$(system3 hooks print)"`,
+  claude --settings "$(system3 hooks print)"
+  system3 hooks print --agent codex`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := a.HookSettings(command)
+			events, err := hookEvents(agent)
+			if err != nil {
+				return err
+			}
+			cmdline, err := a.HookCommand(command)
+			if err != nil {
+				return err
+			}
+			b, err := hooks.SettingsFor(cmdline, events)
 			if err != nil {
 				return err
 			}
@@ -59,13 +86,14 @@ The command is this system3's absolute path followed by "hook" (and by
 		},
 	}
 	cmd.Flags().StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
+	cmd.Flags().StringVar(&agent, "agent", "claude", "the agent whose hooks to print: "+strings.Join(hookAgents, " or "))
 	return cmd
 }
 
 func newHooksInstallCmd(a *app) *cobra.Command {
 	var (
-		project, command string
-		user, dryRun     bool
+		project, command, agent string
+		user, dryRun            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "install",
@@ -82,16 +110,32 @@ machine.
 
 The old file is copied to FILE.system3-backup-TIME first, and the change is
 shown as a diff. A file that is not valid JSON (Claude Code allows no comments)
-is refused and left as it was. --dry-run shows the diff and changes nothing.`,
+is refused and left as it was. --dry-run shows the diff and changes nothing.
+
+--agent codex merges the Codex CLI's PermissionRequest hook into its hooks.json
+instead: $CODEX_HOME/hooks.json (~/.codex/hooks.json) for the user, or
+DIR/.codex/hooks.json with --project (Codex reads a project's hooks only in a
+folder it trusts). Codex runs a hook only once you trust it: the next time it
+starts it asks ("Hooks need review": choose "Trust all and continue"), or
+trust it in Codex's /hooks.`,
 		Example: `  system3 hooks install --dry-run
   system3 hooks install --user
-  system3 hooks install --project ~/src/app`,
+  system3 hooks install --project ~/src/app
+  system3 hooks install --agent codex`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if user && project != "" {
 				return fmt.Errorf("choose either --user or --project, not both")
 			}
+			events, err := hookEvents(agent)
+			if err != nil {
+				return err
+			}
+			codex := agent == "codex"
 			path := a.userSettingsPath()
+			if codex {
+				path = a.codexHooksPath()
+			}
 			if project != "" {
 				abs, err := filepath.Abs(config.ExpandHome(project, a.Settings.Home))
 				if err != nil {
@@ -101,6 +145,9 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 					return fmt.Errorf("--project %s is not a directory; pass the project's root directory", project)
 				}
 				path = filepath.Join(abs, ".claude", "settings.local.json")
+				if codex {
+					path = filepath.Join(abs, ".codex", "hooks.json")
+				}
 			}
 			cmdline, err := a.HookCommand(command)
 			if err != nil {
@@ -108,9 +155,9 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 			}
 			var res hooks.Result
 			if dryRun {
-				res, _, err = hooks.Plan(path, cmdline)
+				res, _, err = hooks.PlanFor(path, cmdline, events)
 			} else {
-				res, err = hooks.Install(path, cmdline)
+				res, err = hooks.InstallFor(path, cmdline, events)
 			}
 			if err != nil {
 				return err
@@ -129,15 +176,28 @@ is refused and left as it was. --dry-run shows the diff and changes nothing.`,
 			default:
 				fmt.Fprintf(w, "created %s (hooks added for %s)\n", path, strings.Join(res.Added, ", "))
 			}
+			if codex && !dryRun {
+				fmt.Fprintln(w, `Codex runs the hook once you trust it: when it next starts it asks ("Hooks need review": choose "Trust all and continue"), or trust it in /hooks.`)
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json instead")
+	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
+}
+
+// codexHooksPath is the Codex CLI's user hooks.json.
+func (a *app) codexHooksPath() string {
+	dir := a.Getenv("CODEX_HOME")
+	if dir == "" {
+		dir = filepath.Join(a.Settings.Home, ".codex")
+	}
+	return filepath.Join(dir, "hooks.json")
 }
 
 // userSettingsPath is Claude Code's user settings file.

@@ -31,12 +31,15 @@ type Result struct {
 
 // Plan computes what Install would do to the settings file at path
 // without touching it.
-func Plan(path, cmd string) (Result, []byte, error) {
+func Plan(path, cmd string) (Result, []byte, error) { return PlanFor(path, cmd, Events) }
+
+// PlanFor is Plan for the given events only.
+func PlanFor(path, cmd string, events []string) (Result, []byte, error) {
 	old, err := readSettings(path)
 	if err != nil {
 		return Result{Path: path}, nil, err
 	}
-	merged, added, err := Merge(old, cmd)
+	merged, added, err := MergeFor(old, cmd, events)
 	if err != nil {
 		return Result{Path: path}, nil, fmt.Errorf("%s: %w; nothing was changed", path, err)
 	}
@@ -52,8 +55,12 @@ func Plan(path, cmd string) (Result, []byte, error) {
 // that already runs cmd is left alone, so running it again changes
 // nothing. The old file is copied to a backup first. A file that is not a
 // JSON object (comments are not allowed) is refused and left as it was.
-func Install(path, cmd string) (Result, error) {
-	res, merged, err := Plan(path, cmd)
+func Install(path, cmd string) (Result, error) { return InstallFor(path, cmd, Events) }
+
+// InstallFor is Install for the given events only: CodexEvents into a
+// Codex hooks.json.
+func InstallFor(path, cmd string, events []string) (Result, error) {
+	res, merged, err := PlanFor(path, cmd, events)
 	if err != nil || !res.Changed {
 		return res, err
 	}
@@ -98,8 +105,11 @@ func readSettings(path string) ([]byte, error) {
 // was added to. Keys keep their order; the result is indented with two
 // spaces. Merge refuses what is not a JSON object, and a "hooks" that is
 // not an object of arrays.
-func Merge(old []byte, cmd string) ([]byte, []string, error) {
-	if _, err := Settings(cmd); err != nil {
+func Merge(old []byte, cmd string) ([]byte, []string, error) { return MergeFor(old, cmd, Events) }
+
+// MergeFor is Merge for the given events only.
+func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error) {
+	if _, err := SettingsFor(cmd, events); err != nil {
 		return nil, nil, err
 	}
 	top := orderedObject{}
@@ -117,7 +127,7 @@ func Merge(old []byte, cmd string) ([]byte, []string, error) {
 		}
 	}
 	var added []string
-	for _, ev := range Events {
+	for _, ev := range events {
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {

@@ -50,12 +50,23 @@ func ourGroup(event, cmd string) group {
 // "command", "command": command, "timeout": HookTimeout}]}]}}, with
 // PermissionTimeout for PermissionRequest. It is what
 // `claude --settings` takes and what Install merges into a settings file.
-func Settings(cmd string) ([]byte, error) {
+func Settings(cmd string) ([]byte, error) { return SettingsFor(cmd, Events) }
+
+// CodexEvents are the events system3's hooks take from the Codex CLI: its
+// PermissionRequest (0.169 and later), which the approval policy answers
+// with the same decision as Claude Code's. Codex reads them from a
+// hooks.json of the same form as Claude Code's settings (its root holds
+// "hooks" and "description" only).
+var CodexEvents = []string{PermissionRequest}
+
+// SettingsFor is Settings for the given events only: for Codex's
+// hooks.json, CodexEvents.
+func SettingsFor(cmd string, events []string) ([]byte, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return nil, errors.New("the hook command is empty; pass the command that runs `system3 hook`")
 	}
-	hooks := make(map[string][]group, len(Events))
-	for _, e := range Events {
+	hooks := make(map[string][]group, len(events))
+	for _, e := range events {
 		hooks[e] = []group{ourGroup(e, cmd)}
 	}
 	return marshal(map[string]any{"hooks": hooks})

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/monitor/approval"
+	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/codextest"
+	"github.com/system3-dev/system3/monitor/rules"
+)
+
+// TestPermissionPolicyRealCodex: the real Codex CLI (0.169), its
+// PermissionRequest hook installed by system3 hooks install --agent codex
+// and trusted at start-up as a person does, with the approval policy of
+// TestPermissionPolicyRealClaude. An allowed command runs with no
+// approval dialog and is audited as allowed by its rule; a denied one is
+// refused and the model is told the rule's message in the function's
+// output; an ask is held while its wake names the command, answered with
+// system3 answer --wake, and proceeds.
+func TestPermissionPolicyRealCodex(t *testing.T) {
+	fakeAPI := codextest.NewFakeAPI(t,
+		codextest.Rule{Contains: "staging-now", Steps: []codextest.Step{{Text: "Deploying.", Tool: codextest.Exec("./deploy.sh --staging", "Deploy to staging?")}, {Text: "Staging done."}}},
+		codextest.Rule{Contains: "clean-now", Steps: []codextest.Step{{Text: "Cleaning.", Tool: codextest.Exec("rm -rf ./build", "Clean the build?")}, {Text: "Clean refused."}}},
+		codextest.Rule{Contains: "prod-now", Steps: []codextest.Step{{Text: "Deploying.", Tool: codextest.Exec("./deploy.sh --prod eu", "Deploy to production?")}, {Text: "Prod done."}}},
+	)
+	state := testkit.ShortDir(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook as system3 hooks install --agent codex writes it, into the
+	// CODEX_HOME the CLI then starts with.
+	home := filepath.Join(t.TempDir(), "home")
+	codexHome := filepath.Join(home, ".codex")
+	cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
+	code, out, errOut := invoke(t, map[string]string{"CODEX_HOME": codexHome}, "hooks", "install", "--agent", "codex", "--command", cmdline)
+	if code != 0 || !strings.Contains(out, "hooks added for PermissionRequest") {
+		t.Fatalf("hooks install --agent codex: %d\n%s%s", code, out, errOut)
+	}
+	cs := codextest.Start(t, codextest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyText: "Hooks need review"})
+	if cs.Pane != "%0" {
+		t.Fatalf("the CLI runs in pane %s, not %%0", cs.Pane)
+	}
+	// Trusted as a person does when Codex asks.
+	cs.Keys("2")
+	cs.WaitForText("› 2. Trust all and continue", 0)
+	cs.Keys("Enter")
+	cs.WaitFor("the input box", 60*time.Second, codextest.IsReady)
+	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte(permissionE2EConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc := startTestMonitors(t, map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(),
+		"SYSTEM3_TMUX_SOCKET_PATH": cs.Socket(), "SYSTEM3_CONFIG": config})
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(state, "system3.log"))
+			t.Logf("system3.log:\n%s\nscreen:\n%s\nAPI:\n%s", log, cs.Capture(), fakeAPI.Summary())
+		}
+	})
+	ctx := context.Background()
+	session := func() api.Session {
+		snap, _ := svc.Snapshot(ctx)
+		for _, s := range snap.Sessions {
+			if s.Pane == cs.Pane {
+				return s
+			}
+		}
+		return api.Session{}
+	}
+	idle := func() {
+		t.Helper()
+		testkit.WaitFor(t, 30*time.Second, "codex idle", func() bool { s := session(); return s.Agent == "codex" && s.State == rules.Idle })
+	}
+	permissions := func() []audit.Entry {
+		es, _ := audit.Read(filepath.Join(state, audit.File))
+		var out []audit.Entry
+		for _, e := range es {
+			if e.Action == approval.AuditAction {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	output := func(text string) bool {
+		for _, r := range fakeAPI.Requests() {
+			if r.Kind == codextest.KindMain && strings.Contains(string(r.Body), text) {
+				return true
+			}
+		}
+		return false
+	}
+	noDialog := func() {
+		t.Helper()
+		if strings.Contains(cs.Capture(), "Would you like to run the following command?") {
+			t.Fatalf("Codex shows its approval dialog:\n%s", cs.Capture())
+		}
+	}
+	idle()
+
+	// Allowed: runs at once, no dialog.
+	cs.Send("staging-now please")
+	cs.WaitForText("Staging done.", 0)
+	noDialog()
+	if !output("deployed --staging") {
+		t.Fatalf("the allowed command's output never reached the model:\n%s", fakeAPI.Summary())
+	}
+	p := permissions()
+	if len(p) != 1 || p[0].Decision != "allow" || p[0].Rule != "deploy-staging" || p[0].Origin != api.PolicyOrigin || p[0].Tool != "Bash" {
+		t.Fatalf("audit after the allowed command: %+v", p)
+	}
+	var req approval.Request
+	if err := json.Unmarshal([]byte(p[0].Args), &req); err != nil || req.Command() != "./deploy.sh --staging" || req.Agent != "codex" {
+		t.Fatalf("audited request %q: %v", p[0].Args, err)
+	}
+	idle()
+
+	// Denied: refused with the rule's message, which the model is told.
+	cs.Send("clean-now please")
+	cs.WaitForText("Clean refused.", 0)
+	noDialog()
+	if !output("Policy: never rm -rf; remove the files one by one.") {
+		t.Fatalf("the deny message never reached the model:\n%s", fakeAPI.Summary())
+	}
+	if p := permissions(); len(p) != 2 || p[1].Decision != "deny" || p[1].Rule != "no-rm-rf" {
+		t.Fatalf("audit after the denied command: %+v", p)
+	}
+	idle()
+
+	// Ask: held while its wake names the command; answered with the CLI.
+	cs.Send("prod-now please")
+	var w api.Wake
+	testkit.WaitFor(t, 30*time.Second, "the policy's wake", func() bool {
+		ws, _ := svc.Wakes(ctx, api.WakeFilter{})
+		for _, x := range ws {
+			if x.PolicyAsk() && strings.Contains(x.Details, "./deploy.sh --prod eu") {
+				w = x
+				return true
+			}
+		}
+		return false
+	})
+	if code, out, errOut := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state}, "answer", "--wake", w.ID, "yes"); code != 0 {
+		t.Fatalf("answer --wake: %d %s %s", code, out, errOut)
+	}
+	cs.WaitForText("Prod done.", 0)
+	noDialog()
+	if !output("deployed --prod eu") {
+		t.Fatalf("the approved command's output never reached the model:\n%s", fakeAPI.Summary())
+	}
+	if p := permissions(); len(p) != 3 || p[2].Decision != "allow" || p[2].Rule != "prod-asks" || !strings.Contains(p[2].Origin, "cli") {
+		t.Fatalf("audit after the answered ask: %+v", p)
+	}
+	t.Logf("Codex: allowed in %d ms, denied in %d ms, asked and held %d ms until the CLI's answer", p[0].WaitedMS, permissions()[1].WaitedMS, permissions()[2].WaitedMS)
+}
