@@ -277,6 +277,11 @@ func (p *Permissions) pendingFor(req api.AnswerRequest) (*pendingAsk, *api.Sessi
 	if len(held) == 0 {
 		return nil, nil, nil
 	}
+	if req.Prompt != "" && req.Prompt == sess.Prompt && sess.Kind != "permission" {
+		// Another kind of prompt on screen (a question), named: the
+		// answer is for it.
+		return nil, nil, nil
+	}
 	return held[0], &sess, nil
 }
 

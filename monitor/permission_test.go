@@ -437,3 +437,56 @@ func TestPermissionDecisionsShowWithTheSession(t *testing.T) {
 		t.Fatalf("%d decisions kept", n)
 	}
 }
+
+// An answer naming another kind of prompt on screen (a question) while a
+// request is held is for that prompt: it is typed, and the held request
+// still waits for its own answer.
+func TestPermissionAskLeavesAQuestionAlone(t *testing.T) {
+	snd := &recordingSender{}
+	dir := testkit.StateDir(t)
+	h := newHarness(t, func(c *Config) { c.Audit, c.Send = audit.Open(dir), snd })
+	pol, err := approval.Parse("policy.yaml", []byte(strings.Replace(testPolicy, "400ms", "10s", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	svc := NewPermissions(h.sup, func() *approval.Policy { return pol }).Service(h.sup)
+	ctx := context.Background()
+	done := make(chan hooks.Reply, 1)
+	go func() {
+		r, _ := svc.Hook(ctx, permissionEvent(h, "npm install left-pad"))
+		done <- r
+	}()
+	var w api.Wake
+	testkit.WaitFor(t, 3*time.Second, "the ask's wake", func() bool {
+		for _, x := range h.unacked(api.ReasonAwaitingInput) {
+			if !x.Resolved && x.PolicyAsk() {
+				w = x
+				return true
+			}
+		}
+		return false
+	})
+	h.tm.show(t, "%1", "claude", "claude/question_multiple_choice.txt")
+	h.step()
+	sess := h.session("%1")
+	if sess.State != rules.AwaitingInput || sess.Kind != "question" || sess.Prompt == "" {
+		t.Fatalf("the question on screen: %+v", sess)
+	}
+	res, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%1"}, Prompt: sess.Prompt, Answer: "1", Origin: "tui"})
+	if err != nil || res.Method == PermissionMethod || len(snd.calls) == 0 {
+		t.Fatalf("the question's answer: %+v, %v (typed %q)", res, err, snd.calls)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the held request was answered by the question's answer: %s", r.Output())
+	default:
+	}
+	if _, err := svc.Answer(ctx, api.AnswerRequest{Wake: w.ID, Answer: "yes", Origin: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := (<-done).Permission(); d == nil || d.Behavior != hooks.Allow {
+		t.Fatalf("the held request's own answer: %+v", d)
+	}
+}
