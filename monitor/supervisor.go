@@ -553,11 +553,13 @@ func (s *Supervisor) setListed(panes []tmux.Pane) {
 }
 
 // recentListing is the watcher's newest listing when it is younger than
-// Rescan.
+// Rescan and a Tick: the watcher lists a fleet where nothing writes in
+// full only every 5 s (tmux's maxFull), so its newest listing can be a
+// tick older than Rescan when a rescan is due.
 func (s *Supervisor) recentListing(now time.Time) ([]tmux.Pane, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.listed, s.listed != nil && now.Sub(s.listedAt) < s.cfg.Rescan
+	return s.listed, s.listed != nil && now.Sub(s.listedAt) < s.cfg.Rescan+s.cfg.Tick
 }
 
 // rescanLocked applies a listing (or its error). A pane is marked dirty

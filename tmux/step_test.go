@@ -308,9 +308,17 @@ func TestSlowFullListingsAreSpacedWithEvents(t *testing.T) {
 		{evented: false, cost: 25 * time.Millisecond, want: time.Second},
 		{evented: true, cost: 0, want: time.Second}, // not measured yet
 	} {
-		if got := w.fullGap(c.evented, c.cost); got != c.want {
+		if got := w.fullGap(c.evented, false, c.cost); got != c.want {
 			t.Errorf("fullGap(events %v, cost %v) = %v, want %v", c.evented, c.cost, got, c.want)
 		}
+	}
+	// No pane wrote since the last full listing: maxFull, with terminal
+	// events only.
+	if got := w.fullGap(true, true, 4*time.Millisecond); got != maxFull {
+		t.Errorf("fullGap of a quiet fleet with terminal events = %v, want %v", got, maxFull)
+	}
+	if got := w.fullGap(false, true, 4*time.Millisecond); got != time.Second {
+		t.Errorf("fullGap of a quiet fleet without terminal events = %v, want 1s", got)
 	}
 }
 

@@ -170,3 +170,52 @@ func TestWatcherListsLessWhileTerminalsAreWritten(t *testing.T) {
 		t.Errorf("the pane that stopped printing was reported %v later", took)
 	}
 }
+
+// TestQuietFleetIsListedInFullLessOften: with terminal write events, a
+// fleet where no pane writes is listed in full every 5 s, not every
+// FullEvery (fullGap; TestSlowFullListingsAreSpacedWithEvents); here, on
+// a real server, a write brings the next full listing within about a
+// second (its process may have changed), and a rename, which writes
+// nothing, still shows. (How many full listings a quiet fleet gets is
+// not counted here: a terminal made or freed anywhere on the machine
+// lists in full at once.)
+func TestQuietFleetIsListedInFullLessOften(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("terminal write events need Linux's inotify")
+	}
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "cat")
+	c := tmux.NewClient(srv)
+	newWindow(t, c, "cat")
+	ctx := ctxFor(t, 60*time.Second)
+	panes, err := c.ListPanes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tmux.NewWatcher(srv, tmux.WatcherOptions{PollInterval: 50 * time.Millisecond, FullEvery: time.Second})
+	evs := collect(w)
+	runWatcher(t, w)
+	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
+	time.Sleep(1500 * time.Millisecond)
+	// A write (cat prints the line back): the next full listing comes
+	// within about a second.
+	f1, _, _ := w.Listings()
+	if _, err := c.SendText(ctx, panes[0].ID, "hello", tmux.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for {
+		if f, _, _ := w.Listings(); f > f1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no full listing within 2.5 s of a pane's write")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Quiet again, then a rename: seen within the 5 s spacing.
+	time.Sleep(1500 * time.Millisecond)
+	evs.drain()
+	tmuxRun(t, srv, "rename-session", "-t", panes[0].SessionName, "renamed")
+	evs.await(t, 7*time.Second, "the rename", kind(tmux.EventSessionsChanged))
+}

@@ -648,6 +648,9 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		// unexplained is a server read that no terminal event
 		// explains, not yet looked at by a listing.
 		unexplained bool
+		// wroteSinceFull: a pane wrote (or events were lost, or writes
+		// cannot be told) since the last full listing.
+		wroteSinceFull = true
 	)
 	defer io.close()
 	if !w.opts.NoReadGate && !w.opts.NoTTYEvents {
@@ -666,20 +669,20 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		}
 		start := time.Now()
 		evented := feedOn && unwatched == 0
-		full := !up || start.Sub(lastFull) >= w.fullGap(evented, fullCost)
 		clear(wrote)
-		lost := false
+		lost, topology := false, false
 		if feedOn {
-			topology, l, err := feed.drain(wrote)
+			var err error
+			topology, lost, err = feed.drain(wrote)
 			if err != nil {
 				w.log.Info("tmux: terminal write events failed; listing panes at every tick the server reads", "err", err)
 				feedOn = false
 			}
-			lost = l
-			// A terminal was made or freed: a pane came or went, or its
-			// process exited. List in full now, not a second later.
-			full = full || topology
 		}
+		wroteSinceFull = wroteSinceFull || len(wrote) > 0 || lost || !gate
+		// A terminal made or freed (a pane came or went, or its process
+		// exited) lists in full now, not a second later.
+		full := !up || topology || start.Sub(lastFull) >= w.fullGap(evented, !wroteSinceFull, fullCost)
 		var (
 			sigs  []PaneSignal
 			panes []Pane
@@ -731,7 +734,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			began := time.Now()
 			if panes, err = lister.ListPanes(ctx); err == nil {
 				fullCost = smooth(fullCost, time.Since(began))
-				sigs, lastFull, lastLight, unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
+				sigs, lastFull, lastLight, unexplained, wroteSinceFull = make([]PaneSignal, len(panes)), time.Now(), start, false, false
 				for i, p := range panes {
 					sigs[i] = p.Signal()
 				}
@@ -935,11 +938,17 @@ func (w *Watcher) tickGap(evented bool, cost time.Duration) time.Duration {
 // fullGap is the shortest time between two full listings: FullEvery,
 // or, when terminal events tell every pane's writes (and terminals made
 // and freed), longer when a full listing takes more than 1/fullShare of
-// it, up to maxFull. Without terminal events a full listing is how an
-// exited process and a new pane are seen, so it stays FullEvery apart.
-func (w *Watcher) fullGap(evented bool, cost time.Duration) time.Duration {
+// it, up to maxFull, and maxFull when no pane has written since the last
+// one (quiet): an idle fleet's names, commands and sizes change only by a
+// client's command (a rename, a resize), seen up to maxFull late. Without
+// terminal events a full listing is how an exited process and a new pane
+// are seen, so it stays FullEvery apart.
+func (w *Watcher) fullGap(evented, quiet bool, cost time.Duration) time.Duration {
 	if !evented {
 		return w.opts.FullEvery
+	}
+	if quiet {
+		return max(w.opts.FullEvery, maxFull)
 	}
 	return min(max(w.opts.FullEvery, cost*fullShare), max(w.opts.FullEvery, maxFull))
 }
