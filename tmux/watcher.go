@@ -54,7 +54,8 @@ type WatcherOptions struct {
 	// and changes no write shows (a mode entered, a title set by tmux):
 	// full listings are then spaced further apart when one takes more than
 	// a hundredth of the period (many panes), up to 5s, so they never take
-	// more than about that share of the tmux server's time.
+	// more than about that share of the tmux server's time, and 5s apart
+	// while no pane writes.
 	FullEvery time.Duration
 	// BusyGap is how often, at most, a pane that keeps changing is
 	// reported (default 1s). A pane is reported at once when it changes
@@ -69,7 +70,7 @@ type WatcherOptions struct {
 	// read nothing since the last one, and uses no terminal events. By
 	// default (on Linux, when the server's /proc/PID/io can be read) such
 	// a tick lists nothing: no pane can have written, so an idle fleet
-	// costs the server one full listing a second (see ioReader).
+	// costs the server one full listing every 5s (see ioReader, fullGap).
 	NoReadGate bool
 	// NoTTYEvents lists panes at every tick the server read something,
 	// without asking the kernel which panes' terminals were written to.
