@@ -41,10 +41,13 @@ type sessionRow struct {
 	Options []string `json:"options,omitempty"`
 	// Prompt is the prompt's identity: pass it to answer_prompt, which
 	// then types only while this very prompt is on screen.
-	Prompt   string `json:"prompt,omitempty"`
-	Tasks    string `json:"tasks,omitempty"` // "3/5"
-	TaskList string `json:"task_list,omitempty"`
-	LastLine string `json:"last_line,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+	// ResetsAt is when the usage limit holding a rate_limited agent
+	// resets, as its screen says (to the minute).
+	ResetsAt time.Time `json:"resets_at,omitzero"`
+	Tasks    string    `json:"tasks,omitempty"` // "3/5"
+	TaskList string    `json:"task_list,omitempty"`
+	LastLine string    `json:"last_line,omitempty"`
 	// Hint says what to do about the state, when something can be done
 	// (a screen no rule explains: capture it).
 	Hint string `json:"hint,omitempty"`
@@ -66,7 +69,7 @@ func rowOf(s api.Session) sessionRow {
 		Tokens: tokens, CostUSD: cost,
 		Name: s.Session, Target: s.Target, Pane: s.Pane, Agent: s.Agent,
 		Status: string(s.Coarse()), State: string(s.State), Kind: s.Kind,
-		Question: s.Question, About: s.Detail, Options: s.Options, Prompt: s.Prompt,
+		Question: s.Question, About: s.Detail, Options: s.Options, Prompt: s.Prompt, ResetsAt: s.ResetsAt,
 		Tasks: progressText(s.Tasks), TaskList: s.TaskList,
 		LastLine: s.LastLine, Since: s.Since, Updated: s.Updated, Hint: s.Hint(),
 	}

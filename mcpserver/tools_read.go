@@ -24,7 +24,7 @@ import (
 // StatusTool reports system3 itself and every orchestrator at a glance.
 func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("status",
-		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, exited, unknown), task progress like "3/5", its question when blocked, tokens used and estimated cost (when known), and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
+		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, rate_limited, exited, unknown; rate_limited is a usage limit, with resets_at, when it resets), task progress like "3/5", its question when blocked, tokens used and estimated cost (when known), and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
 		readOnly("system3 status"),
 	)
 	// last is the most recent answer's document and JSON: a call whose
@@ -236,7 +236,7 @@ type orchestrator struct {
 func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	states := append(api.CoarseStates(), api.States()...)
 	t := mcp.NewTool("list_sessions",
-		mcp.WithDescription(`List the agent sessions system3 watches, one row each: name (tmux session), target (session:window.pane), pane id, agent, status (active, blocked, complete, failed), detailed state, kind, the question and options when it waits for an answer, task progress, last line and times. Those needing someone come first. Filter by state (a status or a detailed state), agent, or a glob on the session name. Use the name, target or pane of a row as the session argument of the other tools.`),
+		mcp.WithDescription(`List the agent sessions system3 watches, one row each: name (tmux session), target (session:window.pane), pane id, agent, status (active, blocked, complete, failed), detailed state, kind, the question and options when it waits for an answer, resets_at when a usage limit holds it (state rate_limited), task progress, last line and times. Those needing someone come first. Filter by state (a status or a detailed state), agent, or a glob on the session name. Use the name, target or pane of a row as the session argument of the other tools.`),
 		mcp.WithString("state", mcp.Description("Only sessions in this status or detailed state."), mcp.Enum(states...)),
 		mcp.WithString("agent", mcp.Description(`Only this agent: "claude", "codex", "gemini", "aider"...`), mcp.MaxLength(64)),
 		mcp.WithString("name", mcp.Description(`Glob on the tmux session name, like "orch-*".`), mcp.MaxLength(256)),

@@ -368,7 +368,7 @@ func TestCoarseState(t *testing.T) {
 		}
 	}
 	raw, _ := json.Marshal(api.States())
-	if string(raw) != `["working","idle","awaiting_input","error","error_loop","exited","unknown"]` {
+	if string(raw) != `["working","idle","awaiting_input","error","error_loop","rate_limited","exited","unknown"]` {
 		t.Errorf("states = %s", raw)
 	}
 }

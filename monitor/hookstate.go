@@ -97,6 +97,15 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 		if ev.ErrorDetails != "" {
 			l = append(l, ev.ErrorDetails)
 		}
+		if ev.LastMessage != "" {
+			l = append(l, ev.LastMessage)
+		}
+		if ev.Error == "rate_limit" && resetsIn([]string{ev.LastMessage}) != "" {
+			// A usage limit that says when it resets, no API error:
+			// Claude Code may continue by itself then, which only its
+			// screen tells.
+			return stateKind{rules.RateLimited, ""}, "hook.usage_limit", l, true
+		}
 		return stateKind{rules.Error, ev.Error}, "hook.stop_failure", l, true
 	case hooks.UserPromptSubmit:
 		return stateKind{rules.Working, ""}, "hook.user_prompt_submit", []string{line}, true

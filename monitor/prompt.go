@@ -30,8 +30,10 @@ func (s *Supervisor) reread(ctx context.Context, sess api.Session) (api.Session,
 	s.mu.Lock()
 	st, ok := s.panes[sess.Pane]
 	var command string
+	var limit limitMark
+	var pid int
 	if ok {
-		command = st.pane.Command
+		command, limit, pid = st.pane.Command, st.limit, st.pane.PID
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -46,6 +48,7 @@ func (s *Supervisor) reread(ctx context.Context, sess api.Session) (api.Session,
 	res := s.rules.Load().Classify(rules.Input{Screen: screen, Processes: []string{command}, Agent: sess.Agent})
 	now := sess.Clone()
 	now.State, now.Kind, now.Question, now.Detail, now.Options = res.State, res.Kind, res.Question, res.Detail, res.Options
+	now.ResetsAt = limit.read(res.State, res.Resets, api.Evidence{}, s.cfg.Clock(), s.zoneOf(pid))
 	now.Prompt = ""
 	if res.State == rules.AwaitingInput {
 		now.Prompt = screenPrompt(sess.Agent, res)

@@ -45,6 +45,11 @@ type paneRecord struct {
 	Kind      string      `json:"kind,omitempty"`
 	Prompt    string      `json:"prompt,omitempty"`
 	Since     time.Time   `json:"since"`
+	// Resets and ResetsAt are a usage limit's words for its reset and the
+	// time they were read as, so that the same words on the same screen
+	// keep meaning that time (see limitMark).
+	Resets   string    `json:"resets,omitempty"`
+	ResetsAt time.Time `json:"resets_at,omitzero"`
 }
 
 // statesLog is the record the monitors keep (see StatesFile). Only Run's
@@ -110,6 +115,9 @@ func carrySinceLocked(st *paneState) {
 	if ss.State == r.State && ss.Kind == r.Kind && ss.Prompt == r.Prompt && r.Since.Before(ss.Since) {
 		ss.Since = r.Since
 	}
+	if ss.State == r.State && st.limit.text != "" && st.limit.text == r.Resets && !r.ResetsAt.IsZero() {
+		st.limit.at, ss.ResetsAt = r.ResetsAt, r.ResetsAt
+	}
 }
 
 // saveStates writes the record when it changed, or when the last one is
@@ -123,7 +131,8 @@ func (s *Supervisor) saveStates(now time.Time) {
 	panes := make(map[string]paneRecord, len(s.panes))
 	for id, st := range s.panes {
 		ss := st.sess
-		panes[id] = paneRecord{ServerPID: st.pane.ServerPID, PID: st.pane.PID, State: ss.State, Kind: ss.Kind, Prompt: ss.Prompt, Since: ss.Since}
+		panes[id] = paneRecord{ServerPID: st.pane.ServerPID, PID: st.pane.PID, State: ss.State, Kind: ss.Kind, Prompt: ss.Prompt, Since: ss.Since,
+			Resets: st.limit.text, ResetsAt: st.limit.at}
 	}
 	s.mu.Unlock()
 	if maps.Equal(panes, s.states.saved) && now.Sub(s.states.savedAt) < statesEvery && !s.states.savedAt.IsZero() {

@@ -78,6 +78,10 @@ type Config struct {
 	// monitor/coach detects behaviour patterns in them. It is called from
 	// the monitor's loop and must not block. Nil: calls are not handed on.
 	OnToolCall func(api.ToolCall)
+	// Zone is the time zone the agent under a pane's process pid tells
+	// times in (PaneZone), for the reset of a usage limit its screen
+	// shows without naming a zone. Nil, or a nil answer: time.Local.
+	Zone func(pid int) *time.Location
 	// Prices prices a model's tokens for sessions' estimated cost. Nil:
 	// usage carries tokens only.
 	Prices func(model string) (api.Price, bool)
@@ -229,6 +233,8 @@ type paneState struct {
 	// last answer, kept: an answer naming no prompt right after it is
 	// refused too (recentAnswer).
 	answered, lastAnswer answerMark
+	// limit is the usage limit the pane shows, as read (limit.go).
+	limit limitMark
 }
 
 // pendingApply is a classification waiting to be applied.
@@ -1026,6 +1032,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 		st.sess.ErrorCount = s.cfg.LoopThreshold
 	}
 	state, kind, ev = s.hookOverlayLocked(st, now, &res, pr, state, kind, ev)
+	resetsAt := st.limit.read(state, res.Resets, ev, now, s.zoneOf(st.pane.PID))
 
 	prev := st.sess
 	ss := &st.sess
@@ -1035,6 +1042,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	if ss.Options == nil {
 		ss.Options = []string{}
 	}
+	ss.ResetsAt = resetsAt
 	ss.Prompt = ""
 	if state == rules.AwaitingInput && res.State == rules.AwaitingInput {
 		// Only a prompt the screen shows has an identity: one a hook
@@ -1064,7 +1072,7 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	carrySinceLocked(st)
 	budget := s.budgetWakeLocked(st)
 	if state != prev.State || kind != prev.Kind || ss.Question != prev.Question || !slices.Equal(ss.Options, prev.Options) ||
-		ss.Detail != prev.Detail || ss.Prompt != prev.Prompt || !ss.Since.Equal(prev.Since) ||
+		ss.Detail != prev.Detail || ss.Prompt != prev.Prompt || !ss.Since.Equal(prev.Since) || !ss.ResetsAt.Equal(prev.ResetsAt) ||
 		ss.Agent != prev.Agent || ss.TaskList != prev.TaskList || !ss.Tasks.Equal(prev.Tasks) || !ss.Usage.Equal(prev.Usage) ||
 		ss.AgentSessionID != prev.AgentSessionID ||
 		ss.AgentVersion != prev.AgentVersion || (ev.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch) {

@@ -46,6 +46,14 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 	leaving(rules.ErrorLoop, api.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop, moved)
 	leaving(rules.Exited, api.ReasonWorkerFailed, cur.State == rules.Exited, moved)
 	leaving(rules.Idle, api.ReasonSessionIdle, cur.State == rules.Idle, moved)
+	// A usage limit is the same limit while it resets at the same time
+	// (a hook that did not say when, then the screen that does, too).
+	sameLimit := cur.State == rules.RateLimited && (prev.ResetsAt.IsZero() || cur.ResetsAt.Equal(prev.ResetsAt))
+	whyLimit := moved
+	if cur.State == rules.RateLimited {
+		whyLimit = "another usage limit (" + api.ResetText(cur.ResetsAt, s.cfg.Clock()) + ")"
+	}
+	leaving(rules.RateLimited, api.ReasonUsageLimit, sameLimit, whyLimit)
 
 	switch cur.State {
 	case rules.AwaitingInput:
@@ -57,6 +65,10 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 	case rules.ErrorLoop:
 		if prev.State != rules.ErrorLoop {
 			ops = append(ops, s.raiseOp(cur, api.ReasonErrorLoopDetected))
+		}
+	case rules.RateLimited:
+		if prev.State != rules.RateLimited || !sameLimit {
+			ops = append(ops, s.raiseOp(cur, api.ReasonUsageLimit))
 		}
 	case rules.Exited:
 		// A dead pane's status is final; an agent that left its shell
@@ -235,7 +247,7 @@ func (s *Supervisor) digestLocked() string {
 
 func (s *Supervisor) clearWakesLocked(pane string) []wakeOp {
 	var ops []wakeOp
-	for _, r := range []api.Reason{api.ReasonAwaitingInput, api.ReasonAPIError, api.ReasonErrorLoopDetected, api.ReasonWorkerFailed, api.ReasonSessionIdle} {
+	for _, r := range []api.Reason{api.ReasonAwaitingInput, api.ReasonAPIError, api.ReasonErrorLoopDetected, api.ReasonWorkerFailed, api.ReasonSessionIdle, api.ReasonUsageLimit} {
 		ops = append(ops, wakeOp{clear: wakeKey(r, pane), why: "the pane went away"})
 	}
 	return ops
@@ -254,6 +266,7 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 		Question:        cur.Question,
 		Options:         cur.Options,
 		Prompt:          cur.Prompt,
+		ResetsAt:        cur.ResetsAt,
 		SuggestedAction: s.suggest(cur, r),
 	}
 	if cur.Detail != "" {
@@ -299,6 +312,8 @@ func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
 			return fmt.Sprintf("%s in %s cannot authenticate; fix the API key or log in, then resend the last message.", agent, where)
 		}
 		return fmt.Sprintf("%s in %s has been failing on an API error for over %s; check the API and tell it to retry.", agent, where, s.cfg.ErrorGrace)
+	case api.ReasonUsageLimit:
+		return s.limitSuggestion(cur, agent, where)
 	case api.ReasonWorkerFailed:
 		return fmt.Sprintf("%s in %s has exited; read its last lines, then restart it or hand its tasks to another session.", agent, where)
 	case api.ReasonSessionIdle:

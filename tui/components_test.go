@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -333,6 +334,11 @@ func TestWhatSaysWhatMatters(t *testing.T) {
 		{"error detail first", api.Session{State: rules.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
 		{"question", api.Session{State: rules.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
 		{"idle", api.Session{State: rules.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
+		{"usage limit, it goes on by itself", api.Session{State: rules.RateLimited, Kind: rules.KindAutoResume, LastLine: "Continuing automatically at 2am",
+			ResetsAt: time.Date(2026, 11, 22, 2, 0, 0, 0, time.Local)}, "usage limit, resets Sun 02:00 · continues by itself"},
+		{"usage limit, cancelled", api.Session{State: rules.RateLimited, ResetsAt: time.Date(2026, 11, 22, 2, 0, 0, 0, time.Local)},
+			"usage limit, resets Sun 02:00 · will not continue by itself"},
+		{"usage limit, no reset said", api.Session{State: rules.RateLimited}, "usage limit · will not continue by itself"},
 	} {
 		if got := what(tt.s); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)

@@ -418,6 +418,15 @@ func (d detail) addPrompt(ls *detailLines) {
 			}
 			ls.add(keep, d.label("opts")+strings.Join(opts, "  "))
 		}
+	case rules.RateLimited:
+		then := "will not continue by itself"
+		if s.Kind == rules.KindAutoResume {
+			then = "continues by itself then"
+		}
+		ls.add(keep, d.label("limit")+d.st.Bold.Render(api.ResetText(s.ResetsAt, d.now))+" · "+then)
+		if det := clean(s.Detail); det != "" {
+			ls.add(keep, d.label("said")+det)
+		}
 	case rules.Error, rules.ErrorLoop:
 		if det := clean(s.Detail); det != "" {
 			if s.ErrorCount > 0 {

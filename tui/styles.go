@@ -26,6 +26,7 @@ var looks = map[rules.State]look{
 	rules.AwaitingInput: {"⏸", "awaiting", lipgloss.AdaptiveColor{Light: "130", Dark: "214"}},
 	rules.ErrorLoop:     {"↻", "loop", lipgloss.AdaptiveColor{Light: "126", Dark: "207"}},
 	rules.Error:         {"✖", "error", lipgloss.AdaptiveColor{Light: "160", Dark: "203"}},
+	rules.RateLimited:   {"◷", "limited", lipgloss.AdaptiveColor{Light: "94", Dark: "180"}},
 	rules.Exited:        {"■", "exited", lipgloss.AdaptiveColor{Light: "243", Dark: "245"}},
 	rules.Working:       {"●", "working", lipgloss.AdaptiveColor{Light: "28", Dark: "78"}},
 	rules.Idle:          {"○", "idle", lipgloss.AdaptiveColor{Light: "25", Dark: "75"}},

@@ -408,6 +408,8 @@ func what(s api.Session) string {
 		return d
 	case rules.Error:
 		return errorLine(s)
+	case rules.RateLimited:
+		return limitLine(s)
 	case rules.Working:
 		if t := s.Tasks; t != nil && len(t.InProgress) > 0 {
 			now := "now: " + clean(t.InProgress[0])
@@ -418,6 +420,20 @@ func what(s api.Session) string {
 		}
 	}
 	return clean(s.LastLine)
+}
+
+// limitLine is what a session held by a usage limit shows: when it resets
+// (a wall-clock time, so a cached row stays true; the detail counts
+// down) and whether its CLI continues by itself then.
+func limitLine(s api.Session) string {
+	l := "usage limit"
+	if !s.ResetsAt.IsZero() {
+		l += ", resets " + s.ResetsAt.Local().Format("Mon 15:04")
+	}
+	if s.Kind == rules.KindAutoResume {
+		return l + " · continues by itself"
+	}
+	return l + " · will not continue by itself"
 }
 
 // errorLine is the error a failing session shows: the rule's detail, else

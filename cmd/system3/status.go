@@ -82,7 +82,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "List every pane on the tmux server with its session and command",
 		Long: `List every pane on the selected tmux server: session, window, pane id, the
 command running in it, the agent recognised in it and its state (working,
-idle, awaiting_input, error, error_loop, exited, unknown) with the question
+idle, awaiting_input, error, error_loop, rate_limited, exited, unknown) with the question
 or last line, and the number of unacknowledged wakes.
 
 When a system3 serves this state dir (a dashboard, or a running wait), the

@@ -257,6 +257,9 @@ func writeWakeAck(w io.Writer, ev api.Wake, now time.Time, ackCmd string) error 
 	if ev.Reason == api.ReasonAwaitingInput {
 		field("about", ev.Details)
 	}
+	if ev.Reason == api.ReasonUsageLimit {
+		field("limit", api.ResetText(ev.ResetsAt.Local(), now))
+	}
 	for i, o := range ev.Options {
 		field("", fmt.Sprintf("%d. %s", i+1, o))
 	}

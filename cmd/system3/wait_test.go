@@ -131,6 +131,19 @@ func TestWriteWakeSanitizes(t *testing.T) {
 	}
 }
 
+// A usage_limit wake says when the limit resets, counting down.
+func TestWriteWakeSaysWhenALimitResets(t *testing.T) {
+	var b strings.Builder
+	ev := api.Wake{ID: "w1", Reason: api.ReasonUsageLimit, Session: "orch", State: "rate_limited", Time: testEpoch,
+		ResetsAt: testEpoch.Add(2*time.Hour + 5*time.Minute), Details: "You've hit your 5-hour limit · resets 8:10pm (UTC)"}
+	if err := writeWake(&b, ev, testEpoch); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "(in 2h 5m)") || !strings.Contains(out, "  limit      resets ") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // --since takes a cursor naming only local and the config's hosts, and
 // says which of the two rules a bad one breaks.
 func TestParseSince(t *testing.T) {

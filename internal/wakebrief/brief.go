@@ -92,6 +92,9 @@ func Write(ev api.Wake, o Options) string {
 			}
 			quoted("options", strings.Join(opts, "\n"))
 		}
+	case api.ReasonUsageLimit:
+		line("the limit %s.", api.ResetText(ev.ResetsAt, o.Now))
+		quoted("details", ev.Details)
 	default:
 		quoted("details", ev.Details)
 	}
@@ -165,6 +168,8 @@ func what(ev api.Wake) string {
 		return "finished work that fails validation"
 	case api.ReasonBudgetExceeded:
 		return "has spent more than its budget"
+	case api.ReasonUsageLimit:
+		return "hit its usage limit and waits for it to reset"
 	case api.ReasonHeartbeat:
 		return "sends the heartbeat: nothing else happened for a while (information)"
 	case api.ReasonSummary:

@@ -56,6 +56,10 @@ type Session struct {
 	// awaiting_input (PromptIdentity), "" otherwise. An answer may name
 	// it: system3 types only while the pane still shows that prompt.
 	Prompt string `json:"prompt,omitempty"`
+	// ResetsAt is when the usage limit that holds a rate_limited agent
+	// resets, as its screen (or hook) says it, to the minute the screen
+	// shows; zero when it did not say.
+	ResetsAt time.Time `json:"resets_at,omitzero"`
 	// Since is when the current state began; Updated is the last capture.
 	Since   time.Time `json:"since"`
 	Updated time.Time `json:"updated"`
@@ -112,9 +116,11 @@ func (s Session) Hint() string {
 func (s Session) IsAgent() bool { return agents.IsAgent(s.Agent) }
 
 // NeedsPerson reports whether the state asks for a human or a supervisor.
+// A usage limit does: the agent is stopped until it resets, and only a
+// person can decide to switch accounts or plans.
 func (s Session) NeedsPerson() bool {
 	switch s.State {
-	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
+	case rules.AwaitingInput, rules.Error, rules.ErrorLoop, rules.RateLimited:
 		return true
 	}
 	return false
@@ -130,7 +136,7 @@ const (
 	// no rule recognises).
 	CoarseActive Coarse = "active"
 	// CoarseBlocked: the agent waits for someone (a prompt, an error, an
-	// error loop).
+	// error loop) or for a usage limit to reset.
 	CoarseBlocked Coarse = "blocked"
 	// CoarseComplete: the agent exited after finishing every task of its
 	// task list.
@@ -148,7 +154,7 @@ func CoarseStates() []string {
 // States lists the detailed states, for enums and docs.
 func States() []string {
 	return []string{string(rules.Working), string(rules.Idle), string(rules.AwaitingInput), string(rules.Error),
-		string(rules.ErrorLoop), string(rules.Exited), string(rules.Unknown)}
+		string(rules.ErrorLoop), string(rules.RateLimited), string(rules.Exited), string(rules.Unknown)}
 }
 
 // Coarse maps the session's detailed state to the coarse one. An exited
@@ -157,7 +163,7 @@ func States() []string {
 // unfinished tasks say the work did not end.
 func (s Session) Coarse() Coarse {
 	switch s.State {
-	case rules.AwaitingInput, rules.Error, rules.ErrorLoop:
+	case rules.AwaitingInput, rules.Error, rules.ErrorLoop, rules.RateLimited:
 		return CoarseBlocked
 	case rules.Exited:
 		if t := s.Tasks; t != nil && t.Total > 0 && t.Completed == t.Total {

@@ -26,6 +26,9 @@ const (
 	ReasonHeartbeat         Reason = "heartbeat"
 	ReasonSummary           Reason = "summary"
 	ReasonBudgetExceeded    Reason = "budget_exceeded"
+	// ReasonUsageLimit: the agent hit a usage limit (state rate_limited);
+	// the wake says when it resets (Wake.ResetsAt).
+	ReasonUsageLimit Reason = "usage_limit"
 )
 
 // Reasons lists every reason, in the order they are documented, for help texts
@@ -34,6 +37,7 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonAwaitingInput, ReasonErrorLoopDetected, ReasonWorkerFailed, ReasonAPIError,
 		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary, ReasonBudgetExceeded,
+		ReasonUsageLimit,
 	}
 }
 
@@ -115,6 +119,9 @@ type Wake struct {
 	// about (see PromptIdentity): an answer naming this wake types only
 	// while the pane shows exactly this prompt.
 	Prompt string `json:"prompt,omitempty"`
+	// ResetsAt is when the usage limit of a usage_limit wake resets, as
+	// the agent's screen said it (Session.ResetsAt); zero when unknown.
+	ResetsAt time.Time `json:"resets_at,omitzero"`
 
 	// Resolved: the wake's condition ended (see docs/wakes.md). Resolution
 	// says how: "answered by cli: Yes", "the prompt changed", "the agent

@@ -91,6 +91,10 @@ type APIError struct {
 	Header http.Header
 	// Delay holds the answer back, like a slow upstream.
 	Delay time.Duration
+	// ResetsAt, when set, is sent as the error's resets_at (Unix
+	// seconds), as ChatGPT's usage_limit_reached error says when the
+	// limit resets.
+	ResetsAt time.Time
 }
 
 // RequestKind tells the CLI's requests apart.
@@ -222,6 +226,14 @@ func (s *ruleState) next() Step {
 		s.used = 0
 	}
 	return st
+}
+
+// UsageLimit is the 429 ChatGPT answers when a plan's usage limit is
+// spent: Codex says "You've hit your usage limit. Try again at …" with
+// the reset in its local time.
+func UsageLimit(reset time.Time) APIError {
+	return APIError{Status: http.StatusTooManyRequests, Type: "usage_limit_reached",
+		Message: "The usage limit has been reached", ResetsAt: reset}
 }
 
 // ErrorStatus returns the usual OpenAI error for an HTTP status.
@@ -472,7 +484,9 @@ func writeError(w http.ResponseWriter, e APIError) int {
 	if e.Code != "" {
 		code = e.Code
 	}
-	return clitest.WriteJSON(w, e.Status, map[string]any{
-		"error": map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": code},
-	})
+	body := map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": code}
+	if !e.ResetsAt.IsZero() {
+		body["resets_at"] = e.ResetsAt.Unix()
+	}
+	return clitest.WriteJSON(w, e.Status, map[string]any{"error": body})
 }

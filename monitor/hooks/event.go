@@ -71,6 +71,10 @@ type Event struct {
 	// PostToolUseFailure's error text. ErrorDetails: StopFailure's details.
 	Error        string `json:"error,omitempty"`
 	ErrorDetails string `json:"error_details,omitempty"`
+	// LastMessage: StopFailure's last_assistant_message, the error as the
+	// agent showed it ("You've hit your 5-hour limit · resets 8:10pm
+	// (UTC)" for a usage limit).
+	LastMessage string `json:"last_message,omitempty"`
 	// Tool events: the tool, its input and its response, summarised.
 	ToolName     string `json:"tool_name,omitempty"`
 	ToolInput    string `json:"tool_input,omitempty"`
@@ -116,6 +120,7 @@ type payload struct {
 	Message          string          `json:"message"`
 	Error            json.RawMessage `json:"error"`
 	ErrorDetails     json.RawMessage `json:"error_details"`
+	LastMessage      string          `json:"last_assistant_message"`
 	ToolName         string          `json:"tool_name"`
 	ToolInput        json.RawMessage `json:"tool_input"`
 	ToolResponse     json.RawMessage `json:"tool_response"`
@@ -158,6 +163,7 @@ func Parse(data []byte) (Event, error) {
 		Message:          clip(oneLine(p.Message), maxSummary),
 		Error:            clip(text(p.Error), maxField),
 		ErrorDetails:     clip(text(p.ErrorDetails), maxSummary),
+		LastMessage:      clip(oneLine(p.LastMessage), maxSummary),
 		ToolName:         clip(p.ToolName, 128),
 		ToolInput:        summarizeInput(p.ToolInput),
 		ToolResponse:     clip(oneLine(text(p.ToolResponse)), maxSummary),

@@ -25,7 +25,10 @@ func TestParse(t *testing.T) {
 		{name: "notification", in: `{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`,
 			want: Event{Name: Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"}},
 		{name: "stop failure", in: `{"hook_event_name":"StopFailure","error":"rate_limit","error_details":"429 too many requests","last_assistant_message":"x"}`,
-			want: Event{Name: StopFailure, Error: "rate_limit", ErrorDetails: "429 too many requests"}},
+			want: Event{Name: StopFailure, Error: "rate_limit", ErrorDetails: "429 too many requests", LastMessage: "x"}},
+		// Claude Code 2.1.330 at a subscription's spent allowance.
+		{name: "usage limit", in: `{"session_id":"64fe8574","hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"You've hit your 5-hour limit · resets 11:53pm (UTC)"}`,
+			want: Event{Name: StopFailure, SessionID: "64fe8574", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 11:53pm (UTC)"}},
 		{name: "stop failure with an object error", in: `{"hook_event_name":"StopFailure","error":{"type":"server_error"}}`,
 			want: Event{Name: StopFailure, Error: `{"type":"server_error"}`}},
 		{name: "tool failure", in: `{"hook_event_name":"PostToolUseFailure","tool_name":"Read","tool_input":{"file_path":"/x"},"error":"File does not exist.","is_interrupt":false,"tool_use_id":"toolu_01"}`,

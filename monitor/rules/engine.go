@@ -558,6 +558,9 @@ type Result struct {
 	// edit), when the rule extracts it.
 	Detail  string   `json:"detail,omitempty"`
 	Options []string `json:"options"`
+	// Resets is when a usage limit resets, as the screen words it (the
+	// rule's extract.resets): ParseReset reads it.
+	Resets string `json:"resets,omitempty"`
 	// IdentityOptions are the options as the prompt's identity counts
 	// them: Options without the parts the agent may still rewrite while
 	// the prompt stands (the rule's option_scope). Same as Options when
@@ -634,6 +637,7 @@ func (e *Engine) Classify(in Input) Result {
 		matched = r
 		if r.Extract != nil {
 			res.Question, res.Detail, res.Options = r.Extract.run(s)
+			res.Resets = r.Extract.resetsText(s)
 			if res.Options == nil {
 				res.Options = []string{}
 			}
@@ -645,7 +649,7 @@ func (e *Engine) Classify(in Input) Result {
 	if agent != nil && !agent.Shell && res.AgentBy == "screen" && len(in.Processes) > 0 && e.isShell(in.Processes[0]) && res.State != Exited {
 		res.State, res.Kind, res.Rule = Exited, "process_gone", RuleProcessGone
 		res.Evidence = []string{fmt.Sprintf("no %s process in the pane; %s is in the foreground", agent.Name, in.Processes[0])}
-		res.Question, res.Detail, res.Options = "", "", []string{}
+		res.Question, res.Detail, res.Options, res.Resets = "", "", []string{}, ""
 	}
 	if res.State == "" && shell != "" && in.Job == "" && agent != nil && agent.Shell {
 		// No rule knows this prompt, but the shell itself holds the

@@ -18,11 +18,15 @@ import (
 // CLI, the dashboard and the MCP server.
 type State string
 
-// The states, from most to least in need of a person.
+// The states, from most to least in need of a person. RateLimited is no
+// error: a usage limit (a subscription's 5-hour or weekly allowance) holds
+// the agent until it resets, at a time the screen says, and it never
+// counts towards an error loop.
 const (
 	AwaitingInput State = "awaiting_input"
 	ErrorLoop     State = "error_loop"
 	Error         State = "error"
+	RateLimited   State = "rate_limited"
 	Exited        State = "exited"
 	Working       State = "working"
 	Idle          State = "idle"
@@ -30,7 +34,7 @@ const (
 )
 
 // States lists every state in display order.
-var States = []State{AwaitingInput, ErrorLoop, Error, Exited, Working, Idle, Unknown}
+var States = []State{AwaitingInput, ErrorLoop, Error, RateLimited, Exited, Working, Idle, Unknown}
 
 // Valid reports whether s is one of the contract states.
 func (s State) Valid() bool {
@@ -47,12 +51,17 @@ func (s State) Valid() bool {
 var Kinds = map[State][]string{
 	AwaitingInput: {"permission", "question", "plan", "trust", "other"},
 	Error:         {"api_error", "rate_limited", "auth", "command"},
+	RateLimited:   {"", KindAutoResume}, // none: nothing continues it by itself
 	Idle:          {"", "interrupted"},
 	Working:       {"", "tool", "compacting"},
 	Exited:        {"", "dead", "process_gone", "closed"},
 	ErrorLoop:     {""},
 	Unknown:       {"", "viewer"}, // viewer: a pager or editor in front, never an agent
 }
+
+// KindAutoResume is the rate_limited kind of an agent whose CLI continues
+// by itself when its usage limit resets.
+const KindAutoResume = "auto_resume"
 
 // Rule is one detection rule. All Match conditions must hold and no Unless
 // condition may hold; among matching rules the highest Priority wins, then
@@ -119,11 +128,16 @@ type Extract struct {
 	// has any ("[y] Approve   [n] Deny"); the label is all its groups
 	// joined.
 	OptionInline string `yaml:"option_inline" json:"option_inline,omitempty"`
+	// Resets is a regexp for when a usage limit resets, as the screen
+	// words it: group "resets" (or group 1) of the lowest line it matches
+	// ("8:10pm (UTC)", "Nov 30th, 2026 12:53 AM", "in 2h 5m"), which
+	// ParseReset reads.
+	Resets string `yaml:"resets" json:"resets,omitempty"`
 	// Region bounds the search; default the rule's region.
 	Region string `yaml:"region" json:"region,omitempty"`
 
-	region                                     region
-	question, detail, skip, opt, inline, scope *regexp.Regexp
+	region                                             region
+	question, detail, skip, opt, inline, scope, resets *regexp.Regexp
 }
 
 // region is a parsed region name.
@@ -279,6 +293,7 @@ func (e *Extract) compile(def region) error {
 		{"option", e.Option, &e.opt},
 		{"option_inline", e.OptionInline, &e.inline},
 		{"option_scope", e.OptionScope, &e.scope},
+		{"resets", e.Resets, &e.resets},
 	} {
 		if f.src == "" {
 			continue
@@ -341,6 +356,21 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 		}
 	}
 	return question, detail, options
+}
+
+// resetsText is when a usage limit resets as the lowest line of the
+// region that the resets pattern matches says it, "" when none does.
+func (e *Extract) resetsText(s *Screen) string {
+	if e.resets == nil {
+		return ""
+	}
+	lo, hi := s.bounds(e.region)
+	for i := hi - 1; i >= lo; i-- {
+		if m := e.resets.FindStringSubmatch(s.Lines[i]); m != nil {
+			return strings.TrimSpace(group(m, e.resets, "resets"))
+		}
+	}
+	return ""
 }
 
 // detailIn is the detail found in lines [lo, hi): the first heading the

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 type want struct {
@@ -13,6 +14,7 @@ type want struct {
 	question                 string
 	options                  []string
 	detail                   string // substring
+	resets                   string // when a usage limit resets, as the screen says
 }
 
 // expectations covers every capture under monitor/testdata/captures; a
@@ -57,7 +59,9 @@ var expectations = map[string]want{
 	"claude/question_multiple_choice.txt":      {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}},
 	"claude/question_review.txt":               {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question_review", question: "Review your answers", options: []string{"Submit answers", "Cancel"}},
 	"claude/rate_limited.ansi.txt":             {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
-	"claude/rate_limited_5h.txt":               {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited", detail: "You've hit your 5-hour limit · resets "},
+	"claude/rate_limited_5h.txt":               {agent: "claude", state: "rate_limited", kind: "auto_resume", rule: "claude.usage_limit_waiting", detail: "You've hit your 5-hour limit · resets 2am (UTC)", resets: "2am (UTC)"},
+	"claude/rate_limited_cancelled.txt":        {agent: "claude", state: "rate_limited", rule: "claude.usage_limit", detail: "You've hit your 5-hour limit · resets 2am (UTC)", resets: "2am (UTC)"},
+	"claude/awaiting_input_limit_options.txt":  {agent: "claude", state: "awaiting_input", kind: "other", rule: "claude.limit_options", question: "What do you want to do?", options: []string{"Stop and wait for limit to reset", "Wait here, then continue automatically at 2am", "Upgrade your plan"}},
 	"claude/rate_limited.txt":                  {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
 	"claude/trust_declined_shell.txt":          {agent: "claude", state: "exited", kind: "process_gone", rule: "claude.exited"},
 	"claude/trust_dialog.ansi.txt":             {agent: "claude", state: "awaiting_input", kind: "trust", rule: "claude.trust", question: "Is this a project you created or one you trust?", options: []string{"No, exit", "Yes, I trust this folder"}},
@@ -138,6 +142,8 @@ var expectations = map[string]want{
 	"codex/permission_exec.txt":                 {agent: "codex", state: "awaiting_input", kind: "permission", rule: "codex.permission", question: "Would you like to run the following command?", options: []string{"Yes, proceed (y)", "Yes, and don't ask again for commands that start with `./deploy.sh --prod` (p)", "No, and tell Codex what to do differently (esc)"}, detail: "Running ./deploy.sh --prod"},
 	"codex/question.txt":                        {agent: "codex", state: "awaiting_input", kind: "question", rule: "codex.question", question: "Which database should we use?", options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}},
 	"codex/rate_limited.txt":                    {agent: "codex", state: "error", kind: "rate_limited", rule: "codex.rate_limited"},
+	"codex/rate_limited_usage.txt":              {agent: "codex", state: "rate_limited", rule: "codex.usage_limit", detail: "You’ve hit your usage limit. Try again at 10:01 PM.", resets: "10:01 PM"},
+	"codex/rate_limited_usage_tomorrow.txt":     {agent: "codex", state: "rate_limited", rule: "codex.usage_limit", detail: "You’ve hit your usage limit. Try again at Nov 30th, 2026 1:01 AM.", resets: "Nov 30th, 2026 1:01 AM"},
 	"codex/trust_dialog.txt":                    {agent: "codex", state: "awaiting_input", kind: "trust", rule: "codex.trust", question: "Trust this folder?", options: []string{"Trust and continue", "Back to Agent Command Center"}},
 	"codex/unreachable_retry.txt":               {agent: "codex", state: "error", kind: "api_error", rule: "codex.api_retry"},
 	"codex/working_spinner.txt":                 {agent: "codex", state: "working", rule: "codex.working"},
@@ -285,6 +291,14 @@ func TestCaptures(t *testing.T) {
 			}
 			if !strings.Contains(got.Detail, w.detail) {
 				t.Errorf("detail = %q, want it to contain %q", got.Detail, w.detail)
+			}
+			if got.Resets != w.resets {
+				t.Errorf("resets = %q, want %q", got.Resets, w.resets)
+			}
+			if w.state == "rate_limited" {
+				if _, ok := ParseReset(got.Resets, time.Now(), time.UTC); !ok {
+					t.Errorf("the reset %q does not parse", got.Resets)
+				}
 			}
 		})
 	}

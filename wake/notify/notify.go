@@ -127,6 +127,8 @@ func reasonText(r api.Reason) string {
 		return "idle"
 	case api.ReasonValidationFailed:
 		return "validation failed"
+	case api.ReasonUsageLimit:
+		return "usage limit"
 	}
 	return strings.ReplaceAll(string(r), "_", " ")
 }

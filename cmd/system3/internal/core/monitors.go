@@ -260,6 +260,7 @@ func (a *App) supervisorConfig(eng *rules.Engine, wakes *wake.Store, client *tmu
 		AgentVersion:   monitor.AgentVersion,
 		Cmdlines:       monitor.ProcessCmdlines,
 		Probe:          ProbeAgent,
+		Zone:           monitor.PaneZone,
 		TaskProgress:   progress,
 		LinksPath:      filepath.Join(a.Settings.StateDir, monitor.LinksFile),
 		StatesPath:     filepath.Join(a.Settings.StateDir, monitor.StatesFile),
