@@ -391,3 +391,31 @@ func TestQueueCoalescesStreamingOnlyWhenAllWere(t *testing.T) {
 		t.Fatalf("coalesced: %v (%d events), want %%1 not streaming, %%2 streaming", got, len(q.items))
 	}
 }
+
+// TestTickEventsSkipsPanesAtRest: a tick that listed nothing looks only at
+// panes written to, held or settling; a held pane is still reported once
+// quiet, and a pane at rest stays as it was.
+func TestTickEventsSkipsPanesAtRest(t *testing.T) {
+	w := NewWatcher(Server{}, WatcherOptions{PollInterval: 50 * time.Millisecond, BusyGap: time.Second, Settle: 200 * time.Millisecond})
+	now := time.Unix(1_800_000_000, 0)
+	rest := &paneTrack{settle: 1, changed: now.Add(-time.Minute), reported: now.Add(-time.Minute), quiet: 7}
+	held := &paneTrack{settle: 1, held: true, changed: now.Add(-50 * time.Millisecond), reported: now.Add(-100 * time.Millisecond)}
+	tracks := map[string]*paneTrack{"%1": rest, "%2": held}
+	before := *rest
+	w.tickEvents(tracks, map[string]bool{}, now)
+	if *rest != before {
+		t.Fatalf("a pane at rest was stepped: %+v, was %+v", *rest, before)
+	}
+	var got []string
+	for _, e := range w.q.items {
+		got = append(got, e.PaneID)
+	}
+	if !slices.Equal(got, []string{"%2"}) || held.held {
+		t.Fatalf("reported %v (held still %v), want the held pane once quiet", got, held.held)
+	}
+	// A write to the pane at rest is looked at.
+	w.tickEvents(tracks, map[string]bool{"%1": true}, now.Add(50*time.Millisecond))
+	if rest.changed.Equal(before.changed) {
+		t.Fatal("a write to a pane at rest was not stepped")
+	}
+}

@@ -852,6 +852,11 @@ func (w *Watcher) Listings() (full, light, skipped int64) {
 func (w *Watcher) tickEvents(tracks map[string]*paneTrack, wrote map[string]bool, now time.Time) {
 	var reported []string
 	for id, tr := range tracks {
+		if !tr.held && tr.settle == 1 && !wrote[id] {
+			// Nothing to report and nothing to count: a pane at rest
+			// (its quiet ticks matter only while it is held).
+			continue
+		}
 		if w.step(tr, nil, false, wrote[id], now) {
 			reported = append(reported, id)
 		}
