@@ -259,7 +259,7 @@ func (d *Delivery) Run(ctx context.Context) error {
 			// Only the supervisor pane's changes, and a pane that may
 			// be it appearing, say something new.
 			pane, _ := d.pane.Load().(string)
-			look = u.Kind == api.Resync || u.Kind == api.SessionAdded || u.Session.Pane == pane
+			look = u.Kind == api.Resync || u.Kind == api.SessionAdded || u.Kind.OfSession() && u.Session.Pane == pane
 		case <-tick.C:
 		case <-due.C:
 		}

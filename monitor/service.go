@@ -42,19 +42,15 @@ func (s *Supervisor) publishLocked(u api.Update) {
 // Snapshot returns every session, those needing a person first, then by
 // session, window and pane.
 func (s *Supervisor) Snapshot(ctx context.Context) (api.Snapshot, error) {
+	s.checkHealth()
 	s.mu.Lock()
-	snap := api.Snapshot{Server: s.cfg.Server, Running: s.running, Taken: s.cfg.Clock(), Problem: joinProblems(s.problem, s.rulesProblem, s.extraProblemLocked())}
+	st := s.statusLocked()
+	snap := api.Snapshot{Server: st.Server, Running: st.Running, Taken: s.cfg.Clock(), Problem: st.Problem}
 	snap.Sessions = make([]api.Session, 0, len(s.panes))
 	for _, st := range s.panes {
 		snap.Sessions = append(snap.Sessions, st.sess.Clone())
 	}
 	s.mu.Unlock()
-	if h := s.cfg.Wakes.Health(); h.Err != nil {
-		snap.Problem = joinProblems(snap.Problem, h.Err.Error())
-	}
-	if err := s.cfg.Audit.Health(); err != nil {
-		snap.Problem = joinProblems(snap.Problem, err.Error())
-	}
 	api.SortSessions(snap.Sessions)
 	return snap, nil
 }

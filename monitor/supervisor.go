@@ -273,6 +273,11 @@ type Supervisor struct {
 	rulesProblem string
 	// extraProblems are problems other parts of the process report (SetProblem).
 	extraProblems map[string]string
+	// status is the status last published, and the health last read
+	// (problems.go).
+	status statusBoard
+	// previews are the panes whose screens are followed (previews.go).
+	previews previewHub
 
 	// kick asks Run for a flush outside the event flow.
 	kick chan struct{}
@@ -312,6 +317,7 @@ func (s *Supervisor) setProblemLocked(p string) {
 		s.cfg.Logger.Warn("monitor problem", "problem", p)
 	}
 	s.problem = p
+	s.publishStatusLocked()
 }
 
 var _ api.Service = (*Supervisor)(nil)
@@ -367,6 +373,7 @@ func (s *Supervisor) markDirty(pane string) {
 func (s *Supervisor) SetRulesProblem(msg string) {
 	s.mu.Lock()
 	s.rulesProblem = msg
+	s.publishStatusLocked()
 	s.mu.Unlock()
 }
 
@@ -497,6 +504,7 @@ const (
 func (s *Supervisor) handle(ev tmux.Event) scanNeed {
 	switch ev.Kind {
 	case tmux.EventOutput:
+		s.previews.output(ev.PaneID)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if p, ok := s.panes[ev.PaneID]; ok {
@@ -1082,8 +1090,10 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	return budget
 }
 
-// timeChecks raises the wakes that come from time passing.
+// timeChecks raises the wakes that come from time passing, and publishes
+// the status when the journal's or the audit log's health changed.
 func (s *Supervisor) timeChecks(now time.Time) {
+	s.checkHealth()
 	s.mu.Lock()
 	ops := s.timeChecksLocked(now)
 	s.mu.Unlock()

@@ -181,9 +181,8 @@ func (m *Model) zoom() tea.Cmd {
 	if _, ok := m.selected(); !ok {
 		return nil
 	}
-	m.detail.Zoom(true)
-	m.previewPending = false
-	return m.refreshPreview()
+	m.detail.Zoom(true) // sync opens the stream again, with scrollback
+	return nil
 }
 
 func (m *Model) openCompose() tea.Cmd {

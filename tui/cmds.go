@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -18,13 +19,15 @@ import (
 // comes back to Update as one of these messages.
 
 const (
-	// readTimeout bounds snapshots, wake lists, previews and task lists.
+	// readTimeout bounds snapshots, wake lists, a preview's first screen
+	// and task lists.
 	readTimeout = 5 * time.Second
 	// actionTimeout bounds an action; an injection waits for the pane to
 	// show the text, which takes a few seconds at most.
 	actionTimeout = 20 * time.Second
-	// tickEvery paces the preview refresh and the age column.
-	tickEvery = 500 * time.Millisecond
+	// tickEvery paces the age column (whole seconds), the status line's
+	// flash and the header's MCP and hosts items.
+	tickEvery = time.Second
 	// zoomHistory is how much scrollback the zoomed preview fetches.
 	zoomHistory = 2000
 	// origin and acker name the dashboard in the audit log and on acks.
@@ -32,8 +35,8 @@ const (
 )
 
 type (
-	// tickMsg paces the preview and the ages; it carries the time and the
-	// MCP status, read off the UI goroutine.
+	// tickMsg paces the ages; it carries the time and the MCP status,
+	// read off the UI goroutine.
 	tickMsg struct {
 		now    time.Time
 		mcp    *MCPStatus
@@ -89,11 +92,19 @@ type (
 		gen    int
 	}
 
-	previewMsg struct {
-		pane    string
-		history bool
-		p       api.Preview
-		err     error
+	// previewStartedMsg: WatchPreview answered for generation gen, with
+	// the pane's screen now (first), or failed.
+	previewStartedMsg struct {
+		gen   int
+		ch    <-chan api.PreviewUpdate
+		first api.PreviewUpdate
+		err   error
+	}
+	// screenMsg: one screen of the preview stream, or (ok false) its end.
+	screenMsg struct {
+		gen int
+		u   api.PreviewUpdate
+		ok  bool
 	}
 	taskListMsg struct {
 		id    string
@@ -125,19 +136,23 @@ type (
 	bellDoneMsg struct{ err error }
 )
 
-// streamID names one of the two event streams.
+// streamID names one of the event streams.
 type streamID int
 
 const (
 	streamWatch streamID = iota
 	streamWakes
+	streamPreview
 )
 
 func (s streamID) String() string {
-	if s == streamWatch {
+	switch s {
+	case streamWatch:
 		return "session updates"
+	case streamWakes:
+		return "wakes"
 	}
-	return "wakes"
+	return "the preview"
 }
 
 // A command that waits (for a timer or a stream) is a method value of
@@ -246,17 +261,46 @@ func retryAfter(ctx context.Context, d time.Duration, s streamID, gen int) tea.C
 	return timer{ctx: ctx, d: d, msg: func() tea.Msg { return retryMsg{stream: s, gen: gen} }}.wait
 }
 
-func fetchPreview(ctx context.Context, svc api.Service, pane string, history bool) tea.Cmd {
+// startPreview opens the preview stream of t (coloured; zoomed, with
+// scrollback) and reads its first screen, the pane's now.
+func startPreview(ctx context.Context, svc api.Service, t previewTarget, gen int) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, readTimeout)
-		defer cancel()
-		req := api.PreviewRequest{Target: api.Target{Pane: pane}, Escapes: true}
-		if history {
+		req := api.PreviewRequest{Target: api.Target{Pane: t.pane}, Escapes: true}
+		if t.zoomed {
 			req.History = zoomHistory
 		}
-		p, err := svc.Preview(ctx, req)
-		return previewMsg{pane: pane, history: history, p: p, err: err}
+		ch, err := svc.WatchPreview(ctx, req)
+		if err != nil {
+			return previewStartedMsg{gen: gen, err: err}
+		}
+		first := time.NewTimer(readTimeout)
+		defer first.Stop()
+		select {
+		case u, ok := <-ch:
+			if !ok {
+				return previewStartedMsg{gen: gen, err: errStreamClosed}
+			}
+			return previewStartedMsg{gen: gen, ch: ch, first: u}
+		case <-first.C:
+			return previewStartedMsg{gen: gen, err: fmt.Errorf("the pane's screen did not come within %v", readTimeout)}
+		}
 	}
+}
+
+// screenReader reads one screen of the preview stream.
+type screenReader struct {
+	ch  <-chan api.PreviewUpdate
+	gen int
+}
+
+func (r screenReader) read() tea.Msg {
+	u, ok := <-r.ch
+	return screenMsg{gen: r.gen, u: u, ok: ok}
+}
+
+// nextScreen reads one screen; Update re-issues it after each one.
+func nextScreen(ch <-chan api.PreviewUpdate, gen int) tea.Cmd {
+	return screenReader{ch: ch, gen: gen}.read
 }
 
 func fetchTaskList(ctx context.Context, svc api.Service, id string) tea.Cmd {

@@ -168,12 +168,14 @@ func funcPtr(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 var (
 	readUpdateCode = funcPtr(updateReader{}.read)
 	readWakeCode   = funcPtr(wakeReader{}.read)
+	readScreenCode = funcPtr(screenReader{}.read)
 	timerCode      = funcPtr(timer{}.wait)
 )
 
 // harness drives a Model the way a tea.Program would, synchronously:
 // every command runs at once and its message is fed back, except the
-// commands that wait (stream reads, ticks). Stream reads run in the
+// commands that wait (stream reads, ticks). Stream reads (registry
+// updates, wakes, the preview's screens after its first) run in the
 // background and their messages are handled only when the test calls
 // read, so a test decides when events arrive. Ticks are sent by hand.
 type harness struct {
@@ -249,7 +251,7 @@ func (h *harness) exec(cmd tea.Cmd) {
 		return
 	}
 	switch funcPtr(cmd) {
-	case readUpdateCode, readWakeCode:
+	case readUpdateCode, readWakeCode, readScreenCode:
 		go func() { h.reads <- cmd() }()
 		return
 	case timerCode:
@@ -269,15 +271,23 @@ func (h *harness) exec(cmd tea.Cmd) {
 }
 
 // read handles the next event a stream delivers, failing after a while.
+// The end of a preview stream the dashboard has left (another pane was
+// selected) is handled on the way, not counted as the event.
 func (h *harness) read() tea.Msg {
 	h.t.Helper()
-	select {
-	case msg := <-h.reads:
-		h.send(msg)
-		return msg
-	case <-time.After(5 * time.Second):
-		h.t.Fatal("no stream event arrived")
-		return nil
+	for {
+		select {
+		case msg := <-h.reads:
+			s, screen := msg.(screenMsg)
+			h.send(msg)
+			if screen && !s.ok && s.gen != h.m.preview.gen {
+				continue
+			}
+			return msg
+		case <-time.After(5 * time.Second):
+			h.t.Fatal("no stream event arrived")
+			return nil
+		}
 	}
 }
 

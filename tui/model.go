@@ -20,9 +20,6 @@ const (
 	answerHold = 3 * time.Second
 	// flashFor is how long a new wake stands out in the status line.
 	flashFor = 3 * time.Second
-	// headerEvery re-reads the snapshot's problem and server state; the
-	// update stream carries sessions, not those.
-	headerEvery = 5 * time.Second
 	// bellGap keeps a burst of wakes from ringing more than once.
 	bellGap = time.Second
 	// wideAt is the width from which the detail pane sits beside the
@@ -93,14 +90,18 @@ type Model struct {
 	revs     map[string]uint64 // pane → revision, bumped on every change
 	rev      uint64
 	counts   map[rules.State]int
-	headerAt time.Time
 
 	watch, wakeS stream
 	updates      <-chan api.Update
 	wakeCh       <-chan api.WakeMessage
-	book         wakeBook
-	wakeVer      uint64 // bumped whenever the wakes shown change
-	lastBell     time.Time
+	// preview is the stream of the selected pane's screens (preview.go),
+	// following previewOf; screens is its channel.
+	preview   stream
+	previewOf previewTarget
+	screens   <-chan api.PreviewUpdate
+	book      wakeBook
+	wakeVer   uint64 // bumped whenever the wakes shown change
+	lastBell  time.Time
 
 	table   sessionTable
 	feed    wakeFeed
@@ -117,14 +118,10 @@ type Model struct {
 	showHelp bool
 	query    string // the filter in force
 
-	// preview is fetched for the selected pane only, never overlapping:
-	// a request made while one is out is folded into the next.
-	previewBusy    bool
-	previewPending bool
-	lists          map[string]bool // task lists being read
-	answered       map[string]time.Time
-	history        []string
-	status         status
+	lists    map[string]bool // task lists being read
+	answered map[string]time.Time
+	history  []string
+	status   status
 	// spawning is the initiative being spawned, if any.
 	spawning string
 	// stopping is the session being stopped, if any.
@@ -176,6 +173,7 @@ func newModel(ctx context.Context, svc facade.Service, opts Options, st *styles)
 		cache:    &viewCaches{},
 		watch:    newStream(),
 		wakeS:    newStream(),
+		preview:  newStream(),
 	}
 	m.feats, m.agents = features(ctx, svc)
 	if opts.MCP != nil {
@@ -187,6 +185,7 @@ func newModel(ctx context.Context, svc facade.Service, opts Options, st *styles)
 	m.table.focused = true
 	m.renew(streamWatch)
 	m.renew(streamWakes)
+	m.renew(streamPreview)
 	m.dirtyRows = true
 	m.wakeVer = 1
 	return m
@@ -230,8 +229,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tickMsg:
 		return m.onTick(msg)
 
-	case previewMsg:
-		return m.onPreview(msg)
 	case taskListMsg:
 		delete(m.lists, msg.id)
 		if s, ok := m.table.Selected(); ok && s.TaskList == msg.id {

@@ -12,6 +12,13 @@ import (
 	"github.com/system3-dev/system3/monitor/facade"
 )
 
+// frameRate is how often, at most, Bubble Tea draws a changed frame. Its
+// renderer wakes at this rate even when nothing changed, and at its
+// default of 60 those wakings alone cost an idle dashboard about 1% of a
+// core on a 2-core machine (docs/performance.md, "The dashboard: pushed,
+// not polled"); 20 draws a key press within 50 ms.
+const frameRate = 20
+
 // Run shows the dashboard for svc on out, reading keys from in, in the
 // alternate screen, until the operator quits (q or ctrl+c) or ctx ends;
 // either way it returns nil. in and out are usually os.Stdin and
@@ -26,7 +33,7 @@ func Run(ctx context.Context, svc facade.Service, opts Options, in io.Reader, ou
 	opts = opts.withDefaults()
 	st := newStyles(rendererFor(out, opts.NoColor), opts.NoColor)
 	m := newModel(ctx, svc, opts, st)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(w), tea.WithAltScreen())
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(w), tea.WithAltScreen(), tea.WithFPS(frameRate))
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil || errors.Is(err, tea.ErrInterrupted) {
 		return nil

@@ -14,8 +14,8 @@ import (
 )
 
 // stream is the state of one event stream from the service (registry
-// updates or wakes): each (re)connection is a new generation, and
-// messages of older generations are ignored.
+// updates, wakes, or the selected pane's screens): each (re)connection is
+// a new generation, and messages of older generations are ignored.
 type stream struct {
 	gen    int
 	ctx    context.Context
@@ -36,10 +36,11 @@ func newStream() stream {
 // to it broke).
 var errStreamClosed = errors.New("the service closed the stream")
 
-// onStream handles the messages of the two event streams: each stream
-// connects, reads the state (a snapshot, the unacknowledged wakes), then
-// reads events one at a time; a resync reads the state again, and a
-// failure reconnects with backoff. ok is false for other messages.
+// onStream handles the messages of the event streams: each stream
+// connects, reads the state (a snapshot, the unacknowledged wakes, the
+// pane's screen), then reads events one at a time; a resync reads the
+// state again, and a failure reconnects with backoff. ok is false for
+// other messages.
 func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 	switch msg := msg.(type) {
 	case watchStartedMsg:
@@ -62,11 +63,6 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		m.watch.up, m.watch.err = true, nil
 		m.watch.backoff.Reset()
 		return nextUpdate(m.updates, msg.gen), true
-	case headerMsg:
-		if msg.err == nil && msg.gen == m.watch.gen && m.watch.up {
-			m.setHeader(msg.snap)
-		}
-		return nil, true
 	case updateMsg:
 		if msg.gen != m.watch.gen {
 			return nil, true
@@ -74,15 +70,14 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		if !msg.ok {
 			return m.fail(streamWatch, errStreamClosed), true
 		}
-		if msg.u.Kind == api.Resync {
+		switch {
+		case msg.u.Kind == api.Resync:
 			// Read the registry again; updates wait in the channel.
 			return takeSnapshot(m.watch.ctx, m.svc, msg.gen), true
-		}
-		m.applyUpdate(msg.u)
-		if msg.u.Kind == api.SessionRemoved && len(m.sessions) == 0 {
-			// The last pane left: the tmux server may be gone, which the
-			// empty table says, so read the header now.
-			return tea.Batch(nextUpdate(m.updates, msg.gen), m.readHeader()), true
+		case msg.u.Kind == api.StatusChanged && msg.u.Status != nil:
+			m.setHeader(*msg.u.Status)
+		default:
+			m.applyUpdate(msg.u)
 		}
 		return nextUpdate(m.updates, msg.gen), true
 
@@ -126,7 +121,7 @@ func (m *Model) onStream(msg tea.Msg) (cmd tea.Cmd, ok bool) {
 		return m.start(msg.stream), true
 
 	default:
-		return nil, false
+		return m.onPreviewStream(msg)
 	}
 }
 
@@ -140,26 +135,38 @@ func (m *Model) renew(id streamID) {
 	}
 	s.gen++
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
-	if id == streamWatch {
+	switch id {
+	case streamWatch:
 		m.updates = nil
-	} else {
+	case streamWakes:
 		m.wakeCh = nil
+	case streamPreview:
+		m.screens = nil
 	}
 }
 
 // start connects the current generation of a stream.
 func (m Model) start(id streamID) tea.Cmd {
-	if id == streamWatch {
+	switch id {
+	case streamWatch:
 		return startWatch(m.watch.ctx, m.svc, m.watch.gen)
+	case streamWakes:
+		return startWakes(m.wakeS.ctx, m.svc, m.wakeS.gen)
 	}
-	return startWakes(m.wakeS.ctx, m.svc, m.wakeS.gen)
+	if m.previewOf.pane == "" {
+		return nil
+	}
+	return startPreview(m.preview.ctx, m.svc, m.previewOf, m.preview.gen)
 }
 
 func (m *Model) stream(id streamID) *stream {
-	if id == streamWatch {
+	switch id {
+	case streamWatch:
 		return &m.watch
+	case streamWakes:
+		return &m.wakeS
 	}
-	return &m.wakeS
+	return &m.preview
 }
 
 // fail marks a stream down and schedules a new connection, backing off.
@@ -181,13 +188,6 @@ func (m *Model) fail(id streamID, err error) tea.Cmd {
 	return retryAfter(m.ctx, d, id, s.gen)
 }
 
-// headerMsg carries a snapshot read only for its problem and server state.
-type headerMsg struct {
-	gen  int
-	snap api.Snapshot
-	err  error
-}
-
 func (m *Model) onTick(msg tickMsg) tea.Cmd {
 	m.now = msg.now
 	if msg.mcp != nil {
@@ -207,75 +207,29 @@ func (m *Model) onTick(msg tickMsg) tea.Cmd {
 			delete(m.answered, pane)
 		}
 	}
-	cmds := []tea.Cmd{tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice, m.opts.Hosts)}
 	if m.watch.up {
 		m.syncedAt = m.now // reading the stream: the registry is current
-		cmds = append(cmds, m.refreshPreview())
-		if m.now.Sub(m.headerAt) >= headerEvery {
-			cmds = append(cmds, m.readHeader())
-		}
 	}
-	return tea.Batch(cmds...)
+	// The tick only moves the clock (ages, the status line's flash) and
+	// brings the MCP and hosts items: the registry, the header and the
+	// preview come pushed, so an idle dashboard asks the service nothing.
+	return tick(m.ctx, m.opts.Clock, m.opts.MCP, m.opts.Notice, m.opts.Hosts)
 }
 
-// readHeader reads a snapshot for the header's server state and problem.
-func (m *Model) readHeader() tea.Cmd {
-	m.headerAt = m.now
-	ctx, svc, gen := m.watch.ctx, m.svc, m.watch.gen
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, readTimeout)
-		defer cancel()
-		snap, err := svc.Snapshot(ctx)
-		return headerMsg{gen: gen, snap: snap, err: err}
-	}
-}
-
-// refreshPreview reads the selected pane's screen, unless a read is out.
-func (m *Model) refreshPreview() tea.Cmd {
-	s, ok := m.table.Selected()
-	if !ok {
-		return nil
-	}
-	if m.previewBusy {
-		m.previewPending = true
-		return nil
-	}
-	m.previewBusy = true
-	return fetchPreview(m.ctx, m.svc, s.Pane, m.detail.zoomed)
-}
-
-func (m *Model) onPreview(msg previewMsg) tea.Cmd {
-	m.previewBusy = false
-	errText := ""
-	if msg.err != nil {
-		errText = msg.err.Error()
-	}
-	lines := make([]string, len(msg.p.Lines))
-	for i, l := range msg.p.Lines {
-		lines[i] = screenLine(l, m.st.color)
-	}
-	m.detail.SetPreview(msg.pane, lines, errText)
-	if m.previewPending || (m.detail.zoomed && !msg.history) {
-		m.previewPending = false
-		return m.refreshPreview()
-	}
-	return nil
-}
-
-// setHeader keeps a snapshot's server state and problem. The empty table
-// says whether the server runs: when the server dies its panes leave
-// before the header learns it is down.
-func (m *Model) setHeader(snap api.Snapshot) {
-	if snap.Running != m.running || snap.Server != m.server {
+// setHeader keeps the registry's status: the server's state and the
+// problem, from a snapshot or a StatusChanged update. The empty table says
+// whether the server runs.
+func (m *Model) setHeader(st api.Status) {
+	if st.Running != m.running || st.Server != m.server {
 		m.dirtyRows = true
 	}
-	m.server, m.running, m.problem = snap.Server, snap.Running, snap.Problem
+	m.server, m.running, m.problem = st.Server, st.Running, st.Problem
 }
 
 // applySnapshot replaces the registry.
 func (m *Model) applySnapshot(snap api.Snapshot) {
-	m.setHeader(snap)
-	m.headerAt, m.syncedAt = m.now, m.now
+	m.setHeader(snap.Status())
+	m.syncedAt = m.now
 	m.loaded = true
 	old := m.sessions
 	m.sessions = slices.Clone(snap.Sessions)
@@ -303,7 +257,8 @@ func keepSince(s *api.Session, held api.Session) {
 	}
 }
 
-// applyUpdate applies one registry change.
+// applyUpdate applies one session's change; an update of any other kind
+// changes no session.
 func (m *Model) applyUpdate(u api.Update) {
 	s := u.Session
 	i := slices.IndexFunc(m.sessions, func(x api.Session) bool { return x.Pane == s.Pane })
@@ -412,17 +367,15 @@ func (m *Model) sync() tea.Cmd {
 
 	sel, ok := m.table.Selected()
 	m.detail.SetSession(sel, m.revs[sel.Pane], ok)
+	follow := m.followPreview(sel, ok)
 	if !ok {
-		return nil
+		return follow
 	}
 	if m.detail.wakeVer != m.wakeVer {
 		m.detail.SetWakes(m.book.forPane(sel.Pane), m.wakeVer)
 	}
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{follow}
 	changedPane := !hadPrev || prev.Pane != sel.Pane
-	if changedPane || prev.State != sel.State || prev.Question != sel.Question || !prev.Since.Equal(sel.Since) {
-		cmds = append(cmds, m.refreshPreview())
-	}
 	if sel.TaskList != "" && !m.lists[sel.TaskList] && (changedPane || prev.TaskList != sel.TaskList || !sameProgress(prev.Tasks, sel.Tasks)) {
 		m.lists[sel.TaskList] = true
 		cmds = append(cmds, fetchTaskList(m.ctx, m.svc, sel.TaskList))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -261,31 +262,18 @@ func TestPreviewFollowsTheSelection(t *testing.T) {
 			t.Fatalf("escape left in %q", l)
 		}
 	}
-	// A tick reads it again, with what the pane shows now.
+	// The service pushes what the pane shows now.
 	svc.SetPreview("%1", "Edit applied.")
-	h.send(tickMsg{now: now})
+	h.read()
 	if !strings.Contains(h.m.View(), "Edit applied.") {
-		t.Fatalf("the tick did not refresh the preview:\n%s", h.m.View())
+		t.Fatalf("the pushed screen is not shown:\n%s", h.m.View())
 	}
 	// A preview that cannot be read says why.
 	svc.Fail("preview", errors.New("capture %1: pane gone"))
-	h.send(tickMsg{now: now})
+	svc.ScreenChanged("%1")
+	h.read()
 	if !strings.Contains(h.m.View(), "(as last read; preview unavailable: capture %1: pane gone)") {
 		t.Fatalf("no preview error:\n%s", h.m.View())
-	}
-}
-
-func TestPreviewReadsNeverOverlap(t *testing.T) {
-	h := newHarness(t, newFixtureService(t), Options{}, 100, 30)
-	h.m.previewBusy = true
-	if cmd := h.m.refreshPreview(); cmd != nil || !h.m.previewPending {
-		t.Fatal("a second read went out while one was in flight")
-	}
-	// The answer to the first read asks for the pending one.
-	next, cmd := h.m.Update(previewMsg{pane: "%4", p: api.Preview{Lines: []string{"x"}}})
-	h.m = next.(Model)
-	if cmd == nil || h.m.previewPending || !h.m.previewBusy {
-		t.Fatal("the pending read was not sent")
 	}
 }
 
@@ -309,14 +297,15 @@ func TestTaskListShown(t *testing.T) {
 	}
 }
 
-func TestHeaderProblemRefresh(t *testing.T) {
+// TestHeaderFollowsPushedStatus: the header's server state and problem
+// come as the registry's StatusChanged updates.
+func TestHeaderFollowsPushedStatus(t *testing.T) {
 	svc := newFixtureService(t)
 	h := newHarness(t, svc, Options{MCP: func() MCPStatus { return MCPStatus{Err: "port taken"} }}, 100, 30)
-	snap := fixtureSnapshot()
-	snap.Running = false
-	snap.Problem = "no tmux server is running (tmux server -L work); system3 will pick it up when it starts"
-	svc.SetSnapshot(snap)
-	h.send(tickMsg{now: now.Add(headerEvery), mcp: &MCPStatus{Err: "port taken"}})
+	h.send(tickMsg{now: now.Add(time.Second), mcp: &MCPStatus{Err: "port taken"}})
+	svc.Publish(api.Update{Kind: api.StatusChanged, Status: &api.Status{Server: "tmux server -L work", Running: false,
+		Problem: "no tmux server is running (tmux server -L work); system3 will pick it up when it starts"}})
+	h.read()
 	v := h.m.View()
 	for _, want := range []string{"tmux server -L work (not running)", "MCP: port taken", "⚠ no tmux server is running"} {
 		if !strings.Contains(v, want) {
@@ -325,10 +314,10 @@ func TestHeaderProblemRefresh(t *testing.T) {
 	}
 }
 
-// TestServerDiesSaysItIsGone: when the tmux server dies its panes leave
-// (the registry's updates, which do not carry the server's state); as the
-// last one leaves, the empty table says the server is not running and how
-// to bring the orchestrators back, not the first-start text.
+// TestServerDiesSaysItIsGone: when the tmux server dies the registry says
+// so (a StatusChanged update), then its panes leave; as the last one
+// leaves, the empty table says the server is not running and how to bring
+// the orchestrators back, not the first-start text.
 func TestServerDiesSaysItIsGone(t *testing.T) {
 	svc := newFixtureService(t)
 	h := newHarness(t, svc, Options{}, 100, 30)
@@ -336,6 +325,9 @@ func TestServerDiesSaysItIsGone(t *testing.T) {
 	gone.Sessions, gone.Running = nil, false
 	gone.Problem = "no tmux server is running (tmux server -L work); system3 will pick it up when it starts"
 	svc.SetSnapshot(gone)
+	st := gone.Status()
+	svc.Publish(api.Update{Kind: api.StatusChanged, Status: &st})
+	h.read()
 	for _, s := range fixtureSessions() {
 		svc.Publish(api.Update{Kind: api.SessionRemoved, Session: s})
 		h.read()
@@ -372,7 +364,11 @@ func TestStaleRowsWhileDisconnected(t *testing.T) {
 	}
 	svc.Fail("watch", errors.New("dial unix system3.sock: connection refused"))
 	svc.EndWatches()
-	h.read()
+	for range 2 { // the registry's stream and the preview's end
+		if h.read(); !h.m.watch.up {
+			break
+		}
+	}
 	h.send(tickMsg{now: now.Add(10 * time.Minute)})
 	v := ansi.Strip(h.m.View())
 	if !strings.Contains(v, "stale, as of") {
@@ -476,5 +472,88 @@ func TestTakeoverKeepsForTimers(t *testing.T) {
 		case !s.Since.Equal(b.Since):
 			t.Errorf("%s: since %v after the takeover, want %v", s.Pane, s.Since, b.Since)
 		}
+	}
+}
+
+// TestDashboardIsPushedNotPolled: the dashboard follows the selected pane
+// with one preview stream, opened again only when the selection or the
+// zoom changes, and shows the screens and the header's status the service
+// pushes; its ticks ask the service for nothing: no snapshot, no preview.
+func TestDashboardIsPushedNotPolled(t *testing.T) {
+	svc := newFixtureService(t)
+	h := newHarness(t, svc, Options{}, 100, 30)
+	sel, _ := h.m.table.Selected()
+	if h.m.previewOf != (previewTarget{pane: sel.Pane}) || h.m.detail.previewFor != sel.Pane || !h.m.preview.up {
+		t.Fatalf("preview stream follows %+v, shows %q; want %s's", h.m.previewOf, h.m.detail.previewFor, sel.Pane)
+	}
+	snaps, previews, streams := svc.Reads("snapshot"), svc.Reads("preview"), svc.Reads("watch_preview")
+	if streams != 1 {
+		t.Fatalf("%d preview streams opened at the start, want 1", streams)
+	}
+	ticks := func() {
+		t.Helper()
+		for i := range 60 { // a minute of ticks
+			h.send(tickMsg{now: now.Add(time.Duration(i) * tickEvery)})
+		}
+		if s, p, w := svc.Reads("snapshot"), svc.Reads("preview"), svc.Reads("watch_preview"); s != snaps || p != previews || w != streams {
+			t.Fatalf("ticks asked the service: %d snapshots, %d previews, %d preview streams (want %d, %d, %d)", s, p, w, snaps, previews, streams)
+		}
+	}
+	ticks()
+
+	// A screen the service pushes is shown, through the sanitiser.
+	svc.SetPreview(sel.Pane, "\x1b]0;title\x07compiling \x1b[1mmain.go\x1b[0m")
+	h.read()
+	if got := h.m.detail.lines; len(got) != 1 || got[0] != "compiling main.go" {
+		t.Fatalf("pushed screen shown as %q", got)
+	}
+	// So is the header's status.
+	svc.Publish(api.Update{Kind: api.StatusChanged, Status: &api.Status{Server: "tmux server -L work", Running: true, Problem: "cannot write the wake journal"}})
+	h.read()
+	if !strings.Contains(h.m.View(), "⚠ cannot write the wake journal") {
+		t.Fatalf("the pushed problem is not in the header:\n%s", h.m.View())
+	}
+	if len(h.m.sessions) != len(fixtureSessions()) {
+		t.Fatalf("the status update changed the sessions: %d", len(h.m.sessions))
+	}
+	ticks()
+
+	// Another selection: the old stream ends, a new one follows the pane.
+	inFlight := svc.InFlight()
+	h.selectPane("%2") // through the rows on the way: one stream each
+	if got := svc.Reads("watch_preview"); got <= streams || h.m.previewOf.pane != "%2" {
+		t.Fatalf("after selecting %%2: %d streams opened, following %+v", got, h.m.previewOf)
+	}
+	streams = svc.Reads("watch_preview")
+	testkit.WaitFor(t, 5*time.Second, "the first pane's stream to end", func() bool { return svc.InFlight() == inFlight })
+	if !strings.Contains(h.m.View(), "Implementing login") {
+		t.Fatalf("%%2's screen is not shown:\n%s", h.m.View())
+	}
+	// Zoomed: a stream with scrollback.
+	h.press("enter")
+	streams++
+	if got := svc.Reads("watch_preview"); got != streams || h.m.previewOf != (previewTarget{pane: "%2", zoomed: true}) {
+		t.Fatalf("zoomed: %d streams opened, following %+v", got, h.m.previewOf)
+	}
+	ticks()
+
+	// The stream ends (the daemon went): it is opened again after a
+	// backoff, and reads the screen afresh.
+	svc.SetPreview("%2", "after the restart")
+	svc.EndWatches()
+	for range 2 { // the registry's stream and the preview's end
+		if h.read(); !h.m.preview.up {
+			break
+		}
+	}
+	if h.m.preview.up {
+		t.Fatal("the preview stream is still up after it ended")
+	}
+	h.send(retryMsg{stream: streamPreview, gen: h.m.preview.gen})
+	if got := svc.Reads("watch_preview"); got != streams+1 || !h.m.preview.up || !strings.Contains(h.m.View(), "after the restart") {
+		t.Fatalf("not reopened (%d streams opened, up %v):\n%s", got, h.m.preview.up, h.m.View())
+	}
+	if s, p := svc.Reads("snapshot"), svc.Reads("preview"); p != previews || s > snaps+1 {
+		t.Fatalf("%d snapshots and %d previews read in all, want at most one more snapshot (the registry's stream ended too) and no preview", s-snaps, p-previews)
 	}
 }

@@ -100,9 +100,12 @@ func runWatch(ctx context.Context, svc api.Service, p *watchPrinter) error {
 			if !ok {
 				return quiet(ctx, errMonitorsGone)
 			}
-			if u.Kind != api.Resync {
+			if u.Kind.OfSession() {
 				p.update(u)
 				continue
+			}
+			if u.Kind != api.Resync {
+				continue // the server's state and the problem: the snapshot's
 			}
 			snap, err := svc.Snapshot(ctx)
 			if err != nil {

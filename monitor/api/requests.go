@@ -170,6 +170,19 @@ type Preview struct {
 	Taken     time.Time `json:"taken"`
 }
 
+// PreviewUpdate is one screen of a preview stream (Service.WatchPreview):
+// the pane's screen, or, with Err set, why it could not be read this time
+// (the stream goes on; the next change is read again).
+type PreviewUpdate struct {
+	Preview
+	Err string `json:"error,omitempty"`
+}
+
+// PreviewEvery is how often, at most, a preview stream reads a pane that
+// keeps printing: the dashboard's live preview follows it at this pace,
+// and a pane that prints nothing is not read at all.
+const PreviewEvery = 250 * time.Millisecond
+
 // ActionResult says what an action sent and whether it arrived.
 type ActionResult struct {
 	Action  string `json:"action"` // inject, keys, answer, interrupt

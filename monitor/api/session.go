@@ -189,12 +189,16 @@ func ProgressOf(l tasks.List) TaskProgress {
 	return tp
 }
 
-// Update is one change in the registry, delivered to subscribers.
+// Update is one change in the registry, delivered to subscribers: a
+// session's (Session holds it), or, of kind StatusChanged, the registry's
+// status as a whole (Status holds it, and Session is empty).
 type Update struct {
 	Kind    UpdateKind `json:"kind"`
 	Session Session    `json:"session"`
 	// Previous is the state before a change.
 	Previous rules.State `json:"previous,omitempty"`
+	// Status is the registry's new status, for StatusChanged only.
+	Status *Status `json:"status,omitempty"`
 	// Missed counts updates a slow subscriber lost before this one; it
 	// should take a new snapshot.
 	Missed uint64 `json:"missed,omitempty"`
@@ -208,8 +212,19 @@ const (
 	SessionAdded   UpdateKind = "added"
 	SessionChanged UpdateKind = "changed"
 	SessionRemoved UpdateKind = "removed"
-	Resync         UpdateKind = "resync"
+	// StatusChanged: the tmux server started or stopped, or the problem
+	// changed (Update.Status). No session changed.
+	StatusChanged UpdateKind = "status"
+	Resync        UpdateKind = "resync"
 )
+
+// OfSession reports whether an update of this kind is a session's change
+// (added, changed or removed), whose Session is the session. A consumer
+// that follows sessions skips the other kinds, and any kind it does not
+// know (a newer daemon's).
+func (k UpdateKind) OfSession() bool {
+	return k == SessionAdded || k == SessionChanged || k == SessionRemoved
+}
 
 // Snapshot is the registry at one moment.
 type Snapshot struct {
@@ -220,6 +235,20 @@ type Snapshot struct {
 	// Problem is a condition the operator should know about (tmux
 	// unreachable, journal not writable), as one sentence; empty when fine.
 	Problem string `json:"problem,omitempty"`
+}
+
+// Status is the registry's status as a whole, as a snapshot tells it and
+// a StatusChanged update tells its changes: the tmux server watched,
+// whether it runs, and the problem the operator should know about.
+type Status struct {
+	Server  string `json:"server"`
+	Running bool   `json:"server_running"`
+	Problem string `json:"problem,omitempty"`
+}
+
+// Status is the snapshot's status.
+func (s Snapshot) Status() Status {
+	return Status{Server: s.Server, Running: s.Running, Problem: s.Problem}
 }
 
 // Service is the one API the dashboard, the MCP server and the CLI use,
@@ -238,6 +267,10 @@ type Service interface {
 
 	// Preview returns a pane's screen.
 	Preview(ctx context.Context, req PreviewRequest) (Preview, error)
+	// WatchPreview delivers a pane's screen, as Preview reads it, while
+	// ctx lasts: the screen now, then each time the pane's output
+	// changed it, at most every PreviewEvery (see PreviewUpdate).
+	WatchPreview(ctx context.Context, req PreviewRequest) (<-chan PreviewUpdate, error)
 	// TaskLists returns every task list, or the one with that id.
 	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
 	// Task returns one task whole; TaskLists caps each task's texts.

@@ -39,6 +39,9 @@ type Client struct {
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup // stream readers
+	// lost is told (never blocking) when a stream's connection ended under
+	// it, or one could not reach the daemon: see Lost.
+	lost chan struct{}
 }
 
 var _ api.Service = (*Client)(nil)
@@ -77,7 +80,7 @@ func NewClient(where string, dial func(ctx context.Context) (io.ReadWriteCloser,
 }
 
 func newClient(path string, dial func(ctx context.Context) (io.ReadWriteCloser, error)) *Client {
-	c := &Client{path: path, dial: dial, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{})}
+	c := &Client{path: path, dial: dial, conns: map[io.ReadWriteCloser]struct{}{}, done: make(chan struct{}), lost: make(chan struct{}, 1)}
 	c.forward = forward{c.invoke}
 	return c
 }
@@ -90,6 +93,22 @@ type TransportError struct {
 
 func (e *TransportError) Error() string { return e.Err.Error() }
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// Lost receives when a stream of this client ended while its caller still
+// read it (its connection closed: the daemon stopped, or ended the
+// stream), or a stream could not be opened because nothing serves the
+// socket. A process that holds a stream open (a dashboard's registry
+// updates) learns from it at once that its daemon may be gone, and need
+// not ask the socket meanwhile. Signals that come while none is read are
+// one.
+func (c *Client) Lost() <-chan struct{} { return c.lost }
+
+func (c *Client) signalLost() {
+	select {
+	case c.lost <- struct{}{}:
+	default:
+	}
+}
 
 // PID returns the server's process id, as it said when dialled.
 func (c *Client) PID() int {
@@ -132,7 +151,11 @@ func (c *Client) invoke(ctx context.Context, m *Method, args any) (any, error) {
 		return nil, err
 	}
 	if m.kind == stream {
-		return m.open(c, ctx, req)
+		v, err := m.open(c, ctx, req)
+		if err != nil && ctx.Err() == nil && DaemonGone(err) {
+			c.signalLost()
+		}
+		return v, c.olderDaemon(m, err)
 	}
 	var progress func(step, message string)
 	if m.progressOf != nil {
@@ -232,6 +255,9 @@ func openStream[T any](c *Client, ctx context.Context, req request) (<-chan T, e
 		for {
 			line, err := readLine(cc.br, maxReplyLine)
 			if err != nil {
+				if ctx.Err() == nil && !c.isClosed() {
+					c.signalLost()
+				}
 				return
 			}
 			var item struct {

@@ -14,8 +14,8 @@
 // A long call (spawn, restore, finish) may write {"progress":{"step":...,
 // "message":...}} lines before its reply.
 //
-// Streaming methods (watch, subscribe_wakes) reply {"ok":true} once the
-// subscription exists, then one {"result":...} line per item until the
+// Streaming methods (watch, subscribe_wakes, watch_preview) reply
+// {"ok":true} once the subscription exists, then one {"result":...} line per item until the
 // client closes the connection or the service ends the stream; the server
 // then closes. A client that closes mid-call cancels the call's context on
 // the server. Each side checks the other's version and says so plainly when

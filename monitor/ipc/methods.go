@@ -110,8 +110,12 @@ var (
 	}), originFrom(func(a *ack) *string { return &a.By }))
 	mAckAll = withPeer(unary("ack_all", repeatable, byArgs, facade.Service.AckAll),
 		func(by string, p Peer) (string, error) { return p.Origin(by), nil })
-	mPreview   = unary("preview", read, body[api.PreviewRequest](), facade.Service.Preview)
-	mTaskLists = unary("task_lists", read, idArgs, facade.Service.TaskLists)
+	mPreview = unary("preview", read, body[api.PreviewRequest](), facade.Service.Preview)
+	// mWatchPreview was added within v2: a daemon that predates it
+	// answers bad_request "unknown method", which the client turns into
+	// an error matching facade.ErrUnavailable.
+	mWatchPreview = streamed("watch_preview", body[api.PreviewRequest](), facade.Service.WatchPreview)
+	mTaskLists    = unary("task_lists", read, idArgs, facade.Service.TaskLists)
 	// mTask was added within v2: a daemon that predates it answers
 	// bad_request "unknown method".
 	mTask      = unary("task", read, body[api.TaskRequest](), facade.Service.Task)
@@ -266,7 +270,7 @@ func absRepoGiven(repo *string) error {
 
 // methods holds every Method by name, for the server.
 var methods = func() map[string]*Method {
-	all := []*Method{mSnapshot, mWatch, mWakes, mWaitWake, mSubscribeWakes, mAck, mAckAll, mPreview, mTaskLists,
+	all := []*Method{mSnapshot, mWatch, mWakes, mWaitWake, mSubscribeWakes, mAck, mAckAll, mPreview, mWatchPreview, mTaskLists,
 		mTask, mInject, mKeys, mAnswer, mInterrupt, mAudit, mHook, mLink, mAllow,
 		mFeatures, mSpawn, mStop, mRestore, mFinish, mAgents,
 		mReportOutcome, mCapabilities, mReflect, mLearnings, mOutcomes, mListLearnings, mDeleteLearnings,
@@ -528,6 +532,10 @@ func (f forward) AckAll(ctx context.Context, by string) ([]api.Wake, error) {
 
 func (f forward) Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error) {
 	return as[api.Preview](f.call(ctx, mPreview, req))
+}
+
+func (f forward) WatchPreview(ctx context.Context, req api.PreviewRequest) (<-chan api.PreviewUpdate, error) {
+	return as[<-chan api.PreviewUpdate](f.call(ctx, mWatchPreview, req))
 }
 
 func (f forward) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {

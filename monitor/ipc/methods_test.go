@@ -17,7 +17,7 @@ import (
 func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 	wire := map[string]string{
 		"Snapshot": "snapshot", "Watch": "watch", "Wakes": "wakes", "WaitWake": "wait_wake",
-		"SubscribeWakes": "subscribe_wakes", "Ack": "ack", "AckAll": "ack_all", "Preview": "preview",
+		"SubscribeWakes": "subscribe_wakes", "Ack": "ack", "AckAll": "ack_all", "Preview": "preview", "WatchPreview": "watch_preview",
 		"TaskLists": "task_lists", "Task": "task", "Inject": "inject", "SendKeys": "keys", "Answer": "answer",
 		"Interrupt": "interrupt", "Audit": "audit", "Hook": "hook", "Link": "link", "Allow": "allow",
 		"Features": "features", "Spawn": "spawn", "Stop": "stop", "Restore": "restore", "Finish": "finish", "Agents": "agents",

@@ -434,6 +434,9 @@ func (m *Manager) Run(ctx context.Context) error {
 					}
 				}
 			}
+			if !u.Kind.OfSession() {
+				continue
+			}
 			if u.Kind == api.SessionRemoved {
 				delete(seen, u.Session.Pane)
 				continue

@@ -45,14 +45,38 @@ func (f *Service) AuditEntries() []audit.Entry {
 	return slices.Clone(f.audits)
 }
 
-// SetPreview sets what Preview returns for a pane.
+// SetPreview sets what Preview returns for a pane, and sends it to the
+// pane's WatchPreview streams.
 func (f *Service) SetPreview(pane string, lines ...string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.previews == nil {
 		f.previews = map[string][]string{}
 	}
 	f.previews[pane] = lines
+	f.mu.Unlock()
+	f.ScreenChanged(pane)
+}
+
+// ScreenChanged has the pane's WatchPreview streams read it again and
+// send it (after a Fail of "preview", the error).
+func (f *Service) ScreenChanged(pane string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for w := range f.screens {
+		if w.pane == pane {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// screenWatch is one WatchPreview stream.
+type screenWatch struct {
+	pane string
+	wake chan struct{} // read the pane again
+	end  chan struct{} // closed by EndWatches
 }
 
 // SetTaskLists sets what TaskLists returns.
@@ -218,6 +242,67 @@ func (f *Service) Preview(ctx context.Context, req api.PreviewRequest) (api.Prev
 	if err := f.err("preview"); err != nil {
 		return api.Preview{}, err
 	}
+	return f.preview(req)
+}
+
+// WatchPreview sends the pane's screen as Preview reads it (without
+// counting as a Preview call), then again at every SetPreview or
+// ScreenChanged of the pane, until ctx ends or EndWatches.
+func (f *Service) WatchPreview(ctx context.Context, req api.PreviewRequest) (<-chan api.PreviewUpdate, error) {
+	if err := f.err("watch_preview"); err != nil {
+		return nil, err
+	}
+	sess, err := f.target(req.Target)
+	if err != nil {
+		return nil, err
+	}
+	req.Target = api.Target{Pane: sess.Pane}
+	w := &screenWatch{pane: sess.Pane, wake: make(chan struct{}, 1), end: make(chan struct{})}
+	f.mu.Lock()
+	f.screens[w] = struct{}{}
+	f.mu.Unlock()
+	f.inflight.Add(1)
+	out := make(chan api.PreviewUpdate)
+	go func() {
+		defer f.inflight.Add(-1)
+		defer close(out)
+		defer func() {
+			f.mu.Lock()
+			delete(f.screens, w)
+			f.mu.Unlock()
+		}()
+		for {
+			var u api.PreviewUpdate
+			f.mu.Lock()
+			ferr := f.errs["preview"]
+			f.mu.Unlock()
+			if ferr != nil {
+				u = api.PreviewUpdate{Preview: api.Preview{Pane: w.pane, Lines: []string{}}, Err: ferr.Error()}
+			} else if p, err := f.preview(req); err != nil {
+				u = api.PreviewUpdate{Preview: api.Preview{Pane: w.pane, Lines: []string{}}, Err: err.Error()}
+			} else {
+				u = api.PreviewUpdate{Preview: p}
+			}
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			case <-w.end:
+				return
+			}
+			select {
+			case <-w.wake:
+			case <-ctx.Done():
+				return
+			case <-w.end:
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (f *Service) preview(req api.PreviewRequest) (api.Preview, error) {
 	sess, err := f.target(req.Target)
 	if err != nil {
 		return api.Preview{}, err

@@ -32,7 +32,9 @@ type Service struct {
 	mu       sync.Mutex
 	snap     api.Snapshot
 	errs     map[string]error // method name → error to return
+	reads    map[string]int   // method name → calls
 	watchers map[chan api.Update]struct{}
+	screens  map[*screenWatch]struct{} // WatchPreview's streams
 
 	calls      []Call
 	audits     []audit.Entry
@@ -55,7 +57,7 @@ func NewService(t testing.TB, clock func() time.Time) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &Service{Store: st, errs: map[string]error{}, watchers: map[chan api.Update]struct{}{}}
+	return &Service{Store: st, errs: map[string]error{}, reads: map[string]int{}, watchers: map[chan api.Update]struct{}{}, screens: map[*screenWatch]struct{}{}}
 }
 
 // Ticking returns a clock that starts at start and advances one second per
@@ -73,8 +75,10 @@ func Ticking(start time.Time) func() time.Time {
 
 // Fail makes method ("snapshot", "watch", "wakes", "wait_wake",
 // "subscribe_wakes", "ack", "ack_all", "inject", "keys", "answer",
-// "interrupt", "preview", "task_lists", "audit", "hook", "link") return err; nil restores it. Ack
-// fails after acknowledging, as a failing journal does.
+// "interrupt", "preview", "watch_preview", "task_lists", "audit", "hook",
+// "link") return err; nil restores it. Ack fails after acknowledging, as
+// a failing journal does. A failing "preview" also makes the screens
+// WatchPreview sends carry err.
 func (f *Service) Fail(method string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -84,7 +88,15 @@ func (f *Service) Fail(method string, err error) {
 func (f *Service) err(method string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads[method]++
 	return f.errs[method]
+}
+
+// Reads counts the calls of method (a name as Fail takes it) so far.
+func (f *Service) Reads(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[method]
 }
 
 // InFlight counts calls that are waiting (WaitWake, and Watch and
@@ -120,13 +132,18 @@ func (f *Service) Publish(u api.Update) {
 	}
 }
 
-// EndWatches closes every Watch channel, as a service that stops does.
+// EndWatches closes every Watch and WatchPreview channel, as a service
+// that stops does.
 func (f *Service) EndWatches() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for ch := range f.watchers {
 		delete(f.watchers, ch)
 		close(ch)
+	}
+	for w := range f.screens {
+		delete(f.screens, w)
+		close(w.end)
 	}
 }
 

@@ -54,8 +54,9 @@ func (f *feed) install(snap *api.Snapshot, evs []api.Wake) {
 	}
 }
 
-// apply takes one registry update. An update read before the snapshot it
-// follows may be older than what the snapshot says: the newer one stays.
+// apply takes one registry update: a session's change, or the host's
+// status. An update read before the snapshot it follows may be older than
+// what the snapshot says: the newer one stays.
 func (f *feed) apply(u api.Update) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -70,6 +71,10 @@ func (f *feed) apply(u api.Update) {
 		f.sessions[u.Session.Pane] = u.Session
 	case api.SessionRemoved:
 		delete(f.sessions, u.Session.Pane)
+	case api.StatusChanged:
+		if st := u.Status; st != nil {
+			f.snap.Server, f.snap.Running, f.snap.Problem = st.Server, st.Running, st.Problem
+		}
 	}
 }
 

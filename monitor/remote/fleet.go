@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 
@@ -127,8 +129,8 @@ func (f *Fleet) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	return snap, nil
 }
 
-// Watch delivers this machine's updates and the hosts': a host that
-// connects, disconnects or is read again comes as a resync.
+// Watch delivers this machine's updates and the hosts' sessions' changes:
+// a host that connects, disconnects or is read again comes as a resync.
 func (f *Fleet) Watch(ctx context.Context) (<-chan api.Update, error) {
 	local, err := f.Service.Watch(ctx)
 	if err != nil {
@@ -138,13 +140,15 @@ func (f *Fleet) Watch(ctx context.Context) (<-chan api.Update, error) {
 		return api.Update{Kind: api.Resync, Missed: missed}
 	}, func(host string, c Change) (api.Update, bool) {
 		switch {
-		case c.Update != nil:
+		case c.Update != nil && c.Update.Kind.OfSession():
 			u := *c.Update
 			u.Session = hosted(host, u.Session)
 			return u, true
-		case c.Wake == nil:
+		case c.Update == nil && c.Wake == nil:
 			return api.Update{Kind: api.Resync}, true
 		}
+		// A host's own status (its tmux server, its problem) is not this
+		// machine's: the hosts' state is shown apart (Set.Report).
 		return api.Update{}, false
 	}), nil
 }
@@ -290,6 +294,73 @@ func (f *Fleet) Preview(ctx context.Context, req api.PreviewRequest) (api.Previe
 	}
 	p.Pane, p.Session = prefixed(host, p.Pane), prefixed(host, p.Session)
 	return p, nil
+}
+
+// WatchPreview follows a host's pane through its daemon's stream (one
+// ssh process while it lasts). A host whose system3 predates the stream
+// has its pane read once, and then says why the screen no longer follows
+// the pane: no poll is kept for it.
+func (f *Fleet) WatchPreview(ctx context.Context, req api.PreviewRequest) (<-chan api.PreviewUpdate, error) {
+	host, t, err := f.route(req.Target)
+	if err != nil {
+		return nil, err
+	}
+	req.Target = t
+	if host == "" {
+		return f.Service.WatchPreview(ctx, req)
+	}
+	l := f.Set.Link(host)
+	in, err := l.Client.WatchPreview(ctx, req)
+	if errors.Is(err, facade.ErrUnavailable) {
+		return previewOnce(ctx, l, req), nil
+	}
+	if err = l.Observe(ctx, err); err != nil {
+		return nil, err
+	}
+	out := make(chan api.PreviewUpdate)
+	go func() {
+		defer close(out)
+		for u := range in {
+			u.Pane, u.Session = prefixed(host, u.Pane), prefixed(host, u.Session)
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// previewOnce is WatchPreview's stream for a host whose daemon has no
+// stream of screens: the screen read once, then (as the error of a read)
+// that the host must be upgraded for it to follow the pane. It closes
+// when ctx ends.
+func previewOnce(ctx context.Context, l *Link, req api.PreviewRequest) <-chan api.PreviewUpdate {
+	host := l.Host.Name
+	out := make(chan api.PreviewUpdate)
+	go func() {
+		defer close(out)
+		var frames []api.PreviewUpdate
+		p, err := l.Client.Preview(ctx, req)
+		if err = l.Observe(ctx, err); err != nil {
+			frames = append(frames, api.PreviewUpdate{Preview: api.Preview{Lines: []string{}}, Err: err.Error()})
+		} else {
+			frames = append(frames, api.PreviewUpdate{Preview: p})
+		}
+		frames = append(frames, api.PreviewUpdate{Preview: api.Preview{Lines: []string{}},
+			Err: fmt.Sprintf("host %s runs an older system3, whose daemon cannot send a pane's screen as it changes: this is the screen when it was selected; upgrade it (system3 hosts install %s, then restart its daemon)", host, host)})
+		for _, u := range frames {
+			u.Pane, u.Session = prefixed(host, cmp.Or(u.Pane, req.Pane)), prefixed(host, u.Session)
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+		<-ctx.Done()
+	}()
+	return out
 }
 
 // Inject types text in a host's pane through its daemon.

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -187,5 +189,114 @@ func TestFleet(t *testing.T) {
 	// Mixed hosts are refused.
 	if _, err := f.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Session: "web1:orch", Pane: "%1"}}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("mixed target: %v", err)
+	}
+}
+
+// TestFleetWatchPreview: a host's pane is followed through its daemon's
+// stream, renamed for this machine, and a host whose system3 predates the
+// stream has its screen read once, then says why it does not follow, and
+// is asked nothing more. A host's own status (its tmux server, its
+// problem) never comes as this machine's.
+func TestFleetWatchPreview(t *testing.T) {
+	t0 := time.Now()
+	local := monitortest.NewService(t, nil)
+	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", rules.Idle, t0)}})
+	local.SetPreview("%1", "here")
+	remoteSvc := monitortest.NewService(t, nil)
+	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", rules.Working, t0)}})
+	remoteSvc.SetPreview("%7", "building…")
+	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
+	var dials atomic.Int64
+	set := &Set{Deadline: 2 * time.Second, links: []*Link{host.link("web1", &dials)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer set.Close()
+	set.Start(ctx)
+	f := &Fleet{Service: local, Set: set}
+	next := func(ch <-chan api.PreviewUpdate) api.PreviewUpdate {
+		t.Helper()
+		select {
+		case u, ok := <-ch:
+			if !ok {
+				t.Fatal("the preview stream closed")
+			}
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatal("no screen came")
+		}
+		return api.PreviewUpdate{}
+	}
+
+	if _, err := f.Snapshot(ctx); err != nil { // the host is followed
+		t.Fatal(err)
+	}
+	ups, err := f.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteSvc.Publish(api.Update{Kind: api.StatusChanged, Status: &api.Status{Problem: "the host's journal"}})
+	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", rules.Idle, t0.Add(time.Second))})
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case u := <-ups:
+			if u.Kind == api.Resync {
+				continue
+			}
+			if u.Kind != api.SessionChanged || u.Session.Pane != "web1:%7" {
+				t.Fatalf("first update from the host: %+v", u)
+			}
+		case <-deadline:
+			t.Fatal("the host's update never came")
+		}
+		break
+	}
+	testkit.WaitFor(t, 5*time.Second, "the host's status in its report", func() bool {
+		r := set.Report(ctx)
+		return len(r) == 1 && r[0].Snapshot.Problem == "the host's journal"
+	})
+
+	mine, err := f.WatchPreview(ctx, api.PreviewRequest{Target: api.Target{Pane: "%1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := next(mine); u.Pane != "%1" || len(u.Lines) != 1 || u.Lines[0] != "here" {
+		t.Fatalf("this machine's pane: %+v", u)
+	}
+	theirs, err := f.WatchPreview(ctx, api.PreviewRequest{Target: api.Target{Pane: "web1:%7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := next(theirs); u.Pane != "web1:%7" || u.Session != "web1:orch" || u.Lines[0] != "building…" || u.Err != "" {
+		t.Fatalf("the host's pane: %+v", u)
+	}
+	remoteSvc.SetPreview("%7", "built.")
+	if u := next(theirs); u.Pane != "web1:%7" || u.Lines[0] != "built." {
+		t.Fatalf("the host's pane, changed: %+v", u)
+	}
+
+	// An older host: its daemon answers as one without the method does.
+	remoteSvc.Fail("watch_preview", &ipc.Error{Code: "bad_request", Message: `unknown method "watch_preview"`})
+	octx, ocancel := context.WithCancel(ctx)
+	old, err := f.WatchPreview(octx, api.PreviewRequest{Target: api.Target{Pane: "web1:%7"}})
+	if err != nil {
+		t.Fatalf("an older host's preview: %v", err)
+	}
+	if u := next(old); u.Pane != "web1:%7" || u.Err != "" || u.Lines[0] != "built." {
+		t.Fatalf("an older host's screen: %+v", u)
+	}
+	if u := next(old); u.Pane != "web1:%7" || !strings.Contains(u.Err, "host web1 runs an older system3") || !strings.Contains(u.Err, "system3 hosts install web1") {
+		t.Fatalf("an older host's note: %+v", u)
+	}
+	previews := remoteSvc.Reads("preview")
+	select {
+	case u := <-old:
+		t.Fatalf("an older host's stream sent %+v", u)
+	case <-time.After(300 * time.Millisecond):
+	}
+	ocancel()
+	for range old {
+	}
+	if got := remoteSvc.Reads("preview"); got != previews {
+		t.Fatalf("an older host was read %d more times", got-previews)
 	}
 }

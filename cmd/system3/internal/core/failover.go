@@ -15,9 +15,12 @@ import (
 var _ facade.Service = (*Failover)(nil)
 
 // How a dashboard attached to a daemon notices that the daemon is gone:
-// it asks the socket every failoverPoll, and once nothing has answered for
-// the grace (dashboard.takeover_after, default failoverGrace; a restarting
-// daemon gets that long), it takes the state dir over.
+// a stream of the daemon's ends under it (its registry stream, open all
+// along, ends the moment the daemon's socket closes) or cannot be opened
+// (ipc.Client.Lost); then it asks the socket every failoverPoll, and once
+// nothing has answered for the grace (dashboard.takeover_after, default
+// failoverGrace; a restarting daemon gets that long), it takes the state
+// dir over. While its streams flow it asks the socket nothing.
 const (
 	failoverPoll  = 250 * time.Millisecond
 	FailoverGrace = 2 * time.Second
@@ -77,6 +80,25 @@ func (f *Failover) Current() facade.Service {
 // over when it is gone. It returns when ctx ends or when this process runs
 // the monitors itself.
 func (f *Failover) Run(ctx context.Context) error {
+	for {
+		c, attached := f.Current().(*ipc.Client)
+		if !attached {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.Lost():
+		}
+		f.check(ctx)
+	}
+}
+
+// check asks the socket every failoverPoll whether a daemon serves it:
+// the one attached to (a stream ended for another reason), or a new one
+// (the dashboard follows it), and returns; or none for the grace, and
+// this dashboard takes the state dir over.
+func (f *Failover) check(ctx context.Context) {
 	path := f.a.SocketPath()
 	grace := f.a.Settings.File.Dashboard.TakeoverAfter
 	if grace <= 0 {
@@ -86,19 +108,10 @@ func (f *Failover) Run(ctx context.Context) error {
 	t := time.NewTicker(failoverPoll)
 	defer t.Stop()
 	for {
-		if _, attached := f.Current().(*ipc.Client); !attached {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
 		c, err := ipc.Dial(ctx, path)
 		if err == nil {
 			pid := c.PID()
 			c.Close()
-			goneSince = time.Time{}
 			f.mu.Lock()
 			if old := f.pid; pid != old {
 				// Another daemon serves the socket now; the client, which
@@ -108,23 +121,28 @@ func (f *Failover) Run(ctx context.Context) error {
 				f.a.Log.Info("dashboard attached to a new daemon", "old", old, "pid", pid)
 			}
 			f.mu.Unlock()
-			continue
+			return
 		}
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		if !errors.Is(err, ipc.ErrNoDaemon) {
 			// Something answers but not well (a busy daemon): not gone.
 			goneSince = time.Time{}
-			continue
+		} else {
+			if goneSince.IsZero() {
+				goneSince = time.Now()
+				f.a.Log.Warn("the system3 daemon does not answer", "pid", f.daemonPID(), "socket", path)
+			}
+			if time.Since(goneSince) >= grace {
+				f.replace(ctx, f.daemonPID())
+				return
+			}
 		}
-		if goneSince.IsZero() {
-			goneSince = time.Now()
-			f.a.Log.Warn("the system3 daemon does not answer", "pid", f.daemonPID(), "socket", path)
-		}
-		if time.Since(goneSince) >= grace {
-			f.replace(ctx, f.daemonPID())
-			goneSince = time.Time{}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

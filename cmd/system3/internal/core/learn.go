@@ -50,8 +50,10 @@ func (a *App) runLearnIdle(ctx context.Context, svc api.Service, ls *learn.Store
 		return nil
 	}
 	go func() {
-		for range updates {
-			m.Touch()
+		for u := range updates {
+			if u.Kind != api.StatusChanged {
+				m.Touch()
+			}
 		}
 	}()
 	return m.Run(ctx)
