@@ -128,6 +128,17 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s is %s; nothing was typed", api.ErrNotIdle, sess.Target, now.State))
 		}
 	}
+	if at := req.WhileLimited; !at.IsZero() {
+		// The keystroke is for the limit's prompt as it is now: an agent
+		// that went on, or says it goes on by itself, gets nothing.
+		now, err := a.reg.reread(ctx, sess)
+		if err != nil {
+			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: cannot read %s to check its usage limit, so nothing was typed: %w", api.ErrLimitChanged, sess.Target, err))
+		}
+		if now.State != rules.RateLimited || now.Kind != "" || !now.ResetsAt.Equal(at) {
+			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (it reset at %s; now %s); nothing was typed", api.ErrLimitChanged, at.Format("15:04"), describeLimit(now)))
+		}
+	}
 	res := a.result("inject", sess)
 	res.Text = text
 	var interrupt []tmux.Key
@@ -333,6 +344,18 @@ func describeNow(s api.Session) string {
 		what += " — " + s.Detail
 	}
 	return fmt.Sprintf("%s asks %q", s.Target, what)
+}
+
+// describeLimit says in a few words what a pane shows now instead of the
+// usage limit a continue was meant for.
+func describeLimit(s api.Session) string {
+	switch {
+	case s.State != rules.RateLimited:
+		return fmt.Sprintf("%s is %s", s.Target, s.State)
+	case s.Kind == rules.KindAutoResume:
+		return fmt.Sprintf("%s says it continues by itself", s.Target)
+	}
+	return fmt.Sprintf("%s shows another usage limit, resetting at %s", s.Target, s.ResetsAt.Format("15:04"))
 }
 
 // press sends keys and audits them. Answer has applied the policy before

@@ -1,10 +1,13 @@
 package monitor
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -94,5 +97,76 @@ func (s *Supervisor) limitSuggestion(cur api.Session, agent, where string) strin
 	if cur.Kind == rules.KindAutoResume {
 		return what + ". It continues by itself then: nothing to do, unless you switch accounts (Escape in its pane cancels its automatic continue)."
 	}
+	if text := agents.Lookup(cur.Agent).Continue; s.cfg.ResumeAfterLimit && text != "" && !cur.ResetsAt.IsZero() {
+		return what + fmt.Sprintf(". Nothing continues it by itself: system3 types %q at its prompt once the limit has reset (monitor.resume_after_limit), if the screen still shows this limit then.", text)
+	}
 	return what + ". Nothing continues it by itself: tell it to continue once the limit has reset, or switch accounts."
+}
+
+// resumeLimits continues each agent whose usage limit has reset while
+// nothing continues it by itself (Config.ResumeAfterLimit): its Spec's
+// Continue is typed at its prompt, once per limit, ResumeDelay after the
+// reset the screen names. The typing goes through Inject, as every
+// action does: the policy's gate, the audit log under api.ResumeOrigin,
+// and WhileLimited, so the pane is read again right before and nothing is
+// typed unless it still shows that limit. It runs on goroutines of its
+// own, which Run waits for.
+func (s *Supervisor) resumeLimits(ctx context.Context, now time.Time) {
+	if !s.cfg.ResumeAfterLimit {
+		return
+	}
+	type due struct {
+		sess api.Session
+		text string
+	}
+	var todo []due
+	s.mu.Lock()
+	for _, st := range s.panes {
+		ss := st.sess
+		if ss.State != rules.RateLimited || ss.Kind != "" || ss.ResetsAt.IsZero() || now.Before(ss.ResetsAt.Add(s.cfg.ResumeDelay)) ||
+			!ss.ResetsAt.After(st.resumed) {
+			continue
+		}
+		text := agents.Lookup(ss.Agent).Continue
+		if text == "" {
+			continue
+		}
+		// Once, whatever comes of it: an agent that hits the same limit
+		// again after the continue is left to a person.
+		st.resumed = ss.ResetsAt
+		todo = append(todo, due{ss.Clone(), text})
+	}
+	s.mu.Unlock()
+	for _, d := range todo {
+		s.resumes.Add(1)
+		go func() {
+			defer s.resumes.Done()
+			s.resume(ctx, d.sess, d.text)
+		}()
+	}
+}
+
+// resume types text to continue sess's agent after its usage limit, and
+// says what came of it: the wake of the limit is resolved when it was
+// typed; when the screen no longer showed the limit, or typing failed,
+// nothing was typed, and the log and the audit log say why.
+func (s *Supervisor) resume(ctx context.Context, sess api.Session, text string) {
+	// Not cut short by the monitors stopping: a continue half typed is
+	// worse than one typed late.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), injectTimeout)
+	defer cancel()
+	res, err := s.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: text, Origin: api.ResumeOrigin, WhileLimited: sess.ResetsAt})
+	if err != nil {
+		level := s.cfg.Logger.Warn
+		if errors.Is(err, api.ErrLimitChanged) {
+			level = s.cfg.Logger.Info
+		}
+		level("usage limit: nothing typed to continue the agent", "pane", sess.Pane, "agent", sess.Agent, "resets_at", sess.ResetsAt, "err", err)
+		return
+	}
+	s.cfg.Logger.Info("usage limit: continued the agent after the reset", "pane", sess.Pane, "agent", sess.Agent, "resets_at", sess.ResetsAt, "text", text, "verified", res.Verified)
+	why := fmt.Sprintf("continued by system3 after the reset (resume_after_limit): typed %q", text)
+	if err := s.Resolve(wakeKey(api.ReasonUsageLimit, sess.Pane), why); err != nil {
+		s.cfg.Logger.Warn("resolve the usage limit's wake", "pane", sess.Pane, "err", err)
+	}
 }

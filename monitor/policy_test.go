@@ -14,7 +14,7 @@ import (
 
 func TestOperatorOrigin(t *testing.T) {
 	for origin, want := range map[string]bool{
-		"tui": true, "cli": true, "coach:auto": true, "coach:tui": true, "coach:cli": true, api.DeliveryOrigin: true, "mcp:" + api.DeliveryOrigin: false,
+		"tui": true, "cli": true, "coach:auto": true, "coach:tui": true, "coach:cli": true, api.DeliveryOrigin: true, "mcp:" + api.DeliveryOrigin: false, api.ResumeOrigin: true, "mcp:" + api.ResumeOrigin: false,
 		"mcp:claude-code": false, "coach:mcp:claude-code": false, "": false, "mcp": false, "tui2": false, "bench": false,
 		// Over the socket the client's claim decides, never the peer part.
 		`socket:pid=4242,exe=/usr/bin/system3 claims "cli"`:               true,

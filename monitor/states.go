@@ -50,6 +50,9 @@ type paneRecord struct {
 	// keep meaning that time (see limitMark).
 	Resets   string    `json:"resets,omitempty"`
 	ResetsAt time.Time `json:"resets_at,omitzero"`
+	// Resumed is the reset of the last usage limit system3 continued the
+	// agent after: monitors started again do not continue it twice.
+	Resumed time.Time `json:"resumed,omitzero"`
 }
 
 // statesLog is the record the monitors keep (see StatesFile). Only Run's
@@ -118,6 +121,9 @@ func carrySinceLocked(st *paneState) {
 	if ss.State == r.State && st.limit.text != "" && st.limit.text == r.Resets && !r.ResetsAt.IsZero() {
 		st.limit.at, ss.ResetsAt = r.ResetsAt, r.ResetsAt
 	}
+	if r.Resumed.After(st.resumed) {
+		st.resumed = r.Resumed
+	}
 }
 
 // saveStates writes the record when it changed, or when the last one is
@@ -132,7 +138,7 @@ func (s *Supervisor) saveStates(now time.Time) {
 	for id, st := range s.panes {
 		ss := st.sess
 		panes[id] = paneRecord{ServerPID: st.pane.ServerPID, PID: st.pane.PID, State: ss.State, Kind: ss.Kind, Prompt: ss.Prompt, Since: ss.Since,
-			Resets: st.limit.text, ResetsAt: st.limit.at}
+			Resets: st.limit.text, ResetsAt: st.limit.at, Resumed: st.resumed}
 	}
 	s.mu.Unlock()
 	if maps.Equal(panes, s.states.saved) && now.Sub(s.states.savedAt) < statesEvery && !s.states.savedAt.IsZero() {

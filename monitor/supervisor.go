@@ -78,6 +78,16 @@ type Config struct {
 	// monitor/coach detects behaviour patterns in them. It is called from
 	// the monitor's loop and must not block. Nil: calls are not handed on.
 	OnToolCall func(api.ToolCall)
+	// ResumeAfterLimit: when a usage limit that nothing continues by
+	// itself has reset (ResumeDelay after the minute the screen names),
+	// system3 types the agent's continue (its Spec's Continue) at its
+	// prompt, once per limit, only while the screen still shows that
+	// limit (limit.go).
+	ResumeAfterLimit bool
+	// ResumeDelay is how long after the reset time a screen names the
+	// continue waits (default 2m): the screen names the minute, the reset
+	// falls within it, and clocks differ.
+	ResumeDelay time.Duration
 	// Zone is the time zone the agent under a pane's process pid tells
 	// times in (PaneZone), for the reset of a usage limit its screen
 	// shows without naming a zone. Nil, or a nil answer: time.Local.
@@ -172,6 +182,7 @@ func (c *Config) defaults() {
 	def(&c.HeartbeatEvery, 5*time.Minute)
 	def(&c.ErrorGrace, 30*time.Second)
 	def(&c.ExitGrace, 5*time.Second)
+	def(&c.ResumeDelay, 2*time.Minute)
 	def(&c.LoopWindow, 10*time.Minute)
 	def(&c.UnmatchedAfter, 3*time.Second)
 	def(&c.Settle, 5*time.Millisecond)
@@ -235,6 +246,9 @@ type paneState struct {
 	answered, lastAnswer answerMark
 	// limit is the usage limit the pane shows, as read (limit.go).
 	limit limitMark
+	// resumed is the reset of the last usage limit system3 continued the
+	// agent after (ResumeAfterLimit): once per limit.
+	resumed time.Time
 }
 
 // pendingApply is a classification waiting to be applied.
@@ -281,6 +295,9 @@ type Supervisor struct {
 
 	// kick asks Run for a flush outside the event flow.
 	kick chan struct{}
+	// resumes are the continues after usage limits being typed; Run
+	// waits for them before it returns.
+	resumes sync.WaitGroup
 
 	// rules is the engine in use; SetRules swaps it while running.
 	rules atomic.Pointer[rules.Engine]
@@ -395,6 +412,7 @@ func (s *Supervisor) SetRules(e *rules.Engine) {
 // Run watches until ctx ends. It never returns an error for tmux trouble:
 // an unreachable server is a state the snapshot reports, not a crash.
 func (s *Supervisor) Run(ctx context.Context) error {
+	defer s.resumes.Wait()
 	s.rescan(ctx)
 	s.flush(ctx)
 	s.saveStates(s.cfg.Clock())
@@ -475,6 +493,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				flush()
 			}
 			s.timeChecks(now)
+			s.resumeLimits(ctx, now)
 			s.saveStates(now)
 		}
 	}

@@ -59,6 +59,10 @@ type Spec struct {
 	// TaskLists: it writes the task list it is linked to, so a spawned
 	// one is asked to plan its work there.
 	TaskLists bool
+	// Continue is what system3 types at the agent's prompt to go on with
+	// its work once a usage limit that stopped it has reset
+	// (monitor.resume_after_limit); "": system3 never continues it.
+	Continue string
 	// Cursor is the label of the option under a menu's cursor on a
 	// screen, "" when none shows; nil: CaretCursor. Spawn reads it while
 	// it answers a folder-trust dialog.

@@ -112,6 +112,11 @@ func claimed(origin string) string {
 // system3's own action, audited under this name.
 const DeliveryOrigin = "supervisor-delivery"
 
+// ResumeOrigin is the origin of what system3 types to continue an agent
+// whose usage limit has reset (monitor.resume_after_limit): system3's own
+// action, audited under this name.
+const ResumeOrigin = "resume-after-limit"
+
 // PolicyOrigin is the origin of the permission decisions the approval
 // policy's rules make (docs/policy.md): rules the operator wrote, so the
 // operator's, which the MCP policy does not hold back. An ask the policy
@@ -121,7 +126,8 @@ const PolicyOrigin = "policy"
 // OperatorOrigin reports whether an origin is a person at this machine
 // ("tui", "cli") or system3 itself (automatic coaching reminders, the
 // wakes it delivers to the configured supervisor pane, the decisions of
-// the operator's approval policy), which the MCP
+// the operator's approval policy, the continue it types after a usage
+// limit reset), which the MCP
 // policy does not bind. Every other origin, "mcp:<client>", a
 // reminder an MCP client asked for ("coach:mcp:<client>") and an empty or
 // unknown one alike, is bound by it.
@@ -139,7 +145,7 @@ func OperatorOrigin(origin string) bool {
 		return !strings.HasPrefix(c, "socket:") && !RunByAgent(origin) && OperatorOrigin(c)
 	}
 	switch strings.TrimPrefix(origin, "coach:") {
-	case "tui", "cli", "auto", DeliveryOrigin, PolicyOrigin:
+	case "tui", "cli", "auto", DeliveryOrigin, PolicyOrigin, ResumeOrigin:
 		return true
 	}
 	return false

@@ -48,6 +48,13 @@ type InjectRequest struct {
 	// matches ErrNotIdle. A supervisor pane's wakes go this way, so a
 	// wake never lands in a dialog or in the middle of a turn.
 	WhenIdle bool `json:"when_idle,omitempty"`
+	// WhileLimited types only while the pane, read again right before
+	// typing, shows the usage limit that resets at this time, with
+	// nothing to continue the agent by itself (state rate_limited, no
+	// kind); otherwise nothing is typed and the error matches
+	// ErrLimitChanged. system3's continue after a limit goes this way, so
+	// it lands only at the prompt of the limit it was meant for.
+	WhileLimited time.Time `json:"while_limited,omitzero"`
 	// Origin says who asks, for the audit log: "tui", "cli", "mcp:<client>".
 	Origin string `json:"origin"`
 
@@ -234,6 +241,9 @@ var (
 	// (InjectRequest.WhenIdle) found it working, at a dialog or gone from
 	// its prompt: nothing was typed.
 	ErrNotIdle = errors.New("the pane is not idle at its prompt")
+	// ErrLimitChanged: the usage limit a continue was meant for is no
+	// longer on screen as it was (see InjectRequest.WhileLimited).
+	ErrLimitChanged = errors.New("the usage limit is no longer on screen as it was")
 	// ErrHookRefused matches Hook's error for an event that cannot be
 	// shown to come from the pane it names.
 	ErrHookRefused = errors.New("hook event refused")

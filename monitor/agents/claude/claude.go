@@ -34,7 +34,11 @@ var Spec = agent.Spec{
 	Hooks:     true,
 	Probe:     &agent.Probe{Process: "claude", TaskListVar: "CLAUDE_CODE_TASK_LIST_ID", TranscriptDir: TranscriptDir},
 	TaskLists: true,
-	Cursor:    agent.CaretCursor,
+	// At its prompt after the automatic continue at a usage limit was
+	// cancelled (or never offered): a prompt of its own, as a person
+	// would type it.
+	Continue: "continue",
+	Cursor:   agent.CaretCursor,
 }
 
 // keys: numbered menus; "no" is always Escape, which every Claude Code

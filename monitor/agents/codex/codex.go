@@ -24,6 +24,9 @@ var Spec = agent.Spec{
 		}
 		return []string{"resume", id}
 	},
+	// A usage limit ends the turn; Codex waits at its prompt and never
+	// goes on by itself.
+	Continue: "continue",
 }
 
 // keys: numbered menus, except the folder-trust dialog.

@@ -412,6 +412,10 @@ type Monitor struct {
 	// UnmatchedAfter: a recognised agent showing a screen no rule explains
 	// keeps its previous state this long, then is unknown (default 3s).
 	UnmatchedAfter time.Duration `yaml:"unmatched_after"`
+	// ResumeAfterLimit: once a usage limit that nothing continues by
+	// itself has reset, system3 types "continue" at the agent's prompt,
+	// once per limit (default false: off).
+	ResumeAfterLimit bool `yaml:"resume_after_limit"`
 }
 
 // Duration is a time.Duration that also accepts "off" (stored as -1).

@@ -133,7 +133,7 @@ func TestMissingDefaultConfigIsFine(t *testing.T) {
 
 func TestMonitorSettings(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "config.yaml")
-	body := "monitor:\n  idle_after: 15m\n  heartbeat_every: \"off\"\n  error_grace: 45s\n  loop_threshold: 4\n  loop_window: 5m\n"
+	body := "monitor:\n  idle_after: 15m\n  heartbeat_every: \"off\"\n  error_grace: 45s\n  loop_threshold: 4\n  loop_window: 5m\n  resume_after_limit: true\n"
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,15 @@ func TestMonitorSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := c.Monitor
-	if m.IdleAfter != 15*time.Minute || m.HeartbeatEvery != -1 || m.ErrorGrace != 45*time.Second || m.LoopThreshold != 4 || m.LoopWindow != 5*time.Minute {
+	if m.IdleAfter != 15*time.Minute || m.HeartbeatEvery != -1 || m.ErrorGrace != 45*time.Second || m.LoopThreshold != 4 || m.LoopWindow != 5*time.Minute || !m.ResumeAfterLimit {
 		t.Fatalf("monitor = %+v", m)
+	}
+	// Off unless asked for.
+	if err := os.WriteFile(p, []byte("monitor:\n  idle_after: 15m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(p, true); err != nil || c.Monitor.ResumeAfterLimit {
+		t.Fatalf("resume_after_limit by default: %+v, %v", c.Monitor, err)
 	}
 	if err := os.WriteFile(p, []byte("monitor:\n  heartbeat_every: soon\n"), 0o644); err != nil {
 		t.Fatal(err)
