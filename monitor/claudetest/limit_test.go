@@ -2,8 +2,6 @@ package claudetest
 
 import (
 	"flag"
-	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -93,24 +91,4 @@ func TestRealClaudeUsageLimit(t *testing.T) {
 	save("awaiting_input_limit_options.txt", screen)
 	s.Keys("Escape")
 	s.WaitFor("the dialog closed", 0, func(sc string) bool { return classify(sc).State == rules.RateLimited })
-}
-
-// FakeOAuthToken makes the CLI take the account for a subscription.
-const FakeOAuthToken = "sk-ant-oat01-claudetest00000000000000000000000000000000"
-
-// SpentAllowance is the 429 a subscription's spent 5-hour allowance gets,
-// with the unified rate-limit headers that say when it resets.
-func SpentAllowance(reset time.Time) APIError {
-	h := http.Header{}
-	at := fmt.Sprint(reset.Unix())
-	h.Set("anthropic-ratelimit-unified-status", "rejected")
-	h.Set("anthropic-ratelimit-unified-reset", at)
-	h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
-	h.Set("anthropic-ratelimit-unified-5h-status", "rejected")
-	h.Set("anthropic-ratelimit-unified-5h-reset", at)
-	h.Set("anthropic-ratelimit-unified-5h-utilization", "1.0")
-	h.Set("anthropic-ratelimit-unified-overage-status", "rejected")
-	h.Set("anthropic-ratelimit-unified-overage-disabled-reason", "org_level_disabled")
-	return APIError{Status: http.StatusTooManyRequests, Type: "rate_limit_error",
-		Message: "This request would exceed your account's rate limit. Please try again later.", Header: h}
 }

@@ -60,6 +60,7 @@ var expectations = map[string]want{
 	"claude/question_review.txt":               {agent: "claude", state: "awaiting_input", kind: "question", rule: "claude.question_review", question: "Review your answers", options: []string{"Submit answers", "Cancel"}},
 	"claude/rate_limited.ansi.txt":             {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
 	"claude/rate_limited_5h.txt":               {agent: "claude", state: "rate_limited", kind: "auto_resume", rule: "claude.usage_limit_waiting", detail: "You've hit your 5-hour limit · resets 2am (UTC)", resets: "2am (UTC)"},
+	"claude/idle_after_limit.txt":              {agent: "claude", state: "idle", rule: "claude.idle"},
 	"claude/rate_limited_cancelled.txt":        {agent: "claude", state: "rate_limited", rule: "claude.usage_limit", detail: "You've hit your 5-hour limit · resets 2am (UTC)", resets: "2am (UTC)"},
 	"claude/awaiting_input_limit_options.txt":  {agent: "claude", state: "awaiting_input", kind: "other", rule: "claude.limit_options", question: "What do you want to do?", options: []string{"Stop and wait for limit to reset", "Wait here, then continue automatically at 2am", "Upgrade your plan"}},
 	"claude/rate_limited.txt":                  {agent: "claude", state: "error", kind: "rate_limited", rule: "claude.rate_limited"},
