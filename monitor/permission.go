@@ -26,12 +26,14 @@ const PermissionProblem = "policy"
 const askSlack = 3 * time.Second
 
 // Permissions decides the permission requests agents' hooks deliver
-// (Claude Code's PermissionRequest) by the approval policy: an allow or a
-// deny is answered at once, an ask holds the hook while an awaiting_input
-// wake goes out and answers with what a person or a supervisor answered
-// on that wake; no rule, or no answer in time, lets the agent show its own
-// dialog. Every decision passes the one gate (the action policy, as an
-// answer) and is written to the audit log.
+// (Claude Code's and Codex's PermissionRequest, the Gemini CLI's
+// BeforeTool, whose tools are named as Claude Code's: approval.FromGemini)
+// by the approval policy: an allow or a deny is answered at once, an ask
+// holds the hook while an awaiting_input wake goes out and answers with
+// what a person or a supervisor answered on that wake; no rule, or no
+// answer in time, lets the agent show its own dialog. Every decision
+// passes the one gate (the action policy, as an answer) and is written to
+// the audit log.
 type Permissions struct {
 	sup    *Supervisor
 	policy func() *approval.Policy
@@ -75,10 +77,16 @@ type permissionHooked struct {
 	p *Permissions
 }
 
-// Hook decides a fresh PermissionRequest; every other event, and one
-// replayed from the spool (no hook waits for it), goes to the monitors.
+// Hook decides a fresh PermissionRequest (or Gemini BeforeTool); every
+// other event, and one replayed from the spool (no hook waits for it),
+// goes to the monitors. A BeforeTool outside tmux is left to Gemini's own
+// dialog, and the monitors take no BeforeTool: they learn nothing from it
+// that the screen does not show.
 func (h permissionHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
-	if ev.Name != hooks.PermissionRequest || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" {
+	if ev.Name == hooks.BeforeTool && (ev.Sender.Via == hooks.ViaSpool || ev.Pane == "") {
+		return hooks.DecisionReply(ev.Name, "", ""), nil
+	}
+	if !ev.AsksPermission() || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" {
 		return h.Service.Hook(ctx, ev)
 	}
 	return h.p.decide(ctx, ev, h.Service)
@@ -123,8 +131,12 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 	if err != nil {
 		return p.undecided(ctx, ev, inner)
 	}
-	req := approval.Resolve(approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
-		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)})
+	req := approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
+		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)}
+	if ev.Name == hooks.BeforeTool {
+		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
+	}
+	req = approval.Resolve(req)
 	v := pol.Decide(req)
 	switch v.Decision {
 	case approval.Allow, approval.Deny:
@@ -134,7 +146,7 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 		}
 		p.audit(req, v, v.Decision, api.PolicyOrigin, sess.Pane, "", start, s.cfg.Clock().Sub(start), nil)
 		s.cfg.Logger.Info("permission decided by the policy", "pane", sess.Pane, "tool", req.Tool, "rule", v.Rule, "decision", v.Decision)
-		return hooks.PermissionReply(string(v.Decision), v.Message), nil
+		return hooks.DecisionReply(ev.Name, string(v.Decision), v.Message), nil
 	case approval.Ask:
 		return p.ask(ctx, ev, req, v, sess, inner, start, pol.AskTimeout())
 	}
@@ -144,8 +156,12 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 
 // undecided hands the request to the monitors, as when no policy runs:
 // the agent shows its dialog, and the screen and the hook's state raise
-// its wake.
+// its wake. Gemini is told to show its dialog ("ask"), which the screen
+// then reports.
 func (p *Permissions) undecided(ctx context.Context, ev hooks.Event, inner api.Service) (hooks.Reply, error) {
+	if ev.Name == hooks.BeforeTool {
+		return hooks.DecisionReply(ev.Name, "", ""), nil
+	}
 	if now := p.sup.cfg.Clock(); now.Sub(ev.Received) > time.Second {
 		// Held for an ask: the dialog shows from now on.
 		ev.Received = now
@@ -177,11 +193,11 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	w := api.Wake{Reason: api.ReasonAwaitingInput, Key: key, Session: sess.Session, Pane: sess.Pane, Agent: sess.Agent,
 		State: string(rules.AwaitingInput), Kind: "permission",
 		Evidence: api.Evidence{Source: api.PolicySource, Rule: "policy." + v.Rule, Lines: []string{"PermissionRequest: " + req.Tool, input}},
-		Question: fmt.Sprintf("May %s use %s? %s: %s", agent, req.Tool, heading, input),
+		Question: fmt.Sprintf("May %s use %s? %s: %s", agent, firstNonEmpty(req.AgentTool, req.Tool), heading, input),
 		Details:  heading + ": " + input,
 		Options:  []string{"Yes", "No"},
 		SuggestedAction: fmt.Sprintf("The approval policy (rule %s) asks you about this %s in %s (pane %s): answer yes to let it run, no to refuse it, or other text to refuse it with that text as the reason (system3 answer --wake ID, answer_prompt with wake). Without an answer within %s, %s shows its own dialog.",
-			v.Rule, req.Tool, sess.Target, sess.Pane, hold.Round(time.Second), agent),
+			v.Rule, firstNonEmpty(req.AgentTool, req.Tool), sess.Target, sess.Pane, hold.Round(time.Second), agent),
 	}
 	// Held under mu from the raise on, so an answer to the wake, however
 	// quick, finds the request waiting.
@@ -237,7 +253,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 	s.releasePrompt(sess.Pane, false)
 	v.Message = a.message
 	p.audit(req, v, a.decision, a.by, sess.Pane, raised.ID, start, waited, nil)
-	return hooks.PermissionReply(string(a.decision), a.message), nil
+	return hooks.DecisionReply(ev.Name, string(a.decision), a.message), nil
 }
 
 // pendingFor returns the held request an answer is for: the one whose

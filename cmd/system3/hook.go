@@ -31,7 +31,7 @@ const (
 func newHookCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "hook",
-		Short: "Deliver one Claude Code hook event to system3 (Claude Code runs this)",
+		Short: "Deliver one agent hook event to system3 (Claude Code, Codex or Gemini runs this)",
 		Long: `Read one Claude Code hook payload (JSON) on stdin, add the tmux pane it ran in
 ($TMUX_PANE), and deliver it to the running system3 over its socket in the
 state dir. Claude Code runs this command from the hooks that system3 hooks
@@ -44,7 +44,7 @@ half a second) it appends the event to the spool (hooks.spool in the state
 dir), which system3 reads when it starts. A payload that is not a hook
 event is logged to system3.log and dropped.
 
-It prints nothing, with two exceptions. A PermissionRequest the approval
+It prints nothing, with three exceptions. A PermissionRequest the approval
 policy decides (docs/policy.md) is answered with Claude Code's
 {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision":
 {"behavior": "allow"}}} (or "deny" with a "message"): the tool call is
@@ -52,7 +52,11 @@ allowed or refused without its dialog. A request the policy asks about is
 held while its wake goes out, up to the policy's ask_timeout (45s by
 default, within the minute Claude Code gives this hook), and answered with
 the answer given on that wake; without one, it prints nothing and the
-dialog shows. And when the pane is the supervisor pane of the config
+dialog shows. The Gemini CLI's BeforeTool is decided the same way and
+always answered, in Gemini's words: {"decision": "allow"}, {"decision":
+"deny", "reason": "..."}, or {"decision": "ask"} when nothing decides it
+(no rule, no answer in time, no system3 running), which makes Gemini show
+its own dialog. And when the pane is the supervisor pane of the config
 (supervisor.session) and a wake waits for it, its Stop event is answered
 with {"decision": "block", "reason": "<the wake's brief>"}, so Claude Code
 goes on with the wake instead of going idle (see docs/supervising.md).
@@ -87,22 +91,21 @@ func (a *app) runHook(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, hooks.PermissionBudget)
 	defer cancel()
 	done := make(chan hooks.Reply, 1)
-	// held is closed once the event is known to be a PermissionRequest:
-	// it alone may take longer than hookBudget.
-	held := make(chan struct{})
+	// held gets the reply for no decision once the event is known to be
+	// a tool call the policy may decide (a PermissionRequest, a Gemini
+	// BeforeTool): it alone may take longer than hookBudget, and is
+	// answered with that reply if no decision comes in time.
+	held := make(chan hooks.Reply, 1)
 	go func() { done <- a.deliverHook(ctx, start, held) }()
 	budget := time.NewTimer(hookBudget)
 	defer budget.Stop()
+	var fallback hooks.Reply
 	for {
 		select {
 		case r := <-done:
-			if out := r.Output(); out != nil {
-				if _, err := a.stdout.Write(out); err != nil {
-					a.Log.Warn("hook: the reply could not be written", "err", err)
-				}
-			}
+			a.writeReply(r)
 			return
-		case <-held:
+		case fallback = <-held:
 			held = nil
 			budget.Stop()
 			continue
@@ -110,13 +113,26 @@ func (a *app) runHook(ctx context.Context) {
 		case <-ctx.Done():
 		}
 		a.Log.Warn("hook: out of time; the event may be lost", "took", time.Since(start))
+		a.writeReply(fallback)
 		return
 	}
 }
 
+// writeReply prints a reply for the agent; an empty one prints nothing.
+func (a *app) writeReply(r hooks.Reply) {
+	if out := r.Output(); out != nil {
+		if _, err := a.stdout.Write(out); err != nil {
+			a.Log.Warn("hook: the reply could not be written", "err", err)
+		}
+	}
+}
+
 // deliverHook reads the event, delivers it (or spools it) and returns the
-// daemon's reply for Claude Code.
-func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- struct{}) hooks.Reply {
+// daemon's reply for the agent. A Gemini BeforeTool the daemon does not
+// answer (none runs, it refused the event) is answered with "ask", so
+// Gemini shows its own dialog: it is never spooled, nothing reads it
+// later.
+func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- hooks.Reply) hooks.Reply {
 	rctx, rcancel := context.WithTimeout(ctx, hookBudget)
 	data, err := readBounded(rctx, a.stdin, hooks.MaxPayload)
 	rcancel()
@@ -136,21 +152,32 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- stru
 		ev = ev.Sign(tok)
 	}
 	wait := hookDeliver
-	if ev.Name == hooks.PermissionRequest {
+	var undecided hooks.Reply
+	if ev.AsksPermission() {
 		// The daemon may hold it while the policy asks.
-		close(held)
+		undecided = hooks.DecisionReply(ev.Name, "", "")
+		held <- undecided
 		wait = hooks.PermissionBudget
 	}
 	reply, err := sendHook(ctx, a.SocketPath(), ev, wait)
 	if err == nil {
 		a.Log.Debug("hook delivered", "event", ev.Name, "pane", ev.Pane, "took", time.Since(start), "reply", reply.Decision)
+		if reply.Empty() {
+			// A daemon that decides nothing (one older than this hook)
+			// still lets Gemini show its dialog.
+			return undecided
+		}
 		return reply
 	}
 	if errors.Is(err, api.ErrHookRefused) {
 		// The daemon could not tell that this process runs in the pane
 		// it names: spooling it would only have it refused again.
 		a.Log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
-		return hooks.Reply{}
+		return undecided
+	}
+	if ev.Name == hooks.BeforeTool {
+		a.Log.Log(ctx, logLevelFor(err), "hook: Gemini's own dialog shows", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+		return undecided
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
 	if mkErr := os.MkdirAll(a.Settings.StateDir, 0o700); mkErr != nil {
@@ -161,12 +188,17 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- stru
 		a.Log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
 		return hooks.Reply{}
 	}
-	level := slog.LevelDebug
-	if !errors.Is(err, ipc.ErrNoDaemon) {
-		level = slog.LevelWarn
-	}
-	a.Log.Log(ctx, level, "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+	a.Log.Log(ctx, logLevelFor(err), "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
 	return hooks.Reply{}
+}
+
+// logLevelFor is how loudly to log an event the daemon did not take: no
+// daemon running is ordinary.
+func logLevelFor(err error) slog.Level {
+	if errors.Is(err, ipc.ErrNoDaemon) {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }
 
 // sendHook delivers ev and waits at most wait for the reply; reaching the

@@ -380,7 +380,96 @@ func TestHooksForCodex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(proj, ".codex", "hooks.json")); err != nil {
 		t.Fatalf("--project: %v", err)
 	}
-	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "gemini"); code != 1 || !strings.Contains(errOut, "claude and codex") {
-		t.Fatalf("--agent gemini: exit %d, %s", code, errOut)
+	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex and gemini") {
+		t.Fatalf("--agent aider: exit %d, %s", code, errOut)
+	}
+}
+
+// For the Gemini CLI, hooks print and install make its settings.json run
+// system3 hook for BeforeTool only, for the tools Gemini asks about (a
+// regular expression), named system3, with a minute in milliseconds;
+// install merges into ~/.gemini/settings.json ($GEMINI_CLI_HOME's), or a
+// project's .gemini/settings.json, keeping what is there, once.
+func TestHooksForGemini(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "hooks", "print", "--agent", "gemini", "--command", "/opt/system3 hook")
+	if code != 0 {
+		t.Fatalf("print: exit %d: %s", code, errOut)
+	}
+	var doc map[string]map[string][]struct {
+		Matcher string
+		Hooks   []struct {
+			Name, Type, Command string
+			Timeout             int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	g := doc["hooks"][hooks.BeforeTool]
+	if len(doc) != 1 || len(doc["hooks"]) != 1 || len(g) != 1 || g[0].Matcher != hooks.GeminiMatcher || len(g[0].Hooks) != 1 {
+		t.Fatalf("print --agent gemini: %s", out)
+	}
+	if h := g[0].Hooks[0]; h.Name != "system3" || h.Type != "command" || h.Command != "/opt/system3 hook" || h.Timeout != hooks.PermissionTimeout*1000 {
+		t.Fatalf("BeforeTool hook: %+v", h)
+	}
+
+	geminiHome := t.TempDir()
+	path := filepath.Join(geminiHome, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(`{"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint-it"}]}]}}`), 0o600)
+	env := map[string]string{"GEMINI_CLI_HOME": geminiHome}
+	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "gemini", "--command", "/opt/system3 hook")
+	if code != 0 || !strings.Contains(out, "hooks added for BeforeTool") || !strings.Contains(out, "yolo") {
+		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"lint-it"`) || !strings.Contains(string(b), `"selectedType": "gemini-api-key"`) || strings.Count(string(b), "/opt/system3 hook") != 1 {
+		t.Fatalf("installed:\n%s", b)
+	}
+	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "gemini", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("again: exit %d\n%s", code, out)
+	}
+	proj := t.TempDir()
+	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "gemini", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
+		t.Fatalf("--project: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".gemini", "settings.json")); err != nil {
+		t.Fatalf("--project: %v", err)
+	}
+}
+
+const geminiPayload = `{"session_id":"g-1","transcript_path":"/tmp/g.jsonl","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-11-29T00:18:34.085Z","tool_name":"mcp_gh_get_issue","tool_input":{"number":7},"mcp_context":{"server_name":"gh","tool_name":"get_issue"}}`
+
+// A Gemini BeforeTool nothing decides is answered "ask", so Gemini shows
+// its own dialog whatever its approval mode: without a daemon (and then
+// it is not spooled: nothing would read it), and from a daemon that
+// decides nothing. The daemon gets the tool's exact input and its MCP
+// server and tool.
+func TestHookGeminiUndecidedAsks(t *testing.T) {
+	const ask = `{"decision":"ask"}` + "\n"
+	dir := testkit.ShortDir(t)
+	if r := runHookProcess(t, dir, geminiPayload, false); !r.finished || r.code != 0 || r.stdout != ask {
+		t.Fatalf("without a daemon: %+v", r)
+	}
+	if evs := drainSpool(t, dir); len(evs) != 0 {
+		t.Fatalf("spooled %+v", evs)
+	}
+
+	svc := monitortest.NewService(t, nil)
+	ln, err := ipc.Listen(filepath.Join(dir, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if r := runHookProcess(t, dir, geminiPayload, false); !r.finished || r.code != 0 || r.stdout != ask {
+		t.Fatalf("from a daemon that decides nothing: %+v", r)
+	}
+	got := svc.Hooks()
+	if len(got) != 1 || got[0].Name != hooks.BeforeTool || got[0].Pane != "%42" || got[0].ToolName != "mcp_gh_get_issue" ||
+		got[0].ToolInputJSON != `{"number":7}` || got[0].MCPServer != "gh" || got[0].MCPTool != "get_issue" {
+		t.Fatalf("delivered %+v", got)
 	}
 }

@@ -17,33 +17,54 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code (or Codex) hooks that report to system3",
+		Short: "Show or install the Claude Code (or Codex, Gemini) hooks that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
 
 system3 hooks print shows the settings snippet; system3 hooks install merges it
 into a Claude Code settings file. With --agent codex they do the same for the
-Codex CLI's PermissionRequest hook (its hooks.json), which lets the approval
-policy decide Codex's permission requests (docs/policy.md). See docs/hooks.md.`,
+Codex CLI's PermissionRequest hook (its hooks.json), and with --agent gemini for
+the Gemini CLI's BeforeTool hook (its settings.json), which let the approval
+policy decide those agents' tool calls (docs/policy.md). See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
 	return cmd
 }
 
-// hookAgents are the agents whose hooks system3 prints and installs.
-var hookAgents = []string{"claude", "codex"}
+// hookTarget is what system3's hooks take from one agent, and where
+// they are installed for it.
+type hookTarget struct {
+	events []string
+	// user is the user's file; project the file under a project's root.
+	user    func(*app) string
+	project string
+	// note is said after installing.
+	note string
+}
 
-// hookEvents are the events system3's hooks take from agent.
-func hookEvents(agent string) ([]string, error) {
-	switch agent {
-	case "", "claude":
-		return hooks.Events, nil
-	case "codex":
-		return hooks.CodexEvents, nil
+// hookAgents are the agents whose hooks system3 prints and installs.
+var hookAgents = []string{"claude", "codex", "gemini"}
+
+var hookTargets = map[string]hookTarget{
+	"claude": {events: hooks.Events, user: (*app).userSettingsPath, project: filepath.Join(".claude", "settings.local.json")},
+	"codex": {events: hooks.CodexEvents, user: (*app).codexHooksPath, project: filepath.Join(".codex", "hooks.json"),
+		note: `Codex runs the hook once you trust it: when it next starts it asks ("Hooks need review": choose "Trust all and continue"), or trust it in /hooks.`},
+	"gemini": {events: hooks.GeminiEvents, user: (*app).geminiSettingsPath, project: filepath.Join(".gemini", "settings.json"),
+		note: `Gemini runs the hook in folders it trusts. It asks about every call of these tools that no rule allows or denies; a rule's allow lets the call run without Gemini's dialog only where Gemini itself would not ask, as in yolo mode (gemini --approval-mode yolo): see docs/policy.md.`},
+}
+
+// hookTargetFor is agent's row ("" is claude).
+func hookTargetFor(agent string) (hookTarget, error) {
+	if agent == "" {
+		agent = "claude"
 	}
-	return nil, fmt.Errorf("--agent %q: system3 installs hooks for %s", agent, strings.Join(hookAgents, " and "))
+	t, ok := hookTargets[agent]
+	if !ok {
+		return hookTarget{}, fmt.Errorf("--agent %q: system3 installs hooks for %s and %s", agent, strings.Join(hookAgents[:len(hookAgents)-1], ", "), hookAgents[len(hookAgents)-1])
+	}
+	return t, nil
 }
 
 func newHooksPrintCmd(a *app) *cobra.Command {
@@ -55,16 +76,18 @@ func newHooksPrintCmd(a *app) *cobra.Command {
 system3 uses. Use it as the value of claude --settings for one process, or
 merge it into a settings file by hand (system3 hooks install does that for you).
 With --agent codex, print the Codex CLI's hooks.json: its PermissionRequest hook
-runs system3 hook.
+runs system3 hook. With --agent gemini, the Gemini CLI's settings.json: its
+BeforeTool hook runs system3 hook for the tools Gemini asks about.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
 		Example: `  system3 hooks print
   claude --settings "$(system3 hooks print)"
-  system3 hooks print --agent codex`,
+  system3 hooks print --agent codex
+  system3 hooks print --agent gemini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			events, err := hookEvents(agent)
+			target, err := hookTargetFor(agent)
 			if err != nil {
 				return err
 			}
@@ -72,7 +95,7 @@ The command is this system3's absolute path followed by "hook" (and by
 			if err != nil {
 				return err
 			}
-			b, err := hooks.SettingsFor(cmdline, events)
+			b, err := hooks.SettingsFor(cmdline, target.events)
 			if err != nil {
 				return err
 			}
@@ -117,25 +140,29 @@ instead: $CODEX_HOME/hooks.json (~/.codex/hooks.json) for the user, or
 DIR/.codex/hooks.json with --project (Codex reads a project's hooks only in a
 folder it trusts). Codex runs a hook only once you trust it: the next time it
 starts it asks ("Hooks need review": choose "Trust all and continue"), or
-trust it in Codex's /hooks.`,
+trust it in Codex's /hooks.
+
+--agent gemini merges the Gemini CLI's BeforeTool hook into its settings.json:
+~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini/settings.json) for the user,
+or DIR/.gemini/settings.json with --project. Gemini runs hooks only in folders
+it trusts; it warns once about a project's new hooks. Gemini allows comments in
+settings.json, which system3 cannot keep: it refuses such a file (add the hook
+by hand from system3 hooks print --agent gemini).`,
 		Example: `  system3 hooks install --dry-run
   system3 hooks install --user
   system3 hooks install --project ~/src/app
-  system3 hooks install --agent codex`,
+  system3 hooks install --agent codex
+  system3 hooks install --agent gemini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if user && project != "" {
 				return fmt.Errorf("choose either --user or --project, not both")
 			}
-			events, err := hookEvents(agent)
+			target, err := hookTargetFor(agent)
 			if err != nil {
 				return err
 			}
-			codex := agent == "codex"
-			path := a.userSettingsPath()
-			if codex {
-				path = a.codexHooksPath()
-			}
+			path := target.user(a)
 			if project != "" {
 				abs, err := filepath.Abs(config.ExpandHome(project, a.Settings.Home))
 				if err != nil {
@@ -144,10 +171,7 @@ trust it in Codex's /hooks.`,
 				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 					return fmt.Errorf("--project %s is not a directory; pass the project's root directory", project)
 				}
-				path = filepath.Join(abs, ".claude", "settings.local.json")
-				if codex {
-					path = filepath.Join(abs, ".codex", "hooks.json")
-				}
+				path = filepath.Join(abs, target.project)
 			}
 			cmdline, err := a.HookCommand(command)
 			if err != nil {
@@ -155,9 +179,9 @@ trust it in Codex's /hooks.`,
 			}
 			var res hooks.Result
 			if dryRun {
-				res, _, err = hooks.PlanFor(path, cmdline, events)
+				res, _, err = hooks.PlanFor(path, cmdline, target.events)
 			} else {
-				res, err = hooks.InstallFor(path, cmdline, events)
+				res, err = hooks.InstallFor(path, cmdline, target.events)
 			}
 			if err != nil {
 				return err
@@ -176,16 +200,16 @@ trust it in Codex's /hooks.`,
 			default:
 				fmt.Fprintf(w, "created %s (hooks added for %s)\n", path, strings.Join(res.Added, ", "))
 			}
-			if codex && !dryRun {
-				fmt.Fprintln(w, `Codex runs the hook once you trust it: when it next starts it asks ("Hooks need review": choose "Trust all and continue"), or trust it in /hooks.`)
+			if target.note != "" && !dryRun {
+				fmt.Fprintln(w, target.note)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json) instead")
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
@@ -198,6 +222,16 @@ func (a *app) codexHooksPath() string {
 		dir = filepath.Join(a.Settings.Home, ".codex")
 	}
 	return filepath.Join(dir, "hooks.json")
+}
+
+// geminiSettingsPath is the Gemini CLI's user settings.json, under
+// $GEMINI_CLI_HOME when set, as Gemini finds it.
+func (a *app) geminiSettingsPath() string {
+	home := a.Getenv("GEMINI_CLI_HOME")
+	if home == "" {
+		home = a.Settings.Home
+	}
+	return filepath.Join(home, ".gemini", "settings.json")
 }
 
 // userSettingsPath is Claude Code's user settings file.

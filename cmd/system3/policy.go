@@ -28,8 +28,9 @@ answer). Rules live in policy.yaml beside the config file, or under
 policy: in it; system3 reloads them when either changes, and keeps the
 rules in force when a changed file does not load. No rule matching means
 system3 decides nothing: the agent shows its own dialog. Only agents with a
-permission hook (Claude Code's PermissionRequest) are decided; system3
-never types an answer to a dialog by policy. See docs/policy.md.`
+permission hook are decided (Claude Code's and Codex's PermissionRequest,
+the Gemini CLI's BeforeTool, whose allow takes effect in its yolo mode);
+system3 never types an answer to a dialog by policy. See docs/policy.md.`
 
 func newPolicyCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{

@@ -58,6 +58,10 @@ type Request struct {
 	// relative path globs are taken from.
 	Cwd  string `json:"cwd,omitempty"`
 	Tool string `json:"tool"`
+	// AgentTool is the agent's own name for the tool when the policy
+	// knows it by another (the Gemini CLI's run_shell_command is Bash:
+	// FromGemini).
+	AgentTool string `json:"agent_tool,omitempty"`
 	// Input is the tool's input as the agent sent it (a JSON object).
 	Input json.RawMessage `json:"input,omitempty"`
 	// RealPath is the file with its symbolic links followed (Resolve),
@@ -123,8 +127,12 @@ func (r Request) MCP() (server, tool string, ok bool) {
 }
 
 // Summary is the input that identifies the request, on one line: the
-// command, the file, the URL, else the input as compact JSON.
+// command, the file, the URL (the URLs of a fetch of several), else the
+// input as compact JSON.
 func (r Request) Summary() string {
+	if us := r.urls(); len(us) > 0 {
+		return strings.Join(us, " ")
+	}
 	for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
 		if v := r.field(k); v != "" {
 			return v
@@ -199,11 +207,20 @@ func (p *Policy) Rules() []*Rule {
 // by part: a deny or ask rule applies when one part (or the whole
 // command) matches it, an allow only when every part is allowed, by one
 // rule or several, and the command has no substitution and writes no
-// file by redirection.
+// file by redirection. A fetch of several URLs is decided URL by URL
+// the same way.
 func (p *Policy) Decide(req Request) Verdict {
 	if p == nil || len(p.rules) == 0 {
 		return Verdict{}
 	}
+	if us := req.urls(); len(us) > 0 {
+		return p.decideEach(req, us)
+	}
+	return p.decide(req)
+}
+
+// decide is Decide for one command, file or URL.
+func (p *Policy) decide(req Request) Verdict {
 	var best *Rule
 	bestDecision := None
 	take := func(r *Rule) {

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,49 @@ func FuzzParse(f *testing.F) {
 		v := p.Decide(Request{Agent: "claude", Session: "s", Cwd: "/w", Tool: tool, Input: in})
 		if v.Decision != None && v.Rule == "" {
 			t.Fatalf("a decision without a rule: %+v", v)
+		}
+	})
+}
+
+// FuzzGeminiFetch: whatever a Gemini web_fetch's prompt holds, reading
+// its URLs never panics, and the fetch is allowed only when every http or
+// https URL in it is on the allowed host, and none is a word Go cannot
+// read as a URL.
+func FuzzGeminiFetch(f *testing.F) {
+	p, err := Parse("fuzz", []byte("rules:\n- id: ok\n  hosts: go.dev\n  decision: allow\n- id: no\n  hosts: evil.example\n  decision: deny\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"read https://go.dev/a", "https://go.dev https://evil.example/x", "https://go.dev ftp://evil.example", "x://y https://go.dev\thttps://go.dev", "https://[::1", `https://go.dev https://evil.example\@go.dev`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, prompt string) {
+		in, _ := json.Marshal(map[string]string{"prompt": prompt})
+		req := FromGemini(Request{Agent: "gemini", Tool: "web_fetch", Input: in}, "", "")
+		v := p.Decide(req)
+		if v.Decision != Allow {
+			return
+		}
+		seen := false
+		for _, w := range strings.Fields(prompt) {
+			if !strings.Contains(w, "://") {
+				continue
+			}
+			u, err := url.Parse(w)
+			if err != nil {
+				// Gemini's reader may take what Go's does not.
+				t.Fatalf("%q allowed with %q in it, which Go cannot read", prompt, w)
+			}
+			if u.Scheme != "http" && u.Scheme != "https" {
+				continue
+			}
+			seen = true
+			if strings.ToLower(u.Hostname()) != "go.dev" {
+				t.Fatalf("%q allowed with %s in it", prompt, w)
+			}
+		}
+		if !seen {
+			t.Fatalf("%q allowed without a URL", prompt)
 		}
 	})
 }

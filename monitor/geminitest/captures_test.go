@@ -36,7 +36,7 @@ func TestCaptureFixtures(t *testing.T) {
 	for _, f := range []struct {
 		name string
 		fn   func(*testing.T)
-	}{{"main", captureMain}, {"errors", captureErrors}, {"unreachable", captureUnreachable}, {"firstrun", captureFirstRun}, {"trust", captureTrust}} {
+	}{{"main", captureMain}, {"errors", captureErrors}, {"unreachable", captureUnreachable}, {"firstrun", captureFirstRun}, {"trust", captureTrust}, {"yolo", captureYolo}} {
 		t.Run(f.name, f.fn)
 	}
 }
@@ -207,4 +207,23 @@ func captureTrust(t *testing.T) {
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": true}}
 	s := Start(t, Options{Settings: settings, Home: filepath.Join(captureHome, "trust"), ReadyText: "Gemini CLI"})
 	captures.Save(t, "trust_dialog.txt", s.WaitStable(2*time.Second, 60*time.Second))
+}
+
+// captureYolo: the CLI in yolo mode (its input line starts with *, a mode
+// line says YOLO), and a tool call held by a BeforeTool hook named
+// system3 that takes its time, as system3's does while its approval
+// policy asks a person.
+func captureYolo(t *testing.T) {
+	api := NewFakeAPI(t, Rule{Contains: "hooked-now", Steps: []Step{{Text: "Running.", Call: Shell("./deploy.sh --staging", "Deploy to staging")}, {Text: "Hooked done."}}})
+	settings := map[string]any{"hooks": map[string]any{"BeforeTool": []any{map[string]any{"matcher": "run_shell_command",
+		"hooks": []any{map[string]any{"name": "system3", "type": "command", "command": "sleep 6", "timeout": 60000}}}}}}
+	s := Start(t, Options{API: api, Settings: settings, Args: []string{"--approval-mode", "yolo"}, Home: filepath.Join(captureHome, "yolo")})
+	if err := os.WriteFile(filepath.Join(s.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	captures.Save(t, "idle_yolo.txt", s.WaitStable(time.Second, 0))
+	s.Send("hooked-now please")
+	captures.Save(t, "working_hook.txt", s.WaitForText("Executing Hook: system3", 0))
+	s.WaitFor("done", 30*time.Second, IdleAfter("Hooked done."))
+	captures.Save(t, "idle_yolo_after_turn.txt", s.WaitStable(time.Second, 0))
 }

@@ -1,6 +1,7 @@
-// Package hooks reads Claude Code hook payloads, produces the hook settings
-// that send them to system3, merges those settings into a settings file, and
-// keeps the spool where hook events wait while no system3 daemon runs.
+// Package hooks reads Claude Code hook payloads (and the Codex and Gemini
+// CLIs' permission hooks'), produces the hook settings that send them to
+// system3, merges those settings into a settings file, and keeps the spool
+// where hook events wait while no system3 daemon runs.
 package hooks
 
 import (
@@ -27,6 +28,11 @@ const (
 	StopFailure        = "StopFailure"
 	TaskCreated        = "TaskCreated"
 	TaskCompleted      = "TaskCompleted"
+
+	// BeforeTool is the Gemini CLI's hook event before a tool runs
+	// (0.61): the approval policy decides it as Claude Code's
+	// PermissionRequest, and answers in Gemini's words (DecisionReply).
+	BeforeTool = "BeforeTool"
 )
 
 // Events lists every event Settings registers, in a stable order.
@@ -83,6 +89,11 @@ type Event struct {
 	// JSON object, compact), kept for PermissionRequest only and only up to
 	// MaxToolInput bytes: the approval policy decides on it.
 	ToolInputJSON string `json:"tool_input_json,omitempty"`
+	// MCPServer and MCPTool: a Gemini BeforeTool's mcp_context, the
+	// server and the tool of an MCP tool call (Gemini names the call
+	// mcp_<server>_<tool>, which does not tell them apart).
+	MCPServer string `json:"mcp_server,omitempty"`
+	MCPTool   string `json:"mcp_tool,omitempty"`
 	// ToolUseID pairs the event with the tool call in the transcript.
 	ToolUseID   string `json:"tool_use_id,omitempty"`
 	IsInterrupt bool   `json:"is_interrupt,omitempty"`
@@ -130,6 +141,10 @@ type payload struct {
 	TaskSubject      string          `json:"task_subject"`
 	Reason           string          `json:"reason"`
 	StopHookActive   bool            `json:"stop_hook_active"`
+	MCPContext       struct {
+		ServerName string `json:"server_name"`
+		ToolName   string `json:"tool_name"`
+	} `json:"mcp_context"`
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
@@ -174,11 +189,18 @@ func Parse(data []byte) (Event, error) {
 		Reason:           clip(p.Reason, 64),
 		StopHookActive:   p.StopHookActive,
 	}
-	if ev.Name == PermissionRequest {
+	if ev.AsksPermission() {
 		ev.ToolInputJSON = exactInput(p.ToolInput)
+		ev.MCPServer, ev.MCPTool = clip(p.MCPContext.ServerName, 128), clip(p.MCPContext.ToolName, 128)
 	}
 	return ev, nil
 }
+
+// AsksPermission reports whether the event is a tool call the approval
+// policy may decide before it runs: Claude Code's and Codex's
+// PermissionRequest, the Gemini CLI's BeforeTool. Its hook waits for the
+// decision.
+func (e Event) AsksPermission() bool { return e.Name == PermissionRequest || e.Name == BeforeTool }
 
 // text is a JSON value as text: a string's contents, anything else compact.
 func text(raw json.RawMessage) string {

@@ -116,7 +116,7 @@ func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error)
 	if len(bytes.TrimSpace(old)) > 0 {
 		var err error
 		if top, err = parseObject(old); err != nil {
-			return nil, nil, fmt.Errorf("not a valid JSON settings object (%v); fix it or move it away (comments are not allowed)", err)
+			return nil, nil, fmt.Errorf("not a valid JSON settings object (%v); fix it or move it away (system3 merges plain JSON: no comments; add the hook by hand from system3 hooks print to keep them)", err)
 		}
 	}
 	hooks := orderedObject{}
@@ -134,7 +134,7 @@ func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error)
 				return nil, nil, fmt.Errorf(`"hooks.%s" is not an array of matcher groups; fix it or move it away`, ev)
 			}
 		}
-		if runs(groups, cmd) {
+		if runs(groups, cmd, ourGroup(ev, cmd).Matcher) {
 			continue
 		}
 		g, err := marshal(ourGroup(ev, cmd))
@@ -170,14 +170,15 @@ func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error)
 }
 
 // runs reports whether one of the matcher groups runs cmd as a command
-// hook for every tool (an empty matcher or "*").
-func runs(groups []json.RawMessage, cmd string) bool {
+// hook for every tool (an empty matcher or "*") or for the tools of
+// matcher, system3's own.
+func runs(groups []json.RawMessage, cmd, matcher string) bool {
 	for _, raw := range groups {
 		var g struct {
 			Matcher string    `json:"matcher"`
 			Hooks   []command `json:"hooks"`
 		}
-		if json.Unmarshal(raw, &g) != nil || (g.Matcher != "" && g.Matcher != "*") {
+		if json.Unmarshal(raw, &g) != nil || (g.Matcher != "" && g.Matcher != "*" && g.Matcher != matcher) {
 			continue
 		}
 		for _, h := range g.Hooks {

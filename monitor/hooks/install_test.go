@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -239,6 +240,67 @@ func TestPermissionReplyOutput(t *testing.T) {
 	} {
 		if got := string(PermissionReply(tt.behavior, tt.message).Output()); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.behavior, got, tt.want)
+		}
+	}
+}
+
+// A tool call's decision is printed in the words of the agent that asked:
+// Claude Code's and Codex's PermissionRequest as PermissionReply, the
+// Gemini CLI's BeforeTool with a top-level decision, where no decision
+// is "ask" (Gemini then shows its own dialog).
+func TestDecisionReplyOutput(t *testing.T) {
+	for _, tt := range []struct{ event, behavior, message, want string }{
+		{PermissionRequest, Deny, "No.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"No."}}}` + "\n"},
+		{PermissionRequest, "", "", ""},
+		{BeforeTool, Allow, "ignored", `{"decision":"allow"}` + "\n"},
+		{BeforeTool, Deny, "Never force-push.", `{"decision":"deny","reason":"Never force-push."}` + "\n"},
+		{BeforeTool, Deny, " ", `{"decision":"deny","reason":"The request was denied."}` + "\n"},
+		{BeforeTool, "", "", `{"decision":"ask"}` + "\n"},
+		{BeforeTool, "ask", "", `{"decision":"ask"}` + "\n"},
+	} {
+		r := DecisionReply(tt.event, tt.behavior, tt.message)
+		if got := string(r.Output()); got != tt.want {
+			t.Errorf("%s %s: %q, want %q", tt.event, tt.behavior, got, tt.want)
+		}
+		if d := r.Permission(); tt.want != "" && (d == nil || (tt.behavior != "" && d.Behavior != tt.behavior)) {
+			t.Errorf("%s %s: Permission() = %+v", tt.event, tt.behavior, d)
+		}
+	}
+}
+
+// The Gemini CLI's settings get one BeforeTool group: the tools Gemini
+// asks about, system3 by name, a minute in milliseconds. Merging keeps a
+// group of the user's for some of those tools, and adds system3's once.
+func TestGeminiSettingsMerge(t *testing.T) {
+	b, err := SettingsFor(testCmd, GeminiEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"hooks":{"BeforeTool":[{"matcher":"` + GeminiMatcher + `","hooks":[{"name":"system3","type":"command","command":"` + testCmd + `","timeout":60000}]}]}}`
+	if string(b) != want {
+		t.Fatalf("settings:\n%s\nwant\n%s", b, want)
+	}
+	old := []byte(`{"general": {"vimMode": true}, "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "` + testCmd + `"}]}]}}`)
+	merged, added, err := MergeFor(old, testCmd, GeminiEvents)
+	if err != nil || !slices.Equal(added, []string{BeforeTool}) {
+		t.Fatalf("merge: %v, added %v", err, added)
+	}
+	var doc struct {
+		General map[string]bool    `json:"general"`
+		Hooks   map[string][]group `json:"hooks"`
+	}
+	if err := json.Unmarshal(merged, &doc); err != nil || !doc.General["vimMode"] || len(doc.Hooks[BeforeTool]) != 2 || doc.Hooks[BeforeTool][1].Matcher != GeminiMatcher {
+		t.Fatalf("merged (%v):\n%s", err, merged)
+	}
+	if again, added, err := MergeFor(merged, testCmd, GeminiEvents); err != nil || len(added) != 0 || !bytes.Equal(again, merged) {
+		t.Fatalf("merged again: %v, added %v", err, added)
+	}
+	// The matcher is a regular expression of whole tool names.
+	re := regexp.MustCompile(GeminiMatcher)
+	for name, asks := range map[string]bool{"run_shell_command": true, "write_file": true, "replace": true, "web_fetch": true, "activate_skill": true,
+		"mcp_github_get_issue": true, "read_file": false, "glob": false, "google_web_search": false, "ask_user": false, "run_shell_commandx": false} {
+		if re.MatchString(name) != asks {
+			t.Errorf("matcher on %s: %v", name, !asks)
 		}
 	}
 }

@@ -42,10 +42,12 @@ type PermissionDecision struct {
 	Message  string `json:"message,omitempty"`
 }
 
-// The behaviours of a PermissionDecision.
+// The behaviours of a PermissionDecision. Ask is the Gemini CLI's
+// third: show your own dialog.
 const (
 	Allow = "allow"
 	Deny  = "deny"
+	Ask   = "ask"
 )
 
 // PermissionReply is the reply that decides a PermissionRequest: behavior
@@ -65,10 +67,44 @@ func PermissionReply(behavior, message string) Reply {
 	return Reply{HookSpecificOutput: &HookOutput{HookEventName: PermissionRequest, Decision: &PermissionDecision{Behavior: behavior, Message: message}}}
 }
 
-// Permission is the decision the reply gives a PermissionRequest, nil
-// when it gives none.
+// DecisionReply is the reply that decides a tool call the approval
+// policy was asked about (an event whose AsksPermission), in the words of
+// the agent that sent it: behavior "allow", "deny" with the message the
+// agent is given, or anything else for no decision, which lets the agent
+// show its own dialog.
+//
+// For Claude Code's and Codex's PermissionRequest that is
+// PermissionReply, and no decision is the empty reply: the dialog those
+// agents were about to draw shows. The Gemini CLI's BeforeTool runs before
+// every call of the tools it is installed for, whether Gemini would ask or
+// not, and reads {"decision": "allow"}, {"decision": "deny", "reason":
+// message} or {"decision": "ask"}; no decision is "ask", which makes
+// Gemini show its own dialog whatever its approval mode, so that what no
+// rule decides is asked about and never runs unseen in yolo mode.
+func DecisionReply(event, behavior, message string) Reply {
+	if event != BeforeTool {
+		return PermissionReply(behavior, message)
+	}
+	switch behavior {
+	case Allow:
+		return Reply{Decision: Allow}
+	case Deny:
+		if strings.TrimSpace(message) == "" {
+			message = "The request was denied."
+		}
+		return Reply{Decision: Deny, Reason: message}
+	}
+	return Reply{Decision: Ask}
+}
+
+// Permission is the decision the reply gives a tool call (DecisionReply),
+// nil when it gives none.
 func (r Reply) Permission() *PermissionDecision {
 	if r.HookSpecificOutput == nil {
+		switch r.Decision {
+		case Allow, Deny, Ask:
+			return &PermissionDecision{Behavior: r.Decision, Message: r.Reason}
+		}
 		return nil
 	}
 	return r.HookSpecificOutput.Decision

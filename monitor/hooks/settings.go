@@ -32,17 +32,22 @@ type group struct {
 }
 
 type command struct {
+	// Name names the hook in the Gemini CLI's /hooks panel.
+	Name    string `json:"name,omitempty"`
 	Type    string `json:"type"`
 	Command string `json:"command"`
 	Timeout int    `json:"timeout,omitempty"`
 }
 
 func ourGroup(event, cmd string) group {
-	timeout := HookTimeout
-	if event == PermissionRequest {
-		timeout = PermissionTimeout
+	switch event {
+	case PermissionRequest:
+		return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: PermissionTimeout}}}
+	case BeforeTool:
+		// Gemini counts milliseconds.
+		return group{Matcher: GeminiMatcher, Hooks: []command{{Name: "system3", Type: "command", Command: cmd, Timeout: PermissionTimeout * 1000}}}
 	}
-	return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: timeout}}}
+	return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: HookTimeout}}}
 }
 
 // Settings returns Claude Code settings JSON that runs command for every
@@ -59,8 +64,23 @@ func Settings(cmd string) ([]byte, error) { return SettingsFor(cmd, Events) }
 // "hooks" and "description" only).
 var CodexEvents = []string{PermissionRequest}
 
+// GeminiEvents are the events system3's hooks take from the Gemini CLI:
+// its BeforeTool (0.61), run before a tool call and before Gemini's own
+// approval, which the approval policy answers (DecisionReply). Gemini
+// reads them from its settings.json, in the form of Claude Code's, with
+// the timeout in milliseconds and a regular expression of tool names as
+// the matcher.
+var GeminiEvents = []string{BeforeTool}
+
+// GeminiMatcher is the matcher of system3's BeforeTool hook: the tools
+// the Gemini CLI asks about in its default approval mode (a shell
+// command, writing or editing a file, fetching a URL, activating a skill,
+// an MCP tool). Its read-only tools (read_file, glob, grep_search,
+// google_web_search...) run without asking, and without the hook.
+const GeminiMatcher = "^(run_shell_command|write_file|replace|web_fetch|activate_skill|mcp_.+)$"
+
 // SettingsFor is Settings for the given events only: for Codex's
-// hooks.json, CodexEvents.
+// hooks.json, CodexEvents; for Gemini's settings.json, GeminiEvents.
 func SettingsFor(cmd string, events []string) ([]byte, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return nil, errors.New("the hook command is empty; pass the command that runs `system3 hook`")

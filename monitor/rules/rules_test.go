@@ -163,6 +163,8 @@ var expectations = map[string]want{
 	"gemini/first_start_auth.txt":               {agent: "gemini", state: "awaiting_input", kind: "other", rule: "gemini.auth_dialog", question: "How would you like to authenticate for this project?", options: []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}},
 	"gemini/idle.txt":                           {agent: "gemini", state: "idle", rule: "gemini.idle"},
 	"gemini/idle_after_turn.txt":                {agent: "gemini", state: "idle", rule: "gemini.idle"},
+	"gemini/idle_yolo.txt":                      {agent: "gemini", state: "idle", rule: "gemini.idle"},
+	"gemini/idle_yolo_after_turn.txt":           {agent: "gemini", state: "idle", rule: "gemini.idle"},
 	"gemini/interrupted.txt":                    {agent: "gemini", state: "idle", kind: "interrupted", rule: "gemini.interrupted"},
 	"gemini/interrupted_permission.txt":         {agent: "gemini", state: "idle", kind: "interrupted", rule: "gemini.interrupted"},
 	"gemini/permission_edit.txt":                {agent: "gemini", state: "awaiting_input", kind: "permission", rule: "gemini.permission", question: "Apply this change?", options: []string{"Allow once", "Allow for this session", "Modify with external editor", "No, suggest changes (esc)"}, detail: "notes.txt"},
@@ -174,6 +176,7 @@ var expectations = map[string]want{
 	"gemini/working_streaming.txt":              {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/working_streaming_late.txt":         {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/working_thinking.txt":               {agent: "gemini", state: "working", rule: "gemini.working"},
+	"gemini/working_hook.txt":                   {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/working_tool_running.txt":           {agent: "gemini", state: "working", kind: "tool", rule: "gemini.tool_running"},
 
 	// Real screens of opencode 1.18.33, Qwen Code 0.24.4 and Cline 3.0.65,
