@@ -36,6 +36,10 @@ func TestAnswerKeys(t *testing.T) {
 	// Cline 3.0.65 (monitor/testdata/captures/cline/permission_exec.txt, question.txt).
 	clinePerm := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "permission", Options: []string{"Approve", "Deny"}}
 	clineQuestion := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Type a response..."}}
+	// GitHub Copilot CLI 1.0.102 (monitor/testdata/captures/copilot/permission_exec.txt, question.txt).
+	copilotPerm := api.Session{Agent: "copilot", State: rules.AwaitingInput, Kind: "permission",
+		Options: []string{"Yes", "Yes, and don't ask again for `./deploy.sh` in this directory (~/project)", "No, and tell Copilot what to do differently (Esc to stop)"}}
+	copilotQuestion := api.Session{Agent: "copilot", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Other (type your answer)"}}
 	cases := []struct {
 		name   string
 		sess   api.Session
@@ -83,6 +87,9 @@ func TestAnswerKeys(t *testing.T) {
 		{"cline question first is Enter", clineQuestion, "1", "Postgres", []string{"Enter"}, nil},
 		{"cline question label is Down Enter", clineQuestion, "sqlite", "SQLite", []string{"Down", "Enter"}, nil},
 		{"cline question no is Escape", clineQuestion, "no", "Escape", []string{"Escape"}, nil},
+		{"copilot yes is 1", copilotPerm, "yes", "Yes", []string{"1"}, nil},
+		{"copilot no is Escape (its No is a text field)", copilotPerm, "no", "No, and tell Copilot what to do differently (Esc to stop)", []string{"Escape"}, nil},
+		{"copilot question label is Down Enter", copilotQuestion, "sqlite", "SQLite", []string{"Down", "Enter"}, nil},
 		{"no options: a digit is sent blind", bare, "3", "", []string{"3"}, nil},
 		{"no options: 10 has no key", bare, "10", "", nil, api.ErrBadAnswer},
 	}

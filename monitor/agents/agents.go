@@ -16,6 +16,7 @@ import (
 	"github.com/system3-dev/system3/monitor/agents/claude"
 	"github.com/system3-dev/system3/monitor/agents/cline"
 	"github.com/system3-dev/system3/monitor/agents/codex"
+	"github.com/system3-dev/system3/monitor/agents/copilot"
 	"github.com/system3-dev/system3/monitor/agents/gemini"
 	"github.com/system3-dev/system3/monitor/agents/opencode"
 	"github.com/system3-dev/system3/monitor/agents/qwen"
@@ -34,6 +35,7 @@ var All = []agent.Spec{
 	qwen.Spec,
 	opencode.Spec,
 	cline.Spec,
+	copilot.Spec,
 	aider.Spec,
 	shell.Spec,
 	viewer.Spec,

@@ -313,9 +313,9 @@ func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec
 
 // questionTools are the CLIs' tools that ask the user a question: the
 // requests of a conversation offer one (opencode's question, Qwen Code's
-// ask_user_question, Cline's ask_question); side requests (titles, Qwen
-// Code's memory extraction) offer none.
-var questionTools = []string{"question", "ask_user_question", "ask_question"}
+// ask_user_question, Cline's ask_question, Copilot's ask_user); side
+// requests (titles, Qwen Code's memory extraction) offer none.
+var questionTools = []string{"question", "ask_user_question", "ask_question", "ask_user"}
 
 // Model is the model the fake serves.
 const Model = "fake-model"

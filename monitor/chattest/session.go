@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,10 @@ const (
 	// Cline is the Cline CLI (npm cline): a node launcher running a native
 	// binary, which starts a background hub daemon.
 	Cline CLI = "cline"
+	// Copilot is GitHub Copilot CLI (npm @github/copilot): a node launcher
+	// running a native binary (named MainThread), offline against a custom
+	// provider.
+	Copilot CLI = "copilot"
 )
 
 // FakeKey is the API key every CLI is given.
@@ -49,6 +54,10 @@ type Options struct {
 	Home string
 	// ReadyTimeout bounds the wait for the input box; 0 means 60s.
 	ReadyTimeout time.Duration
+	// TrustDialog leaves the folder-trust dialog Copilot opens on for the
+	// test to answer; otherwise Start answers it Yes (1) and waits for the
+	// input box.
+	TrustDialog bool
 }
 
 // Session is a real CLI in a pane of a private tmux server, started from an
@@ -112,6 +121,11 @@ func Start(t testing.TB, cli CLI, opts Options) *Session {
 		// No background update of the CLI (an update restarts its hub).
 		env = []string{"CLINE_NO_AUTO_UPDATE=1", "CLINE_DISABLE_CLINE_PASS_NOTICE=1"}
 		args = []string{"--auto-approve", "false"}
+	case Copilot:
+		// Offline: no GitHub login, telemetry, web tools or updates; the
+		// fake is its "BYOK" provider (copilot help environment).
+		env = []string{"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + baseURL, "COPILOT_PROVIDER_API_KEY=" + FakeKey,
+			"COPILOT_MODEL=" + Model, "COPILOT_AUTO_UPDATE=false"}
 	default:
 		t.Fatalf("unknown CLI %q", cli)
 	}
@@ -126,9 +140,24 @@ func Start(t testing.TB, cli CLI, opts Options) *Session {
 		t.Cleanup(s.stopClineHub)
 	}
 	s.Run(append(args, opts.Args...)...)
+	if cli == Copilot {
+		s.WaitFor("the folder-trust dialog", opts.ReadyTimeout, func(screen string) bool {
+			return strings.Contains(screen, TrustQuestion) && strings.Contains(screen, "3. No (Esc)")
+		})
+		if opts.TrustDialog {
+			return s
+		}
+		s.Keys("1")
+	}
 	s.WaitFor("the input box", opts.ReadyTimeout, s.Ready)
 	return s
 }
+
+// copilotInput is Copilot's input box, empty.
+var copilotInput = regexp.MustCompile(`(?m)^❯\s*$`)
+
+// TrustQuestion is the question of Copilot's folder-trust dialog.
+const TrustQuestion = "Do you trust the files in this folder?"
 
 // Ready reports whether the screen shows the CLI's input box, empty.
 func (s *Session) Ready(screen string) bool {
@@ -137,6 +166,9 @@ func (s *Session) Ready(screen string) bool {
 		return strings.Contains(screen, "Ask anything") && strings.Contains(screen, "ctrl+p commands")
 	case Qwen:
 		return strings.Contains(screen, "Type your message or @path/to/file")
+	case Copilot:
+		return strings.Contains(screen, "/ commands · ? help") && copilotInput.MatchString(screen) &&
+			!strings.Contains(screen, TrustQuestion)
 	default:
 		// "❯ What can I do for you?" at first, "❯ Ask anything..." after.
 		return (strings.Contains(screen, "❯ Ask anything...") || strings.Contains(screen, "❯ What can I do for you?")) &&

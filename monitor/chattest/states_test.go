@@ -156,29 +156,43 @@ type script struct {
 	quitKeys []string
 	quitText string
 	// permission, edit and question are what the prompts show.
+	// editQuestion begins the edit approval's question.
 	question, editQuestion string
 	options                []string
 	detail, editDetail     string
+	// authText is the CLI's words for a refused key; retry makes the API
+	// fail with 500s to see the CLI retry and give up (error/api_error).
+	authText string
+	retry    bool
+	// trust: the CLI opens on its folder-trust dialog.
+	trust bool
 }
 
 var scripts = []script{
 	{cli: Opencode, interrupt: []string{"Escape", "Escape"}, interrupted: "interrupted", quitKeys: []string{"C-c"},
 		question: "Permission required", editQuestion: "Permission required", options: []string{"Allow once", "Allow always", "Reject"},
-		detail: "# Shell command · $ ./deploy.sh --prod", editDetail: "→ Edit notes.txt"},
+		detail: "# Shell command · $ ./deploy.sh --prod", editDetail: "→ Edit notes.txt", authText: "Incorrect API key"},
 	{cli: Qwen, interrupt: []string{"Escape"}, interrupted: "interrupted", quitText: "/quit",
 		question: "Allow execution of: 'deploy.sh'?", editQuestion: "Apply this change?",
 		options: []string{"Yes, allow once", "Always allow run './deploy.sh *' commands in this project", "Always allow run './deploy.sh *' commands for this user", "No, suggest changes (esc)"},
-		detail:  "./deploy.sh --prod", editDetail: "hello.go"},
+		detail:  "./deploy.sh --prod", editDetail: "hello.go", authText: "Incorrect API key"},
 	{cli: Cline, interrupt: []string{"Escape"}, interrupted: "", quitKeys: []string{"C-c"},
 		question: "Approve tool call?", editQuestion: "Approve tool call?", options: []string{"Approve", "Deny"},
-		detail: "run_commands · $ ./deploy.sh --prod", editDetail: "editor · "},
+		detail: "run_commands · $ ./deploy.sh --prod", editDetail: "editor · ", authText: "Incorrect API key"},
+	{cli: Copilot, interrupt: []string{"Escape", "Escape"}, interrupted: "interrupted", quitKeys: []string{"C-c", "C-c"},
+		question: "Do you want to run this command?", editQuestion: "Do you want to edit ",
+		options: []string{"Yes", "Yes, and don't ask again for `./deploy.sh` in this directory (~/project)", "No, and tell Copilot what to do differently (Esc to stop)"},
+		detail:  "Deploy to production · ./deploy.sh --prod", editDetail: "Edit file · notes.txt +1 -1",
+		authText: "Authentication failed with provider", retry: true, trust: true},
 }
 
-// TestRealStates drives each CLI through idle, a streamed answer (working),
+// TestRealStates drives each CLI through its folder-trust dialog where it
+// has one (answered with system3's keys), idle, a streamed answer (working),
 // an interrupt, a shell command approved with system3's keys (working
 // while it runs, its output reaching the API), an edit declined with
-// system3's keys, its question tool answered with them, a rejected key
-// (error/auth), and its exit back to the shell (exited, not idle).
+// system3's keys, its question tool answered with them, 500s it retries
+// and gives up on where the CLI shows that (Copilot: error/api_error), a
+// rejected key (error/auth), and its exit back to the shell (exited, not idle).
 func TestRealStates(t *testing.T) {
 	for _, sc := range scripts {
 		t.Run(string(sc.cli), func(t *testing.T) {
@@ -199,7 +213,16 @@ func runStates(t *testing.T, sc script) {
 			{Text: "Using your choice."},
 		}},
 	)
-	s := Start(t, cli, Options{API: api, Home: home(t, cli)})
+	s := Start(t, cli, Options{API: api, Home: home(t, cli), TrustDialog: sc.trust})
+	c := newChecker(t, s)
+	if sc.trust {
+		r := c.state("trust", rules.AwaitingInput, "trust", name+".trust")
+		if r.Question != TrustQuestion || len(r.Options) != 3 || r.Options[0] != "Yes" || r.Options[2] != "No (Esc)" {
+			t.Errorf("trust dialog = question %q options %q", r.Question, r.Options)
+		}
+		c.answer(r, 0)
+		s.WaitFor("the input box", 0, s.Ready)
+	}
 	writeProjectFiles(t, s)
 	// Qwen Code writes only files it has read, or new ones.
 	edited := filepath.Join(s.Dir, "notes.txt")
@@ -207,7 +230,6 @@ func runStates(t *testing.T, sc script) {
 		edited = filepath.Join(s.Dir, "hello.go")
 	}
 	api.AddRule(Rule{Contains: "edit-notes", Steps: []Step{{Tool: Edit(cli, edited, "alpha", "BETA")}, {Text: "Edited."}}})
-	c := newChecker(t, s)
 	c.state("idle", rules.Idle, "", name+".idle")
 
 	s.Send("write the slow-essay")
@@ -261,7 +283,7 @@ func runStates(t *testing.T, sc script) {
 
 	s.Send("edit-notes now")
 	r = c.state("permission_edit", rules.AwaitingInput, "permission", name+".permission")
-	if r.Question != sc.editQuestion || !strings.Contains(r.Detail, sc.editDetail) || len(r.Options) < 2 {
+	if !strings.HasPrefix(r.Question, sc.editQuestion) || !strings.Contains(r.Detail, sc.editDetail) || len(r.Options) < 2 {
 		t.Errorf("edit approval = question %q options %q detail %q", r.Question, r.Options, r.Detail)
 	}
 	c.decline(r)
@@ -279,12 +301,20 @@ func runStates(t *testing.T, sc script) {
 	waitAnswered(t, s, "SQLite")
 	c.state("", rules.Idle, "", name+".idle")
 
+	if sc.retry {
+		api.FailNext(1000, ErrorStatus(500))
+		s.Send("fail-500 now")
+		c.state("api_retry", rules.Error, "api_error", name+".api_retry")
+		s.WaitFor("the CLI to give up", 90*time.Second, func(screen string) bool { return !strings.Contains(screen, "Working") })
+		c.state("api_error", rules.Error, "api_error", name+".api_error")
+	}
+
 	api.FailNext(1000, ErrorStatus(401))
 	s.Send("fail-401 now")
 	// Classified once the CLI shows the error, so a screen that matched
 	// the rule too early (the prompt "fail-401" under a running turn) is
 	// not what passes.
-	s.WaitForText("Incorrect API key", 0)
+	s.WaitForText(sc.authText, 0)
 	c.state("auth_error", rules.Error, "auth", name+".auth")
 	api.FailNext(0, APIError{})
 
@@ -293,6 +323,7 @@ func runStates(t *testing.T, sc script) {
 	}
 	for _, k := range sc.quitKeys {
 		s.Keys(k)
+		time.Sleep(500 * time.Millisecond)
 	}
 	c.state("exited_shell", rules.Exited, "process_gone", name+".exited")
 	if got := api.CountMain("deployed-ok"); got < 1 {

@@ -228,6 +228,22 @@ var expectations = map[string]want{
 	"cline/rate_limited.txt":           {agent: "cline", state: "error", kind: "rate_limited", rule: "cline.rate_limited"},
 	"cline/working_streaming.txt":      {agent: "cline", state: "working", rule: "cline.working"},
 	"cline/working_tool_running.txt":   {agent: "cline", state: "working", rule: "cline.working"},
+	"copilot/api_error.txt":            {agent: "copilot", state: "error", kind: "api_error", rule: "copilot.api_error"},
+	"copilot/api_retry.txt":            {agent: "copilot", state: "error", kind: "api_error", rule: "copilot.api_retry"},
+	"copilot/auth_error.txt":           {agent: "copilot", state: "error", kind: "auth", rule: "copilot.auth"},
+	"copilot/exited_shell.txt":         {agent: "copilot", state: "exited", kind: "process_gone", rule: "copilot.exited"},
+	"copilot/idle.txt":                 {agent: "copilot", state: "idle", rule: "copilot.idle"},
+	"copilot/idle_after_turn.txt":      {agent: "copilot", state: "idle", rule: "copilot.idle"},
+	"copilot/interrupted.txt":          {agent: "copilot", state: "idle", kind: "interrupted", rule: "copilot.interrupted"},
+	"copilot/permission_edit.txt": {agent: "copilot", state: "awaiting_input", kind: "permission", rule: "copilot.permission", question: "Do you want to edit /tmp/system3-chat-captures/copilot/project/notes.txt?",
+		options: []string{"Yes", "Yes, and don't ask again for file operations when in this directory (~/project)", "No, and tell Copilot what to do differently (Esc to stop)"}, detail: "Edit file · notes.txt +1 -1"},
+	"copilot/permission_exec.txt": {agent: "copilot", state: "awaiting_input", kind: "permission", rule: "copilot.permission", question: "Do you want to run this command?",
+		options: []string{"Yes", "Yes, and don't ask again for `./deploy.sh` in this directory (~/project)", "No, and tell Copilot what to do differently (Esc to stop)"}, detail: "Deploy to production · ./deploy.sh --prod"},
+	"copilot/question.txt": {agent: "copilot", state: "awaiting_input", kind: "question", rule: "copilot.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Other (type your answer)"}},
+	"copilot/trust.txt": {agent: "copilot", state: "awaiting_input", kind: "trust", rule: "copilot.trust", question: "Do you trust the files in this folder?",
+		options: []string{"Yes", "Yes, and remember this folder for future sessions", "No (Esc)"}},
+	"copilot/working_streaming.txt":    {agent: "copilot", state: "working", rule: "copilot.working"},
+	"copilot/working_tool_running.txt": {agent: "copilot", state: "working", rule: "copilot.working"},
 
 	"aider/confirm.txt": {agent: "aider", state: "awaiting_input", kind: "permission", rule: "aider.confirm", question: "Add file to the chat?", options: []string{"Yes", "No", "Don't ask again"}},
 	"aider/idle.txt":    {agent: "aider", state: "idle", rule: "aider.idle"},
@@ -310,7 +326,7 @@ func TestCaptures(t *testing.T) {
 
 // processOf is a process name of each agent with real captures, as a live
 // pane would list it.
-var processOf = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "qwen": "qwen", "opencode": "opencode", "cline": "cline", "aider": "aider"}
+var processOf = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "qwen": "qwen", "opencode": "opencode", "cline": "cline", "copilot": "copilot", "aider": "aider"}
 
 // No agent's screen is ever taken for another agent's: read from the
 // screen alone, a capture of agent A is A's or no agent's; with A's process
