@@ -14,9 +14,9 @@ import (
 )
 
 // TestRealChatAgents runs the supervisor against the real opencode, Qwen
-// Code and Cline CLIs talking to the fake Chat Completions API: each pane
-// is recognised as its agent by its process (Qwen Code by its arguments:
-// it runs as node), system3's interrupt stops a turn, a shell command
+// Code, Cline and GitHub Copilot CLIs talking to the fake Chat Completions API: each pane
+// is recognised as its agent by its process (Qwen Code and Copilot by
+// their arguments: they run as node, Copilot's binary as MainThread), system3's interrupt stops a turn, a shell command
 // approval raises an awaiting_input wake
 // with its question and options, Answer "1" (typed with the agent's own
 // keys) lets the command run in the real CLI, and quitting leaves the pane
@@ -35,6 +35,7 @@ func TestRealChatAgents(t *testing.T) {
 		{chattest.Opencode, "Permission required", "Allow once", []string{"C-c"}, "", "interrupted"},
 		{chattest.Qwen, "Allow execution of: 'deploy.sh'?", "Yes, allow once", nil, "/quit", "interrupted"},
 		{chattest.Cline, "Approve tool call?", "Approve", []string{"C-c"}, "", ""},
+		{chattest.Copilot, "Do you want to run this command?", "Yes", []string{"C-c", "C-c"}, "", "interrupted"},
 	} {
 		t.Run(string(tc.cli), func(t *testing.T) {
 			t.Parallel()
@@ -67,12 +68,13 @@ func TestRealChatAgents(t *testing.T) {
 			}
 			interrupt()
 			began := time.Now()
-			if tc.cli == chattest.Opencode {
-				// On a busy machine opencode can read both Escapes at once,
-				// as one key that interrupts nothing; a person presses again.
+			if tc.cli == chattest.Opencode || tc.cli == chattest.Copilot {
+				// On a busy machine opencode (and Copilot, which also takes
+				// Escape twice) can read both Escapes at once, as one key
+				// that interrupts nothing; a person presses again.
 				time.Sleep(3 * time.Second)
 				if sc := cs.Capture(); strings.Contains(sc, "esc interrupt") || strings.Contains(sc, "esc again to interrupt") {
-					t.Log("opencode still offers to interrupt; interrupting again")
+					t.Logf("%s still offers to interrupt; interrupting again", tc.cli)
 					interrupt()
 				}
 			}
@@ -111,6 +113,7 @@ func TestRealChatAgents(t *testing.T) {
 			}
 			for _, k := range tc.quitKeys {
 				cs.Keys(k)
+				time.Sleep(500 * time.Millisecond)
 			}
 			m.waitState(rules.Exited, "process_gone")
 			noWake(t, m, api.ReasonWorkerFailed)
