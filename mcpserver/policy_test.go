@@ -169,7 +169,7 @@ func TestSpawnOrchestratorRunsOnlyConfiguredAgents(t *testing.T) {
 	c := inProcess(t, s, "attacker")
 	for _, agent := range []string{"sh", "/bin/sh", "sh -c 'touch /tmp/x'", "bash", "claude --dangerously-skip-permissions"} {
 		res, _ := call(t, c, "spawn_orchestrator", map[string]any{"initiative": "pwn", "goal": "x; touch $HOME/PWNED_SPAWN", "agent": agent})
-		if !res.IsError || !strings.Contains(text(res), "aider, claude, cline, codex, gemini, opencode, qwen") {
+		if !res.IsError || !strings.Contains(text(res), "aider, claude, cline, codex, copilot, gemini, opencode, qwen") {
 			t.Fatalf("agent %q: %s", agent, text(res))
 		}
 	}
@@ -179,7 +179,7 @@ func TestSpawnOrchestratorRunsOnlyConfiguredAgents(t *testing.T) {
 	// The tool says which agents there are.
 	tool := s.MCPServer().GetTool("spawn_orchestrator").Tool
 	agent, _ := tool.InputSchema.Properties["agent"].(map[string]any)
-	if got, _ := agent["enum"].([]string); !slices.Equal(got, []string{"aider", "claude", "cline", "codex", "gemini", "opencode", "qwen"}) {
+	if got, _ := agent["enum"].([]string); !slices.Equal(got, []string{"aider", "claude", "cline", "codex", "copilot", "gemini", "opencode", "qwen"}) {
 		t.Fatalf("agent enum = %v", agent["enum"])
 	}
 }

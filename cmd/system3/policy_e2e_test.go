@@ -184,7 +184,7 @@ func TestPolicyAcrossProcesses(t *testing.T) {
 			// A program picked by the client is not an agent.
 			out, isErr := callTool(t, cl.c, "spawn_orchestrator", map[string]any{"initiative": "pwn-" + cl.name, "goal": "x; touch " + pwned,
 				"agent": "sh", "repo": repo})
-			if !isErr || !strings.Contains(out, "aider, claude, cline, codex, gemini, opencode, qwen") {
+			if !isErr || !strings.Contains(out, "aider, claude, cline, codex, copilot, gemini, opencode, qwen") {
 				t.Errorf("%s spawn with agent sh: error %v: %s", cl.name, isErr, out)
 			}
 		}

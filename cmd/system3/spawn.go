@@ -68,7 +68,7 @@ fails the spawn. Every orchestrator is recorded in the state dir
 (orchestrators.json), so system3 restore can bring it back and system3
 finish can merge and clean it up.
 
---agent is claude (default), codex, gemini, qwen, opencode, cline, aider, another agent named in
+--agent is claude (default), codex, gemini, qwen, opencode, cline, copilot, aider, another agent named in
 the config file (agents: NAME: {command: [...], env: {...}}), or a command
 line run by the shell. A command line is taken from this command only: the
 dashboard and MCP clients can start only the agents the config names. With --json a failure is printed as a document too
@@ -143,7 +143,7 @@ docs/lifecycle.md.`,
 	f.StringVar(&req.Goal, "goal", "", "what the orchestrator is to achieve (opens the first prompt)")
 	f.StringVar(&req.Repo, "repo", "", "a directory in the git repository (default: the working directory)")
 	f.StringVar(&req.Base, "base", "", "branch, tag or commit the new branch starts from (default HEAD)")
-	f.StringVar(&agent, "agent", agents.Default, "claude, codex, gemini, qwen, opencode, cline, aider, an agent from the config file, or a command line (from this command only)")
+	f.StringVar(&agent, "agent", agents.Default, "claude, codex, gemini, qwen, opencode, cline, copilot, aider, an agent from the config file, or a command line (from this command only)")
 	f.StringVar(&req.TaskList, "task-list", "", "task list id (default PRD-<NAME>, upper-cased)")
 	f.StringVar(&req.Context, "context", "", "more text for the first prompt")
 	f.BoolVar(&req.NoAutoTrust, "no-auto-trust", false, "leave Claude Code's folder-trust dialog to the operator")

@@ -106,7 +106,7 @@ func Launchable() []agent.Spec {
 }
 
 // Resumable names the agents whose resume system3 knows, for messages:
-// "claude, codex, gemini, qwen or opencode".
+// "claude, codex, gemini, qwen, opencode or copilot".
 func Resumable() string {
 	var names []string
 	for _, s := range All {

@@ -378,16 +378,16 @@ func TestSpawnRefusals(t *testing.T) {
 		{name: "control bytes in the goal", req: SpawnRequest{Initiative: "a", Goal: "x\x1b[201~\rtouch $HOME/PWNED_SPAWN\r"}, want: ErrInvalid, step: StepValidate, msg: "byte 0x1b (escape) at byte offset 1"},
 		{name: "invalid UTF-8 in the context", req: SpawnRequest{Initiative: "a", Goal: "g", Context: "\xff"}, want: ErrInvalid, step: StepValidate, msg: "the context: the text holds byte 0xff"},
 		{name: "bad task list", req: SpawnRequest{Initiative: "a", Goal: "g", TaskList: "../x"}, want: ErrInvalid, step: StepValidate},
-		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, cline, codex, gemini, opencode, qwen"},
+		{name: "unknown agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "cluade"}, want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, cline, codex, copilot, gemini, opencode, qwen"},
 		// A program on PATH is not an agent: only configured names are.
 		{name: "a program as the agent", req: SpawnRequest{Initiative: "a", Goal: "x; touch $HOME/PWNED_SPAWN", Agent: "sh", Origin: "mcp:x"},
-			want: ErrUnknownAgent, step: StepValidate, msg: `unknown agent "sh": name one of the agents in system3's configuration: aider, claude, cline, codex, gemini, opencode, qwen`},
+			want: ErrUnknownAgent, step: StepValidate, msg: `unknown agent "sh": name one of the agents in system3's configuration: aider, claude, cline, codex, copilot, gemini, opencode, qwen`},
 		{name: "a command line as the agent", req: SpawnRequest{Initiative: "a", Goal: "g", Agent: "my-agent --fast", Origin: "cli"},
 			want: ErrUnknownAgent, step: StepValidate, msg: "name one of"},
 		{name: "a command line from a client", req: SpawnRequest{Initiative: "a", Goal: "g", Command: "my-agent --fast", Origin: "mcp:x"},
 			want: ErrUnknownAgent, step: StepValidate, msg: "from the operator's `system3 spawn` only"},
 		{name: "a command line from the dashboard", req: SpawnRequest{Initiative: "a", Goal: "g", Command: "my-agent", Origin: "tui"},
-			want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, cline, codex, gemini, opencode, qwen"},
+			want: ErrUnknownAgent, step: StepValidate, msg: "aider, claude, cline, codex, copilot, gemini, opencode, qwen"},
 		{name: "outside the allowlist", prep: func(t *testing.T, repo string, w *world) {
 			w.policy(t, api.PolicyConfig{AllowSessions: []string{"orch-db*"}})
 		},

@@ -409,7 +409,7 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 	if got, ok, _ := recs.Get("docs"); !ok || got.AgentSessionID != "sid-docs" {
 		t.Fatalf("stored = %+v %v", got, ok)
 	}
-	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex, gemini, qwen or opencode") {
+	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex, gemini, qwen, opencode or copilot") {
 		t.Fatalf("adopting a shell: %v", err)
 	}
 }

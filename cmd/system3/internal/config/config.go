@@ -56,7 +56,7 @@ type Config struct {
 	Learn Learn `yaml:"learn"`
 	// Agents are the commands `system3 spawn --agent NAME` starts, by
 	// name, over the built-in ones (monitor/agents: claude, codex, gemini,
-	// qwen, opencode, cline, aider): the only agents the dashboard and MCP
+	// qwen, opencode, cline, copilot, aider): the only agents the dashboard and MCP
 	// clients can start.
 	Agents map[string]Agent `yaml:"agents"`
 	// Usage prices the tokens agents use and sets cost budgets.
