@@ -261,14 +261,22 @@ func TestPiggybackBatchesBusyPanes(t *testing.T) {
 func TestSlowListingsSpaceListingsNotTicks(t *testing.T) {
 	w := NewWatcher(Server{}, WatcherOptions{PollInterval: 50 * time.Millisecond, LayoutEvery: 250 * time.Millisecond})
 	const slow = 10 * time.Millisecond // a listing at 200 panes on a busy server
-	if got := w.tickGap(true, slow); got != 50*time.Millisecond {
+	if got := w.tickGap(true, false, slow); got != 50*time.Millisecond {
 		t.Errorf("with terminal events and %v listings, ticks are %v apart, want 50ms", slow, got)
 	}
-	if got := w.tickGap(false, slow); got != 200*time.Millisecond {
+	if got := w.tickGap(false, false, slow); got != 200*time.Millisecond {
 		t.Errorf("without terminal events and %v listings, ticks are %v apart, want 200ms", slow, got)
 	}
-	if got := w.tickGap(false, 100*time.Millisecond); got != maxPoll {
+	if got := w.tickGap(false, false, 100*time.Millisecond); got != maxPoll {
 		t.Errorf("ticks are %v apart for 100ms listings, want at most %v", got, maxPoll)
+	}
+	// A fleet quiet for quietAfter: four times further apart with terminal
+	// events; without them nothing changes.
+	if got := w.tickGap(true, true, slow); got != 200*time.Millisecond {
+		t.Errorf("with terminal events, a quiet fleet's ticks are %v apart, want 200ms", got)
+	}
+	if got := w.tickGap(false, true, slow); got != 200*time.Millisecond {
+		t.Errorf("without terminal events, a quiet fleet's ticks are %v apart, want pollGap's 200ms", got)
 	}
 	for _, c := range []struct {
 		since, cost                    time.Duration

@@ -173,10 +173,11 @@ func TestWatcherListsLessWhileTerminalsAreWritten(t *testing.T) {
 
 // TestQuietFleetIsListedInFullLessOften: with terminal write events, a
 // fleet where no pane writes is listed in full every 5 s, not every
-// FullEvery (fullGap; TestSlowFullListingsAreSpacedWithEvents); here, on
-// a real server, a write brings the next full listing within about a
-// second (its process may have changed), and a rename, which writes
-// nothing, still shows. (How many full listings a quiet fleet gets is
+// FullEvery (fullGap; TestSlowFullListingsAreSpacedWithEvents), and
+// after 5 s quiet it ticks four times less often; here, on a real
+// server, a write is still reported at once and brings the next full
+// listing within about a second (its process may have changed), and a
+// rename, which writes nothing, still shows. (How many full listings a quiet fleet gets is
 // not counted here: a terminal made or freed anywhere on the machine
 // lists in full at once.)
 func TestQuietFleetIsListedInFullLessOften(t *testing.T) {
@@ -196,12 +197,25 @@ func TestQuietFleetIsListedInFullLessOften(t *testing.T) {
 	evs := collect(w)
 	runWatcher(t, w)
 	evs.await(t, 5*time.Second, "resync", kind(tmux.EventResync))
-	time.Sleep(1500 * time.Millisecond)
-	// A write (cat prints the line back): the next full listing comes
-	// within about a second.
+	// Quiet for over 5 s: ticks 200 ms apart, not 50 (about 10 in 2 s,
+	// not 40).
+	time.Sleep(5500 * time.Millisecond)
+	_, _, s0 := w.Listings()
+	time.Sleep(2 * time.Second)
+	if _, _, s1 := w.Listings(); s1-s0 > 20 {
+		t.Errorf("a fleet quiet for 5 s ticked %d times in 2 s, want about 10", s1-s0)
+	}
+	// A write (cat prints the line back) is reported within a tick or
+	// two, and the next full listing comes within about a second.
+	evs.drain()
 	f1, _, _ := w.Listings()
+	wrote := time.Now()
 	if _, err := c.SendText(ctx, panes[0].ID, "hello", tmux.SendOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	evs.await(t, 2*time.Second, "the pane that wrote", outputFrom(panes[0].ID, ""))
+	if took := time.Since(wrote); took > 700*time.Millisecond {
+		t.Errorf("a write to a quiet fleet was reported %v later", took)
 	}
 	deadline := time.Now().Add(2500 * time.Millisecond)
 	for {

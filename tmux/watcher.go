@@ -650,8 +650,10 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		// explains, not yet looked at by a listing.
 		unexplained bool
 		// wroteSinceFull: a pane wrote (or events were lost, or writes
-		// cannot be told) since the last full listing.
+		// cannot be told) since the last full listing; lastWrite is the
+		// last tick that saw such a thing (see tickGap).
 		wroteSinceFull = true
+		lastWrite      time.Time
 	)
 	defer io.close()
 	if !w.opts.NoReadGate && !w.opts.NoTTYEvents {
@@ -681,6 +683,10 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		}
 		wroteSinceFull = wroteSinceFull || len(wrote) > 0 || lost || !gate
+		if len(wrote) > 0 || lost || topology || !gate {
+			lastWrite = start
+		}
+		quiet := start.Sub(lastWrite) >= quietAfter
 		// A terminal made or freed (a pane came or went, or its process
 		// exited) lists in full now, not a second later.
 		full := !up || topology || start.Sub(lastFull) >= w.fullGap(evented, !wroteSinceFull, fullCost)
@@ -708,7 +714,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			if !list {
 				w.skipped.Add(1)
 				w.tickEvents(tracks, wrote, time.Now())
-				timer.Reset(max(0, w.tickGap(evented, cost)-time.Since(start)))
+				timer.Reset(max(0, w.tickGap(evented, quiet, cost)-time.Since(start)))
 				continue
 			}
 		}
@@ -836,7 +842,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				}
 			}
 		}
-		timer.Reset(max(0, w.tickGap(feedOn && unwatched == 0, cost)-time.Since(start)))
+		timer.Reset(max(0, w.tickGap(feedOn && unwatched == 0, quiet && up, cost)-time.Since(start)))
 	}
 }
 
@@ -934,12 +940,26 @@ func (w *Watcher) pollGap(cost time.Duration) time.Duration {
 // PollInterval apart and only listings are spaced by pollGap: a pane that
 // goes quiet is seen within PollInterval however many panes there are.
 // Otherwise every tick may list, and ticks are pollGap apart.
-func (w *Watcher) tickGap(evented bool, cost time.Duration) time.Duration {
+//
+// A fleet where no pane has written for quietAfter ticks quietTicks
+// times further apart: a prompt follows an agent's output (its spinner,
+// its stream), which keeps the ticks PollInterval apart, so only the
+// first change after a long quiet spell (someone typing, an agent
+// starting) is seen up to that much later.
+func (w *Watcher) tickGap(evented, quiet bool, cost time.Duration) time.Duration {
 	if evented {
+		if quiet {
+			return quietTicks * w.opts.PollInterval
+		}
 		return w.opts.PollInterval
 	}
 	return w.pollGap(cost)
 }
+
+const (
+	quietAfter = 5 * time.Second
+	quietTicks = 4
+)
 
 // fullGap is the shortest time between two full listings: FullEvery,
 // or, when terminal events tell every pane's writes (and terminals made
