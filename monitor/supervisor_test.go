@@ -450,11 +450,13 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	if len(snap.Sessions) != 0 {
 		t.Fatalf("removed pane still listed: %+v", snap.Sessions)
 	}
+	// The registry's status (the server found running) comes first, then
+	// the pane's life.
 	var kinds []api.UpdateKind
 	for len(updates) > 0 {
 		kinds = append(kinds, (<-updates).Kind)
 	}
-	want := []api.UpdateKind{api.SessionAdded, api.SessionChanged, api.SessionChanged, api.SessionRemoved}
+	want := []api.UpdateKind{api.StatusChanged, api.SessionAdded, api.SessionChanged, api.SessionChanged, api.SessionRemoved}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("updates = %v, want %v", kinds, want)
 	}
