@@ -683,7 +683,10 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			}
 		}
 		wroteSinceFull = wroteSinceFull || len(wrote) > 0 || lost || !gate
-		if len(wrote) > 0 || lost || topology || !gate {
+		// A terminal made or freed is not this server's write: any
+		// terminal anywhere on the machine makes one, and a new pane of
+		// this server writes soon enough.
+		if len(wrote) > 0 || lost || !gate {
 			lastWrite = start
 		}
 		quiet := start.Sub(lastWrite) >= quietAfter
