@@ -541,7 +541,9 @@ func TestDashboardIsPushedNotPolled(t *testing.T) {
 	// backoff, and reads the screen afresh.
 	svc.SetPreview("%2", "after the restart")
 	svc.EndWatches()
-	for range 2 { // the registry's stream and the preview's end
+	// The registry's stream's end and the preview's, after whatever the
+	// streams still had on their way.
+	for range 8 {
 		if h.read(); !h.m.preview.up {
 			break
 		}
