@@ -99,6 +99,10 @@ type request struct {
 	Filter *wireFilter `json:"filter,omitempty"`
 	ID     string      `json:"id,omitempty"`
 	By     string      `json:"by,omitempty"`
+	// Statuses: a watch's client takes the registry's status updates
+	// (api.StatusChanged). Every client since they came says so; an older
+	// one, which would read one as a session's change, is sent none.
+	Statuses bool `json:"statuses,omitempty"`
 	// Body is the request of the action methods (a api.InjectRequest,
 	// ...), in its own JSON form.
 	Body json.RawMessage `json:"body,omitempty"`

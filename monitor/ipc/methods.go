@@ -97,8 +97,14 @@ var (
 	mSnapshot = unary("snapshot", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (api.Snapshot, error) {
 		return s.Snapshot(ctx)
 	})
-	mWatch = streamed("watch", noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (<-chan api.Update, error) {
-		return s.Watch(ctx)
+	// mWatch sends the registry's status updates only to a client that
+	// says it takes them (request.Statuses).
+	mWatch = streamed("watch", watchArgs, func(s facade.Service, ctx context.Context, w watchOpts) (<-chan api.Update, error) {
+		ch, err := s.Watch(ctx)
+		if err != nil || w.statuses {
+			return ch, err
+		}
+		return sessionsOnly(ctx, ch), nil
 	})
 	mWakes          = unary("wakes", read, filterArgs, facade.Service.Wakes)
 	mWaitWake       = unary("wait_wake", read, filterArgs, facade.Service.WaitWake)
@@ -320,6 +326,30 @@ type args[A any] struct {
 // ack is Ack's arguments.
 type ack struct{ ID, By string }
 
+// watchOpts is Watch's arguments on the socket: whether the client takes
+// status updates (request.Statuses). This package's client always does.
+type watchOpts struct{ statuses bool }
+
+// sessionsOnly relays a watch's updates without the status updates, for a
+// client older than them, until in closes or ctx ends.
+func sessionsOnly(ctx context.Context, in <-chan api.Update) <-chan api.Update {
+	out := make(chan api.Update, streamBuffer)
+	go func() {
+		defer close(out)
+		for u := range in {
+			if u.Kind == api.StatusChanged {
+				continue
+			}
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 var (
 	noArgs = args[struct{}]{
 		encode: func(struct{}) (request, error) { return request{}, nil },
@@ -328,6 +358,10 @@ var (
 	filterArgs = args[api.WakeFilter]{
 		encode: func(f api.WakeFilter) (request, error) { return request{Filter: toWire(f)}, nil },
 		decode: func(r request) (api.WakeFilter, error) { return r.Filter.filter(), nil },
+	}
+	watchArgs = args[watchOpts]{
+		encode: func(w watchOpts) (request, error) { return request{Statuses: w.statuses}, nil },
+		decode: func(r request) (watchOpts, error) { return watchOpts{statuses: r.Statuses}, nil },
 	}
 	ackArgs = args[ack]{
 		encode: func(a ack) (request, error) { return request{ID: a.ID, By: a.By}, nil },
@@ -507,7 +541,7 @@ func (f forward) Snapshot(ctx context.Context) (api.Snapshot, error) {
 }
 
 func (f forward) Watch(ctx context.Context) (<-chan api.Update, error) {
-	return as[<-chan api.Update](f.call(ctx, mWatch, struct{}{}))
+	return as[<-chan api.Update](f.call(ctx, mWatch, watchOpts{statuses: true}))
 }
 
 func (f forward) Wakes(ctx context.Context, fl api.WakeFilter) ([]api.Wake, error) {
