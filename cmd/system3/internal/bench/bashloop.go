@@ -21,7 +21,7 @@ import (
 
 // The naive bash capture loop is the simplest supervisor there is: a shell
 // script that every 500 ms captures every pane with a forked tmux and does
-// nothing else (it classifies nothing, so it only has a cost). Issue 37's
+// nothing else (it classifies nothing, so it only has a cost). The
 // acceptance figure is all system3 costs as a ratio to all this loop costs.
 
 // bashLoopScript is the loop. Its arguments ("$@") are the tmux command
