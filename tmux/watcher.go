@@ -649,11 +649,9 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		// unexplained is a server read that no terminal event
 		// explains, not yet looked at by a listing.
 		unexplained bool
-		// wroteSinceFull: a pane wrote (or events were lost, or writes
-		// cannot be told) since the last full listing; lastWrite is the
-		// last tick that saw such a thing (see tickGap).
-		wroteSinceFull = true
-		lastWrite      time.Time
+		// lastWrite is the last tick that saw a pane write, events
+		// lost, or no way to tell writes (see tickGap and fullGap).
+		lastWrite time.Time
 	)
 	defer io.close()
 	if !w.opts.NoReadGate && !w.opts.NoTTYEvents {
@@ -682,7 +680,6 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 				feedOn = false
 			}
 		}
-		wroteSinceFull = wroteSinceFull || len(wrote) > 0 || lost || !gate
 		// A terminal made or freed is not this server's write: any
 		// terminal anywhere on the machine makes one, and a new pane of
 		// this server writes soon enough.
@@ -692,7 +689,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 		quiet := start.Sub(lastWrite) >= quietAfter
 		// A terminal made or freed (a pane came or went, or its process
 		// exited) lists in full now, not a second later.
-		full := !up || topology || start.Sub(lastFull) >= w.fullGap(evented, !wroteSinceFull, fullCost)
+		full := !up || topology || start.Sub(lastFull) >= w.fullGap(evented, !lastWrite.After(lastFull), fullCost)
 		var (
 			sigs  []PaneSignal
 			panes []Pane
@@ -744,7 +741,7 @@ func (w *Watcher) poll(ctx context.Context, why string) error {
 			began := time.Now()
 			if panes, err = lister.ListPanes(ctx); err == nil {
 				fullCost = smooth(fullCost, time.Since(began))
-				sigs, lastFull, lastLight, unexplained, wroteSinceFull = make([]PaneSignal, len(panes)), time.Now(), start, false, false
+				sigs, lastFull, lastLight, unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
 				for i, p := range panes {
 					sigs[i] = p.Signal()
 				}
