@@ -272,103 +272,144 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 		return r, errFallback
 	}
 
-	in := bufio.NewReaderSize(conn, 64<<10)
-	streams := map[int32]int32{} // stream -> 1 (stdout) or 2 (stderr)
-	got := false
+	rd := &replyReader{ctx: ctx, conn: conn, in: bufio.NewReaderSize(conn, 64<<10), streams: map[int32]int32{}}
+	return rd.read()
+}
+
+// replyReader collects the server's answer to one command: what a forked
+// client would print and return.
+type replyReader struct {
+	ctx     context.Context
+	conn    net.Conn
+	in      *bufio.Reader
+	r       nativeReply
+	streams map[int32]int32 // stream -> 1 (stdout) or 2 (stderr)
+	got     bool            // a message came
+}
+
+// read reads messages until the command's end.
+func (rd *replyReader) read() (nativeReply, error) {
 	var hdr [imsgHeaderSize]byte
 	for {
-		if _, err := io.ReadFull(in, hdr[:]); err != nil {
-			if !got && ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		if _, err := io.ReadFull(rd.in, hdr[:]); err != nil {
+			if !rd.got && rd.ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 				// Nothing came back: the server died or refused us
 				// before saying anything; a forked client tells.
-				return r, errFallback
+				return rd.r, errFallback
 			}
-			return lost(ctx, r, err)
+			return lost(rd.ctx, rd.r, err)
 		}
 		typ := binary.NativeEndian.Uint32(hdr[0:])
 		size := binary.NativeEndian.Uint32(hdr[4:]) &^ 0x80000000
 		peer := binary.NativeEndian.Uint32(hdr[8:])
 		if size < imsgHeaderSize || size > 0xffff {
-			return r, errors.New("unreadable message from the tmux server; set " + ForkEnv + "=1 to fork tmux instead")
+			return rd.r, errors.New("unreadable message from the tmux server; set " + ForkEnv + "=1 to fork tmux instead")
 		}
 		data := make([]byte, size-imsgHeaderSize)
-		if _, err := io.ReadFull(in, data); err != nil {
-			return lost(ctx, r, err)
+		if _, err := io.ReadFull(rd.in, data); err != nil {
+			return lost(rd.ctx, rd.r, err)
 		}
-		first := !got
-		got = true
+		first := !rd.got
+		rd.got = true
 		if typ == msgVersion || peer&0xff != protocolVersion {
 			// Another protocol version: tmux's own client explains.
-			return r, errFallback
+			return rd.r, errFallback
 		}
-		switch typ {
-		case msgExit:
-			if len(data) >= 4 {
-				r.status = int(int32(binary.NativeEndian.Uint32(data)))
-			}
-			if len(data) > 4 {
-				m, _, _ := bytes.Cut(data[4:], []byte{0})
-				r.stderr = append(append(r.stderr, m...), '\n')
-			}
-			return r, nil
-		case msgShutdown:
-			r.shutdown = true
-			return r, nil
-		case msgWriteOpen:
-			if len(data) < 12 {
-				return r, errors.New("malformed write request from the tmux server")
-			}
-			stream := int32(binary.NativeEndian.Uint32(data[0:]))
-			fd := int32(binary.NativeEndian.Uint32(data[4:]))
-			var errno int32
-			switch {
-			case streams[stream] != 0:
-				errno = ebadf
-			case fd == 1 || fd == 2:
-				// Our stdout or stderr; the path, "-", is ignored.
-				streams[stream] = fd
-			default:
-				// A file by name: not something these commands write.
-				errno = ebadf
-			}
-			if err := writeMsg(conn, msgWriteReady, int32s(stream, errno)); err != nil {
-				return lost(ctx, r, err)
-			}
-		case msgWrite:
-			if len(data) < 4 {
-				return r, errors.New("malformed write from the tmux server")
-			}
-			switch streams[int32(binary.NativeEndian.Uint32(data))] {
-			case 1:
-				r.stdout = append(r.stdout, data[4:]...)
-			case 2:
-				r.stderr = append(r.stderr, data[4:]...)
-			default:
-				return r, errors.New("tmux server wrote to a stream it never opened")
-			}
-		case msgWriteClose:
-			if len(data) >= 4 {
-				delete(streams, int32(binary.NativeEndian.Uint32(data)))
-			}
-		case msgReadOpen:
-			// Nothing this client runs reads; say there is nothing to read.
-			if len(data) < 8 {
-				return r, errors.New("malformed read request from the tmux server")
-			}
-			stream := int32(binary.NativeEndian.Uint32(data))
-			if err := writeMsg(conn, msgReadDone, int32s(stream, ebadf)); err != nil {
-				return lost(ctx, r, err)
-			}
-		case msgReadCancel, msgFlags:
-		case msgOldStderr, msgOldStdin, msgOldStdout:
-			if first {
-				return r, errFallback
-			}
-			return r, errors.New("the tmux server is too old for this client")
-		case msgReady, msgDetach, msgDetachKill, msgExited, msgShell, msgExec:
-			return r, fmt.Errorf("tmux server sent message %d to a command client", typ)
+		if done, err := rd.handle(typ, data, first); done {
+			return rd.r, err
 		}
 	}
+}
+
+// handle takes one message; done says the reply ends with it, with err.
+func (rd *replyReader) handle(typ uint32, data []byte, first bool) (done bool, err error) {
+	switch typ {
+	case msgExit:
+		if len(data) >= 4 {
+			rd.r.status = int(int32(binary.NativeEndian.Uint32(data)))
+		}
+		if len(data) > 4 {
+			m, _, _ := bytes.Cut(data[4:], []byte{0})
+			rd.r.stderr = append(append(rd.r.stderr, m...), '\n')
+		}
+		return true, nil
+	case msgShutdown:
+		rd.r.shutdown = true
+		return true, nil
+	case msgWriteOpen:
+		return rd.writeOpen(data)
+	case msgWrite:
+		return rd.write(data)
+	case msgWriteClose:
+		if len(data) >= 4 {
+			delete(rd.streams, int32(binary.NativeEndian.Uint32(data)))
+		}
+	case msgReadOpen:
+		// Nothing this client runs reads; say there is nothing to read.
+		if len(data) < 8 {
+			return true, errors.New("malformed read request from the tmux server")
+		}
+		stream := int32(binary.NativeEndian.Uint32(data))
+		if err := writeMsg(rd.conn, msgReadDone, int32s(stream, ebadf)); err != nil {
+			return rd.lost(err)
+		}
+	case msgReadCancel, msgFlags:
+	case msgOldStderr, msgOldStdin, msgOldStdout:
+		if first {
+			return true, errFallback
+		}
+		return true, errors.New("the tmux server is too old for this client")
+	case msgReady, msgDetach, msgDetachKill, msgExited, msgShell, msgExec:
+		return true, fmt.Errorf("tmux server sent message %d to a command client", typ)
+	}
+	return false, nil
+}
+
+// writeOpen answers the server's request to open a stream: stdout and
+// stderr only.
+func (rd *replyReader) writeOpen(data []byte) (done bool, err error) {
+	if len(data) < 12 {
+		return true, errors.New("malformed write request from the tmux server")
+	}
+	stream := int32(binary.NativeEndian.Uint32(data[0:]))
+	fd := int32(binary.NativeEndian.Uint32(data[4:]))
+	var errno int32
+	switch {
+	case rd.streams[stream] != 0:
+		errno = ebadf
+	case fd == 1 || fd == 2:
+		// Our stdout or stderr; the path, "-", is ignored.
+		rd.streams[stream] = fd
+	default:
+		// A file by name: not something these commands write.
+		errno = ebadf
+	}
+	if err := writeMsg(rd.conn, msgWriteReady, int32s(stream, errno)); err != nil {
+		return rd.lost(err)
+	}
+	return false, nil
+}
+
+// write takes a chunk of an open stream.
+func (rd *replyReader) write(data []byte) (done bool, err error) {
+	if len(data) < 4 {
+		return true, errors.New("malformed write from the tmux server")
+	}
+	switch rd.streams[int32(binary.NativeEndian.Uint32(data))] {
+	case 1:
+		rd.r.stdout = append(rd.r.stdout, data[4:]...)
+	case 2:
+		rd.r.stderr = append(rd.r.stderr, data[4:]...)
+	default:
+		return true, errors.New("tmux server wrote to a stream it never opened")
+	}
+	return false, nil
+}
+
+// lost ends the reply as lost does, when the connection broke.
+func (rd *replyReader) lost(err error) (done bool, _ error) {
+	rd.r, err = lost(rd.ctx, rd.r, err)
+	return true, err
 }
 
 // lost ends a reply whose connection broke: what tmux's client prints

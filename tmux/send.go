@@ -86,11 +86,8 @@ func bufferName() string {
 // naming the server and pane.
 func (c *Client) SendText(ctx context.Context, pane, text string, opt SendOptions) (SendResult, error) {
 	res := SendResult{Pane: pane}
-	if err := CheckSize(len(text)); err != nil {
-		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
-	}
-	if err := CheckText(text); err != nil {
-		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
+	if err := c.checkSendable(pane, text); err != nil {
+		return res, err
 	}
 	unlock, err := c.lockPane(ctx, pane)
 	if err != nil {
@@ -102,26 +99,58 @@ func (c *Client) SendText(ctx context.Context, pane, text string, opt SendOption
 		return res, err
 	}
 
-	paste := opt.Paste || len(text) > PasteThreshold || strings.Contains(text, "\n")
-	switch {
-	case text == "":
-		res.Method = "none"
-	case paste:
-		res.Method = "paste-buffer"
-		if err := c.paste(ctx, pane, text); err != nil {
-			return res, err
-		}
-	default:
-		res.Method = "send-keys"
-		if _, err := c.run(ctx, "send text to", pane, "send-keys", "-l", "-t", pane, "--", text); err != nil {
-			return res, err
-		}
+	if res.Method, err = c.typeText(ctx, pane, text, opt.Paste); err != nil {
+		return res, err
 	}
 	if opt.NoEnter {
 		res.Delivered = true
 		return res, nil
 	}
 
+	if err := sleep(ctx, c.enterDelay(opt)); err != nil {
+		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: "cancelled before Enter", Err: err}
+	}
+
+	var before screen
+	row := -1
+	if !opt.NoVerify && text != "" {
+		if before, row, err = c.awaitText(ctx, pane, text); err != nil {
+			return res, err
+		}
+	}
+	return c.submit(ctx, pane, text, opt, before, row, res)
+}
+
+// checkSendable refuses text that CheckSize or CheckText refuses, before
+// anything is sent.
+func (c *Client) checkSendable(pane, text string) error {
+	if err := CheckSize(len(text)); err != nil {
+		return &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
+	}
+	if err := CheckText(text); err != nil {
+		return &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// typeText delivers the text without Enter, typed with send-keys -l or
+// pasted through a buffer (see SendText), and returns the method used.
+func (c *Client) typeText(ctx context.Context, pane, text string, forcePaste bool) (string, error) {
+	paste := forcePaste || len(text) > PasteThreshold || strings.Contains(text, "\n")
+	switch {
+	case text == "":
+		return "none", nil
+	case paste:
+		return "paste-buffer", c.paste(ctx, pane, text)
+	default:
+		_, err := c.run(ctx, "send text to", pane, "send-keys", "-l", "-t", pane, "--", text)
+		return "send-keys", err
+	}
+}
+
+// enterDelay is the pause between the text and Enter: the send's own, the
+// client's, or the default.
+func (c *Client) enterDelay(opt SendOptions) time.Duration {
 	delay := opt.EnterDelay
 	if delay <= 0 {
 		delay = c.EnterDelay
@@ -129,30 +158,32 @@ func (c *Client) SendText(ctx context.Context, pane, text string, opt SendOption
 	if delay <= 0 {
 		delay = defaultEnterDelay
 	}
-	if err := sleep(ctx, delay); err != nil {
-		return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: "cancelled before Enter", Err: err}
-	}
+	return delay
+}
 
-	var before screen
-	row := -1
-	if !opt.NoVerify && text != "" {
-		// A busy application may not have drawn the text yet: give it up to
-		// half the verify timeout to appear before pressing Enter.
-		deadline := time.Now().Add(c.verifyTimeout() / 2)
-		for {
-			before, err = c.screen(ctx, pane)
-			if err != nil {
-				return res, err
-			}
-			row = findTextRow(before, text)
-			if row >= 0 || time.Now().After(deadline) {
-				break
-			}
-			if err := sleep(ctx, verifyPoll); err != nil {
-				return res, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: "cancelled before Enter", Err: err}
-			}
+// awaitText reads the screen until the text shows, for up to half the
+// verify timeout: a busy application may not have drawn it yet. It returns
+// the last screen read and the row showing the text, or -1.
+func (c *Client) awaitText(ctx context.Context, pane, text string) (screen, int, error) {
+	deadline := time.Now().Add(c.verifyTimeout() / 2)
+	for {
+		before, err := c.screen(ctx, pane)
+		if err != nil {
+			return before, -1, err
+		}
+		row := findTextRow(before, text)
+		if row >= 0 || time.Now().After(deadline) {
+			return before, row, nil
+		}
+		if err := sleep(ctx, verifyPoll); err != nil {
+			return before, row, &Error{Op: "send text to", Target: pane, Server: c.Server.String(), Msg: "cancelled before Enter", Err: err}
 		}
 	}
+}
+
+// submit presses Enter, and once more if the text still sits where it was
+// (before, row) after the first (see SendText).
+func (c *Client) submit(ctx context.Context, pane, text string, opt SendOptions, before screen, row int, res SendResult) (SendResult, error) {
 	for {
 		if err := c.pressEnter(ctx, pane); err != nil {
 			return res, err
