@@ -90,41 +90,53 @@ func (r *Rule) appliesTo(req Request) bool {
 	if r.hasCommand() && !slices.Contains(shellTools, req.Tool) {
 		return false
 	}
-	if len(r.Paths) > 0 || r.InsideWorktree != nil {
-		p := req.Path()
-		if p == "" {
-			return false
-		}
-		if len(r.Paths) > 0 && !slices.ContainsFunc(r.Paths, func(g string) bool { return matchPath(g, req.Cwd, p) }) {
-			return false
-		}
-		if r.InsideWorktree != nil && inside(req.Cwd, p) != *r.InsideWorktree {
-			return false
-		}
-		if r.InsideWorktree != nil && !*r.InsideWorktree && req.Cwd == "" {
-			// Not knowing the worktree is not knowing the file is outside.
-			return false
-		}
+	return r.appliesToPath(req) && r.appliesToHost(req) && r.appliesToMCP(req)
+}
+
+// appliesToPath checks the conditions on the file the request touches.
+func (r *Rule) appliesToPath(req Request) bool {
+	if len(r.Paths) == 0 && r.InsideWorktree == nil {
+		return true
 	}
-	if len(r.Hosts) > 0 {
-		h := req.Host()
-		if h == "" || !anyGlob(r.Hosts, h) {
-			return false
-		}
+	p := req.Path()
+	if p == "" {
+		return false
 	}
-	if len(r.MCPServer) > 0 || len(r.MCPTool) > 0 {
-		server, tool, ok := req.MCP()
-		if !ok {
-			return false
-		}
-		if len(r.MCPServer) > 0 && !anyGlob(r.MCPServer, server) {
-			return false
-		}
-		if len(r.MCPTool) > 0 && !anyGlob(r.MCPTool, tool) {
-			return false
-		}
+	if len(r.Paths) > 0 && !slices.ContainsFunc(r.Paths, func(g string) bool { return matchPath(g, req.Cwd, p) }) {
+		return false
+	}
+	if r.InsideWorktree != nil && inside(req.Cwd, p) != *r.InsideWorktree {
+		return false
+	}
+	if r.InsideWorktree != nil && !*r.InsideWorktree && req.Cwd == "" {
+		// Not knowing the worktree is not knowing the file is outside.
+		return false
 	}
 	return true
+}
+
+// appliesToHost checks the condition on the host the request fetches from.
+func (r *Rule) appliesToHost(req Request) bool {
+	if len(r.Hosts) == 0 {
+		return true
+	}
+	h := req.Host()
+	return h != "" && anyGlob(r.Hosts, h)
+}
+
+// appliesToMCP checks the conditions on the MCP server and tool called.
+func (r *Rule) appliesToMCP(req Request) bool {
+	if len(r.MCPServer) == 0 && len(r.MCPTool) == 0 {
+		return true
+	}
+	server, tool, ok := req.MCP()
+	if !ok {
+		return false
+	}
+	if len(r.MCPServer) > 0 && !anyGlob(r.MCPServer, server) {
+		return false
+	}
+	return len(r.MCPTool) == 0 || anyGlob(r.MCPTool, tool)
 }
 
 // matchCommand reports whether one simple command matches the rule's

@@ -35,182 +35,248 @@ const maxCommand = 64 << 10
 // escapes, but it does not expand anything: it is for deciding whether
 // every part is one a rule allows, erring on the side of not allowing.
 func ParseShell(cmd string) Shell {
-	var sh Shell
 	if len(cmd) > maxCommand {
-		sh.Err = errors.New("the command is too long to read")
-		sh.Parts = []string{normSpace(cmd)}
-		return sh
+		return Shell{Err: errors.New("the command is too long to read"), Parts: []string{normSpace(cmd)}}
 	}
-	var cur strings.Builder
-	flush := func() {
-		if p := normSpace(cur.String()); p != "" {
-			sh.Parts = append(sh.Parts, p)
-		}
-		cur.Reset()
-	}
-	const (
-		plain = iota
-		single
-		double
-	)
-	// A frame is the text of one substitution ($( ), <( ), >( ) or
-	// backticks): commands inside it are split like any others, even when
-	// it stands inside double quotes, so a deny rule sees each of them.
-	// The frame at the bottom is the command itself.
-	type frame struct {
-		mode  int  // quoting inside this frame
-		close byte // ')' or '`' ends it; 0 for the command itself
-		depth int  // subshell parentheses open inside it
-	}
-	stack := []frame{{mode: plain}}
-	unclosed := false // a quote opened inside backticks ran into their end
-	open := func(close byte) {
-		sh.Substitution = true
-		flush()
-		stack = append(stack, frame{mode: plain, close: close})
-	}
-	closeFrame := func() {
-		flush()
-		stack = stack[:len(stack)-1]
-	}
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		top := &stack[len(stack)-1]
+	p := &shellParser{cmd: cmd, stack: []frame{{mode: plain}}}
+	for p.i = 0; p.i < len(cmd); p.i++ {
+		top := &p.stack[len(p.stack)-1]
 		switch top.mode {
 		case single:
-			if c == '\'' {
-				top.mode = plain
-			}
-			cur.WriteByte(c)
-			continue
+			p.singleQuoted(top)
 		case double:
-			switch {
-			case c == '\\' && i+1 < len(cmd):
-				cur.WriteByte(c)
-				cur.WriteByte(cmd[i+1])
-				i++
-			case c == '"':
-				top.mode = plain
-				cur.WriteByte(c)
-			case c == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
-				// Runs even inside double quotes.
-				open(')')
-				i++
-			case c == '`' && top.close == '`':
-				// The shell ends backticks at the next backtick, quotes or
-				// not: the quote opened inside them is never closed.
-				unclosed = true
-				closeFrame()
-			case c == '`':
-				open('`')
-			default:
-				cur.WriteByte(c)
-			}
-			continue
-		}
-		switch c {
-		case '\\':
-			if i+1 < len(cmd) {
-				if cmd[i+1] == '\n' { // a continued line
-					i++
-					cur.WriteByte(' ')
-					continue
-				}
-				cur.WriteByte(c)
-				cur.WriteByte(cmd[i+1])
-				i++
-				continue
-			}
-			cur.WriteByte(c)
-		case '\'':
-			top.mode = single
-			cur.WriteByte(c)
-		case '"':
-			top.mode = double
-			cur.WriteByte(c)
-		case '`':
-			if top.close == '`' {
-				closeFrame()
-				continue
-			}
-			open('`')
-		case '$':
-			if i+1 < len(cmd) && cmd[i+1] == '(' {
-				open(')')
-				i++
-				continue
-			}
-			cur.WriteByte(c)
-		case '<', '>':
-			if i+1 < len(cmd) && cmd[i+1] == '(' {
-				open(')')
-				i++
-				continue
-			}
-			if c == '>' {
-				if r := redirectTarget(cmd, i); r != "" && sh.Redirect == "" {
-					sh.Redirect = r
-				}
-			}
-			cur.WriteByte(c)
-		case '(':
-			top.depth++
-			flush()
-		case ')':
-			if top.depth == 0 && top.close == ')' {
-				closeFrame()
-				continue
-			}
-			if top.depth > 0 {
-				top.depth--
-			}
-			flush()
-		case ';', '\n', '\r', '{', '}':
-			if (c == '{' || c == '}') && !braceIsWord(cmd, i) {
-				cur.WriteByte(c)
-				continue
-			}
-			flush()
-		case '&':
-			if i > 0 && (cmd[i-1] == '>' || cmd[i-1] == '<') {
-				cur.WriteByte(c) // 2>&1, >&2
-				continue
-			}
-			if i+1 < len(cmd) && cmd[i+1] == '>' {
-				cur.WriteByte(c) // &> file
-				continue
-			}
-			flush()
-			if i+1 < len(cmd) && cmd[i+1] == '&' {
-				i++
-			}
-		case '|':
-			flush()
-			if i+1 < len(cmd) && (cmd[i+1] == '|' || cmd[i+1] == '&') {
-				i++
-			}
+			p.doubleQuoted(top)
 		default:
-			cur.WriteByte(c)
+			p.unquoted(top)
 		}
 	}
-	flush()
-	if unclosed {
-		sh.Err = errors.New("a quote is not closed")
+	p.flush()
+	p.sh.Err = p.err()
+	return p.sh
+}
+
+// Quoting inside a frame.
+const (
+	plain = iota
+	single
+	double
+)
+
+// A frame is the text of one substitution ($( ), <( ), >( ) or
+// backticks): commands inside it are split like any others, even when
+// it stands inside double quotes, so a deny rule sees each of them.
+// The frame at the bottom is the command itself.
+type frame struct {
+	mode  int  // quoting inside this frame
+	close byte // ')' or '`' ends it; 0 for the command itself
+	depth int  // subshell parentheses open inside it
+}
+
+// shellParser is ParseShell reading cmd one byte at a time, at i.
+type shellParser struct {
+	cmd      string
+	i        int
+	sh       Shell
+	cur      strings.Builder // the part being read
+	stack    []frame
+	unclosed bool // a quote opened inside backticks ran into their end
+}
+
+// flush ends the part being read.
+func (p *shellParser) flush() {
+	if s := normSpace(p.cur.String()); s != "" {
+		p.sh.Parts = append(p.sh.Parts, s)
 	}
-	for _, f := range stack {
+	p.cur.Reset()
+}
+
+// open starts a substitution that close ends.
+func (p *shellParser) open(close byte) {
+	p.sh.Substitution = true
+	p.flush()
+	p.stack = append(p.stack, frame{mode: plain, close: close})
+}
+
+// closeFrame ends the innermost substitution.
+func (p *shellParser) closeFrame() {
+	p.flush()
+	p.stack = p.stack[:len(p.stack)-1]
+}
+
+// next reports whether the byte after the current one is c.
+func (p *shellParser) next(c byte) bool {
+	return p.i+1 < len(p.cmd) && p.cmd[p.i+1] == c
+}
+
+// singleQuoted reads a byte inside single quotes: only ' means anything.
+func (p *shellParser) singleQuoted(top *frame) {
+	c := p.cmd[p.i]
+	if c == '\'' {
+		top.mode = plain
+	}
+	p.cur.WriteByte(c)
+}
+
+// doubleQuoted reads a byte inside double quotes, where only escapes, the
+// closing quote, $( and backticks mean anything.
+func (p *shellParser) doubleQuoted(top *frame) {
+	c := p.cmd[p.i]
+	switch {
+	case c == '\\' && p.i+1 < len(p.cmd):
+		p.cur.WriteByte(c)
+		p.cur.WriteByte(p.cmd[p.i+1])
+		p.i++
+	case c == '"':
+		top.mode = plain
+		p.cur.WriteByte(c)
+	case c == '$' && p.next('('):
+		// Runs even inside double quotes.
+		p.open(')')
+		p.i++
+	case c == '`' && top.close == '`':
+		// The shell ends backticks at the next backtick, quotes or
+		// not: the quote opened inside them is never closed.
+		p.unclosed = true
+		p.closeFrame()
+	case c == '`':
+		p.open('`')
+	default:
+		p.cur.WriteByte(c)
+	}
+}
+
+// unquoted reads a byte outside quotes.
+func (p *shellParser) unquoted(top *frame) {
+	c := p.cmd[p.i]
+	switch c {
+	case '\\':
+		p.escape()
+	case '\'':
+		top.mode = single
+		p.cur.WriteByte(c)
+	case '"':
+		top.mode = double
+		p.cur.WriteByte(c)
+	case '`':
+		if top.close == '`' {
+			p.closeFrame()
+			return
+		}
+		p.open('`')
+	case '$':
+		if p.next('(') {
+			p.open(')')
+			p.i++
+			return
+		}
+		p.cur.WriteByte(c)
+	case '<', '>':
+		p.angle()
+	case '(':
+		top.depth++
+		p.flush()
+	case ')':
+		p.closeParen(top)
+	case ';', '\n', '\r', '{', '}':
+		if (c == '{' || c == '}') && !braceIsWord(p.cmd, p.i) {
+			p.cur.WriteByte(c)
+			return
+		}
+		p.flush()
+	case '&':
+		p.ampersand()
+	case '|':
+		p.flush()
+		if p.next('|') || p.next('&') {
+			p.i++
+		}
+	default:
+		p.cur.WriteByte(c)
+	}
+}
+
+// escape reads a backslash outside quotes: a continued line is a blank,
+// any other escaped byte is kept with its backslash.
+func (p *shellParser) escape() {
+	c := p.cmd[p.i]
+	if p.i+1 < len(p.cmd) {
+		if p.cmd[p.i+1] == '\n' { // a continued line
+			p.i++
+			p.cur.WriteByte(' ')
+			return
+		}
+		p.cur.WriteByte(c)
+		p.cur.WriteByte(p.cmd[p.i+1])
+		p.i++
+		return
+	}
+	p.cur.WriteByte(c)
+}
+
+// angle reads < or >: a process substitution, or a redirection (the first
+// output redirection to a file is noted).
+func (p *shellParser) angle() {
+	c := p.cmd[p.i]
+	if p.next('(') {
+		p.open(')')
+		p.i++
+		return
+	}
+	if c == '>' {
+		if r := redirectTarget(p.cmd, p.i); r != "" && p.sh.Redirect == "" {
+			p.sh.Redirect = r
+		}
+	}
+	p.cur.WriteByte(c)
+}
+
+// closeParen reads ): the end of a substitution or of a subshell.
+func (p *shellParser) closeParen(top *frame) {
+	if top.depth == 0 && top.close == ')' {
+		p.closeFrame()
+		return
+	}
+	if top.depth > 0 {
+		top.depth--
+	}
+	p.flush()
+}
+
+// ampersand reads &: part of a redirection (2>&1, >&2, &> file), or the
+// end of a command (& and &&).
+func (p *shellParser) ampersand() {
+	c := p.cmd[p.i]
+	if p.i > 0 && (p.cmd[p.i-1] == '>' || p.cmd[p.i-1] == '<') {
+		p.cur.WriteByte(c) // 2>&1, >&2
+		return
+	}
+	if p.next('>') {
+		p.cur.WriteByte(c) // &> file
+		return
+	}
+	p.flush()
+	if p.next('&') {
+		p.i++
+	}
+}
+
+// err says why the command could not be read: a quote, backtick or
+// substitution not closed.
+func (p *shellParser) err() error {
+	if p.unclosed {
+		return errors.New("a quote is not closed")
+	}
+	for _, f := range p.stack {
 		switch {
 		case f.mode == single || f.mode == double:
-			sh.Err = errors.New("a quote is not closed")
+			return errors.New("a quote is not closed")
 		case f.close == '`':
-			sh.Err = errors.New("a backtick is not closed")
+			return errors.New("a backtick is not closed")
 		case f.close == ')':
-			sh.Err = errors.New("a substitution is not closed")
-		}
-		if sh.Err != nil {
-			break
+			return errors.New("a substitution is not closed")
 		}
 	}
-	return sh
+	return nil
 }
 
 // braceIsWord reports whether the brace at i stands alone as the shell's
