@@ -223,58 +223,83 @@ func (c PatternContext) Applies(repo, agent, language string) bool {
 // compile checks a pattern and prepares its expressions and templates.
 // at names the line of a field (by its path under the pattern) for errors.
 func (p *Pattern) compile(at func(fields ...string) int) error {
-	fail := func(line int, format string, a ...any) error {
-		id := p.ID
-		if id == "" {
-			id = "(no id)"
-		}
-		return fmt.Errorf("line %d: pattern %s: %s", line, id, fmt.Sprintf(format, a...))
-	}
 	if p.ID == "" {
-		return fail(at(), "a pattern has no id; give it one, like id: formatter_loop")
+		return p.fail(at(), "a pattern has no id; give it one, like id: formatter_loop")
 	}
 	if p.Name == "" {
-		return fail(at(), "no name; give it a short name like \"Formatter loop\"")
+		return p.fail(at(), "no name; give it a short name like \"Formatter loop\"")
 	}
+	if err := p.compileCount(at); err != nil {
+		return err
+	}
+	if err := p.compileTrigger(at); err != nil {
+		return err
+	}
+	for _, g := range p.When.Repos {
+		if _, err := path.Match(g, ""); err != nil {
+			return p.fail(at("when", "repos"), "repo glob %q is not valid (use *, ? and [a-z])", g)
+		}
+	}
+	return p.compileInterventions(at)
+}
+
+// fail is an error in the pattern, at a line.
+func (p *Pattern) fail(line int, format string, a ...any) error {
+	id := p.ID
+	if id == "" {
+		id = "(no id)"
+	}
+	return fmt.Errorf("line %d: pattern %s: %s", line, id, fmt.Sprintf(format, a...))
+}
+
+// compileCount checks the threshold and the window, and fills in their
+// defaults.
+func (p *Pattern) compileCount(at func(fields ...string) int) error {
 	if p.Threshold == 0 {
 		p.Threshold = DefaultPatternThreshold
 	}
 	if p.Threshold < 2 || p.Threshold > 100 {
-		return fail(at("threshold"), "threshold %d must be from 2 to 100", p.Threshold)
+		return p.fail(at("threshold"), "threshold %d must be from 2 to 100", p.Threshold)
 	}
 	p.window = DefaultPatternWindow
 	if p.Window != "" {
 		d, err := time.ParseDuration(p.Window)
 		if err != nil || d < time.Second || d > MaxPatternWindow {
-			return fail(at("window"), "window %q is not a duration from 1s to 24h (write it like 10m or 1h)", p.Window)
+			return p.fail(at("window"), "window %q is not a duration from 1s to 24h (write it like 10m or 1h)", p.Window)
 		}
 		p.window = d
 	} else {
 		p.Window = shortDuration(DefaultPatternWindow)
 	}
+	return nil
+}
+
+// compileTrigger checks the trigger and compiles its conditions.
+func (p *Pattern) compileTrigger(at func(fields ...string) int) error {
 	if !slices.Contains(SameValues, p.Trigger.Same) {
-		return fail(at("trigger", "same"), "same %q is not one of command, file, error, tool (or leave it out for any call)", p.Trigger.Same)
+		return p.fail(at("trigger", "same"), "same %q is not one of command, file, error, tool (or leave it out for any call)", p.Trigger.Same)
 	}
 	if err := p.Trigger.Match.compile(); err != nil {
-		return fail(at("trigger", "match"), "match: %v", err)
+		return p.fail(at("trigger", "match"), "match: %v", err)
 	}
 	if p.Trigger.After != nil {
 		if err := p.Trigger.After.compile(); err != nil {
-			return fail(at("trigger", "after"), "after: %v", err)
+			return p.fail(at("trigger", "after"), "after: %v", err)
 		}
 	}
 	if p.Trigger.Reset != nil {
 		if err := p.Trigger.Reset.compile(); err != nil {
-			return fail(at("trigger", "reset"), "reset: %v", err)
+			return p.fail(at("trigger", "reset"), "reset: %v", err)
 		}
 	}
-	for _, g := range p.When.Repos {
-		if _, err := path.Match(g, ""); err != nil {
-			return fail(at("when", "repos"), "repo glob %q is not valid (use *, ? and [a-z])", g)
-		}
-	}
+	return nil
+}
+
+// compileInterventions checks the interventions and compiles their
+// templates, rendering each once with sample data.
+func (p *Pattern) compileInterventions(at func(fields ...string) int) error {
 	if len(p.Interventions) == 0 {
-		return fail(at(), "no interventions; add at least one with an id, a suggestion and the expected outcome")
+		return p.fail(at(), "no interventions; add at least one with an id, a suggestion and the expected outcome")
 	}
 	seen := map[string]bool{}
 	sample := TemplateData{Pattern: p.Name, Subject: "go test ./...", Count: p.Threshold, Threshold: p.Threshold, Window: p.Window, Agent: "claude", Repo: "/src/app"}
@@ -282,20 +307,20 @@ func (p *Pattern) compile(at func(fields ...string) int) error {
 		iv := &p.Interventions[i]
 		line := at("interventions")
 		if iv.ID == "" {
-			return fail(line, "intervention %d has no id", i+1)
+			return p.fail(line, "intervention %d has no id", i+1)
 		}
 		if seen[iv.ID] {
-			return fail(line, "intervention id %s is used twice", iv.ID)
+			return p.fail(line, "intervention id %s is used twice", iv.ID)
 		}
 		seen[iv.ID] = true
 		if strings.TrimSpace(iv.Suggestion) == "" || strings.TrimSpace(iv.Expected) == "" {
-			return fail(line, "intervention %s needs both a suggestion and an expected outcome", iv.ID)
+			return p.fail(line, "intervention %s needs both a suggestion and an expected outcome", iv.ID)
 		}
 		if err := iv.compile(); err != nil {
-			return fail(line, "intervention %s: %v", iv.ID, err)
+			return p.fail(line, "intervention %s: %v", iv.ID, err)
 		}
 		if _, _, err := iv.Render(sample); err != nil {
-			return fail(line, "%v (templates can use .Pattern, .Subject, .Count, .Threshold, .Window, .Agent and .Repo)", err)
+			return p.fail(line, "%v (templates can use .Pattern, .Subject, .Count, .Threshold, .Window, .Agent and .Repo)", err)
 		}
 	}
 	return nil
