@@ -83,7 +83,20 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // readyTimeout is how long the supervisor may take to classify n panes.
 func readyTimeout(n int) time.Duration { return 30*time.Second + time.Duration(n)*200*time.Millisecond }
 
+// measureSystem3 measures system3 at one size: while the workload runs
+// (CPU, memory, detection, a new session, and with load the MCP load),
+// then idle.
 func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
+	if err := measureBusy(ctx, cfg, s, r, load, logf); err != nil {
+		return err
+	}
+	logf("system3, %d panes: idle CPU", s.Panes)
+	return measureIdle(ctx, cfg, s)
+}
+
+// measureBusy measures a serve watching the workload while its panes
+// stream and prompt.
+func measureBusy(ctx context.Context, cfg Config, s *Size, r *Report, load bool, logf logFunc) error {
 	n := s.Panes
 	logf("system3, %d panes: starting the workload", n)
 	w, err := startWorkload(ctx, cfg.Exe, n, cfg.busyAt(n), cfg.PromptEvery)
@@ -180,8 +193,12 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 		return err
 	}
 	w.Close()
+	return nil
+}
 
-	logf("system3, %d panes: idle CPU", n)
+// measureIdle measures a serve watching the workload's panes at rest.
+func measureIdle(ctx context.Context, cfg Config, s *Size) error {
+	n := s.Panes
 	idle, err := startWorkload(ctx, cfg.Exe, n, 0, 0)
 	if err != nil {
 		return err
@@ -201,7 +218,7 @@ func measureSystem3(ctx context.Context, cfg Config, s *Size, r *Report, load bo
 	if err := sleepCtx(ctx, 3*time.Second); err != nil {
 		return err
 	}
-	cpu, err = startCPU(srv2.pid())
+	cpu, err := startCPU(srv2.pid())
 	if err != nil {
 		return err
 	}
