@@ -106,3 +106,50 @@ func (l *taskList) write(t taskFile) error {
 	}
 	return nil
 }
+
+// setTask changes a task's status in the file and on screen.
+func (a *agent) setTask(id, status string) {
+	if a.list == nil {
+		return
+	}
+	if err := a.list.set(id, status); err != nil && a.listErr == nil {
+		a.listErr = err
+	}
+	a.syncTasks()
+	if status == statusInProgress && a.m.mode == modeWorking {
+		a.m.spin.verb = a.activeForm()
+	}
+}
+
+// createTasks writes a plan as pending tasks.
+func (a *agent) createTasks(plan []plannedTask) {
+	if a.list == nil {
+		return
+	}
+	for _, t := range plan {
+		if _, err := a.list.create(t.subject, t.description, t.activeForm); err != nil && a.listErr == nil {
+			a.listErr = err
+		}
+	}
+	a.syncTasks()
+}
+
+func (a *agent) syncTasks() {
+	a.m.tasks = a.m.tasks[:0]
+	for _, t := range a.list.tasks {
+		a.m.tasks = append(a.m.tasks, taskView{subject: t.Subject, status: t.Status})
+	}
+}
+
+// taskStatus is a task's status, "" without a list.
+func (a *agent) taskStatus(id string) string {
+	if a.list == nil {
+		return ""
+	}
+	for _, t := range a.list.tasks {
+		if t.ID == id {
+			return t.Status
+		}
+	}
+	return ""
+}
