@@ -30,8 +30,10 @@ type Capture struct {
 	// Agent, when set, is the agent the screen must be recognised as.
 	Agent string
 	// Process, Shell and Job are the pane's processes as the monitor saw
-	// them (see Input).
+	// them, and Raw whether its terminal took keys one at a time (header
+	// "raw: yes"; see Input).
 	Process, Shell, Job string
+	Raw                 bool
 	// Dead is set when the pane was dead (header "dead: yes").
 	Dead bool
 }
@@ -41,7 +43,7 @@ type Field struct{ Key, Value string }
 
 // Input is what to classify the capture with, as the monitor would.
 func (c Capture) Input() Input {
-	in := Input{Screen: c.Screen, Shell: c.Shell, Job: c.Job, Dead: c.Dead, DeadStatus: -1}
+	in := Input{Screen: c.Screen, Shell: c.Shell, Job: c.Job, Raw: c.Raw, Dead: c.Dead, DeadStatus: -1}
 	if c.Process != "" {
 		in.Processes = []string{c.Process}
 	}
@@ -104,6 +106,8 @@ func ParseCapture(name string, data []byte) (Capture, error) {
 			c.Job = value
 		case "dead":
 			c.Dead = value == "yes"
+		case "raw":
+			c.Raw = value == "yes"
 		}
 	}
 	if c.HasKind && c.State != "" && !validKind(c.State, c.Kind) {

@@ -542,6 +542,11 @@ type Input struct {
 	// in the foreground, at its prompt). Both empty when not known (a
 	// saved capture, a system without /proc): the screen decides.
 	Shell, Job string
+	// Raw is set when the pane's terminal takes keys one at a time
+	// (canonical mode off) while a program other than the pane's shell
+	// holds it: a full-screen program, or a menu waiting for a key. False
+	// when it does not, or when that is not known.
+	Raw bool
 }
 
 // Result is a classification with the evidence for it.
@@ -568,6 +573,10 @@ type Result struct {
 	IdentityOptions []string `json:"-"`
 	// LastLine is the last line of text above the input box.
 	LastLine string `json:"last_line,omitempty"`
+	// Program is the program in front of the pane when no agent is: the
+	// command its shell runs (RuleShellJob), or the program no agent
+	// package knows (RuleUnknownProgram, RuleGuessChoice).
+	Program string `json:"program,omitempty"`
 }
 
 // Built-in rule ids for decisions that come from the process, not the screen.
@@ -603,11 +612,15 @@ func (e *Engine) Classify(in Input) Result {
 	if in.Shell != "" {
 		shell = e.ShellFor(in.Shell)
 	}
+	if prog, where := e.unknownProgram(in, agent, shell); prog != "" {
+		return e.classifyProgram(res, s, prog, where)
+	}
 	if shell != "" && in.Job != "" && (agent == nil || agent.Shell) && e.viewer(in.Job) == "" {
 		// The pane's shell runs a command in the foreground: whatever the
 		// screen shows, that command is at work.
 		res.Agent, res.AgentBy = shell, "process"
 		res.State, res.Rule = Working, RuleShellJob
+		res.Program = in.Job
 		res.Evidence = []string{fmt.Sprintf("%s runs %s in the foreground", in.Shell, in.Job)}
 		res.LastLine = clipLine(res.LastLine)
 		res.Evidence[0] = clipLine(res.Evidence[0])

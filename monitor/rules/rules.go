@@ -348,14 +348,21 @@ func (e *Extract) run(s *Screen) (question, detail string, options []string) {
 	}
 	if e.opt != nil {
 		for i := start; i < hi; i++ {
-			if m := e.opt.FindStringSubmatch(s.Lines[i]); m != nil {
-				if label := strings.TrimSpace(group(m, e.opt, "label")); label != "" {
-					options = append(options, label)
-				}
+			if label, _ := e.option(s.Lines[i]); label != "" {
+				options = append(options, label)
 			}
 		}
 	}
 	return question, detail, options
+}
+
+// option reads one line as an option line: its label (group "label", or
+// group 1) and the pattern's groups, or "" and nil when the line is none.
+func (e *Extract) option(line string) (label string, m []string) {
+	if m = e.opt.FindStringSubmatch(line); m == nil {
+		return "", nil
+	}
+	return strings.TrimSpace(group(m, e.opt, "label")), m
 }
 
 // resetsText is when a usage limit resets as the lowest line of the

@@ -1,0 +1,203 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Rule ids for a program no agent package knows.
+const (
+	// RuleUnknownProgram: a program no agent package knows holds the
+	// pane's terminal and takes keys one at a time (Input.Raw): what it is
+	// doing cannot be told, so the state is unknown, saying why.
+	RuleUnknownProgram = "builtin.unknown_program"
+	// RuleGuessChoice: such a program shows a numbered choice list with a
+	// selection marker at the bottom of its screen. It is a guess, not a
+	// rule of the program's: the monitor takes it for a prompt only once
+	// the program's output has stopped.
+	RuleGuessChoice = "guess:numbered-choice"
+)
+
+// unknownProgram names the program in front of the pane when it is one no
+// agent package knows and it takes keys one at a time, and says where it
+// runs; "" when it is not. Not a shell (its prompt is the shell's), not a
+// pager or editor (they show text, and run under git or an agent as
+// well), not a pane where an agent was recognised.
+func (e *Engine) unknownProgram(in Input, agent *Agent, shell string) (prog, where string) {
+	if !in.Raw || in.Dead || agent != nil && !agent.Shell {
+		return "", ""
+	}
+	switch {
+	case shell != "" && in.Job != "":
+		prog, where = in.Job, fmt.Sprintf("%s runs it in the foreground", in.Shell)
+	case shell == "" && in.Shell == "" && len(in.Processes) > 0:
+		prog, where = in.Processes[0], "it is in the foreground"
+	default:
+		return "", ""
+	}
+	if e.isShell(prog) || slices.ContainsFunc(in.Processes, func(p string) bool { return e.viewer(p) != "" }) {
+		return "", ""
+	}
+	return prog, where
+}
+
+// classifyProgram is the state of a pane where a program no agent package
+// knows takes keys one at a time: unknown, saying why, or, when its screen
+// ends with a numbered choice list with a selection marker, a guessed
+// prompt (RuleGuessChoice) with the line above the list as its question.
+func (e *Engine) classifyProgram(res Result, s *Screen, prog, where string) Result {
+	res.Agent, res.AgentBy, res.Program = "", "", prog
+	res.State, res.Kind, res.Rule = Unknown, "", RuleUnknownProgram
+	res.Evidence = []string{fmt.Sprintf("no agent package knows %s (%s and takes keys one at a time): what it is doing cannot be told", prog, where)}
+	if c, ok := guessChoice(s); ok {
+		res.State, res.Kind, res.Rule = AwaitingInput, "other", RuleGuessChoice
+		res.Question, res.Options = c.question, c.options
+		res.Evidence = []string{fmt.Sprintf("a guess: no agent package knows %s; a numbered list with a selection marker is on screen", prog), c.marked}
+	}
+	res.LastLine, res.Question = clipLine(res.LastLine), clipLine(res.Question)
+	for i := range res.Evidence {
+		res.Evidence[i] = clipLine(res.Evidence[i])
+	}
+	for i := range res.Options {
+		res.Options[i] = clipLine(res.Options[i])
+	}
+	res.IdentityOptions = res.Options
+	return res
+}
+
+// choiceOption reads a line of a numbered choice list as the agents' rules
+// read their menus (Extract's option): a selection marker or blanks in its
+// place, the number, then the label. A box's side may frame the line.
+var choiceOption = func() *Extract {
+	e := &Extract{Option: `^(?P<lead>\s*(?:[│┃║]\s*)?)(?P<marker>[❯›>▶►➤→»●◉]?)(?P<gap>\s*)(?P<number>\d{1,2})[.)]\s+(?P<label>\S.*?)\s*[│┃║]?\s*$`}
+	if err := e.compile(region{kind: "whole"}); err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// choice is a numbered choice list read off a screen.
+type choice struct {
+	question string
+	options  []string
+	// marked is the line with the selection marker, as shown.
+	marked string
+}
+
+const (
+	// choiceTrail is how many lines (hints such as "Enter to select")
+	// may follow a choice list at the bottom of the screen.
+	choiceTrail = 4
+	// choiceGap is how many lines (an option's description, blank lines)
+	// may come between two options.
+	choiceGap = 3
+)
+
+// guessChoice finds a numbered choice list with a selection marker at the
+// bottom of a screen: at least two options numbered from 1 without a gap,
+// their numbers in one column, exactly one of them marked and the others
+// with blanks where the marker goes, followed by at most choiceTrail lines,
+// none of them a prompt (a REPL's or a shell's, under a list it printed).
+// A numbered list without a marker (a program's output, a document) or with
+// one on every line (a quotation) is none.
+func guessChoice(s *Screen) (choice, bool) {
+	type line struct {
+		at, number, col int
+		label, marker   string
+	}
+	read := func(i int) (line, bool) {
+		label, m := choiceOption.option(s.Lines[i])
+		if label == "" {
+			return line{}, false
+		}
+		n, _ := strconv.Atoi(group(m, choiceOption.opt, "number"))
+		pre := group(m, choiceOption.opt, "lead") + group(m, choiceOption.opt, "marker") + group(m, choiceOption.opt, "gap")
+		return line{at: i, number: n, col: utf8.RuneCountInString(pre), label: label, marker: group(m, choiceOption.opt, "marker")}, true
+	}
+	// The last option: below it only a few lines that are not options.
+	i, trail := len(s.Lines)-1, 0
+	var last line
+	for ; i >= 0; i-- {
+		if l, ok := read(i); ok {
+			last = l
+			break
+		}
+		if t := strings.TrimSpace(s.Lines[i]); t != "" {
+			if trail++; trail > choiceTrail || isPromptEnd(t) {
+				return choice{}, false
+			}
+		}
+	}
+	if i < 0 {
+		return choice{}, false
+	}
+	// The options above it, each numbered one less, with at most a few
+	// lines between two (descriptions indented past the numbers, blanks).
+	list := []line{last}
+	for gap, j := 0, i-1; j >= 0 && list[0].number > 1; j-- {
+		if l, ok := read(j); ok {
+			if l.number != list[0].number-1 || l.col != last.col {
+				break
+			}
+			list, gap = append([]line{l}, list...), 0
+			continue
+		}
+		if gap++; gap > choiceGap || !indentedPast(s.Lines[j], last.col) {
+			break
+		}
+	}
+	if len(list) < 2 || list[0].number != 1 {
+		return choice{}, false
+	}
+	marked := -1
+	for k, l := range list {
+		if l.marker == "" {
+			continue
+		}
+		if marked >= 0 {
+			return choice{}, false
+		}
+		marked = k
+	}
+	if marked < 0 {
+		return choice{}, false
+	}
+	c := choice{marked: strings.TrimSpace(s.Lines[list[marked].at])}
+	for _, l := range list {
+		c.options = append(c.options, l.label)
+	}
+	// The question is the line just above the list, a blank line apart at
+	// most; a box's top or a rule above it means none.
+	for j, blank := list[0].at-1, 0; j >= 0; j-- {
+		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(s.Lines[j]), "│┃║"))
+		if t == "" {
+			if blank++; blank > 1 {
+				break
+			}
+			continue
+		}
+		if !isRule(t) && strings.Trim(t, "╭╮╰╯┌┐└┘─━═╌┄┈-") != "" {
+			c.question = t
+		}
+		break
+	}
+	return c, true
+}
+
+// indentedPast reports whether a line between two options is blank or
+// starts past col, where the options' numbers do: a description.
+func indentedPast(l string, col int) bool {
+	t := strings.TrimLeft(l, " ")
+	return t == "" || utf8.RuneCountInString(l)-utf8.RuneCountInString(t) > col
+}
+
+// isPromptEnd reports whether a line ends as a shell's or a REPL's prompt
+// does ("$ ", ">>> ", "❯"): under a list, the list was output and the
+// prompt is what waits.
+func isPromptEnd(t string) bool {
+	return strings.HasSuffix(t, "$") || strings.HasSuffix(t, "#") || strings.HasSuffix(t, "%") ||
+		strings.HasSuffix(t, ">") || strings.HasSuffix(t, "❯") || strings.HasSuffix(t, "›")
+}
