@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,15 +69,60 @@ func benchFleet() []api.Session {
 	return out
 }
 
-func benchServer(b *testing.B) *Server {
+// fleetKind is the registry a benchmark's server watches.
+type fleetKind int
+
+const (
+	// fleetStill is benchFleet, the same at every call.
+	fleetStill fleetKind = iota
+	// fleetPrinting is benchFleet whose working agents were captured
+	// between any two calls: their last line and capture time moved on,
+	// as in a fleet whose agents print.
+	fleetPrinting
+	// fleetEmpty has no pane at all: what a call costs with an answer of
+	// a few hundred bytes.
+	fleetEmpty
+)
+
+// printingService is the fake service whose every snapshot shows the
+// working panes captured since the last one.
+type printingService struct {
+	auditedService
+	captures atomic.Int64
+}
+
+func (p *printingService) Snapshot(ctx context.Context) (api.Snapshot, error) {
+	snap, err := p.auditedService.Snapshot(ctx)
+	n := p.captures.Add(1)
+	snap.Sessions = slices.Clone(snap.Sessions)
+	for i, s := range snap.Sessions {
+		if s.State == rules.Working {
+			snap.Sessions[i].Updated = s.Updated.Add(time.Duration(n) * 80 * time.Millisecond)
+			snap.Sessions[i].LastLine = fmt.Sprintf("⎿ line %d of the build's output", n)
+		}
+	}
+	return snap, err
+}
+
+func benchServer(b *testing.B) *Server { return benchServerOf(b, fleetStill) }
+
+func benchServerOf(b *testing.B, kind fleetKind) *Server {
 	b.Helper()
 	f := monitortest.NewService(b, monitortest.Ticking(t0))
-	f.SetSnapshot(api.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: benchFleet()})
 	f.SetTaskLists([]tasks.ListDoc{})
-	for i := range 12 {
-		raise(b, f, fmt.Sprintf("%%%d", 4*i+2), fmt.Sprintf("agent-%02d", 4*i+1), "awaiting_input")
+	if kind == fleetEmpty {
+		f.SetSnapshot(api.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: []api.Session{}})
+	} else {
+		f.SetSnapshot(api.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: benchFleet()})
+		for i := range 12 {
+			raise(b, f, fmt.Sprintf("%%%d", 4*i+2), fmt.Sprintf("agent-%02d", 4*i+1), "awaiting_input")
+		}
 	}
-	s, err := New(facade.New(auditedService{Service: f, log: audit.Open(b.TempDir())}, facade.Parts{}), Options{Version: "v0.0.0-bench", Started: t0})
+	var svc api.Service = auditedService{Service: f, log: audit.Open(b.TempDir())}
+	if kind == fleetPrinting {
+		svc = &printingService{auditedService: svc.(auditedService)}
+	}
+	s, err := New(facade.New(svc, facade.Parts{}), Options{Version: "v0.0.0-bench", Started: t0})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,19 +130,35 @@ func benchServer(b *testing.B) *Server {
 	return s
 }
 
-// BenchmarkStatusHandler is the status tool's handler alone.
-func BenchmarkStatusHandler(b *testing.B) {
-	s := benchServer(b)
+// reportCPU, deferred at a benchmark's start, reports the process's CPU
+// time (user and system, every goroutine: an in-process client's and the
+// garbage collector's too) per operation as cpu-ns/op.
+func reportCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+// benchHandler calls tool's handler alone with args.
+func benchHandler(b *testing.B, kind fleetKind, tool string, args map[string]any) {
+	s := benchServerOf(b, kind)
 	var h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
 	for _, d := range s.AllTools() {
-		if d.Tool.Name == "status" {
+		if d.Tool.Name == tool {
 			h = d.Handler
 		}
 	}
 	ctx := WithOrigin(context.Background(), "bench")
 	req := mcp.CallToolRequest{}
-	req.Params.Name = "status"
+	req.Params.Name, req.Params.Arguments = tool, args
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		res, err := h(ctx, req)
 		if err != nil || res.IsError {
@@ -103,11 +167,45 @@ func BenchmarkStatusHandler(b *testing.B) {
 	}
 }
 
+// BenchmarkStatusHandler is the status tool's handler alone.
+func BenchmarkStatusHandler(b *testing.B) { benchHandler(b, fleetStill, "status", nil) }
+
+// BenchmarkStatusHandlerPrinting is the status handler while the
+// working agents print between calls.
+func BenchmarkStatusHandlerPrinting(b *testing.B) { benchHandler(b, fleetPrinting, "status", nil) }
+
+// BenchmarkListSessionsHandler is the list_sessions handler alone.
+func BenchmarkListSessionsHandler(b *testing.B) { benchHandler(b, fleetStill, "list_sessions", nil) }
+
 // BenchmarkStatusHTTP is one status call as an MCP client makes it: a
 // JSON-RPC POST on an initialized Streamable HTTP session, through the
 // guard, mcp-go's dispatch, hooks, the handler and the audit log.
-func BenchmarkStatusHTTP(b *testing.B) {
-	s := benchServer(b)
+func BenchmarkStatusHTTP(b *testing.B) { benchHTTP(b, fleetStill, "status", `orchestrators`) }
+
+// BenchmarkStatusHTTPPrinting is BenchmarkStatusHTTP while the working
+// agents print between calls.
+func BenchmarkStatusHTTPPrinting(b *testing.B) {
+	benchHTTP(b, fleetPrinting, "status", `orchestrators`)
+}
+
+// BenchmarkStatusHTTPNoPanes is BenchmarkStatusHTTP with no pane watched:
+// the cost of a call apart from its answer's size.
+func BenchmarkStatusHTTPNoPanes(b *testing.B) { benchHTTP(b, fleetEmpty, "status", `orchestrators`) }
+
+// BenchmarkListSessionsHTTP is one list_sessions call, as
+// BenchmarkStatusHTTP.
+func BenchmarkListSessionsHTTP(b *testing.B) { benchHTTP(b, fleetStill, "list_sessions", `sessions`) }
+
+// BenchmarkListSessionsHTTPPrinting is BenchmarkListSessionsHTTP while
+// the working agents print between calls (their last lines change).
+func BenchmarkListSessionsHTTPPrinting(b *testing.B) {
+	benchHTTP(b, fleetPrinting, "list_sessions", `sessions`)
+}
+
+// benchHTTP calls tool with no arguments over Streamable HTTP; every
+// answer must contain want.
+func benchHTTP(b *testing.B, kind fleetKind, tool, want string) {
+	s := benchServerOf(b, kind)
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	url := ts.URL + EndpointPath
@@ -142,14 +240,15 @@ func BenchmarkStatusHTTP(b *testing.B) {
 	if _, _, err := do(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); err != nil {
 		b.Fatal(err)
 	}
-	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status","arguments":{}}}`
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		resp, body, err := do(call, session)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `orchestrators`) || strings.Contains(body, `"isError":true`) {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) || strings.Contains(body, `"isError":true`) {
 			b.Fatalf("status %d: %.300s", resp.StatusCode, body)
 		}
 	}
