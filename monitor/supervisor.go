@@ -48,6 +48,13 @@ type Config struct {
 	// itself), or ok false when that cannot be known (PaneForeground).
 	// Nil: not known; a shell's state then comes from its screen alone.
 	Foreground func(pid int) (comm, job string, ok bool)
+	// RawTerminal tells whether the terminal tty (a pane's) takes keys one
+	// at a time, canonical mode off (TerminalRaw), or ok false when that
+	// cannot be read. A program no agent package knows in front of a
+	// terminal in that mode is unknown, not a shell's job at work, and its
+	// screen may show a prompt system3 guesses (rules.RuleGuessChoice).
+	// Nil: never known.
+	RawTerminal func(tty string) (raw, ok bool)
 	// AgentVersion finds the version of the agent running under the pane's
 	// process pid (AgentVersion), for evidence and captures. Nil: only a
 	// version the agent's screen shows is known.
@@ -129,7 +136,9 @@ type Config struct {
 	// UnmatchedAfter is how long a recognised agent may show a screen no
 	// rule explains before its state becomes unknown ("no rule matched");
 	// until then it keeps its previous state, so a frame drawn half-way
-	// does not flap (default 3s; negative: at once).
+	// does not flap (default 3s; negative: at once). It is also how long
+	// the screen of a program no agent package knows must stay the same
+	// before a choice list on it is a guessed prompt (at least 300 ms).
 	UnmatchedAfter time.Duration
 
 	// Settle coalesces the events of one watcher tick before capturing
@@ -249,6 +258,15 @@ type paneState struct {
 	// resumed is the reset of the last usage limit system3 continued the
 	// agent after (ResumeAfterLimit): once per limit.
 	resumed time.Time
+	// program is the program no agent package knows last seen in front
+	// of the pane (rules.RuleUnknownProgram, RuleGuessChoice): while the
+	// pane's shell holds its terminal after it, and nothing else happened
+	// there, that program has exited (left). guess is the guessed prompt
+	// last captured on the pane, held back until the program's output has
+	// stopped. See guess.go.
+	program string
+	left    screenMark
+	guess   screenMark
 }
 
 // pendingApply is a classification waiting to be applied.
@@ -757,6 +775,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 				res = s.classify(eng, p, c.screen)
 			}
 		}
+		res = s.followProgram(p.ID, res, c.screen)
 		pr := s.withLink(p, s.probes.probe(p, res.Agent))
 		pr.version = s.probes.versionOf(eng, p, res.Agent, c.screen)
 		s.apply(p.ID, res, pr)
@@ -804,6 +823,7 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 		if s.cfg.Cmdlines != nil && eng.WantsArgs(in.Processes) {
 			in.Cmdlines = s.cfg.Cmdlines(p.PID)
 		}
+		in.Raw = s.rawFront(eng, p, in)
 	}
 	res := eng.Classify(in)
 	if res.Rule == rules.RuleProcessGone && res.AgentBy == "screen" && len(in.Processes) > 0 && s.seenAgentOf(p.ID) == "" {
@@ -1025,6 +1045,11 @@ func (s *Supervisor) applyLocked(now time.Time, paneID string, res rules.Result,
 	state, kind := res.State, res.Kind
 	agent := res.Agent
 	switch {
+	case st.program != "" && agents.IsShell(agent) && res.Rule != rules.RuleShellJob && res.Rule != rules.RulePaneDead:
+		// The program no agent package knows that this pane's shell ran
+		// has ended: the shell holds its terminal again.
+		agent, state, kind = "", rules.Exited, "process_gone"
+		ev = api.Evidence{Source: "process", Rule: ruleProgramLeft, Lines: []string{fmt.Sprintf("%s (a program no agent package knows) is no longer running; the pane's shell holds its terminal again", st.program)}}
 	case res.Rule == rules.RuleShellJob || res.Rule == rules.RuleShellPrompt:
 		ev.Source = "process"
 	case res.Rule == rules.RulePaneDead:

@@ -142,6 +142,7 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 			// Still no rule for the screen, and no new output to say so.
 			ops = append(ops, s.applyLocked(now, id, u.res, u.pr)...)
 		}
+		s.recheckGuessLocked(st, now)
 		cur := st.sess
 		if st.timeWoke {
 			continue
@@ -280,6 +281,9 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 
 // suggest is the one-sentence next step shown with a wake.
 func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
+	if r == api.ReasonAwaitingInput && cur.Evidence.Rule == rules.RuleGuessChoice {
+		return guessSuggestion(cur)
+	}
 	where := fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane)
 	agent := cur.Agent
 	if agent == "" {

@@ -83,6 +83,10 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if comm, job, ok := monitor.PaneForeground(sess.PID); ok && eng.ShellFor(comm) != "" {
 		in.Shell, in.Job = comm, job
 	}
+	if r := sess.Evidence.Rule; r == rules.RuleUnknownProgram || r == rules.RuleGuessChoice {
+		// The monitor read the terminal taking keys one at a time.
+		in.Raw = true
+	}
 	dead := sess.Evidence.Rule == rules.RulePaneDead
 	if dead {
 		in.Dead, in.DeadStatus = true, -1
@@ -111,6 +115,9 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	}
 	if in.Shell != "" {
 		header = append(header, rules.Field{Key: "shell", Value: in.Shell}, rules.Field{Key: "job", Value: in.Job})
+	}
+	if in.Raw {
+		header = append(header, rules.Field{Key: "raw", Value: "yes"})
 	}
 	header = append(header,
 		rules.Field{Key: "tmux", Value: strings.TrimPrefix(tmuxVersion, "tmux ")},

@@ -410,7 +410,9 @@ type Monitor struct {
 	// often (default: off).
 	SummaryEvery time.Duration `yaml:"summary_every"`
 	// UnmatchedAfter: a recognised agent showing a screen no rule explains
-	// keeps its previous state this long, then is unknown (default 3s).
+	// keeps its previous state this long, then is unknown (default 3s); a
+	// choice list on the screen of a program no agent package knows must
+	// stay unchanged this long before it is a guessed prompt.
 	UnmatchedAfter time.Duration `yaml:"unmatched_after"`
 	// ResumeAfterLimit: once a usage limit that nothing continues by
 	// itself has reset, system3 types "continue" at the agent's prompt,
