@@ -67,11 +67,12 @@ var outputSchemas = map[string]schema{
 		"needs_person": tInt, "by_status": countsOf, "by_state": countsOf, "other_panes": tInt,
 		"orchestrators": arrayOf(object(schema{
 			"host": tString, "name": tString, "target": tString, "pane": tString, "agent": tString, "status": tString,
-			"state": tString, "needs_person": tInt, "hint": tString, "since": tTime, "updated": tTime,
+			"state": tString, "resets_at": tTime, "needs_person": tInt, "hint": tString, "since": tTime,
 		}, "name", "pane", "state")),
-		"hosts": arrayOf(hostRowSchema),
-		"next":  tString,
-	}, "version", "uptime", "tmux_running", "read_only", "needs_person", "by_status", "by_state", "orchestrators", "next"),
+		"hosts":     arrayOf(hostRowSchema),
+		"next":      tString,
+		"untrusted": tString,
+	}, "version", "uptime", "tmux_running", "read_only", "needs_person", "by_status", "by_state", "orchestrators", "next", "untrusted"),
 	"list_sessions": object(schema{
 		"sessions": arrayOf(sessionRowSchema), "count": tInt, "watched": tInt, "hosts": arrayOf(hostRowSchema), "untrusted": tString,
 	}, "sessions", "count", "watched", "untrusted"),

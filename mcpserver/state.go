@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -57,6 +58,16 @@ type sessionRow struct {
 	CostUSD float64   `json:"cost_usd,omitempty"`
 	Since   time.Time `json:"since"`
 	Updated time.Time `json:"updated"`
+}
+
+// equal reports whether r and o encode to the same JSON: every field is
+// the same (times to the same instant in the same location).
+func (r *sessionRow) equal(o *sessionRow) bool {
+	return r.Host == o.Host && r.Name == o.Name && r.Target == o.Target && r.Pane == o.Pane && r.Agent == o.Agent &&
+		r.Status == o.Status && r.State == o.State && r.Kind == o.Kind && r.Question == o.Question && r.About == o.About &&
+		slices.Equal(r.Options, o.Options) && r.Prompt == o.Prompt && r.ResetsAt == o.ResetsAt && r.Tasks == o.Tasks &&
+		r.TaskList == o.TaskList && r.LastLine == o.LastLine && r.Hint == o.Hint && r.Tokens == o.Tokens && r.CostUSD == o.CostUSD &&
+		r.Since == o.Since && r.Updated == o.Updated
 }
 
 func rowOf(s api.Session) sessionRow {

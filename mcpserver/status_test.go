@@ -4,10 +4,13 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -69,6 +72,56 @@ func TestStatusFollowsChanges(t *testing.T) {
 	}
 }
 
+// TestReadsAreEncodedOncePerChange: status and list_sessions encode an
+// answer once per change of what it reports, and the calls in between
+// answer with the very same bytes. A capture that only moved an agent's
+// last line and capture time changes nothing status reports; it does
+// change list_sessions' rows.
+func TestReadsAreEncodedOncePerChange(t *testing.T) {
+	f := fixture(t)
+	s := newServer(t, f, Options{Clock: func() time.Time { return t0.Add(time.Hour) }})
+	handlers := map[string]server.ToolHandlerFunc{}
+	for _, d := range s.AllTools() {
+		handlers[d.Tool.Name] = d.Handler
+	}
+	ctx := WithOrigin(t.Context(), "test")
+	read := func(tool string) *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tool
+		res, err := handlers[tool](ctx, req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", tool, err, text(res))
+		}
+		return res
+	}
+	// reused: b's JSON is a's, not an equal encoding made again.
+	reused := func(a, b *mcp.CallToolResult) bool {
+		return len(a.RawStructuredContent) > 0 && &a.RawStructuredContent[0] == &b.RawStructuredContent[0] && text(a) == text(b)
+	}
+
+	status, sessions := read("status"), read("list_sessions")
+	if !reused(status, read("status")) || !reused(sessions, read("list_sessions")) {
+		t.Fatal("nothing changed, yet an answer was encoded again")
+	}
+
+	ss := fixtureSessions()
+	ss[1].LastLine, ss[1].Updated = "✢ Compiling the world", ss[1].Updated.Add(time.Second)
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
+	if again := read("status"); !reused(status, again) {
+		t.Errorf("a capture that changed nothing status reports made a new answer:\n%s\n%s", text(status), text(again))
+	}
+	if again := read("list_sessions"); reused(sessions, again) || !strings.Contains(text(again), "✢ Compiling the world") {
+		t.Errorf("list_sessions does not show the new last line: %s", text(again))
+	}
+
+	ss[1].State, ss[1].Since = rules.Idle, ss[1].Updated
+	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
+	if again := read("status"); reused(status, again) || !strings.Contains(text(again), `"idle":1`) {
+		t.Errorf("status does not show the new state: %s", text(again))
+	}
+}
+
 // TestStatusDocEqualSeesEveryField: a change of any field of the status
 // document, or of any orchestrator in it, makes statusDoc.equal false, so
 // status never answers with the bytes of an older document.
@@ -78,38 +131,63 @@ func TestStatusDocEqualSeesEveryField(t *testing.T) {
 		Version: "v1", Started: at, Uptime: "1s", UptimeSeconds: 1, TmuxServer: "tmux", Problem: "p",
 		NeedsPerson: 1, ByStatus: map[string]int{"active": 1}, ByState: map[string]int{"idle": 1}, OtherPanes: 1,
 		Orchestrators: []orchestrator{{Name: "a", Target: "a:0.0", Pane: "%1", Agent: "claude", Status: "active", State: "idle",
-			Kind: "k", Question: "q", Tasks: "1/2", NeedsPerson: 1, Since: at, Updated: at}},
+			Kind: "k", Question: "q", ResetsAt: at, Tasks: "1/2", NeedsPerson: 1, Since: at}},
 		Hosts: []hostRow{{Name: "web1", State: "connected", LastSeen: at, Error: "e", Sessions: 1, NeedsPerson: 1}},
-		Next:  "n",
+		Next:  "n", Untrusted: "u",
 	}
-	copyDoc := func() statusDoc {
-		d := base
-		d.ByStatus, d.ByState = maps.Clone(base.ByStatus), maps.Clone(base.ByState)
-		d.Orchestrators = slices.Clone(base.Orchestrators)
-		d.Hosts = slices.Clone(base.Hosts)
+	equalSeesEveryField(t, base, func(d statusDoc) statusDoc {
+		d.ByStatus, d.ByState = maps.Clone(d.ByStatus), maps.Clone(d.ByState)
+		d.Orchestrators, d.Hosts = slices.Clone(d.Orchestrators), slices.Clone(d.Hosts)
 		return d
+	}, (*statusDoc).equal)
+}
+
+// TestSessionsDocEqualSeesEveryField: list_sessions never answers with
+// the bytes of an older list either, whichever field of it or of a row
+// changed.
+func TestSessionsDocEqualSeesEveryField(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	base := sessionsDoc{
+		Count: 1, Hosts: []hostRow{{Name: "web1", State: "connected", LastSeen: at, Error: "e", Sessions: 1, NeedsPerson: 1}},
+		Sessions: []sessionRow{{Host: "h", Name: "a", Target: "a:0.0", Pane: "%1", Agent: "claude", Status: "blocked", State: "awaiting_input",
+			Kind: "k", Question: "q", About: "ab", Options: []string{"Yes", "No"}, Prompt: "p", ResetsAt: at, Tasks: "1/2", TaskList: "L",
+			LastLine: "l", Hint: "h", Tokens: 1, CostUSD: 0.5, Since: at, Updated: at}},
+		Untrusted: "u", Watched: 2,
 	}
-	if d := copyDoc(); !base.equal(&d) {
+	equalSeesEveryField(t, base, func(d sessionsDoc) sessionsDoc {
+		d.Hosts, d.Sessions = slices.Clone(d.Hosts), slices.Clone(d.Sessions)
+		d.Sessions[0].Options = slices.Clone(d.Sessions[0].Options)
+		return d
+	}, (*sessionsDoc).equal)
+}
+
+// equalSeesEveryField checks that equal tells base from a copy of it
+// (clone copies what the change would share) in which one field changed:
+// any field of the document, and any field of the first element of each
+// of its slices of structs, which then gets an element more too.
+func equalSeesEveryField[D any](t *testing.T, base D, clone func(D) D, equal func(a, b *D) bool) {
+	t.Helper()
+	if d := clone(base); !equal(&base, &d) {
 		t.Fatal("a copy is not equal")
 	}
-	typ := reflect.TypeFor[statusDoc]()
+	typ := reflect.TypeFor[D]()
 	for i := range typ.NumField() {
-		d := copyDoc()
+		d := clone(base)
 		v := reflect.ValueOf(&d).Elem().Field(i)
-		if v.Kind() == reflect.Slice {
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct {
 			et := v.Type().Elem()
 			for j := range et.NumField() {
-				d := copyDoc()
+				d := clone(base)
 				mutate(t, typ.Field(i).Name+"."+et.Field(j).Name, reflect.ValueOf(&d).Elem().Field(i).Index(0).Field(j))
-				if base.equal(&d) {
+				if equal(&base, &d) {
 					t.Errorf("equal misses a change of %s.%s", typ.Field(i).Name, et.Field(j).Name)
 				}
 			}
-			d.Orchestrators = append(d.Orchestrators, orchestrator{})
+			v.Set(reflect.Append(v, reflect.Zero(et)))
 		} else {
 			mutate(t, typ.Field(i).Name, v)
 		}
-		if base.equal(&d) {
+		if equal(&base, &d) {
 			t.Errorf("equal misses a change of %s", typ.Field(i).Name)
 		}
 	}
@@ -131,6 +209,8 @@ func mutate(t *testing.T, name string, v reflect.Value) {
 		m := reflect.MakeMap(v.Type())
 		m.SetMapIndex(reflect.ValueOf("other"), reflect.ValueOf(1))
 		v.Set(m)
+	case reflect.Slice:
+		v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
 	default:
 		tm, ok := v.Interface().(time.Time)
 		if !ok {

@@ -27,6 +27,8 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		argOrder("state", "agent", "name", "include_shells"),
 		readOnly("List sessions"),
 	)
+	// Encoded once per change of what it lists, as status.
+	last := newLastAnswer((*sessionsDoc).equal)
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a sessionsQuery) (*mcp.CallToolResult, error) {
 		if a.Name != "" {
 			if _, err := path.Match(a.Name, ""); err != nil {
@@ -40,7 +42,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			return serviceError(err)
 		}
 		if e.Hosts == nil {
-			return result(sessionsAnswer(a.add(nil, "", a.Name, snap.Sessions), len(snap.Sessions), nil))
+			return last.result(sessionsAnswer(a.add(nil, "", a.Name, snap.Sessions), len(snap.Sessions), nil))
 		}
 		snap, _ = thisMachine(snap, nil)
 		hostGlob, nameGlob := "*", a.Name
@@ -49,7 +51,7 @@ func ListSessionsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				return badInput("name %q: %v; use HOST:GLOB like \"web1:orch-*\"", a.Name, err)
 			}
 		}
-		return result(sessionsOnHosts(cctx, e, a, snap, hostGlob, nameGlob))
+		return last.result(sessionsOnHosts(cctx, e, a, snap, hostGlob, nameGlob))
 	})
 }
 
@@ -93,20 +95,33 @@ func (q sessionsQuery) add(rows []sessionRow, host, nameGlob string, sessions []
 	return rows
 }
 
+// sessionsDoc is list_sessions' answer. Its fields are in the order of
+// their names, as the answer always had them.
+type sessionsDoc struct {
+	Count int `json:"count"`
+	// Hosts are every host's row when hosts are configured.
+	Hosts     []hostRow    `json:"hosts,omitempty"`
+	Sessions  []sessionRow `json:"sessions"`
+	Untrusted string       `json:"untrusted"`
+	Watched   int          `json:"watched"`
+}
+
 // sessionsAnswer is list_sessions' answer: the rows, and every host's
 // row when hosts are configured.
-func sessionsAnswer(rows []sessionRow, watched int, hosts []hostRow) map[string]any {
-	out := map[string]any{"sessions": rows, "count": len(rows), "watched": watched, "untrusted": untrustedNote}
-	if hosts != nil {
-		out["hosts"] = hosts
-	}
-	return out
+func sessionsAnswer(rows []sessionRow, watched int, hosts []hostRow) sessionsDoc {
+	return sessionsDoc{Count: len(rows), Hosts: hosts, Sessions: rows, Untrusted: untrustedNote, Watched: watched}
+}
+
+// equal reports whether d and o encode to the same JSON.
+func (d *sessionsDoc) equal(o *sessionsDoc) bool {
+	return d.Count == o.Count && slices.Equal(d.Hosts, o.Hosts) && d.Untrusted == o.Untrusted && d.Watched == o.Watched &&
+		slices.EqualFunc(d.Sessions, o.Sessions, func(a, b sessionRow) bool { return a.equal(&b) })
 }
 
 // sessionsOnHosts is list_sessions' answer with hosts configured: the
 // rows of this machine (snap) and of every connected host hostGlob
 // selects, those needing someone first whatever their host.
-func sessionsOnHosts(ctx context.Context, e *Env, q sessionsQuery, snap api.Snapshot, hostGlob, nameGlob string) map[string]any {
+func sessionsOnHosts(ctx context.Context, e *Env, q sessionsQuery, snap api.Snapshot, hostGlob, nameGlob string) sessionsDoc {
 	var rows []sessionRow
 	if globMatch(hostGlob, remote.Local) {
 		rows = q.add(rows, remote.Local, nameGlob, snap.Sessions)

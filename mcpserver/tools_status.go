@@ -2,11 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,13 +17,14 @@ import (
 // StatusTool reports system3 itself and every orchestrator at a glance.
 func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("status",
-		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, rate_limited, exited, unknown; rate_limited is a usage limit, with resets_at, when it resets), task progress like "3/5", its question when blocked, tokens used and estimated cost (when known), and when it last changed. Agents that need someone come first. Call this first; then get_session for details or wait_for_wake to be told when something needs you.`),
+		mcp.WithDescription(`Overview of system3 and every coding agent it supervises. Returns system3's version and uptime, the tmux server and any problem, counts of agents per status and per detailed state, the number of unacknowledged wakes, and one entry per orchestrator (an agent pane): name, target, pane, agent, status (active, blocked, complete, failed), detailed state (working, idle, awaiting_input, error, error_loop, rate_limited, exited, unknown; rate_limited is a usage limit, with resets_at, when it resets), task progress like "3/5", its question when blocked, tokens used and estimated cost (when known), and when it entered its state (since). Agents that need someone come first. Call this first; then get_session for details (the screen, its last line, the options) or wait_for_wake to be told when something needs you.`),
 		readOnly("system3 status"),
 	)
-	// last is the most recent answer's document and JSON: a call whose
-	// document is the same (nothing changed within the uptime's second)
-	// answers with the same bytes instead of encoding them again.
-	var last atomic.Pointer[encodedStatus]
+	// A call whose document is the same as the last one's (no state,
+	// wake or count changed within the uptime's second; a capture that
+	// changed nothing else is not a change here) answers with the same
+	// bytes instead of encoding them again.
+	last := newLastAnswer((*statusDoc).equal)
 	return t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
@@ -33,16 +32,7 @@ func StatusTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return serviceError(err)
 		}
-		if c := last.Load(); c != nil && c.doc.equal(&doc) {
-			return rawResult(c.raw, c.text), nil
-		}
-		raw, err := encodeResult(doc)
-		if err != nil {
-			return nil, err
-		}
-		c := &encodedStatus{doc: doc, raw: raw, text: string(raw)}
-		last.Store(c)
-		return rawResult(c.raw, c.text), nil
+		return last.result(doc)
 	}
 }
 
@@ -66,7 +56,7 @@ func statusOf(ctx context.Context, e *Env) (statusDoc, error) {
 		Version: e.Version, Started: e.Started, Uptime: up.String(), UptimeSeconds: int64(up / time.Second),
 		TmuxServer: snap.Server, TmuxRunning: snap.Running, Problem: snap.Problem, ReadOnly: e.ReadOnly,
 		NeedsPerson: api.NeedingPerson(unacked), ByStatus: map[string]int{}, ByState: map[string]int{},
-		Orchestrators: []orchestrator{},
+		Orchestrators: []orchestrator{}, Untrusted: untrustedNote,
 	}
 	for _, s := range api.CoarseStates() {
 		doc.ByStatus[s] = 0
@@ -100,8 +90,8 @@ func (d *statusDoc) addSessions(host string, sessions []api.Session, wakes []api
 		r := rowOf(s)
 		o := orchestrator{
 			Name: r.Name, Target: r.Target, Pane: r.Pane, Agent: r.Agent, Status: r.Status, State: r.State,
-			Kind: r.Kind, Question: r.Question, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, NeedsPerson: byPane[s.Pane], Hint: r.Hint,
-			Since: r.Since, Updated: r.Updated,
+			Kind: r.Kind, Question: r.Question, ResetsAt: r.ResetsAt, Tasks: r.Tasks, Tokens: r.Tokens, CostUSD: r.CostUSD, NeedsPerson: byPane[s.Pane], Hint: r.Hint,
+			Since: r.Since,
 		}
 		if host != "" {
 			o.Host, o.Name, o.Target = host, host+":"+r.Name, host+":"+r.Target
@@ -177,13 +167,6 @@ func isRemoteTarget(os []orchestrator, target string) bool {
 	return false
 }
 
-// encodedStatus is a status document and its JSON.
-type encodedStatus struct {
-	doc  statusDoc
-	raw  json.RawMessage
-	text string
-}
-
 type statusDoc struct {
 	Version       string         `json:"version"`
 	Started       time.Time      `json:"started"`
@@ -205,6 +188,8 @@ type statusDoc struct {
 	// configured: connected, or disconnected with why and when last seen.
 	Hosts []hostRow `json:"hosts,omitempty"`
 	Next  string    `json:"next"`
+	// Untrusted says which fields are text an agent printed.
+	Untrusted string `json:"untrusted"`
 }
 
 // equal reports whether d and o encode to the same JSON: every field is
@@ -213,7 +198,7 @@ func (d *statusDoc) equal(o *statusDoc) bool {
 	return d.Version == o.Version && d.Started == o.Started && d.Uptime == o.Uptime && d.UptimeSeconds == o.UptimeSeconds &&
 		d.TmuxServer == o.TmuxServer && d.TmuxRunning == o.TmuxRunning && d.Problem == o.Problem && d.ReadOnly == o.ReadOnly &&
 		d.NeedsPerson == o.NeedsPerson && maps.Equal(d.ByStatus, o.ByStatus) && maps.Equal(d.ByState, o.ByState) &&
-		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && slices.Equal(d.Hosts, o.Hosts) && d.Next == o.Next
+		d.OtherPanes == o.OtherPanes && d.TotalTokens == o.TotalTokens && d.TotalCostUSD == o.TotalCostUSD && slices.Equal(d.Orchestrators, o.Orchestrators) && slices.Equal(d.Hosts, o.Hosts) && d.Next == o.Next && d.Untrusted == o.Untrusted
 }
 
 type orchestrator struct {
@@ -228,11 +213,14 @@ type orchestrator struct {
 	State       string    `json:"state"`
 	Kind        string    `json:"kind,omitempty"`
 	Question    string    `json:"question,omitempty"`
+	ResetsAt    time.Time `json:"resets_at,omitzero"`
 	Tasks       string    `json:"tasks,omitempty"`
 	Tokens      int64     `json:"tokens,omitempty"`
 	CostUSD     float64   `json:"cost_usd,omitempty"`
 	NeedsPerson int       `json:"needs_person"`
 	Hint        string    `json:"hint,omitempty"`
-	Since       time.Time `json:"since"`
-	Updated     time.Time `json:"updated"`
+	// Since is when the current state began. The last capture's time
+	// (list_sessions' updated) is left out: it moves at every capture of
+	// a printing agent, and would make every call a new answer.
+	Since time.Time `json:"since"`
 }

@@ -29,6 +29,7 @@ func TestScreenTextIsMarkedUntrusted(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
+		{"status", nil},
 		{"list_sessions", nil},
 		{"get_session", map[string]any{"session": "orch-auth"}},
 		{"list_wakes", nil},
