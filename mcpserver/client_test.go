@@ -130,7 +130,7 @@ func TestHTTPClient(t *testing.T) {
 	pr.Params.Name = SupervisePrompt
 	pr.Params.Arguments = map[string]string{"sessions": "orch-*"}
 	if got, err := c.GetPrompt(ctx, pr); err != nil || len(got.Messages) != 1 ||
-		!strings.Contains(got.Messages[0].Content.(mcp.TextContent).Text, `wait_for_wake(reasons=["awaiting_input", "error_loop_detected", "worker_failed", "api_error", "validation_failed", "usage_limit"], session="orch-*")`) {
+		!strings.Contains(got.Messages[0].Content.(mcp.TextContent).Text, `wait_for_wake(reasons=["awaiting_input", "error_loop_detected", "worker_failed", "api_error", "session_idle", "validation_failed", "budget_exceeded", "usage_limit"], session="orch-*")`) {
 		t.Fatalf("prompt: %+v %v", got, err)
 	}
 

@@ -116,10 +116,8 @@ func reasonValues() []string {
 // the heartbeat and the summary), for descriptions.
 func needReasons() string {
 	var out []string
-	for _, r := range api.Reasons() {
-		if r != api.ReasonHeartbeat && r != api.ReasonSummary {
-			out = append(out, string(r))
-		}
+	for _, r := range api.PersonReasons() {
+		out = append(out, string(r))
 	}
 	return strings.Join(out, ", ")
 }

@@ -240,9 +240,6 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	if sess.Evidence.Rule == rules.RuleGuessChoice || ev.Evidence.Rule == rules.RuleGuessChoice {
-		return api.ActionResult{}, a.refuse(refused, errGuessed(sess))
-	}
 	want, err := answerFor(req, ev, sess)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
@@ -274,7 +271,7 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if now.State != rules.AwaitingInput || now.Prompt != want {
 		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (now: %s); nothing was typed", api.ErrPromptChanged, describeNow(now)))
 	}
-	option, keys, err := api.AnswerKeys(now, req.Answer)
+	option, keys, err := agents.AnswerKeys(now, req.Answer)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}

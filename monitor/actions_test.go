@@ -95,7 +95,7 @@ func TestAnswerKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			option, keys, err := api.AnswerKeys(c.sess, c.answer)
+			option, keys, err := agents.AnswerKeys(c.sess, c.answer)
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("err = %v, want %v", err, c.err)

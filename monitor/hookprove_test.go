@@ -152,18 +152,18 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	// The token is the session's for every run of it: an event sent
 	// before the pane's process started (an earlier run's SessionEnd,
 	// spooled while the tmux server was down) is not this run's.
-	stale := hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}.Sign(hooks.SessionToken(key, "orch-1"))
+	stale := hooks.Sign(hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}, hooks.SessionToken(key, "orch-1"))
 	stale.Sender = hooks.Sender{Via: hooks.ViaSpool}
 	if _, err := h.sup.Hook(context.Background(), stale); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
 		t.Fatalf("an event from before the pane's process: %v", err)
 	}
 
-	wrong := ev.Sign(hooks.SessionToken(key, "orch-2"))
+	wrong := hooks.Sign(ev, hooks.SessionToken(key, "orch-2"))
 	wrong.Sender = spooled
 	if _, err := h.sup.Hook(context.Background(), wrong); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "not signed with the hook token of session orch-1") {
 		t.Fatalf("another session's token: %v", err)
 	}
-	changed := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	changed := hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))
 	changed.Name, changed.Sender = hooks.SessionEnd, spooled
 	if _, err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
@@ -173,12 +173,12 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	}
 	// A live process that verifiably runs elsewhere is refused whatever
 	// token it holds: an agent orphaned by an earlier run still has it.
-	elsewhere := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	elsewhere := hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))
 	elsewhere.Sender = outsider
 	if _, err := h.sup.Hook(context.Background(), elsewhere); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "does not run in pane %1") {
 		t.Fatalf("a signed event from a process outside the pane: %v", err)
 	}
-	good := ev.Sign(hooks.SessionToken(key, "orch-1"))
+	good := hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))
 	good.Sender = spooled
 	if _, err := h.sup.Hook(context.Background(), good); err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestReplaySpoolNeedsTheToken(t *testing.T) {
 	sp := hooks.Spool{Path: filepath.Join(t.TempDir(), hooks.SpoolFile)}
 	now := h.clock.Now()
 	for _, ev := range []hooks.Event{
-		hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)}.Sign(hooks.SessionToken(key, "orch-1")),
+		hooks.Sign(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)}, hooks.SessionToken(key, "orch-1")),
 		{Name: hooks.SessionEnd, Pane: "%2", Received: now.Add(-time.Second)},
 	} {
 		if err := sp.Append(ev); err != nil {

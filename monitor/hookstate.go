@@ -379,7 +379,7 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 		}
 		ancestryErr = err
 	}
-	if ev.Proof != "" && len(s.cfg.HookKey) > 0 && ev.Proven(hooks.SessionToken(s.cfg.HookKey, session)) {
+	if ev.Proof != "" && len(s.cfg.HookKey) > 0 && hooks.Proven(ev, hooks.SessionToken(s.cfg.HookKey, session)) {
 		// The token is the session's, for every run of it: an event sent
 		// before the pane's process started comes from an earlier run
 		// (the agent that died with the tmux server, its SessionEnd

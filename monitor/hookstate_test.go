@@ -250,7 +250,7 @@ func TestReplaySpool(t *testing.T) {
 		{Name: hooks.PreToolUse, Pane: "%1", Received: now.Add(-time.Hour)},
 		{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)},
 	} {
-		if err := sp.Append(ev.Sign(hooks.SessionToken(key, "orch-1"))); err != nil {
+		if err := sp.Append(hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))); err != nil {
 			t.Fatal(err)
 		}
 	}

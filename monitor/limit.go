@@ -87,22 +87,6 @@ func resetsIn(lines []string) string {
 	return ""
 }
 
-// limitSuggestion is the usage_limit wake's next step: when the limit
-// resets, and who continues the agent then.
-func (s *Supervisor) limitSuggestion(cur api.Session, agent, where string) string {
-	what := fmt.Sprintf("%s in %s hit its usage limit, which %s", agent, where, api.ResetText(cur.ResetsAt, s.cfg.Clock()))
-	if cur.ResetsAt.IsZero() {
-		what = fmt.Sprintf("%s in %s hit its usage limit; its screen does not say when it resets", agent, where)
-	}
-	if cur.Kind == rules.KindAutoResume {
-		return what + ". It continues by itself then: nothing to do, unless you switch accounts (Escape in its pane cancels its automatic continue)."
-	}
-	if text := agents.Lookup(cur.Agent).Continue; s.cfg.ResumeAfterLimit && text != "" && !cur.ResetsAt.IsZero() {
-		return what + fmt.Sprintf(". Nothing continues it by itself: system3 types %q at its prompt once the limit has reset (monitor.resume_after_limit), if the screen still shows this limit then.", text)
-	}
-	return what + ". Nothing continues it by itself: tell it to continue once the limit has reset, or switch accounts."
-}
-
 // resumeLimits continues each agent whose usage limit has reset while
 // nothing continues it by itself (Config.ResumeAfterLimit): its Spec's
 // Continue is typed at its prompt, once per limit, ResumeDelay after the

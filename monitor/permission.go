@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/audit"
@@ -372,7 +373,7 @@ func wakeAnswer(answer string) (askAnswer, error) {
 }
 
 // screenAnswer reads an answer for the dialog the agent drew while its
-// request is held, as typing it would have been read (api.AnswerKeys):
+// request is held, as typing it would have been read (agents.AnswerKeys):
 // the answer must name that prompt, or none.
 func screenAnswer(req api.AnswerRequest, sess api.Session) (askAnswer, string, error) {
 	drawn := sess.State == rules.AwaitingInput && sess.Prompt != "" && len(sess.Options) > 0
@@ -384,7 +385,7 @@ func screenAnswer(req api.AnswerRequest, sess api.Session) (askAnswer, string, e
 		a, err := wakeAnswer(req.Answer)
 		return a, "", err
 	}
-	option, _, err := api.AnswerKeys(sess, req.Answer)
+	option, _, err := agents.AnswerKeys(sess, req.Answer)
 	if err != nil {
 		if _, numeric := strconv.Atoi(strings.TrimSpace(req.Answer)); numeric == nil {
 			return askAnswer{}, "", err

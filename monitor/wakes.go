@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -28,38 +29,29 @@ func wakeKey(r api.Reason, pane string) string { return string(r) + "/" + pane }
 func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp {
 	cur := st.sess
 	var ops []wakeOp
-	moved := fmt.Sprintf("the agent moved on (now %s)", cur.State)
-	leaving := func(state rules.State, r api.Reason, stillSame bool, why string) {
-		if prev.State == state && !stillSame {
-			ops = append(ops, wakeOp{clear: wakeKey(r, cur.Pane), why: why})
+	// Each reason a state holds is resolved when the session leaves that
+	// state, or shows another condition in it (its row's Same): the same
+	// question about another command is a new prompt, a usage limit with
+	// another reset another limit.
+	now := s.cfg.Clock()
+	for _, row := range api.ReasonTable() {
+		if row.State == "" || prev.State != row.State || sameCondition(row, prev, cur) {
+			continue
 		}
+		why := fmt.Sprintf("the agent moved on (now %s)", cur.State)
+		if cur.State == row.State && row.Changed != nil {
+			why = row.Changed(cur, now)
+		}
+		ops = append(ops, wakeOp{clear: wakeKey(row.Reason, cur.Pane), why: why})
 	}
-	// A prompt is the same prompt only while its whole identity is: the
-	// same question about another command is a new wake.
-	samePrompt := cur.State == rules.AwaitingInput && cur.Prompt == prev.Prompt
-	whyPrompt := moved
-	if cur.State == rules.AwaitingInput {
-		whyPrompt = "the prompt changed"
-	}
-	leaving(rules.AwaitingInput, api.ReasonAwaitingInput, samePrompt, whyPrompt)
-	leaving(rules.Error, api.ReasonAPIError, cur.State == rules.Error, moved)
-	leaving(rules.ErrorLoop, api.ReasonErrorLoopDetected, cur.State == rules.ErrorLoop, moved)
-	leaving(rules.Exited, api.ReasonWorkerFailed, cur.State == rules.Exited, moved)
-	leaving(rules.Idle, api.ReasonSessionIdle, cur.State == rules.Idle, moved)
-	// A usage limit is the same limit while it resets at the same time
-	// (a hook that did not say when, then the screen that does, too).
-	sameLimit := cur.State == rules.RateLimited && (prev.ResetsAt.IsZero() || cur.ResetsAt.Equal(prev.ResetsAt))
-	whyLimit := moved
-	if cur.State == rules.RateLimited {
-		whyLimit = "another usage limit (" + api.ResetText(cur.ResetsAt, s.cfg.Clock()) + ")"
-	}
-	leaving(rules.RateLimited, api.ReasonUsageLimit, sameLimit, whyLimit)
+	samePrompt := sameCondition(api.ReasonAwaitingInput.Info(), prev, cur)
+	sameLimit := sameCondition(api.ReasonUsageLimit.Info(), prev, cur)
 
 	switch cur.State {
 	case rules.AwaitingInput:
 		// While the approval policy holds the agent's permission request,
 		// its ask's wake is the one for the dialog on screen.
-		if !(prev.State == rules.AwaitingInput && samePrompt) && s.asking[cur.Pane] == 0 {
+		if !samePrompt && s.asking[cur.Pane] == 0 {
 			ops = append(ops, s.raiseOp(cur, api.ReasonAwaitingInput))
 		}
 	case rules.ErrorLoop:
@@ -67,7 +59,7 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 			ops = append(ops, s.raiseOp(cur, api.ReasonErrorLoopDetected))
 		}
 	case rules.RateLimited:
-		if prev.State != rules.RateLimited || !sameLimit {
+		if !sameLimit {
 			ops = append(ops, s.raiseOp(cur, api.ReasonUsageLimit))
 		}
 	case rules.Exited:
@@ -142,7 +134,6 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 			// Still no rule for the screen, and no new output to say so.
 			ops = append(ops, s.applyLocked(now, id, u.res, u.pr)...)
 		}
-		s.recheckGuessLocked(st, now)
 		cur := st.sess
 		if st.timeWoke {
 			continue
@@ -279,53 +270,29 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 	return wakeOp{raise: &ev}
 }
 
-// suggest is the one-sentence next step shown with a wake.
+// sameCondition reports whether prev and cur show the same condition of
+// row's reason: both in its state, and the same by its row's Same.
+func sameCondition(row api.ReasonInfo, prev, cur api.Session) bool {
+	if prev.State != row.State || cur.State != row.State {
+		return false
+	}
+	return row.Same == nil || row.Same(prev, cur)
+}
+
+// suggest is the one-sentence next step shown with a wake: its reason
+// row's, told where the session is and what the monitor's settings are.
 func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
-	if r == api.ReasonAwaitingInput && cur.Evidence.Rule == rules.RuleGuessChoice {
-		return guessSuggestion(cur)
+	c := api.SuggestContext{
+		Agent: cur.Agent, Where: fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane),
+		Now: s.cfg.Clock(), ErrorGrace: s.cfg.ErrorGrace, IdleAfter: s.cfg.IdleAfter,
 	}
-	where := fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane)
-	agent := cur.Agent
-	if agent == "" {
-		agent = "the agent"
+	if c.Agent == "" {
+		c.Agent = "the agent"
 	}
-	switch r {
-	case api.ReasonAwaitingInput:
-		switch cur.Kind {
-		case "permission":
-			return fmt.Sprintf("Check what %s asks to do in %s and approve or decline it.", agent, where)
-		case "question":
-			return fmt.Sprintf("Answer %s's question in %s: pick an option or type guidance.", agent, where)
-		case "plan":
-			return fmt.Sprintf("Review %s's plan in %s and approve it or say what to change.", agent, where)
-		case "trust":
-			return fmt.Sprintf("Decide whether %s may work in %s (folder-trust dialog in %s).", agent, cur.Path, where)
-		}
-		return fmt.Sprintf("%s waits for input in %s; look at the pane and answer.", agent, where)
-	case api.ReasonErrorLoopDetected:
-		return fmt.Sprintf("%s keeps hitting the same error in %s; read the evidence, interrupt it and suggest a different approach.", agent, where)
-	case api.ReasonAPIError:
-		switch cur.Kind {
-		case "rate_limited":
-			if cur.Detail != "" {
-				// The rule read when the limit resets ("… · resets 8:10pm").
-				return fmt.Sprintf("%s in %s is held by a rate or usage limit (%s); wait for the reset or switch credentials, then tell it to continue.", agent, where, cur.Detail)
-			}
-			return fmt.Sprintf("%s in %s is held by a rate or usage limit; wait for the reset or switch credentials, then tell it to continue.", agent, where)
-		case "auth":
-			return fmt.Sprintf("%s in %s cannot authenticate; fix the API key or log in, then resend the last message.", agent, where)
-		}
-		return fmt.Sprintf("%s in %s has been failing on an API error for over %s; check the API and tell it to retry.", agent, where, s.cfg.ErrorGrace)
-	case api.ReasonUsageLimit:
-		return s.limitSuggestion(cur, agent, where)
-	case api.ReasonWorkerFailed:
-		return fmt.Sprintf("%s in %s has exited; read its last lines, then restart it or hand its tasks to another session.", agent, where)
-	case api.ReasonSessionIdle:
-		return fmt.Sprintf("%s in %s has been idle for %s; give it its next task or stop it.", agent, where, s.cfg.IdleAfter)
-	case api.ReasonBudgetExceeded:
-		return fmt.Sprintf("%s in %s has spent its cost budget; decide whether it goes on (raise usage.budgets in the config) or stop it.", agent, where)
+	if s.cfg.ResumeAfterLimit {
+		c.Resume = agents.Lookup(cur.Agent).Continue
 	}
-	return fmt.Sprintf("Look at %s.", where)
+	return r.Info().Suggest(cur, c)
 }
 
 // holdPrompt marks pane's permission request as held by the approval

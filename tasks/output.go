@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Schema names the format WriteJSON writes. It changes only when a field's
@@ -225,57 +227,13 @@ type (
 		Schema string    `json:"schema"`
 		Lists  []ListDoc `json:"lists"`
 	}
-	ListDoc struct {
-		ID         string      `json:"id"`
-		Path       string      `json:"path"`
-		Legacy     bool        `json:"legacy"`
-		Session    string      `json:"session"`
-		Agent      string      `json:"agent"`
-		LastChange *string     `json:"last_change"`
-		Progress   ProgressDoc `json:"progress"`
-		Tasks      []TaskDoc   `json:"tasks"`
-		Errors     []ErrorDoc  `json:"errors"`
-	}
-	ProgressDoc struct {
-		Completed  int          `json:"completed"`
-		Total      int          `json:"total"`
-		Done       bool         `json:"done"`
-		InProgress []ActiveDoc  `json:"in_progress"`
-		Blocked    []BlockedDoc `json:"blocked"`
-	}
-	ActiveDoc struct {
-		ID         string `json:"id"`
-		Subject    string `json:"subject"`
-		ActiveForm string `json:"active_form"`
-	}
-	BlockedDoc struct {
-		ID        string   `json:"id"`
-		Subject   string   `json:"subject"`
-		WaitingOn []string `json:"waiting_on"`
-	}
-	TaskDoc struct {
-		ID          string                     `json:"id"`
-		Subject     string                     `json:"subject"`
-		Description string                     `json:"description"`
-		ActiveForm  string                     `json:"active_form"`
-		Status      string                     `json:"status"`
-		Blocked     bool                       `json:"blocked"`
-		Owner       string                     `json:"owner"`
-		Blocks      []string                   `json:"blocks"`
-		BlockedBy   []string                   `json:"blocked_by"`
-		Metadata    map[string]any             `json:"metadata"`
-		Extra       map[string]json.RawMessage `json:"extra"`
-		Source      string                     `json:"source"`
-		Modified    *string                    `json:"modified"`
-		// Truncated: a text was cut for a view of many tasks (marked
-		// "… (+N chars)"); ask for this one task to get it whole.
-		Truncated bool `json:"truncated,omitempty"`
-	}
-	ErrorDoc struct {
-		Path  string  `json:"path"`
-		Error string  `json:"error"`
-		Since *string `json:"since"`
-	}
+	// ListDoc and the types it holds are api's (the vocabulary's).
+	ListDoc     = api.TaskListDoc
+	ProgressDoc = api.TaskProgressDoc
+	ActiveDoc   = api.TaskActiveDoc
+	BlockedDoc  = api.TaskBlockedDoc
+	TaskDoc     = api.TaskDoc
+	ErrorDoc    = api.TaskErrorDoc
 )
 
 // WriteJSON writes lists as one JSON document, {"schema": Schema, "lists":

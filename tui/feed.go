@@ -143,11 +143,9 @@ func (b wakeBook) forPane(pane string) []feedItem {
 	return out
 }
 
-// routine reports whether a wake is routine: heartbeats and summaries
-// neither ring nor flash.
-func routine(ev api.Wake) bool {
-	return ev.Reason == api.ReasonHeartbeat || ev.Reason == api.ReasonSummary
-}
+// routine reports whether a wake is routine: information (a heartbeat,
+// a summary) neither rings nor flashes.
+func routine(ev api.Wake) bool { return !ev.Reason.NeedsPerson() }
 
 // wakeFeed lists the wakes: unacknowledged first, newest first, with
 // reason, session, age and the suggested action.

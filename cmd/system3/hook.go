@@ -149,7 +149,7 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- hook
 	if tok := a.Getenv(hooks.TokenEnv); tok != "" {
 		// An agent system3 started: sign the event, so it is taken from
 		// the spool too. The token itself is never written down.
-		ev = ev.Sign(tok)
+		ev = hooks.Sign(ev, tok)
 	}
 	wait := hookDeliver
 	var undecided hooks.Reply

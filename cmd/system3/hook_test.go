@@ -117,7 +117,7 @@ func TestHookSpoolsItsProof(t *testing.T) {
 		t.Fatalf("the spool holds the token:\n%s", raw)
 	}
 	evs := drainSpool(t, dir)
-	if len(evs) != 1 || !evs[0].Proven(token) || evs[0].Proven(hooks.SessionToken(key, "orch-other")) {
+	if len(evs) != 1 || !hooks.Proven(evs[0], token) || hooks.Proven(evs[0], hooks.SessionToken(key, "orch-other")) {
 		t.Fatalf("spooled %+v", evs)
 	}
 }

@@ -81,8 +81,10 @@ func Write(ev api.Wake, o Options) string {
 	}
 	line("%s %s. Raised %s ago; %s.", plain(agent), what(ev), age, status)
 	line("%s", UntrustedLine)
-	switch ev.Reason {
-	case api.ReasonAwaitingInput:
+	// A prompt's wake carries its question, what it is about and its
+	// options; a usage limit's when it resets; any other its details.
+	prompt := ev.Reason == api.ReasonAwaitingInput
+	if prompt {
 		quoted("question", ev.Question)
 		quoted("about", ev.Details)
 		if len(ev.Options) > 0 {
@@ -92,13 +94,14 @@ func Write(ev api.Wake, o Options) string {
 			}
 			quoted("options", strings.Join(opts, "\n"))
 		}
-	case api.ReasonUsageLimit:
+	}
+	if ev.Reason == api.ReasonUsageLimit {
 		line("the limit %s.", api.ResetText(ev.ResetsAt, o.Now))
-		quoted("details", ev.Details)
-	default:
+	}
+	if !prompt {
 		quoted("details", ev.Details)
 	}
-	if len(ev.Evidence.Lines) > 0 && ev.Reason != api.ReasonAwaitingInput {
+	if len(ev.Evidence.Lines) > 0 && !prompt {
 		quoted("on screen", strings.Join(ev.Evidence.Lines, "\n"))
 	}
 	if t := ev.Tasks; t != nil {
@@ -148,35 +151,9 @@ func Write(ev api.Wake, o Options) string {
 	return b.String()
 }
 
-// what says in a few words what happened, by reason.
-func what(ev api.Wake) string {
-	switch ev.Reason {
-	case api.ReasonAwaitingInput:
-		if ev.Kind != "" {
-			return fmt.Sprintf("waits at a %s prompt", plain(ev.Kind))
-		}
-		return "waits at a prompt"
-	case api.ReasonErrorLoopDetected:
-		return "repeats the same failing step"
-	case api.ReasonWorkerFailed:
-		return "stopped: its process failed or went away"
-	case api.ReasonAPIError:
-		return "hit an API error and stays stuck"
-	case api.ReasonSessionIdle:
-		return "has been idle at its prompt"
-	case api.ReasonValidationFailed:
-		return "finished work that fails validation"
-	case api.ReasonBudgetExceeded:
-		return "has spent more than its budget"
-	case api.ReasonUsageLimit:
-		return "hit its usage limit and waits for it to reset"
-	case api.ReasonHeartbeat:
-		return "sends the heartbeat: nothing else happened for a while (information)"
-	case api.ReasonSummary:
-		return "sends a summary (information)"
-	}
-	return "raised " + plain(string(ev.Reason))
-}
+// what says in a few words what happened, by reason (its row's What;
+// a reason of a newer system3 and the prompt's kind are made plain).
+func what(ev api.Wake) string { return plain(api.WhatOf(ev)) }
 
 // actions are the commands that act on ev, each with what it does.
 func actions(prog string, ev api.Wake, pane, wakeID string) [][2]string {

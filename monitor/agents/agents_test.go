@@ -13,10 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"github.com/system3-dev/system3/monitor/agent"
+	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // Every registered agent has a rules file that defines it (and only it)
@@ -266,4 +268,22 @@ func nameSwitches(root string, names []string) ([]string, error) {
 		return nil
 	})
 	return found, err
+}
+
+// The vocabulary tells an agent from a shell or a pager by name
+// (api.Session.IsAgent), without the registry: every spec that is no
+// coding agent must be one of the names it knows.
+func TestSessionIsAgentFollowsTheRegistry(t *testing.T) {
+	for _, name := range append(names(), "", "an-agent-a-rules-file-defines") {
+		if got, want := (api.Session{Agent: name}).IsAgent(), IsAgent(name); got != want {
+			t.Errorf("%q: api.Session.IsAgent says %v, the registry %v", name, got, want)
+		}
+	}
+}
+
+// The tmux package's bound on one send is the vocabulary's.
+func TestMaxTextIsTmuxs(t *testing.T) {
+	if api.MaxText != tmux.MaxText {
+		t.Fatalf("api.MaxText %d, tmux.MaxText %d", api.MaxText, tmux.MaxText)
+	}
 }

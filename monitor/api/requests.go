@@ -5,13 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/tmux"
+	"unicode/utf8"
 )
 
 // Target names the pane an action goes to. Pane is a tmux pane id ("%3");
@@ -41,7 +37,7 @@ type InjectRequest struct {
 	Urgent bool `json:"urgent,omitempty"`
 	// VisibleControls types what CheckText would refuse (control bytes,
 	// ESC, invalid UTF-8) as visible text instead ("^[", "^C", "\xff"):
-	// see tmux.VisibleText. Without it such a text is refused.
+	// see the tmux package's VisibleText. Without it such a text is refused.
 	VisibleControls bool `json:"visible_controls,omitempty"`
 	// WhenIdle types only while the pane, read again right before typing,
 	// is idle at its prompt; otherwise nothing is typed and the error
@@ -59,7 +55,7 @@ type InjectRequest struct {
 	Origin string `json:"origin"`
 
 	// size is the length of the text the sender had, when the socket
-	// carried only its first tmux.MaxText bytes.
+	// carried only its first MaxText bytes.
 	size int
 }
 
@@ -68,9 +64,14 @@ type InjectRequest struct {
 // keeps every byte and bounds the request at 4/3 of the text.
 const wireTextLimit = 128 << 10
 
+// MaxText is the most one action types, in bytes: the tmux package's
+// MaxText, which a test of package monitor keeps equal. The service refuses
+// longer text; the audit log keeps every text whole up to it.
+const MaxText = 256 << 10
+
 // MarshalJSON keeps the text byte for byte (encoding/json would turn
-// invalid UTF-8 into U+FFFD): text that CheckText refuses, or that is
-// long, goes as text_base64. Text over tmux.MaxText, which the service
+// invalid UTF-8 into U+FFFD): text that is not valid UTF-8, or that is
+// long, goes as text_base64. Text over MaxText, which the service
 // refuses anyway, is cut to that and its length sent as text_bytes, so
 // the refusal is audited on the far side.
 func (r InjectRequest) MarshalJSON() ([]byte, error) {
@@ -82,10 +83,10 @@ func (r InjectRequest) MarshalJSON() ([]byte, error) {
 		TextBytes  int    `json:"text_bytes,omitempty"`
 	}{plain: plain(r)}
 	text := r.Text
-	if len(text) > tmux.MaxText {
-		w.TextBytes, text = len(text), text[:tmux.MaxText]
+	if len(text) > MaxText {
+		w.TextBytes, text = len(text), text[:MaxText]
 	}
-	if len(text) <= wireTextLimit && tmux.CheckText(text) == nil {
+	if len(text) <= wireTextLimit && utf8.ValidString(text) {
 		w.Text = text
 	} else {
 		w.TextBase64 = base64.StdEncoding.EncodeToString([]byte(text))
@@ -94,7 +95,7 @@ func (r InjectRequest) MarshalJSON() ([]byte, error) {
 }
 
 // WireSize is the length the sender's text had when the socket carried
-// only its first tmux.MaxText bytes, and 0 otherwise.
+// only its first MaxText bytes, and 0 otherwise.
 func (r InjectRequest) WireSize() int { return r.size }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -289,81 +290,4 @@ func ResolveTarget(t Target, sessions []Session, server string) (Session, error)
 		names[i] = fmt.Sprintf("%s (%s, %s)", p.Target, p.Pane, p.Agent)
 	}
 	return Session{}, fmt.Errorf("%w: %q has %d panes; name one: %s", ErrAmbiguousTarget, name, len(pick), strings.Join(names, ", "))
-}
-
-// AnswerKeys returns the option an answer chooses at sess's prompt and the
-// keys that choose it, as the agent's keys (monitor/agents/<name>) say:
-// numbered menus (Claude Code, Codex, Gemini) take the option's digit,
-// except Codex's folder-trust dialog, which takes Down to the option and
-// Enter; aider takes the option's letter and Enter. "no" declines with
-// Escape where the agent's No option says so (Claude Code always takes
-// Escape).
-func AnswerKeys(sess Session, answer string) (option string, keys []tmux.Key, err error) {
-	a := strings.ToLower(strings.TrimSpace(answer))
-	opts := sess.Options
-	k := agents.Lookup(sess.Agent).KeysOrDefault()
-	p := agent.Prompt{Kind: sess.Kind, Options: opts}
-	choose := func(i int) (string, []tmux.Key, error) {
-		label := ""
-		if i < len(opts) {
-			label = opts[i]
-		}
-		keys, err := k.Choose(p, i)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
-		}
-		return label, keys, nil
-	}
-	list := func() string {
-		if len(opts) == 0 {
-			return "the screen shows no options"
-		}
-		parts := make([]string, len(opts))
-		for i, o := range opts {
-			parts[i] = fmt.Sprintf("%d=%q", i+1, o)
-		}
-		return "options: " + strings.Join(parts, ", ")
-	}
-	if a == "" {
-		return "", nil, fmt.Errorf("%w: the answer is empty; send a number, an option's label, yes or no (%s)", ErrBadAnswer, list())
-	}
-	if n, cerr := strconv.Atoi(a); cerr == nil {
-		if n < 1 || (len(opts) > 0 && n > len(opts)) || (len(opts) == 0 && n > 9) {
-			return "", nil, fmt.Errorf("%w: there is no option %d (%s)", ErrBadAnswer, n, list())
-		}
-		return choose(n - 1)
-	}
-	switch a {
-	case "y", "yes":
-		if i := k.Yes(p); i >= 0 {
-			return choose(i)
-		}
-		return "", nil, fmt.Errorf("%w: no option starts with Yes or Allow (%s)", ErrBadAnswer, list())
-	case "n", "no":
-		label, keys, err := k.No(p)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: %v", ErrBadAnswer, err)
-		}
-		return label, keys, nil
-	}
-	// A label: exact, then unique prefix, then unique substring.
-	for _, match := range []func(string) bool{
-		func(o string) bool { return strings.ToLower(o) == a },
-		func(o string) bool { return strings.HasPrefix(strings.ToLower(o), a) },
-		func(o string) bool { return strings.Contains(strings.ToLower(o), a) },
-	} {
-		found := -1
-		for i, o := range opts {
-			if match(o) {
-				if found >= 0 {
-					return "", nil, fmt.Errorf("%w: %q matches several options (%s); send the number", ErrBadAnswer, answer, list())
-				}
-				found = i
-			}
-		}
-		if found >= 0 {
-			return choose(found)
-		}
-	}
-	return "", nil, fmt.Errorf("%w: %q (%s)", ErrBadAnswer, answer, list())
 }

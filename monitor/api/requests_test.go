@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"github.com/system3-dev/system3/tmux"
 	"strings"
 	"testing"
 )
@@ -17,7 +16,7 @@ func TestInjectRequestJSONKeepsBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) > 2*tmux.MaxText {
+		if len(b) > 2*MaxText {
 			t.Errorf("a %d-byte text is %d bytes of JSON", len(text), len(b))
 		}
 		var out InjectRequest
@@ -25,8 +24,8 @@ func TestInjectRequestJSONKeepsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := in
-		if len(text) > tmux.MaxText {
-			want.Text, want.size = text[:tmux.MaxText], len(text)
+		if len(text) > MaxText {
+			want.Text, want.size = text[:MaxText], len(text)
 		}
 		if out != want {
 			t.Errorf("round trip of a %d-byte text: got %q… (size %d)", len(text), clipped(out.Text), out.size)

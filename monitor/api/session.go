@@ -1,10 +1,12 @@
 // Package api is system3's vocabulary: the sessions the monitor keeps and
-// their states, the wakes it raises, the Service every front end uses (the dashboard, the MCP
-// server, the CLI, the local socket and remote hosts), the requests and
-// results of its actions, their errors, and the action policy. It holds no
-// monitoring: package monitor implements Service, and its subpackages
-// (ipc, remote, lifecycle, coach, monitortest) speak this vocabulary
-// without importing monitor.
+// their states, the wakes it raises and the table of their reasons, the
+// Service every front end uses (the dashboard, the MCP server, the CLI,
+// the local socket and remote hosts), the requests and results of its
+// actions, the hook events, audit entries and task-list documents it
+// takes and returns, their errors, and the action policy. It is a leaf:
+// it imports no package of this module, so every other package may
+// speak it. It holds no monitoring and knows no agent: package monitor
+// implements Service.
 package api
 
 import (
@@ -13,12 +15,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // Session is one watched pane and what system3 believes about it. A state
@@ -45,13 +41,13 @@ type Session struct {
 	AgentBy string `json:"agent_by,omitempty"`
 	// AgentVersion is the agent's version, when its process or screen
 	// tells it.
-	AgentVersion string      `json:"agent_version,omitempty"`
-	State        rules.State `json:"state"`
-	Kind         string      `json:"kind"`
-	Evidence     Evidence    `json:"evidence"`
-	Question     string      `json:"question,omitempty"`
-	Detail       string      `json:"detail,omitempty"`
-	Options      []string    `json:"options"`
+	AgentVersion string   `json:"agent_version,omitempty"`
+	State        State    `json:"state"`
+	Kind         string   `json:"kind"`
+	Evidence     Evidence `json:"evidence"`
+	Question     string   `json:"question,omitempty"`
+	Detail       string   `json:"detail,omitempty"`
+	Options      []string `json:"options"`
 	// Prompt is the identity of the prompt on screen while the state is
 	// awaiting_input (PromptIdentity), "" otherwise. An answer may name
 	// it: system3 types only while the pane still shows that prompt.
@@ -105,22 +101,32 @@ func (t *TaskProgress) Equal(o *TaskProgress) bool {
 // state, or "" when there is nothing to do: a recognised agent showing a
 // screen no rule explains asks for a capture.
 func (s Session) Hint() string {
-	if s.State == rules.Unknown && s.Evidence.Rule == rules.RuleNoMatch && s.Agent != "" {
-		return fmt.Sprintf("no rule explains this screen: run `system3 rules capture %s` and attach the file to a bug report, or add a rule (docs/rules.md)", s.Pane)
+	if s.State == Unknown && s.Evidence.Rule == RuleNoMatch && s.Agent != "" {
+		return fmt.Sprintf("no rule explains this screen: run `system3 rules capture %s` and attach the file to a bug report, or add a rule (docs/md)", s.Pane)
 	}
 	return ""
 }
 
 // IsAgent reports whether the pane runs an agent: one was recognised, and
-// it is no plain shell (monitor/agents knows which).
-func (s Session) IsAgent() bool { return agents.IsAgent(s.Agent) }
+// it is no plain shell nor a pager.
+func (s Session) IsAgent() bool {
+	return s.Agent != "" && s.Agent != AgentShell && s.Agent != AgentViewer
+}
+
+// The agent names of panes that run no agent: a plain shell, and a pager
+// or editor. monitor/agents registers them; a test there checks that
+// every spec of another kind than a coding agent is one of these.
+const (
+	AgentShell  = "shell"
+	AgentViewer = "viewer"
+)
 
 // NeedsPerson reports whether the state asks for a human or a supervisor.
 // A usage limit does: the agent is stopped until it resets, and only a
 // person can decide to switch accounts or plans.
 func (s Session) NeedsPerson() bool {
 	switch s.State {
-	case rules.AwaitingInput, rules.Error, rules.ErrorLoop, rules.RateLimited:
+	case AwaitingInput, Error, ErrorLoop, RateLimited:
 		return true
 	}
 	return false
@@ -153,8 +159,8 @@ func CoarseStates() []string {
 
 // States lists the detailed states, for enums and docs.
 func States() []string {
-	return []string{string(rules.Working), string(rules.Idle), string(rules.AwaitingInput), string(rules.Error),
-		string(rules.ErrorLoop), string(rules.RateLimited), string(rules.Exited), string(rules.Unknown)}
+	return []string{string(Working), string(Idle), string(AwaitingInput), string(Error),
+		string(ErrorLoop), string(RateLimited), string(Exited), string(Unknown)}
 }
 
 // Coarse maps the session's detailed state to the coarse one. An exited
@@ -163,9 +169,9 @@ func States() []string {
 // unfinished tasks say the work did not end.
 func (s Session) Coarse() Coarse {
 	switch s.State {
-	case rules.AwaitingInput, rules.Error, rules.ErrorLoop, rules.RateLimited:
+	case AwaitingInput, Error, ErrorLoop, RateLimited:
 		return CoarseBlocked
-	case rules.Exited:
+	case Exited:
 		if t := s.Tasks; t != nil && t.Total > 0 && t.Completed == t.Total {
 			return CoarseComplete
 		}
@@ -180,15 +186,6 @@ func (s Session) ExitedUnfinished() bool {
 	return s.Coarse() == CoarseFailed && s.Tasks != nil && s.Tasks.Total > 0
 }
 
-// ProgressOf is a task list's progress as sessions show it.
-func ProgressOf(l tasks.List) TaskProgress {
-	tp := TaskProgress{Completed: l.Progress.Completed, Total: l.Progress.Total, Blocked: len(l.Progress.Blocked), InProgress: []string{}}
-	for _, t := range l.Progress.InProgress {
-		tp.InProgress = append(tp.InProgress, t.Subject)
-	}
-	return tp
-}
-
 // Update is one change in the registry, delivered to subscribers: a
 // session's (Session holds it), or, of kind StatusChanged, the registry's
 // status as a whole (Status holds it, and Session is empty).
@@ -196,7 +193,7 @@ type Update struct {
 	Kind    UpdateKind `json:"kind"`
 	Session Session    `json:"session"`
 	// Previous is the state before a change.
-	Previous rules.State `json:"previous,omitempty"`
+	Previous State `json:"previous,omitempty"`
 	// Status is the registry's new status, for StatusChanged only.
 	Status *Status `json:"status,omitempty"`
 	// Missed counts updates a slow subscriber lost before this one; it
@@ -272,9 +269,9 @@ type Service interface {
 	// changed it, at most every PreviewEvery (see PreviewUpdate).
 	WatchPreview(ctx context.Context, req PreviewRequest) (<-chan PreviewUpdate, error)
 	// TaskLists returns every task list, or the one with that id.
-	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
+	TaskLists(ctx context.Context, id string) ([]TaskListDoc, error)
 	// Task returns one task whole; TaskLists caps each task's texts.
-	Task(ctx context.Context, req TaskRequest) (tasks.TaskDoc, error)
+	Task(ctx context.Context, req TaskRequest) (TaskDoc, error)
 
 	// Inject types text into a pane (and submits it, checked).
 	Inject(ctx context.Context, req InjectRequest) (ActionResult, error)
@@ -285,11 +282,11 @@ type Service interface {
 	// Interrupt stops what an agent is doing.
 	Interrupt(ctx context.Context, req InterruptRequest) (ActionResult, error)
 	// Audit records an entry (an MCP tool call) in the audit log.
-	Audit(ctx context.Context, e audit.Entry) error
+	Audit(ctx context.Context, e AuditEntry) error
 	// Hook takes one Claude Code hook event (see docs/hooks.md) and
 	// answers what `system3 hook` prints for Claude Code: nothing, except
 	// to a supervisor pane's Stop event when a wake waits for it.
-	Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error)
+	Hook(ctx context.Context, ev HookEvent) (HookReply, error)
 	// Link links a session or pane to a task list (an empty list removes
 	// the link), kept across restarts; it returns the session as it now
 	// shows.

@@ -6,14 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // randomFleet is n sessions in random order with few distinct keys, so
 // that the sort's stability matters.
 func randomFleet(r *rand.Rand, n int) []Session {
-	states := []rules.State{rules.Idle, rules.Working, rules.AwaitingInput, rules.Error, rules.ErrorLoop, rules.Exited}
+	states := []State{Idle, Working, AwaitingInput, Error, ErrorLoop, Exited}
 	ss := make([]Session, n)
 	for i := range ss {
 		ss[i] = Session{

@@ -31,20 +31,6 @@ const (
 	ReasonUsageLimit Reason = "usage_limit"
 )
 
-// Reasons lists every reason, in the order they are documented, for help texts
-// and MCP enums.
-func Reasons() []Reason {
-	return []Reason{
-		ReasonAwaitingInput, ReasonErrorLoopDetected, ReasonWorkerFailed, ReasonAPIError,
-		ReasonSessionIdle, ReasonValidationFailed, ReasonHeartbeat, ReasonSummary, ReasonBudgetExceeded,
-		ReasonUsageLimit,
-	}
-}
-
-// Known reports whether r is one of the documented reasons. Readers accept
-// unknown reasons (a newer system3 may have written them); wake.Store.Raise does not.
-func (r Reason) Known() bool { return slices.Contains(Reasons(), r) }
-
 // Evidence is why the monitor believes a state or a wake's condition
 // holds: which source it looked at ("screen", "process", "history",
 // "transcript", "hook"...), which rule matched, and the lines it matched
@@ -196,12 +182,6 @@ func NeedingPersonText(n int) string {
 		return "1 wake needs a person"
 	}
 	return fmt.Sprintf("%d wakes need a person", n)
-}
-
-// NeedsPerson reports whether a wake of this reason asks someone to act;
-// heartbeats and summaries are information, each resolved by the next.
-func (r Reason) NeedsPerson() bool {
-	return r != ReasonHeartbeat && r != ReasonSummary
 }
 
 // PromptIdentity names a prompt by everything that makes it the prompt it

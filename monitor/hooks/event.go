@@ -10,29 +10,27 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
+
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
-// The hook events system3 consumes (Claude Code's hook_event_name values).
+// The hook events system3 consumes (see api.HookEvent).
 const (
-	SessionStart       = "SessionStart"
-	SessionEnd         = "SessionEnd"
-	UserPromptSubmit   = "UserPromptSubmit"
-	PreToolUse         = "PreToolUse"
-	PermissionRequest  = "PermissionRequest"
-	PostToolUse        = "PostToolUse"
-	PostToolUseFailure = "PostToolUseFailure"
-	Notification       = "Notification"
-	Stop               = "Stop"
-	StopFailure        = "StopFailure"
-	TaskCreated        = "TaskCreated"
-	TaskCompleted      = "TaskCompleted"
-
-	// BeforeTool is the Gemini CLI's hook event before a tool runs
-	// (0.61): the approval policy decides it as Claude Code's
-	// PermissionRequest, and answers in Gemini's words (DecisionReply).
-	BeforeTool = "BeforeTool"
+	SessionStart       = api.SessionStart
+	SessionEnd         = api.SessionEnd
+	UserPromptSubmit   = api.UserPromptSubmit
+	PreToolUse         = api.PreToolUse
+	PermissionRequest  = api.PermissionRequest
+	PostToolUse        = api.PostToolUse
+	PostToolUseFailure = api.PostToolUseFailure
+	Notification       = api.Notification
+	Stop               = api.Stop
+	StopFailure        = api.StopFailure
+	TaskCreated        = api.TaskCreated
+	TaskCompleted      = api.TaskCompleted
+	BeforeTool         = api.BeforeTool
 )
 
 // Events lists every event Settings registers, in a stable order.
@@ -60,66 +58,8 @@ const MaxToolInput = 64 << 10
 // ErrTooLarge matches Parse's error for a payload over MaxPayload.
 var ErrTooLarge = errors.New("hook payload too large")
 
-// Event is one hook event as system3 keeps it: the fields it uses from
-// Claude Code's payload, tool input and output reduced to one-line
-// summaries, plus the pane the hook ran in and when it was received.
-type Event struct {
-	Name           string `json:"hook_event_name"`
-	SessionID      string `json:"session_id,omitempty"`
-	TranscriptPath string `json:"transcript_path,omitempty"`
-	Cwd            string `json:"cwd,omitempty"`
-
-	// NotificationType and Message: Notification ("permission_prompt",
-	// "idle_prompt", ...).
-	NotificationType string `json:"notification_type,omitempty"`
-	Message          string `json:"message,omitempty"`
-	// Error: StopFailure's error kind ("rate_limit", "server_error"), or
-	// PostToolUseFailure's error text. ErrorDetails: StopFailure's details.
-	Error        string `json:"error,omitempty"`
-	ErrorDetails string `json:"error_details,omitempty"`
-	// LastMessage: StopFailure's last_assistant_message, the error as the
-	// agent showed it ("You've hit your 5-hour limit · resets 8:10pm
-	// (UTC)" for a usage limit).
-	LastMessage string `json:"last_message,omitempty"`
-	// Tool events: the tool, its input and its response, summarised.
-	ToolName     string `json:"tool_name,omitempty"`
-	ToolInput    string `json:"tool_input,omitempty"`
-	ToolResponse string `json:"tool_response,omitempty"`
-	// ToolInputJSON is the tool's input exactly as the agent sent it (a
-	// JSON object, compact), kept for PermissionRequest only and only up to
-	// MaxToolInput bytes: the approval policy decides on it.
-	ToolInputJSON string `json:"tool_input_json,omitempty"`
-	// MCPServer and MCPTool: a Gemini BeforeTool's mcp_context, the
-	// server and the tool of an MCP tool call (Gemini names the call
-	// mcp_<server>_<tool>, which does not tell them apart).
-	MCPServer string `json:"mcp_server,omitempty"`
-	MCPTool   string `json:"mcp_tool,omitempty"`
-	// ToolUseID pairs the event with the tool call in the transcript.
-	ToolUseID   string `json:"tool_use_id,omitempty"`
-	IsInterrupt bool   `json:"is_interrupt,omitempty"`
-	// Task events.
-	TaskID      string `json:"task_id,omitempty"`
-	TaskSubject string `json:"task_subject,omitempty"`
-	// Reason: SessionEnd's reason ("clear", "logout", "prompt_input_exit").
-	Reason string `json:"reason,omitempty"`
-	// StopHookActive: a Stop event of a turn that goes on because a Stop
-	// hook blocked its end before (Claude Code's stop_hook_active).
-	StopHookActive bool `json:"stop_hook_active,omitempty"`
-	// Blocked is set by the daemon, never read from a payload: a Stop
-	// event its reply blocked, so the turn goes on.
-	Blocked bool `json:"-"`
-
-	// Pane is the tmux pane the hook ran in ($TMUX_PANE), "" outside tmux.
-	Pane string `json:"pane,omitempty"`
-	// Received is when `system3 hook` read the payload.
-	Received time.Time `json:"received"`
-	// Proof is the event signed with its session's hook token (see Sign),
-	// "" when the hook had no token.
-	Proof string `json:"proof,omitempty"`
-
-	// Sender is set by the receiver: how the event came (see Sender).
-	Sender Sender `json:"-"`
-}
+// Event is one hook event as system3 keeps it (api.HookEvent).
+type Event = api.HookEvent
 
 // payload is Claude Code's hook input, as far as system3 reads it.
 type payload struct {
@@ -195,12 +135,6 @@ func Parse(data []byte) (Event, error) {
 	}
 	return ev, nil
 }
-
-// AsksPermission reports whether the event is a tool call the approval
-// policy may decide before it runs: Claude Code's and Codex's
-// PermissionRequest, the Gemini CLI's BeforeTool. Its hook waits for the
-// decision.
-func (e Event) AsksPermission() bool { return e.Name == PermissionRequest || e.Name == BeforeTool }
 
 // text is a JSON value as text: a string's contents, anything else compact.
 func text(raw json.RawMessage) string {

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // A hook event changes what system3 says about a pane, so system3 accepts
@@ -101,23 +103,23 @@ func SessionToken(key []byte, session string) string {
 }
 
 // Sign returns ev with its proof made with token.
-func (ev Event) Sign(token string) Event {
-	ev.Proof = ev.mac(token)
+func Sign(ev Event, token string) Event {
+	ev.Proof = mac(ev, token)
 	return ev
 }
 
 // Proven reports whether ev carries a proof made with token.
-func (ev Event) Proven(token string) bool {
+func Proven(ev Event, token string) bool {
 	if ev.Proof == "" || token == "" {
 		return false
 	}
-	return hmac.Equal([]byte(ev.Proof), []byte(ev.mac(token)))
+	return hmac.Equal([]byte(ev.Proof), []byte(mac(ev, token)))
 }
 
 // mac is HMAC-SHA256(token, the event's JSON without its proof). The JSON
 // of an event survives the socket and the spool unchanged: every text field
 // is valid UTF-8 (Parse makes it so) and the time is taken in UTC.
-func (ev Event) mac(token string) string {
+func mac(ev Event, token string) string {
 	ev.Proof, ev.Sender = "", Sender{}
 	ev.Received = ev.Received.UTC()
 	b, _ := json.Marshal(ev)
@@ -127,20 +129,11 @@ func (ev Event) mac(token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Sender says how an event reached system3. The receiver sets it; it never
-// travels in JSON, so no sender can choose it.
-type Sender struct {
-	// Via is "socket" or "spool"; "" means an in-process caller that
-	// vouches for the event itself.
-	Via string
-	// PID is the socket peer's process id as the kernel reports it (0:
-	// unknown); Exe its executable, for the log.
-	PID int
-	Exe string
-}
+// Sender says how an event reached system3 (api.HookSender).
+type Sender = api.HookSender
 
 // Sender.Via values.
 const (
-	ViaSocket = "socket"
-	ViaSpool  = "spool"
+	ViaSocket = api.ViaSocket
+	ViaSpool  = api.ViaSpool
 )

@@ -61,16 +61,16 @@ func TestSignSurvivesJSON(t *testing.T) {
 	}
 	ev := Event{Name: PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "ls ünï",
 		Received: time.Date(2026, 11, 21, 9, 0, 0, 123456789, time.FixedZone("x", 3600))}
-	signed := ev.Sign(tok)
+	signed := Sign(ev, tok)
 	b, _ := json.Marshal(signed)
 	var got Event
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if !got.Proven(tok) {
+	if !Proven(got, tok) {
 		t.Fatalf("proof lost in JSON: %s", b)
 	}
-	if got.Proven(SessionToken(key, "orch-b")) || got.Proven("") || ev.Proven(tok) {
+	if Proven(got, SessionToken(key, "orch-b")) || Proven(got, "") || Proven(ev, tok) {
 		t.Fatal("proven by the wrong token, or unsigned")
 	}
 	for name, change := range map[string]func(*Event){
@@ -81,7 +81,7 @@ func TestSignSurvivesJSON(t *testing.T) {
 	} {
 		e := got
 		change(&e)
-		if e.Proven(tok) {
+		if Proven(e, tok) {
 			t.Errorf("changed %s, still proven", name)
 		}
 	}

@@ -1,53 +1,30 @@
 package hooks
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Block is the decision of a Stop hook that makes Claude Code go on
-// instead of ending its turn, with the hook's reason as its next
-// instruction.
-const Block = "block"
+// (api.Block).
+const Block = api.Block
 
-// Reply is what system3 answers a hook event with, printed by `system3
-// hook` as the hook's output for Claude Code. It is empty for almost every
-// event: the hook then prints nothing and Claude Code carries on as if
-// there were no hook. A Stop event of a configured supervisor pane may be
-// answered with Decision "block" and the next wake as Reason: Claude Code
-// then continues with the wake instead of going idle.
-//
-// A PermissionRequest decided by the approval policy (or by whoever
-// answered the policy's ask) is answered with HookSpecificOutput: Claude
-// Code then allows or denies that one tool call without showing its
-// dialog.
-type Reply struct {
-	Decision string `json:"decision,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	// HookSpecificOutput is a PermissionRequest's decision.
-	HookSpecificOutput *HookOutput `json:"hookSpecificOutput,omitempty"`
-}
+// Reply is what system3 answers a hook event with (api.HookReply).
+type Reply = api.HookReply
 
 // HookOutput is Claude Code's hookSpecificOutput of a PermissionRequest
-// hook.
-type HookOutput struct {
-	HookEventName string              `json:"hookEventName"`
-	Decision      *PermissionDecision `json:"decision,omitempty"`
-}
+// hook (api.HookOutput).
+type HookOutput = api.HookOutput
 
-// PermissionDecision decides one permission request: Behavior "allow" or
-// "deny", with Message the agent is told when it is denied.
-type PermissionDecision struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
-}
+// PermissionDecision decides one permission request (api.PermissionDecision).
+type PermissionDecision = api.PermissionDecision
 
-// The behaviours of a PermissionDecision. Ask is the Gemini CLI's
-// third: show your own dialog.
+// The behaviours of a PermissionDecision (see api.Allow).
 const (
-	Allow = "allow"
-	Deny  = "deny"
-	Ask   = "ask"
+	Allow = api.Allow
+	Deny  = api.Deny
+	Ask   = api.Ask
 )
 
 // PermissionReply is the reply that decides a PermissionRequest: behavior
@@ -95,35 +72,4 @@ func DecisionReply(event, behavior, message string) Reply {
 		return Reply{Decision: Deny, Reason: message}
 	}
 	return Reply{Decision: Ask}
-}
-
-// Permission is the decision the reply gives a tool call (DecisionReply),
-// nil when it gives none.
-func (r Reply) Permission() *PermissionDecision {
-	if r.HookSpecificOutput == nil {
-		switch r.Decision {
-		case Allow, Deny, Ask:
-			return &PermissionDecision{Behavior: r.Decision, Message: r.Reason}
-		}
-		return nil
-	}
-	return r.HookSpecificOutput.Decision
-}
-
-// Empty reports whether the reply says nothing.
-func (r Reply) Empty() bool {
-	return r.Decision == "" && r.Reason == "" && r.HookSpecificOutput == nil
-}
-
-// Output is the reply as Claude Code reads a hook's standard output: one
-// JSON object and a newline, or nothing for an empty reply.
-func (r Reply) Output() []byte {
-	if r.Empty() {
-		return nil
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil
-	}
-	return append(b, '\n')
 }

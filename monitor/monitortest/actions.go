@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -211,7 +212,7 @@ func (f *Service) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if req.Prompt != "" && req.Prompt != sess.Prompt {
 		return api.ActionResult{}, fmt.Errorf("%w (now: %s asks %q)", api.ErrPromptChanged, sess.Target, sess.Question)
 	}
-	option, keys, err := api.AnswerKeys(sess, req.Answer)
+	option, keys, err := agents.AnswerKeys(sess, req.Answer)
 	if err != nil {
 		return api.ActionResult{}, err
 	}

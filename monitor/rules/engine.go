@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
 // FileVersion is the rules file format version this build reads.
@@ -579,16 +581,14 @@ type Result struct {
 	Program string `json:"program,omitempty"`
 }
 
-// Built-in rule ids for decisions that come from the process, not the screen.
+// Built-in rule ids for decisions that come from the process, not the
+// screen (see api.RulePaneDead).
 const (
-	RulePaneDead    = "builtin.pane_dead"
-	RuleProcessGone = "builtin.process_gone"
-	RuleNoMatch     = "builtin.no_match"
-	// RuleShellJob: a shell runs a command in the foreground (working).
-	RuleShellJob = "builtin.shell_job"
-	// RuleShellPrompt: a shell holds the foreground, so it waits at its
-	// prompt (idle), though no screen rule recognised the prompt.
-	RuleShellPrompt = "builtin.shell_prompt"
+	RulePaneDead    = api.RulePaneDead
+	RuleProcessGone = api.RuleProcessGone
+	RuleNoMatch     = api.RuleNoMatch
+	RuleShellJob    = api.RuleShellJob
+	RuleShellPrompt = api.RuleShellPrompt
 )
 
 // Classify decides the state of one pane.

@@ -12,39 +12,27 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/monitor/api"
 )
 
-// State is what a session is doing. The values are a contract shared by the
-// CLI, the dashboard and the MCP server.
-type State string
+// State is what a session is doing (api.State, the vocabulary's).
+type State = api.State
 
-// The states, from most to least in need of a person. RateLimited is no
-// error: a usage limit (a subscription's 5-hour or weekly allowance) holds
-// the agent until it resets, at a time the screen says, and it never
-// counts towards an error loop.
+// The states (see api.State).
 const (
-	AwaitingInput State = "awaiting_input"
-	ErrorLoop     State = "error_loop"
-	Error         State = "error"
-	RateLimited   State = "rate_limited"
-	Exited        State = "exited"
-	Working       State = "working"
-	Idle          State = "idle"
-	Unknown       State = "unknown"
+	AwaitingInput = api.AwaitingInput
+	ErrorLoop     = api.ErrorLoop
+	Error         = api.Error
+	RateLimited   = api.RateLimited
+	Exited        = api.Exited
+	Working       = api.Working
+	Idle          = api.Idle
+	Unknown       = api.Unknown
 )
 
 // States lists every state in display order.
-var States = []State{AwaitingInput, ErrorLoop, Error, RateLimited, Exited, Working, Idle, Unknown}
-
-// Valid reports whether s is one of the contract states.
-func (s State) Valid() bool {
-	for _, v := range States {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
+var States = api.AllStates()
 
 // Kinds refine a state. Each state accepts only its own kinds, so a typo in
 // a rules file is caught when the file loads.
@@ -61,7 +49,7 @@ var Kinds = map[State][]string{
 
 // KindAutoResume is the rate_limited kind of an agent whose CLI continues
 // by itself when its usage limit resets.
-const KindAutoResume = "auto_resume"
+const KindAutoResume = api.KindAutoResume
 
 // Rule is one detection rule. All Match conditions must hold and no Unless
 // condition may hold; among matching rules the highest Priority wins, then

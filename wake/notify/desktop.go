@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
-
-	"github.com/system3-dev/system3/monitor/api"
 )
 
 // The freedesktop notification service.
@@ -176,7 +174,7 @@ func (d *Desktop) dbusNotify(ctx context.Context, m Message) error {
 	if focus {
 		acts = []string{"default", "Focus pane", focusKey, "Focus pane"}
 	}
-	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(urgency(ev.Reason)), "category": dbus.MakeVariant("im.received")}
+	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(ev.Reason.Info().Urgency)), "category": dbus.MakeVariant("im.received")}
 	var id uint32
 	call := conn.Object(fdoName, fdoPath).CallWithContext(ctx, fdoIface+".Notify", 0,
 		"system3", uint32(0), "dialog-information", m.Title, escapeMarkup(m.Body), acts, hints, int32(-1))
@@ -217,16 +215,6 @@ func (d *Desktop) Close() error {
 	return nil
 }
 
-func urgency(r api.Reason) byte {
-	switch r {
-	case api.ReasonAwaitingInput, api.ReasonWorkerFailed, api.ReasonErrorLoopDetected:
-		return 2
-	case api.ReasonHeartbeat, api.ReasonSummary:
-		return 0
-	}
-	return 1
-}
-
 // escapeMarkup keeps a body from being read as the notification markup
 // some servers support.
 func escapeMarkup(s string) string {
@@ -234,8 +222,7 @@ func escapeMarkup(s string) string {
 }
 
 func (d *Desktop) notifySend(ctx context.Context, m Message) error {
-	u := [...]string{"low", "normal", "critical"}[urgency(m.Wake().Reason)]
-	return runQuiet(ctx, "notify-send", "--app-name=system3", "--urgency="+u, "--", m.Title, escapeMarkup(m.Body))
+	return runQuiet(ctx, "notify-send", "--app-name=system3", "--urgency="+m.Wake().Reason.Info().Urgency.String(), "--", m.Title, escapeMarkup(m.Body))
 }
 
 // osascriptProgram takes the title and body as arguments, so no text is

@@ -47,7 +47,7 @@ type Channel interface {
 // ForWake builds the message about one wake: the session and reason as
 // title, the question (and options) as body.
 func ForWake(ev api.Wake) Message {
-	title := fmt.Sprintf("%s: %s", place(ev), reasonText(ev.Reason))
+	title := fmt.Sprintf("%s: %s", place(ev), ev.Reason.Info().Label)
 	var body []string
 	if ev.Question != "" {
 		body = append(body, ev.Question)
@@ -78,7 +78,7 @@ func ForDigest(evs []api.Wake) Message {
 	}
 	var lines []string
 	for _, ev := range evs {
-		l := fmt.Sprintf("%s: %s", place(ev), reasonText(ev.Reason))
+		l := fmt.Sprintf("%s: %s", place(ev), ev.Reason.Info().Label)
 		if ev.Question != "" {
 			l += " — " + ev.Question
 		}
@@ -111,26 +111,6 @@ func place(ev api.Wake) string {
 		return ev.Pane
 	}
 	return "system3"
-}
-
-func reasonText(r api.Reason) string {
-	switch r {
-	case api.ReasonAwaitingInput:
-		return "waiting for you"
-	case api.ReasonErrorLoopDetected:
-		return "error loop"
-	case api.ReasonWorkerFailed:
-		return "agent exited"
-	case api.ReasonAPIError:
-		return "API error"
-	case api.ReasonSessionIdle:
-		return "idle"
-	case api.ReasonValidationFailed:
-		return "validation failed"
-	case api.ReasonUsageLimit:
-		return "usage limit"
-	}
-	return strings.ReplaceAll(string(r), "_", " ")
 }
 
 func firstLine(s string) string {

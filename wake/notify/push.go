@@ -94,18 +94,9 @@ type Ntfy struct {
 // ntfyMaxActions is ntfy's limit of action buttons per message.
 const ntfyMaxActions = 3
 
-// DefaultPriority is the ntfy priority of each reason unless configured.
-func DefaultPriority(r api.Reason) int {
-	switch r {
-	case api.ReasonAwaitingInput, api.ReasonWorkerFailed:
-		return 4
-	case api.ReasonErrorLoopDetected, api.ReasonAPIError, api.ReasonValidationFailed:
-		return 4
-	case api.ReasonHeartbeat, api.ReasonSummary:
-		return 2
-	}
-	return 3
-}
+// DefaultPriority is the ntfy priority of each reason unless configured:
+// its row's (api.ReasonInfo.Priority).
+func DefaultPriority(r api.Reason) int { return r.Info().Priority }
 
 // NtfyAction is one action button of an ntfy message.
 type NtfyAction struct {

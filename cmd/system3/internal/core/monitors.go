@@ -257,7 +257,6 @@ func (a *App) supervisorConfig(eng *rules.Engine, wakes *wake.Store, client *tmu
 		Wakes:            wakes,
 		Processes:        monitor.ProcessTree,
 		Foreground:       monitor.PaneForeground,
-		RawTerminal:      monitor.TerminalRaw,
 		AgentVersion:     monitor.AgentVersion,
 		Cmdlines:         monitor.ProcessCmdlines,
 		Probe:            ProbeAgent,
@@ -347,7 +346,7 @@ func watchedProgress(tw *tasks.Watcher, root string) func(string) (api.TaskProgr
 	}
 	return func(id string) (api.TaskProgress, bool) {
 		l, ok := tw.Lookup(filepath.Join(root, id))
-		return api.ProgressOf(l), ok
+		return progressOf(l), ok
 	}
 }
 

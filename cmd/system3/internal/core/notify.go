@@ -66,15 +66,12 @@ func (n *Notifier) DisplayOnly() *Notifier {
 }
 
 // newNotifier builds the Notifier from the config. The reasons default to
-// every reason but heartbeat and summary, which are routine.
+// every reason that needs a person (not heartbeat and summary, which
+// are information).
 func newNotifier(reasons []string, command string, display func(context.Context, string) error, log *slog.Logger) (*Notifier, error) {
 	n := &Notifier{command: command, display: display, log: log}
 	if len(reasons) == 0 {
-		for _, r := range api.Reasons() {
-			if r != api.ReasonHeartbeat && r != api.ReasonSummary {
-				n.reasons = append(n.reasons, r)
-			}
-		}
+		n.reasons = api.PersonReasons()
 	}
 	for _, r := range reasons {
 		if !api.Reason(r).Known() {

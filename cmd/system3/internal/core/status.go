@@ -72,7 +72,7 @@ func loadedProgress(root, todos string) func(string) (api.TaskProgress, bool) {
 	lists, _ := tasks.Load(root, todos) // a missing root just means no lists
 	return func(id string) (api.TaskProgress, bool) {
 		l, ok := tasks.Find(lists, id)
-		return api.ProgressOf(l), ok
+		return progressOf(l), ok
 	}
 }
 
@@ -81,4 +81,13 @@ func joinProblem(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// progressOf is a task list's progress as sessions show it.
+func progressOf(l tasks.List) api.TaskProgress {
+	tp := api.TaskProgress{Completed: l.Progress.Completed, Total: l.Progress.Total, Blocked: len(l.Progress.Blocked), InProgress: []string{}}
+	for _, t := range l.Progress.InProgress {
+		tp.InProgress = append(tp.InProgress, t.Subject)
+	}
+	return tp
 }
