@@ -240,6 +240,9 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
+	if sess.Evidence.Rule == rules.RuleGuessChoice || ev.Evidence.Rule == rules.RuleGuessChoice {
+		return api.ActionResult{}, a.refuse(refused, errGuessed(sess))
+	}
 	want, err := answerFor(req, ev, sess)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)

@@ -134,6 +134,7 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 			// Still no rule for the screen, and no new output to say so.
 			ops = append(ops, s.applyLocked(now, id, u.res, u.pr)...)
 		}
+		s.recheckGuessLocked(st, now)
 		cur := st.sess
 		if st.timeWoke {
 			continue
@@ -282,6 +283,9 @@ func sameCondition(row api.ReasonInfo, prev, cur api.Session) bool {
 // suggest is the one-sentence next step shown with a wake: its reason
 // row's, told where the session is and what the monitor's settings are.
 func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
+	if r == api.ReasonAwaitingInput && cur.Evidence.Rule == rules.RuleGuessChoice {
+		return guessSuggestion(cur)
+	}
 	c := api.SuggestContext{
 		Agent: cur.Agent, Where: fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane),
 		Now: s.cfg.Clock(), ErrorGrace: s.cfg.ErrorGrace, IdleAfter: s.cfg.IdleAfter,

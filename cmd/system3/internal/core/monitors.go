@@ -257,6 +257,7 @@ func (a *App) supervisorConfig(eng *rules.Engine, wakes *wake.Store, client *tmu
 		Wakes:            wakes,
 		Processes:        monitor.ProcessTree,
 		Foreground:       monitor.PaneForeground,
+		RawTerminal:      monitor.TerminalRaw,
 		AgentVersion:     monitor.AgentVersion,
 		Cmdlines:         monitor.ProcessCmdlines,
 		Probe:            ProbeAgent,
