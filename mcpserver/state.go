@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // isAgent reports whether a pane runs (or ran) a coding agent, as opposed

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
 

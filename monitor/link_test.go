@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Allow applies the policy to an action on a whole session; an allowed

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // SetProblem records a condition another part of the process wants the

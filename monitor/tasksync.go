@@ -3,7 +3,7 @@ package monitor
 import (
 	"context"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tasks"
 )
 

@@ -3,7 +3,7 @@ package monitor
 import (
 	"encoding/json"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Bounds on pairing tool uses with their results in a transcript: uses

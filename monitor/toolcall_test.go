@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
 

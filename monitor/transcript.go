@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/api"
 )
 
 // Claude Code writes each session's conversation to a JSONL transcript,

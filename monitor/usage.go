@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Claude Code records every API response in its transcript: an assistant

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tasks"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // keepAcked is how many acknowledged wakes the feed keeps besides the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Options configure the dashboard. The zero value works: no templates, no

@@ -3,7 +3,7 @@
 //
 // The wake itself (api.Wake: its reason, evidence, suggested action; the
 // filter and the messages subscribers get) is part of system3's vocabulary
-// in monitor/api; this package is where wakes live.
+// in internal/api; this package is where wakes live.
 //
 // A [Store] keeps one event per active condition (its dedup key), journals
 // every change to an append-only file before anyone hears of it, so a restart

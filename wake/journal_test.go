@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/api"
 )
 
 func TestJournalRoundTrip(t *testing.T) {

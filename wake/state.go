@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // state is the truth the store serves and the journal rebuilds. Every change

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Raise records ev and delivers it, unless its condition (ev.Key) is already

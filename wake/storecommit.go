@@ -4,7 +4,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // publishHealth runs with flushMu held.

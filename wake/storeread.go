@@ -1,7 +1,7 @@
 package wake
 
 import (
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Get returns wake id, acknowledged or not, if the store still holds it.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Subscription delivers messages about the wakes its filter selects. Read C

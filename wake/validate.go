@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // maxSeq is the largest seq a wake can have: IDs hold seq in ten digits so

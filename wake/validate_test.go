@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // appendLines adds raw lines to the journal in dir.

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 )

@@ -13,10 +13,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/mcpserver/web"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/claudetest"

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/wake"

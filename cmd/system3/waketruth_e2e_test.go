@@ -15,8 +15,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake/notify"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/termtext"
-	"github.com/system3-dev/system3/monitor/api"
 )
 
 // plain is one line of a brief: the one terminal sanitiser's, so control

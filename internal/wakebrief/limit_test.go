@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // A usage limit's brief says the agent waits for the reset, and when.

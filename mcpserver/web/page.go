@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // view is what the page shows.

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake/notify"
 )

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/tmux"
 )
 

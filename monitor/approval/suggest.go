@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Suggestion is an allow rule proposed from history: what people approved

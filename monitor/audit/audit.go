@@ -32,7 +32,7 @@ import (
 	"github.com/system3-dev/system3/internal/statedir"
 	"github.com/system3-dev/system3/tmux"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // File is the log's name in the state dir.

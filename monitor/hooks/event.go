@@ -13,7 +13,7 @@ import (
 
 	"unicode/utf8"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // The hook events system3 consumes (see api.HookEvent).

@@ -3,7 +3,7 @@ package hooks
 import (
 	"strings"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Block is the decision of a Stop hook that makes Claude Code go on

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/wake"
 )

@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"context"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Link is the one path of a task-list link, from the CLI, the dashboard

@@ -1,6 +1,6 @@
 package monitortest
 
-import "github.com/system3-dev/system3/monitor/api"
+import "github.com/system3-dev/system3/internal/api"
 
 // Two wakes as the monitors raise them, for tests to Raise: a permission
 // prompt with its options, evidence and task progress, and an error loop.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Cursor is, per host, the seq of the last wake a caller has seen there:

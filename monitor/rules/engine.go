@@ -10,7 +10,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // FileVersion is the rules file format version this build reads.

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // SentFile is the journal, in the state dir, of the wakes each push

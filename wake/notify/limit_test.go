@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // A usage limit's notification says so, and when it resets (the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Message is what a channel delivers: one wake, or a digest of several.

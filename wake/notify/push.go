@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Paths of the web page that push messages link to (served by mcpserver/web).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestKeepEnds(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 

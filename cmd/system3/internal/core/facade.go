@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"

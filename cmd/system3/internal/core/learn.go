@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake/notify"
 )

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Policy is what MCP clients may do, for monitors this process runs:

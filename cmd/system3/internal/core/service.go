@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/api"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
