@@ -57,13 +57,7 @@ func (e *Engine) classifyProgram(res Result, s *Screen, prog, where string) Resu
 		res.Question, res.Options = c.question, c.options
 		res.Evidence = []string{fmt.Sprintf("a guess: no agent package knows %s; a numbered list with a selection marker is on screen", prog), c.marked}
 	}
-	res.LastLine, res.Question = clipLine(res.LastLine), clipLine(res.Question)
-	for i := range res.Evidence {
-		res.Evidence[i] = clipLine(res.Evidence[i])
-	}
-	for i := range res.Options {
-		res.Options[i] = clipLine(res.Options[i])
-	}
+	clipResult(&res)
 	res.IdentityOptions = res.Options
 	return res
 }
@@ -104,74 +98,102 @@ const (
 // A numbered list without a marker (a program's output, a document) or with
 // one on every line (a quotation) is none.
 func guessChoice(s *Screen) (choice, bool) {
-	type line struct {
-		at, number, col int
-		label, marker   string
-	}
-	read := func(i int) (line, bool) {
-		label, m := choiceOption.option(s.Lines[i])
-		if label == "" {
-			return line{}, false
-		}
-		n, _ := strconv.Atoi(group(m, choiceOption.opt, "number"))
-		pre := group(m, choiceOption.opt, "lead") + group(m, choiceOption.opt, "marker") + group(m, choiceOption.opt, "gap")
-		return line{at: i, number: n, col: utf8.RuneCountInString(pre), label: label, marker: group(m, choiceOption.opt, "marker")}, true
-	}
-	// The last option: below it only a few lines that are not options.
-	i, trail := len(s.Lines)-1, 0
-	var last line
-	for ; i >= 0; i-- {
-		if l, ok := read(i); ok {
-			last = l
-			break
-		}
-		if t := strings.TrimSpace(s.Lines[i]); t != "" {
-			if trail++; trail > choiceTrail || isPromptEnd(t) {
-				return choice{}, false
-			}
-		}
-	}
-	if i < 0 {
+	last, ok := lastChoice(s)
+	if !ok {
 		return choice{}, false
 	}
-	// The options above it, each numbered one less, with at most a few
-	// lines between two (descriptions indented past the numbers, blanks).
-	list := []line{last}
-	for gap, j := 0, i-1; j >= 0 && list[0].number > 1; j-- {
-		if l, ok := read(j); ok {
-			if l.number != list[0].number-1 || l.col != last.col {
-				break
-			}
-			list, gap = append([]line{l}, list...), 0
-			continue
-		}
-		if gap++; gap > choiceGap || !indentedPast(s.Lines[j], last.col) {
-			break
-		}
-	}
+	list := choicesAbove(s, last)
 	if len(list) < 2 || list[0].number != 1 {
 		return choice{}, false
 	}
-	marked := -1
-	for k, l := range list {
-		if l.marker == "" {
-			continue
-		}
-		if marked >= 0 {
-			return choice{}, false
-		}
-		marked = k
-	}
-	if marked < 0 {
+	marked, ok := soleMarked(list)
+	if !ok {
 		return choice{}, false
 	}
 	c := choice{marked: strings.TrimSpace(s.Lines[list[marked].at])}
 	for _, l := range list {
 		c.options = append(c.options, l.label)
 	}
-	// The question is the line just above the list, a blank line apart at
-	// most; a box's top or a rule above it means none.
-	for j, blank := list[0].at-1, 0; j >= 0; j-- {
+	c.question = questionAbove(s, list[0].at)
+	return c, true
+}
+
+// choiceLine is a line of a numbered choice list: where it is on screen,
+// its number, the column its number starts at, its label and its
+// selection marker ("" when it has none).
+type choiceLine struct {
+	at, number, col int
+	label, marker   string
+}
+
+// readChoice reads line i of a screen as an option of a choice list.
+func readChoice(s *Screen, i int) (choiceLine, bool) {
+	label, m := choiceOption.option(s.Lines[i])
+	if label == "" {
+		return choiceLine{}, false
+	}
+	n, _ := strconv.Atoi(group(m, choiceOption.opt, "number"))
+	pre := group(m, choiceOption.opt, "lead") + group(m, choiceOption.opt, "marker") + group(m, choiceOption.opt, "gap")
+	return choiceLine{at: i, number: n, col: utf8.RuneCountInString(pre), label: label, marker: group(m, choiceOption.opt, "marker")}, true
+}
+
+// lastChoice is the last option on screen, when below it there are only a
+// few lines (choiceTrail) that are not options, none of them a prompt.
+func lastChoice(s *Screen) (choiceLine, bool) {
+	for i, trail := len(s.Lines)-1, 0; i >= 0; i-- {
+		if l, ok := readChoice(s, i); ok {
+			return l, true
+		}
+		if t := strings.TrimSpace(s.Lines[i]); t != "" {
+			if trail++; trail > choiceTrail || isPromptEnd(t) {
+				return choiceLine{}, false
+			}
+		}
+	}
+	return choiceLine{}, false
+}
+
+// choicesAbove is the list that ends with last: the options above it, each
+// numbered one less, their numbers in last's column, with at most a few
+// lines between two (descriptions indented past the numbers, blanks).
+func choicesAbove(s *Screen, last choiceLine) []choiceLine {
+	list := []choiceLine{last}
+	for gap, j := 0, last.at-1; j >= 0 && list[0].number > 1; j-- {
+		if l, ok := readChoice(s, j); ok {
+			if l.number != list[0].number-1 || l.col != last.col {
+				break
+			}
+			list, gap = append([]choiceLine{l}, list...), 0
+			continue
+		}
+		if gap++; gap > choiceGap || !indentedPast(s.Lines[j], last.col) {
+			break
+		}
+	}
+	return list
+}
+
+// soleMarked is the index of the one option with a selection marker; false
+// when none has one or several do.
+func soleMarked(list []choiceLine) (int, bool) {
+	marked := -1
+	for k, l := range list {
+		if l.marker == "" {
+			continue
+		}
+		if marked >= 0 {
+			return -1, false
+		}
+		marked = k
+	}
+	return marked, marked >= 0
+}
+
+// questionAbove is the question of a list whose first option is on line
+// top: the line just above it, a blank line apart at most; "" when there
+// is none, or a box's top or a rule is there instead.
+func questionAbove(s *Screen, top int) string {
+	for j, blank := top-1, 0; j >= 0; j-- {
 		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(s.Lines[j]), "│┃║"))
 		if t == "" {
 			if blank++; blank > 1 {
@@ -180,11 +202,11 @@ func guessChoice(s *Screen) (choice, bool) {
 			continue
 		}
 		if !isRule(t) && strings.Trim(t, "╭╮╰╯┌┐└┘─━═╌┄┈-") != "" {
-			c.question = t
+			return t
 		}
 		break
 	}
-	return c, true
+	return ""
 }
 
 // indentedPast reports whether a line between two options is blank or
