@@ -15,7 +15,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Env is what the tool constructors need: the service and the server's
@@ -177,7 +176,7 @@ func serviceError(err error) (*mcp.CallToolResult, error) {
 	case errors.Is(err, api.ErrBadRequest):
 	case errors.Is(err, api.ErrUnknownList):
 		hint = "call list_tasks without list to see the ids"
-	case errors.Is(err, wake.ErrNotFound):
+	case errors.Is(err, api.ErrUnknownWake):
 		hint = "call list_wakes (include_acked and include_resolved true) to see the ids"
 	case errors.Is(err, api.ErrRefused):
 	case errors.Is(err, api.ErrNoSender):

@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/wake"
 )
 
 func TestOperatorOrigin(t *testing.T) {
@@ -269,7 +268,7 @@ func TestServiceAppliesPolicy(t *testing.T) {
 	if _, err := h.sup.Ack(ctx, "w1", "mcp:x"); !errors.Is(err, api.ErrRefused) {
 		t.Fatalf("read-only ack: %v", err)
 	}
-	if _, err := h.sup.Ack(ctx, "w-none", "cli"); !errors.Is(err, wake.ErrNotFound) {
+	if _, err := h.sup.Ack(ctx, "w-none", "cli"); !errors.Is(err, api.ErrUnknownWake) {
 		t.Fatalf("operator ack of an unknown wake: %v", err)
 	}
 }

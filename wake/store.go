@@ -22,11 +22,9 @@ const (
 	defaultRetryInterval  = 5 * time.Second
 )
 
-// Errors returned by the store.
-var (
-	ErrNotFound = errors.New("no such wake")
-	ErrClosed   = errors.New("wake store closed")
-)
+// ErrClosed is returned by a store that was closed. An unknown wake is
+// api.ErrUnknownWake.
+var ErrClosed = errors.New("wake store closed")
 
 // Config configures [Open]. The zero value is a store in memory with defaults.
 type Config struct {

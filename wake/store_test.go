@@ -121,8 +121,8 @@ func TestAck(t *testing.T) {
 	if err != nil || again.AckedBy != "tui" || !again.AckedAt.Equal(got.AckedAt) {
 		t.Fatalf("second Ack = %+v, %v; want the first ack kept", again, err)
 	}
-	if _, err := s.Ack("w-nope", "cli"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "w-nope") {
-		t.Fatalf("Ack(unknown) = %v, want ErrNotFound naming the id", err)
+	if _, err := s.Ack("w-nope", "cli"); !errors.Is(err, api.ErrUnknownWake) || !strings.Contains(err.Error(), "w-nope") {
+		t.Fatalf("Ack(unknown) = %v, want api.ErrUnknownWake naming the id", err)
 	}
 	if got := keys(s.Unacked()); !slices.Equal(got, []string{"a", "c"}) {
 		t.Fatalf("Unacked = %v, want [a c]", got)

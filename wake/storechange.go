@@ -99,7 +99,7 @@ func (s *Store) Ack(id, by string) (api.Wake, error) {
 	ev := s.st.byID[id]
 	if ev == nil {
 		s.mu.Unlock()
-		return api.Wake{}, fmt.Errorf("ack %s: %w (acknowledged wakes are forgotten after %d newer ones)", id, ErrNotFound, s.cfg.KeepAcked)
+		return api.Wake{}, fmt.Errorf("ack %s: %w (acknowledged wakes are forgotten after %d newer ones)", id, api.ErrUnknownWake, s.cfg.KeepAcked)
 	}
 	if ev.Acked {
 		e := ev.Clone()

@@ -68,7 +68,7 @@ as JSON.`,
 			} else {
 				var ev api.Wake
 				ev, err = svc.Ack(ctx, args[0], ackBy)
-				if errors.Is(err, wake.ErrNotFound) {
+				if errors.Is(err, api.ErrUnknownWake) {
 					return fmt.Errorf("no wake %q: it never existed or was acknowledged long ago; list the wakes and their ids with `system3 wakes` (`--all` for resolved and acknowledged ones too)", args[0])
 				}
 				if ev.ID != "" {
@@ -113,7 +113,7 @@ func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error
 		fmt.Fprintf(a.Stderr, "system3: warning: %v\n", err)
 		err = nil
 	}
-	if errors.Is(err, wake.ErrNotFound) {
+	if errors.Is(err, api.ErrUnknownWake) {
 		return fmt.Errorf("no wake %q on host %s: it never existed or was acknowledged long ago; see pending wakes with `system3 status --host %s`", id, host, host)
 	}
 	if err != nil {

@@ -248,6 +248,9 @@ var (
 	// ErrHookRefused matches Hook's error for an event that cannot be
 	// shown to come from the pane it names.
 	ErrHookRefused = errors.New("hook event refused")
+	// ErrUnknownWake: no wake with that id, or it was acknowledged and
+	// has since been forgotten.
+	ErrUnknownWake = errors.New("no such wake")
 )
 
 // ResolveTarget picks the session t names from sessions (of the tmux

@@ -148,7 +148,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "wait service deadline", prep: fail("wait_wake", context.DeadlineExceeded), call: wait(api.WakeFilter{}, time.Minute),
 			wantIs: context.DeadlineExceeded},
 		{name: "ack", call: ack(1, "cli"), want: `claims \"cli\"`, peerBound: true},
-		{name: "ack unknown", call: ack(-1, "cli"), wantIs: wake.ErrNotFound},
+		{name: "ack unknown", call: ack(-1, "cli"), wantIs: api.ErrUnknownWake},
 		{name: "ack not durable", prep: fail("ack", journalErr), call: ack(0, "mcp:x"), want: `claims \"mcp:x\"`, wantIs: wake.ErrNotDurable, peerBound: true},
 		{name: "ack all", call: ackAll, want: `"seq":3`, peerBound: true},
 		{name: "inject", call: inject(api.InjectRequest{Target: api.Target{Session: "orch-auth"}, Text: "line 1\nline \"2\"", Urgent: true, Origin: "tui"}),

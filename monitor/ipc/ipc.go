@@ -184,7 +184,7 @@ var sentinels = []struct {
 	code string
 	err  error
 }{
-	{"not_found", wake.ErrNotFound},
+	{"not_found", api.ErrUnknownWake},
 	{"not_durable", wake.ErrNotDurable},
 	{"closed", wake.ErrClosed},
 	{"deadline_exceeded", context.DeadlineExceeded},
@@ -248,7 +248,7 @@ func toWireError(err error) *wireError {
 }
 
 // Error is an error the server returned. Its message is the server's; for
-// well-known codes it unwraps to the matching sentinel (wake.ErrNotFound,
+// well-known codes it unwraps to the matching sentinel (api.ErrUnknownWake,
 // context.DeadlineExceeded, ...).
 type Error struct {
 	Code    string

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/wake"
 )
 
 // Each method of facade.Service, forwarded, names its own Method, and
@@ -57,7 +57,7 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 			continue
 		}
 		// The fake's Ack looks the (empty) id up before it fails.
-		if err == nil || err.Error() != got.Name && !(got.Name == "ack" && errors.Is(err, wake.ErrNotFound)) {
+		if err == nil || err.Error() != got.Name && !(got.Name == "ack" && errors.Is(err, api.ErrUnknownWake)) {
 			t.Errorf("%s ran as %v on the service (error %v), want %s", gm.Name, got, err, gm.Name)
 		}
 		if len(out) == 2 && out[0].Kind() != reflect.Chan && err != nil && !out[0].IsZero() {
