@@ -24,54 +24,28 @@ type wakeOp struct {
 
 func wakeKey(r api.Reason, pane string) string { return string(r) + "/" + pane }
 
-// stateWakesLocked decides the wakes for a state change from prev to the
-// pane's current session.
+// stateWakesLocked carries out the decision for a change of the pane's
+// session from prev (decide).
 func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp {
 	cur := st.sess
+	d := decide(prev, cur, s.factsLocked(st), s.cfg.Clock())
 	var ops []wakeOp
-	// Each reason a state holds is resolved when the session leaves that
-	// state, or shows another condition in it (its row's Same): the same
-	// question about another command is a new prompt, a usage limit with
-	// another reset another limit.
-	now := s.cfg.Clock()
-	for _, row := range api.ReasonTable() {
-		if row.State == "" || prev.State != row.State || sameCondition(row, prev, cur) {
-			continue
-		}
-		why := fmt.Sprintf("the agent moved on (now %s)", cur.State)
-		if cur.State == row.State && row.Changed != nil {
-			why = row.Changed(cur, now)
-		}
-		ops = append(ops, wakeOp{clear: wakeKey(row.Reason, cur.Pane), why: why})
+	for _, c := range d.clear {
+		ops = append(ops, wakeOp{clear: wakeKey(c.reason, cur.Pane), why: c.why})
 	}
-	samePrompt := sameCondition(api.ReasonAwaitingInput.Info(), prev, cur)
-	sameLimit := sameCondition(api.ReasonUsageLimit.Info(), prev, cur)
-
-	switch cur.State {
-	case rules.AwaitingInput:
-		// While the approval policy holds the agent's permission request,
-		// its ask's wake is the one for the dialog on screen.
-		if !samePrompt && s.asking[cur.Pane] == 0 {
-			ops = append(ops, s.raiseOp(cur, api.ReasonAwaitingInput))
-		}
-	case rules.ErrorLoop:
-		if prev.State != rules.ErrorLoop {
-			ops = append(ops, s.raiseOp(cur, api.ReasonErrorLoopDetected))
-		}
-	case rules.RateLimited:
-		if !sameLimit {
-			ops = append(ops, s.raiseOp(cur, api.ReasonUsageLimit))
-		}
-	case rules.Exited:
-		// A dead pane's status is final; an agent that left its shell
-		// may yet show its goodbye: timeChecksLocked decides after
-		// ExitGrace.
-		if prev.State != rules.Exited && cur.IsAgent() && cur.Evidence.Rule == rules.RulePaneDead && !cleanExit(st) {
-			ops = append(ops, s.raiseOp(cur, api.ReasonWorkerFailed))
+	if d.raise != "" {
+		ops = append(ops, s.raiseOp(cur, d.raise))
+		if d.raise == api.ReasonWorkerFailed {
 			st.timeWoke = true
 		}
 	}
 	return ops
+}
+
+// factsLocked are what decide needs to know of a pane besides its
+// sessions.
+func (s *Supervisor) factsLocked(st *paneState) paneFacts {
+	return paneFacts{held: s.asking[st.sess.Pane] > 0, cleanExit: cleanExit(st)}
 }
 
 // ruleAgentLeft decides an agent gone from its pane that left nothing of
@@ -139,21 +113,12 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 		if st.timeWoke {
 			continue
 		}
-		age := now.Sub(cur.Since)
-		switch {
-		case cur.State == rules.Error && cur.Kind != "command" && age >= s.cfg.ErrorGrace:
-			// A shell's failed command is for whoever typed it, not a wake.
-			ops = append(ops, s.raiseOp(cur, api.ReasonAPIError))
-			st.timeWoke = true
-		case cur.State == rules.Idle && cur.IsAgent() && age >= s.cfg.IdleAfter:
-			ops = append(ops, s.raiseOp(cur, api.ReasonSessionIdle))
-			st.timeWoke = true
-		case cur.State == rules.Exited && cur.IsAgent() && age >= s.cfg.ExitGrace:
-			if !cleanExit(st) {
-				ops = append(ops, s.raiseOp(cur, api.ReasonWorkerFailed))
-			}
-			st.timeWoke = true
+		g := graces{err: s.cfg.ErrorGrace, idle: s.cfg.IdleAfter, exit: s.cfg.ExitGrace}
+		raise, done := decideLate(cur, now.Sub(cur.Since), s.factsLocked(st), g)
+		if raise != "" {
+			ops = append(ops, s.raiseOp(cur, raise))
 		}
+		st.timeWoke = done
 	}
 	if len(ops) > 0 {
 		s.lastWake = now
@@ -269,15 +234,6 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 		ev.Tasks = &api.WakeProgress{ListID: cur.TaskList, Completed: cur.Tasks.Completed, Total: cur.Tasks.Total, InProgress: slices.Clone(cur.Tasks.InProgress)}
 	}
 	return wakeOp{raise: &ev}
-}
-
-// sameCondition reports whether prev and cur show the same condition of
-// row's reason: both in its state, and the same by its row's Same.
-func sameCondition(row api.ReasonInfo, prev, cur api.Session) bool {
-	if prev.State != row.State || cur.State != row.State {
-		return false
-	}
-	return row.Same == nil || row.Same(prev, cur)
 }
 
 // suggest is the one-sentence next step shown with a wake: its reason
