@@ -51,23 +51,6 @@ type actions struct {
 	answering sync.Map // pane -> *sync.Mutex
 }
 
-// answerMark is the prompt an answer was typed into: by whom, which
-// option and when.
-type answerMark struct {
-	prompt, by, option string
-	at                 time.Time
-}
-
-// recentAnswer is how long after an answer a second one that names no
-// prompt is refused: it was most likely meant for the prompt just
-// answered, and would land on whatever the agent showed next.
-const recentAnswer = 2 * time.Second
-
-// promptSettle is how long a prompt has been on screen before an answer
-// is typed into it: Claude Code drops a key typed within about 100 ms of
-// its dialog appearing, and an answer straight from a wake would be lost.
-const promptSettle = 300 * time.Millisecond
-
 // urgentPause lets an agent redraw its input after an interrupt before
 // the guidance is typed.
 const urgentPause = 300 * time.Millisecond
@@ -95,14 +78,8 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 	if size > len(text) {
 		refused.Cut = size - len(text)
 	}
-	if text == "" && size == 0 {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: the text is empty", api.ErrBadRequest))
-	}
-	if err := tmux.CheckSize(size); err != nil {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
-	}
-	if err := tmux.CheckText(text); err != nil {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %w", api.ErrBadRequest, err))
+	if err := checkInjectText(text, size); err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
 	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
@@ -116,28 +93,8 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	if req.WhenIdle {
-		// The registry's state may be a capture old: read the screen
-		// now, so text meant for an input box never lands in a dialog
-		// (where a digit in it would choose an option) or mid-turn.
-		now, err := a.reg.reread(ctx, sess)
-		if err != nil {
-			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: cannot read %s to check that it is idle, so nothing was typed: %w", api.ErrNotIdle, sess.Target, err))
-		}
-		if now.State != rules.Idle {
-			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s is %s; nothing was typed", api.ErrNotIdle, sess.Target, now.State))
-		}
-	}
-	if at := req.WhileLimited; !at.IsZero() {
-		// The keystroke is for the limit's prompt as it is now: an agent
-		// that went on, or says it goes on by itself, gets nothing.
-		now, err := a.reg.reread(ctx, sess)
-		if err != nil {
-			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: cannot read %s to check its usage limit, so nothing was typed: %w", api.ErrLimitChanged, sess.Target, err))
-		}
-		if now.State != rules.RateLimited || now.Kind != "" || !now.ResetsAt.Equal(at) {
-			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (it reset at %s; now %s); nothing was typed", api.ErrLimitChanged, at.Format("15:04"), describeLimit(now)))
-		}
+	if err := a.checkInjectState(ctx, req, sess); err != nil {
+		return api.ActionResult{}, a.refuse(refused, err)
 	}
 	res := a.result("inject", sess)
 	res.Text = text
@@ -153,13 +110,7 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 		return res, err
 	}
 	if req.Urgent {
-		if err = sendApart(ctx, send, sess.Pane, interrupt); err == nil {
-			select {
-			case <-ctx.Done():
-				err = ctx.Err()
-			case <-time.After(urgentPause):
-			}
-		}
+		err = interruptFirst(ctx, send, sess.Pane, interrupt)
 	}
 	if err == nil {
 		var sr tmux.SendResult
@@ -167,6 +118,64 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 		res.Delivered, res.Verified, res.Method, res.Detail = sr.Delivered, sr.Verified, sr.Method, sr.Detail
 	}
 	return a.finish(id, req.Origin, req.Target, res, err)
+}
+
+// checkInjectText refuses text that is empty, longer than tmux.MaxText
+// bytes (size, as sent), or not text (tmux.CheckText).
+func checkInjectText(text string, size int) error {
+	if text == "" && size == 0 {
+		return fmt.Errorf("%w: the text is empty", api.ErrBadRequest)
+	}
+	if err := tmux.CheckSize(size); err != nil {
+		return fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+	}
+	if err := tmux.CheckText(text); err != nil {
+		return fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+	}
+	return nil
+}
+
+// checkInjectState reads the pane again when the text is meant for a state
+// (WhenIdle, WhileLimited) and refuses it when the pane is not in it now.
+func (a *actions) checkInjectState(ctx context.Context, req api.InjectRequest, sess api.Session) error {
+	if req.WhenIdle {
+		// The registry's state may be a capture old: read the screen
+		// now, so text meant for an input box never lands in a dialog
+		// (where a digit in it would choose an option) or mid-turn.
+		now, err := a.reg.reread(ctx, sess)
+		if err != nil {
+			return fmt.Errorf("%w: cannot read %s to check that it is idle, so nothing was typed: %w", api.ErrNotIdle, sess.Target, err)
+		}
+		if now.State != rules.Idle {
+			return fmt.Errorf("%w: %s is %s; nothing was typed", api.ErrNotIdle, sess.Target, now.State)
+		}
+	}
+	if at := req.WhileLimited; !at.IsZero() {
+		// The keystroke is for the limit's prompt as it is now: an agent
+		// that went on, or says it goes on by itself, gets nothing.
+		now, err := a.reg.reread(ctx, sess)
+		if err != nil {
+			return fmt.Errorf("%w: cannot read %s to check its usage limit, so nothing was typed: %w", api.ErrLimitChanged, sess.Target, err)
+		}
+		if now.State != rules.RateLimited || now.Kind != "" || !now.ResetsAt.Equal(at) {
+			return fmt.Errorf("%w (it reset at %s; now %s); nothing was typed", api.ErrLimitChanged, at.Format("15:04"), describeLimit(now))
+		}
+	}
+	return nil
+}
+
+// interruptFirst presses an urgent text's interrupt keys and lets the
+// agent redraw its input (urgentPause) before the text is typed.
+func interruptFirst(ctx context.Context, send Sender, pane string, keys []tmux.Key) error {
+	if err := sendApart(ctx, send, pane, keys); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(urgentPause):
+	}
+	return nil
 }
 
 // handOff records text given to the agent in a pane through its hook's
@@ -212,141 +221,6 @@ func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.
 		return api.ActionResult{}, a.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
 	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", interruptKeys(sess.Agent))
-}
-
-// Answer answers the prompt a session waits at, as a compare-and-set:
-// it types only if the pane, read again right before typing, still shows
-// the prompt the request is for (its wake's, the one it names, or the one
-// the registry holds) and no answer was typed into that prompt yet. The
-// answer resolves the prompt's wake, saying who answered and how.
-func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
-	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
-	var ev api.Wake
-	if req.Wake != "" {
-		var ok bool
-		if ev, ok = a.cfg.Wakes.Get(req.Wake); !ok {
-			return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: no wake %q (run `system3 wakes --all` to list them)", api.ErrBadRequest, req.Wake))
-		}
-		if req.Target == (api.Target{}) {
-			req.Target = api.Target{Pane: ev.Pane}
-			refused.Target = ev.Pane
-		}
-	}
-	sess, err := a.reg.resolve(req.Target)
-	if err != nil {
-		return api.ActionResult{}, a.refuse(refused, err)
-	}
-	refused.Pane = sess.Pane
-	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
-		return api.ActionResult{}, a.refuse(refused, err)
-	}
-	if sess.Evidence.Rule == rules.RuleGuessChoice || ev.Evidence.Rule == rules.RuleGuessChoice {
-		return api.ActionResult{}, a.refuse(refused, errGuessed(sess))
-	}
-	want, err := answerFor(req, ev, sess)
-	if err != nil {
-		return api.ActionResult{}, a.refuse(refused, err)
-	}
-	mu, _ := a.answering.LoadOrStore(sess.Pane, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
-	m, last := a.reg.answeredMark(sess.Pane)
-	if m.prompt == want {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s's prompt was answered already (%q by %s, %s ago) and the screen has shown no other since; nothing was typed",
-			api.ErrPromptChanged, sess.Target, m.option, m.by, a.cfg.Clock().Sub(m.at).Round(time.Millisecond)))
-	}
-	if since := a.cfg.Clock().Sub(last.at); req.Wake == "" && req.Prompt == "" && !last.at.IsZero() && since < recentAnswer {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s was answered %s ago (%q by %s), and an answer that names no prompt may be meant for that one; nothing was typed: to answer what it shows now, name it (answer --wake ID or --prompt P; MCP wake or prompt)",
-			api.ErrPromptChanged, sess.Target, since.Round(time.Millisecond), last.option, last.by))
-	}
-	if wait := promptSettle - a.cfg.Clock().Sub(sess.Since); sess.Prompt == want && wait > 0 {
-		// The prompt has just appeared: let the agent take keys.
-		select {
-		case <-ctx.Done():
-			return api.ActionResult{}, a.refuse(refused, ctx.Err())
-		case <-time.After(wait):
-		}
-	}
-	now, err := a.reg.reread(ctx, sess)
-	if err != nil {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("answer %s: cannot read the pane to check its prompt, so nothing was typed: %w", sess.Target, err))
-	}
-	if now.State != rules.AwaitingInput || now.Prompt != want {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w (now: %s); nothing was typed", api.ErrPromptChanged, describeNow(now)))
-	}
-	option, keys, err := agents.AnswerKeys(now, req.Answer)
-	if err != nil {
-		return api.ActionResult{}, a.refuse(refused, err)
-	}
-	// The same prompt may still redraw part of an option (the scope of
-	// Claude Code's "don't ask again"): the option chosen must read as it
-	// did when the answer's prompt was shown, its wake's or the registry's.
-	seen := sess.Options
-	if req.Wake != "" {
-		seen = ev.Options
-	}
-	if option != "" && len(seen) > 0 && !slices.Contains(seen, option) {
-		return api.ActionResult{}, a.refuse(refused, fmt.Errorf("%w: %s's option %q reads differently from when the prompt was shown (options then: %q); nothing was typed",
-			api.ErrPromptChanged, sess.Target, option, seen))
-	}
-	res, err := a.press(ctx, "answer", req.Origin, req.Target, now, option, keys)
-	if res.Delivered {
-		by := api.ShortOrigin(req.Origin)
-		a.reg.markAnswered(sess.Pane, answerMark{prompt: want, by: by, option: option, at: res.At})
-		why := "answered by " + by
-		if option != "" {
-			why += ": " + option
-		}
-		if rerr := a.cfg.Wakes.Resolve(wakeKey(api.ReasonAwaitingInput, sess.Pane), why); rerr != nil {
-			a.cfg.Logger.Warn("resolve the answered wake", "pane", sess.Pane, "err", rerr)
-		}
-	}
-	return res, err
-}
-
-// answerFor is the identity of the prompt an answer is for: its wake's,
-// the one it names, or the one the registry holds for its target.
-func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, error) {
-	want := req.Prompt
-	if req.Wake != "" {
-		switch {
-		case ev.Pane != sess.Pane:
-			return "", fmt.Errorf("%w: wake %s is about pane %s, not %s", api.ErrBadRequest, ev.ID, ev.Pane, sess.Pane)
-		case ev.Reason != api.ReasonAwaitingInput:
-			return "", fmt.Errorf("%w: wake %s is %s, not a prompt to answer", api.ErrBadRequest, ev.ID, ev.Reason)
-		case ev.Resolved:
-			return "", fmt.Errorf("%w: wake %s is resolved (%s); nothing was typed", api.ErrPromptChanged, ev.ID, ev.Resolution)
-		case ev.Prompt == "":
-			return "", fmt.Errorf("%w: wake %s names no prompt on screen (a hook announced it, or an older system3 raised it); answer the prompt on screen now by session", api.ErrPromptChanged, ev.ID)
-		case want != "" && want != ev.Prompt:
-			return "", fmt.Errorf("%w: prompt %s is not wake %s's prompt %s", api.ErrBadRequest, want, ev.ID, ev.Prompt)
-		}
-		want = ev.Prompt
-	}
-	if want == "" {
-		if sess.State != rules.AwaitingInput {
-			return "", fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State)
-		}
-		want = sess.Prompt
-	}
-	if want == "" {
-		// Awaiting by a hook's word, with no prompt on screen to choose
-		// keys from.
-		return "", fmt.Errorf("%w: %s shows no prompt system3 can read, so it cannot choose the keys; look at the pane", api.ErrNotAwaiting, sess.Target)
-	}
-	return want, nil
-}
-
-// describeNow says in one line what a pane shows now, for a refusal.
-func describeNow(s api.Session) string {
-	if s.State != rules.AwaitingInput {
-		return fmt.Sprintf("%s is %s", s.Target, s.State)
-	}
-	what := s.Question
-	if s.Detail != "" {
-		what += " — " + s.Detail
-	}
-	return fmt.Sprintf("%s asks %q", s.Target, what)
 }
 
 // describeLimit says in a few words what a pane shows now instead of the
