@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -63,6 +65,23 @@ func (pr *probes) probe(p tmux.Pane, name string) probeResult {
 		return probeResult{}
 	}
 	now := pr.cfg.Clock()
+	pp := pr.reprobe(p, how, now)
+	pp.follow(hookTranscript)
+	res := pr.found(pp.info, hookSession)
+	if pp.tail == nil {
+		return res
+	}
+	if err := pp.tail.poll(); err != nil {
+		pr.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
+		return res
+	}
+	pr.readTranscript(&res, pp.tail, p, name, now)
+	return res
+}
+
+// reprobe is the pane's probe, its process asked again when it was not
+// asked for reprobeEvery.
+func (pr *probes) reprobe(p tmux.Pane, how *agent.Probe, now time.Time) *paneProbe {
 	pp := pr.panes[p.ID]
 	if pp == nil {
 		pp = &paneProbe{}
@@ -74,8 +93,13 @@ func (pr *probes) probe(p tmux.Pane, name string) probeResult {
 			pp.info = pr.cfg.Probe(p, how)
 		}
 	}
-	// The transcript a hook named is the session's; the probe's is a
-	// guess (the newest file in the project's directory).
+	return pp
+}
+
+// follow sets the transcript the pane's probe follows: the one a hook
+// named is the session's; the probe's is a guess (the newest file in the
+// project's directory).
+func (pp *paneProbe) follow(hookTranscript string) {
 	if hookTranscript != "" {
 		pp.info.Transcript = hookTranscript
 	}
@@ -84,7 +108,12 @@ func (pr *probes) probe(p tmux.Pane, name string) probeResult {
 	} else if pp.tail == nil || pp.tail.path != pp.info.Transcript {
 		pp.tail = &transcriptTail{path: pp.info.Transcript}
 	}
-	res := probeResult{taskList: pp.info.TaskList, agentSessionID: hookSession, transcript: pp.info.Transcript}
+}
+
+// found is what the probe and the hooks say of the agent's conversation
+// and its task list, with the list's progress.
+func (pr *probes) found(info AgentInfo, hookSession string) probeResult {
+	res := probeResult{taskList: info.TaskList, agentSessionID: hookSession, transcript: info.Transcript}
 	if res.agentSessionID == "" && res.transcript != "" {
 		// Claude Code names its transcript after its session id.
 		res.agentSessionID = strings.TrimSuffix(filepath.Base(res.transcript), ".jsonl")
@@ -101,26 +130,24 @@ func (pr *probes) probe(p tmux.Pane, name string) probeResult {
 			res.tasks = &tp
 		}
 	}
-	if pp.tail == nil {
-		return res
-	}
-	if err := pp.tail.poll(); err != nil {
-		pr.cfg.Logger.Debug("read transcript", "pane", p.ID, "path", pp.tail.path, "err", err)
-		return res
-	}
-	if calls := pp.tail.takeCalls(); pr.cfg.OnToolCall != nil {
+	return res
+}
+
+// readTranscript adds what the transcript read since says: its tool calls
+// go to OnToolCall, its token usage and a run of failing tool calls to res.
+func (pr *probes) readTranscript(res *probeResult, tail *transcriptTail, p tmux.Pane, name string, now time.Time) {
+	if calls := tail.takeCalls(); pr.cfg.OnToolCall != nil {
 		for _, c := range calls {
 			c.Pane, c.Session, c.Repo, c.Agent = p.ID, p.SessionName, p.Path, name
 			c.Target = fmt.Sprintf("%s:%d.%d", p.SessionName, p.WindowIndex, p.Index)
 			pr.cfg.OnToolCall(c)
 		}
 	}
-	res.usage = pp.tail.usage.usage(pr.cfg.Prices)
-	if text, ok := pp.tail.failingRun(pr.cfg.LoopThreshold, pr.cfg.LoopWindow, now); ok {
+	res.usage = tail.usage.usage(pr.cfg.Prices)
+	if text, ok := tail.failingRun(pr.cfg.LoopThreshold, pr.cfg.LoopWindow, now); ok {
 		res.failing = text
 		if strings.TrimSpace(text) == "" {
 			res.failing = "a tool call failed (no error text)"
 		}
 	}
-	return res
 }
