@@ -185,36 +185,54 @@ func (s *Supervisor) Link(ctx context.Context, req api.LinkRequest) (api.Session
 	if err != nil && (id != "" || req.Pane != "" || !errors.Is(err, api.ErrUnknownTarget)) {
 		return api.Session{}, err
 	}
-	acted := sess
-	if err != nil {
-		acted = api.Session{Session: strings.TrimSpace(req.Session)}
-	}
+	// Unlinking a session that is gone is allowed: its link is stale.
+	stale := err != nil
 	action := "link"
 	if id == "" {
 		action = "unlink"
 	}
-	// A stale link touches no pane: it is not counted toward a rate.
-	check := s.cfg.Policy.Check
-	if err != nil {
-		check = s.cfg.Policy.CheckUncounted
-	}
-	if perr := check(req.Origin, action, acted); perr != nil {
+	if perr := s.checkLink(req, action, sess, stale); perr != nil {
 		return api.Session{}, fmt.Errorf("%s %s: %w", action, req.Target, perr)
 	}
-	// Unlinking a session that is gone is allowed: its link is stale.
 	l := Link{TaskList: id, By: req.Origin, At: s.cfg.Clock()}
-	if req.Pane != "" {
+	switch {
+	case req.Pane != "":
 		l.Pane = sess.Pane
-	} else if err == nil {
+	case !stale:
 		l.Session = sess.Session
-	} else {
+	default:
 		l.Session = strings.TrimSpace(req.Session)
 	}
+	if err := s.saveLink(req, action, l, sess.Pane); err != nil {
+		return api.Session{}, err
+	}
+	if stale { // a stale link removed
+		return api.Session{Session: l.Session, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}, nil
+	}
+	out := s.showLink(l, sess.Pane)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	s.cfg.Logger.Info("task list "+action, "session", l.Session, "pane", l.Pane, "task_list", id, "origin", req.Origin)
+	return out, nil
+}
 
+// checkLink applies the policy to a link or unlink. A stale link (its
+// session is gone) touches no pane: it is not counted toward a rate.
+func (s *Supervisor) checkLink(req api.LinkRequest, action string, sess api.Session, stale bool) error {
+	acted, check := sess, s.cfg.Policy.Check
+	if stale {
+		acted, check = api.Session{Session: strings.TrimSpace(req.Session)}, s.cfg.Policy.CheckUncounted
+	}
+	return check(req.Origin, action, acted)
+}
+
+// saveLink keeps a link in the state dir and audits it, saved or not.
+func (s *Supervisor) saveLink(req api.LinkRequest, action string, l Link, pane string) error {
 	serr := s.links.set(l)
-
-	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: sess.Pane, Sent: serr == nil, Result: "task list: " + id}
-	if id == "" {
+	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: pane, Sent: serr == nil, Result: "task list: " + l.TaskList}
+	if l.TaskList == "" {
 		e.Result = "task list link removed"
 	}
 	if serr != nil {
@@ -224,21 +242,24 @@ func (s *Supervisor) Link(ctx context.Context, req api.LinkRequest) (api.Session
 		s.cfg.Logger.Warn("audit", "err", aerr)
 	}
 	if serr != nil {
-		return api.Session{}, fmt.Errorf("save task list links to %s: %w; check that the state dir is writable", s.cfg.LinksPath, serr)
+		return fmt.Errorf("save task list links to %s: %w; check that the state dir is writable", s.cfg.LinksPath, serr)
 	}
-	if err != nil { // a stale link removed
-		return api.Session{Session: l.Session, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}, nil
-	}
+	return nil
+}
 
-	// Show the link at once, without waiting for the pane's next capture.
+// showLink puts a link in the sessions it covers at once, without waiting
+// for their panes' next capture, and returns the session of pane as it
+// now shows.
+func (s *Supervisor) showLink(l Link, pane string) api.Session {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out api.Session
 	for _, st := range s.panes {
-		if st.pane.ID != sess.Pane && (l.Session == "" || st.pane.SessionName != l.Session) {
+		if st.pane.ID != pane && (l.Session == "" || st.pane.SessionName != l.Session) {
 			continue
 		}
 		prevSess := st.sess
-		if id != "" {
+		if l.TaskList != "" {
 			pr := s.withLink(st.pane, probeResult{})
 			st.sess.TaskList, st.sess.Tasks = pr.taskList, pr.tasks
 		} else {
@@ -248,15 +269,9 @@ func (s *Supervisor) Link(ctx context.Context, req api.LinkRequest) (api.Session
 		if st.sess.TaskList != prevSess.TaskList || !st.sess.Tasks.Equal(prevSess.Tasks) {
 			s.publishLocked(api.Update{Kind: api.SessionChanged, Session: st.sess.Clone(), Previous: prevSess.State})
 		}
-		if st.pane.ID == sess.Pane {
+		if st.pane.ID == pane {
 			out = st.sess.Clone()
 		}
 	}
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-	s.cfg.Logger.Info("task list "+action, "session", l.Session, "pane", l.Pane, "task_list", id, "origin", req.Origin)
-	return out, nil
+	return out
 }
