@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
@@ -25,8 +23,7 @@ func (e *Env) agentNames() []string {
 	if e.Lifecycle != nil && len(e.Agents) > 0 {
 		return e.Agents
 	}
-	names := slices.Sorted(maps.Keys(lifecycle.DefaultAgents()))
-	return names
+	return facade.DefaultAgents()
 }
 
 // SpawnTimeout bounds spawn_orchestrator: the agent's ready wait (45 s)
@@ -50,9 +47,9 @@ func lifecycleError(err error) (*mcp.CallToolResult, error) {
 	}
 	msg := err.Error()
 	switch {
-	case errors.Is(err, lifecycle.ErrExists):
+	case errors.Is(err, api.ErrOrchestratorExists):
 		msg += "; pick another initiative name, or stop_orchestrator the existing one"
-	case errors.Is(err, lifecycle.ErrNotFound):
+	case errors.Is(err, api.ErrOrchestratorNotFound):
 		msg += "; call list_sessions for the orchestrators system3 watches"
 	case errors.Is(err, facade.ErrUnavailable):
 		msg += "; tell the operator; the rest of system3 works"
@@ -95,7 +92,7 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if e.Lifecycle == nil {
 			return mcp.NewToolResultError(noLifecycle), nil
 		}
-		if why := lifecycle.ValidName(a.Initiative); why != "" {
+		if why := api.ValidInitiative(a.Initiative); why != "" {
 			return badInput("%s", why)
 		}
 		if strings.TrimSpace(a.Goal) == "" {
@@ -109,7 +106,7 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		if h := strings.TrimSpace(a.Host); h != "" && h != remote.Local && e.Hosts == nil {
 			return badInput("host %q: system3 has no other hosts configured (hosts: in its config); leave host out to start it on this machine", h)
 		}
-		sreq := lifecycle.SpawnRequest{Initiative: a.Initiative, Goal: a.Goal, Repo: a.Repo, Base: a.Base, Agent: a.Agent,
+		sreq := api.SpawnRequest{Initiative: a.Initiative, Goal: a.Goal, Repo: a.Repo, Base: a.Base, Agent: a.Agent,
 			TaskList: a.TaskList, Context: a.Context, NoAutoTrust: a.NoAutoTrust, Origin: originOf(ctx), Host: strings.TrimSpace(a.Host)}
 		type step struct{ name, msg string }
 		steps := make(chan step, 16)
@@ -120,7 +117,7 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			}
 		}
 		type done struct {
-			res lifecycle.SpawnResult
+			res api.SpawnResult
 			err error
 		}
 		out := make(chan done, 1)
@@ -170,11 +167,11 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 }
 
 type spawnResultView struct {
-	lifecycle.SpawnResult
+	api.SpawnResult
 	Next string `json:"next"`
 }
 
-func spawnView(r lifecycle.SpawnResult) spawnResultView {
+func spawnView(r api.SpawnResult) spawnResultView {
 	next := fmt.Sprintf("call wait_for_wake to hear when %s needs you, or get_session %q to watch it", r.Session, r.Session)
 	if !r.PromptVerified {
 		next = fmt.Sprintf("call get_session %q: system3 did not see the agent take the first prompt", r.Session)
@@ -204,7 +201,7 @@ func StopOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		name := strings.TrimSpace(a.Name)
 		actx, cancel := withTimeout(ctx, StopTimeout)
 		defer cancel()
-		res, err := e.Lifecycle.Stop(actx, lifecycle.StopRequest{Name: name, RemoveWorktree: a.RemoveWorktree, Origin: originOf(ctx)})
+		res, err := e.Lifecycle.Stop(actx, api.StopRequest{Name: name, RemoveWorktree: a.RemoveWorktree, Origin: originOf(ctx)})
 		if err != nil {
 			if res.Status != "" {
 				// Stopped, but the worktree could not go: say both.

@@ -14,17 +14,16 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 // fakeLifecycle records requests and answers with canned results.
 type fakeLifecycle struct {
 	mu     sync.Mutex
-	spawns []lifecycle.SpawnRequest
-	stops  []lifecycle.StopRequest
+	spawns []api.SpawnRequest
+	stops  []api.StopRequest
 	err    error
-	stopR  lifecycle.StopResult
+	stopR  api.StopResult
 	delay  time.Duration
 	links  []api.LinkRequest
 }
@@ -35,32 +34,32 @@ func (f *fakeLifecycle) Linked(_ context.Context, req api.LinkRequest, _ api.Ses
 	f.links = append(f.links, req)
 }
 
-func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (f *fakeLifecycle) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	f.mu.Lock()
 	f.spawns = append(f.spawns, req)
 	err, delay := f.err, f.delay
 	f.mu.Unlock()
-	for _, step := range []string{lifecycle.StepCheck, lifecycle.StepWorktree, lifecycle.StepReady} {
+	for _, step := range []string{api.StepCheck, api.StepWorktree, api.StepReady} {
 		if req.Progress != nil {
 			req.Progress(step, "doing "+step)
 		}
 		select {
 		case <-ctx.Done():
-			return lifecycle.SpawnResult{}, ctx.Err()
+			return api.SpawnResult{}, ctx.Err()
 		case <-time.After(delay):
 		}
 	}
 	if err != nil {
-		return lifecycle.SpawnResult{}, err
+		return api.SpawnResult{}, err
 	}
-	return lifecycle.SpawnResult{Status: "spawned", Initiative: req.Initiative, Session: lifecycle.SessionName(req.Initiative), Pane: "%9",
-		Worktree: "/repo/trees/" + req.Initiative, Branch: req.Initiative, TaskList: lifecycle.DefaultTaskList(req.Initiative), Agent: "claude",
-		Wisdom: []lifecycle.WisdomItem{}, WisdomNote: "none configured", Prompt: "Goal: " + req.Goal, PromptVerified: true}, nil
+	return api.SpawnResult{Status: "spawned", Initiative: req.Initiative, Session: api.OrchestratorSession(req.Initiative), Pane: "%9",
+		Worktree: "/repo/trees/" + req.Initiative, Branch: req.Initiative, TaskList: api.DefaultTaskList(req.Initiative), Agent: "claude",
+		Wisdom: []api.WisdomItem{}, WisdomNote: "none configured", Prompt: "Goal: " + req.Goal, PromptVerified: true}, nil
 }
 
 func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
 
-func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (f *fakeLifecycle) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stops = append(f.stops, req)
@@ -68,7 +67,7 @@ func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 }
 
 func TestLifecycleTools(t *testing.T) {
-	spawnErr := &lifecycle.Error{Initiative: "auth", Step: lifecycle.StepCheck, Err: fmt.Errorf("%w: branch auth exists", lifecycle.ErrExists)}
+	spawnErr := &api.SpawnError{Initiative: "auth", Step: api.StepCheck, Err: fmt.Errorf("%w: branch auth exists", api.ErrOrchestratorExists)}
 	tests := []struct {
 		name    string
 		opts    Options
@@ -103,7 +102,7 @@ func TestLifecycleTools(t *testing.T) {
 			wantErr: `failed at step "check repository": already exists: branch auth exists; pick another initiative name`},
 		{name: "spawn without lifecycle", noLife: true, tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g"}, wantErr: "cannot start or stop"},
 		{name: "stop", tool: "stop_orchestrator", args: map[string]any{"name": "auth"},
-			lc: &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"}},
+			lc: &fakeLifecycle{stopR: api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"}},
 			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
 				if out["status"] != "stopped" || out["interrupted"] != true || out["worktree_removed"] != false {
 					t.Errorf("out = %v", out)
@@ -112,10 +111,10 @@ func TestLifecycleTools(t *testing.T) {
 					t.Errorf("request = %+v", r)
 				}
 			}},
-		{name: "stop unknown", tool: "stop_orchestrator", args: map[string]any{"name": "nope"}, lc: &fakeLifecycle{err: fmt.Errorf("%w: no tmux session orch-nope", lifecycle.ErrNotFound)},
+		{name: "stop unknown", tool: "stop_orchestrator", args: map[string]any{"name": "nope"}, lc: &fakeLifecycle{err: fmt.Errorf("%w: no tmux session orch-nope", api.ErrOrchestratorNotFound)},
 			wantErr: "call list_sessions"},
 		{name: "stop keeps a dirty worktree", tool: "stop_orchestrator", args: map[string]any{"name": "auth", "remove_worktree": true},
-			lc:      &fakeLifecycle{stopR: lifecycle.StopResult{Status: "stopped", Session: "orch-auth"}, err: errors.New("worktree has uncommitted changes")},
+			lc:      &fakeLifecycle{stopR: api.StopResult{Status: "stopped", Session: "orch-auth"}, err: errors.New("worktree has uncommitted changes")},
 			wantErr: "stopped orch-auth, but: worktree has uncommitted changes"},
 		{name: "link", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "PRD-DB"},
 			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
@@ -212,7 +211,7 @@ func TestSpawnReportsProgress(t *testing.T) {
 		joined := strings.Join(msgs, "|")
 		mu.Unlock()
 		ok := true
-		for _, want := range []string{"doing " + lifecycle.StepCheck, "doing " + lifecycle.StepWorktree, "doing " + lifecycle.StepReady, "spawned orch-auth"} {
+		for _, want := range []string{"doing " + api.StepCheck, "doing " + api.StepWorktree, "doing " + api.StepReady, "spawned orch-auth"} {
 			ok = ok && strings.Contains(joined, want)
 		}
 		if ok {

@@ -8,13 +8,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // maxDiffBytes bounds the full diff in finish_orchestrator's answer.
 const maxDiffBytes = 64 << 10
 
-func (e *Env) finisher() (lifecycle.Finisher, bool) {
+func (e *Env) finisher() (facade.Orchestrators, bool) {
 	return e.Lifecycle, e.Lifecycle != nil && e.Finish
 }
 
@@ -43,7 +44,7 @@ func RestoreOrchestratorsTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		rctx, cancel := withTimeout(ctx, SpawnTimeout)
 		defer cancel()
-		res, err := f.Restore(rctx, lifecycle.RestoreRequest{Names: a.Names, All: a.All, Origin: originOf(ctx)})
+		res, err := f.Restore(rctx, api.RestoreRequest{Names: a.Names, All: a.All, Origin: originOf(ctx)})
 		if err != nil {
 			return lifecycleError(err)
 		}
@@ -57,7 +58,7 @@ func FinishOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	t := mcp.NewTool("finish_orchestrator",
 		mcp.WithDescription(`Finish an orchestrator's initiative, one explicit step at a time. With only name it changes nothing and returns the branch's diff against its base branch (stat, commit count and the full diff, cut at 64 KiB). merge "ff" fast-forwards the base branch in the main checkout, "merge" makes a merge commit; a merge that would conflict is refused and aborted, leaving the checkout clean. pr pushes the branch and opens a pull request with gh (installed and logged in). remove then stops the session, removes the worktree and deletes the branch, only once the branch is merged or pushed unless force. The outcome is recorded in the learning store. Show the diff to the person and ask before merging.`),
 		mcp.WithString("name", mcp.Required(), mcp.Description(`The initiative ("auth") or its session ("orch-auth").`), mcp.MinLength(1), mcp.MaxLength(256)),
-		mcp.WithString("merge", mcp.Description(`"ff" (fast-forward only) or "merge" (a merge commit); leave out to not merge.`), mcp.Enum(lifecycle.MergeFastForward, lifecycle.MergeCommit)),
+		mcp.WithString("merge", mcp.Description(`"ff" (fast-forward only) or "merge" (a merge commit); leave out to not merge.`), mcp.Enum(api.MergeFastForward, api.MergeCommit)),
 		mcp.WithBoolean("pr", mcp.Description("Push the branch and open a pull request with gh."), mcp.DefaultBool(false)),
 		mcp.WithString("title", mcp.Description("Pull request title (default: the initiative)."), mcp.MaxLength(256)),
 		mcp.WithString("body", mcp.Description("Pull request body (default: the diff stat)."), mcp.MaxLength(maxPromptPart)),
@@ -83,7 +84,7 @@ func FinishOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		name := strings.TrimSpace(a.Name)
 		fctx, cancel := withTimeout(ctx, SpawnTimeout)
 		defer cancel()
-		res, err := f.Finish(fctx, lifecycle.FinishRequest{Name: name, Merge: a.Merge, PR: a.PR, Title: a.Title, Body: a.Body,
+		res, err := f.Finish(fctx, api.FinishRequest{Name: name, Merge: a.Merge, PR: a.PR, Title: a.Title, Body: a.Body,
 			Remove: a.Remove, Force: a.Force, Origin: originOf(ctx)})
 		if err != nil {
 			if len(res.Steps) > 1 {

@@ -7,32 +7,32 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // fakeFinisher is a lifecycle that also restores and finishes.
 type fakeFinisher struct {
 	fakeLifecycle
 	fmu      sync.Mutex
-	restores []lifecycle.RestoreRequest
-	finishes []lifecycle.FinishRequest
-	finishR  lifecycle.FinishResult
+	restores []api.RestoreRequest
+	finishes []api.FinishRequest
+	finishR  api.FinishResult
 	ferr     error
 }
 
-func (f *fakeFinisher) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+func (f *fakeFinisher) Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error) {
 	f.fmu.Lock()
 	defer f.fmu.Unlock()
 	f.restores = append(f.restores, req)
-	out := []lifecycle.RestoreOutcome{}
+	out := []api.RestoreOutcome{}
 	for _, n := range req.Names {
-		out = append(out, lifecycle.RestoreOutcome{Name: n, Session: lifecycle.SessionName(n), Status: lifecycle.Restored})
+		out = append(out, api.RestoreOutcome{Name: n, Session: api.OrchestratorSession(n), Status: api.RestoreRestored})
 	}
-	return lifecycle.RestoreResult{Orchestrators: out}, f.ferr
+	return api.RestoreResult{Orchestrators: out}, f.ferr
 }
 
-func (f *fakeFinisher) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+func (f *fakeFinisher) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
 	f.fmu.Lock()
 	defer f.fmu.Unlock()
 	f.finishes = append(f.finishes, req)
@@ -70,7 +70,7 @@ func TestRestoreAndFinishTools(t *testing.T) {
 		{name: "restore neither", tool: "restore_orchestrators", args: map[string]any{}, wantErr: `{"all": true}`},
 		{name: "restore unsupported", plain: true, tool: "restore_orchestrators", args: map[string]any{"all": true}, wantErr: "cannot start or stop"},
 		{name: "finish diff", tool: "finish_orchestrator", args: map[string]any{"name": "auth"},
-			ff: &fakeFinisher{finishR: lifecycle.FinishResult{Name: "auth", Branch: "auth", Base: "main", Stat: " a | 1 +", Diff: big, Steps: []string{"diff"}}},
+			ff: &fakeFinisher{finishR: api.FinishResult{Name: "auth", Branch: "auth", Base: "main", Stat: " a | 1 +", Diff: big, Steps: []string{"diff"}}},
 			check: func(t *testing.T, ff *fakeFinisher, out map[string]any) {
 				if d := out["diff"].(string); len(d) > maxDiffBytes+200 || !strings.Contains(d, "diff cut at 64 KiB") {
 					t.Errorf("diff not cut: %d bytes", len(d))
@@ -80,7 +80,7 @@ func TestRestoreAndFinishTools(t *testing.T) {
 				}
 			}},
 		{name: "finish merge", tool: "finish_orchestrator", args: map[string]any{"name": "auth", "merge": "ff", "remove": true},
-			ff: &fakeFinisher{finishR: lifecycle.FinishResult{Name: "auth", Merged: "ff", Steps: []string{"diff", "merged"}}},
+			ff: &fakeFinisher{finishR: api.FinishResult{Name: "auth", Merged: "ff", Steps: []string{"diff", "merged"}}},
 			check: func(t *testing.T, ff *fakeFinisher, out map[string]any) {
 				if r := ff.finishes[0]; r.Merge != "ff" || !r.Remove || r.Force {
 					t.Errorf("request = %+v", r)
@@ -88,7 +88,7 @@ func TestRestoreAndFinishTools(t *testing.T) {
 			}},
 		{name: "finish bad merge", tool: "finish_orchestrator", args: map[string]any{"name": "auth", "merge": "rebase"}, wantErr: "merge"},
 		{name: "finish conflict", tool: "finish_orchestrator", args: map[string]any{"name": "auth", "merge": "merge"},
-			ff:      &fakeFinisher{ferr: fmt.Errorf("%w: conflicts in README; the merge was aborted", lifecycle.ErrConflict)},
+			ff:      &fakeFinisher{ferr: fmt.Errorf("%w: conflicts in README; the merge was aborted", api.ErrMergeConflict)},
 			wantErr: "conflicts in README"},
 	}
 	for _, tt := range tests {

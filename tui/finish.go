@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/monitor/facade"
 )
 
 // finishTimeout bounds a finish or a restore from the dashboard: git, gh,
@@ -21,23 +21,23 @@ type (
 	// finishDiffMsg brings the diff of an orchestrator to finish.
 	finishDiffMsg struct {
 		sess api.Session
-		res  lifecycle.FinishResult
+		res  api.FinishResult
 		err  error
 	}
 	// finishDoneMsg ends a finish.
 	finishDoneMsg struct {
 		name string
-		res  lifecycle.FinishResult
+		res  api.FinishResult
 		err  error
 	}
 	// restoreDoneMsg ends a restore.
 	restoreDoneMsg struct {
-		res lifecycle.RestoreResult
+		res api.RestoreResult
 		err error
 	}
 )
 
-func (m *Model) finisher() (lifecycle.Finisher, bool) {
+func (m *Model) finisher() (facade.Orchestrators, bool) {
 	if !m.feats.Finish {
 		return nil, false
 	}
@@ -59,9 +59,9 @@ func (m *Model) openFinish() tea.Cmd {
 		m.setStatus(levelWarn, "this dashboard cannot finish orchestrators; use `system3 finish NAME` in a terminal")
 		return nil
 	}
-	initiative, ok := strings.CutPrefix(s.Session, lifecycle.SessionPrefix)
+	initiative, ok := strings.CutPrefix(s.Session, api.OrchestratorPrefix)
 	if !ok || initiative == "" {
-		m.setStatus(levelWarn, "only spawned orchestrators (sessions named "+lifecycle.SessionPrefix+"*) can be finished from here; "+clean(s.Session)+" is not one")
+		m.setStatus(levelWarn, "only spawned orchestrators (sessions named "+api.OrchestratorPrefix+"*) can be finished from here; "+clean(s.Session)+" is not one")
 		return nil
 	}
 	m.showHelp = false
@@ -69,7 +69,7 @@ func (m *Model) openFinish() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(m.ctx, actionTimeout)
 		defer cancel()
-		res, err := f.Finish(ctx, lifecycle.FinishRequest{Name: initiative, Origin: origin})
+		res, err := f.Finish(ctx, api.FinishRequest{Name: initiative, Origin: origin})
 		return finishDiffMsg{sess: s, res: res, err: err}
 	}
 }
@@ -103,7 +103,7 @@ func (m *Model) onFinishDiff(msg finishDiffMsg) tea.Cmd {
 
 func finishMode(v string) string {
 	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", lifecycle.MergeFastForward, lifecycle.MergeCommit, "pr":
+	case "", api.MergeFastForward, api.MergeCommit, "pr":
 		return ""
 	}
 	return "answer ff, merge, pr, or leave it empty"
@@ -115,10 +115,10 @@ func (m *Model) submitFinish(msg formSubmitMsg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	initiative := strings.TrimPrefix(msg.sess.Session, lifecycle.SessionPrefix)
+	initiative := strings.TrimPrefix(msg.sess.Session, api.OrchestratorPrefix)
 	mode := strings.ToLower(strings.TrimSpace(msg.values[0]))
 	remove, _ := parseYesNo(msg.values[1])
-	req := lifecycle.FinishRequest{Name: initiative, Remove: remove, Origin: origin}
+	req := api.FinishRequest{Name: initiative, Remove: remove, Origin: origin}
 	switch mode {
 	case "pr":
 		req.PR = true
@@ -165,7 +165,7 @@ func (m *Model) restoreAll() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(m.ctx, finishTimeout)
 		defer cancel()
-		res, err := f.Restore(ctx, lifecycle.RestoreRequest{All: true, Origin: origin})
+		res, err := f.Restore(ctx, api.RestoreRequest{All: true, Origin: origin})
 		return restoreDoneMsg{res: res, err: err}
 	}
 }
@@ -179,7 +179,7 @@ func (m *Model) onRestoreDone(msg restoreDoneMsg) {
 	text := fmt.Sprintf("restore: %d restored, %d already running, %d failed", restored, skipped, failed)
 	var why []string
 	for _, o := range msg.res.Orchestrators {
-		if o.Status == lifecycle.Failed {
+		if o.Status == api.RestoreFailed {
 			why = append(why, o.Name+": "+o.Reason)
 		}
 	}

@@ -6,24 +6,24 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // fakeFinisher is a lifecycle that also restores and finishes.
 type fakeFinisher struct {
 	fakeLifecycle
 	fmu      sync.Mutex
-	finishes []lifecycle.FinishRequest
-	restores []lifecycle.RestoreRequest
-	restoreR lifecycle.RestoreResult
+	finishes []api.FinishRequest
+	restores []api.RestoreRequest
+	restoreR api.RestoreResult
 }
 
-func (f *fakeFinisher) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+func (f *fakeFinisher) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
 	f.fmu.Lock()
 	defer f.fmu.Unlock()
 	f.finishes = append(f.finishes, req)
-	res := lifecycle.FinishResult{Name: req.Name, Branch: req.Name, Base: "main", Commits: 1,
+	res := api.FinishResult{Name: req.Name, Branch: req.Name, Base: "main", Commits: 1,
 		Stat: " login.go | 1 +\n 1 file changed, 1 insertion(+)", Diff: "diff --git a/login.go b/login.go\n+package \x1b[31mlogin\n\tindented\n",
 		Steps: []string{"diff"}}
 	if req.Merge != "" {
@@ -33,7 +33,7 @@ func (f *fakeFinisher) Finish(ctx context.Context, req lifecycle.FinishRequest) 
 	return res, nil
 }
 
-func (f *fakeFinisher) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+func (f *fakeFinisher) Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error) {
 	f.fmu.Lock()
 	defer f.fmu.Unlock()
 	f.restores = append(f.restores, req)
@@ -82,9 +82,9 @@ func TestFinishKeyShowsTheDiffThenFinishes(t *testing.T) {
 }
 
 func TestRestoreKey(t *testing.T) {
-	lc := &fakeFinisher{restoreR: lifecycle.RestoreResult{Orchestrators: []lifecycle.RestoreOutcome{
-		{Name: "auth", Status: lifecycle.Restored}, {Name: "db", Status: lifecycle.Skipped},
-		{Name: "ui", Status: lifecycle.Failed, Reason: "its worktree /r/trees/ui is gone"}}}}
+	lc := &fakeFinisher{restoreR: api.RestoreResult{Orchestrators: []api.RestoreOutcome{
+		{Name: "auth", Status: api.RestoreRestored}, {Name: "db", Status: api.RestoreSkipped},
+		{Name: "ui", Status: api.RestoreFailed, Reason: "its worktree /r/trees/ui is gone"}}}}
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 120, 40)
 	h.press("R")
 	if len(lc.restores) != 1 || !lc.restores[0].All || lc.restores[0].Origin != "tui" {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // spawnTimeout bounds a spawn from the dashboard: git, the agent's ready
@@ -31,13 +30,13 @@ type (
 	// spawnDoneMsg ends a spawn.
 	spawnDoneMsg struct {
 		initiative string
-		res        lifecycle.SpawnResult
+		res        api.SpawnResult
 		err        error
 	}
 	// stopDoneMsg ends a stop.
 	stopDoneMsg struct {
 		session string
-		res     lifecycle.StopResult
+		res     api.StopResult
 		err     error
 	}
 	// linkDoneMsg ends a link.
@@ -125,9 +124,9 @@ func (m *Model) openStop() tea.Cmd {
 		m.setStatus(levelWarn, "this dashboard cannot stop orchestrators; use `system3 stop NAME` in a terminal")
 		return nil
 	}
-	initiative, ok := strings.CutPrefix(s.Session, lifecycle.SessionPrefix)
+	initiative, ok := strings.CutPrefix(s.Session, api.OrchestratorPrefix)
 	if !ok || initiative == "" {
-		m.setStatus(levelWarn, "only spawned orchestrators (sessions named "+lifecycle.SessionPrefix+"*) can be stopped from here; "+
+		m.setStatus(levelWarn, "only spawned orchestrators (sessions named "+api.OrchestratorPrefix+"*) can be stopped from here; "+
 			clean(s.Session)+" is not one: x interrupts its agent")
 		return nil
 	}
@@ -167,7 +166,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 	switch msg.kind {
 	case formSpawn:
 		v := msg.values
-		req := lifecycle.SpawnRequest{Initiative: v[spawnInitiative], Goal: v[spawnGoal], Repo: v[spawnRepo], Base: v[spawnBase],
+		req := api.SpawnRequest{Initiative: v[spawnInitiative], Goal: v[spawnGoal], Repo: v[spawnRepo], Base: v[spawnBase],
 			Agent: strings.TrimSpace(v[spawnAgent]), TaskList: v[spawnTaskList], Context: v[spawnContext], Origin: origin}
 		m.spawning = req.Initiative
 		m.setStatus(levelInfo, "spawning "+clean(req.Initiative)+"…")
@@ -191,7 +190,7 @@ func (m *Model) onFormSubmit(msg formSubmitMsg) tea.Cmd {
 		return link(m.ctx, m.svc, t, name, msg.values[0])
 	case formStop:
 		remove, _ := parseYesNo(msg.values[0]) // the form checked it
-		req := lifecycle.StopRequest{Name: msg.sess.Session, RemoveWorktree: remove, Origin: origin}
+		req := api.StopRequest{Name: msg.sess.Session, RemoveWorktree: remove, Origin: origin}
 		m.stopping = req.Name
 		m.setStatus(levelInfo, "stopping "+clean(req.Name)+"…")
 		return runStop(m.ctx, m.svc, req)
@@ -264,7 +263,7 @@ func (m *Model) onLinkDone(msg linkDoneMsg) {
 }
 
 // runSpawn spawns, reporting each step on ch, which it closes when done.
-func runSpawn(ctx context.Context, lc facade.Orchestrators, req lifecycle.SpawnRequest, ch chan<- string) tea.Cmd {
+func runSpawn(ctx context.Context, lc facade.Orchestrators, req api.SpawnRequest, ch chan<- string) tea.Cmd {
 	return func() tea.Msg {
 		defer close(ch)
 		ctx, cancel := context.WithTimeout(ctx, spawnTimeout)
@@ -281,7 +280,7 @@ func runSpawn(ctx context.Context, lc facade.Orchestrators, req lifecycle.SpawnR
 }
 
 // runStop stops an orchestrator.
-func runStop(ctx context.Context, lc facade.Orchestrators, req lifecycle.StopRequest) tea.Cmd {
+func runStop(ctx context.Context, lc facade.Orchestrators, req api.StopRequest) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()

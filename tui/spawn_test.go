@@ -11,42 +11,41 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // fakeLifecycle records spawn and stop requests, reports two spawn
 // steps and answers with err or a result.
 type fakeLifecycle struct {
 	mu    sync.Mutex
-	reqs  []lifecycle.SpawnRequest
-	stops []lifecycle.StopRequest
+	reqs  []api.SpawnRequest
+	stops []api.StopRequest
 	err   error
 	// stopRes is what Stop answers (with err).
-	stopRes lifecycle.StopResult
+	stopRes api.StopResult
 	// links are the links Linked was told of.
 	links []api.LinkRequest
 }
 
-func (f *fakeLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (f *fakeLifecycle) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	err := f.err
 	f.mu.Unlock()
-	req.Progress(lifecycle.StepWorktree, "creating worktree")
-	req.Progress(lifecycle.StepReady, "waiting for claude")
+	req.Progress(api.StepWorktree, "creating worktree")
+	req.Progress(api.StepReady, "waiting for claude")
 	if err != nil {
-		return lifecycle.SpawnResult{}, err
+		return api.SpawnResult{}, err
 	}
-	return lifecycle.SpawnResult{Status: "spawned", Session: lifecycle.SessionName(req.Initiative), Worktree: "/repo/trees/" + req.Initiative,
-		TaskList: lifecycle.DefaultTaskList(req.Initiative), AutoTrusted: true}, nil
+	return api.SpawnResult{Status: "spawned", Session: api.OrchestratorSession(req.Initiative), Worktree: "/repo/trees/" + req.Initiative,
+		TaskList: api.DefaultTaskList(req.Initiative), AutoTrusted: true}, nil
 }
 
-func (f *fakeLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (f *fakeLifecycle) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stops = append(f.stops, req)
 	if _, ok := ctx.Deadline(); !ok {
-		return lifecycle.StopResult{}, errors.New("stop without a deadline")
+		return api.StopResult{}, errors.New("stop without a deadline")
 	}
 	return f.stopRes, f.err
 }
@@ -67,16 +66,16 @@ func (f *fakeLifecycle) linked() []api.LinkRequest {
 	return slices.Clone(f.links)
 }
 
-func (f *fakeLifecycle) stopRequests() []lifecycle.StopRequest {
+func (f *fakeLifecycle) stopRequests() []api.StopRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]lifecycle.StopRequest(nil), f.stops...)
+	return append([]api.StopRequest(nil), f.stops...)
 }
 
-func (f *fakeLifecycle) requests() []lifecycle.SpawnRequest {
+func (f *fakeLifecycle) requests() []api.SpawnRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]lifecycle.SpawnRequest(nil), f.reqs...)
+	return append([]api.SpawnRequest(nil), f.reqs...)
 }
 
 func TestSpawnForm(t *testing.T) {
@@ -116,7 +115,7 @@ func TestSpawnForm(t *testing.T) {
 	}
 
 	// A failure shows the lifecycle's message.
-	lc.err = &lifecycle.Error{Initiative: "db", Step: lifecycle.StepReady, Err: errors.New("claude was not ready"), CleanedUp: []string{"killed tmux session orch-db"}}
+	lc.err = &api.SpawnError{Initiative: "db", Step: api.StepReady, Err: errors.New("claude was not ready"), CleanedUp: []string{"killed tmux session orch-db"}}
 	h.press("s")
 	h.typeText("db")
 	h.press("tab")
@@ -207,7 +206,7 @@ func TestLinkKey(t *testing.T) {
 }
 
 func TestStopKey(t *testing.T) {
-	lc := &fakeLifecycle{stopRes: lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true,
+	lc := &fakeLifecycle{stopRes: api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true,
 		Worktree: "/repo/trees/auth", Branch: "auth"}}
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
@@ -221,7 +220,7 @@ func TestStopKey(t *testing.T) {
 	// enter with the answer empty keeps the worktree.
 	h.press("enter")
 	stops := lc.stopRequests()
-	if want := (lifecycle.StopRequest{Name: "orch-auth", Origin: "tui"}); len(stops) != 1 || stops[0] != want {
+	if want := (api.StopRequest{Name: "orch-auth", Origin: "tui"}); len(stops) != 1 || stops[0] != want {
 		t.Fatalf("stops = %+v, want %+v", stops, want)
 	}
 	if h.m.input != inputNone || h.m.stopping != "" {
@@ -232,13 +231,13 @@ func TestStopKey(t *testing.T) {
 	}
 
 	// y removes the worktree.
-	lc.stopRes = lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth", Removed: true, Branch: "auth"}
+	lc.stopRes = api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth", Removed: true, Branch: "auth"}
 	h.selectPane("%2") // another pane of the same session: the same orchestrator
 	h.press("S")
 	h.typeText("y")
 	h.press("enter")
 	stops = lc.stopRequests()
-	if want := (lifecycle.StopRequest{Name: "orch-auth", RemoveWorktree: true, Origin: "tui"}); len(stops) != 2 || stops[1] != want {
+	if want := (api.StopRequest{Name: "orch-auth", RemoveWorktree: true, Origin: "tui"}); len(stops) != 2 || stops[1] != want {
 		t.Fatalf("stops = %+v, want %+v last", stops, want)
 	}
 	if s, want := h.statusText(), "stopped orch-auth · worktree /repo/trees/auth removed; branch auth kept"; s != want {
@@ -259,12 +258,12 @@ func TestStopKey(t *testing.T) {
 	}
 
 	// A failure says so; stopped-but-worktree-kept says both.
-	lc.stopRes, lc.err = lifecycle.StopResult{}, fmt.Errorf("%w: no tmux session orch-auth; run `system3 status` to list sessions", lifecycle.ErrNotFound)
+	lc.stopRes, lc.err = api.StopResult{}, fmt.Errorf("%w: no tmux session orch-auth; run `system3 status` to list sessions", api.ErrOrchestratorNotFound)
 	h.press("S", "enter")
 	if s, want := h.statusText(), "✖ could not stop orch-auth: no such orchestrator: no tmux session orch-auth; run `system3 status` to list sessions"; s != want {
 		t.Fatalf("status = %q, want %q", s, want)
 	}
-	lc.stopRes = lifecycle.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth"}
+	lc.stopRes = api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth"}
 	lc.err = errors.New("the session is stopped, but worktree /repo/trees/auth has uncommitted changes, so it was kept")
 	h.press("S")
 	h.typeText("yes")

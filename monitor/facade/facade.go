@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // Service is system3's one service.
@@ -35,10 +34,10 @@ type Service interface {
 type Orchestrators interface {
 	// Spawn starts an orchestrator in a new worktree; req.Progress, when
 	// set, hears each step, also across the socket.
-	Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
-	Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
-	Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error)
-	Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error)
+	Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error)
+	Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error)
+	Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error)
+	Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error)
 	// Agents are the agents a spawn may name, sorted.
 	Agents(ctx context.Context) ([]string, error)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -23,12 +22,12 @@ type orchestrators struct {
 	linked []api.LinkRequest
 }
 
-func (o *orchestrators) Spawn(context.Context, lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
-	return lifecycle.SpawnResult{Status: "spawned"}, nil
+func (o *orchestrators) Spawn(context.Context, api.SpawnRequest) (api.SpawnResult, error) {
+	return api.SpawnResult{Status: "spawned"}, nil
 }
 
-func (o *orchestrators) Stop(context.Context, lifecycle.StopRequest) (lifecycle.StopResult, error) {
-	return lifecycle.StopResult{Status: "stopped"}, nil
+func (o *orchestrators) Stop(context.Context, api.StopRequest) (api.StopResult, error) {
+	return api.StopResult{Status: "stopped"}, nil
 }
 
 func (o *orchestrators) AgentNames() []string { return []string{"claude"} }
@@ -66,7 +65,7 @@ func TestMissingPartsSaySo(t *testing.T) {
 	if names, err := svc.Agents(ctx); err != nil || len(names) != 1 {
 		t.Errorf("agents = %v, %v", names, err)
 	}
-	if _, err := svc.Restore(ctx, lifecycle.RestoreRequest{All: true}); !errors.Is(err, facade.ErrUnavailable) {
+	if _, err := svc.Restore(ctx, api.RestoreRequest{All: true}); !errors.Is(err, facade.ErrUnavailable) {
 		t.Errorf("restore without a finisher: %v", err)
 	}
 	if _, err := svc.Reflect(ctx, "q", "", ""); !errors.Is(err, facade.ErrUnavailable) {
@@ -76,7 +75,7 @@ func TestMissingPartsSaySo(t *testing.T) {
 		t.Errorf("patterns without a coach: %v", err)
 	}
 	none := facade.New(newFake(t), facade.Parts{})
-	if _, err := none.Spawn(ctx, lifecycle.SpawnRequest{}); !errors.Is(err, facade.ErrUnavailable) {
+	if _, err := none.Spawn(ctx, api.SpawnRequest{}); !errors.Is(err, facade.ErrUnavailable) {
 		t.Errorf("spawn without orchestrators: %v", err)
 	}
 }
@@ -96,7 +95,7 @@ func TestLinkKeepsRecords(t *testing.T) {
 		t.Fatalf("records told of %+v", o.linked)
 	}
 	over := facade.Over(svc, fake, svc)
-	if res, err := over.Stop(ctx, lifecycle.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
+	if res, err := over.Stop(ctx, api.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
 		t.Errorf("the overlay's stop = %+v, %v", res, err)
 	}
 }

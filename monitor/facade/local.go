@@ -3,6 +3,8 @@ package facade
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +50,11 @@ type Parts struct {
 	// process without monitors does not have.
 	Audit func(audit.Entry) error
 }
+
+// DefaultAgents are the agents a spawn knows without configuration, sorted
+// (lifecycle.DefaultAgents): what a face offers when its service cannot
+// say (Agents) because it has no orchestrators.
+func DefaultAgents() []string { return slices.Sorted(maps.Keys(lifecycle.DefaultAgents())) }
 
 // New returns the Service of svc and parts, for the process that has
 // them. Its Link keeps the orchestrator records in step (lifecycle.Link),
@@ -98,16 +105,16 @@ func (l *local) Link(ctx context.Context, req api.LinkRequest) (api.Session, err
 	return lifecycle.Link(ctx, l.Service, l.p.Orchestrators, req)
 }
 
-func (l *local) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (l *local) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	if l.p.Orchestrators == nil {
-		return lifecycle.SpawnResult{}, l.errNoOrchestrators
+		return api.SpawnResult{}, l.errNoOrchestrators
 	}
 	return l.p.Orchestrators.Spawn(ctx, req)
 }
 
-func (l *local) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (l *local) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	if l.p.Orchestrators == nil {
-		return lifecycle.StopResult{}, l.errNoOrchestrators
+		return api.StopResult{}, l.errNoOrchestrators
 	}
 	return l.p.Orchestrators.Stop(ctx, req)
 }
@@ -123,18 +130,18 @@ func (l *local) finisher() (lifecycle.Finisher, error) {
 	return f, nil
 }
 
-func (l *local) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
+func (l *local) Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error) {
 	f, err := l.finisher()
 	if err != nil {
-		return lifecycle.RestoreResult{}, err
+		return api.RestoreResult{}, err
 	}
 	return f.Restore(ctx, req)
 }
 
-func (l *local) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
+func (l *local) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
 	f, err := l.finisher()
 	if err != nil {
-		return lifecycle.FinishResult{}, err
+		return api.FinishResult{}, err
 	}
 	return f.Finish(ctx, req)
 }

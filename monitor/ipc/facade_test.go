@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // parts is a facade.Service over a fake api.Service whose orchestrators,
@@ -25,8 +24,8 @@ type parts struct {
 	fail bool
 
 	mu      sync.Mutex
-	spawns  []lifecycle.SpawnRequest
-	stops   []lifecycle.StopRequest
+	spawns  []api.SpawnRequest
+	stops   []api.StopRequest
 	deletes []learn.DeleteRequest
 	steps   []string // progress a spawn reports
 }
@@ -47,7 +46,7 @@ func (p *parts) Features(context.Context) (facade.Features, error) {
 	return facade.Features{Orchestrators: true, Finish: true, Learning: true, Coaching: true}, nil
 }
 
-func (p *parts) Spawn(_ context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (p *parts) Spawn(_ context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	p.mu.Lock()
 	p.spawns = append(p.spawns, req)
 	p.mu.Unlock()
@@ -57,24 +56,24 @@ func (p *parts) Spawn(_ context.Context, req lifecycle.SpawnRequest) (lifecycle.
 		}
 	}
 	if err := p.err("spawn"); err != nil {
-		return lifecycle.SpawnResult{}, err
+		return api.SpawnResult{}, err
 	}
-	return lifecycle.SpawnResult{Status: "spawned", Initiative: req.Initiative, Repo: req.Repo}, nil
+	return api.SpawnResult{Status: "spawned", Initiative: req.Initiative, Repo: req.Repo}, nil
 }
 
-func (p *parts) Stop(_ context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (p *parts) Stop(_ context.Context, req api.StopRequest) (api.StopResult, error) {
 	p.mu.Lock()
 	p.stops = append(p.stops, req)
 	p.mu.Unlock()
-	return lifecycle.StopResult{}, p.err("stop")
+	return api.StopResult{}, p.err("stop")
 }
 
-func (p *parts) Restore(context.Context, lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
-	return lifecycle.RestoreResult{}, p.err("restore")
+func (p *parts) Restore(context.Context, api.RestoreRequest) (api.RestoreResult, error) {
+	return api.RestoreResult{}, p.err("restore")
 }
 
-func (p *parts) Finish(context.Context, lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
-	return lifecycle.FinishResult{}, p.err("finish")
+func (p *parts) Finish(context.Context, api.FinishRequest) (api.FinishResult, error) {
+	return api.FinishResult{}, p.err("finish")
 }
 
 func (p *parts) Agents(context.Context) ([]string, error) {
@@ -167,7 +166,7 @@ func TestSpawnOverTheSocket(t *testing.T) {
 	ts := serve(t, p)
 	c := dial(t, ts.path)
 	var got []string
-	res, err := c.Spawn(context.Background(), lifecycle.SpawnRequest{Initiative: "auth", Goal: "g", Command: "aider --yes", Origin: "cli",
+	res, err := c.Spawn(context.Background(), api.SpawnRequest{Initiative: "auth", Goal: "g", Command: "aider --yes", Origin: "cli",
 		Progress: func(step, msg string) { got = append(got, step+"="+msg) }})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +189,7 @@ func TestSpawnOverTheSocket(t *testing.T) {
 		t.Errorf("origin %q: want the peer, claiming cli", req.Origin)
 	}
 	// A relative repository is the client's, made absolute.
-	if _, err := c.Spawn(context.Background(), lifecycle.SpawnRequest{Initiative: "b", Repo: "sub"}); err != nil {
+	if _, err := c.Spawn(context.Background(), api.SpawnRequest{Initiative: "b", Repo: "sub"}); err != nil {
 		t.Fatal(err)
 	}
 	p.mu.Lock()
@@ -210,7 +209,7 @@ func TestPartErrorsCrossTheSocket(t *testing.T) {
 	if err != nil || f != (facade.Features{}) {
 		t.Fatalf("features = %+v, %v; want none", f, err)
 	}
-	if _, err := c.Spawn(context.Background(), lifecycle.SpawnRequest{Initiative: "x"}); !errors.Is(err, facade.ErrUnavailable) {
+	if _, err := c.Spawn(context.Background(), api.SpawnRequest{Initiative: "x"}); !errors.Is(err, facade.ErrUnavailable) {
 		t.Errorf("spawn without orchestrators: %v, want ErrUnavailable", err)
 	}
 	if _, err := c.Learnings(context.Background(), 5); !errors.Is(err, facade.ErrUnavailable) {
@@ -220,8 +219,8 @@ func TestPartErrorsCrossTheSocket(t *testing.T) {
 		err  error
 		want error
 	}{
-		{coach.ErrNotFound, coach.ErrNotFound}, {learn.ErrInvalid, learn.ErrInvalid}, {lifecycle.ErrExists, lifecycle.ErrExists},
-		{lifecycle.ErrUnknownAgent, lifecycle.ErrUnknownAgent}, {api.ErrNotRecorded, api.ErrNotRecorded},
+		{coach.ErrNotFound, coach.ErrNotFound}, {learn.ErrInvalid, learn.ErrInvalid}, {api.ErrOrchestratorExists, api.ErrOrchestratorExists},
+		{api.ErrUnknownAgent, api.ErrUnknownAgent}, {api.ErrNotRecorded, api.ErrNotRecorded},
 	} {
 		we := toWireError(tt.err)
 		if got := we.err(); !errors.Is(got, tt.want) {
@@ -234,17 +233,17 @@ func TestPartErrorsCrossTheSocket(t *testing.T) {
 // crosses the socket whole, its cause's identity kept: `system3 spawn
 // --json` prints it as it does in-process.
 func TestSpawnErrorCrossesTheSocket(t *testing.T) {
-	in := &lifecycle.Error{Initiative: "auth", Step: lifecycle.StepCheck, Err: fmt.Errorf("%w: trees/auth exists", lifecycle.ErrExists),
+	in := &api.SpawnError{Initiative: "auth", Step: api.StepCheck, Err: fmt.Errorf("%w: trees/auth exists", api.ErrOrchestratorExists),
 		CleanedUp: []string{"killed tmux session orch-auth"}, Left: []string{"remove trees/auth by hand"}}
 	got := toWireError(in).err()
-	var se *lifecycle.Error
+	var se *api.SpawnError
 	if !errors.As(got, &se) {
-		t.Fatalf("%v (%T) is no *lifecycle.Error", got, got)
+		t.Fatalf("%v (%T) is no *api.SpawnError", got, got)
 	}
-	if se.Initiative != "auth" || se.Step != lifecycle.StepCheck || !slices.Equal(se.CleanedUp, in.CleanedUp) || !slices.Equal(se.Left, in.Left) {
+	if se.Initiative != "auth" || se.Step != api.StepCheck || !slices.Equal(se.CleanedUp, in.CleanedUp) || !slices.Equal(se.Left, in.Left) {
 		t.Errorf("account = %+v, want %+v", se, in)
 	}
-	if !errors.Is(got, lifecycle.ErrExists) || got.Error() != in.Error() {
-		t.Errorf("cause: %q (exists %v), want %q", got.Error(), errors.Is(got, lifecycle.ErrExists), in.Error())
+	if !errors.Is(got, api.ErrOrchestratorExists) || got.Error() != in.Error() {
+		t.Errorf("cause: %q (exists %v), want %q", got.Error(), errors.Is(got, api.ErrOrchestratorExists), in.Error())
 	}
 }

@@ -36,7 +36,6 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -158,7 +157,7 @@ type wireProgress struct {
 type wireError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
-	// Spawn is a failed spawn's account (a *lifecycle.Error): the step,
+	// Spawn is a failed spawn's account (an *api.SpawnError): the step,
 	// what was cleaned up and what was left; Code and Message are its
 	// cause's.
 	Spawn *wireSpawnError `json:"spawn,omitempty"`
@@ -214,21 +213,21 @@ var sentinels = []struct {
 	{"coach_no_sender", coach.ErrNoSender},
 	{"learn_invalid", learn.ErrInvalid},
 	{"learn_storage", learn.ErrStorage},
-	{"orchestrator_invalid", lifecycle.ErrInvalid},
-	{"orchestrator_exists", lifecycle.ErrExists},
-	{"orchestrator_dirty", lifecycle.ErrDirty},
-	{"orchestrator_not_found", lifecycle.ErrNotFound},
-	{"unknown_agent", lifecycle.ErrUnknownAgent},
-	{"merge_conflict", lifecycle.ErrConflict},
-	{"records_damaged", lifecycle.ErrRecordsDamaged},
-	{"no_records", lifecycle.ErrNoRecords},
+	{"orchestrator_invalid", api.ErrOrchestratorInvalid},
+	{"orchestrator_exists", api.ErrOrchestratorExists},
+	{"orchestrator_dirty", api.ErrOrchestratorDirty},
+	{"orchestrator_not_found", api.ErrOrchestratorNotFound},
+	{"unknown_agent", api.ErrUnknownAgent},
+	{"merge_conflict", api.ErrMergeConflict},
+	{"records_damaged", api.ErrRecordsDamaged},
+	{"no_records", api.ErrNoRecords},
 }
 
 func toWireError(err error) *wireError {
 	if err == nil {
 		return nil
 	}
-	if se := (*lifecycle.Error)(nil); errors.As(err, &se) && se.Err != nil {
+	if se := (*api.SpawnError)(nil); errors.As(err, &se) && se.Err != nil {
 		w := toWireError(se.Err)
 		w.Spawn = &wireSpawnError{Initiative: se.Initiative, Step: se.Step, CleanedUp: se.CleanedUp, Left: se.Left}
 		return w
@@ -275,7 +274,7 @@ func (w *wireError) err() error {
 		msg = "system3 daemon error " + w.Code
 	}
 	if s := w.Spawn; s != nil {
-		return &lifecycle.Error{Initiative: s.Initiative, Step: s.Step, Err: &Error{Code: w.Code, Message: msg}, CleanedUp: s.CleanedUp, Left: s.Left}
+		return &api.SpawnError{Initiative: s.Initiative, Step: s.Step, Err: &Error{Code: w.Code, Message: msg}, CleanedUp: s.CleanedUp, Left: s.Left}
 	}
 	return &Error{Code: w.Code, Message: msg}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -161,19 +160,19 @@ var (
 	// "command_line"; the daemon runs it only for a client that claims to
 	// be the operator's CLI (lifecycle checks the claim).
 	mSpawn = withProgress(withLocal(withPeer(unary("spawn", action, bodyVia(toSpawnWire, fromSpawnWire), facade.Service.Spawn),
-		originFrom(func(r *lifecycle.SpawnRequest) *string { return &r.Origin })),
-		func(r lifecycle.SpawnRequest) (lifecycle.SpawnRequest, error) { return r, absRepo(&r.Repo) }),
-		func(r *lifecycle.SpawnRequest) *func(string, string) { return &r.Progress })
-	mStop = withLocal(withPeer(unary("stop", action, body[lifecycle.StopRequest](), facade.Service.Stop),
-		originFrom(func(r *lifecycle.StopRequest) *string { return &r.Origin })),
-		func(r lifecycle.StopRequest) (lifecycle.StopRequest, error) { return r, absRepoGiven(&r.Repo) })
-	mRestore = withProgress(withPeer(unary("restore", action, body[lifecycle.RestoreRequest](), facade.Service.Restore),
-		originFrom(func(r *lifecycle.RestoreRequest) *string { return &r.Origin })),
-		func(r *lifecycle.RestoreRequest) *func(string, string) { return &r.Progress })
-	mFinish = withProgress(withLocal(withPeer(unary("finish", action, body[lifecycle.FinishRequest](), facade.Service.Finish),
-		originFrom(func(r *lifecycle.FinishRequest) *string { return &r.Origin })),
-		func(r lifecycle.FinishRequest) (lifecycle.FinishRequest, error) { return r, absRepoGiven(&r.Repo) }),
-		func(r *lifecycle.FinishRequest) *func(string, string) { return &r.Progress })
+		originFrom(func(r *api.SpawnRequest) *string { return &r.Origin })),
+		func(r api.SpawnRequest) (api.SpawnRequest, error) { return r, absRepo(&r.Repo) }),
+		func(r *api.SpawnRequest) *func(string, string) { return &r.Progress })
+	mStop = withLocal(withPeer(unary("stop", action, body[api.StopRequest](), facade.Service.Stop),
+		originFrom(func(r *api.StopRequest) *string { return &r.Origin })),
+		func(r api.StopRequest) (api.StopRequest, error) { return r, absRepoGiven(&r.Repo) })
+	mRestore = withProgress(withPeer(unary("restore", action, body[api.RestoreRequest](), facade.Service.Restore),
+		originFrom(func(r *api.RestoreRequest) *string { return &r.Origin })),
+		func(r *api.RestoreRequest) *func(string, string) { return &r.Progress })
+	mFinish = withProgress(withLocal(withPeer(unary("finish", action, body[api.FinishRequest](), facade.Service.Finish),
+		originFrom(func(r *api.FinishRequest) *string { return &r.Origin })),
+		func(r api.FinishRequest) (api.FinishRequest, error) { return r, absRepoGiven(&r.Repo) }),
+		func(r *api.FinishRequest) *func(string, string) { return &r.Progress })
 	mAgents = unary("agents", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]string, error) {
 		return s.Agents(ctx)
 	})
@@ -237,14 +236,14 @@ type (
 	// spawnWire is a spawn request as it travels: its command line, which
 	// the request's own JSON form leaves out, beside it.
 	spawnWire struct {
-		lifecycle.SpawnRequest
+		api.SpawnRequest
 		CommandLine string `json:"command_line,omitempty"`
 	}
 )
 
-func toSpawnWire(r lifecycle.SpawnRequest) spawnWire { return spawnWire{r, r.Command} }
+func toSpawnWire(r api.SpawnRequest) spawnWire { return spawnWire{r, r.Command} }
 
-func fromSpawnWire(w spawnWire) lifecycle.SpawnRequest {
+func fromSpawnWire(w spawnWire) api.SpawnRequest {
 	r := w.SpawnRequest
 	r.Command = w.CommandLine
 	return r
@@ -618,20 +617,20 @@ func (f forward) Features(ctx context.Context) (facade.Features, error) {
 	return as[facade.Features](f.call(ctx, mFeatures, struct{}{}))
 }
 
-func (f forward) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
-	return as[lifecycle.SpawnResult](f.call(ctx, mSpawn, req))
+func (f forward) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
+	return as[api.SpawnResult](f.call(ctx, mSpawn, req))
 }
 
-func (f forward) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
-	return as[lifecycle.StopResult](f.call(ctx, mStop, req))
+func (f forward) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
+	return as[api.StopResult](f.call(ctx, mStop, req))
 }
 
-func (f forward) Restore(ctx context.Context, req lifecycle.RestoreRequest) (lifecycle.RestoreResult, error) {
-	return as[lifecycle.RestoreResult](f.call(ctx, mRestore, req))
+func (f forward) Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error) {
+	return as[api.RestoreResult](f.call(ctx, mRestore, req))
 }
 
-func (f forward) Finish(ctx context.Context, req lifecycle.FinishRequest) (lifecycle.FinishResult, error) {
-	return as[lifecycle.FinishResult](f.call(ctx, mFinish, req))
+func (f forward) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
+	return as[api.FinishResult](f.call(ctx, mFinish, req))
 }
 
 func (f forward) Agents(ctx context.Context) ([]string, error) {

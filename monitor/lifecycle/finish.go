@@ -16,8 +16,8 @@ import (
 
 // Merge modes of finish.
 const (
-	MergeFastForward = "ff"
-	MergeCommit      = "merge"
+	MergeFastForward = api.MergeFastForward
+	MergeCommit      = api.MergeCommit
 )
 
 // Outcome is how a finished initiative ended, for the learning store.
@@ -29,70 +29,14 @@ type Outcome struct {
 	Summary string
 }
 
-// FinishRequest asks to finish an orchestrator's work. With no action it
-// only shows the diff against the base branch; each action is explicit.
-type FinishRequest struct {
-	// Name is the initiative or its session.
-	Name string `json:"name"`
-	// Merge merges the branch into the base branch in the main checkout:
-	// "ff" (fast-forward only) or "merge" (a merge commit); "" does not.
-	Merge string `json:"merge,omitempty"`
-	// PR pushes the branch and opens a pull request with gh.
-	PR bool `json:"pr,omitempty"`
-	// Title and Body of the pull request (default: the initiative, and
-	// the diff stat).
-	Title string `json:"title,omitempty"`
-	Body  string `json:"body,omitempty"`
-	// Remove stops the session, removes the worktree and deletes the
-	// branch, once the branch is merged into the base or pushed.
-	Remove bool `json:"remove,omitempty"`
-	// Force removes what is neither merged nor pushed, and a worktree
-	// with uncommitted changes.
-	Force bool `json:"force,omitempty"`
-	// Repo, Base: where to look when there is no record of the
-	// orchestrator (default: the working directory, and the main
-	// checkout's branch).
-	Repo   string `json:"repo,omitempty"`
-	Base   string `json:"base,omitempty"`
-	Origin string `json:"origin"`
-	// Progress, when set, hears each step as it starts.
-	Progress func(step, message string) `json:"-"`
-}
+// FinishRequest asks to finish an orchestrator's work.
+type FinishRequest = api.FinishRequest
 
 // FinishResult is what Finish found and did.
-type FinishResult struct {
-	Name     string `json:"name"`
-	Session  string `json:"session"`
-	Worktree string `json:"worktree"`
-	Branch   string `json:"branch"`
-	Base     string `json:"base"`
-	Repo     string `json:"repo"`
-	// Stat and Diff are the branch's changes since it left the base
-	// (git diff BASE...BRANCH); Uncommitted lists changed files not yet
-	// committed in the worktree (they are in no diff and no merge).
-	Stat        string `json:"stat"`
-	Diff        string `json:"diff"`
-	Uncommitted string `json:"uncommitted,omitempty"`
-	Commits     int    `json:"commits"`
-	// Merged is the merge done ("ff" or "merge"), MergeCommit the base's
-	// new head.
-	Merged      string `json:"merged,omitempty"`
-	MergeCommit string `json:"merge_commit,omitempty"`
-	Pushed      bool   `json:"pushed,omitempty"`
-	PRURL       string `json:"pr_url,omitempty"`
-	// Stopped, Removed, BranchDeleted: the clean-up done.
-	Stopped       bool `json:"session_stopped,omitempty"`
-	Removed       bool `json:"worktree_removed,omitempty"`
-	BranchDeleted bool `json:"branch_deleted,omitempty"`
-	// Outcome is what was recorded in the learning store ("success",
-	// "failure"), when anything was.
-	Outcome string `json:"outcome,omitempty"`
-	// Steps says what was done, in order.
-	Steps []string `json:"steps"`
-}
+type FinishResult = api.FinishResult
 
 // ErrConflict: the merge would conflict; nothing was changed.
-var ErrConflict = errors.New("merge conflict")
+var ErrConflict = api.ErrMergeConflict
 
 // Finish shows an orchestrator's diff against its base branch and, as
 // asked, merges it, opens a pull request, and removes the worktree and
@@ -206,7 +150,7 @@ func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResu
 	}
 	if res.Name == "" {
 		initiative := strings.TrimPrefix(name, SessionPrefix)
-		if why := ValidName(initiative); why != "" {
+		if why := api.ValidInitiative(initiative); why != "" {
 			return fmt.Errorf("%w: %s", ErrInvalid, why)
 		}
 		top, err := m.repoRoot(ctx, req.Repo)
@@ -218,7 +162,7 @@ func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResu
 		if common, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil {
 			top = filepath.Dir(common)
 		}
-		res.Name, res.Session, res.Repo, res.Branch = initiative, SessionName(initiative), top, initiative
+		res.Name, res.Session, res.Repo, res.Branch = initiative, api.OrchestratorSession(initiative), top, initiative
 		res.Worktree = filepath.Join(top, TreesDir, initiative)
 	}
 	if req.Base != "" {

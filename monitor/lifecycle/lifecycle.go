@@ -13,9 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
@@ -33,7 +31,7 @@ const TreesDir = "trees"
 const OperatorCLI = "cli"
 
 // SessionPrefix starts the tmux session name of every orchestrator.
-const SessionPrefix = "orch-"
+const SessionPrefix = api.OrchestratorPrefix
 
 // Defaults of Config.
 const (
@@ -81,19 +79,8 @@ func DefaultAgents() map[string]Agent {
 	return out
 }
 
-// WisdomItem is one learning from earlier work offered to a new
-// orchestrator in its first prompt, quoted as its reporter's.
-type WisdomItem struct {
-	ID   int64  `json:"id"`
-	Text string `json:"text"`
-	// Kind is "pattern" (from work that went well) or "anti-pattern"
-	// (from work that failed or was poorly reasoned).
-	Kind string `json:"kind,omitempty"`
-	// ReportedBy is who reported it, as system3 saw them; empty: unknown.
-	ReportedBy string `json:"reported_by"`
-	// Reported is when its reporter reported it.
-	Reported time.Time `json:"reported"`
-}
+// WisdomItem is one learning offered to a new orchestrator.
+type WisdomItem = api.WisdomItem
 
 // Config configures a Manager.
 type Config struct {
@@ -230,76 +217,29 @@ func (m *Manager) AgentNames() []string {
 	return names
 }
 
-// Errors a caller can tell apart with errors.Is.
+// Errors a caller can tell apart with errors.Is: the vocabulary's.
 var (
-	// ErrInvalid: the request itself cannot work (a bad name, no goal).
-	ErrInvalid = errors.New("invalid request")
-	// ErrExists: the initiative's branch, worktree or session exists.
-	ErrExists = errors.New("already exists")
-	// ErrDirty: the repository has changes the worktree would not have.
-	ErrDirty = errors.New("uncommitted changes")
-	// ErrNotFound: no orchestrator session by that name.
-	ErrNotFound = errors.New("no such orchestrator")
-	// ErrUnknownAgent: the agent is not one of the configured names.
-	ErrUnknownAgent = errors.New("unknown agent")
+	ErrInvalid      = api.ErrOrchestratorInvalid
+	ErrExists       = api.ErrOrchestratorExists
+	ErrDirty        = api.ErrOrchestratorDirty
+	ErrNotFound     = api.ErrOrchestratorNotFound
+	ErrUnknownAgent = api.ErrUnknownAgent
 )
 
-// Steps of a spawn, as progress and errors name them.
+// Steps of a spawn, as progress and errors name them: the vocabulary's.
 const (
-	StepValidate = "validate"
-	StepCheck    = "check repository"
-	StepWorktree = "create worktree"
-	StepSession  = "start session"
-	StepLink     = "link task list"
-	StepReady    = "wait until ready"
-	StepTrust    = "answer trust dialog"
-	StepPrompt   = "send first prompt"
+	StepValidate = api.StepValidate
+	StepCheck    = api.StepCheck
+	StepWorktree = api.StepWorktree
+	StepSession  = api.StepSession
+	StepLink     = api.StepLink
+	StepReady    = api.StepReady
+	StepTrust    = api.StepTrust
+	StepPrompt   = api.StepPrompt
 )
 
 // Error is a failed spawn: the step that failed and what was undone.
-type Error struct {
-	Initiative string
-	Step       string
-	Err        error
-	// CleanedUp lists what was undone ("killed tmux session orch-auth").
-	CleanedUp []string
-	// Left lists what could not be undone, with how to do it by hand.
-	Left []string
-}
-
-func (e *Error) Error() string {
-	msg := fmt.Sprintf("spawn %s failed at step %q: %v", e.Initiative, e.Step, e.Err)
-	switch {
-	case len(e.CleanedUp) > 0:
-		msg += "; cleaned up: " + strings.Join(e.CleanedUp, ", ")
-	case e.Step != StepValidate && e.Step != StepCheck:
-		msg += "; nothing to clean up"
-	}
-	if len(e.Left) > 0 {
-		msg += "; left behind: " + strings.Join(e.Left, ", ")
-	}
-	return msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// nameRE is what an initiative name may be: safe as a git branch, a
-// directory and a tmux session name (tmux turns '.' and ':' into '_').
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
-
-// ValidName reports why name cannot name an initiative ("" when it can).
-func ValidName(name string) string {
-	if !nameRE.MatchString(name) {
-		return fmt.Sprintf("%q is not a valid initiative name: use 1 to 48 letters, digits, '-' and '_', starting with a letter or digit (like auth-login)", name)
-	}
-	return ""
-}
-
-// SessionName is the tmux session of an initiative.
-func SessionName(initiative string) string { return SessionPrefix + initiative }
-
-// DefaultTaskList is the task list id of an initiative: PRD-<NAME>.
-func DefaultTaskList(initiative string) string { return "PRD-" + strings.ToUpper(initiative) }
+type Error = api.SpawnError
 
 // audit writes an entry for a spawn or stop; a failing audit log is
 // logged, never a reason to fail.

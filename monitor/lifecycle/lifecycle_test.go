@@ -225,19 +225,6 @@ func (w *world) calls(method string) []monitortest.Call {
 	return out
 }
 
-func TestValidName(t *testing.T) {
-	for _, ok := range []string{"auth", "auth-login", "A1_b", "x", strings.Repeat("a", 48)} {
-		if why := ValidName(ok); why != "" {
-			t.Errorf("ValidName(%q) = %s", ok, why)
-		}
-	}
-	for _, bad := range []string{"", "-x", "_x", "a.b", "a:b", "a b", "a/b", "a..b", "ä", strings.Repeat("a", 49), "a\n", "HEAD@{1}"} {
-		if ValidName(bad) == "" {
-			t.Errorf("ValidName(%q) accepted it", bad)
-		}
-	}
-}
-
 func TestSpawnEndToEndOnFakes(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // RecordsFile is the file in the state dir that records every orchestrator,
@@ -85,7 +87,7 @@ func (r *Records) Path() string { return r.path }
 
 // ErrRecordsDamaged: the records file could not be read; it was moved
 // aside and the records start empty.
-var ErrRecordsDamaged = errors.New("orchestrator records damaged")
+var ErrRecordsDamaged = api.ErrRecordsDamaged
 
 // List returns every record, by name.
 func (r *Records) List() ([]Record, error) {

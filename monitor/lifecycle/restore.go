@@ -133,60 +133,23 @@ func ResumeArgs(agent, id string) []string {
 
 // RestoreRequest asks to bring back orchestrators whose tmux sessions are
 // gone.
-type RestoreRequest struct {
-	// Names are initiatives or sessions; empty with All: every record not
-	// stopped on purpose.
-	Names  []string `json:"names,omitempty"`
-	All    bool     `json:"all,omitempty"`
-	Origin string   `json:"origin"`
-	// Progress, when set, hears each orchestrator as it starts.
-	Progress func(name, message string) `json:"-"`
-}
+type RestoreRequest = api.RestoreRequest
 
 // Restore outcomes.
 const (
-	Restored = "restored"
-	Skipped  = "skipped"
-	Failed   = "failed"
+	Restored = api.RestoreRestored
+	Skipped  = api.RestoreSkipped
+	Failed   = api.RestoreFailed
 )
 
 // RestoreOutcome is what restore did for one orchestrator.
-type RestoreOutcome struct {
-	Name    string `json:"name"`
-	Session string `json:"session"`
-	Status  string `json:"status"` // restored, skipped, failed
-	Reason  string `json:"reason,omitempty"`
-	Pane    string `json:"pane,omitempty"`
-	// Command is the argv it was restarted with, resume included.
-	Command        []string `json:"command,omitempty"`
-	AgentSessionID string   `json:"agent_session_id,omitempty"`
-	TaskList       string   `json:"task_list,omitempty"`
-}
+type RestoreOutcome = api.RestoreOutcome
 
 // RestoreResult is what Restore did, per orchestrator, by name.
-type RestoreResult struct {
-	Orchestrators []RestoreOutcome `json:"orchestrators"`
-	// Problem is a damaged records file, moved aside.
-	Problem string `json:"problem,omitempty"`
-}
-
-// Counts returns how many were restored, skipped and failed.
-func (r RestoreResult) Counts() (restored, skipped, failed int) {
-	for _, o := range r.Orchestrators {
-		switch o.Status {
-		case Restored:
-			restored++
-		case Skipped:
-			skipped++
-		default:
-			failed++
-		}
-	}
-	return
-}
+type RestoreResult = api.RestoreResult
 
 // ErrNoRecords: nothing to restore from.
-var ErrNoRecords = errors.New("no orchestrator records")
+var ErrNoRecords = api.ErrNoRecords
 
 // Restore recreates the named orchestrators (or, with All, every one not
 // stopped on purpose) whose tmux session is gone: a new session in the

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // StepSetup names the set-up of a new worktree in progress and errors.
-const StepSetup = "set up worktree"
+const StepSetup = api.StepSetup
 
 // DefaultSetupTimeout bounds the set-up command.
 const DefaultSetupTimeout = 10 * time.Minute

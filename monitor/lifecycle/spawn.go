@@ -20,73 +20,10 @@ import (
 )
 
 // SpawnRequest asks for a new orchestrator.
-type SpawnRequest struct {
-	// Initiative names the orchestrator: branch <initiative>, worktree
-	// <repo>/trees/<initiative>, tmux session orch-<initiative>.
-	Initiative string `json:"initiative"`
-	// Goal is what the orchestrator is to achieve; it opens the first
-	// prompt.
-	Goal string `json:"goal"`
-	// Repo is a directory in the git repository (default: the working
-	// directory).
-	Repo string `json:"repo,omitempty"`
-	// Base is the commit-ish the new branch starts from (default HEAD).
-	Base string `json:"base,omitempty"`
-	// Agent is the name of a configured agent (default "claude"): the
-	// command line it runs is the operator's, from the configuration,
-	// never the requester's.
-	Agent string `json:"agent,omitempty"`
-	// Command is a command line the operator typed (`system3 spawn
-	// --agent "CMD ARGS"`), run by the shell instead of a named agent. Only
-	// the CLI sets it; it is refused from every other origin.
-	Command string `json:"-"`
-	// TaskList is the task list id (default PRD-<INITIATIVE>).
-	TaskList string `json:"task_list,omitempty"`
-	// Context is more text for the first prompt.
-	Context string `json:"context,omitempty"`
-	// NoAutoTrust leaves Claude Code's folder-trust dialog to the
-	// operator (spawn still waits for it to be answered).
-	NoAutoTrust bool `json:"no_auto_trust,omitempty"`
-	// Origin says who asks, for the audit log: "cli", "tui", "mcp:<client>".
-	Origin string `json:"origin"`
-	// Host names another configured host to start it on (see
-	// docs/remote.md); empty or "local": this machine. A Manager starts
-	// orchestrators on its own machine only and refuses any other host.
-	Host string `json:"host,omitempty"`
-	// Progress, when set, hears each step as it starts.
-	Progress func(step, message string) `json:"-"`
-}
+type SpawnRequest = api.SpawnRequest
 
 // SpawnResult is a spawned orchestrator.
-type SpawnResult struct {
-	Status     string   `json:"status"` // "spawned"
-	Initiative string   `json:"initiative"`
-	Session    string   `json:"session"`
-	Pane       string   `json:"pane"`
-	Worktree   string   `json:"worktree"`
-	Branch     string   `json:"branch"`
-	Base       string   `json:"base"`
-	Repo       string   `json:"repo"`
-	TaskList   string   `json:"task_list"`
-	Agent      string   `json:"agent"`
-	Command    []string `json:"command"`
-	// AutoTrusted: system3 answered the folder-trust dialog.
-	AutoTrusted bool `json:"auto_trusted"`
-	// TreesExcluded: trees/ was added to .git/info/exclude.
-	TreesExcluded bool `json:"trees_excluded,omitempty"`
-	// Wisdom is what went into the first prompt from the learning store,
-	// and WisdomNote why there is none ("none configured").
-	Wisdom     []WisdomItem `json:"wisdom"`
-	WisdomNote string       `json:"wisdom_note,omitempty"`
-	Prompt     string       `json:"prompt"`
-	// PromptVerified: the agent was seen to take the first prompt.
-	PromptVerified bool   `json:"prompt_verified"`
-	Detail         string `json:"detail,omitempty"`
-	// Setup lists what the configured set-up did; SetupLog keeps its
-	// command's output.
-	Setup    []string `json:"setup,omitempty"`
-	SetupLog string   `json:"setup_log,omitempty"`
-}
+type SpawnResult = api.SpawnResult
 
 // spawn is the state of one spawn, for undoing it.
 type spawn struct {
@@ -126,7 +63,7 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, err
 	e := &Error{Initiative: req.Initiative, Step: step, Err: err}
 	sp.undo(e)
 	m.cfg.Logger.Warn("spawn failed", "initiative", req.Initiative, "err", e.Error())
-	m.audit(ctx, audit.Entry{Origin: req.Origin, Action: "spawn", Target: SessionName(req.Initiative), Error: e.Error()})
+	m.audit(ctx, audit.Entry{Origin: req.Origin, Action: "spawn", Target: api.OrchestratorSession(req.Initiative), Error: e.Error()})
 	return SpawnResult{}, e
 }
 
@@ -137,7 +74,7 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 	if req.Host != "" && req.Host != "local" {
 		return *r, StepValidate, fmt.Errorf("%w: this system3 starts orchestrators on its own machine; host %q is reached through the hosts of its configuration", ErrInvalid, req.Host)
 	}
-	if why := ValidName(req.Initiative); why != "" {
+	if why := api.ValidInitiative(req.Initiative); why != "" {
 		return *r, StepValidate, fmt.Errorf("%w: %s", ErrInvalid, why)
 	}
 	if strings.TrimSpace(req.Goal) == "" {
@@ -150,10 +87,10 @@ func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
 			return *r, StepValidate, fmt.Errorf("%w: the %s: %w", ErrInvalid, part.name, err)
 		}
 	}
-	r.Initiative, r.Session, r.Branch = req.Initiative, SessionName(req.Initiative), req.Initiative
+	r.Initiative, r.Session, r.Branch = req.Initiative, api.OrchestratorSession(req.Initiative), req.Initiative
 	r.TaskList = req.TaskList
 	if r.TaskList == "" {
-		r.TaskList = DefaultTaskList(req.Initiative)
+		r.TaskList = api.DefaultTaskList(req.Initiative)
 	}
 	if why := api.ValidTaskListID(r.TaskList); why != "" {
 		return *r, StepValidate, fmt.Errorf("%w: %s", ErrInvalid, why)

@@ -14,32 +14,10 @@ import (
 )
 
 // StopRequest asks to stop an orchestrator.
-type StopRequest struct {
-	// Name is the initiative ("auth") or its session ("orch-auth"), or the
-	// name of any tmux session.
-	Name string `json:"name"`
-	// RemoveWorktree also removes the orchestrator's worktree (never one
-	// with uncommitted changes; the branch is kept).
-	RemoveWorktree bool `json:"remove_worktree,omitempty"`
-	// Repo finds the worktree (<repo>/trees/<initiative>) when the session
-	// no longer shows where it ran.
-	Repo   string `json:"repo,omitempty"`
-	Origin string `json:"origin"`
-}
+type StopRequest = api.StopRequest
 
 // StopResult is what Stop did.
-type StopResult struct {
-	Status  string `json:"status"` // "stopped"
-	Session string `json:"session"`
-	// Interrupted: the agent was sent its interrupt key before the kill.
-	Interrupted bool `json:"interrupted"`
-	// Worktree is the orchestrator's worktree, when known; Removed says
-	// whether it was removed. The branch is always kept.
-	Worktree string `json:"worktree,omitempty"`
-	Removed  bool   `json:"worktree_removed"`
-	Branch   string `json:"branch,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-}
+type StopResult = api.StopResult
 
 // interruptGrace lets the agent stop its current step (and save its
 // transcript) before the session is killed.
@@ -148,10 +126,10 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 
 // candidates are the session names a stop name may mean.
 func candidates(name string) []string {
-	if strings.HasPrefix(name, SessionPrefix) || ValidName(name) != "" {
+	if strings.HasPrefix(name, SessionPrefix) || api.ValidInitiative(name) != "" {
 		return []string{name}
 	}
-	return []string{SessionName(name), name}
+	return []string{api.OrchestratorSession(name), name}
 }
 
 // worktreeOf finds a spawned orchestrator's worktree (a linked worktree

@@ -231,7 +231,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	if _, err := l.a.RemoteHost(host); err != nil {
 		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
 	}
-	session := lifecycle.SessionName(req.Initiative)
+	session := api.OrchestratorSession(req.Initiative)
 	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal}
 	for _, f := range []struct{ name, v string }{{"repo", req.Repo}, {"base", req.Base}, {"agent", req.Agent}, {"task-list", req.TaskList}, {"context", req.Context}} {
 		if f.v != "" {
