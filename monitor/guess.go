@@ -146,12 +146,6 @@ func (s *Supervisor) recheckGuessLocked(st *paneState, now time.Time) {
 	}
 }
 
-// guessSuggestion is the next step of a guessed prompt's wake.
-func guessSuggestion(cur api.Session) string {
-	return fmt.Sprintf("A program no agent package knows (%s) seems to wait for a choice in %s (pane %s): a guess, from the numbered list with a selection marker on its screen. Look at the pane and choose at its keyboard; system3 does not type into a prompt it guessed.",
-		cur.Command, cur.Target, cur.Pane)
-}
-
 // errGuessed refuses to answer a guessed prompt. No key is known to choose
 // an option of a program no agent package knows: a digit may type into a
 // filter or do nothing, an arrow may stop on a line that is no option or

@@ -239,9 +239,6 @@ func (s *Supervisor) raiseOp(cur api.Session, r api.Reason) wakeOp {
 // suggest is the one-sentence next step shown with a wake: its reason
 // row's, told where the session is and what the monitor's settings are.
 func (s *Supervisor) suggest(cur api.Session, r api.Reason) string {
-	if r == api.ReasonAwaitingInput && cur.Evidence.Rule == rules.RuleGuessChoice {
-		return guessSuggestion(cur)
-	}
 	c := api.SuggestContext{
 		Agent: cur.Agent, Where: fmt.Sprintf("%s (pane %s)", cur.Target, cur.Pane),
 		Now: s.cfg.Clock(), ErrorGrace: s.cfg.ErrorGrace, IdleAfter: s.cfg.IdleAfter,

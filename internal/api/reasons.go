@@ -250,6 +250,9 @@ func WhatOf(w Wake) string {
 func suggestLook(_ Session, c SuggestContext) string { return fmt.Sprintf("Look at %s.", c.Where) }
 
 func suggestPrompt(cur Session, c SuggestContext) string {
+	if cur.Evidence.Rule == RuleGuessChoice {
+		return fmt.Sprintf("A program no agent package knows (%s) seems to wait for a choice in %s: a guess, from the numbered list with a selection marker on its screen. Look at the pane and choose at its keyboard; system3 does not type into a prompt it guessed.", cur.Command, c.Where)
+	}
 	switch cur.Kind {
 	case "permission":
 		return fmt.Sprintf("Check what %s asks to do in %s and approve or decline it.", c.Agent, c.Where)

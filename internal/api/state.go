@@ -45,4 +45,12 @@ const (
 	// RuleShellPrompt: a shell holds the foreground, so it waits at its
 	// prompt (idle), though no screen rule recognised the prompt.
 	RuleShellPrompt = "builtin.shell_prompt"
+	// RuleUnknownProgram: a program no agent package knows holds the
+	// pane's terminal and takes keys one at a time: what it is doing
+	// cannot be told, so the state is unknown, saying why.
+	RuleUnknownProgram = "builtin.unknown_program"
+	// RuleGuessChoice: such a program shows a numbered choice list with a
+	// selection marker at the bottom of its screen and its output stopped:
+	// awaiting_input, as a guess, not a rule of the program's.
+	RuleGuessChoice = "guess:numbered-choice"
 )

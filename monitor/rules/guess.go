@@ -6,19 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
-// Rule ids for a program no agent package knows.
+// Rule ids for a program no agent package knows (see api.RuleGuessChoice).
 const (
-	// RuleUnknownProgram: a program no agent package knows holds the
-	// pane's terminal and takes keys one at a time (Input.Raw): what it is
-	// doing cannot be told, so the state is unknown, saying why.
-	RuleUnknownProgram = "builtin.unknown_program"
-	// RuleGuessChoice: such a program shows a numbered choice list with a
-	// selection marker at the bottom of its screen. It is a guess, not a
-	// rule of the program's: the monitor takes it for a prompt only once
-	// the program's output has stopped.
-	RuleGuessChoice = "guess:numbered-choice"
+	RuleUnknownProgram = api.RuleUnknownProgram
+	RuleGuessChoice    = api.RuleGuessChoice
 )
 
 // unknownProgram names the program in front of the pane when it is one no
