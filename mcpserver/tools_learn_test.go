@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 )
@@ -36,7 +37,7 @@ func TestLearnTools(t *testing.T) {
 		check   func(t *testing.T, s *learn.Store, out map[string]any, txt string)
 	}
 	seed := func(t *testing.T, s *learn.Store) {
-		for _, o := range []learn.Outcome{
+		for _, o := range []api.Outcome{
 			{Initiative: "add OAuth login", Outcome: "success", ReasoningPath: testReasoning, Domain: "auth", Learnings: []string{"Keep OAuth tokens in the session store"}},
 			{Initiative: "add OAuth refresh", Outcome: "failure", ReasoningPath: "did it", Domain: "auth", Learnings: []string{"Refreshing OAuth tokens in handlers races"}},
 		} {
@@ -58,7 +59,7 @@ func TestLearnTools(t *testing.T) {
 				if c["name"] != "goal_defined" || c["evidence"] != "The goal was to add login" {
 					t.Errorf("criteria[0] = %v", c)
 				}
-				items, _ := s.Learnings(context.Background(), learn.KindPattern, 0)
+				items, _ := s.Learnings(context.Background(), api.LearningPattern, 0)
 				if len(items) != 1 || items[0].Text != "Write the login tests first" {
 					t.Errorf("stored %+v", items)
 				}

@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // learnItems is how many outcomes, patterns and anti-patterns the panel
@@ -19,7 +19,7 @@ const learnItems = 8
 
 // learnSummaryMsg: the learning store as read for the panel.
 type learnSummaryMsg struct {
-	sum learn.Summary
+	sum api.LearnSummary
 	err error
 	at  time.Time
 }
@@ -53,7 +53,7 @@ type learnPanel struct {
 	keys   learnKeys
 	open   bool
 	loaded bool
-	sum    learn.Summary
+	sum    api.LearnSummary
 	err    error
 	at     time.Time
 	offset int
@@ -166,7 +166,7 @@ func (p learnPanel) lines() []string {
 	for _, c := range s.Capabilities {
 		add(fmt.Sprintf("  %s  %s  %s", fit(clean(c.Domain), dw), confBar(st, c.Confidence), st.Dim.Render(clean(c.Evidence))))
 	}
-	items := func(title, mark string, its []learn.Item) {
+	items := func(title, mark string, its []api.LearnItem) {
 		head(title)
 		if len(its) == 0 {
 			add(st.Dim.Render("  none yet"))

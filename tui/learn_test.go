@@ -14,44 +14,44 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // fakeLearn is a learning store with a fixed summary.
 type fakeLearn struct {
 	facade.Learner // only Summary is used
-	sum            learn.Summary
+	sum            api.LearnSummary
 	err            error
 	reads          atomic.Int32
 }
 
-func (f *fakeLearn) Summary(ctx context.Context, n int) (learn.Summary, error) {
+func (f *fakeLearn) Summary(ctx context.Context, n int) (api.LearnSummary, error) {
 	f.reads.Add(1)
 	return f.sum, f.err
 }
 
 func fixtureLearn() *fakeLearn {
-	crit := func(n int) []learn.Criterion {
-		out := make([]learn.Criterion, 5)
+	crit := func(n int) []api.Criterion {
+		out := make([]api.Criterion, 5)
 		for i := range n {
 			out[i].Evidenced = true
 		}
 		return out
 	}
-	return &fakeLearn{sum: learn.Summary{
-		Capabilities: []learn.Capability{
+	return &fakeLearn{sum: api.LearnSummary{
+		Capabilities: []api.Capability{
 			{Domain: "auth", Attempts: 3, Successes: 2, Confidence: 0.6, Evidence: "2 successful initiatives out of 3"},
 			{Domain: "database", Attempts: 1, Successes: 0, Partials: 1, Confidence: 0.33, Evidence: "0 successful initiatives out of 1 (1 partial)"},
 		},
-		Patterns: []learn.Item{
-			{ID: 1, Kind: learn.KindPattern, Domain: "auth", Seen: 2, Text: "Keep OAuth tokens in the session store, never in cookies"},
-			{ID: 4, Kind: learn.KindPattern, Domain: "database", Seen: 1, Text: "Run migrations in a transaction and test the rollback"},
+		Patterns: []api.LearnItem{
+			{ID: 1, Kind: api.LearningPattern, Domain: "auth", Seen: 2, Text: "Keep OAuth tokens in the session store, never in cookies"},
+			{ID: 4, Kind: api.LearningPattern, Domain: "database", Seen: 1, Text: "Run migrations in a transaction and test the rollback"},
 		},
-		AntiPatterns: []learn.Item{
-			{ID: 2, Kind: learn.KindAntiPattern, Domain: "auth", Seen: 1, Text: "Refreshing OAuth tokens inside the request handler caused login races"},
+		AntiPatterns: []api.LearnItem{
+			{ID: 2, Kind: api.LearningAntiPattern, Domain: "auth", Seen: 1, Text: "Refreshing OAuth tokens inside the request handler caused login races"},
 		},
-		Outcomes: []learn.OutcomeRecord{
+		Outcomes: []api.OutcomeRecord{
 			{ID: 3, At: now.Add(-5 * time.Minute), Initiative: "index the sessions table", Outcome: "partial", Domain: "database", Validated: true, Criteria: crit(4)},
 			{ID: 2, At: now.Add(-2 * time.Hour), Initiative: "add OAuth refresh", Outcome: "failure", Domain: "auth", Criteria: crit(1)},
 			{ID: 1, At: now.Add(-26 * time.Hour), Initiative: "add OAuth login to the API", Outcome: "success", Domain: "auth", Validated: true, Criteria: crit(5)},

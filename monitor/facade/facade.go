@@ -14,7 +14,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // Service is system3's one service.
@@ -47,23 +46,23 @@ type Learning interface {
 	learning
 	// Learnings summarises the store: the last n outcomes, patterns and
 	// anti-patterns.
-	Learnings(ctx context.Context, n int) (learn.Summary, error)
+	Learnings(ctx context.Context, n int) (api.LearnSummary, error)
 	// DeleteLearnings deletes learnings, all or none, and returns them as
 	// they were. It is a write: req.By (the origin the service saw) passes
 	// the policy, and each deletion, or the refusal, is audited.
-	DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error)
+	DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest) ([]api.LearnItem, error)
 }
 
 // learning are the methods the service and the store (Learner) share.
 type learning interface {
-	ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error)
-	Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error)
-	Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error)
+	ReportOutcome(ctx context.Context, o api.Outcome) (api.LearnReport, error)
+	Capabilities(ctx context.Context, capability, domain string) ([]api.Capability, error)
+	Reflect(ctx context.Context, query, about string, budget api.Budget) (api.Reflection, error)
 	// Outcomes lists the outcomes reported, newest first.
-	Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error)
+	Outcomes(ctx context.Context, f api.OutcomeFilter) ([]api.OutcomeRecord, error)
 	// ListLearnings lists the learnings with who reported them, newest
 	// first.
-	ListLearnings(ctx context.Context, f learn.LearningFilter) ([]learn.Item, error)
+	ListLearnings(ctx context.Context, f api.LearningFilter) ([]api.LearnItem, error)
 }
 
 // Coaching is the coach (monitor/coach): behaviour patterns, their

@@ -18,8 +18,8 @@ import (
 // Learner is the learning store as New uses it; *learn.Store is one.
 type Learner interface {
 	learning
-	Summary(ctx context.Context, n int) (learn.Summary, error)
-	DeleteLearnings(ctx context.Context, ids []int64) ([]learn.Item, error)
+	Summary(ctx context.Context, n int) (api.LearnSummary, error)
+	DeleteLearnings(ctx context.Context, ids []int64) ([]api.LearnItem, error)
 }
 
 var _ Learner = (*learn.Store)(nil)
@@ -166,45 +166,45 @@ func (l *local) allowRecord(ctx context.Context, action, origin string) error {
 
 // ReportOutcome passes the policy first, as every write does: what it
 // stores is typed into later spawns' first prompts.
-func (l *local) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
+func (l *local) ReportOutcome(ctx context.Context, o api.Outcome) (api.LearnReport, error) {
 	if l.p.Learn == nil {
-		return learn.Report{}, l.errNoLearn
+		return api.LearnReport{}, l.errNoLearn
 	}
 	if err := l.allowRecord(ctx, "report_outcome", o.ReportedBy); err != nil {
-		return learn.Report{}, err
+		return api.LearnReport{}, err
 	}
 	return l.p.Learn.ReportOutcome(ctx, o)
 }
 
-func (l *local) Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error) {
+func (l *local) Capabilities(ctx context.Context, capability, domain string) ([]api.Capability, error) {
 	if l.p.Learn == nil {
 		return nil, l.errNoLearn
 	}
 	return l.p.Learn.Capabilities(ctx, capability, domain)
 }
 
-func (l *local) Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error) {
+func (l *local) Reflect(ctx context.Context, query, about string, budget api.Budget) (api.Reflection, error) {
 	if l.p.Learn == nil {
-		return learn.Reflection{}, l.errNoLearn
+		return api.Reflection{}, l.errNoLearn
 	}
 	return l.p.Learn.Reflect(ctx, query, about, budget)
 }
 
-func (l *local) Learnings(ctx context.Context, n int) (learn.Summary, error) {
+func (l *local) Learnings(ctx context.Context, n int) (api.LearnSummary, error) {
 	if l.p.Learn == nil {
-		return learn.Summary{}, l.errNoLearn
+		return api.LearnSummary{}, l.errNoLearn
 	}
 	return l.p.Learn.Summary(ctx, n)
 }
 
-func (l *local) Outcomes(ctx context.Context, f learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
+func (l *local) Outcomes(ctx context.Context, f api.OutcomeFilter) ([]api.OutcomeRecord, error) {
 	if l.p.Learn == nil {
 		return nil, l.errNoLearn
 	}
 	return l.p.Learn.Outcomes(ctx, f)
 }
 
-func (l *local) ListLearnings(ctx context.Context, f learn.LearningFilter) ([]learn.Item, error) {
+func (l *local) ListLearnings(ctx context.Context, f api.LearningFilter) ([]api.LearnItem, error) {
 	if l.p.Learn == nil {
 		return nil, l.errNoLearn
 	}
@@ -217,7 +217,7 @@ const maxAuditedLearning = 500
 // DeleteLearnings passes the policy first, as every write does, and
 // audits each learning deleted (with its text and reporter, so the audit
 // log keeps what was removed) or the refusal.
-func (l *local) DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
+func (l *local) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest) ([]api.LearnItem, error) {
 	if l.p.Learn == nil {
 		return nil, l.errNoLearn
 	}

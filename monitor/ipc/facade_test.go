@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // parts is a facade.Service over a fake api.Service whose orchestrators,
@@ -26,7 +25,7 @@ type parts struct {
 	mu      sync.Mutex
 	spawns  []api.SpawnRequest
 	stops   []api.StopRequest
-	deletes []learn.DeleteRequest
+	deletes []api.LearnDeleteRequest
 	steps   []string // progress a spawn reports
 }
 
@@ -83,40 +82,40 @@ func (p *parts) Agents(context.Context) ([]string, error) {
 	return []string{"claude", "codex"}, nil
 }
 
-func (p *parts) ReportOutcome(context.Context, learn.Outcome) (learn.Report, error) {
-	return learn.Report{}, p.err("report_outcome")
+func (p *parts) ReportOutcome(context.Context, api.Outcome) (api.LearnReport, error) {
+	return api.LearnReport{}, p.err("report_outcome")
 }
 
-func (p *parts) Capabilities(context.Context, string, string) ([]learn.Capability, error) {
+func (p *parts) Capabilities(context.Context, string, string) ([]api.Capability, error) {
 	return nil, p.err("capabilities")
 }
 
-func (p *parts) Reflect(context.Context, string, string, learn.Budget) (learn.Reflection, error) {
-	return learn.Reflection{}, p.err("reflect")
+func (p *parts) Reflect(context.Context, string, string, api.Budget) (api.Reflection, error) {
+	return api.Reflection{}, p.err("reflect")
 }
 
-func (p *parts) Learnings(context.Context, int) (learn.Summary, error) {
-	return learn.Summary{}, p.err("learnings")
+func (p *parts) Learnings(context.Context, int) (api.LearnSummary, error) {
+	return api.LearnSummary{}, p.err("learnings")
 }
 
-func (p *parts) Outcomes(context.Context, learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
+func (p *parts) Outcomes(context.Context, api.OutcomeFilter) ([]api.OutcomeRecord, error) {
 	return nil, p.err("outcomes")
 }
 
-func (p *parts) ListLearnings(context.Context, learn.LearningFilter) ([]learn.Item, error) {
+func (p *parts) ListLearnings(context.Context, api.LearningFilter) ([]api.LearnItem, error) {
 	return nil, p.err("list_learnings")
 }
 
-func (p *parts) DeleteLearnings(_ context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
+func (p *parts) DeleteLearnings(_ context.Context, req api.LearnDeleteRequest) ([]api.LearnItem, error) {
 	p.mu.Lock()
 	p.deletes = append(p.deletes, req)
 	p.mu.Unlock()
 	if err := p.err("delete_learnings"); err != nil {
 		return nil, err
 	}
-	items := make([]learn.Item, len(req.IDs))
+	items := make([]api.LearnItem, len(req.IDs))
 	for i, id := range req.IDs {
-		items[i] = learn.Item{ID: id, Kind: learn.KindPattern, Text: "learning " + fmt.Sprint(id)}
+		items[i] = api.LearnItem{ID: id, Kind: api.LearningPattern, Text: "learning " + fmt.Sprint(id)}
 	}
 	return items, nil
 }
@@ -219,7 +218,7 @@ func TestPartErrorsCrossTheSocket(t *testing.T) {
 		err  error
 		want error
 	}{
-		{coach.ErrNotFound, coach.ErrNotFound}, {learn.ErrInvalid, learn.ErrInvalid}, {api.ErrOrchestratorExists, api.ErrOrchestratorExists},
+		{coach.ErrNotFound, coach.ErrNotFound}, {api.ErrLearnInvalid, api.ErrLearnInvalid}, {api.ErrOrchestratorExists, api.ErrOrchestratorExists},
 		{api.ErrUnknownAgent, api.ErrUnknownAgent}, {api.ErrNotRecorded, api.ErrNotRecorded},
 	} {
 		we := toWireError(tt.err)

@@ -35,7 +35,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -211,8 +210,8 @@ var sentinels = []struct {
 	{"coach_not_found", coach.ErrNotFound},
 	{"coach_bad_request", coach.ErrBadRequest},
 	{"coach_no_sender", coach.ErrNoSender},
-	{"learn_invalid", learn.ErrInvalid},
-	{"learn_storage", learn.ErrStorage},
+	{"learn_invalid", api.ErrLearnInvalid},
+	{"learn_storage", api.ErrLearnStorage},
 	{"orchestrator_invalid", api.ErrOrchestratorInvalid},
 	{"orchestrator_exists", api.ErrOrchestratorExists},
 	{"orchestrator_dirty", api.ErrOrchestratorDirty},

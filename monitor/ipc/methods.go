@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -179,21 +178,21 @@ var (
 
 	// mReportOutcome records: a second call would record it twice.
 	// mReportOutcome's reporter is the peer, whom the policy judges.
-	mReportOutcome = withPeer(unary("report_outcome", action, body[learn.Outcome](), facade.Service.ReportOutcome),
-		originFrom(func(o *learn.Outcome) *string { return &o.ReportedBy }))
-	mCapabilities = unary("capabilities", read, body[capabilityArgs](), func(s facade.Service, ctx context.Context, a capabilityArgs) ([]learn.Capability, error) {
+	mReportOutcome = withPeer(unary("report_outcome", action, body[api.Outcome](), facade.Service.ReportOutcome),
+		originFrom(func(o *api.Outcome) *string { return &o.ReportedBy }))
+	mCapabilities = unary("capabilities", read, body[capabilityArgs](), func(s facade.Service, ctx context.Context, a capabilityArgs) ([]api.Capability, error) {
 		return s.Capabilities(ctx, a.Capability, a.Domain)
 	})
-	mReflect = unary("reflect", read, body[reflectArgs](), func(s facade.Service, ctx context.Context, a reflectArgs) (learn.Reflection, error) {
+	mReflect = unary("reflect", read, body[reflectArgs](), func(s facade.Service, ctx context.Context, a reflectArgs) (api.Reflection, error) {
 		return s.Reflect(ctx, a.Query, a.About, a.Budget)
 	})
 	mLearnings     = unary("learnings", read, body[int](), facade.Service.Learnings)
-	mOutcomes      = unary("outcomes", read, body[learn.OutcomeFilter](), facade.Service.Outcomes)
-	mListLearnings = unary("list_learnings", read, body[learn.LearningFilter](), facade.Service.ListLearnings)
+	mOutcomes      = unary("outcomes", read, body[api.OutcomeFilter](), facade.Service.Outcomes)
+	mListLearnings = unary("list_learnings", read, body[api.LearningFilter](), facade.Service.ListLearnings)
 	// mDeleteLearnings's asker is the peer, whom the policy judges and the
 	// audit names; a second call would find the learnings gone.
-	mDeleteLearnings = withPeer(unary("delete_learnings", action, body[learn.DeleteRequest](), facade.Service.DeleteLearnings),
-		originFrom(func(r *learn.DeleteRequest) *string { return &r.By }))
+	mDeleteLearnings = withPeer(unary("delete_learnings", action, body[api.LearnDeleteRequest](), facade.Service.DeleteLearnings),
+		originFrom(func(r *api.LearnDeleteRequest) *string { return &r.By }))
 
 	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.PatternInfo, error) {
 		return s.PatternInfos(ctx)
@@ -225,9 +224,9 @@ type (
 		Domain     string `json:"domain,omitempty"`
 	}
 	reflectArgs struct {
-		Query  string       `json:"query"`
-		About  string       `json:"about,omitempty"`
-		Budget learn.Budget `json:"budget,omitempty"`
+		Query  string     `json:"query"`
+		About  string     `json:"about,omitempty"`
+		Budget api.Budget `json:"budget,omitempty"`
 	}
 	statsArgs struct {
 		Pattern string `json:"pattern"`
@@ -637,32 +636,32 @@ func (f forward) Agents(ctx context.Context) ([]string, error) {
 	return as[[]string](f.call(ctx, mAgents, struct{}{}))
 }
 
-func (f forward) ReportOutcome(ctx context.Context, o learn.Outcome) (learn.Report, error) {
-	return as[learn.Report](f.call(ctx, mReportOutcome, o))
+func (f forward) ReportOutcome(ctx context.Context, o api.Outcome) (api.LearnReport, error) {
+	return as[api.LearnReport](f.call(ctx, mReportOutcome, o))
 }
 
-func (f forward) Capabilities(ctx context.Context, capability, domain string) ([]learn.Capability, error) {
-	return as[[]learn.Capability](f.call(ctx, mCapabilities, capabilityArgs{Capability: capability, Domain: domain}))
+func (f forward) Capabilities(ctx context.Context, capability, domain string) ([]api.Capability, error) {
+	return as[[]api.Capability](f.call(ctx, mCapabilities, capabilityArgs{Capability: capability, Domain: domain}))
 }
 
-func (f forward) Reflect(ctx context.Context, query, about string, budget learn.Budget) (learn.Reflection, error) {
-	return as[learn.Reflection](f.call(ctx, mReflect, reflectArgs{Query: query, About: about, Budget: budget}))
+func (f forward) Reflect(ctx context.Context, query, about string, budget api.Budget) (api.Reflection, error) {
+	return as[api.Reflection](f.call(ctx, mReflect, reflectArgs{Query: query, About: about, Budget: budget}))
 }
 
-func (f forward) Learnings(ctx context.Context, n int) (learn.Summary, error) {
-	return as[learn.Summary](f.call(ctx, mLearnings, n))
+func (f forward) Learnings(ctx context.Context, n int) (api.LearnSummary, error) {
+	return as[api.LearnSummary](f.call(ctx, mLearnings, n))
 }
 
-func (f forward) Outcomes(ctx context.Context, fl learn.OutcomeFilter) ([]learn.OutcomeRecord, error) {
-	return as[[]learn.OutcomeRecord](f.call(ctx, mOutcomes, fl))
+func (f forward) Outcomes(ctx context.Context, fl api.OutcomeFilter) ([]api.OutcomeRecord, error) {
+	return as[[]api.OutcomeRecord](f.call(ctx, mOutcomes, fl))
 }
 
-func (f forward) ListLearnings(ctx context.Context, fl learn.LearningFilter) ([]learn.Item, error) {
-	return as[[]learn.Item](f.call(ctx, mListLearnings, fl))
+func (f forward) ListLearnings(ctx context.Context, fl api.LearningFilter) ([]api.LearnItem, error) {
+	return as[[]api.LearnItem](f.call(ctx, mListLearnings, fl))
 }
 
-func (f forward) DeleteLearnings(ctx context.Context, req learn.DeleteRequest) ([]learn.Item, error) {
-	return as[[]learn.Item](f.call(ctx, mDeleteLearnings, req))
+func (f forward) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest) ([]api.LearnItem, error) {
+	return as[[]api.LearnItem](f.call(ctx, mDeleteLearnings, req))
 }
 
 func (f forward) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {

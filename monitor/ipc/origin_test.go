@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // selfOrigin is the verified part of the origin the server derives for
@@ -138,7 +137,7 @@ func TestHookRefusedCrossesTheSocket(t *testing.T) {
 func TestSocketDeleteLearningsIsThePeers(t *testing.T) {
 	p := &parts{fakeService: newFake(t)}
 	c := dial(t, serve(t, p).path)
-	items, err := c.DeleteLearnings(context.Background(), learn.DeleteRequest{IDs: []int64{3, 7}, By: "cli"})
+	items, err := c.DeleteLearnings(context.Background(), api.LearnDeleteRequest{IDs: []int64{3, 7}, By: "cli"})
 	if err != nil || len(items) != 2 || items[1].ID != 7 {
 		t.Fatalf("delete = %+v, %v", items, err)
 	}

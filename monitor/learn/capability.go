@@ -6,26 +6,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Capability is how reliably initiatives of one kind succeed.
-type Capability struct {
-	// Name is what the capability is: the domain, or the capability asked
-	// for (initiatives matching its words) within a domain.
-	Name      string `json:"name"`
-	Domain    string `json:"domain"`
-	Attempts  int    `json:"attempts"`
-	Successes int    `json:"successes"`
-	Partials  int    `json:"partials"`
-	Failures  int    `json:"failures"`
-	// Confidence is the smoothed success rate (successes+1)/(attempts+2):
-	// 0.5 with no evidence, approaching the plain rate as outcomes add up.
-	Confidence float64 `json:"confidence"`
-	// Evidence says it in words: "3 successful initiatives out of 4".
-	Evidence string    `json:"evidence"`
-	Updated  time.Time `json:"updated"`
-}
+type Capability = api.Capability
 
 // Confidence is the smoothed success rate (successes+1)/(attempts+2),
 // rounded to two decimals.
@@ -61,11 +47,12 @@ func scanCapability(r rowScanner) (Capability, error) {
 		return c, err
 	}
 	c.Name, c.Updated = c.Domain, fromMS(up)
-	c.fill()
+	fill(&c)
 	return c, nil
 }
 
-func (c *Capability) fill() {
+// fill computes c's confidence and evidence from its counts.
+func fill(c *Capability) {
 	c.Confidence = Confidence(c.Successes, c.Attempts)
 	c.Evidence = evidence(c.Successes, c.Attempts, c.Partials)
 }
@@ -132,7 +119,7 @@ func (s *Store) capabilityMatching(ctx context.Context, capability, domain strin
 			return nil, fmt.Errorf("capabilities: %w", err)
 		}
 		c.Name, c.Updated = capability, fromMS(up)
-		c.fill()
+		fill(&c)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -3,20 +3,12 @@ package learn
 import (
 	"regexp"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Criterion is one quality of a reasoning path the store looks for.
-type Criterion struct {
-	// Name is the criterion's id ("goal_defined").
-	Name string `json:"name"`
-	// Label says it in words ("goal clearly defined").
-	Label string `json:"label"`
-	// Evidenced is true when the reasoning path shows it.
-	Evidenced bool `json:"evidenced"`
-	// Evidence is the phrase of the reasoning path that shows it, with a
-	// little of its context; empty when not evidenced.
-	Evidence string `json:"evidence,omitempty"`
-}
+type Criterion = api.Criterion
 
 // PassMin is how many of the five criteria a reasoning path must evidence
 // to pass (be "validated").

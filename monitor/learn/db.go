@@ -18,6 +18,8 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // FileName is the database's name in the state dir.
@@ -155,7 +157,7 @@ const busyRetry = 30 * time.Second
 // written or read for a reason outside system3: a full disk, an I/O error, a
 // read-only or unreachable file. The request was fine; trying again after
 // the disk is fixed works.
-var ErrStorage = errors.New("the learning store cannot be written")
+var ErrStorage = api.ErrLearnStorage
 
 type storageError struct{ err error }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // itemColumns are the learnings' columns an Item is read from, in
@@ -35,12 +37,7 @@ func scanItems(rows *sql.Rows) ([]Item, error) {
 }
 
 // LearningFilter selects learnings for a listing.
-type LearningFilter struct {
-	// Domain keeps one domain's learnings; empty: all.
-	Domain string `json:"domain,omitempty"`
-	// Limit caps how many (newest first); 0 means 50.
-	Limit int `json:"limit,omitempty"`
-}
+type LearningFilter = api.LearningFilter
 
 // ListLearnings lists the stored learnings, stale ones too, newest
 // first: what an operator reviews, with who reported each one.
@@ -68,12 +65,7 @@ func (s *Store) ListLearnings(ctx context.Context, f LearningFilter) ([]Item, er
 }
 
 // DeleteRequest asks to delete learnings.
-type DeleteRequest struct {
-	IDs []int64 `json:"ids"`
-	// By is who asks, as the service saw them: the policy judges it, and
-	// the audit log names it.
-	By string `json:"by"`
-}
+type DeleteRequest = api.LearnDeleteRequest
 
 // DeleteLearnings deletes the learnings ids, all or none: an id that
 // names no learning refuses the whole request. It returns the learnings

@@ -6,105 +6,51 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
 // Outcome values.
 const (
-	Success = "success"
-	Partial = "partial"
-	Failure = "failure"
+	Success = api.OutcomeSuccess
+	Partial = api.OutcomePartial
+	Failure = api.OutcomeFailure
 )
 
 // Learning kinds.
 const (
-	KindPattern     = "pattern"
-	KindAntiPattern = "anti-pattern"
+	KindPattern     = api.LearningPattern
+	KindAntiPattern = api.LearningAntiPattern
 )
 
 // Limits of a reported outcome.
 const (
-	MaxInitiative = 500
-	MaxReasoning  = 20000
-	MaxLearning   = 2000
-	MaxLearnings  = 50
-	MaxDomain     = 64
+	MaxInitiative = api.MaxOutcomeInitiative
+	MaxReasoning  = api.MaxReasoning
+	MaxLearning   = api.MaxLearning
+	MaxLearnings  = api.MaxLearnings
+	MaxDomain     = api.MaxDomain
 	// MaxReporter caps who reported an outcome, as kept: a longer one is
 	// cut.
 	MaxReporter = 256
 )
 
 // Outcome is what an orchestrator reports when an initiative ends.
-type Outcome struct {
-	// Initiative names what was attempted ("migrate sessions to Redis").
-	Initiative string `json:"initiative"`
-	// Outcome is success, partial or failure.
-	Outcome string `json:"outcome"`
-	// ReasoningPath is how the work was reasoned through, in prose or
-	// steps; it is checked against the five criteria.
-	ReasoningPath string `json:"reasoning_path"`
-	// Learnings are the lessons to keep, one sentence each.
-	Learnings []string `json:"learnings,omitempty"`
-	// Blockers are what stood in the way.
-	Blockers []string `json:"blockers,omitempty"`
-	// Domain groups outcomes into a capability ("auth", "frontend");
-	// empty means "general".
-	Domain string `json:"domain,omitempty"`
-	// ReportedBy is who reported it, as the service saw them ("cli",
-	// "mcp:<client>", a socket peer): the policy judges it, and its
-	// learnings are quoted as that reporter's.
-	ReportedBy string `json:"reported_by,omitempty"`
-}
+type Outcome = api.Outcome
 
 // Report is what ReportOutcome did.
-type Report struct {
-	OutcomeID int64 `json:"outcome_id"`
-	// Validated is true when the reasoning path evidences at least
-	// PassMin of the five criteria.
-	Validated bool        `json:"validated"`
-	Criteria  []Criterion `json:"criteria"`
-	// PatternStored is true when the learnings were kept as patterns
-	// (success and validated reasoning); otherwise they were kept as
-	// anti-patterns.
-	PatternStored bool `json:"pattern_stored"`
-	// Kind is how the learnings were stored: pattern or anti-pattern.
-	Kind string `json:"kind"`
-	// Learnings are the stored learnings' ids; one already known is
-	// counted again rather than stored twice (Merged).
-	Learnings         []StoredLearning `json:"learnings"`
-	CapabilityUpdated bool             `json:"capability_updated"`
-	Domain            string           `json:"domain"`
-	// Confidence is the domain's capability confidence after this outcome.
-	Confidence float64 `json:"confidence"`
-	Evidence   string  `json:"evidence"`
-}
+type Report = api.LearnReport
 
 // StoredLearning is one learning as ReportOutcome kept it.
-type StoredLearning struct {
-	ID     int64  `json:"id"`
-	Text   string `json:"text"`
-	Merged bool   `json:"merged"`
-}
+type StoredLearning = api.StoredLearning
 
 // OutcomeRecord is a stored outcome.
-type OutcomeRecord struct {
-	ID            int64       `json:"id"`
-	At            time.Time   `json:"at"`
-	Initiative    string      `json:"initiative"`
-	Outcome       string      `json:"outcome"`
-	ReasoningPath string      `json:"reasoning_path"`
-	Domain        string      `json:"domain"`
-	Validated     bool        `json:"validated"`
-	Criteria      []Criterion `json:"criteria"`
-	Learnings     []string    `json:"learnings"`
-	Blockers      []string    `json:"blockers"`
-}
+type OutcomeRecord = api.OutcomeRecord
 
 // clean validates and normalises o.
-func (o Outcome) clean() (Outcome, error) {
+func clean(o Outcome) (Outcome, error) {
 	o.Initiative = strings.TrimSpace(o.Initiative)
 	o.Outcome = strings.ToLower(strings.TrimSpace(o.Outcome))
 	o.ReasoningPath = strings.TrimSpace(o.ReasoningPath)
@@ -181,7 +127,7 @@ func normText(s string) string {
 // reasoning) or anti-patterns (anything else), and updates the capability
 // of its domain, all in one transaction.
 func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
-	o, err := o.clean()
+	o, err := clean(o)
 	if err != nil {
 		return Report{}, err
 	}
@@ -254,12 +200,7 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 }
 
 // OutcomeFilter selects outcomes.
-type OutcomeFilter struct {
-	// Domain keeps one domain's outcomes; empty: all.
-	Domain string `json:"domain,omitempty"`
-	// Limit caps how many (newest first); 0 means 50.
-	Limit int `json:"limit,omitempty"`
-}
+type OutcomeFilter = api.OutcomeFilter
 
 // Outcomes lists stored outcomes, newest first.
 func (s *Store) Outcomes(ctx context.Context, f OutcomeFilter) ([]OutcomeRecord, error) {

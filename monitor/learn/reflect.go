@@ -14,26 +14,25 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Budget bounds how much a reflection returns and whether a reflect
 // command writes one.
-type Budget string
+type Budget = api.Budget
 
 // Budgets.
 const (
-	BudgetLow  Budget = "low"
-	BudgetMid  Budget = "mid"
-	BudgetHigh Budget = "high"
+	BudgetLow  = api.BudgetLow
+	BudgetMid  = api.BudgetMid
+	BudgetHigh = api.BudgetHigh
 )
-
-// Budgets lists the budgets, smallest first.
-func Budgets() []string { return []string{string(BudgetLow), string(BudgetMid), string(BudgetHigh)} }
 
 // limits are how many items of each kind a budget returns.
 type limits struct{ patterns, antiPatterns, capabilities int }
 
-func (b Budget) limits() limits {
+func limitsOf(b Budget) limits {
 	switch b {
 	case BudgetLow:
 		return limits{2, 2, 1}
@@ -56,49 +55,13 @@ const (
 )
 
 // Item is one pattern or anti-pattern.
-type Item struct {
-	ID       int64     `json:"id"`
-	Kind     string    `json:"kind"`
-	Text     string    `json:"text"`
-	Domain   string    `json:"domain"`
-	Seen     int       `json:"seen"`
-	Injected int       `json:"injected"`
-	Created  time.Time `json:"created"`
-	LastSeen time.Time `json:"last_seen"`
-	// ReportedBy is who first reported it, as the service saw them
-	// ("cli", "mcp:<client>", a socket peer); empty for a learning stored
-	// before reporters were kept: unknown.
-	ReportedBy string `json:"reported_by"`
-	// Stale is set on a learning not seen for a long time: reflect and
-	// wisdom leave it out until it is reported again.
-	Stale bool `json:"stale,omitempty"`
-	// Score is the ranking score of a reflection (0 outside one).
-	Score float64 `json:"score,omitempty"`
-}
+type Item = api.LearnItem
 
 // CapabilityNote is a capability relevant to a reflection, in words.
-type CapabilityNote struct {
-	Capability
-	Note string `json:"note"`
-}
+type CapabilityNote = api.CapabilityNote
 
 // Reflection is what Reflect found.
-type Reflection struct {
-	Query        string           `json:"query"`
-	Budget       string           `json:"budget"`
-	Patterns     []Item           `json:"patterns"`
-	AntiPatterns []Item           `json:"anti_patterns"`
-	Capabilities []CapabilityNote `json:"capabilities"`
-	// Confidence is how much past experience backs this reflection:
-	// n/(n+3) for n patterns and anti-patterns found, 0 with none.
-	Confidence float64 `json:"confidence"`
-	// Mode is "retrieval" (ranked material only) or "written" (a reflect
-	// command wrote Reflection from it).
-	Mode       string `json:"mode"`
-	Reflection string `json:"reflection,omitempty"`
-	// Note says why the mode is what it is.
-	Note string `json:"note"`
-}
+type Reflection = api.Reflection
 
 // stopwords are left out of queries: they match everything.
 var stopwords = map[string]bool{}
@@ -271,7 +234,7 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 	if budget == "" {
 		budget = BudgetMid
 	}
-	if !slices.Contains(Budgets(), string(budget)) {
+	if !slices.Contains(api.Budgets(), string(budget)) {
 		return Reflection{}, invalid("budget %q is not one of low, mid, high", budget)
 	}
 	words := terms(query, maxTerms)
@@ -280,7 +243,7 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 	}
 	words = append(words, terms(about, maxTerms-len(words))...)
 	words = slices.Compact(words)
-	lim := budget.limits()
+	lim := limitsOf(budget)
 	r := Reflection{Query: query, Budget: string(budget), Mode: "retrieval", Capabilities: []CapabilityNote{}}
 	var err error
 	if r.Patterns, err = s.search(ctx, KindPattern, words, lim.patterns); err != nil {
@@ -338,8 +301,8 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 	return r, nil
 }
 
-// Material is the retrieved material as the reflect command reads it.
-func (r Reflection) Material(about string) string {
+// material is the retrieved material as the reflect command reads it.
+func material(r Reflection, about string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are reflecting for a supervisor of AI coding agents before it acts.\nQuestion: %s\n", r.Query)
 	if c := strings.TrimSpace(about); c != "" {
@@ -370,7 +333,7 @@ func (s *Store) runReflect(ctx context.Context, r Reflection, about string) (str
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	cmd.Stdin = strings.NewReader(r.Material(about))
+	cmd.Stdin = strings.NewReader(material(r, about))
 	var out, errOut capped
 	out.max, errOut.max = maxReflection, 2048
 	cmd.Stdout, cmd.Stderr = &out, &errOut

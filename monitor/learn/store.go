@@ -3,12 +3,13 @@ package learn
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Component is the name the learning tables are versioned under in
@@ -110,7 +111,7 @@ var migrations = []string{
 
 // ErrInvalid marks input the store refuses; its message says what to send
 // instead.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = api.ErrLearnInvalid
 
 func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // MaxWisdom caps the items Wisdom returns.
@@ -105,12 +107,7 @@ func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]Item, 
 }
 
 // Summary is the learning store at a glance, for the dashboard.
-type Summary struct {
-	Outcomes     []OutcomeRecord `json:"outcomes"`
-	Patterns     []Item          `json:"patterns"`
-	AntiPatterns []Item          `json:"anti_patterns"`
-	Capabilities []Capability    `json:"capabilities"`
-}
+type Summary = api.LearnSummary
 
 // Summary returns the n most recent outcomes, the n most seen patterns
 // and anti-patterns, and every capability.
