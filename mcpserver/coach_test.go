@@ -46,10 +46,10 @@ func coachFixture(t *testing.T, f *monitortest.Service) *coach.Coach {
 
 // formatterLoop feeds the coach a formatter loop in pane %1 (orch-auth)
 // up to its preventive alert, and returns it.
-func formatterLoop(t *testing.T, c *coach.Coach) coach.Alert {
+func formatterLoop(t *testing.T, c *coach.Coach) api.CoachAlert {
 	t.Helper()
 	at := t0.Add(80 * time.Minute)
-	var got []coach.Alert
+	var got []api.CoachAlert
 	for i, tc := range []api.ToolCall{
 		{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "auth.go"},
 		{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "auth.go"},
@@ -156,7 +156,7 @@ func TestCoachTools(t *testing.T) {
 					t.Errorf("got %s", txt)
 				}
 				a, _ := c.Alert(context.Background(), 1)
-				if a.Status != coach.StatusFailed || !strings.Contains(a.Outcome, "reported by mcp:tools-test: did not work") {
+				if a.Status != api.CoachStatusFailed || !strings.Contains(a.Outcome, "reported by mcp:tools-test: did not work") {
 					t.Errorf("alert = %+v", a)
 				}
 			}},

@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // Resource URIs of behaviour patterns.
@@ -55,7 +55,7 @@ func (s *Server) readPatterns(ctx context.Context, req mcp.ReadResourceRequest) 
 		return nil, err
 	}
 	if ps == nil {
-		ps = []coach.PatternInfo{}
+		ps = []api.PatternInfo{}
 	}
 	return jsonContents(req.Params.URI, map[string]any{"patterns": ps, "count": len(ps)})
 }
@@ -65,13 +65,13 @@ func (s *Server) readPattern(ctx context.Context, req mcp.ReadResourceRequest) (
 	cctx, cancel := withTimeout(ctx, callTimeout)
 	defer cancel()
 	p, err := s.coach.PatternInfo(cctx, id)
-	if errors.Is(err, coach.ErrNotFound) {
+	if errors.Is(err, api.ErrCoachNotFound) {
 		return nil, fmt.Errorf("%w: no pattern %q; read %s for the ids", server.ErrResourceNotFound, id, PatternsURI)
 	}
 	if err != nil {
 		return nil, err
 	}
-	recent, err := s.coach.History(cctx, coach.HistoryQuery{Pattern: id, Limit: 20})
+	recent, err := s.coach.History(cctx, api.CoachHistoryQuery{Pattern: id, Limit: 20})
 	if err != nil {
 		return nil, err
 	}

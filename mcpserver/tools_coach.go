@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/coach"
 )
 
 // Limits of query_pattern_history.
@@ -21,17 +20,17 @@ const (
 )
 
 // alertStatuses are the values query_pattern_history filters on.
-var alertStatuses = []string{"open", coach.StatusActive, coach.StatusSent, coach.StatusWorked, coach.StatusFailed, coach.StatusResolved}
+var alertStatuses = []string{"open", api.CoachStatusActive, api.CoachStatusSent, api.CoachStatusWorked, api.CoachStatusFailed, api.CoachStatusResolved}
 
 // coachError turns an error of the coach into a tool error a model can
 // act on, and keeps a Go error for internal failures.
 func coachError(err error) (*mcp.CallToolResult, error) {
 	switch {
-	case errors.Is(err, coach.ErrNotFound):
+	case errors.Is(err, api.ErrCoachNotFound):
 		return mcp.NewToolResultError(err.Error() + "; read system3://patterns for the pattern and intervention ids, or system3://alerts/active for open alerts"), nil
-	case errors.Is(err, coach.ErrBadRequest):
+	case errors.Is(err, api.ErrCoachBadRequest):
 		return mcp.NewToolResultError(err.Error()), nil
-	case errors.Is(err, coach.ErrNoSender):
+	case errors.Is(err, api.ErrCoachNoSender):
 		return mcp.NewToolResultError(err.Error() + "; call again with send false to get the reminder text"), nil
 	}
 	return serviceError(err)
@@ -58,7 +57,7 @@ func QueryPatternHistoryTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		Limit   int    `json:"limit"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
-		q := coach.HistoryQuery{Pattern: a.Pattern, Session: a.Session, Status: a.Status, Limit: a.Limit}
+		q := api.CoachHistoryQuery{Pattern: a.Pattern, Session: a.Session, Status: a.Status, Limit: a.Limit}
 		if q.Limit == 0 {
 			q.Limit = DefaultHistoryLimit
 		}
@@ -147,7 +146,7 @@ func RequestInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Coach.RequestIntervention(actx, coach.InterventionRequest{Pane: sess.Pane, Target: sess.Target, Session: sess.Session,
+		r, err := e.Coach.RequestIntervention(actx, api.InterventionRequest{Pane: sess.Pane, Target: sess.Target, Session: sess.Session,
 			Repo: sess.Path, Agent: sess.Agent, Pattern: a.Pattern, Send: send, By: originOf(ctx)})
 		if err != nil {
 			return coachError(err)
@@ -159,7 +158,7 @@ func RequestInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		switch {
 		case send && r.Action != nil && !r.Action.Delivered:
 			v["next"] = "tmux did not take the text; call get_session to see the pane"
-		case send && r.Action == nil && r.Alert.Status == coach.StatusSent:
+		case send && r.Action == nil && r.Alert.Status == api.CoachStatusSent:
 			v["next"] = "this reminder was already sent (" + r.Alert.SentBy + "); system3 is measuring whether it worked"
 		}
 		return result(v)
@@ -173,7 +172,7 @@ func ReportInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("pattern_id", mcp.Required(), mcp.Description(`The pattern, like "test_error_loop".`), mcp.MinLength(1), mcp.MaxLength(128)),
 		mcp.WithString("intervention_id", mcp.Required(), mcp.Description(`The intervention, like "isolate-root-cause".`), mcp.MinLength(1), mcp.MaxLength(128)),
 		mcp.WithBoolean("worked", mcp.Required(), mcp.Description("Whether the agent left the loop after it.")),
-		mcp.WithString("notes", mcp.Description("What happened, in a sentence or two."), mcp.MaxLength(coach.MaxNotes)),
+		mcp.WithString("notes", mcp.Description("What happened, in a sentence or two."), mcp.MaxLength(api.MaxNotes)),
 		mcp.WithInteger("alert_id", mcp.Description("The alert the reminder belonged to, when known."), mcp.Min(1)),
 		argOrder("pattern_id", "intervention_id", "worked", "notes", "alert_id"),
 		writes("Report intervention", false, false),
@@ -191,7 +190,7 @@ func ReportInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		cctx, cancel := withTimeout(ctx, callTimeout)
 		defer cancel()
-		st, err := e.Coach.ReportIntervention(cctx, coach.Report{Pattern: a.Pattern, Intervention: a.Intervention, Worked: a.Worked,
+		st, err := e.Coach.ReportIntervention(cctx, api.CoachReport{Pattern: a.Pattern, Intervention: a.Intervention, Worked: a.Worked,
 			Notes: a.Notes, Alert: a.Alert, By: originOf(ctx)})
 		if err != nil {
 			return coachError(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -131,8 +130,8 @@ type markSender struct {
 	rec            *sentRecorder
 }
 
-func (m markSender) MarkSent(ctx context.Context, id int64, _ string) (coach.Alert, error) {
-	return coach.Alert{ID: id}, m.rec.sent(ctx, id)
+func (m markSender) MarkSent(ctx context.Context, id int64, _ string) (api.CoachAlert, error) {
+	return api.CoachAlert{ID: id}, m.rec.sent(ctx, id)
 }
 
 // A reminder typed by the daemon but not recorded there comes back over

@@ -23,11 +23,11 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// Errors callers can tell apart.
+// Errors callers can tell apart: the vocabulary's.
 var (
-	ErrNotFound   = errors.New("not found")
-	ErrBadRequest = errors.New("bad request")
-	ErrNoSender   = errors.New("this system3 cannot type into panes")
+	ErrNotFound   = api.ErrCoachNotFound
+	ErrBadRequest = api.ErrCoachBadRequest
+	ErrNoSender   = api.ErrCoachNoSender
 )
 
 // Config configures a Coach.
@@ -787,28 +787,12 @@ func (c *Coach) Send(ctx context.Context, id int64, by string) (api.ActionResult
 		})
 }
 
-// InterventionRequest asks for a reminder in one pane: the open alert's
-// (of Pattern, when set), or, with Pattern and no alert open, a new one.
-type InterventionRequest struct {
-	Pane    string `json:"pane"`
-	Target  string `json:"target,omitempty"`
-	Session string `json:"session,omitempty"`
-	Repo    string `json:"repo,omitempty"`
-	Agent   string `json:"agent,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
-	// Send types the reminder; false only composes it.
-	Send bool   `json:"send"`
-	By   string `json:"by"`
-}
+// InterventionRequest asks for a reminder in one pane.
+type InterventionRequest = api.InterventionRequest
 
 // InterventionResult is the alert the reminder belongs to and, when sent,
 // what the pane did with it.
-type InterventionResult struct {
-	Alert  Alert                  `json:"alert"`
-	Sent   bool                   `json:"sent"`
-	Action *api.ActionResult      `json:"action,omitempty"`
-	Stats  []InterventionStanding `json:"interventions,omitempty"`
-}
+type InterventionResult = api.InterventionResult
 
 // RequestIntervention composes (and, if asked, sends) a reminder for a
 // pane.
@@ -867,18 +851,10 @@ func (c *Coach) RequestIntervention(ctx context.Context, req InterventionRequest
 }
 
 // Report is a user's or agent's word on whether an intervention worked.
-type Report struct {
-	Pattern      string `json:"pattern"`
-	Intervention string `json:"intervention"`
-	Worked       bool   `json:"worked"`
-	Notes        string `json:"notes,omitempty"`
-	// Alert, when known, ties the report to one alert.
-	Alert int64  `json:"alert,omitempty"`
-	By    string `json:"by,omitempty"`
-}
+type Report = api.CoachReport
 
 // MaxNotes caps a report's notes.
-const MaxNotes = 4000
+const MaxNotes = api.MaxNotes
 
 // ReportIntervention records a report and returns the intervention's
 // standing after it.
@@ -962,10 +938,7 @@ func (c *Coach) ReportIntervention(ctx context.Context, r Report) (InterventionS
 
 // InterventionStanding is one intervention's counts and whether it is the
 // one chosen now.
-type InterventionStanding struct {
-	Stats
-	Chosen bool `json:"chosen"`
-}
+type InterventionStanding = api.InterventionStanding
 
 // Standings are a pattern's interventions with their effectiveness in a
 // context (as Best counts it), the chosen one marked.
@@ -980,19 +953,13 @@ func (c *Coach) Standings(ctx context.Context, p rules.Pattern, context string) 
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, InterventionStanding{Stats: s, Chosen: iv.ID == best.ID})
+		out = append(out, InterventionStanding{CoachStats: s, Chosen: iv.ID == best.ID})
 	}
 	return out, nil
 }
 
-// PatternInfo is a pattern as the CLI and MCP show it: its definition, the
-// directive it is linked to, and its interventions' standings.
-type PatternInfo struct {
-	rules.Pattern
-	Link          Link                   `json:"directive_link"`
-	Interventions []InterventionStanding `json:"intervention_stats"`
-	Open          int                    `json:"open_alerts"`
-}
+// PatternInfo is a pattern as the CLI and MCP show it.
+type PatternInfo = api.PatternInfo
 
 // PatternInfos describes every pattern in force.
 func (c *Coach) PatternInfos(ctx context.Context) ([]PatternInfo, error) {
@@ -1027,7 +994,7 @@ func (c *Coach) patternInfo(ctx context.Context, p rules.Pattern, ds []Directive
 	if err := c.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM coach_alerts WHERE pattern_id = ? AND status IN ('active', 'sent')`, p.ID).Scan(&open); err != nil {
 		return PatternInfo{}, fmt.Errorf("read alerts: %w", err)
 	}
-	return PatternInfo{Pattern: p, Link: LinkDirective(p, ds), Interventions: st, Open: open}, nil
+	return PatternInfo{CoachPattern: patternOf(p), Link: LinkDirective(p, ds), Interventions: st, Open: open}, nil
 }
 
 // Directives reads the CLAUDE.md files now, with the pattern each
@@ -1048,14 +1015,30 @@ func (c *Coach) Directives() (DirectivesView, error) {
 }
 
 // DirectivesView is what `system3 directives` and system3://directives show.
-type DirectivesView struct {
-	Files      []DirectiveFile `json:"files"`
-	Directives []Directive     `json:"directives"`
-	// Links say which directive each pattern quotes, by id or text match,
-	// with the match's score, so the user can correct it in the rules file
-	// (a pattern's `directive:`).
-	Links    []Link   `json:"links"`
-	Problems []string `json:"problems,omitempty"`
+type DirectivesView = api.DirectivesView
+
+// patternOf is p's definition as the vocabulary shows it.
+func patternOf(p rules.Pattern) api.CoachPattern {
+	cond := func(c *rules.ToolCond) *api.CoachToolCond {
+		if c == nil {
+			return nil
+		}
+		return &api.CoachToolCond{Tool: c.Tool, Command: c.Command, File: c.File, Error: c.Error, Failed: c.Failed}
+	}
+	var ivs []api.CoachIntervention
+	if p.Interventions != nil {
+		ivs = make([]api.CoachIntervention, len(p.Interventions))
+		for i, iv := range p.Interventions {
+			ivs[i] = api.CoachIntervention{ID: iv.ID, Suggestion: iv.Suggestion, Expected: iv.Expected}
+		}
+	}
+	return api.CoachPattern{
+		ID: p.ID, Name: p.Name, Description: p.Description,
+		Trigger:   api.CoachTrigger{Match: *cond(&p.Trigger.Match), After: cond(p.Trigger.After), Reset: cond(p.Trigger.Reset), Same: p.Trigger.Same},
+		When:      api.CoachPatternContext{Repos: p.When.Repos, Agents: p.When.Agents, Languages: p.When.Languages},
+		Threshold: p.Threshold, Window: p.Window, Preventive: p.Preventive, AutoSend: p.AutoSend,
+		Directive: p.Directive, Keywords: p.Keywords, Interventions: ivs, Source: p.Source, Line: p.Line,
+	}
 }
 
 // languageOf guesses the language a call is about, from the file's

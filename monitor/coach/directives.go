@@ -8,29 +8,16 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// Directive is one instruction from a user's CLAUDE.md: a bullet, or a
-// paragraph, under its heading.
-type Directive struct {
-	// ID is stable while the text's first words and heading stay the same:
-	// "<source>/<heading>/<first words>", e.g.
-	// "user/testing/never-rerun-a-failing-test".
-	ID      string `json:"id"`
-	Source  string `json:"source"` // "user" or "project"
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Heading string `json:"heading,omitempty"`
-	Text    string `json:"text"`
-}
+// Directive is one instruction from a user's CLAUDE.md.
+type Directive = api.Directive
 
 // DirectiveFile is a CLAUDE.md to read, and the source name its
 // directives get.
-type DirectiveFile struct {
-	Source string `json:"source"`
-	Path   string `json:"path"`
-}
+type DirectiveFile = api.DirectiveFile
 
 // DirectiveFiles are the files Claude Code itself reads as memory: the
 // user's (in claudeDir, normally ~/.claude) and the project's (CLAUDE.md
@@ -171,17 +158,7 @@ func slug(s string, n int) string {
 }
 
 // Link is which directive a pattern's reminders quote, and why.
-type Link struct {
-	Pattern   string `json:"pattern"`
-	Directive string `json:"directive,omitempty"`
-	// Score is 1 for an explicit link, else the text match's strength in
-	// [0, 1]; By says which: "explicit", "text match", "none" (no
-	// directive matched well enough), or "missing" (the rules file names a
-	// directive that no CLAUDE.md has now).
-	Score float64 `json:"score"`
-	By    string  `json:"by"`
-	Text  string  `json:"text,omitempty"`
-}
+type Link = api.DirectiveLink
 
 // MinLinkScore is the weakest text match that still links a directive.
 const MinLinkScore = 0.2

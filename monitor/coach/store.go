@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/learn"
 )
 
@@ -75,52 +76,16 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 
 // Alert statuses. An alert is open while active or sent.
 const (
-	StatusActive   = "active"   // detected; the reminder is offered, not sent
-	StatusSent     = "sent"     // the reminder was typed into the pane; being measured
-	StatusWorked   = "worked"   // after the reminder the loop ended
-	StatusFailed   = "failed"   // after the reminder the loop went on
-	StatusResolved = "resolved" // ended without a reminder being sent
+	StatusActive   = api.CoachStatusActive
+	StatusSent     = api.CoachStatusSent
+	StatusWorked   = api.CoachStatusWorked
+	StatusFailed   = api.CoachStatusFailed
+	StatusResolved = api.CoachStatusResolved
 )
 
 // Alert is one detection of a pattern in one session, and what became of
 // its reminder.
-type Alert struct {
-	ID          int64  `json:"id"`
-	Pattern     string `json:"pattern"`
-	PatternName string `json:"pattern_name"`
-	Pane        string `json:"pane"`
-	Target      string `json:"target,omitempty"`
-	Session     string `json:"session,omitempty"`
-	Repo        string `json:"repo,omitempty"`
-	Agent       string `json:"agent,omitempty"`
-	Language    string `json:"language,omitempty"`
-	// Context is what effectiveness is counted per besides overall:
-	// "repo:<dir>" (or "agent:<name>").
-	Context string `json:"context,omitempty"`
-	// Subject is what repeats: the command, file, error or tool.
-	Subject    string `json:"subject,omitempty"`
-	Count      int    `json:"count"`
-	Threshold  int    `json:"threshold"`
-	Preventive bool   `json:"preventive"`
-	AutoSend   bool   `json:"auto_send"`
-	Status     string `json:"status"`
-	// Intervention is the one chosen (the most effective so far).
-	Intervention string        `json:"intervention"`
-	Directive    string        `json:"directive,omitempty"`
-	Reminder     string        `json:"reminder"`
-	WakeKey      string        `json:"wake_key,omitempty"`
-	Window       time.Duration `json:"-"`
-	Detected     time.Time     `json:"detected"`
-	LastSeen     time.Time     `json:"last_seen"`
-	SentAt       time.Time     `json:"sent_at,omitzero"`
-	SentBy       string        `json:"sent_by,omitempty"`
-	SettledAt    time.Time     `json:"settled_at,omitzero"`
-	// Outcome says why the alert was settled ("no recurrence within 10m").
-	Outcome string `json:"outcome,omitempty"`
-}
-
-// Open reports whether the alert still waits for its outcome.
-func (a Alert) Open() bool { return a.Status == StatusActive || a.Status == StatusSent }
+type Alert = api.CoachAlert
 
 const alertCols = `id, pattern_id, pattern_name, pane, target, session, repo, agent, language, context, subject, count, threshold,
 	preventive, auto_send, status, intervention, directive, reminder, wake_key, window_ns, detected, last_seen, sent_at, sent_by, settled_at, outcome`
@@ -190,13 +155,7 @@ func (c *Coach) Alert(ctx context.Context, id int64) (Alert, error) {
 }
 
 // HistoryQuery selects alerts; zero fields select all.
-type HistoryQuery struct {
-	Pattern string    `json:"pattern,omitempty"`
-	Session string    `json:"session,omitempty"` // tmux session name, target or pane
-	Status  string    `json:"status,omitempty"`  // a status, or "open"
-	Since   time.Time `json:"since,omitzero"`
-	Limit   int       `json:"limit,omitempty"` // newest first; 0: 50
-}
+type HistoryQuery = api.CoachHistoryQuery
 
 // History returns alerts, newest first.
 func (c *Coach) History(ctx context.Context, q HistoryQuery) ([]Alert, error) {
@@ -271,20 +230,10 @@ func (c *Coach) lastSettled(ctx context.Context, pattern, pane, subject string) 
 }
 
 // Stats are the counts of one intervention in one context ("" overall).
-type Stats struct {
-	Pattern        string `json:"pattern"`
-	Intervention   string `json:"intervention"`
-	Context        string `json:"context"`
-	Shown          int    `json:"shown"`
-	Worked         int    `json:"worked"`
-	Reported       int    `json:"reported"`
-	ReportedWorked int    `json:"reported_worked"`
-	// Effectiveness is the smoothed success rate, (worked+1)/(shown+2),
-	// measured and reported outcomes together.
-	Effectiveness float64 `json:"effectiveness"`
-}
+type Stats = api.CoachStats
 
-func (s *Stats) compute() {
+// compute sets s's effectiveness from its counts.
+func compute(s *Stats) {
 	s.Effectiveness = float64(s.Worked+s.ReportedWorked+1) / float64(s.Shown+s.Reported+2)
 }
 
@@ -327,7 +276,7 @@ func (c *Coach) Stats(ctx context.Context, pattern, context string) ([]Stats, er
 		if err := rows.Scan(&s.Pattern, &s.Intervention, &s.Context, &s.Shown, &s.Worked, &s.Reported, &s.ReportedWorked); err != nil {
 			return nil, fmt.Errorf("read intervention stats: %w", err)
 		}
-		s.compute()
+		compute(&s)
 		out = append(out, s)
 	}
 	return out, rows.Err()
@@ -340,6 +289,6 @@ func (c *Coach) stat(ctx context.Context, pattern, intervention, context string)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("read intervention stats: %w", err)
 	}
-	s.compute()
+	compute(&s)
 	return s, nil
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/coach"
 )
 
 // Service is system3's one service.
@@ -69,7 +68,7 @@ type learning interface {
 // alerts and the interventions that answer them.
 type Coaching interface {
 	coaching
-	Directives(ctx context.Context) (coach.DirectivesView, error)
+	Directives(ctx context.Context) (api.DirectivesView, error)
 	// Remind types a wake's reminder into its pane and, once the pane
 	// took it, records it as sent so its effect is measured: the one path
 	// of a reminder a person sends (the dashboard's r). A reminder typed
@@ -80,13 +79,13 @@ type Coaching interface {
 
 // coaching are the methods the service and the coach (Coacher) share.
 type coaching interface {
-	PatternInfos(ctx context.Context) ([]coach.PatternInfo, error)
-	PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error)
-	ActiveAlerts(ctx context.Context) ([]coach.Alert, error)
-	History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error)
-	Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error)
-	RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error)
-	ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error)
+	PatternInfos(ctx context.Context) ([]api.PatternInfo, error)
+	PatternInfo(ctx context.Context, id string) (api.PatternInfo, error)
+	ActiveAlerts(ctx context.Context) ([]api.CoachAlert, error)
+	History(ctx context.Context, q api.CoachHistoryQuery) ([]api.CoachAlert, error)
+	Stats(ctx context.Context, pattern, context string) ([]api.CoachStats, error)
+	RequestIntervention(ctx context.Context, req api.InterventionRequest) (api.InterventionResult, error)
+	ReportIntervention(ctx context.Context, r api.CoachReport) (api.InterventionStanding, error)
 }
 
 // RemindRequest is a reminder to send into a pane.

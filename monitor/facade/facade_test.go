@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -42,9 +41,9 @@ type marker struct {
 	sent []string
 }
 
-func (m *marker) MarkSent(_ context.Context, id int64, by string) (coach.Alert, error) {
+func (m *marker) MarkSent(_ context.Context, id int64, by string) (api.CoachAlert, error) {
 	m.sent = append(m.sent, by)
-	return coach.Alert{ID: id}, nil
+	return api.CoachAlert{ID: id}, nil
 }
 
 func newFake(t *testing.T) *monitortest.Service {

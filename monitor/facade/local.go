@@ -27,8 +27,8 @@ var _ Learner = (*learn.Store)(nil)
 // Coacher is the coach as New uses it; *coach.Coach is one.
 type Coacher interface {
 	coaching
-	Directives() (coach.DirectivesView, error)
-	MarkSent(ctx context.Context, id int64, by string) (coach.Alert, error)
+	Directives() (api.DirectivesView, error)
+	MarkSent(ctx context.Context, id int64, by string) (api.CoachAlert, error)
 }
 
 var _ Coacher = (*coach.Coach)(nil)
@@ -264,63 +264,63 @@ func (l *local) audit(ctx context.Context, e audit.Entry) error {
 	return l.Audit(ctx, e)
 }
 
-func (l *local) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {
+func (l *local) PatternInfos(ctx context.Context) ([]api.PatternInfo, error) {
 	if l.p.Coach == nil {
 		return nil, l.errNoCoach
 	}
 	return l.p.Coach.PatternInfos(ctx)
 }
 
-func (l *local) PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error) {
+func (l *local) PatternInfo(ctx context.Context, id string) (api.PatternInfo, error) {
 	if l.p.Coach == nil {
-		return coach.PatternInfo{}, l.errNoCoach
+		return api.PatternInfo{}, l.errNoCoach
 	}
 	return l.p.Coach.PatternInfo(ctx, id)
 }
 
-func (l *local) ActiveAlerts(ctx context.Context) ([]coach.Alert, error) {
+func (l *local) ActiveAlerts(ctx context.Context) ([]api.CoachAlert, error) {
 	if l.p.Coach == nil {
 		return nil, l.errNoCoach
 	}
 	return l.p.Coach.ActiveAlerts(ctx)
 }
 
-func (l *local) History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error) {
+func (l *local) History(ctx context.Context, q api.CoachHistoryQuery) ([]api.CoachAlert, error) {
 	if l.p.Coach == nil {
 		return nil, l.errNoCoach
 	}
 	return l.p.Coach.History(ctx, q)
 }
 
-func (l *local) Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error) {
+func (l *local) Stats(ctx context.Context, pattern, context string) ([]api.CoachStats, error) {
 	if l.p.Coach == nil {
 		return nil, l.errNoCoach
 	}
 	return l.p.Coach.Stats(ctx, pattern, context)
 }
 
-func (l *local) Directives(context.Context) (coach.DirectivesView, error) {
+func (l *local) Directives(context.Context) (api.DirectivesView, error) {
 	if l.p.Coach == nil {
-		return coach.DirectivesView{}, l.errNoCoach
+		return api.DirectivesView{}, l.errNoCoach
 	}
 	return l.p.Coach.Directives()
 }
 
-func (l *local) RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error) {
+func (l *local) RequestIntervention(ctx context.Context, req api.InterventionRequest) (api.InterventionResult, error) {
 	if l.p.Coach == nil {
-		return coach.InterventionResult{}, l.errNoCoach
+		return api.InterventionResult{}, l.errNoCoach
 	}
 	return l.p.Coach.RequestIntervention(ctx, req)
 }
 
 // ReportIntervention passes the policy first: the reports choose which
 // reminder is sent by itself.
-func (l *local) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
+func (l *local) ReportIntervention(ctx context.Context, r api.CoachReport) (api.InterventionStanding, error) {
 	if l.p.Coach == nil {
-		return coach.InterventionStanding{}, l.errNoCoach
+		return api.InterventionStanding{}, l.errNoCoach
 	}
 	if err := l.allowRecord(ctx, "report_intervention", r.By); err != nil {
-		return coach.InterventionStanding{}, err
+		return api.InterventionStanding{}, err
 	}
 	return l.p.Coach.ReportIntervention(ctx, r)
 }

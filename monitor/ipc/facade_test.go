@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 )
 
@@ -120,36 +119,36 @@ func (p *parts) DeleteLearnings(_ context.Context, req api.LearnDeleteRequest) (
 	return items, nil
 }
 
-func (p *parts) PatternInfos(context.Context) ([]coach.PatternInfo, error) {
+func (p *parts) PatternInfos(context.Context) ([]api.PatternInfo, error) {
 	return nil, p.err("patterns")
 }
 
-func (p *parts) PatternInfo(context.Context, string) (coach.PatternInfo, error) {
-	return coach.PatternInfo{}, p.err("pattern")
+func (p *parts) PatternInfo(context.Context, string) (api.PatternInfo, error) {
+	return api.PatternInfo{}, p.err("pattern")
 }
 
-func (p *parts) ActiveAlerts(context.Context) ([]coach.Alert, error) {
+func (p *parts) ActiveAlerts(context.Context) ([]api.CoachAlert, error) {
 	return nil, p.err("active_alerts")
 }
 
-func (p *parts) History(context.Context, coach.HistoryQuery) ([]coach.Alert, error) {
+func (p *parts) History(context.Context, api.CoachHistoryQuery) ([]api.CoachAlert, error) {
 	return nil, p.err("alert_history")
 }
 
-func (p *parts) Stats(context.Context, string, string) ([]coach.Stats, error) {
+func (p *parts) Stats(context.Context, string, string) ([]api.CoachStats, error) {
 	return nil, p.err("intervention_stats")
 }
 
-func (p *parts) Directives(context.Context) (coach.DirectivesView, error) {
-	return coach.DirectivesView{}, p.err("directives")
+func (p *parts) Directives(context.Context) (api.DirectivesView, error) {
+	return api.DirectivesView{}, p.err("directives")
 }
 
-func (p *parts) RequestIntervention(context.Context, coach.InterventionRequest) (coach.InterventionResult, error) {
-	return coach.InterventionResult{}, p.err("request_intervention")
+func (p *parts) RequestIntervention(context.Context, api.InterventionRequest) (api.InterventionResult, error) {
+	return api.InterventionResult{}, p.err("request_intervention")
 }
 
-func (p *parts) ReportIntervention(context.Context, coach.Report) (coach.InterventionStanding, error) {
-	return coach.InterventionStanding{}, p.err("report_intervention")
+func (p *parts) ReportIntervention(context.Context, api.CoachReport) (api.InterventionStanding, error) {
+	return api.InterventionStanding{}, p.err("report_intervention")
 }
 
 func (p *parts) Remind(context.Context, facade.RemindRequest) (api.ActionResult, error) {
@@ -218,7 +217,7 @@ func TestPartErrorsCrossTheSocket(t *testing.T) {
 		err  error
 		want error
 	}{
-		{coach.ErrNotFound, coach.ErrNotFound}, {api.ErrLearnInvalid, api.ErrLearnInvalid}, {api.ErrOrchestratorExists, api.ErrOrchestratorExists},
+		{api.ErrCoachNotFound, api.ErrCoachNotFound}, {api.ErrLearnInvalid, api.ErrLearnInvalid}, {api.ErrOrchestratorExists, api.ErrOrchestratorExists},
 		{api.ErrUnknownAgent, api.ErrUnknownAgent}, {api.ErrNotRecorded, api.ErrNotRecorded},
 	} {
 		we := toWireError(tt.err)

@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -207,9 +206,9 @@ var sentinels = []struct {
 	{"hook_refused", api.ErrHookRefused},
 	{"not_recorded", api.ErrNotRecorded},
 	{"unavailable", facade.ErrUnavailable},
-	{"coach_not_found", coach.ErrNotFound},
-	{"coach_bad_request", coach.ErrBadRequest},
-	{"coach_no_sender", coach.ErrNoSender},
+	{"coach_not_found", api.ErrCoachNotFound},
+	{"coach_bad_request", api.ErrCoachBadRequest},
+	{"coach_no_sender", api.ErrCoachNoSender},
 	{"learn_invalid", api.ErrLearnInvalid},
 	{"learn_storage", api.ErrLearnStorage},
 	{"orchestrator_invalid", api.ErrOrchestratorInvalid},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/coach"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
@@ -194,25 +193,25 @@ var (
 	mDeleteLearnings = withPeer(unary("delete_learnings", action, body[api.LearnDeleteRequest](), facade.Service.DeleteLearnings),
 		originFrom(func(r *api.LearnDeleteRequest) *string { return &r.By }))
 
-	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.PatternInfo, error) {
+	mPatternInfos = unary("patterns", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]api.PatternInfo, error) {
 		return s.PatternInfos(ctx)
 	})
 	mPatternInfo  = unary("pattern", read, idArgs, facade.Service.PatternInfo)
-	mActiveAlerts = unary("active_alerts", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]coach.Alert, error) {
+	mActiveAlerts = unary("active_alerts", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) ([]api.CoachAlert, error) {
 		return s.ActiveAlerts(ctx)
 	})
-	mHistory = unary("alert_history", read, body[coach.HistoryQuery](), facade.Service.History)
-	mStats   = unary("intervention_stats", read, body[statsArgs](), func(s facade.Service, ctx context.Context, a statsArgs) ([]coach.Stats, error) {
+	mHistory = unary("alert_history", read, body[api.CoachHistoryQuery](), facade.Service.History)
+	mStats   = unary("intervention_stats", read, body[statsArgs](), func(s facade.Service, ctx context.Context, a statsArgs) ([]api.CoachStats, error) {
 		return s.Stats(ctx, a.Pattern, a.Context)
 	})
-	mDirectives = unary("directives", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (coach.DirectivesView, error) {
+	mDirectives = unary("directives", read, noArgs, func(s facade.Service, ctx context.Context, _ struct{}) (api.DirectivesView, error) {
 		return s.Directives(ctx)
 	})
 	// mRequestIntervention may type a reminder: its requester is the peer.
-	mRequestIntervention = withPeer(unary("request_intervention", action, body[coach.InterventionRequest](), facade.Service.RequestIntervention),
-		originFrom(func(r *coach.InterventionRequest) *string { return &r.By }))
-	mReportIntervention = withPeer(unary("report_intervention", action, body[coach.Report](), facade.Service.ReportIntervention),
-		originFrom(func(r *coach.Report) *string { return &r.By }))
+	mRequestIntervention = withPeer(unary("request_intervention", action, body[api.InterventionRequest](), facade.Service.RequestIntervention),
+		originFrom(func(r *api.InterventionRequest) *string { return &r.By }))
+	mReportIntervention = withPeer(unary("report_intervention", action, body[api.CoachReport](), facade.Service.ReportIntervention),
+		originFrom(func(r *api.CoachReport) *string { return &r.By }))
 	mRemind = withPeer(unary("remind", action, body[facade.RemindRequest](), facade.Service.Remind),
 		originFrom(func(r *facade.RemindRequest) *string { return &r.Origin }))
 )
@@ -664,36 +663,36 @@ func (f forward) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest
 	return as[[]api.LearnItem](f.call(ctx, mDeleteLearnings, req))
 }
 
-func (f forward) PatternInfos(ctx context.Context) ([]coach.PatternInfo, error) {
-	return as[[]coach.PatternInfo](f.call(ctx, mPatternInfos, struct{}{}))
+func (f forward) PatternInfos(ctx context.Context) ([]api.PatternInfo, error) {
+	return as[[]api.PatternInfo](f.call(ctx, mPatternInfos, struct{}{}))
 }
 
-func (f forward) PatternInfo(ctx context.Context, id string) (coach.PatternInfo, error) {
-	return as[coach.PatternInfo](f.call(ctx, mPatternInfo, id))
+func (f forward) PatternInfo(ctx context.Context, id string) (api.PatternInfo, error) {
+	return as[api.PatternInfo](f.call(ctx, mPatternInfo, id))
 }
 
-func (f forward) ActiveAlerts(ctx context.Context) ([]coach.Alert, error) {
-	return as[[]coach.Alert](f.call(ctx, mActiveAlerts, struct{}{}))
+func (f forward) ActiveAlerts(ctx context.Context) ([]api.CoachAlert, error) {
+	return as[[]api.CoachAlert](f.call(ctx, mActiveAlerts, struct{}{}))
 }
 
-func (f forward) History(ctx context.Context, q coach.HistoryQuery) ([]coach.Alert, error) {
-	return as[[]coach.Alert](f.call(ctx, mHistory, q))
+func (f forward) History(ctx context.Context, q api.CoachHistoryQuery) ([]api.CoachAlert, error) {
+	return as[[]api.CoachAlert](f.call(ctx, mHistory, q))
 }
 
-func (f forward) Stats(ctx context.Context, pattern, context string) ([]coach.Stats, error) {
-	return as[[]coach.Stats](f.call(ctx, mStats, statsArgs{Pattern: pattern, Context: context}))
+func (f forward) Stats(ctx context.Context, pattern, context string) ([]api.CoachStats, error) {
+	return as[[]api.CoachStats](f.call(ctx, mStats, statsArgs{Pattern: pattern, Context: context}))
 }
 
-func (f forward) Directives(ctx context.Context) (coach.DirectivesView, error) {
-	return as[coach.DirectivesView](f.call(ctx, mDirectives, struct{}{}))
+func (f forward) Directives(ctx context.Context) (api.DirectivesView, error) {
+	return as[api.DirectivesView](f.call(ctx, mDirectives, struct{}{}))
 }
 
-func (f forward) RequestIntervention(ctx context.Context, req coach.InterventionRequest) (coach.InterventionResult, error) {
-	return as[coach.InterventionResult](f.call(ctx, mRequestIntervention, req))
+func (f forward) RequestIntervention(ctx context.Context, req api.InterventionRequest) (api.InterventionResult, error) {
+	return as[api.InterventionResult](f.call(ctx, mRequestIntervention, req))
 }
 
-func (f forward) ReportIntervention(ctx context.Context, r coach.Report) (coach.InterventionStanding, error) {
-	return as[coach.InterventionStanding](f.call(ctx, mReportIntervention, r))
+func (f forward) ReportIntervention(ctx context.Context, r api.CoachReport) (api.InterventionStanding, error) {
+	return as[api.InterventionStanding](f.call(ctx, mReportIntervention, r))
 }
 
 func (f forward) Remind(ctx context.Context, req facade.RemindRequest) (api.ActionResult, error) {
