@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // Hosts are the other machines whose system3 daemons this server reports
@@ -18,10 +16,10 @@ type Hosts interface {
 	// Report asks every host at once, each within its own deadline, and
 	// returns one report per host: a host that does not answer in time is
 	// reported disconnected.
-	Report(ctx context.Context) []remote.Report
+	Report(ctx context.Context) []api.HostReport
 	// WaitWake waits for the first wake matching f on any host for which
 	// match is true, each host from its seq in since on.
-	WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (remote.HostWake, error)
+	WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (api.HostWake, error)
 	// Ack acknowledges wake id on host.
 	Ack(ctx context.Context, host, id, by string) (api.Wake, error)
 }
@@ -37,7 +35,7 @@ type hostRow struct {
 	NeedsPerson int       `json:"needs_person"`
 }
 
-func hostRowOf(r remote.Report) hostRow {
+func hostRowOf(r api.HostReport) hostRow {
 	h := hostRow{Name: r.Name, State: "connected", LastSeen: r.LastSeen.UTC(), Sessions: len(r.Snapshot.Sessions), NeedsPerson: api.NeedingPerson(r.Unacked)}
 	if r.LastSeen.IsZero() {
 		h.LastSeen = time.Time{}
@@ -54,7 +52,7 @@ func hostRowOf(r remote.Report) hostRow {
 // splitHostGlob splits a session glob HOST:GLOB into the host's glob and
 // the session's; a glob without a colon is any host's.
 func splitHostGlob(glob string) (hostGlob, sessGlob string, err error) {
-	h, s, ok := strings.Cut(glob, ":")
+	h, s, ok := api.SplitHost(glob, nil)
 	if !ok {
 		return "*", glob, nil
 	}
@@ -70,8 +68,8 @@ func globMatch(glob, s string) bool {
 }
 
 // parseHostCursor reads wait_for_wake's host_cursor, "web1:40,gpu:3".
-func parseHostCursor(s string) (remote.Cursor, error) {
-	c, ok := remote.ParseCursor(s)
+func parseHostCursor(s string) (api.HostCursor, error) {
+	c, ok := api.ParseHostCursor(s)
 	if !ok {
 		return nil, fmt.Errorf("host_cursor %q: each part must be HOST:SEQ, like \"web1:40,gpu:3\" (the host_cursor a previous wait_for_wake returned)", s)
 	}
@@ -93,7 +91,7 @@ func thisMachine(snap api.Snapshot, evs []api.Wake) (api.Snapshot, []api.Wake) {
 	snap.Sessions = sessions
 	local := make([]api.Wake, 0, len(evs))
 	for _, ev := range evs {
-		if !strings.Contains(ev.ID, ":") {
+		if _, _, hosted := api.SplitHost(ev.ID, nil); !hosted {
 			local = append(local, ev)
 		}
 	}

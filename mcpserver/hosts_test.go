@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // fakeHosts is host web1 (a fake service) and host down (disconnected,
@@ -20,23 +19,23 @@ type fakeHosts struct {
 	web1 *monitortest.Service
 }
 
-func (h fakeHosts) Report(ctx context.Context) []remote.Report {
+func (h fakeHosts) Report(ctx context.Context) []api.HostReport {
 	snap, _ := h.web1.Snapshot(ctx)
 	evs, _ := h.web1.Wakes(ctx, api.WakeFilter{})
-	return []remote.Report{
+	return []api.HostReport{
 		{Name: "web1", Connected: true, LastSeen: time.Now(), Snapshot: snap, Unacked: evs},
 		{Name: "down", LastSeen: t0, Err: errors.New("host down is down or unreachable: Connection refused")},
 	}
 }
 
-func (h fakeHosts) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(string) bool) (remote.HostWake, error) {
+func (h fakeHosts) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(string) bool) (api.HostWake, error) {
 	if !match("web1") {
 		<-ctx.Done()
-		return remote.HostWake{}, ctx.Err()
+		return api.HostWake{}, ctx.Err()
 	}
 	f.SinceSeq = since["web1"]
 	ev, err := h.web1.WaitWake(ctx, f)
-	return remote.HostWake{Host: "web1", Wake: ev}, err
+	return api.HostWake{Host: "web1", Wake: ev}, err
 }
 
 func (h fakeHosts) Ack(ctx context.Context, host, id, by string) (api.Wake, error) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // agentNames are the agents spawn_orchestrator offers: the configured
@@ -103,7 +102,7 @@ func SpawnOrchestratorTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			return badInput("agent %q is not one system3's configuration names; send one of: %s (the operator adds agents under agents: in config.yaml)",
 				a.Agent, strings.Join(agents, ", "))
 		}
-		if h := strings.TrimSpace(a.Host); h != "" && h != remote.Local && e.Hosts == nil {
+		if h := strings.TrimSpace(a.Host); h != "" && h != api.LocalHost && e.Hosts == nil {
 			return badInput("host %q: system3 has no other hosts configured (hosts: in its config); leave host out to start it on this machine", h)
 		}
 		sreq := api.SpawnRequest{Initiative: a.Initiative, Goal: a.Goal, Repo: a.Repo, Base: a.Base, Agent: a.Agent,

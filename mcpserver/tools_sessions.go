@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // ListSessionsTool lists the watched panes with their state, filtered.
@@ -86,8 +85,8 @@ func (q sessionsQuery) add(rows []sessionRow, host, nameGlob string, sessions []
 		}
 		if host != "" {
 			r.Host = host
-			if host != remote.Local {
-				r.Name, r.Target = host+":"+r.Name, host+":"+r.Target
+			if host != api.LocalHost {
+				r.Name, r.Target = api.JoinHost(host, r.Name), api.JoinHost(host, r.Target)
 			}
 		}
 		rows = append(rows, r)
@@ -123,11 +122,11 @@ func (d *sessionsDoc) equal(o *sessionsDoc) bool {
 // selects, those needing someone first whatever their host.
 func sessionsOnHosts(ctx context.Context, e *Env, q sessionsQuery, snap api.Snapshot, hostGlob, nameGlob string) sessionsDoc {
 	var rows []sessionRow
-	if globMatch(hostGlob, remote.Local) {
-		rows = q.add(rows, remote.Local, nameGlob, snap.Sessions)
+	if globMatch(hostGlob, api.LocalHost) {
+		rows = q.add(rows, api.LocalHost, nameGlob, snap.Sessions)
 	}
 	watched := len(snap.Sessions)
-	local := hostRow{Name: remote.Local, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
+	local := hostRow{Name: api.LocalHost, State: "connected", LastSeen: e.Clock().UTC(), Sessions: len(snap.Sessions)}
 	if evs, err := e.Svc.Wakes(ctx, api.WakeFilter{}); err == nil {
 		_, evs = thisMachine(api.Snapshot{}, evs)
 		local.NeedsPerson = api.NeedingPerson(evs)

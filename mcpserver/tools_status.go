@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // StatusTool reports system3 itself and every orchestrator at a glance.
@@ -94,7 +93,7 @@ func (d *statusDoc) addSessions(host string, sessions []api.Session, wakes []api
 			Since: r.Since,
 		}
 		if host != "" {
-			o.Host, o.Name, o.Target = host, host+":"+r.Name, host+":"+r.Target
+			o.Host, o.Name, o.Target = host, api.JoinHost(host, r.Name), api.JoinHost(host, r.Target)
 		}
 		d.TotalTokens += o.Tokens
 		d.TotalCostUSD += o.CostUSD
@@ -114,7 +113,7 @@ func (d *statusDoc) addSessions(host string, sessions []api.Session, wakes []api
 // asked at once, each within its own deadline: a host that is down is
 // reported disconnected, never waited for.
 func (d *statusDoc) addHosts(ctx context.Context, hosts Hosts, local int, unacked []api.Wake, now time.Time, blocked []string) []string {
-	d.Hosts = []hostRow{{Name: remote.Local, State: "connected", LastSeen: now.UTC(), Sessions: local, NeedsPerson: api.NeedingPerson(unacked)}}
+	d.Hosts = []hostRow{{Name: api.LocalHost, State: "connected", LastSeen: now.UTC(), Sessions: local, NeedsPerson: api.NeedingPerson(unacked)}}
 	for _, r := range hosts.Report(ctx) {
 		d.Hosts = append(d.Hosts, hostRowOf(r))
 		if !r.Connected {
@@ -125,7 +124,7 @@ func (d *statusDoc) addHosts(ctx context.Context, hosts Hosts, local int, unacke
 	}
 	for i := range d.Orchestrators {
 		if d.Orchestrators[i].Host == "" {
-			d.Orchestrators[i].Host = remote.Local
+			d.Orchestrators[i].Host = api.LocalHost
 		}
 	}
 	slices.SortStableFunc(d.Orchestrators, func(a, b orchestrator) int {
@@ -161,7 +160,7 @@ func boolRank(b bool) int {
 func isRemoteTarget(os []orchestrator, target string) bool {
 	for _, o := range os {
 		if o.Target == target {
-			return o.Host != "" && o.Host != remote.Local
+			return o.Host != "" && o.Host != api.LocalHost
 		}
 	}
 	return false

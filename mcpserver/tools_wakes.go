@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // ListWakesTool lists wakes, unacknowledged by default, with a cursor.
@@ -95,7 +94,7 @@ func WaitForWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				return serviceError(err)
 			}
 			if len(pending) > 0 {
-				return w.hc.wakeResult(remote.Local, pending[0], w.f.SinceSeq)
+				return w.hc.wakeResult(api.LocalHost, pending[0], w.f.SinceSeq)
 			}
 		}
 		return w.await(ctx, req, e)
@@ -149,7 +148,7 @@ func (a waitArgs) wait(hosts bool) (wakeWait, error) {
 			return w, fmt.Errorf("session %q: %v; use HOST:GLOB like \"web1:orch-*\"", w.f.Session, err)
 		}
 		w.f.Session = sessGlob
-		w.local = globMatch(hostGlob, remote.Local)
+		w.local = globMatch(hostGlob, api.LocalHost)
 		w.hc = &hostCursor{since: since, match: func(h string) bool { return globMatch(hostGlob, h) }}
 	} else if a.HostCursor != "" {
 		return w, errors.New("host_cursor is for other hosts, and this system3 has none configured; leave it out")
@@ -179,7 +178,7 @@ func (w wakeWait) await(ctx context.Context, req mcp.CallToolRequest, e *Env) (*
 		waiting++
 		go func() {
 			ev, err := e.Svc.WaitWake(wctx, w.f)
-			done <- waitGot{false, remote.Local, ev, err}
+			done <- waitGot{false, api.LocalHost, ev, err}
 		}()
 	}
 	if w.hc != nil {
@@ -269,23 +268,23 @@ func (hc *hostCursor) wakeResult(host string, ev api.Wake, since uint64) (*mcp.C
 	next := maps.Clone(hc.since)
 	cursor := since
 	out := map[string]any{"status": "wake", "host": host, "untrusted": untrustedNote}
-	if host == remote.Local {
+	if host == api.LocalHost {
 		cursor = ev.Seq
 		out["next"] = fmt.Sprintf("handle it (get_session %q shows the screen), then ack_wake id %q", ev.Session, ev.ID)
 	} else {
 		next[host] = ev.Seq
-		ev.Session = host + ":" + ev.Session
+		ev.Session = api.JoinHost(host, ev.Session)
 		out["next"] = fmt.Sprintf("handle it on host %s (system3 answer --session %s OPTION answers it there), then ack_wake id %q; pass host_cursor %q to skip it meanwhile",
-			host, ev.Session, host+":"+ev.ID, remote.Cursor(next).String())
+			host, ev.Session, api.JoinHost(host, ev.ID), api.HostCursor(next).String())
 	}
-	out["wake"], out["cursor"], out["host_cursor"] = ev, cursor, remote.Cursor(next).String()
+	out["wake"], out["cursor"], out["host_cursor"] = ev, cursor, api.HostCursor(next).String()
 	return result(out)
 }
 
 // waitingRemote answers a wait on other hosts only that found nothing.
 func (hc *hostCursor) waitingRemote(since uint64, waited float64) (*mcp.CallToolResult, error) {
 	return result(map[string]any{
-		"status": "waiting", "cursor": since, "host_cursor": remote.Cursor(hc.since).String(), "waited_seconds": int(waited + 0.5),
+		"status": "waiting", "cursor": since, "host_cursor": api.HostCursor(hc.since).String(), "waited_seconds": int(waited + 0.5),
 		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
 	})
 }
@@ -306,14 +305,14 @@ func waitingResult(ctx context.Context, svc Service, f api.WakeFilter, waited fl
 	}
 	f.Limit = 1
 	if evs, err := svc.Wakes(cctx, f); err == nil && len(evs) > 0 {
-		return hc.wakeResult(remote.Local, evs[0], f.SinceSeq)
+		return hc.wakeResult(api.LocalHost, evs[0], f.SinceSeq)
 	}
 	out := map[string]any{
 		"status": "waiting", "cursor": cursor, "waited_seconds": int(waited + 0.5),
 		"next": "nothing needs you yet; call wait_for_wake again (same arguments) to keep waiting",
 	}
 	if hc != nil {
-		out["host_cursor"] = remote.Cursor(hc.since).String()
+		out["host_cursor"] = api.HostCursor(hc.since).String()
 	}
 	return result(out)
 }

@@ -2,14 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -124,7 +122,7 @@ func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		var target api.Target
-		if a.Session == "" && a.Pane == "" && a.Wake != "" && !strings.Contains(a.Wake, ":") {
+		if _, _, hosted := api.SplitHost(a.Wake, nil); a.Session == "" && a.Pane == "" && a.Wake != "" && !hosted {
 			// A wake of this machine names its pane: the service answers
 			// the prompt of that wake, as system3 answer --wake does.
 		} else {
@@ -202,7 +200,7 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 				return serviceError(err)
 			}
 			evs = all
-		} else if host, id, ok := strings.Cut(a.ID, ":"); ok && e.Hosts != nil && host != remote.Local {
+		} else if host, id, ok := api.SplitHost(a.ID, nil); ok && e.Hosts != nil && host != api.LocalHost {
 			// HOST:ID, as wait_for_wake names another host's wake: that
 			// host's daemon acknowledges it, through the service when it
 			// routes to hosts (remote.Fleet: this machine's policy and
@@ -211,17 +209,20 @@ func AckWakeTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 			var err error
 			if r, routes := e.Svc.(interface{ Routes(host string) bool }); routes && r.Routes(host) {
 				ev, err = e.Svc.Ack(cctx, a.ID, originOf(ctx))
-				ev.ID, ev.Session = id, strings.TrimPrefix(ev.Session, host+":")
+				ev.ID = id
+				if h, s, _ := api.SplitHost(ev.Session, nil); h == host {
+					ev.Session = s
+				}
 			} else {
 				ev, err = e.Hosts.Ack(cctx, host, id, originOf(ctx))
 			}
 			if err != nil {
 				return serviceError(err)
 			}
-			ev.Session = host + ":" + ev.Session
+			ev.Session = api.JoinHost(host, ev.Session)
 			evs = []api.Wake{ev}
 		} else {
-			if ok && host == remote.Local {
+			if ok && host == api.LocalHost {
 				a.ID = id
 			}
 			ev, err := e.Svc.Ack(cctx, a.ID, originOf(ctx))

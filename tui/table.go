@@ -60,7 +60,7 @@ type columns struct {
 // machine's.
 func hostOf(s api.Session) string {
 	if s.Host == "" {
-		return "local"
+		return api.LocalHost
 	}
 	return s.Host
 }
@@ -69,7 +69,8 @@ func hostOf(s api.Session) string {
 // HOST: prefix when the host column shows the host.
 func targetIn(s api.Session, c columns) string {
 	if c.host > 0 && s.Host != "" {
-		return strings.TrimPrefix(s.Target, s.Host+":")
+		_, target, _ := api.SplitHost(s.Target, func(h string) bool { return h == s.Host })
+		return target
 	}
 	return s.Target
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -50,9 +49,9 @@ as JSON.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if !all {
-				if host, id := a.SplitHost(args[0]); host != "" && host != remote.Local {
+				if host, id, _ := api.SplitHost(args[0], a.IsHost); host != "" && host != api.LocalHost {
 					return a.ackRemote(ctx, host, id, asJSON)
-				} else if host == remote.Local {
+				} else if host == api.LocalHost {
 					args[0] = id
 				}
 			}
@@ -119,7 +118,7 @@ func (a *app) ackRemote(ctx context.Context, host, id string, asJSON bool) error
 	if err != nil {
 		return err
 	}
-	ev.Session = host + ":" + ev.Session
+	ev.Session = api.JoinHost(host, ev.Session)
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetEscapeHTML(false)

@@ -202,7 +202,8 @@ func (a *app) tuiOptions(ctx context.Context) tui.Options {
 				if h, err := a.RemoteHost(s.Host); err == nil {
 					dest = h.SSH
 				}
-				return "ssh -t " + dest + " " + tmux.Server{}.AttachCommand(strings.TrimPrefix(s.Target, s.Host+":"))
+				_, target, _ := api.SplitHost(s.Target, func(h string) bool { return h == s.Host })
+				return "ssh -t " + dest + " " + tmux.Server{}.AttachCommand(target)
 			}
 			return srv.AttachCommand(s.Target)
 		},

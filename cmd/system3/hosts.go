@@ -14,26 +14,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // selectHosts resolves --host and --all-hosts: the hosts to ask, local
-// included as remote.Local.
+// included as api.LocalHost.
 func (a *app) selectHosts(only string, all bool) ([]string, error) {
 	if only != "" && all {
 		return nil, errors.New("--host and --all-hosts select hosts in two ways; give one")
 	}
 	if only != "" {
-		if only == remote.Local {
-			return []string{remote.Local}, nil
+		if only == api.LocalHost {
+			return []string{api.LocalHost}, nil
 		}
 		if _, err := a.RemoteHost(only); err != nil {
 			return nil, err
 		}
 		return []string{only}, nil
 	}
-	names := []string{remote.Local}
+	names := []string{api.LocalHost}
 	for _, h := range a.RemoteHosts() {
 		names = append(names, h.Name)
 	}
@@ -94,7 +95,7 @@ func (a *app) probeHosts(ctx context.Context) []hostLine {
 	seen := a.LoadSeen()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		l := hostLine{Name: remote.Local, State: "connected"}
+		l := hostLine{Name: api.LocalHost, State: "connected"}
 		c, err := ipc.Dial(ctx, a.SocketPath())
 		switch {
 		case err == nil:
@@ -136,7 +137,7 @@ func writeHosts(a *app, lines []hostLine, now time.Time) error {
 	var problems []string
 	for _, l := range lines {
 		dest := l.SSH
-		if l.Name == remote.Local {
+		if l.Name == api.LocalHost {
 			dest = "(this machine)"
 		}
 		last := "never"

@@ -205,7 +205,7 @@ func BenchmarkWakeLatencyOverLink(b *testing.B) {
 					b.Fatal(err)
 				}
 				r := <-done
-				var hw remote.HostWake
+				var hw api.HostWake
 				if err := json.Unmarshal([]byte(r.out), &hw); err != nil {
 					b.Fatalf("wait --host %s: %s", host, r.out)
 				}

@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -262,7 +261,7 @@ func TestHostsRemotePromptReachesWaitOverSSH(t *testing.T) {
 	}()
 	startTestAgents(t, w.remote, "", agentSession("permission"))
 	r := <-res
-	var hw remote.HostWake
+	var hw api.HostWake
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &hw) != nil {
 		t.Fatalf("wait --all-hosts: exit %d, out %q, stderr %q", r.code, r.out, r.errOut)
 	}
@@ -317,7 +316,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 	}
 	const n = 8
 	type got struct {
-		hw     remote.HostWake
+		hw     api.HostWake
 		errOut string
 		// wait is how many waits had started when this one returned.
 		wait int64
@@ -350,7 +349,7 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 			if code == 2 {
 				continue // nothing new yet
 			}
-			var hw remote.HostWake
+			var hw api.HostWake
 			if code != 0 || json.Unmarshal([]byte(out), &hw) != nil {
 				t.Errorf("wait: exit %d, out %q, stderr %q", code, out, errOut)
 				return

@@ -65,7 +65,7 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 			hs := hostStatus{Name: name, State: "connected"}
 			var snap api.Snapshot
 			var err error
-			if name == remote.Local {
+			if name == api.LocalHost {
 				snap, hs.NeedsPerson, hs.Source, err = a.SessionStates(ctx)
 				if err == nil {
 					hs.LastSeen = time.Now().UTC()
@@ -120,8 +120,8 @@ func (a *app) statusHosts(ctx context.Context, names []string, asJSON bool) erro
 	doc.GeneratedAt = time.Now().UTC()
 	for i, name := range names {
 		for _, s := range sessions[i] {
-			s.Session = name + ":" + s.Session
-			s.Target = name + ":" + s.Target
+			s.Session = api.JoinHost(name, s.Session)
+			s.Target = api.JoinHost(name, s.Target)
 			doc.Sessions = append(doc.Sessions, hostSessionDoc{Host: name, Session: s})
 		}
 	}

@@ -15,14 +15,14 @@ import (
 // from its seq in since on. A remote host whose link fails is tried again
 // with backoff, saying so on stderr once per new reason; the others keep
 // being waited on meanwhile.
-func (a *app) waitHosts(ctx context.Context, names []string, f api.WakeFilter, since remote.Cursor) (remote.HostWake, error) {
+func (a *app) waitHosts(ctx context.Context, names []string, f api.WakeFilter, since api.HostCursor) (api.HostWake, error) {
 	w := remote.WaitAny{Local: a.waitWake}
 	for _, name := range names {
-		h := remote.Host{Name: remote.Local}
-		if name != remote.Local {
+		h := remote.Host{Name: api.LocalHost}
+		if name != api.LocalHost {
 			var err error
 			if h, err = a.RemoteHost(name); err != nil {
-				return remote.HostWake{}, err
+				return api.HostWake{}, err
 			}
 		}
 		w.Hosts = append(w.Hosts, h)
@@ -43,15 +43,15 @@ func (a *app) waitHosts(ctx context.Context, names []string, f api.WakeFilter, s
 	return hw, err
 }
 
-func (a *app) printHostWake(hw remote.HostWake, asJSON bool) error {
+func (a *app) printHostWake(hw api.HostWake, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(hw)
 	}
 	ack := "system3 ack " + hw.ID
-	if hw.Host != remote.Local {
-		ack = "system3 ack " + hw.Host + ":" + hw.ID
+	if hw.Host != api.LocalHost {
+		ack = "system3 ack " + api.JoinHost(hw.Host, hw.ID)
 	}
 	if err := writeWakeAck(a.stdout, hw.Wake, time.Now(), ack); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -52,10 +51,10 @@ func (f *targetFlags) target(a *app) (string, api.Target, error) {
 		return "", api.Target{}, errors.New("name the target with --session NAME or --pane ID (`system3 status` lists them)")
 	}
 	if f.session != "" {
-		host, rest := a.SplitHost(f.session)
+		host, rest, _ := api.SplitHost(f.session, a.IsHost)
 		return host, api.Target{Session: rest}, nil
 	}
-	host, rest := a.SplitHost(f.pane)
+	host, rest, _ := api.SplitHost(f.pane, a.IsHost)
 	return host, api.Target{Pane: rest}, nil
 }
 
@@ -178,7 +177,7 @@ option, and lists the options. Every answer is recorded in the audit log.`,
 				}
 			} else {
 				// HOST:ID, as wait --all-hosts names a wake of a host.
-				host, wakeID = a.SplitHost(wakeID)
+				host, wakeID, _ = api.SplitHost(wakeID, a.IsHost)
 			}
 			r := routed{action: "answer", target: cmp.Or(t.String(), wakeID), args: args[0]}
 			return a.runAction(cmd, asJSON, host, r, func(svc api.Service, origin string) (api.ActionResult, error) {
@@ -225,14 +224,14 @@ shells. Recorded in the audit log.`,
 // it.
 func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, do func(svc api.Service, origin string) (api.ActionResult, error)) error {
 	var res api.ActionResult
-	if host != "" && host != remote.Local {
+	if host != "" && host != api.LocalHost {
 		var err error
 		res, err = routeAction(cmd.Context(), a, host, r, do, actionOutcome)
 		if err != nil {
 			return actionError(err)
 		}
 		// Name the pane as this machine names it: HOST:TARGET.
-		res.Target, res.Session = host+":"+res.Target, host+":"+res.Session
+		res.Target, res.Session = api.JoinHost(host, res.Target), api.JoinHost(host, res.Session)
 	} else {
 		svc, closeFn, err := a.OpenService(cmd.Context())
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/lifecycle"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 func newRestoreCmd(a *app) *cobra.Command {
@@ -110,9 +110,9 @@ with the diff stat. See docs/lifecycle.md.`,
   system3 finish auth --pr --title "OAuth login" --remove`,
 		Args: oneOrchestrator("finish"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if host, name := a.SplitHost(args[0]); host != "" && host != remote.Local {
+			if host, name, _ := api.SplitHost(args[0], a.IsHost); host != "" && host != api.LocalHost {
 				return a.runOnHost(cmd, host, name, "finish", name)
-			} else if host == remote.Local {
+			} else if host == api.LocalHost {
 				args[0] = name
 			}
 			m, release, err := a.OpenReleasing(cmd.Context())

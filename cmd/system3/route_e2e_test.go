@@ -21,7 +21,6 @@ import (
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
@@ -62,7 +61,7 @@ func TestHostsRouteAnswerOverSSH(t *testing.T) {
 	w := newHostsWorld(t)
 	startTestAgents(t, w.remote, "", agentSession("permission"))
 	code, out, errOut := invoke(t, w.env, "wait", "--host", "remote", "--json", "--reason", "awaiting_input", "--timeout", "90s")
-	var hw remote.HostWake
+	var hw api.HostWake
 	if code != 0 || json.Unmarshal([]byte(out), &hw) != nil || hw.Session != "remote:fa-permission" {
 		t.Fatalf("wait --host remote: exit %d, out %q, stderr %q", code, out, errOut)
 	}

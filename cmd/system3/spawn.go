@@ -12,7 +12,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/lifecycle"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // oneOrchestrator takes exactly one argument, the orchestrator to act on.
@@ -83,7 +82,7 @@ docs/lifecycle.md.`,
 			if req.Initiative == "" || req.Goal == "" {
 				return errors.New("give --initiative NAME and --goal TEXT")
 			}
-			if host != "" && host != remote.Local {
+			if host != "" && host != api.LocalHost {
 				return a.runOnHost(cmd, host, "orch-"+req.Initiative, "spawn")
 			}
 			m, release, err := a.OpenReleasing(cmd.Context())
@@ -171,9 +170,9 @@ the config's hosts: (through ssh, audited there and here).`,
   system3 stop web1:auth`,
 		Args: oneOrchestrator("stop"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if host, name := a.SplitHost(args[0]); host != "" && host != remote.Local {
+			if host, name, _ := api.SplitHost(args[0], a.IsHost); host != "" && host != api.LocalHost {
 				return a.runOnHost(cmd, host, name, "stop", name)
-			} else if host == remote.Local {
+			} else if host == api.LocalHost {
 				args[0] = name
 			}
 			m, release, err := a.OpenReleasing(cmd.Context())
@@ -262,7 +261,7 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 			if (list == "") != remove {
 				return errors.New("give --task-list ID to link, or --remove to unlink")
 			}
-			if host != "" && host != remote.Local {
+			if host != "" && host != api.LocalHost {
 				req := api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list)}
 				sess, err := routeAction(cmd.Context(), a, host, routed{action: "link", target: t.String(), args: req.TaskList},
 					func(svc api.Service, origin string) (api.Session, error) {

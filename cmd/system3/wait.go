@@ -15,7 +15,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // errWaitTimeout is the cause of wait's context when --timeout passes.
@@ -103,10 +102,10 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 				defer cancel()
 			}
 			var ev api.Wake
-			var hw remote.HostWake
+			var hw api.HostWake
 			if host != "" || allHosts {
 				var names []string
-				var cur remote.Cursor
+				var cur api.HostCursor
 				names, err = a.selectHosts(host, allHosts)
 				if err == nil {
 					cur, err = parseSince(since, names)
@@ -319,8 +318,8 @@ func age(d time.Duration) string {
 
 // parseSince reads --since: a cursor that wait --all-hosts or --host
 // printed, naming only local and the hosts of the config.
-func parseSince(s string, known []string) (remote.Cursor, error) {
-	c, ok := remote.ParseCursor(s)
+func parseSince(s string, known []string) (api.HostCursor, error) {
+	c, ok := api.ParseHostCursor(s)
 	if !ok {
 		return nil, fmt.Errorf("--since %q: each part must be HOST:SEQ, like local:12,web1:40 (the cursor a previous wait --json printed)", s)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/wakebrief"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // localSince reads --since for a wait on this machine: SEQ, or local:SEQ
@@ -26,7 +25,11 @@ func localSince(s string) (uint64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	seq, err := strconv.ParseUint(strings.TrimPrefix(s, remote.Local+":"), 10, 64)
+	num := s
+	if host, rest, _ := api.SplitHost(s, nil); host == api.LocalHost {
+		num = rest
+	}
+	seq, err := strconv.ParseUint(num, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("--since %q: give the cursor a previous wait printed, a number like 41 (or HOST:SEQ,... with --all-hosts or --host)", s)
 	}
@@ -35,7 +38,7 @@ func localSince(s string) (uint64, error) {
 
 // printBrief prints the wake as a brief for a supervising agent, with how
 // many more matching wakes wait after it and the next wait to run.
-func (a *app) printBrief(ctx context.Context, cmd *cobra.Command, f api.WakeFilter, ev api.Wake, hw remote.HostWake, hosts bool) error {
+func (a *app) printBrief(ctx context.Context, cmd *cobra.Command, f api.WakeFilter, ev api.Wake, hw api.HostWake, hosts bool) error {
 	o := wakebrief.Options{Now: time.Now(), More: -1}
 	cursor := strconv.FormatUint(ev.Seq, 10)
 	if hosts {

@@ -194,8 +194,8 @@ func place(ev api.Wake, host string) string {
 	if p == "" {
 		p = "system3"
 	}
-	if host != "" && host != "local" {
-		p = host + ":" + p
+	if host != "" && host != api.LocalHost {
+		p = api.JoinHost(host, p)
 	}
 	return p
 }
@@ -207,8 +207,8 @@ var safeTarget = regexp.MustCompile(`^[A-Za-z0-9%._:@-]+$`)
 // (a pane id is %N and a wake id wN-T, but a journal is not to be
 // trusted with a shell).
 func target(host, id string) string {
-	if host != "" && host != "local" {
-		id = host + ":" + id
+	if host != "" && host != api.LocalHost {
+		id = api.JoinHost(host, id)
 	}
 	if safeTarget.MatchString(id) {
 		return id

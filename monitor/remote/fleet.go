@@ -45,29 +45,13 @@ type Fleet struct {
 var _ api.Service = (*Fleet)(nil)
 
 // Routes reports whether host is one of the hosts the fleet routes to.
-func (f *Fleet) Routes(host string) bool { return host != Local && f.Set.Link(host) != nil }
-
-// split reads the HOST: prefix of a name; host is "" when the prefix names
-// no followed host (a tmux target such as orch:1.0 is this machine's).
-func (f *Fleet) split(name string) (host, rest string) {
-	h, rest, ok := strings.Cut(name, ":")
-	if !ok || rest == "" {
-		return "", name
-	}
-	if h == Local {
-		return Local, rest
-	}
-	if f.Set.Link(h) != nil {
-		return h, rest
-	}
-	return "", name
-}
+func (f *Fleet) Routes(host string) bool { return host != api.LocalHost && f.Set.Link(host) != nil }
 
 // route splits a target: the host ("" or local: this machine) and the
 // target as that host knows it.
 func (f *Fleet) route(t api.Target) (string, api.Target, error) {
-	hs, s := f.split(t.Session)
-	hp, p := f.split(t.Pane)
+	hs, s, _ := api.SplitHost(t.Session, f.Routes)
+	hp, p, _ := api.SplitHost(t.Pane, f.Routes)
 	if t.Session == "" {
 		hs = hp
 	}
@@ -77,8 +61,8 @@ func (f *Fleet) route(t api.Target) (string, api.Target, error) {
 	if hs != hp {
 		return "", t, fmt.Errorf("%w: session %q and pane %q are on different hosts", api.ErrBadRequest, t.Session, t.Pane)
 	}
-	if hs == "" || hs == Local {
-		if hs == Local {
+	if hs == "" || hs == api.LocalHost {
+		if hs == api.LocalHost {
 			t.Session, t.Pane = s, p
 		}
 		return "", t, nil
@@ -96,7 +80,7 @@ func prefixed(host, s string) string {
 	if s == "" {
 		return ""
 	}
-	return host + ":" + s
+	return api.JoinHost(host, s)
 }
 
 // hosted renames a host's session for this machine.
@@ -254,11 +238,11 @@ func (f *Fleet) SubscribeWakes(ctx context.Context, fl api.WakeFilter) (<-chan a
 
 // Ack acknowledges HOST:ID on that host's daemon.
 func (f *Fleet) Ack(ctx context.Context, id, by string) (api.Wake, error) {
-	host, rest := f.split(id)
+	host, rest, _ := api.SplitHost(id, f.Routes)
 	switch host {
 	case "":
 		return f.Service.Ack(ctx, id, by)
-	case Local:
+	case api.LocalHost:
 		return f.Service.Ack(ctx, rest, by)
 	}
 	ev, err := routeCall(ctx, f, by, host, "ack", rest, "", "", func(c *ipc.Client) (api.Wake, error) {
@@ -414,11 +398,11 @@ func (f *Fleet) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionRe
 	if err != nil {
 		return api.ActionResult{}, err
 	}
-	if hw, id := f.split(req.Wake); hw != "" {
-		if req.Target != (api.Target{}) && hw != host && !(hw == Local && host == "") {
+	if hw, id, ok := api.SplitHost(req.Wake, f.Routes); ok {
+		if req.Target != (api.Target{}) && hw != host && !(hw == api.LocalHost && host == "") {
 			return api.ActionResult{}, fmt.Errorf("%w: wake %q and target %q are on different hosts", api.ErrBadRequest, req.Wake, req.Target)
 		}
-		if req.Target == (api.Target{}) && hw != Local {
+		if req.Target == (api.Target{}) && hw != api.LocalHost {
 			host = hw
 		}
 		req.Wake = id
@@ -546,7 +530,7 @@ type Routed struct {
 func Route[T any](ctx context.Context, l *Link, r Routed, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
 	host := l.Host.Name
-	e := audit.Entry{Origin: r.Origin, Action: "route", Tool: r.Action, Host: host, Target: host + ":" + r.Target,
+	e := audit.Entry{Origin: r.Origin, Action: "route", Tool: r.Action, Host: host, Target: api.JoinHost(host, r.Target),
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Text: r.Text, Args: r.Args}
 	if r.Record != nil {
 		if err := r.Record(e); err != nil {

@@ -22,11 +22,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/ipc"
 )
-
-// Local is the name of the machine system3 runs on, as a host.
-const Local = "local"
 
 // ExitNoDaemon is the exit status of `system3 attach --stdio` when no
 // daemon serves the host's state dir.
@@ -54,8 +52,8 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // CheckName refuses a host name that could not be told apart in
 // HOST:SESSION, and the reserved name of this machine.
 func CheckName(name string) error {
-	if name == Local {
-		return fmt.Errorf("the host name %q is this machine; give the remote host another name", Local)
+	if name == api.LocalHost {
+		return fmt.Errorf("the host name %q is this machine; give the remote host another name", api.LocalHost)
 	}
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("host name %q must be letters, digits, dots, dashes or underscores (no colon), like web1", name)

@@ -32,7 +32,7 @@ type Set struct {
 	subSeq    int
 
 	mu     sync.Mutex
-	last   []Report
+	last   []api.HostReport
 	lastAt time.Time
 	flight chan struct{} // closed when the report in progress is done
 }
@@ -114,25 +114,12 @@ func (s *Set) publish(host string, c Change) {
 	}
 }
 
-// Report is what one host said, or why it said nothing.
-type Report struct {
-	Name      string
-	Connected bool
-	// LastSeen is when it last answered (now, when Connected).
-	LastSeen time.Time
-	// Err says why it is disconnected.
-	Err      error
-	Snapshot api.Snapshot
-	// Unacked are its unacknowledged wakes.
-	Unacked []api.Wake
-}
-
 // Report asks every host at once for its sessions and unacknowledged
 // wakes, each within the set's deadline, and returns one report per host,
 // in order. A report finished less than Fresh ago is returned again, and
 // callers arriving while one is in progress wait for it (at most the
 // deadline) instead of asking the hosts again.
-func (s *Set) Report(ctx context.Context) []Report {
+func (s *Set) Report(ctx context.Context) []api.HostReport {
 	if s.following.Load() {
 		return s.followed(ctx)
 	}
@@ -165,8 +152,8 @@ func (s *Set) Report(ctx context.Context) []Report {
 
 // followed is Report from the followed links' state. A link that has
 // not yet synchronised nor failed is waited for, within the deadline.
-func (s *Set) followed(ctx context.Context) []Report {
-	out := make([]Report, len(s.links))
+func (s *Set) followed(ctx context.Context) []api.HostReport {
+	out := make([]api.HostReport, len(s.links))
 	var timeout <-chan time.Time
 	for i, l := range s.links {
 		select {
@@ -185,7 +172,7 @@ func (s *Set) followed(ctx context.Context) []Report {
 		}
 		live, snap, evs := l.feed.state()
 		st := l.State()
-		r := Report{Name: l.Host.Name, LastSeen: st.LastSeen, Connected: live}
+		r := api.HostReport{Name: l.Host.Name, LastSeen: st.LastSeen, Connected: live}
 		if live {
 			r.Snapshot, r.Unacked = snap, evs
 		} else {
@@ -208,14 +195,14 @@ func (s *Set) fresh() time.Duration {
 }
 
 // report asks every host once (see Report).
-func (s *Set) report(ctx context.Context) []Report {
-	out := make([]Report, len(s.links))
+func (s *Set) report(ctx context.Context) []api.HostReport {
+	out := make([]api.HostReport, len(s.links))
 	var wg sync.WaitGroup
 	for i, l := range s.links {
 		wg.Go(func() {
 			hctx, cancel := context.WithTimeout(ctx, s.deadline())
 			defer cancel()
-			r := Report{Name: l.Host.Name}
+			r := api.HostReport{Name: l.Host.Name}
 			// Both calls at once: each is one ssh process, and most of
 			// its time is ssh and the remote system3 starting.
 			var evs []api.Wake
@@ -271,20 +258,11 @@ func (s *Set) Link(name string) *Link {
 	return nil
 }
 
-// HostWake is a wake of one host. As `wait --all-hosts --json` prints it,
-// its session is HOST:SESSION, host names the host alone, and cursor is
-// the --since that skips it and every wake seen before (WaitAny).
-type HostWake struct {
-	api.Wake
-	Host   string `json:"host"`
-	Cursor string `json:"cursor,omitempty"`
-}
-
 // WaitWake waits for the first wake matching f on any host for which
 // match (when set) is true, each host from its seq in since on, until ctx
 // ends. A host whose link fails is tried again with backoff
 // (Link.WaitWake) while the others are waited on.
-func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (HostWake, error) {
+func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]uint64, match func(host string) bool) (api.HostWake, error) {
 	var links []*Link
 	for _, l := range s.links {
 		if match == nil || match(l.Host.Name) {
@@ -293,12 +271,12 @@ func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]u
 	}
 	if len(links) == 0 {
 		<-ctx.Done()
-		return HostWake{}, ctx.Err()
+		return api.HostWake{}, ctx.Err()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
-		hw  HostWake
+		hw  api.HostWake
 		err error
 	}
 	results := make(chan result, len(links))
@@ -307,7 +285,7 @@ func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]u
 		hf.SinceSeq = since[l.Host.Name]
 		go func() {
 			ev, err := l.WaitWake(ctx, hf, nil)
-			results <- result{HostWake{Host: l.Host.Name, Wake: ev}, err}
+			results <- result{api.HostWake{Host: l.Host.Name, Wake: ev}, err}
 		}()
 	}
 	var first error
@@ -317,7 +295,7 @@ func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]u
 			return r.hw, nil
 		}
 		if ctx.Err() != nil {
-			return HostWake{}, ctx.Err()
+			return api.HostWake{}, ctx.Err()
 		}
 		// An answer that is not a link failure (a bad filter, say) ends
 		// this host's wait only.
@@ -325,7 +303,7 @@ func (s *Set) WaitWake(ctx context.Context, f api.WakeFilter, since map[string]u
 			first = r.err
 		}
 	}
-	return HostWake{}, first
+	return api.HostWake{}, first
 }
 
 // Ack acknowledges wake id on host name's daemon, as by.
@@ -338,7 +316,7 @@ func (s *Set) Ack(ctx context.Context, name, id, by string) (api.Wake, error) {
 	return ev, l.Observe(ctx, err)
 }
 
-// ReportDoc is a Report as a daemon sends it over its socket to a client
+// ReportDoc is an api.HostReport as a daemon sends it over its socket to a client
 // (`status --all-hosts` asking the daemon that follows the hosts).
 type ReportDoc struct {
 	Name      string       `json:"name"`

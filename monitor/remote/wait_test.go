@@ -8,27 +8,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-func TestCursorRoundTrip(t *testing.T) {
-	c, ok := ParseCursor(" web1:40, local:12 ,db:0")
-	if !ok {
-		t.Fatal("a well-formed cursor refused")
-	}
-	if got := c.String(); got != "db:0,local:12,web1:40" {
-		t.Fatalf("String = %q", got)
-	}
-	if again, ok := ParseCursor(c.String()); !ok || again.String() != c.String() {
-		t.Fatalf("round trip: %v, %v", again, ok)
-	}
-	if c, ok := ParseCursor("  "); !ok || len(c) != 0 {
-		t.Fatalf("empty cursor: %v, %v", c, ok)
-	}
-	for _, bad := range []string{"web1", "web1:x", "web1:-1", ":3", "web1:3,"} {
-		if _, ok := ParseCursor(bad); ok {
-			t.Errorf("ParseCursor(%q) accepted", bad)
-		}
-	}
-}
-
 // The first wake of any host comes back named HOST:SESSION, with a cursor
 // that moves that host's seq on and keeps the others'; a session pattern
 // HOST:GLOB selects the hosts.
@@ -39,13 +18,13 @@ func TestWaitAnyLocal(t *testing.T) {
 			asked = f
 			return api.Wake{ID: "7", Seq: 13, Session: "orch", Reason: api.ReasonAwaitingInput}, nil
 		},
-		Hosts: []Host{{Name: Local}},
+		Hosts: []Host{{Name: api.LocalHost}},
 	}
-	hw, links, err := w.Wait(context.Background(), api.WakeFilter{Session: "loc*:orch"}, Cursor{Local: 12, "web1": 40})
+	hw, links, err := w.Wait(context.Background(), api.WakeFilter{Session: "loc*:orch"}, api.HostCursor{api.LocalHost: 12, "web1": 40})
 	if err != nil || len(links) != 0 {
 		t.Fatalf("Wait: %v, %d links", err, len(links))
 	}
-	if hw.Host != Local || hw.Session != "local:orch" || hw.Cursor != "local:13,web1:40" {
+	if hw.Host != api.LocalHost || hw.Session != "local:orch" || hw.Cursor != "local:13,web1:40" {
 		t.Fatalf("wake %+v", hw)
 	}
 	if asked.Session != "orch" || asked.SinceSeq != 12 {

@@ -46,7 +46,15 @@ func (a *App) RemoteHost(name string) (remote.Host, error) {
 	if len(names) == 0 {
 		return remote.Host{}, fmt.Errorf("no host %q: the config (%s) has no hosts: section; see docs/remote.md", name, a.Settings.ConfigPath)
 	}
-	return remote.Host{}, fmt.Errorf("no host %q in the config; the hosts are %s and %s", name, remote.Local, strings.Join(names, ", "))
+	return remote.Host{}, fmt.Errorf("no host %q in the config; the hosts are %s and %s", name, api.LocalHost, strings.Join(names, ", "))
+}
+
+// IsHost reports whether name is a host of the config, which is how
+// api.SplitHost tells another host's session, pane, wake or orchestrator
+// given to a command (HOST:NAME) from a tmux target of this machine.
+func (a *App) IsHost(name string) bool {
+	_, err := a.RemoteHost(name)
+	return err == nil
 }
 
 // RecordSeen merges what was learnt of hosts into the state dir's record.

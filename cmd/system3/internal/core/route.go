@@ -14,29 +14,7 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/lifecycle"
-	"github.com/system3-dev/system3/monitor/remote"
 )
-
-// SplitHost reads the HOST: prefix of a session, pane or wake id given to
-// an action. The prefix routes only when it names this machine (local) or
-// a host of the config; anything else (a tmux target orch:1.0) is left
-// whole for this machine, with host "". A local tmux session named like a
-// host is reached as local:NAME.
-func (a *App) SplitHost(s string) (host, rest string) {
-	name, rest, ok := strings.Cut(s, ":")
-	if !ok || rest == "" {
-		return "", s
-	}
-	if name == remote.Local {
-		return remote.Local, rest
-	}
-	for _, h := range a.RemoteHosts() {
-		if h.Name == name {
-			return name, rest
-		}
-	}
-	return "", s
-}
 
 // RoutedVia is what a routed action adds to its origin: "via ssh from
 // THIS-MACHINE".
@@ -60,7 +38,7 @@ func (a *App) RouteCLI(ctx context.Context, origin, host, tool, target string, a
 	}
 	log := audit.Open(a.Settings.StateDir)
 	defer log.Close()
-	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: host + ":" + target,
+	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: api.JoinHost(host, target),
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}
 	if err := log.Write(e); err != nil {
 		return -1, fmt.Errorf("not sent to host %s: %w", host, err)
@@ -141,11 +119,11 @@ func (s serviceHosts) Stop(ctx context.Context, req lifecycle.StopRequest) (life
 }
 
 func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
-	host, name := l.a.SplitHost(strings.TrimSpace(req.Name))
+	host, name, _ := api.SplitHost(strings.TrimSpace(req.Name), l.a.IsHost)
 	switch host {
 	case "":
 		return l.local.Stop(ctx, req)
-	case remote.Local:
+	case api.LocalHost:
 		req.Name = name
 		return l.local.Stop(ctx, req)
 	}
@@ -166,7 +144,7 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 		if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
 			return res, fmt.Errorf("host %s answered stop with %q: %w", host, strings.TrimSpace(out.String()), jerr)
 		}
-		res.Session = host + ":" + res.Session
+		res.Session = api.JoinHost(host, res.Session)
 	}
 	if code != 0 {
 		return res, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("stop exited %d", code)))
@@ -180,7 +158,7 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 // output, the end of its errors and its exit status.
 func (l hostsLifecycle) run(ctx context.Context, origin, host, session, target string, args []string) (out *bytes.Buffer, errb *tailWriter, code int, err error) {
 	action := args[0]
-	if err := l.svc.Allow(ctx, api.AllowRequest{Action: action, Session: host + ":" + session, Origin: origin}); err != nil {
+	if err := l.svc.Allow(ctx, api.AllowRequest{Action: action, Session: api.JoinHost(host, session), Origin: origin}); err != nil {
 		return nil, nil, 0, err
 	}
 	args = append(args, "--json", "--origin="+origin+" "+RoutedVia())
@@ -224,7 +202,7 @@ func lastLineOf(s, def string) string {
 // HOST:orch-INITIATIVE). Its progress is not relayed; its result is.
 func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
 	host := strings.TrimSpace(req.Host)
-	if host == "" || host == remote.Local {
+	if host == "" || host == api.LocalHost {
 		req.Host = ""
 		return l.local.Spawn(ctx, req)
 	}
@@ -260,6 +238,6 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return res, fmt.Errorf("host %s answered spawn with %q: %w", host, strings.TrimSpace(out.String()), err)
 	}
-	res.Session, res.Pane = host+":"+res.Session, host+":"+res.Pane
+	res.Session, res.Pane = api.JoinHost(host, res.Session), api.JoinHost(host, res.Pane)
 	return res, nil
 }
