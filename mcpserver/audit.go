@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // auditTimeout bounds writing one audit entry (over the socket, it is a
@@ -71,7 +71,7 @@ func (s *Server) addHooks(h *server.Hooks) {
 // auditCall records one tool call in the audit log shared with the
 // dashboard. A failing audit log is logged; the call has happened.
 func (s *Server) auditCall(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult, callErr error) {
-	e := audit.Entry{
+	e := api.AuditEntry{
 		Time:   s.opts.Clock(),
 		Origin: s.origin(ctx),
 		Action: "tool_call",

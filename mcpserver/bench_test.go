@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -30,7 +29,7 @@ type auditedService struct {
 	log *audit.Log
 }
 
-func (a auditedService) Audit(ctx context.Context, e audit.Entry) error { return a.log.Write(e) }
+func (a auditedService) Audit(ctx context.Context, e api.AuditEntry) error { return a.log.Write(e) }
 
 // benchFleet is a registry of 50 agent panes in the mix system3 bench
 // runs: a quarter streaming, a quarter on a permission prompt, half idle,
@@ -42,14 +41,14 @@ func benchFleet() []api.Session {
 			Pane: fmt.Sprintf("%%%d", i+1), Session: fmt.Sprintf("agent-%02d", i), Window: "main",
 			Target: fmt.Sprintf("agent-%02d:0.0", i), Agent: "claude", Command: "claude",
 			Since: t0, Updated: t0.Add(time.Duration(i) * time.Second), Options: []string{}, Height: 40, Width: 160,
-			State: rules.Idle,
+			State: api.Idle,
 		}
 		switch i % 4 {
 		case 0:
-			s.State = rules.Working
+			s.State = api.Working
 			s.Evidence = api.Evidence{Source: "screen", Rule: "claude.spinner", Lines: []string{"✢ Running… (esc to interrupt)"}}
 		case 1:
-			s.State, s.Kind, s.Question = rules.AwaitingInput, "permission", "Do you want to proceed?"
+			s.State, s.Kind, s.Question = api.AwaitingInput, "permission", "Do you want to proceed?"
 			s.Options = []string{"Yes", "Yes, and don't ask again for this command", "No, and tell Claude what to do differently"}
 			s.Evidence = api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{" Bash command", "   ./stream.sh", " Do you want to proceed?"}}
 		default:
@@ -63,7 +62,7 @@ func benchFleet() []api.Session {
 	}
 	for i := range 3 {
 		out = append(out, api.Session{Pane: fmt.Sprintf("%%%d", 100+i), Session: "shells", Window: "w", Target: fmt.Sprintf("shells:%d.0", i),
-			Agent: "shell", Command: "bash", State: rules.Unknown, Since: t0, Updated: t0, Options: []string{}})
+			Agent: "shell", Command: "bash", State: api.Unknown, Since: t0, Updated: t0, Options: []string{}})
 	}
 	api.SortSessions(out)
 	return out
@@ -96,7 +95,7 @@ func (p *printingService) Snapshot(ctx context.Context) (api.Snapshot, error) {
 	n := p.captures.Add(1)
 	snap.Sessions = slices.Clone(snap.Sessions)
 	for i, s := range snap.Sessions {
-		if s.State == rules.Working {
+		if s.State == api.Working {
 			snap.Sessions[i].Updated = s.Updated.Add(time.Duration(n) * 80 * time.Millisecond)
 			snap.Sessions[i].LastLine = fmt.Sprintf("⎿ line %d of the build's output", n)
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // notes collects a client's notifications.
@@ -200,7 +199,7 @@ func TestResourceListChanged(t *testing.T) {
 		close(events)
 	}()
 
-	sessions := append(fixtureSessions(), api.Session{Pane: "%7", Session: "orch new", Target: "orch new:0.0", Agent: "claude", State: rules.Idle})
+	sessions := append(fixtureSessions(), api.Session{Pane: "%7", Session: "orch new", Target: "orch new:0.0", Agent: "claude", State: api.Idle})
 	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Sessions: sessions})
 	f.Publish(api.Update{Kind: api.SessionAdded, Session: sessions[len(sessions)-1]})
 	timeout := time.After(10 * time.Second)

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -47,21 +46,21 @@ func fixture(t *testing.T) *monitortest.Service {
 }
 
 func fixtureSessions() []api.Session {
-	s := func(pane, session, agent string, state rules.State) api.Session {
+	s := func(pane, session, agent string, state api.State) api.Session {
 		return api.Session{Pane: pane, Session: session, Window: "main", Target: session + ":0.0", Agent: agent, State: state,
 			Command: agent, Since: t0, Updated: t0.Add(time.Minute), Options: []string{}, Height: 30, Width: 100}
 	}
-	auth := s("%1", "orch-auth", "claude", rules.AwaitingInput)
+	auth := s("%1", "orch-auth", "claude", api.AwaitingInput)
 	auth.Kind, auth.Question = "permission", "Do you want to proceed?"
 	auth.Options = []string{"Yes", "Yes, and don't ask again", "No"}
 	auth.Evidence = api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to proceed?"}}
 	auth.TaskList, auth.Tasks = "PRD-AUTH", &api.TaskProgress{Completed: 3, Total: 5, InProgress: []string{"Add cookies"}}
-	db := s("%2", "orch-db", "claude", rules.Working)
-	build := s("%3", "build", "shell", rules.Unknown)
+	db := s("%2", "orch-db", "claude", api.Working)
+	build := s("%3", "build", "shell", api.Unknown)
 	build.Command = "bash"
-	old := s("%4", "orch-old", "claude", rules.Exited)
+	old := s("%4", "orch-old", "claude", api.Exited)
 	old.TaskList, old.Tasks = "PRD-OLD", &api.TaskProgress{Completed: 2, Total: 2}
-	crash := s("%5", "orch-crash", "codex", rules.Exited)
+	crash := s("%5", "orch-crash", "codex", api.Exited)
 	return []api.Session{auth, db, build, old, crash}
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/tasks"
 )
@@ -38,7 +37,7 @@ type Service interface {
 	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error)
 	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
-	Audit(ctx context.Context, e audit.Entry) error
+	Audit(ctx context.Context, e api.AuditEntry) error
 	Link(ctx context.Context, req api.LinkRequest) (api.Session, error)
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestStatusFollowsChanges: status answers again with the same bytes only
@@ -42,7 +42,7 @@ func TestStatusFollowsChanges(t *testing.T) {
 	}
 
 	ss := fixtureSessions()
-	ss[1].State = rules.AwaitingInput
+	ss[1].State = api.AwaitingInput
 	ss[1].Kind, ss[1].Question = "permission", "Run the migration?"
 	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
 	_, out = status()
@@ -115,7 +115,7 @@ func TestReadsAreEncodedOncePerChange(t *testing.T) {
 		t.Errorf("list_sessions does not show the new last line: %s", text(again))
 	}
 
-	ss[1].State, ss[1].Since = rules.Idle, ss[1].Updated
+	ss[1].State, ss[1].Since = api.Idle, ss[1].Updated
 	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: ss})
 	if again := read("status"); reused(status, again) || !strings.Contains(text(again), `"idle":1`) {
 		t.Errorf("status does not show the new state: %s", text(again))

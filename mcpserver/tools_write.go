@@ -8,12 +8,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/tmux"
 )
 
 // MaxMessage caps inject_guidance's message: the most one send types
-// (tmux.MaxText), which the audit log keeps whole.
-const MaxMessage = tmux.MaxText
+// (api.MaxText), which the audit log keeps whole.
+const MaxMessage = api.MaxText
 
 // maxPromptPart caps each part of spawn_orchestrator's first prompt.
 const maxPromptPart = 16 << 10

@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func (m *Model) setStatus(level statusLevel, text string) {
@@ -242,7 +241,7 @@ func (m *Model) answer(ans string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if s.State != rules.AwaitingInput {
+	if s.State != api.AwaitingInput {
 		m.setStatus(levelWarn, fmt.Sprintf("%s is %s, not waiting at a prompt; i sends it a message", clean(s.Target), badge(s.State)))
 		return nil
 	}

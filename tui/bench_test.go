@@ -7,15 +7,15 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // manySessions makes n sessions in every state, with task lists on some.
 func manySessions(n int) []api.Session {
 	agents := []string{"claude", "codex", "gemini", "aider", ""}
+	states := api.AllStates()
 	ss := make([]api.Session, n)
 	for i := range ss {
-		st := rules.States[i%len(rules.States)]
+		st := states[i%len(states)]
 		s := api.Session{
 			Pane: fmt.Sprintf("%%%d", i+1), Session: fmt.Sprintf("proj-%03d", i/4), WindowIndex: i % 4 / 2, PaneIndex: i % 2,
 			Agent: agents[i%len(agents)], Command: "node", State: st, Since: now.Add(-time.Duration(i*37) * time.Second),
@@ -23,7 +23,7 @@ func manySessions(n int) []api.Session {
 			LastLine: fmt.Sprintf("step %d: editing src/module_%d.go and running the tests again", i, i),
 		}
 		s.Target = fmt.Sprintf("%s:%d.%d", s.Session, s.WindowIndex, s.PaneIndex)
-		if st == rules.AwaitingInput {
+		if st == api.AwaitingInput {
 			s.Question, s.Options = "Do you want to run `go test ./...`?", []string{"Yes", "Yes, and don't ask again", "No"}
 		}
 		if i%3 == 0 {
@@ -109,9 +109,10 @@ func BenchmarkUpdate(b *testing.B) {
 		b.ReportAllocs()
 		m := h.m
 		i := 0
+		states := api.AllStates()
 		for b.Loop() {
 			s := ss[i%len(ss)]
-			s.State = rules.States[(i/len(ss)+1)%len(rules.States)]
+			s.State = states[(i/len(ss)+1)%len(states)]
 			i++
 			next, _ := m.Update(updateMsg{gen: m.watch.gen, u: api.Update{Kind: api.SessionChanged, Session: s}, ok: true})
 			m = next.(Model)

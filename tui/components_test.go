@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func testStyles() *styles { return newStyles(lipgloss.DefaultRenderer(), false) }
@@ -325,20 +324,20 @@ func TestWhatSaysWhatMatters(t *testing.T) {
 		s    api.Session
 		want string
 	}{
-		{"working on a task", api.Session{State: rules.Working, LastLine: "◻ Update the auth docs",
+		{"working on a task", api.Session{State: api.Working, LastLine: "◻ Update the auth docs",
 			Tasks: &api.TaskProgress{InProgress: []string{"Add the login form"}}}, "now: Add the login form"},
-		{"two tasks", api.Session{State: rules.Working, Tasks: &api.TaskProgress{InProgress: []string{"A", "B"}}}, "now: A (+1)"},
-		{"working, no list", api.Session{State: rules.Working, LastLine: "✻ Thinking…"}, "✻ Thinking…"},
-		{"loop on the matched line", api.Session{State: rules.ErrorLoop, ErrorCount: 3, Evidence: ev,
+		{"two tasks", api.Session{State: api.Working, Tasks: &api.TaskProgress{InProgress: []string{"A", "B"}}}, "now: A (+1)"},
+		{"working, no list", api.Session{State: api.Working, LastLine: "✻ Thinking…"}, "✻ Thinking…"},
+		{"loop on the matched line", api.Session{State: api.ErrorLoop, ErrorCount: 3, Evidence: ev,
 			LastLine: "in a moment. If it persists,…"}, "3× API Error: 500 Internal server error"},
-		{"error detail first", api.Session{State: rules.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
-		{"question", api.Session{State: rules.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
-		{"idle", api.Session{State: rules.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
-		{"usage limit, it goes on by itself", api.Session{State: rules.RateLimited, Kind: rules.KindAutoResume, LastLine: "Continuing automatically at 2am",
+		{"error detail first", api.Session{State: api.Error, Detail: "Rate limit reached", Evidence: ev}, "Rate limit reached"},
+		{"question", api.Session{State: api.AwaitingInput, Question: "Proceed?", LastLine: "Esc to cancel"}, "Proceed?"},
+		{"idle", api.Session{State: api.Idle, LastLine: "✔ Lint the README"}, "✔ Lint the README"},
+		{"usage limit, it goes on by itself", api.Session{State: api.RateLimited, Kind: api.KindAutoResume, LastLine: "Continuing automatically at 2am",
 			ResetsAt: time.Date(2026, 11, 22, 2, 0, 0, 0, time.Local)}, "usage limit, resets Sun 02:00 · continues by itself"},
-		{"usage limit, cancelled", api.Session{State: rules.RateLimited, ResetsAt: time.Date(2026, 11, 22, 2, 0, 0, 0, time.Local)},
+		{"usage limit, cancelled", api.Session{State: api.RateLimited, ResetsAt: time.Date(2026, 11, 22, 2, 0, 0, 0, time.Local)},
 			"usage limit, resets Sun 02:00 · will not continue by itself"},
-		{"usage limit, no reset said", api.Session{State: rules.RateLimited}, "usage limit · will not continue by itself"},
+		{"usage limit, no reset said", api.Session{State: api.RateLimited}, "usage limit · will not continue by itself"},
 	} {
 		if got := what(tt.s); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)

@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -407,7 +406,7 @@ func (d detail) addEvidence(ls *detailLines) {
 func (d detail) addPrompt(ls *detailLines) {
 	s := d.sess
 	switch s.State {
-	case rules.AwaitingInput:
+	case api.AwaitingInput:
 		if q := clean(s.Question); q != "" {
 			ls.add(keep, d.label("asks")+d.st.Bold.Render(q))
 		}
@@ -418,16 +417,16 @@ func (d detail) addPrompt(ls *detailLines) {
 			}
 			ls.add(keep, d.label("opts")+strings.Join(opts, "  "))
 		}
-	case rules.RateLimited:
+	case api.RateLimited:
 		then := "will not continue by itself"
-		if s.Kind == rules.KindAutoResume {
+		if s.Kind == api.KindAutoResume {
 			then = "continues by itself then"
 		}
 		ls.add(keep, d.label("limit")+d.st.Bold.Render(api.ResetText(s.ResetsAt, d.now))+" · "+then)
 		if det := clean(s.Detail); det != "" {
 			ls.add(keep, d.label("said")+det)
 		}
-	case rules.Error, rules.ErrorLoop:
+	case api.Error, api.ErrorLoop:
 		if det := clean(s.Detail); det != "" {
 			if s.ErrorCount > 0 {
 				det = strconv.Itoa(s.ErrorCount) + "× " + det

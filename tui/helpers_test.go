@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -43,7 +42,7 @@ func fixtureSessions() []api.Session {
 	ss := []api.Session{
 		{
 			Pane: "%1", Session: "orch-auth", Window: "claude", WindowIndex: 0, PaneIndex: 0, Target: "orch-auth:0.0",
-			Command: "claude", Path: "/home/dev/src/auth", Agent: "claude", State: rules.AwaitingInput, Kind: "permission",
+			Command: "claude", Path: "/home/dev/src/auth", Agent: "claude", State: api.AwaitingInput, Kind: "permission",
 			Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want to make this edit to login.go?", "❯ 1. Yes"}},
 			Question: "Do you want to make this edit to login.go?",
 			Options:  []string{"Yes", "Yes, allow all edits during this session (shift+tab)", "No, and tell Claude what to do differently (esc)"},
@@ -55,31 +54,31 @@ func fixtureSessions() []api.Session {
 		},
 		{
 			Pane: "%4", Session: "api", Window: "codex", WindowIndex: 1, Target: "api:1.0", Command: "node", Agent: "codex",
-			State: rules.ErrorLoop, Evidence: api.Evidence{Source: "screen", Rule: "generic.error-loop", Lines: []string{"TypeError: Cannot read properties of undefined (reading 'map')"}},
+			State: api.ErrorLoop, Evidence: api.Evidence{Source: "screen", Rule: "generic.error-loop", Lines: []string{"TypeError: Cannot read properties of undefined (reading 'map')"}},
 			Detail: "TypeError: Cannot read properties of undefined (reading 'map')", ErrorCount: 4,
 			Since: now.Add(-6 * time.Minute), LastLine: "    at render (src/list.tsx:42:17)",
 		},
 		{
 			Pane: "%7", Session: "web", Window: "gemini", PaneIndex: 1, Target: "web:0.1", Command: "gemini", Agent: "gemini",
-			State: rules.Error, Kind: "rate_limited", Evidence: api.Evidence{Source: "screen", Rule: "gemini.rate-limit", Lines: []string{"Quota exceeded for quota metric 'Requests per minute'"}},
+			State: api.Error, Kind: "rate_limited", Evidence: api.Evidence{Source: "screen", Rule: "gemini.rate-limit", Lines: []string{"Quota exceeded for quota metric 'Requests per minute'"}},
 			Detail: "Rate limit reached; resets at 12:05", Since: now.Add(-40 * time.Second), LastLine: "Quota exceeded",
 		},
 		{
-			Pane: "%9", Session: "db", Window: "aider", Target: "db:0.0", Command: "bash", Agent: "aider", State: rules.Exited, Kind: "process_gone",
+			Pane: "%9", Session: "db", Window: "aider", Target: "db:0.0", Command: "bash", Agent: "aider", State: api.Exited, Kind: "process_gone",
 			Evidence: api.Evidence{Source: "process", Rule: "process.gone"}, Since: now.Add(-72 * time.Minute), LastLine: "$ ",
 		},
 		{
 			Pane: "%2", Session: "orch-auth", Window: "worker", WindowIndex: 1, Target: "orch-auth:1.0", Command: "claude", Agent: "claude",
-			State: rules.Working, Kind: "tool", Evidence: api.Evidence{Source: "screen", Rule: "claude.working", Lines: []string{"✻ Implementing login… (esc to interrupt)"}},
+			State: api.Working, Kind: "tool", Evidence: api.Evidence{Source: "screen", Rule: "claude.working", Lines: []string{"✻ Implementing login… (esc to interrupt)"}},
 			Since: now.Add(-15 * time.Minute), LastLine: "✻ Implementing login… (esc to interrupt)",
 			TaskList: "auth-list", Tasks: &api.TaskProgress{Completed: 3, Total: 7, InProgress: []string{"Implement login"}, Blocked: 1},
 		},
 		{
-			Pane: "%11", Session: "docs", Window: "claude", Target: "docs:0.0", Command: "claude", Agent: "claude", State: rules.Idle,
+			Pane: "%11", Session: "docs", Window: "claude", Target: "docs:0.0", Command: "claude", Agent: "claude", State: api.Idle,
 			Evidence: api.Evidence{Source: "screen", Rule: "claude.idle", Lines: []string{"> "}}, Since: now.Add(-3*time.Hour - 5*time.Minute), LastLine: "Done. The README now documents every flag.",
 		},
 		{
-			Pane: "%12", Session: "scratch", Window: "bash", Target: "scratch:0.0", Command: "bash", State: rules.Unknown,
+			Pane: "%12", Session: "scratch", Window: "bash", Target: "scratch:0.0", Command: "bash", State: api.Unknown,
 			Since: now.Add(-49 * time.Hour), LastLine: "dev@box:~$ make test",
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // Sessions of other hosts (as monitor/remote's Fleet names them) get a
@@ -14,7 +13,7 @@ func TestHostColumnAndFilter(t *testing.T) {
 	svc := newFixtureService(t)
 	snap := fixtureSnapshot()
 	snap.Sessions = append(snap.Sessions, api.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", SessionID: "web1:$9",
-		Target: "web1:orch-far:0.0", Agent: "claude", State: rules.AwaitingInput, Question: "Proceed?", Since: now, Updated: now})
+		Target: "web1:orch-far:0.0", Agent: "claude", State: api.AwaitingInput, Question: "Proceed?", Since: now, Updated: now})
 	svc.SetSnapshot(snap)
 	h := newHarness(t, svc, Options{}, 140, 40)
 	v := h.m.View()
@@ -58,7 +57,7 @@ func TestHostRowsSayHowToReachThem(t *testing.T) {
 	svc := newFixtureService(t)
 	snap := fixtureSnapshot()
 	snap.Sessions = append(snap.Sessions, api.Session{Host: "web1", Pane: "web1:%99", Session: "web1:orch-far", Target: "web1:orch-far:0.0",
-		Agent: "claude", State: rules.Working, Since: now, Updated: now})
+		Agent: "claude", State: api.Working, Since: now, Updated: now})
 	svc.SetSnapshot(snap)
 	jumped := false
 	h := newHarness(t, svc, Options{Jump: func(api.Session) error { jumped = true; return nil },

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestKeyContract presses every key of the contract that acts through the
@@ -433,7 +432,7 @@ func TestComposeKeepsItsTarget(t *testing.T) {
 	if s.Pane != "%11" {
 		t.Fatalf("fixture order changed: %s", s.Pane)
 	}
-	s.State = rules.AwaitingInput
+	s.State = api.AwaitingInput
 	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
 	h.press("enter")

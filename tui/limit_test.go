@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // A session held by a usage limit shows, at a glance, that it waits for
@@ -15,7 +15,7 @@ import (
 // the limit resets, counting down, and whether the agent goes on by
 // itself then.
 func TestDetailShowsTheUsageLimit(t *testing.T) {
-	if b := badge(rules.RateLimited); b != "◷ limited" || lookOf(rules.RateLimited) == lookOf(rules.Error) {
+	if b := badge(api.RateLimited); b != "◷ limited" || lookOf(api.RateLimited) == lookOf(api.Error) {
 		t.Fatalf("badge = %q", b)
 	}
 	d := newDetail(testStyles(), newKeyMap().Zoom)
@@ -23,7 +23,7 @@ func TestDetailShowsTheUsageLimit(t *testing.T) {
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	d.now = now
 	sess := fixtureSessions()[1]
-	sess.State, sess.Kind, sess.Question, sess.Options = rules.RateLimited, rules.KindAutoResume, "", nil
+	sess.State, sess.Kind, sess.Question, sess.Options = api.RateLimited, api.KindAutoResume, "", nil
 	sess.Detail = "You've hit your 5-hour limit · resets 2am (UTC)"
 	sess.ResetsAt = time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
 	d.SetSession(sess, 1, true)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 const (
@@ -89,7 +88,7 @@ type Model struct {
 	sessions []api.Session     // sorted with api.SortSessions
 	revs     map[string]uint64 // pane → revision, bumped on every change
 	rev      uint64
-	counts   map[rules.State]int
+	counts   map[api.State]int
 
 	watch, wakeS stream
 	updates      <-chan api.Update
@@ -157,7 +156,7 @@ func newModel(ctx context.Context, svc facade.Service, opts Options, st *styles)
 		w:        80,
 		h:        24,
 		revs:     map[string]uint64{},
-		counts:   map[rules.State]int{},
+		counts:   map[api.State]int{},
 		book:     newWakeBook(),
 		table:    newSessionTable(st, keys.Nav),
 		feed:     newWakeFeed(st, keys.Nav),

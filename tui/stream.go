@@ -10,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // stream is the state of one event stream from the service (registry
@@ -335,7 +334,7 @@ func (m *Model) sync() tea.Cmd {
 	prev, hadPrev := m.detail.sess, m.detail.has
 	if m.dirtyRows {
 		m.dirtyRows = false
-		m.counts = map[rules.State]int{}
+		m.counts = map[api.State]int{}
 		for _, s := range m.sessions {
 			m.counts[s.State]++
 		}

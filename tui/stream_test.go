@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func TestRegistryUpdates(t *testing.T) {
@@ -24,24 +23,24 @@ func TestRegistryUpdates(t *testing.T) {
 	if s.Pane != "%2" {
 		t.Fatalf("fixture order changed: %s", s.Pane)
 	}
-	s.State, s.Kind, s.Question, s.Options = rules.AwaitingInput, "question", "Which database?", []string{"Postgres", "SQLite"}
-	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s, Previous: rules.Working})
+	s.State, s.Kind, s.Question, s.Options = api.AwaitingInput, "question", "Which database?", []string{"Postgres", "SQLite"}
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s, Previous: api.Working})
 	h.read()
 	if got := h.targets(); strings.Join(got, " ") != "api:1.0 orch-auth:0.0 orch-auth:1.0 web:0.1 db:0.0 docs:0.0 scratch:0.0" {
 		t.Errorf("order after change: %v", got)
 	}
-	if sel, _ := h.m.table.Selected(); sel.Pane != "%2" || sel.State != rules.AwaitingInput {
+	if sel, _ := h.m.table.Selected(); sel.Pane != "%2" || sel.State != api.AwaitingInput {
 		t.Errorf("selected %s (%s), want %%2 awaiting", sel.Pane, sel.State)
 	}
 	if !strings.Contains(h.m.View(), "Which database?") {
 		t.Error("the new question is not shown")
 	}
 
-	added := api.Session{Pane: "%20", Session: "new", Target: "new:0.0", Agent: "codex", State: rules.Idle, Since: now}
+	added := api.Session{Pane: "%20", Session: "new", Target: "new:0.0", Agent: "codex", State: api.Idle, Since: now}
 	svc.Publish(api.Update{Kind: api.SessionAdded, Session: added})
 	h.read()
-	if h.m.table.Len() != 8 || h.m.counts[rules.Idle] != 2 {
-		t.Errorf("after add: %d rows, %d idle", h.m.table.Len(), h.m.counts[rules.Idle])
+	if h.m.table.Len() != 8 || h.m.counts[api.Idle] != 2 {
+		t.Errorf("after add: %d rows, %d idle", h.m.table.Len(), h.m.counts[api.Idle])
 	}
 	svc.Publish(api.Update{Kind: api.SessionRemoved, Session: s})
 	h.read()
@@ -122,10 +121,10 @@ func TestReconnect(t *testing.T) {
 	}
 	// And the new stream delivers.
 	s := snap.Sessions[0]
-	s.State = rules.Idle
+	s.State = api.Idle
 	svc.Publish(api.Update{Kind: api.SessionChanged, Session: s})
 	h.read()
-	if h.m.counts[rules.Idle] != 2 {
+	if h.m.counts[api.Idle] != 2 {
 		t.Fatalf("update after reconnect not applied")
 	}
 }
@@ -462,7 +461,7 @@ func TestTakeoverKeepsForTimers(t *testing.T) {
 	for i := range snap.Sessions {
 		snap.Sessions[i].Since = now
 	}
-	snap.Sessions[1].State = rules.Idle // %4 moved on while the monitors were away
+	snap.Sessions[1].State = api.Idle // %4 moved on while the monitors were away
 	svc.SetSnapshot(snap)
 	h.send(retryMsg{stream: streamWatch, gen: h.m.watch.gen})
 	if !h.m.watch.up {

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // look is how a state is shown: a symbol and a word, readable without
@@ -20,28 +20,28 @@ type look struct {
 	color     lipgloss.AdaptiveColor
 }
 
-// looks covers every state in rules.States; anything else is shown as
+// looks covers every state in api.AllStates; anything else is shown as
 // unknown.
-var looks = map[rules.State]look{
-	rules.AwaitingInput: {"⏸", "awaiting", lipgloss.AdaptiveColor{Light: "130", Dark: "214"}},
-	rules.ErrorLoop:     {"↻", "loop", lipgloss.AdaptiveColor{Light: "126", Dark: "207"}},
-	rules.Error:         {"✖", "error", lipgloss.AdaptiveColor{Light: "160", Dark: "203"}},
-	rules.RateLimited:   {"◷", "limited", lipgloss.AdaptiveColor{Light: "94", Dark: "180"}},
-	rules.Exited:        {"■", "exited", lipgloss.AdaptiveColor{Light: "243", Dark: "245"}},
-	rules.Working:       {"●", "working", lipgloss.AdaptiveColor{Light: "28", Dark: "78"}},
-	rules.Idle:          {"○", "idle", lipgloss.AdaptiveColor{Light: "25", Dark: "75"}},
-	rules.Unknown:       {"?", "unknown", lipgloss.AdaptiveColor{Light: "243", Dark: "245"}},
+var looks = map[api.State]look{
+	api.AwaitingInput: {"⏸", "awaiting", lipgloss.AdaptiveColor{Light: "130", Dark: "214"}},
+	api.ErrorLoop:     {"↻", "loop", lipgloss.AdaptiveColor{Light: "126", Dark: "207"}},
+	api.Error:         {"✖", "error", lipgloss.AdaptiveColor{Light: "160", Dark: "203"}},
+	api.RateLimited:   {"◷", "limited", lipgloss.AdaptiveColor{Light: "94", Dark: "180"}},
+	api.Exited:        {"■", "exited", lipgloss.AdaptiveColor{Light: "243", Dark: "245"}},
+	api.Working:       {"●", "working", lipgloss.AdaptiveColor{Light: "28", Dark: "78"}},
+	api.Idle:          {"○", "idle", lipgloss.AdaptiveColor{Light: "25", Dark: "75"}},
+	api.Unknown:       {"?", "unknown", lipgloss.AdaptiveColor{Light: "243", Dark: "245"}},
 }
 
-func lookOf(s rules.State) look {
+func lookOf(s api.State) look {
 	if l, ok := looks[s]; ok {
 		return l
 	}
-	return looks[rules.Unknown]
+	return looks[api.Unknown]
 }
 
 // badge is a state as symbol and word: "⏸ awaiting".
-func badge(s rules.State) string {
+func badge(s api.State) string {
 	l := lookOf(s)
 	return l.sym + " " + l.word
 }
@@ -86,8 +86,8 @@ type styles struct {
 	Empty     lipgloss.Style // the empty-state text
 	Command   lipgloss.Style // commands to type, in the empty state and hints
 
-	badge    map[rules.State]lipgloss.Style
-	badgeSel map[rules.State]lipgloss.Style
+	badge    map[api.State]lipgloss.Style
+	badgeSel map[api.State]lipgloss.Style
 	status   map[statusLevel]lipgloss.Style
 	flash    lipgloss.Style
 }
@@ -161,8 +161,8 @@ func newStyles(r *lipgloss.Renderer, noColor bool) *styles {
 		Desc:      fg(dim),
 		Empty:     st(),
 		Command:   fg(accent).Bold(true),
-		badge:     map[rules.State]lipgloss.Style{},
-		badgeSel:  map[rules.State]lipgloss.Style{},
+		badge:     map[api.State]lipgloss.Style{},
+		badgeSel:  map[api.State]lipgloss.Style{},
 		status: map[statusLevel]lipgloss.Style{
 			levelInfo:  st(),
 			levelOK:    fg(green),
@@ -172,7 +172,7 @@ func newStyles(r *lipgloss.Renderer, noColor bool) *styles {
 		},
 		flash: fg(amber).Bold(true).Reverse(true),
 	}
-	for _, state := range rules.States {
+	for _, state := range api.AllStates() {
 		b := fg(lookOf(state).color)
 		s.badge[state] = b
 		s.badgeSel[state] = selected(b)
@@ -181,7 +181,7 @@ func newStyles(r *lipgloss.Renderer, noColor bool) *styles {
 }
 
 // badgeStyle is the style of a state's badge, on the selected row or not.
-func (s *styles) badgeStyle(st rules.State, selected bool) lipgloss.Style {
+func (s *styles) badgeStyle(st api.State, selected bool) lipgloss.Style {
 	m := s.badge
 	if selected {
 		m = s.badgeSel
@@ -189,7 +189,7 @@ func (s *styles) badgeStyle(st rules.State, selected bool) lipgloss.Style {
 	if b, ok := m[st]; ok {
 		return b
 	}
-	return m[rules.Unknown]
+	return m[api.Unknown]
 }
 
 // helpModel is a bubbles help model in these styles.

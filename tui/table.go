@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // sessionRow is a session as the table holds it. rev changes whenever the
@@ -394,24 +393,24 @@ func agentName(s api.Session) string {
 // and only else the last line on screen.
 func what(s api.Session) string {
 	switch s.State {
-	case rules.AwaitingInput:
+	case api.AwaitingInput:
 		if q := clean(s.Question); q != "" {
 			return q
 		}
 		if s.Kind != "" {
 			return s.Kind + " prompt"
 		}
-	case rules.ErrorLoop:
+	case api.ErrorLoop:
 		d := errorLine(s)
 		if s.ErrorCount > 0 {
 			return strconv.Itoa(s.ErrorCount) + "× " + d
 		}
 		return d
-	case rules.Error:
+	case api.Error:
 		return errorLine(s)
-	case rules.RateLimited:
+	case api.RateLimited:
 		return limitLine(s)
-	case rules.Working:
+	case api.Working:
 		if t := s.Tasks; t != nil && len(t.InProgress) > 0 {
 			now := "now: " + clean(t.InProgress[0])
 			if n := len(t.InProgress) - 1; n > 0 {
@@ -431,7 +430,7 @@ func limitLine(s api.Session) string {
 	if !s.ResetsAt.IsZero() {
 		l += ", resets " + s.ResetsAt.Local().Format("Mon 15:04")
 	}
-	if s.Kind == rules.KindAutoResume {
+	if s.Kind == api.KindAutoResume {
 		return l + " · continues by itself"
 	}
 	return l + " · will not continue by itself"

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/termtext"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func TestScreenLine(t *testing.T) {
@@ -214,7 +213,7 @@ func TestMCPStatusText(t *testing.T) {
 // TestEveryStateHasALook: a badge for every state, readable without colour.
 func TestEveryStateHasALook(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range append(slices.Clone(rules.States), "something-new") {
+	for _, s := range append(api.AllStates(), "something-new") {
 		b := badge(s)
 		if width(b) > badgeWidth || !utf8.ValidString(b) {
 			t.Errorf("badge %q for %s", b, s)

@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // layout gives each component its size for the window and the mode.
@@ -228,7 +227,7 @@ func (m Model) helpBar() string {
 	var bs, tail []key.Binding
 	name := ""
 	sel, ok := m.table.Selected()
-	awaiting := ok && sel.State == rules.AwaitingInput
+	awaiting := ok && sel.State == api.AwaitingInput
 	switch {
 	case m.input == inputCompose:
 		bs = m.compose.KeyMap().ShortHelp()
@@ -285,7 +284,7 @@ func (m Model) renderHelp(bs, tail []key.Binding) string {
 	return fit(text, m.w)
 }
 
-// countsLine counts the panes per state, in the order of rules.States,
+// countsLine counts the panes per state, in the order of api.AllStates,
 // as compactly as the width needs: "⏸ 2 awaiting", "⏸2 awaiting", "⏸2".
 func (m Model) countsLine() string {
 	st := m.st
@@ -298,7 +297,7 @@ func (m Model) countsLine() string {
 	}{{"%s %d %s", "  "}, {"%s %d %s", " "}, {"%s%d %s", " "}, {"%s%d", " "}}
 	for i, f := range forms {
 		plain, styled := total, total
-		for _, s := range rules.States {
+		for _, s := range api.AllStates() {
 			if n := m.counts[s]; n > 0 {
 				l := lookOf(s)
 				var item string

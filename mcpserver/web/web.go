@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
@@ -98,7 +97,7 @@ func New(svc Service, opts Options) (*Handler, error) {
 	tpl, err := template.New("page.html").Funcs(template.FuncMap{
 		"inc":   func(i int) int { return i + 1 },
 		"ago":   func(t time.Time) string { return ago(opts.Clock().Sub(t)) },
-		"state": func(s rules.State) string { return strings.ReplaceAll(string(s), "_", " ") },
+		"state": func(s api.State) string { return strings.ReplaceAll(string(s), "_", " ") },
 	}).ParseFS(files, "page.html")
 	if err != nil {
 		return nil, err

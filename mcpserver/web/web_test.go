@@ -12,13 +12,12 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake/notify"
 )
 
 var promptSession = func() api.Session {
 	s := api.Session{Pane: "%3", Session: "orch-billing", Target: "orch-billing:0.0", Agent: "claude",
-		State: rules.AwaitingInput, Kind: "permission", Question: "Do you want to proceed?", Detail: "npm run migrate -- --env staging", Options: []string{"Yes", "No"}}
+		State: api.AwaitingInput, Kind: "permission", Question: "Do you want to proceed?", Detail: "npm run migrate -- --env staging", Options: []string{"Yes", "No"}}
 	s.Prompt = api.PromptIdentity(s.Agent, s.Kind, s.Question, s.Detail, s.Options)
 	return s
 }()
@@ -225,7 +224,7 @@ func TestSignInAndWriteChecks(t *testing.T) {
 // does; a push's action link answers it too, though it names no screen.
 func TestPolicyAskOnThePage(t *testing.T) {
 	svc, h, signer, srv := setup(t)
-	working := api.Session{Pane: "%4", Session: "orch-deploy", Target: "orch-deploy:0.0", Agent: "claude", State: rules.Working}
+	working := api.Session{Pane: "%4", Session: "orch-deploy", Target: "orch-deploy:0.0", Agent: "claude", State: api.Working}
 	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{promptSession, working}})
 	ask := func(pane, session, command string) api.Wake {
 		return svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Key: "awaiting_input/" + pane + "/policy/1", Session: session, Pane: pane,
@@ -284,7 +283,7 @@ func TestPolicyAskOnThePage(t *testing.T) {
 	// A push's link to an ask names no prompt: its wake is the request.
 	svc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{promptSession, func() api.Session {
 		s := working
-		s.State, s.Options = rules.AwaitingInput, []string{"Yes", "No"}
+		s.State, s.Options = api.AwaitingInput, []string{"Yes", "No"}
 		return s
 	}()}})
 	req, _ = http.NewRequest(http.MethodPost, srv.URL+notify.ActionPath+"?t="+url.QueryEscape(signer.Sign(deploy.ID, 2, "", time.Now().Add(time.Hour))), nil)
