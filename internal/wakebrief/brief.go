@@ -81,41 +81,7 @@ func Write(ev api.Wake, o Options) string {
 	}
 	line("%s %s. Raised %s ago; %s.", plain(agent), what(ev), age, status)
 	line("%s", UntrustedLine)
-	// A prompt's wake carries its question, what it is about and its
-	// options; a usage limit's when it resets; any other its details.
-	prompt := ev.Reason == api.ReasonAwaitingInput
-	if prompt {
-		quoted("question", ev.Question)
-		quoted("about", ev.Details)
-		if len(ev.Options) > 0 {
-			opts := make([]string, len(ev.Options))
-			for i, o := range ev.Options {
-				opts[i] = fmt.Sprintf("%d. %s", i+1, plain(o))
-			}
-			quoted("options", strings.Join(opts, "\n"))
-		}
-	}
-	if ev.Reason == api.ReasonUsageLimit {
-		line("the limit %s.", api.ResetText(ev.ResetsAt, o.Now))
-	}
-	if !prompt {
-		quoted("details", ev.Details)
-	}
-	if len(ev.Evidence.Lines) > 0 && !prompt {
-		quoted("on screen", strings.Join(ev.Evidence.Lines, "\n"))
-	}
-	if t := ev.Tasks; t != nil {
-		s := fmt.Sprintf("%s: %d of %d done", t.ListID, t.Completed, t.Total)
-		if len(t.InProgress) > 0 {
-			s += "; in progress: " + strings.Join(t.InProgress, "; ")
-		}
-		quoted("tasks", s)
-	}
-	if ev.Reminder != nil {
-		// Composed from the project's CLAUDE.md, which a cloned
-		// repository brings: quoted too.
-		quoted("a reminder system3 composed from the project's directives (inject it if it fits)", ev.Reminder.Text)
-	}
+	writeFields(line, quoted, ev, o.Now)
 	if s := strings.TrimSpace(ev.SuggestedAction); s != "" {
 		line("suggested: %s", plain(s))
 	}
@@ -149,6 +115,46 @@ func Write(ev api.Wake, o Options) string {
 		line("when you have acted, stop: system3 types the next wake here once you are idle.")
 	}
 	return b.String()
+}
+
+// writeFields writes what the wake carries, quoted: a prompt's question,
+// what it is about and its options; a usage limit's reset; any other
+// wake's details and the lines on screen; the task list's progress and a
+// reminder.
+func writeFields(line func(string, ...any), quoted func(label, text string), ev api.Wake, now time.Time) {
+	prompt := ev.Reason == api.ReasonAwaitingInput
+	if prompt {
+		quoted("question", ev.Question)
+		quoted("about", ev.Details)
+		if len(ev.Options) > 0 {
+			opts := make([]string, len(ev.Options))
+			for i, o := range ev.Options {
+				opts[i] = fmt.Sprintf("%d. %s", i+1, plain(o))
+			}
+			quoted("options", strings.Join(opts, "\n"))
+		}
+	}
+	if ev.Reason == api.ReasonUsageLimit {
+		line("the limit %s.", api.ResetText(ev.ResetsAt, now))
+	}
+	if !prompt {
+		quoted("details", ev.Details)
+	}
+	if len(ev.Evidence.Lines) > 0 && !prompt {
+		quoted("on screen", strings.Join(ev.Evidence.Lines, "\n"))
+	}
+	if t := ev.Tasks; t != nil {
+		s := fmt.Sprintf("%s: %d of %d done", t.ListID, t.Completed, t.Total)
+		if len(t.InProgress) > 0 {
+			s += "; in progress: " + strings.Join(t.InProgress, "; ")
+		}
+		quoted("tasks", s)
+	}
+	if ev.Reminder != nil {
+		// Composed from the project's CLAUDE.md, which a cloned
+		// repository brings: quoted too.
+		quoted("a reminder system3 composed from the project's directives (inject it if it fits)", ev.Reminder.Text)
+	}
 }
 
 // what says in a few words what happened, by reason (its row's What;
