@@ -12,16 +12,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // coachFixture is a real coach on a temporary database, with the built-in
-// patterns, the directive fixtures of monitor/coach, and f as the pane
+// patterns, the directive fixtures of internal/coach, and f as the pane
 // typist.
 func coachFixture(t *testing.T, f *monitortest.Service) *coach.Coach {
 	t.Helper()

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/learn"
 )
 
 // report_outcome on a full disk used to answer JSON-RPC -32603 (an internal

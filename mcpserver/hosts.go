@@ -11,7 +11,7 @@ import (
 
 // Hosts are the other machines whose system3 daemons this server reports
 // beside its own (the config's hosts:, reached over ssh: see
-// monitor/remote). Their sessions and wakes are named HOST:SESSION.
+// internal/remote). Their sessions and wakes are named HOST:SESSION.
 type Hosts interface {
 	// Report asks every host at once, each within its own deadline, and
 	// returns one report per host: a host that does not answer in time is
@@ -77,7 +77,7 @@ func parseHostCursor(s string) (api.HostCursor, error) {
 }
 
 // thisMachine drops what a service that joins the hosts' sessions and
-// wakes to this machine's (monitor/remote's Fleet) added: status and
+// wakes to this machine's (internal/remote's Fleet) added: status and
 // list_sessions take each host's from its report instead, with the host's
 // state beside it. This machine's sessions have no Host; its wake ids and
 // panes never hold a colon, a host's are HOST:ID and HOST:%3.

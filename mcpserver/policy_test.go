@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux"
 )

@@ -3,7 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 	"os"
 	"path/filepath"
 	"strings"

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // Env is what the tool constructors need: the service and the server's

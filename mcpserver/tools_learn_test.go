@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/learn"
 )
 
 // learnStore is a learning store in a temp dir.

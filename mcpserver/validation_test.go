@@ -2,7 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 	"strings"
 	"testing"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )

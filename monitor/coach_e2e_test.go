@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/approval"
 	"github.com/system3-dev/system3/monitor/hooks"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/audit"
 )
 
 func TestOperatorOrigin(t *testing.T) {

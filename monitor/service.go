@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/wake"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
@@ -76,7 +76,7 @@ type Config struct {
 	StatesPath string
 	// OnToolCall receives every tool call read from an agent's transcript
 	// or reported by a Claude Code hook (PostToolUse, PostToolUseFailure);
-	// monitor/coach detects behaviour patterns in them. It is called from
+	// internal/coach detects behaviour patterns in them. It is called from
 	// the monitor's loop and must not block. Nil: calls are not handed on.
 	OnToolCall func(api.ToolCall)
 	// ResumeAfterLimit: when a usage limit that nothing continues by

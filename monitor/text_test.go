@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/audit"
 )
 
 // HostileText is one input from the attacks text must survive: what the

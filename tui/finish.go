@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // finishTimeout bounds a finish or a restore from the dashboard: git, gh,

@@ -7,7 +7,7 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Sessions of other hosts (as monitor/remote's Fleet names them) get a
+// Sessions of other hosts (as internal/remote's Fleet names them) get a
 // host column, this machine's showing local, and host:NAME filters by host.
 func TestHostColumnAndFilter(t *testing.T) {
 	svc := newFixtureService(t)

@@ -6,7 +6,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // previewTarget is what the preview stream follows: a pane, with its

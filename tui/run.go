@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // frameRate is how often, at most, Bubble Tea draws a changed frame. Its

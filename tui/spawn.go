@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // spawnTimeout bounds a spawn from the dashboard: git, the agent's ready

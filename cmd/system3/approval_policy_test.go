@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/approval"
 )
 
 // historyState is a state dir holding the recorded history of

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 func newAttachCmd(a *app) *cobra.Command {

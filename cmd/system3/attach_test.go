@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/remote"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/remote"
 )
 
 // attach --stdio without a daemon says so in one sentence, with the exit

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/approval"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/approval"
+	"github.com/system3-dev/system3/internal/audit"
 )
 
 func newAuditCmd(a *app) *cobra.Command {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/coach"
+	"github.com/system3-dev/system3/internal/coach"
 )
 
 // readCoach opens a coach of this process for `directives`, which shows

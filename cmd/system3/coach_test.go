@@ -12,11 +12,11 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // TestFinishCLI finishes a worktree made by hand (no record: --repo finds

@@ -14,8 +14,8 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/ipc"
 )
 
 // Time budget of `system3 hook`: Claude Code waits for it (PreToolUse

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 

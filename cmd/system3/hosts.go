@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 // selectHosts resolves --host and --all-hosts: the hosts to ask, local

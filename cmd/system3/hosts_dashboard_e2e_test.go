@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 

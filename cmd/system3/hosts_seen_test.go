@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 // TestRecordSeenFromManyWriters: processes recording what they learnt of

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 // waitHosts waits for the first matching wake on any of names, each host

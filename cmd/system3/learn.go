@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/internal/learn"
 )
 
 // learnLong is what every learning command's help says about the store.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/internal/learn"
 )
 
 func newLearningsCmd(a *app) *cobra.Command {

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/learn"
 )
 
 // learningsOf runs `system3 learnings --json`.

@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/ipc"
 )
 
 // mcpFlags are the MCP settings a command line may override.

@@ -14,11 +14,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/approval"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/mcpserver/web"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/approval"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/rules"
 )

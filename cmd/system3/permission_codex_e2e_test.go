@@ -12,9 +12,9 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/approval"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/approval"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/codextest"
 	"github.com/system3-dev/system3/monitor/rules"
 )

@@ -16,8 +16,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/approval"
-	"github.com/system3-dev/system3/monitor/audit"
+	"github.com/system3-dev/system3/internal/approval"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/wake"
 )
 

@@ -19,9 +19,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake"

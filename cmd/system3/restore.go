@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/internal/lifecycle"
 )
 
 func newRestoreCmd(a *app) *cobra.Command {

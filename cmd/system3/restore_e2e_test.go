@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 // routedOrigin is the origin a routed action claims on the remote daemon,

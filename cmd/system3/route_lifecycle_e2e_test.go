@@ -16,10 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 

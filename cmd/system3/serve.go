@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 

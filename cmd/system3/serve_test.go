@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/ipc"
 )
 
 // serveDaemon serves a fake service on the state dir's socket, as a

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 )
 
 // oneOrchestrator takes exactly one argument, the orchestrator to act on.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/wake"
 )
 

@@ -17,10 +17,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 

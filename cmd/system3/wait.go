@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/internal/ipc"
 )
 
 // errWaitTimeout is the cause of wait's context when --timeout passes.

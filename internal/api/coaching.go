@@ -6,7 +6,7 @@ import (
 )
 
 // The coach's vocabulary: behaviour patterns as shown, their alerts, the
-// interventions that answer them and their standings (monitor/coach), and
+// interventions that answer them and their standings (internal/coach), and
 // its errors.
 
 // Errors of the coach a caller can tell apart with errors.Is.

@@ -107,15 +107,15 @@ func TestHostCursorRoundTrip(t *testing.T) {
 // Anything else that does reads or writes the prefix itself: call
 // SplitHost or JoinHost instead.
 var colonUses = map[string]string{
-	"internal/api/host.go":        "SplitHost and JoinHost themselves",
-	"internal/api/policy.go":      "an agent:pid of the policy's agents",
-	"tmux/":                       "tmux's own syntax: targets session:window.pane, listings",
-	"monitor/rules/":              "a rule's kind:lines and a capture file's header lines",
-	"monitor/lifecycle/finish.go": "git's refspec branch:branch",
-	"monitor/limit.go":            "the TZ variable's leading colon",
-	"monitor/chattest/":           "PATH's separator",
-	"monitor/internal/clitest/":   "PATH's separator",
-	"cmd/system3/internal/bench/": "/proc/cpuinfo's key : value lines",
+	"internal/api/host.go":         "SplitHost and JoinHost themselves",
+	"internal/api/policy.go":       "an agent:pid of the policy's agents",
+	"tmux/":                        "tmux's own syntax: targets session:window.pane, listings",
+	"monitor/rules/":               "a rule's kind:lines and a capture file's header lines",
+	"internal/lifecycle/finish.go": "git's refspec branch:branch",
+	"monitor/limit.go":             "the TZ variable's leading colon",
+	"monitor/chattest/":            "PATH's separator",
+	"monitor/internal/clitest/":    "PATH's separator",
+	"cmd/system3/internal/bench/":  "/proc/cpuinfo's key : value lines",
 }
 
 // TestNoHostPrefixParserOutsideSplitHost fails on code that cuts, searches

@@ -6,7 +6,7 @@ import (
 )
 
 // The learning store's vocabulary: what reporting an outcome, reflecting
-// and listing learnings (monitor/learn) take and return, and its errors.
+// and listing learnings (internal/learn) take and return, and its errors.
 
 // Errors of the learning store a caller can tell apart with errors.Is.
 var (

@@ -9,7 +9,7 @@ import (
 )
 
 // The orchestrators' vocabulary: what a spawn, stop, restore or finish
-// (monitor/lifecycle) takes and returns, and its errors.
+// (internal/lifecycle) takes and returns, and its errors.
 
 // OrchestratorPrefix starts the tmux session name of every orchestrator.
 const OrchestratorPrefix = "orch-"

@@ -21,7 +21,7 @@ import (
 // always carries why: the rule, its source and the matched lines.
 type Session struct {
 	// Host is the configured host whose daemon watches the pane, when it
-	// is not this machine (see monitor/remote's Fleet); its Pane, Session,
+	// is not this machine (see internal/remote's Fleet); its Pane, Session,
 	// SessionID and Target then carry the HOST: prefix.
 	Host        string `json:"host,omitempty"`
 	Pane        string `json:"pane"` // tmux pane id, "%3"

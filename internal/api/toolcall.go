@@ -5,7 +5,7 @@ import (
 )
 
 // ToolCall is one tool call an agent made and how it ended, as a
-// transcript (or a hook) tells it. monitor/coach detects behaviour
+// transcript (or a hook) tells it. internal/coach detects behaviour
 // patterns in a stream of them.
 type ToolCall struct {
 	// ID is the call's tool_use id, when known: the same call seen in a

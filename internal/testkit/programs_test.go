@@ -187,7 +187,7 @@ func TestEveryProgramTheTestsRunIsListed(t *testing.T) {
 
 // notPrograms are program paths the tests write that no test runs.
 var notPrograms = map[string]string{
-	"/usr/bin/my-agent": "monitor/lifecycle's tests give it as a fake LookPath's answer; nothing runs it",
+	"/usr/bin/my-agent": "internal/lifecycle's tests give it as a fake LookPath's answer; nothing runs it",
 }
 
 // testSupport tells whether a file (its path from the module's root, with
@@ -313,7 +313,7 @@ func f(t T, ctx C, name string) {
 		"wake/notify/notifytest/dbus.go":    true,
 		"monitor/internal/clitest/shell.go": true,
 		"wake/notify/desktop.go":            false,
-		"monitor/lifecycle/finish.go":       false,
+		"internal/lifecycle/finish.go":      false,
 	} {
 		if got := testSupport(rel); got != want {
 			t.Errorf("testSupport(%s) = %v, want %v", rel, got, want)

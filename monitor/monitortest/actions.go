@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tasks"
 )

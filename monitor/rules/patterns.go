@@ -15,7 +15,7 @@ import (
 // Pattern is a behaviour pattern: a sequence of tool calls that shows an
 // agent going round in circles (the same failing test, the same file
 // re-edited for a formatter), with what to tell it. Patterns are data, in
-// the rules file's `patterns:` section; monitor/coach detects them.
+// the rules file's `patterns:` section; internal/coach detects them.
 type Pattern struct {
 	ID          string `yaml:"id" json:"id"`
 	Name        string `yaml:"name" json:"name"`

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

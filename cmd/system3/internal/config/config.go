@@ -20,7 +20,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/remote"
+	"github.com/system3-dev/system3/internal/remote"
 )
 
 // Environment variables that override the config file.
@@ -64,7 +64,7 @@ type Config struct {
 	// Lifecycle configures restore and the set-up of new worktrees.
 	Lifecycle Lifecycle `yaml:"lifecycle"`
 	// Policy holds approval rules (policy: {rules: [...]}), read with
-	// policy.yaml beside this file by monitor/approval, which checks them
+	// policy.yaml beside this file by internal/approval, which checks them
 	// and reloads them when either file changes (docs/policy.md).
 	Policy yaml.Node `yaml:"policy"`
 	// Hosts are other machines whose system3 daemon is reached over ssh,

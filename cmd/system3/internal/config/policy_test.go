@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/system3-dev/system3/monitor/approval"
+	"github.com/system3-dev/system3/internal/approval"
 )
 
 // The config may hold the approval policy (policy:), which
-// monitor/approval reads from the same file.
+// internal/approval reads from the same file.
 func TestPolicySectionIsAccepted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	data := "log_level: info\npolicy:\n  rules:\n    - id: tests\n      command: 'go test *'\n      decision: allow\n"

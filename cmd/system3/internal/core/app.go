@@ -22,10 +22,10 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/remote"
 	"github.com/system3-dev/system3/internal/statedir"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/learn"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

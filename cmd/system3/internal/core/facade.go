@@ -7,11 +7,11 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/coach"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/ipc"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/coach"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/lifecycle"
 )
 
 // Local is the one service of the process that runs the monitors: svc

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/ipc"
 )
 
 // Failover is a Service: the dashboard uses it as one.

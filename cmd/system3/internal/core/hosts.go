@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/remote"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/remote"
 	"github.com/system3-dev/system3/tui"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/learn"
+	"github.com/system3-dev/system3/internal/learn"
 )
 
 // OpenLearn opens the learning store of the state dir once per process;

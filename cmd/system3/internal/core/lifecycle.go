@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/learn"
-	"github.com/system3-dev/system3/monitor/lifecycle"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/audit"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/lifecycle"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/lifecycle"
 )
 
 // RoutedVia is what a routed action adds to its origin: "via ssh from

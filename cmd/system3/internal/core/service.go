@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/facade"
-	"github.com/system3-dev/system3/monitor/ipc"
+	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/wake"
 )
 

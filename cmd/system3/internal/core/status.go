@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/ipc"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"

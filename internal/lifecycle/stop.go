@@ -1,0 +1,170 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/tmux"
+)
+
+// StopRequest asks to stop an orchestrator.
+type StopRequest = api.StopRequest
+
+// StopResult is what Stop did.
+type StopResult = api.StopResult
+
+// interruptGrace lets the agent stop its current step (and save its
+// transcript) before the session is killed.
+const interruptGrace = 500 * time.Millisecond
+
+// Stop interrupts the orchestrator's agent, kills its tmux session and,
+// when asked, removes its worktree. The worktree is kept by default, and
+// the branch always.
+func (m *Manager) Stop(ctx context.Context, req StopRequest) (StopResult, error) {
+	res, err := m.stop(ctx, req)
+	e := audit.Entry{Origin: req.Origin, Action: "stop", Target: res.Session, Sent: err == nil, Result: res.Detail}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	m.audit(ctx, e)
+	return res, err
+}
+
+func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error) {
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		return StopResult{}, fmt.Errorf("%w: name the orchestrator to stop, like auth or orch-auth", ErrInvalid)
+	}
+	var res StopResult
+	for _, cand := range candidates(name) {
+		ok, err := m.cfg.Tmux.HasSession(ctx, cand)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			res.Session = cand
+			break
+		}
+	}
+	if res.Session == "" {
+		return res, fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", ErrNotFound, strings.Join(candidates(name), " or "))
+	}
+	// The policy judges the session that will be killed, whichever name
+	// found it.
+	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "stop", Session: res.Session, Origin: req.Origin}); err != nil {
+		return res, fmt.Errorf("stop %s: %w", res.Session, err)
+	}
+	initiative := strings.TrimPrefix(res.Session, SessionPrefix)
+
+	// Where the agent runs, and whether it is an agent at all.
+	var sess api.Session
+	if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
+		for _, s := range snap.Sessions {
+			if s.Session == res.Session && (sess.Pane == "" || s.IsAgent()) {
+				sess = s
+			}
+		}
+	}
+	if sess.Pane != "" && sess.IsAgent() {
+		if _, err := m.cfg.Service.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: req.Origin}); err != nil {
+			m.cfg.Logger.Warn("stop: interrupt", "session", res.Session, "err", err)
+		} else {
+			res.Interrupted = true
+			select {
+			case <-ctx.Done():
+			case <-time.After(interruptGrace):
+			}
+		}
+	}
+	if err := m.cfg.Tmux.KillSession(ctx, res.Session); err != nil && !errors.Is(err, tmux.ErrNotFound) {
+		return res, fmt.Errorf("kill tmux session %s: %w", res.Session, err)
+	}
+	if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: res.Session}, Origin: req.Origin}); err != nil {
+		m.cfg.Logger.Warn("stop: unlink", "session", res.Session, "err", err)
+	}
+	res.Status = "stopped"
+	m.cfg.Logger.Info("stopped", "session", res.Session, "origin", req.Origin)
+	m.markStopped(res.Session)
+
+	// The worktree: where the agent ran, else <repo>/trees/<initiative>.
+	wt, repo, err := m.worktreeOf(ctx, sess.Path, req.Repo, initiative)
+	if err != nil {
+		res.Detail = "worktree not found: " + err.Error()
+		if req.RemoveWorktree {
+			return res, fmt.Errorf("the session is stopped, but its worktree was not found (%v); remove it with git worktree remove", err)
+		}
+		return res, nil
+	}
+	res.Worktree = wt
+	g := git{bin: m.cfg.Git, dir: wt, timeout: m.cfg.GitTimeout}
+	if b, err := g.run(ctx, "branch", "--show-current"); err == nil {
+		res.Branch = b
+	}
+	if !req.RemoveWorktree {
+		res.Detail = fmt.Sprintf("worktree %s kept (stop with --remove-worktree to remove it)", wt)
+		return res, nil
+	}
+	if st, err := g.run(ctx, "status", "--porcelain"); err != nil {
+		return res, err
+	} else if st != "" {
+		res.Detail = fmt.Sprintf("worktree %s kept: it has uncommitted changes", wt)
+		return res, fmt.Errorf("the session is stopped, but worktree %s has uncommitted changes, so it was kept; commit them, or remove it with git worktree remove --force %s", wt, wt)
+	}
+	if _, err := (git{bin: m.cfg.Git, dir: repo, timeout: m.cfg.GitTimeout}).run(ctx, "worktree", "remove", wt); err != nil {
+		return res, fmt.Errorf("the session is stopped, but removing its worktree failed: %w", err)
+	}
+	res.Removed = true
+	res.Detail = fmt.Sprintf("worktree %s removed; branch %s kept", wt, res.Branch)
+	return res, nil
+}
+
+// candidates are the session names a stop name may mean.
+func candidates(name string) []string {
+	if strings.HasPrefix(name, SessionPrefix) || api.ValidInitiative(name) != "" {
+		return []string{name}
+	}
+	return []string{api.OrchestratorSession(name), name}
+}
+
+// worktreeOf finds a spawned orchestrator's worktree (a linked worktree
+// under trees/, never a main checkout) and its main repository.
+func (m *Manager) worktreeOf(ctx context.Context, path, repo, initiative string) (wt, main string, err error) {
+	var tries []string
+	if path != "" {
+		tries = append(tries, path)
+	}
+	if repo != "" {
+		if top, err := m.repoRoot(ctx, repo); err == nil {
+			tries = append(tries, filepath.Join(top, TreesDir, initiative))
+		}
+	}
+	if len(tries) == 0 {
+		return "", "", errors.New("the session shows no directory; pass --repo")
+	}
+	var last error
+	for _, dir := range tries {
+		g := git{bin: m.cfg.Git, dir: dir, timeout: m.cfg.GitTimeout}
+		top, err := g.run(ctx, "rev-parse", "--show-toplevel")
+		if err != nil {
+			last = err
+			continue
+		}
+		common, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		if err != nil {
+			last = err
+			continue
+		}
+		if filepath.Base(filepath.Dir(top)) != TreesDir {
+			last = fmt.Errorf("%s is not a worktree under %s/", top, TreesDir)
+			continue
+		}
+		return top, filepath.Dir(common), nil
+	}
+	return "", "", last
+}
