@@ -3,11 +3,12 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/system3-dev/system3/internal/facade"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // TestToolSchemas compares every tool's definition (description, input

@@ -2,9 +2,10 @@ package mcpserver
 
 import (
 	"fmt"
-	"github.com/system3-dev/system3/internal/facade"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 // goisms are bits of Go that must never reach a client in an error.

@@ -9,10 +9,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"strings"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/tasks"
-	"strings"
 )
 
 // Every call to the service happens in a tea.Cmd with a deadline, and
