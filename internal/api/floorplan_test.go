@@ -1,0 +1,111 @@
+package api
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/system3-dev/system3"
+
+// moduleImports maps each package of the module (by its path under the
+// module, "monitor/rules") to the packages of the module its product
+// files (not its tests) import.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	out := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rest, ok := strings.CutPrefix(p, module+"/"); ok && !slices.Contains(out[pkg], rest) {
+				out[pkg] = append(out[pkg], rest)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module's root is not two levels up: %v", err)
+	}
+	return out
+}
+
+// deps is every package of the module pkg depends on, directly or not.
+func deps(imports map[string][]string, pkg string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		for _, d := range imports[p] {
+			if !seen[d] {
+				seen[d] = true
+				walk(d)
+			}
+		}
+	}
+	walk(pkg)
+	var out []string
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The floor plan, checked: the vocabulary is a leaf, the wake store knows
+// nothing of the monitor, and the faces speak only the vocabulary and the
+// client interface.
+func TestFloorPlan(t *testing.T) {
+	imports := moduleImports(t)
+	if d := deps(imports, "internal/api"); len(d) > 0 {
+		t.Errorf("internal/api, the vocabulary, imports packages of the module: %v", d)
+	}
+	for _, pkg := range []string{"wake", "wake/notify"} {
+		for _, d := range deps(imports, pkg) {
+			if d == "monitor" || strings.HasPrefix(d, "monitor/") {
+				t.Errorf("%s depends on %s: the wake store and its channels know nothing of the monitor", pkg, d)
+			}
+		}
+	}
+	forbidden := []string{"internal/learn", "internal/lifecycle", "internal/coach", "monitor/rules", "tmux", "internal/remote", "internal/audit", "wake", "monitor"}
+	for _, face := range []string{"tui", "mcpserver", "mcpserver/web"} {
+		if _, ok := imports[face]; !ok {
+			t.Fatalf("no package %s", face)
+		}
+		for _, d := range imports[face] {
+			if slices.Contains(forbidden, d) {
+				t.Errorf("%s imports %s: a face imports the vocabulary and the client interface, nothing else of the domain", face, d)
+			}
+		}
+	}
+}
