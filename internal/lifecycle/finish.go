@@ -62,44 +62,15 @@ func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, 
 	if err := m.locate(ctx, req, &res); err != nil {
 		return res, err
 	}
-	if req.Merge != "" && req.Merge != MergeFastForward && req.Merge != MergeCommit {
-		return res, fmt.Errorf("%w: merge %q: use ff (fast-forward only) or merge (a merge commit)", ErrInvalid, req.Merge)
-	}
-	if req.Merge != "" && req.PR {
-		return res, fmt.Errorf("%w: merge or open a pull request, not both", ErrInvalid)
-	}
-	if req.Merge != "" || req.PR || req.Remove {
-		// Showing the diff changes nothing; the rest is judged by the
-		// policy like a stop.
-		if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "finish", Session: res.Session, Origin: req.Origin}); err != nil {
-			return res, err
-		}
+	if err := m.checkFinish(ctx, req, res.Session); err != nil {
+		return res, err
 	}
 	main := git{bin: m.cfg.Git, dir: res.Repo, timeout: m.cfg.GitTimeout}
-	wt := git{bin: m.cfg.Git, dir: res.Worktree, timeout: m.cfg.GitTimeout}
-	haveTree := dirExists(res.Worktree)
 
 	// The diff.
-	rng := res.Base + "..." + res.Branch
-	var err error
-	if res.Stat, err = main.run(ctx, "diff", "--stat", rng); err != nil {
+	statLine, err := m.finishDiff(ctx, main, &res)
+	if err != nil {
 		return res, err
-	}
-	if res.Diff, err = main.runRaw(ctx, "diff", rng); err != nil {
-		return res, err
-	}
-	if n, err := main.run(ctx, "rev-list", "--count", res.Base+".."+res.Branch); err == nil {
-		fmt.Sscan(n, &res.Commits)
-	}
-	if haveTree {
-		if res.Uncommitted, err = wt.run(ctx, "status", "--porcelain", "--untracked-files=no"); err != nil {
-			return res, err
-		}
-	}
-	res.Steps = append(res.Steps, fmt.Sprintf("diff %s: %d commit(s), %s", rng, res.Commits, lastLine(res.Stat)))
-	statLine := lastLine(res.Stat)
-	if statLine == "" {
-		statLine = "no changes"
 	}
 
 	// Merge.
@@ -125,15 +96,69 @@ func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, 
 			return res, err
 		}
 	}
+	m.finished(ctx, req, &res, statLine)
+	return res, nil
+}
+
+// checkFinish refuses a request that asks for what cannot be done, and
+// asks the policy about one that changes something: showing the diff
+// changes nothing; the rest is judged like a stop.
+func (m *Manager) checkFinish(ctx context.Context, req FinishRequest, session string) error {
+	if req.Merge != "" && req.Merge != MergeFastForward && req.Merge != MergeCommit {
+		return fmt.Errorf("%w: merge %q: use ff (fast-forward only) or merge (a merge commit)", ErrInvalid, req.Merge)
+	}
+	if req.Merge != "" && req.PR {
+		return fmt.Errorf("%w: merge or open a pull request, not both", ErrInvalid)
+	}
+	if req.Merge != "" || req.PR || req.Remove {
+		if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "finish", Session: session, Origin: req.Origin}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishDiff fills in the branch's diff against its base, its commits and
+// the worktree's uncommitted changes, and returns the diff stat's summary
+// line ("no changes" when there is none) for the outcome.
+func (m *Manager) finishDiff(ctx context.Context, main git, res *FinishResult) (string, error) {
+	wt := git{bin: m.cfg.Git, dir: res.Worktree, timeout: m.cfg.GitTimeout}
+	haveTree := dirExists(res.Worktree)
+	rng := res.Base + "..." + res.Branch
+	var err error
+	if res.Stat, err = main.run(ctx, "diff", "--stat", rng); err != nil {
+		return "", err
+	}
+	if res.Diff, err = main.runRaw(ctx, "diff", rng); err != nil {
+		return "", err
+	}
+	if n, err := main.run(ctx, "rev-list", "--count", res.Base+".."+res.Branch); err == nil {
+		fmt.Sscan(n, &res.Commits)
+	}
+	if haveTree {
+		if res.Uncommitted, err = wt.run(ctx, "status", "--porcelain", "--untracked-files=no"); err != nil {
+			return "", err
+		}
+	}
+	res.Steps = append(res.Steps, fmt.Sprintf("diff %s: %d commit(s), %s", rng, res.Commits, lastLine(res.Stat)))
+	statLine := lastLine(res.Stat)
+	if statLine == "" {
+		statLine = "no changes"
+	}
+	return statLine, nil
+}
+
+// finished records the outcome of a finish that went through: a merge or
+// a pull request is a success, a removal without either a failure.
+func (m *Manager) finished(ctx context.Context, req FinishRequest, res *FinishResult, statLine string) {
 	switch {
 	case res.Merged != "":
-		m.outcome(ctx, &res, "success", fmt.Sprintf("finish %s: merged %s into %s (%s); diff: %s", res.Name, res.Branch, res.Base, res.Merged, statLine))
+		m.outcome(ctx, res, "success", fmt.Sprintf("finish %s: merged %s into %s (%s); diff: %s", res.Name, res.Branch, res.Base, res.Merged, statLine))
 	case res.PRURL != "":
-		m.outcome(ctx, &res, "success", fmt.Sprintf("finish %s: pull request %s opened for %s into %s; diff: %s", res.Name, res.PRURL, res.Branch, res.Base, statLine))
+		m.outcome(ctx, res, "success", fmt.Sprintf("finish %s: pull request %s opened for %s into %s; diff: %s", res.Name, res.PRURL, res.Branch, res.Base, statLine))
 	case req.Remove && res.Removed:
-		m.outcome(ctx, &res, "failure", fmt.Sprintf("finish %s: removed without merging (--force); diff: %s", res.Name, statLine))
+		m.outcome(ctx, res, "failure", fmt.Sprintf("finish %s: removed without merging (--force); diff: %s", res.Name, statLine))
 	}
-	return res, nil
 }
 
 // locate fills in where the orchestrator is: from its record, else from

@@ -42,18 +42,9 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 		return StopResult{}, fmt.Errorf("%w: name the orchestrator to stop, like auth or orch-auth", ErrInvalid)
 	}
 	var res StopResult
-	for _, cand := range candidates(name) {
-		ok, err := m.cfg.Tmux.HasSession(ctx, cand)
-		if err != nil {
-			return res, err
-		}
-		if ok {
-			res.Session = cand
-			break
-		}
-	}
-	if res.Session == "" {
-		return res, fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", ErrNotFound, strings.Join(candidates(name), " or "))
+	var err error
+	if res.Session, err = m.stopSession(ctx, name); err != nil {
+		return res, err
 	}
 	// The policy judges the session that will be killed, whichever name
 	// found it.
@@ -62,26 +53,8 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	}
 	initiative := strings.TrimPrefix(res.Session, SessionPrefix)
 
-	// Where the agent runs, and whether it is an agent at all.
-	var sess api.Session
-	if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
-		for _, s := range snap.Sessions {
-			if s.Session == res.Session && (sess.Pane == "" || s.IsAgent()) {
-				sess = s
-			}
-		}
-	}
-	if sess.Pane != "" && sess.IsAgent() {
-		if _, err := m.cfg.Service.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: req.Origin}); err != nil {
-			m.cfg.Logger.Warn("stop: interrupt", "session", res.Session, "err", err)
-		} else {
-			res.Interrupted = true
-			select {
-			case <-ctx.Done():
-			case <-time.After(interruptGrace):
-			}
-		}
-	}
+	sess := m.paneOfSession(ctx, res.Session)
+	res.Interrupted = m.interruptAgent(ctx, sess, res.Session, req.Origin)
 	if err := m.cfg.Tmux.KillSession(ctx, res.Session); err != nil && !errors.Is(err, tmux.ErrNotFound) {
 		return res, fmt.Errorf("kill tmux session %s: %w", res.Session, err)
 	}
@@ -92,8 +65,60 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	m.cfg.Logger.Info("stopped", "session", res.Session, "origin", req.Origin)
 	m.markStopped(res.Session)
 
-	// The worktree: where the agent ran, else <repo>/trees/<initiative>.
-	wt, repo, err := m.worktreeOf(ctx, sess.Path, req.Repo, initiative)
+	return m.stopWorktree(ctx, req, sess.Path, initiative, res)
+}
+
+// stopSession is the tmux session a stop name finds, trying each of its
+// candidates in turn.
+func (m *Manager) stopSession(ctx context.Context, name string) (string, error) {
+	for _, cand := range candidates(name) {
+		ok, err := m.cfg.Tmux.HasSession(ctx, cand)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", ErrNotFound, strings.Join(candidates(name), " or "))
+}
+
+// paneOfSession is where the agent of a session runs, and whether it is
+// an agent at all: its agent pane, else any pane of it, else none.
+func (m *Manager) paneOfSession(ctx context.Context, session string) api.Session {
+	var sess api.Session
+	if snap, err := m.cfg.Service.Snapshot(ctx); err == nil {
+		for _, s := range snap.Sessions {
+			if s.Session == session && (sess.Pane == "" || s.IsAgent()) {
+				sess = s
+			}
+		}
+	}
+	return sess
+}
+
+// interruptAgent interrupts the agent of sess, if it is one, and gives it
+// interruptGrace to stop its current step. It reports whether it did.
+func (m *Manager) interruptAgent(ctx context.Context, sess api.Session, session, origin string) bool {
+	if sess.Pane == "" || !sess.IsAgent() {
+		return false
+	}
+	if _, err := m.cfg.Service.Interrupt(ctx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: origin}); err != nil {
+		m.cfg.Logger.Warn("stop: interrupt", "session", session, "err", err)
+		return false
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(interruptGrace):
+	}
+	return true
+}
+
+// stopWorktree finds the stopped orchestrator's worktree (where the agent
+// ran, else <repo>/trees/<initiative>) and its branch, and removes the
+// worktree when asked and it has no uncommitted changes.
+func (m *Manager) stopWorktree(ctx context.Context, req StopRequest, path, initiative string, res StopResult) (StopResult, error) {
+	wt, repo, err := m.worktreeOf(ctx, path, req.Repo, initiative)
 	if err != nil {
 		res.Detail = "worktree not found: " + err.Error()
 		if req.RemoveWorktree {
