@@ -1,14 +1,18 @@
 package monitor
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/chattest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -118,5 +122,62 @@ func TestRealChatAgents(t *testing.T) {
 			m.waitState(rules.Exited, "process_gone")
 			noWake(t, m, api.ReasonWorkerFailed)
 		})
+	}
+}
+
+// TestRealClineResume: system3 learns the id of the conversation the real
+// Cline holds in a pane from the session files Cline keeps (its probe),
+// the id Cline itself names when it quits ("Continue  cline --id ID"), and
+// Cline started again with its Spec's resume of that id (what system3
+// restore runs) carries the earlier conversation into its next request.
+func TestRealClineResume(t *testing.T) {
+	// The answer streams for 15 s, longer than the probe waits between
+	// looks at a pane's process (reprobeEvery), as an orchestrator's turns
+	// do.
+	fakeAPI := chattest.NewFakeAPI(t, chattest.Rule{Contains: "remember-kumquat", Steps: []chattest.Step{
+		{Text: "Let me think about that for a while. Noted: KUMQUAT-7.", Chunks: 30, ChunkDelay: 500 * time.Millisecond},
+	}}, chattest.Rule{Contains: "what-did-i-say", Steps: []chattest.Step{
+		{Text: "You asked me to remember KUMQUAT-7, and I did.", Chunks: 30, ChunkDelay: 500 * time.Millisecond},
+	}})
+	cs := chattest.Start(t, chattest.Cline, chattest.Options{API: fakeAPI})
+	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 60*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
+	if s := m.waitState(rules.Idle, ""); s.Agent != "cline" || s.AgentSessionID != "" {
+		t.Fatalf("before any prompt: agent %q, session id %q; want cline and none (Cline keeps no session yet)", s.Agent, s.AgentSessionID)
+	}
+	cs.Send("remember-kumquat please")
+	cs.WaitForText("Noted: KUMQUAT-7.", 60*time.Second)
+	id := m.wait("the conversation's id", func(s api.Session) bool { return s.AgentSessionID != "" }).AgentSessionID
+
+	cs.Keys("C-c")
+	m.waitState(rules.Exited, "process_gone")
+	named := regexp.MustCompile(`Continue\s+cline --id (\S+)`).FindStringSubmatch(cs.Capture())
+	if named == nil || named[1] != id {
+		t.Fatalf("system3 learnt conversation %q; Cline names %q on quitting:\n%s", id, named, cs.Capture())
+	}
+
+	spec := agents.Lookup("cline")
+	if got := ProbeAgent(spec.Probe, cs.PanePID(), cs.Dir).SessionID; got != "" {
+		t.Errorf("Cline quit, yet its probe names conversation %q", got)
+	}
+	cs.Run(append(slices.Clone(spec.Launch.Command[1:]), spec.Resume(id)...)...)
+	cs.WaitFor("the resumed conversation", 60*time.Second, func(screen string) bool {
+		return cs.Ready(screen) && strings.Contains(screen, "Noted: KUMQUAT-7.")
+	})
+	m.waitState(rules.Idle, "")
+	cs.Send("what-did-i-say now")
+	cs.WaitFor("the request after the resume", 0, func(string) bool { return fakeAPI.CountMain("what-did-i-say") > 0 })
+	for _, r := range fakeAPI.Requests() {
+		if r.Kind == chattest.KindMain && strings.Contains(r.Prompt, "what-did-i-say") &&
+			(!bytes.Contains(r.Body, []byte("remember-kumquat please")) || !bytes.Contains(r.Body, []byte("Noted: KUMQUAT-7."))) {
+			t.Fatalf("the request after the resume does not carry the earlier conversation:\n%.3000s", r.Body)
+		}
+	}
+	// The resumed Cline, a new process, holds the same conversation (its
+	// manifest still names the process that began it).
+	if got := ProbeAgent(spec.Probe, cs.PanePID(), cs.Dir).SessionID; got != id {
+		t.Errorf("the resumed Cline's probe names conversation %q, want %q", got, id)
+	}
+	if s := m.wait("the resumed conversation's id", func(s api.Session) bool { return s.AgentSessionID != "" }); s.AgentSessionID != id {
+		t.Errorf("after the resume system3 names conversation %q, want %q", s.AgentSessionID, id)
 	}
 }

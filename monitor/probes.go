@@ -114,6 +114,10 @@ func (pp *paneProbe) follow(hookTranscript string) {
 // and its task list, with the list's progress.
 func (pr *probes) found(info AgentInfo, hookSession string) probeResult {
 	res := probeResult{taskList: info.TaskList, agentSessionID: hookSession, transcript: info.Transcript}
+	if res.agentSessionID == "" {
+		// An agent whose transcript does not name it (Cline).
+		res.agentSessionID = info.SessionID
+	}
 	if res.agentSessionID == "" && res.transcript != "" {
 		// Claude Code names its transcript after its session id.
 		res.agentSessionID = strings.TrimSuffix(filepath.Base(res.transcript), ".jsonl")

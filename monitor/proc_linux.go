@@ -95,6 +95,15 @@ func findProcess(pid int, name string) int {
 	return found
 }
 
+// processArgs reads a process's command line, nil when unreadable.
+func processArgs(pid int) []string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+}
+
 // processEnv reads a process's environment.
 func processEnv(pid int) map[string]string {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")

@@ -20,6 +20,8 @@ func findProcess(pid int, name string) int { return 0 }
 
 func processEnv(pid int) map[string]string { return nil }
 
+func processArgs(pid int) []string { return nil }
+
 // descendsFrom cannot tell outside Linux: a hook event then needs its
 // session's token.
 func descendsFrom(pid, ancestor int) (bool, error) {

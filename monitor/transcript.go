@@ -196,31 +196,62 @@ type AgentInfo struct {
 	// TaskList is the Claude Code task list the session writes
 	// (CLAUDE_CODE_TASK_LIST_ID), "" when not set.
 	TaskList string
+	// SessionID is the agent's conversation id, for agents whose
+	// transcript does not name it (Probe.SessionID), "" when unknown.
+	SessionID string
 }
 
-// ProbeAgent looks at the agent's process (how.Process) running below pid
-// (the pane's process) in directory cwd: its task list id from its
-// environment (how.TaskListVar), and its transcript, the most recently
-// written .jsonl in how.TranscriptDir. Without such a process (a renamed
-// build, a wrapper that runs it under another name, system3's demo
-// agents), the first process in the pane whose environment names a task
-// list links it, and no transcript is followed.
+// ProbeAgent looks at the agent's process (the first of how.Processes
+// found) running below pid (the pane's process) in directory cwd: its
+// task list id from its environment (how.TaskListVar), and its
+// transcript, the most recently written .jsonl in how.TranscriptDir.
+// Without such a process (a renamed build, a wrapper that runs it under
+// another name, system3's demo agents), the first process in the pane
+// whose environment names a task list links it, and no transcript is
+// followed. An agent whose transcript does not name its conversation
+// names it by how.SessionID.
 func ProbeAgent(how *agent.Probe, pid int, cwd string) AgentInfo {
 	if how == nil {
 		return AgentInfo{}
 	}
-	cpid := findProcess(pid, how.Process)
+	cpid := 0
+	for _, name := range how.Processes {
+		if cpid = findProcess(pid, name); cpid != 0 {
+			break
+		}
+	}
 	if cpid == 0 {
-		return AgentInfo{TaskList: envInTree(pid, how.TaskListVar)}
+		info := AgentInfo{TaskList: envInTree(pid, how.TaskListVar)}
+		info.SessionID = probeSessionID(how, pid, agent.Process{Env: processEnv(pid)})
+		return info
 	}
 	env := processEnv(cpid)
-	info := AgentInfo{TaskList: env[how.TaskListVar]}
+	info := AgentInfo{TaskList: env[how.TaskListVar], SessionID: probeSessionID(how, pid, agent.Process{Env: env, Args: processArgs(cpid)})}
 	if how.TranscriptDir != nil {
 		if dir := how.TranscriptDir(env, cwd); dir != "" {
 			info.Transcript = newestTranscript(dir)
 		}
 	}
 	return info
+}
+
+// probeSessionID asks how.SessionID for the conversation of the agent in
+// the pane whose process is pane. A process holds what was written at t
+// when it runs in the pane and had started by t (a second of slack for
+// the boot time's rounding), so a process that took the id of one that
+// died holding a conversation is not taken for it.
+func probeSessionID(how *agent.Probe, pane int, p agent.Process) string {
+	if how.SessionID == nil || p.Env == nil {
+		return ""
+	}
+	p.Holds = func(pid int, t time.Time) bool {
+		if ok, err := descendsFrom(pid, pane); !ok || err != nil {
+			return false
+		}
+		at, err := processStart(pid)
+		return err == nil && !at.After(t.Add(time.Second))
+	}
+	return how.SessionID(p)
 }
 
 // newestTranscript is the most recently written .jsonl in project, or "".

@@ -293,6 +293,8 @@ func TestResumeArgs(t *testing.T) {
 		{"codex", "", []string{"resume", "--last"}},
 		{"gemini", "s3", []string{"--resume", "s3"}},
 		{"gemini", "", []string{"--resume", "latest"}},
+		{"cline", "s4", []string{"--id", "s4"}},
+		{"cline", "", nil},
 		{"aider", "x", nil},
 	} {
 		if got := ResumeArgs(c.agent, c.id); !slices.Equal(got, c.want) {
@@ -409,7 +411,7 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 	if got, ok, _ := recs.Get("docs"); !ok || got.AgentSessionID != "sid-docs" {
 		t.Fatalf("stored = %+v %v", got, ok)
 	}
-	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex, gemini, qwen, opencode or copilot") {
+	if _, err := m.Adopt(context.Background(), "shell", "X"); err == nil || !strings.Contains(err.Error(), "no claude, codex, gemini, qwen, opencode, cline or copilot") {
 		t.Fatalf("adopting a shell: %v", err)
 	}
 }

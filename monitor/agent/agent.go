@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/system3-dev/system3/tmux"
 )
@@ -78,8 +79,9 @@ type Launch struct {
 // Probe is how system3 finds an agent's process, its task list and its
 // transcript.
 type Probe struct {
-	// Process is the name of the agent's process below the pane's.
-	Process string
+	// Processes are the names the agent's process may have below the
+	// pane's, tried in order.
+	Processes []string
 	// TaskListVar names the environment variable that holds the task
 	// list the agent writes.
 	TaskListVar string
@@ -87,6 +89,24 @@ type Probe struct {
 	// (newest .jsonl wins) for a process with environment env working in
 	// cwd, "" when unknown.
 	TranscriptDir func(env map[string]string, cwd string) string
+	// SessionID, for an agent whose transcript does not name its
+	// conversation, is the id of the conversation the pane's agent holds,
+	// "" when unknown.
+	SessionID func(p Process) string
+}
+
+// Process is what a probe reads of an agent's process in a pane.
+type Process struct {
+	// Env is its environment; the pane's process's when no process of
+	// the Probe's names was found.
+	Env map[string]string
+	// Args is its command line, nil when no process of the Probe's names
+	// was found.
+	Args []string
+	// Holds reports whether process pid runs in the pane (is the pane's
+	// process or below it) and had started by t: a process that took the
+	// id of one that died after t did not.
+	Holds func(pid int, t time.Time) bool
 }
 
 // IsAgent reports whether the Spec describes an agent (not a shell or a

@@ -106,7 +106,7 @@ func Launchable() []agent.Spec {
 }
 
 // Resumable names the agents whose resume system3 knows, for messages:
-// "claude, codex, gemini, qwen, opencode or copilot".
+// "claude, codex, gemini, qwen, opencode, cline or copilot".
 func Resumable() string {
 	var names []string
 	for _, s := range All {

@@ -126,7 +126,7 @@ func TestLookup(t *testing.T) {
 	if s, ok := ByProgram("gemini"); !ok || !slices.Equal(s.Resume("abc"), []string{"--resume", "abc"}) {
 		t.Errorf("ByProgram(gemini) = %+v %v", s, ok)
 	}
-	if got := Resumable(); got != "claude, codex, gemini, qwen, opencode or copilot" {
+	if got := Resumable(); got != "claude, codex, gemini, qwen, opencode, cline or copilot" {
 		t.Errorf("Resumable() = %q", got)
 	}
 }

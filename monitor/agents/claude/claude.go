@@ -32,7 +32,7 @@ var Spec = agent.Spec{
 	// this process only: the user's settings are left alone.
 	HookArgs:  func(settings []byte) []string { return []string{"--settings", string(settings)} },
 	Hooks:     true,
-	Probe:     &agent.Probe{Process: "claude", TaskListVar: "CLAUDE_CODE_TASK_LIST_ID", TranscriptDir: TranscriptDir},
+	Probe:     &agent.Probe{Processes: []string{"claude"}, TaskListVar: "CLAUDE_CODE_TASK_LIST_ID", TranscriptDir: TranscriptDir},
 	TaskLists: true,
 	// At its prompt after the automatic continue at a usage limit was
 	// cancelled (or never offered): a prompt of its own, as a person

@@ -1,13 +1,19 @@
 // Package cline is what system3 knows about the Cline CLI: its rules
-// (rules.yaml) and its keys: approvals take y and n, its question tool the
-// arrow keys. It resumes a session by id (cline --id ID), an id system3
-// does not learn, so a restored Cline starts afresh.
+// (rules.yaml), its keys (approvals take y and n, its question tool the
+// arrow keys) and how a session resumes: by its id only (cline --id ID),
+// which system3 learns from the session files Cline keeps.
 package cline
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/tmux"
@@ -17,12 +23,145 @@ import (
 var rules []byte
 
 // Spec is the Cline CLI. It approves every tool unless started with
-// --auto-approve false, so system3 starts it that way.
+// --auto-approve false, so system3 starts it that way. It has no resume
+// of the latest conversation: without an id learnt, a restored Cline
+// starts afresh.
 var Spec = agent.Spec{
 	Name:   "cline",
 	Rules:  rules,
 	Keys:   keys{},
 	Launch: agent.Launch{Command: []string{"cline", "--auto-approve", "false"}},
+	Resume: func(id string) []string {
+		if id == "" {
+			return nil
+		}
+		return []string{"--id", id}
+	},
+	// The npm launcher (node …/cline/bin/cline) runs the native binary as
+	// bin/.cline, else a platform package's bin/cline.
+	Probe: &agent.Probe{Processes: []string{".cline", "cline"}, SessionID: SessionID},
+}
+
+// Where Cline keeps its sessions (3.0.65): CLINE_SESSION_DATA_DIR, else
+// CLINE_DATA_DIR/sessions, else CLINE_DIR (default ~/.cline)/data/sessions,
+// a directory per conversation named by its id (the time it began in
+// milliseconds, "_" and five letters) holding <id>.json, its manifest.
+const (
+	// maxSessions bounds the conversations SessionID reads, newest
+	// first: the pane's is among the latest begun.
+	maxSessions = 200
+	// maxManifest bounds one manifest (it holds the first prompt).
+	maxManifest = 4 << 20
+)
+
+// manifest is the part of a session's <id>.json SessionID reads, and
+// when it was written.
+type manifest struct {
+	ID      string `json:"session_id"`
+	PID     int    `json:"pid"`
+	Ended   string `json:"ended_at"`
+	written time.Time
+}
+
+// SessionID is the id of the conversation Cline holds in a pane. A
+// conversation it began (the first prompt, or one after /clear) is the
+// newest session, among the latest maxSessions, that has not ended and
+// whose manifest names a process that runs in the pane and had started
+// when the manifest was written. A conversation it resumed (cline --id
+// ID) keeps the manifest naming the process that began it, so it is the
+// one its command line names, while that session has not ended.
+// Sub-agents keep their messages inside their lead's directory, so every
+// directory is a conversation a person started.
+func SessionID(p agent.Process) string {
+	dir := sessionsDir(p.Env)
+	if dir == "" {
+		return ""
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	// Ids begin with the time in milliseconds: by name is by age.
+	slices.Reverse(entries)
+	read := 0
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if read++; read > maxSessions {
+			break
+		}
+		m, ok := readManifest(dir, e.Name())
+		if ok && m.Ended == "" && m.PID > 0 && p.Holds(m.PID, m.written) {
+			return m.ID
+		}
+	}
+	if id := resumed(p.Args); id != "" {
+		if m, ok := readManifest(dir, id); ok && m.Ended == "" {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// resumed is the session id a command line resumes (--id ID, --id=ID).
+func resumed(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--id="); ok {
+			return v
+		}
+		if a == "--id" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func sessionsDir(env map[string]string) string {
+	if d := strings.TrimSpace(env["CLINE_SESSION_DATA_DIR"]); d != "" {
+		return d
+	}
+	if d := strings.TrimSpace(env["CLINE_DATA_DIR"]); d != "" {
+		return filepath.Join(d, "sessions")
+	}
+	root := strings.TrimSpace(env["CLINE_DIR"])
+	if root == "" {
+		if env["HOME"] == "" {
+			return ""
+		}
+		root = filepath.Join(env["HOME"], ".cline")
+	}
+	return filepath.Join(root, "data", "sessions")
+}
+
+// readManifest reads session id's manifest in dir; a manifest that does
+// not name its own directory's session is none.
+func readManifest(dir, id string) (manifest, bool) {
+	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") || strings.HasPrefix(id, "-") || strings.ContainsAny(id, " \t\n") {
+		return manifest{}, false
+	}
+	f, err := os.Open(filepath.Join(dir, id, id+".json"))
+	if err != nil {
+		return manifest{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return manifest{}, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxManifest))
+	if err != nil {
+		return manifest{}, false
+	}
+	var m manifest
+	if json.Unmarshal(b, &m) != nil || m.ID != id {
+		return manifest{}, false
+	}
+	m.written = fi.ModTime()
+	return m, true
 }
 
 // keys: an approval ("[y] Approve   [n] Deny") takes the option's letter;
