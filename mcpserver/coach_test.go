@@ -34,7 +34,7 @@ func coachFixture(t *testing.T, f *monitortest.Service) *coach.Coach {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td := filepath.Join("..", "monitor", "coach", "testdata")
+	td := filepath.Join("..", "internal", "coach", "testdata")
 	c, err := coach.New(context.Background(), coach.Config{DB: db, Patterns: e.Patterns(), Inject: f,
 		Directives: coach.DirectiveFiles(filepath.Join(td, "home", ".claude"), filepath.Join(td, "project")),
 		Clock:      func() time.Time { return t0.Add(90 * time.Minute) }})
