@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,4 +334,56 @@ func geminiMainWith(f *geminitest.FakeAPI, marker string) []geminitest.Request {
 		}
 	}
 	return out
+}
+
+// TestRealGeminiUsageLimit: a spent quota whose answer says to retry in an
+// hour makes the real Gemini CLI show its usage-limit dialog with when
+// access resets: awaiting_input/other with its question, options and that
+// time, which system3 answers Stop with the CLI's keys; the turn then ends
+// on the quota's error with the CLI's "Suggested retry after 3600s": a
+// usage limit (rate_limited) resetting an hour on, with its wake. A spent
+// daily quota's dialog names no reset, and its error after Stop is the
+// rate limit's error (error/rate_limited), not a usage limit.
+func TestRealGeminiUsageLimit(t *testing.T) {
+	t.Parallel()
+	fakeAPI := geminitest.NewFakeAPI(t)
+	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 60*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
+	m.waitState(rules.Idle, "")
+	stop := func(withReset bool) {
+		t.Helper()
+		ps := m.wait("the usage-limit dialog", func(s api.Session) bool {
+			return s.State == rules.AwaitingInput && s.Prompt != "" && s.Evidence.Rule == "gemini.usage_limit_dialog"
+		})
+		if ps.Kind != "other" || !strings.HasPrefix(ps.Question, "Usage limit reached for ") || !slices.Equal(ps.Options, []string{"Keep trying", "Stop"}) ||
+			strings.Contains(gs.Capture(), "Access resets at ") != withReset {
+			t.Fatalf("usage-limit dialog = %+v\n%s", ps, gs.Capture())
+		}
+		res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "Stop", Origin: "test"})
+		if err != nil || res.Option != "Stop" {
+			t.Fatalf("answer Stop: %+v %v", res, err)
+		}
+	}
+
+	fakeAPI.FailNext(1000, geminitest.QuotaRetry(time.Hour))
+	sent := time.Now()
+	gs.Send("usage-limit please")
+	if ev := m.waitWake(api.ReasonAwaitingInput); ev.Kind != "other" || !strings.HasPrefix(ev.Question, "Usage limit reached for ") {
+		t.Fatalf("dialog wake = %+v", ev)
+	}
+	stop(true)
+	s := m.waitState(rules.RateLimited, "")
+	if d := s.ResetsAt.Sub(sent); s.Evidence.Rule != "gemini.usage_limit" || d < 59*time.Minute || d > 62*time.Minute {
+		t.Fatalf("after Stop: %s by %s, resets %s after the prompt", s.State, s.Evidence.Rule, d)
+	}
+	if ev := m.waitWake(api.ReasonUsageLimit); !ev.ResetsAt.Equal(s.ResetsAt) {
+		t.Fatalf("usage_limit wake = %+v", ev)
+	}
+
+	fakeAPI.FailNext(1000, geminitest.DailyQuota())
+	gs.Send("daily-quota please")
+	stop(false)
+	if s := m.waitState(rules.Error, "rate_limited"); s.Evidence.Rule != "gemini.rate_limited" || !s.ResetsAt.IsZero() {
+		t.Fatalf("after Stop on the daily quota: %+v", s)
+	}
 }

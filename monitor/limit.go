@@ -15,11 +15,18 @@ import (
 // limitMark is the usage limit a pane shows: the words its screen (or a
 // hook) used for when it resets, and the time they were read as when
 // first seen. Words on a screen that stays up ("resets 8:10pm") mean the
-// same moment hours later, so they are read once.
+// same moment hours later, so they are read once. A countdown ("retrying
+// in 59m 46s", then "59m 45s"...) says the same moment in new words: read
+// within countdownSlack of the moment read before, it is that limit.
 type limitMark struct {
 	text string
 	at   time.Time
 }
+
+// countdownSlack is how far apart two readings of a countdown may fall and
+// still name one reset: a countdown in minutes ("1h 5m") is a minute
+// coarse, and a screen is read a moment after it was drawn.
+const countdownSlack = 90 * time.Second
 
 // read returns when the usage limit of a pane classified in state resets:
 // the rule's reading of the screen (text), or what a hook said (its
@@ -41,6 +48,9 @@ func (m *limitMark) read(state rules.State, text string, ev api.Evidence, now ti
 	at, ok := rules.ParseReset(text, now, zone())
 	if !ok {
 		at = time.Time{}
+	}
+	if !at.IsZero() && !m.at.IsZero() && at.Sub(m.at).Abs() <= countdownSlack {
+		at = m.at
 	}
 	*m = limitMark{text: text, at: at}
 	return at

@@ -110,3 +110,26 @@ func TestUsageLimitFromTheHook(t *testing.T) {
 		t.Fatalf("429 = %+v", s)
 	}
 }
+
+// TestUsageLimitCountdownIsOneLimit: a countdown to the reset (opencode's
+// "retrying in 59m 46s") names the same moment in new words each second:
+// one limit, read as the moment first read; a reset further off is another.
+func TestUsageLimitCountdownIsOneLimit(t *testing.T) {
+	utc := func() *time.Location { return time.UTC }
+	seen := time.Date(2026, 11, 29, 4, 28, 30, 400_000_000, time.UTC)
+	var m limitMark
+	first := m.read(rules.RateLimited, "in 59m 46s", api.Evidence{}, seen, utc)
+	if want := seen.Add(59*time.Minute + 46*time.Second); !first.Equal(want) {
+		t.Fatalf("first reading = %s, want %s", first, want)
+	}
+	for i, text := range []string{"in 59m 45s", "in 59m 40s", "in 58m 47s", "in 1h", "in 59m"} {
+		now := seen.Add(time.Duration(i+1)*1300*time.Millisecond + time.Duration(i)*time.Second)
+		if got := m.read(rules.RateLimited, text, api.Evidence{}, now, utc); !got.Equal(first) {
+			t.Errorf("%q at %s = %s, want the same reset %s", text, now.Format("15:04:05.000"), got, first)
+		}
+	}
+	later := seen.Add(10 * time.Second)
+	if got := m.read(rules.RateLimited, "in 2h 5m", api.Evidence{}, later, utc); !got.Equal(later.Add(2*time.Hour + 5*time.Minute)) {
+		t.Errorf("a reset an hour further off read as %s", got)
+	}
+}

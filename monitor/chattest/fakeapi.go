@@ -217,6 +217,37 @@ func ErrorStatus(status int) APIError {
 	return e
 }
 
+// UsageLimit is OpenAI's answer when a daily allowance is spent: a 429
+// whose message names the wait ("Rate limit reached for fake-model in
+// organization org-fake on requests per day (RPD): Limit 200, Used 200,
+// Requested 1. Please try again in 1h0m0s."), with the wait in its
+// Retry-After and x-ratelimit-reset-requests headers.
+func UsageLimit(wait time.Duration) APIError {
+	secs := int(wait.Round(time.Second) / time.Second)
+	return APIError{Status: http.StatusTooManyRequests, Type: "requests", Code: "rate_limit_exceeded",
+		Message: fmt.Sprintf("Rate limit reached for %s in organization org-fake on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in %s.",
+			Model, wait.Round(time.Second)),
+		Header: http.Header{"Retry-After": {fmt.Sprint(secs)}, "X-Ratelimit-Limit-Requests": {"200"},
+			"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {wait.Round(time.Second).String()}}}
+}
+
+// QuotaExceeded is OpenAI's answer when the account's quota is spent, which
+// names no reset: "You exceeded your current quota, please check your plan
+// and billing details."
+func QuotaExceeded() APIError {
+	return APIError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
+		Message: "You exceeded your current quota, please check your plan and billing details."}
+}
+
+// QuotaResets is a 429 whose message names when the quota resets, in the
+// words Qwen Code looks for ("quota", "exhausted", "will reset"): "Quota
+// exceeded: your daily quota has been exhausted and will reset at
+// 2026-11-30 00:00:00 UTC."
+func QuotaResets(at time.Time) APIError {
+	return APIError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
+		Message: "Quota exceeded: your daily quota has been exhausted and will reset at " + at.UTC().Format("2006-01-02 15:04:05") + " UTC."}
+}
+
 func (e *APIError) fill() {
 	if e.Type != "" || e.Message != "" {
 		return

@@ -36,7 +36,7 @@ func TestCaptureFixtures(t *testing.T) {
 	for _, f := range []struct {
 		name string
 		fn   func(*testing.T)
-	}{{"main", captureMain}, {"errors", captureErrors}, {"unreachable", captureUnreachable}, {"firstrun", captureFirstRun}, {"trust", captureTrust}, {"yolo", captureYolo}} {
+	}{{"main", captureMain}, {"errors", captureErrors}, {"unreachable", captureUnreachable}, {"firstrun", captureFirstRun}, {"trust", captureTrust}, {"yolo", captureYolo}, {"limits", captureLimits}} {
 		t.Run(f.name, f.fn)
 	}
 }
@@ -226,4 +226,31 @@ func captureYolo(t *testing.T) {
 	captures.Save(t, "working_hook.txt", s.WaitForText("Executing Hook: system3", 0))
 	s.WaitFor("done", 30*time.Second, IdleAfter("Hooked done."))
 	captures.Save(t, "idle_yolo_after_turn.txt", s.WaitStable(time.Second, 0))
+}
+
+// captureLimits: a spent quota's usage-limit dialog, with when access
+// resets (the API said to retry in an hour) and without (a spent daily
+// quota), each answered Stop (its second option), and the error the turn
+// ends on.
+func captureLimits(t *testing.T) {
+	api := NewFakeAPI(t)
+	s := Start(t, Options{API: api, Home: filepath.Join(captureHome, "limits")})
+	dialog := func(sc string) bool {
+		return strings.Contains(sc, "Usage limit reached for") && strings.Contains(sc, "2. Stop")
+	}
+	for _, c := range []struct {
+		err          APIError
+		prompt, name string
+	}{{QuotaRetry(time.Hour), "usage-limit please", "usage"}, {DailyQuota(), "daily-quota please", "daily"}} {
+		api.FailNext(1000, c.err)
+		s.Send(c.prompt)
+		s.WaitFor("the usage-limit dialog", 60*time.Second, dialog)
+		captures.Save(t, "usage_limit_dialog_"+c.name+".txt", s.WaitStable(time.Second, 0))
+		s.Keys("2")
+		s.WaitFor("the turn's end", 30*time.Second, func(sc string) bool { return !dialog(sc) && IdleAfter(c.prompt)(sc) })
+		captures.Save(t, "rate_limited_"+c.name+".txt", s.WaitStable(time.Second, 0))
+		api.FailNext(0, APIError{})
+		s.Send("/clear")
+		s.WaitStable(time.Second, 0)
+	}
 }

@@ -222,6 +222,32 @@ func ErrorStatus(status int) APIError {
 	return APIError{Status: status, Reason: "INTERNAL", Message: "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"}
 }
 
+// QuotaRetry is a spent quota whose answer says when to try again: 429
+// RESOURCE_EXHAUSTED with a RetryInfo of retry ("3600s"). Beyond five
+// minutes the CLI gives up retrying and shows its usage-limit dialog, with
+// when access resets.
+func QuotaRetry(retry time.Duration) APIError {
+	e := ErrorStatus(429)
+	e.Details = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": fmt.Sprintf("%ds", int(retry/time.Second))}}
+	return e
+}
+
+// DailyQuota is the free tier's answer once its requests per day are
+// spent: 429 RESOURCE_EXHAUSTED with a QuotaFailure naming the per-day
+// quota (and a RetryInfo, which the CLI does not read then): it shows its
+// usage-limit dialog without a reset.
+func DailyQuota() APIError {
+	return APIError{Status: 429, Reason: "RESOURCE_EXHAUSTED",
+		Message: "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+		Details: []any{
+			map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
+				"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+				"quotaId":     "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+			}}},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "43200s"},
+		}}
+}
+
 type ruleState struct {
 	rule Rule
 	step int // index into rule.Steps

@@ -23,13 +23,16 @@ const resetSlack = 5 * time.Minute
 //     occurrence (see resetSlack), the minute it names;
 //   - a date and time: "Nov 30, 3pm", "Nov 30, 2027, 3:30pm" (Claude
 //     Code, more than a day ahead), "Nov 30th, 2026 12:53 AM" (Codex),
-//     "2026-11-30 20:10", RFC 3339;
-//   - a duration from seen: "in 2h 5m", "in 2 hours, 5 minutes", "in 45s".
+//     "2026-11-30 20:10", "2026-11-30 20:10:00", RFC 3339;
+//   - a duration from seen: "in 2h 5m", "in 2 hours, 5 minutes", "in 45s",
+//     or the duration alone, "3600s" (the Gemini CLI's "Suggested retry
+//     after 3600s").
 //
 // Either of the first two may end with the zone in parentheses, as Claude
-// Code writes it ("8:10pm (UTC)", "3pm (America/Los_Angeles)"); a zone
-// Go does not know is taken for loc. A trailing full stop does not count.
-// ok is false for anything else.
+// Code writes it ("8:10pm (UTC)", "3pm (America/Los_Angeles)"), or with
+// UTC or GMT ("2026-11-30 00:00:00 UTC"); a zone Go does not know is taken
+// for loc. A trailing full stop does not count. ok is false for anything
+// else.
 func ParseReset(text string, seen time.Time, loc *time.Location) (t time.Time, ok bool) {
 	s := strings.TrimSpace(text)
 	s = strings.TrimSpace(strings.TrimRight(s, ".。"))
@@ -49,6 +52,9 @@ func ParseReset(text string, seen time.Time, loc *time.Location) (t time.Time, o
 		}
 	}
 	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	if m := utcRE.FindStringSubmatch(s); m != nil {
+		s, loc = m[1], time.UTC
+	}
 	if rest, ok := strings.CutPrefix(s, "in "); ok {
 		d, ok := parseSpan(rest)
 		if !ok {
@@ -57,8 +63,10 @@ func ParseReset(text string, seen time.Time, loc *time.Location) (t time.Time, o
 		return seen.Add(d), true
 	}
 	seen = seen.In(loc)
-	if at, err := time.ParseInLocation("2006-01-02 15:04", s, loc); err == nil {
-		return at, true
+	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02 15:04:05"} {
+		if at, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return at, true
+		}
 	}
 	if h, m, ok := clock(s); ok {
 		at := time.Date(seen.Year(), seen.Month(), seen.Day(), h, m, 0, 0, loc)
@@ -69,6 +77,9 @@ func ParseReset(text string, seen time.Time, loc *time.Location) (t time.Time, o
 	}
 	dm := dateRE.FindStringSubmatch(s)
 	if dm == nil {
+		if d, ok := parseSpan(s); ok {
+			return seen.Add(d), true
+		}
 		return time.Time{}, false
 	}
 	month, ok := months[dm[1][:3]]
@@ -97,6 +108,9 @@ func ParseReset(text string, seen time.Time, loc *time.Location) (t time.Time, o
 var (
 	// zoneRE splits "8:10pm (America/New_York)" into the time and the zone.
 	zoneRE = regexp.MustCompile(`^(.*\S)\s*\(([A-Za-z][A-Za-z0-9_+\-/]*)\)$`)
+	// utcRE splits "2026-11-30 00:00:00 utc" (lowered) into the time and
+	// the zone named by its abbreviation.
+	utcRE = regexp.MustCompile(`^(.*\S)\s+(?:utc|gmt)$`)
 	// clockRE is a time of day: "8:10pm", "8:10 pm", "12am", "20:10".
 	clockRE = regexp.MustCompile(`^(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?$`)
 	// dateRE is a month and day, maybe a year, then a time of day: "nov 30,

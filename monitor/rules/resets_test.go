@@ -62,6 +62,14 @@ func TestParseReset(t *testing.T) {
 		{"in 1 day and 3 hours", seen, utc, seen.Add(27 * time.Hour)},
 		{"in 45s", seen, utc, seen.Add(45 * time.Second)},
 		{"in 20 mins", seen, utc, seen.Add(20 * time.Minute)},
+		// The duration alone (the Gemini CLI's "Suggested retry after 3600s").
+		{"3600s", seen, utc, seen.Add(time.Hour)},
+		{"1h0m0s", seen, utc, seen.Add(time.Hour)},
+		// Seconds, and the zone named by its abbreviation.
+		{"2026-11-30 00:00:00 UTC", seen, paris, at(utc, 2026, 11, 30, 0, 0)},
+		{"2026-11-30 00:00:00", seen, paris, at(paris, 2026, 11, 30, 0, 0)},
+		{"2026-11-30 20:10 GMT.", seen, ny, at(utc, 2026, 11, 30, 20, 10)},
+		{"5:35 AM UTC", seen, ny, at(utc, 2026, 11, 29, 5, 35)},
 		// Not resets.
 		{"", seen, utc, time.Time{}},
 		{"soon", seen, utc, time.Time{}},
@@ -74,6 +82,8 @@ func TestParseReset(t *testing.T) {
 		{"Foo 3, 3pm", seen, utc, time.Time{}},
 		{"in 2 months", seen, utc, time.Time{}},
 		{"in", seen, utc, time.Time{}},
+		{"utc", seen, utc, time.Time{}},
+		{"2 apples", seen, utc, time.Time{}},
 	} {
 		got, ok := ParseReset(tc.text, tc.seen, tc.loc)
 		if ok != !tc.want.IsZero() || !got.Equal(tc.want) {
