@@ -245,7 +245,9 @@ func TestPermissionAskIsTheDialogsOneWake(t *testing.T) {
 			}
 			return asks, screen
 		}
-		testkit.WaitFor(t, 3*time.Second, "the ask's wake", func() bool { a, _ := open(); return len(a) == 1 })
+		// The ask's wake is raised, then the screen's wake of the dialog
+		// shown before the hook is resolved: wait for both.
+		testkit.WaitFor(t, 3*time.Second, "the ask's wake, and the screen's resolved", func() bool { a, s := open(); return len(a) == 1 && len(s) == 0 })
 		h.tm.showScreen("%1", bashPrompt(t, "npm install left-pad"))
 		h.step()
 		if asks, screen := open(); len(asks) != 1 || len(screen) != 0 {
