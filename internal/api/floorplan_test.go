@@ -1,11 +1,10 @@
 package api
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,28 +18,9 @@ const module = "github.com/system3-dev/system3"
 // files (not its tests) import.
 func moduleImports(t *testing.T) map[string][]string {
 	t.Helper()
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	out := map[string][]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		pkg := filepath.ToSlash(rel)
+	eachProductFile(t, parser.ImportsOnly, func(_ *token.FileSet, rel string, f *ast.File) {
+		pkg := path.Dir(rel)
 		if _, ok := out[pkg]; !ok {
 			out[pkg] = nil
 		}
@@ -50,14 +30,7 @@ func moduleImports(t *testing.T) map[string][]string {
 				out[pkg] = append(out[pkg], rest)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the module's root is not two levels up: %v", err)
-	}
 	return out
 }
 

@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,34 +122,11 @@ var colonUses = map[string]string{
 // written by JoinHost only, so every part of system3 tells a host from a
 // tmux target the same way.
 func TestNoHostPrefixParserOutsideSplitHost(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
+	eachProductFile(t, parser.SkipObjectResolution, func(fset *token.FileSet, rel string, f *ast.File) {
 		for p := range colonUses {
 			if rel == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p) {
-				return nil
+				return
 			}
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
@@ -166,11 +141,7 @@ func TestNoHostPrefixParserOutsideSplitHost(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // stringsFunc names fun when it is a function of package strings or

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,25 +118,7 @@ func TestReasonTableIsDocumented(t *testing.T) {
 // this package switches over reasons (a new reason would be missing from
 // such a switch, as budget_exceeded once was from the notifications').
 func TestNoSwitchOverReasonsOutsideTheTable(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachProductFile(t, parser.SkipObjectResolution, func(fset *token.FileSet, _ string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			cc, ok := n.(*ast.CaseClause)
 			if !ok {
@@ -150,11 +131,7 @@ func TestNoSwitchOverReasonsOutsideTheTable(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // reasonConst is the name of a Reason constant e names (api.ReasonX), or "".
