@@ -22,6 +22,10 @@ type paneFacts struct {
 	held bool
 	// cleanExit: the agent's exit was its user's choice (cleanExit).
 	cleanExit bool
+	// resuming: system3 is typing the continue of the pane's usage limit
+	// (resume_after_limit); the limit's wake is left to it to resolve,
+	// saying whether it typed.
+	resuming bool
 }
 
 // clearing resolves the wake of a reason, saying why.
@@ -53,6 +57,9 @@ func decide(prev, cur api.Session, f paneFacts, now time.Time) decision {
 			continue
 		}
 		why := fmt.Sprintf("the agent moved on (now %s)", cur.State)
+		if row.Reason == api.ReasonUsageLimit && f.resuming {
+			continue
+		}
 		if cur.State == row.State && row.Changed != nil {
 			why = row.Changed(cur, now)
 		}

@@ -141,26 +141,50 @@ func (s *Supervisor) resumeLimits(ctx context.Context, now time.Time) {
 }
 
 // resume types text to continue sess's agent after its usage limit, and
-// says what came of it: the wake of the limit is resolved when it was
-// typed; when the screen no longer showed the limit, or typing failed,
-// nothing was typed, and the log and the audit log say why.
+// says what came of it. While it types, the decide stage leaves the
+// limit's wake to it (paneState.resuming): when the continue was typed,
+// the wake says system3 continued the agent, even if the agent went on
+// before the typing was verified; when nothing was typed (the screen no
+// longer showed the limit, or typing failed), the log and the audit log
+// say why, and the wake is resolved as the agent's own move if the pane
+// has left the limit meanwhile.
 func (s *Supervisor) resume(ctx context.Context, sess api.Session, text string) {
 	// Not cut short by the monitors stopping: a continue half typed is
 	// worse than one typed late.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), injectTimeout)
 	defer cancel()
+	s.setResuming(sess.Pane, true)
 	res, err := s.Inject(ctx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: text, Origin: api.ResumeOrigin, WhileLimited: sess.ResetsAt})
+	cur, left := s.setResuming(sess.Pane, false)
+	why := fmt.Sprintf("continued by system3 after the reset (resume_after_limit): typed %q", text)
 	if err != nil {
 		level := s.cfg.Logger.Warn
 		if errors.Is(err, api.ErrLimitChanged) {
 			level = s.cfg.Logger.Info
 		}
 		level("usage limit: nothing typed to continue the agent", "pane", sess.Pane, "agent", sess.Agent, "resets_at", sess.ResetsAt, "err", err)
-		return
+		if !left {
+			return
+		}
+		why = fmt.Sprintf("the agent moved on (now %s)", cur.State)
+	} else {
+		s.cfg.Logger.Info("usage limit: continued the agent after the reset", "pane", sess.Pane, "agent", sess.Agent, "resets_at", sess.ResetsAt, "text", text, "verified", res.Verified)
 	}
-	s.cfg.Logger.Info("usage limit: continued the agent after the reset", "pane", sess.Pane, "agent", sess.Agent, "resets_at", sess.ResetsAt, "text", text, "verified", res.Verified)
-	why := fmt.Sprintf("continued by system3 after the reset (resume_after_limit): typed %q", text)
 	if err := s.Resolve(wakeKey(api.ReasonUsageLimit, sess.Pane), why); err != nil {
 		s.cfg.Logger.Warn("resolve the usage limit's wake", "pane", sess.Pane, "err", err)
 	}
+}
+
+// setResuming marks pane's usage limit as being continued by system3, or
+// unmarks it, and returns the pane's session and whether it has left its
+// usage limit for another state; a pane gone has.
+func (s *Supervisor) setResuming(pane string, on bool) (api.Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.panes[pane]
+	if !ok {
+		return api.Session{State: api.Exited}, true
+	}
+	st.resuming = on
+	return st.sess.Clone(), st.sess.State != api.RateLimited
 }

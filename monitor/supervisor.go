@@ -250,8 +250,10 @@ type paneState struct {
 	// limit is the usage limit the pane shows, as read (limit.go).
 	limit limitMark
 	// resumed is the reset of the last usage limit system3 continued the
-	// agent after (ResumeAfterLimit): once per limit.
-	resumed time.Time
+	// agent after (ResumeAfterLimit): once per limit. resuming: system3
+	// is typing that continue, and resolves the limit's wake itself.
+	resumed  time.Time
+	resuming bool
 	// program is the program no agent package knows last seen in front
 	// of the pane (rules.RuleUnknownProgram, RuleGuessChoice): while the
 	// pane's shell holds its terminal after it, and nothing else happened

@@ -280,7 +280,9 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 	wait(menuPane, "idle after ls", func(s api.Session) bool { return s.State == rules.Idle && s.Agent == "shell" })
 
 	run(plainPane, "ls /")
-	run(plainPane, "sleep 1")
+	// Long enough to be seen working on a loaded machine: a second's
+	// sleep came and went between two looks once.
+	run(plainPane, "sleep 4")
 	wait(plainPane, "running sleep", func(s api.Session) bool { return s.State == rules.Working })
 	wait(plainPane, "idle after sleep", func(s api.Session) bool { return s.State == rules.Idle })
 	for _, s := range states(plainPane) {

@@ -45,7 +45,7 @@ func (s *Supervisor) stateWakesLocked(st *paneState, prev api.Session) []wakeOp 
 // factsLocked are what decide needs to know of a pane besides its
 // sessions.
 func (s *Supervisor) factsLocked(st *paneState) paneFacts {
-	return paneFacts{held: s.asking[st.sess.Pane] > 0, cleanExit: cleanExit(st)}
+	return paneFacts{held: s.asking[st.sess.Pane] > 0, cleanExit: cleanExit(st), resuming: st.resuming}
 }
 
 // ruleAgentLeft decides an agent gone from its pane that left nothing of
