@@ -17,6 +17,7 @@ import (
 	"github.com/system3-dev/system3/internal/coach"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -47,198 +48,268 @@ func (a *App) StartMonitors(ctx context.Context) (facade.Service, func() error, 
 	if err := a.TmuxServer().CheckVersion(ctx); errors.Is(err, tmux.ErrTooOld) {
 		return nil, nil, err
 	}
+	m, err := a.openMonitors()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.buildMonitors(ctx, m); err != nil {
+		m.close()
+		return nil, nil, err
+	}
+	svc := a.runMonitors(ctx, m)
+	return svc, m.stop, nil
+}
+
+// monitors are the parts of running monitors, in the order StartMonitors
+// builds them: what the state dir holds (openMonitors), what watches and
+// decides (buildMonitors), and the goroutines that run them
+// (runMonitors).
+type monitors struct {
+	a          *App
+	lock       *wake.Lock
+	store      *wake.Store
+	eng        *rules.Engine
+	rulesStamp fileStamp
+	auditLog   *audit.Log
+
+	tw         *tasks.Watcher
+	watcher    *tmux.Watcher
+	sup        *monitor.Supervisor
+	co         *coach.Coach
+	closeCoach func()
+	val        *monitor.Validator
+	del        *monitor.Delivery
+
+	g      *errgroup.Group
+	gctx   context.Context
+	cancel context.CancelFunc
+}
+
+// openMonitors takes the state dir's lock and opens its wake journal,
+// audit log and rules.
+func (a *App) openMonitors() (*monitors, error) {
 	dir := a.Settings.StateDir
 	lock, err := wake.AcquireLock(dir)
 	if err != nil {
 		if errors.Is(err, wake.ErrLocked) {
-			return nil, nil, fmt.Errorf("%w; another system3 is monitoring this state dir but its socket does not answer: stop it, or pass another --state-dir", err)
+			return nil, fmt.Errorf("%w; another system3 is monitoring this state dir but its socket does not answer: stop it, or pass another --state-dir", err)
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	store, warnings, err := wake.Open(wake.Config{Dir: dir})
 	if err != nil {
 		lock.Release()
-		return nil, nil, err
+		return nil, err
 	}
 	for _, w := range warnings {
 		a.Log.Warn("wake journal", "warning", w.String())
 	}
-	fail := func(err error) (facade.Service, func() error, error) {
-		store.Close()
-		lock.Release()
-		return nil, nil, err
+	m := &monitors{a: a, lock: lock, store: store, rulesStamp: stampOf(a.RulesPath()), closeCoach: func() {}}
+	if m.eng, err = a.LoadRules(); err != nil {
+		m.close()
+		return nil, err
 	}
-	rulesStamp := stampOf(a.RulesPath())
-	eng, err := a.LoadRules()
-	if err != nil {
-		return fail(err)
-	}
+	m.auditLog = audit.Open(dir)
+	return m, nil
+}
 
-	tw := tasks.NewWatcher(tasks.Config{Root: a.Settings.TasksDir, TodosDir: a.Settings.TodosDir, Logger: a.Log})
-	srv := a.TmuxServer()
-	watcher := tmux.NewWatcher(srv, tmux.WatcherOptions{Logger: a.Log})
+// close releases what openMonitors and buildMonitors opened, when the
+// monitors do not start.
+func (m *monitors) close() {
+	m.closeCoach()
+	if m.auditLog != nil {
+		m.auditLog.Close()
+	}
+	m.store.Close()
+	m.lock.Release()
+}
+
+// buildMonitors builds the task watcher, tmux's watcher, the supervisor,
+// the coach, the validation monitor and the delivery to the supervisor
+// pane.
+func (a *App) buildMonitors(ctx context.Context, m *monitors) error {
+	m.tw = tasks.NewWatcher(tasks.Config{Root: a.Settings.TasksDir, TodosDir: a.Settings.TodosDir, Logger: a.Log})
+	m.watcher = tmux.NewWatcher(a.TmuxServer(), tmux.WatcherOptions{Logger: a.Log})
 	// Captures and listings are the client's own connections: the watcher
 	// attaches no control client (see tmux.WatcherOptions.Control), and a
 	// client with Control set would capture one pane per connection.
-	client := tmux.NewClient(srv)
-	// The coach (opened once the supervisor exists) watches the tool
-	// calls the supervisor reads from transcripts.
-	var co *coach.Coach
-	onToolCall := func(c api.ToolCall) {
-		if co != nil {
-			co.Observe(c)
-		}
-	}
+	client := tmux.NewClient(a.TmuxServer())
 	policy, err := a.Policy()
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	auditLog := audit.Open(dir)
 	// The hook key lets a hook event signed with its session's token in
 	// (hooks.LoadKey); without it, process ancestry alone proves events.
-	hookKey, err := hooks.LoadKey(dir, true)
+	hookKey, err := hooks.LoadKey(a.Settings.StateDir, true)
 	if err != nil {
 		a.Log.Warn("hook key; hook events must come from a process in their pane", "err", err)
 	}
-	cfg := a.supervisorConfig(eng, store, client, watchedProgress(tw, a.Settings.TasksDir))
+	cfg := a.supervisorConfig(m.eng, m.store, client, watchedProgress(m.tw, a.Settings.TasksDir))
 	// What only running monitors have: tmux's events, the task watcher's
-	// lists, typing into panes, and what acting on them needs.
-	cfg.Events = watcher.Events()
-	cfg.TaskLists = tw.Snapshot
+	// lists, typing into panes, and what acting on them needs. The coach
+	// (opened once the supervisor exists) watches the tool calls the
+	// supervisor reads from transcripts.
+	cfg.Events = m.watcher.Events()
+	cfg.TaskLists = m.tw.Snapshot
 	cfg.Send = client
-	cfg.OnToolCall = onToolCall
-	cfg.Audit = auditLog
+	cfg.OnToolCall = func(c api.ToolCall) {
+		if m.co != nil {
+			m.co.Observe(c)
+		}
+	}
+	cfg.Audit = m.auditLog
 	cfg.HookKey = hookKey
 	cfg.Policy = policy
-	sup, err := monitor.New(cfg)
-	if err != nil {
-		return fail(err)
+	if m.sup, err = monitor.New(cfg); err != nil {
+		return err
 	}
 	// The coach sends its reminders and raises its wakes through the
 	// supervisor, the one raiser of wakes; without its database the
 	// monitors still run.
-	co, closeCoach, err := a.OpenCoach(ctx, eng.Patterns(), sup, sup)
-	if err != nil {
+	if co, closeCoach, err := a.OpenCoach(ctx, m.eng.Patterns(), m.sup, m.sup); err != nil {
 		a.Log.Warn("behaviour patterns off", "err", err)
-		co, closeCoach = nil, func() {}
+	} else {
+		m.co, m.closeCoach = co, closeCoach
 	}
-	val, err := a.validator(sup, tw)
-	if err != nil {
-		closeCoach()
-		return fail(err)
+	if m.val, err = a.validator(m.sup, m.tw); err != nil {
+		return err
 	}
-	del, err := a.delivery(sup)
-	if err != nil {
-		closeCoach()
-		return fail(err)
-	}
+	m.del, err = a.delivery(m.sup)
+	return err
+}
 
+// runMonitors starts the monitors' goroutines and returns the one service
+// of this process, served on the state dir's socket too.
+func (a *App) runMonitors(ctx context.Context, m *monitors) facade.Service {
 	runCtx, cancel := context.WithCancel(ctx)
-	g, gctx := errgroup.WithContext(runCtx)
+	m.cancel = cancel
+	m.g, m.gctx = errgroup.WithContext(runCtx)
+	g, gctx, sup := m.g, m.gctx, m.sup
 	// Task progress and completions count from the task watcher's first
 	// read; then one pass over the panes, so the first snapshot a caller
 	// takes (and the first wakes) already show everything.
-	g.Go(func() error { return tw.Run(gctx) })
+	g.Go(func() error { return m.tw.Run(gctx) })
 	select {
-	case <-tw.Ready():
+	case <-m.tw.Ready():
 	case <-gctx.Done():
 	}
 	sup.Refresh(gctx)
 	// Hook events Claude Code sent while no system3 ran wait in the spool.
-	spool := hooks.Spool{Path: filepath.Join(dir, hooks.SpoolFile)}
+	spool := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
 	a.replayHooks(gctx, sup, spool)
-	g.Go(func() error { return watcher.Run(gctx) })
-	g.Go(func() error { return store.Run(gctx) })
+	g.Go(func() error { return m.watcher.Run(gctx) })
+	g.Go(func() error { return m.store.Run(gctx) })
 	g.Go(func() error { return sup.Run(gctx) })
-	taskEvents := tw.Subscribe(0)
+	taskEvents := m.tw.Subscribe(0)
 	g.Go(func() error {
 		defer taskEvents.Close()
 		return sup.FollowTasks(gctx, taskEvents.C())
 	})
 	var rulesTo rulesTarget = sup
-	if co != nil {
-		g.Go(func() error { return co.Run(gctx) })
-		rulesTo = coachedRules{sup, co}
-		a.coach = co
+	if m.co != nil {
+		g.Go(func() error { return m.co.Run(gctx) })
+		rulesTo = coachedRules{sup, m.co}
+		a.coach = m.co
 	}
-	g.Go(func() error { return a.watchRules(gctx, rulesTo, rulesCheckEvery, rulesStamp) })
-	if val != nil {
-		g.Go(func() error { return val.Run(gctx) })
+	g.Go(func() error { return a.watchRules(gctx, rulesTo, rulesCheckEvery, m.rulesStamp) })
+	if m.val != nil {
+		g.Go(func() error { return m.val.Run(gctx) })
 	}
-	// Permission requests are decided at the hook by the approval policy,
-	// reloaded when its files change; a file that does not load is shown
-	// as the snapshot's problem, and the rules in force stay.
-	approvals := approval.NewWatcher(a.Settings.ConfigPath, a.Log)
-	policyProblem := func(problem string) {
-		if problem != "" {
-			problem = "approval policy: " + problem
-		}
-		sup.SetProblem(monitor.PermissionProblem, problem)
-	}
-	policyProblem(approvals.Problem())
-	g.Go(func() error { return approvals.Run(gctx, approval.CheckEvery, policyProblem) })
-	served := monitor.NewPermissions(sup, approvals.Policy).Service(sup)
-	// The supervisor pane is typed its wakes, and its Stop hook answered.
-	if del != nil {
-		g.Go(func() error { return del.Run(gctx) })
-		served = del.Service(served)
-	}
-	// The orchestrator records learn their agents' session ids, and
-	// auto-restore watches for the tmux server to come back.
-	lm, lmErr := a.Lifecycle(served)
-	if lmErr != nil {
-		a.Log.Warn("orchestrators unavailable; records not kept current", "err", lmErr)
-		lm = nil
-	} else {
-		g.Go(func() error { return lm.Run(gctx) })
-	}
-	// The one service of this process, served on the socket too.
+	served := a.servedBy(m)
+	lm, lmErr := a.runLifecycle(m, served)
 	svc := a.Local(ctx, served, lm, lmErr)
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.
-	a.socketErr = nil
-	if ln, err := ipc.Listen(a.SocketPath()); err != nil {
-		a.socketErr = err
-		if !a.Dashboard {
-			fmt.Fprintf(a.Stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
-		}
-		a.Log.Warn("serve socket", "err", err)
-	} else {
-		srv := ipc.NewServer(ln, svc, a.Log)
-		if len(a.RemoteHosts()) > 0 {
-			// Clients (status --all-hosts) read the hosts this daemon
-			// follows instead of asking each over ssh.
-			srv.Hosts = func(ctx context.Context) (any, error) { return a.HostSet().Docs(ctx), nil }
-		}
-		g.Go(func() error { return srv.Run(gctx) })
+	if a.serveSocket(m, svc) {
 		// Events spooled while the socket was not yet up.
 		a.replayHooks(gctx, sup, spool)
 	}
 	if ls := a.LearnStore(); ls != nil {
 		g.Go(func() error { return a.runLearnIdle(gctx, sup, ls) })
 	}
-	a.Log.Info("monitors started", "server", srv.String(), "state_dir", dir)
+	a.Log.Info("monitors started", "server", a.TmuxServer().String(), "state_dir", a.Settings.StateDir)
+	return svc
+}
 
-	stop := func() error {
-		cancel()
-		err := g.Wait()
-		if errors.Is(err, context.Canceled) {
-			err = nil
+// servedBy is the supervisor as the service serves it: permission
+// requests decided at the hook by the approval policy, reloaded when its
+// files change (a file that does not load is shown as the snapshot's
+// problem, and the rules in force stay), and the supervisor pane typed its
+// wakes and its Stop hook answered.
+func (a *App) servedBy(m *monitors) api.Service {
+	approvals := approval.NewWatcher(a.Settings.ConfigPath, a.Log)
+	policyProblem := func(problem string) {
+		if problem != "" {
+			problem = "approval policy: " + problem
 		}
-		a.coach = nil
-		closeCoach()
-		if cerr := store.Close(); err == nil {
-			err = cerr
-		}
-		auditLog.Close()
-		if rerr := lock.Release(); err == nil {
-			err = rerr
-		}
-		a.Log.Info("monitors stopped")
-		return err
+		m.sup.SetProblem(monitor.PermissionProblem, problem)
 	}
-	return svc, stop, nil
+	policyProblem(approvals.Problem())
+	m.g.Go(func() error { return approvals.Run(m.gctx, approval.CheckEvery, policyProblem) })
+	served := monitor.NewPermissions(m.sup, approvals.Policy).Service(m.sup)
+	if m.del != nil {
+		m.g.Go(func() error { return m.del.Run(m.gctx) })
+		served = m.del.Service(served)
+	}
+	return served
+}
+
+// runLifecycle starts the orchestrators' lifecycle: its records learn
+// their agents' session ids, and auto-restore watches for the tmux server
+// to come back. Without it, nil and why.
+func (a *App) runLifecycle(m *monitors, served api.Service) (*lifecycle.Manager, error) {
+	lm, err := a.Lifecycle(served)
+	if err != nil {
+		a.Log.Warn("orchestrators unavailable; records not kept current", "err", err)
+		return nil, err
+	}
+	m.g.Go(func() error { return lm.Run(m.gctx) })
+	return lm, nil
+}
+
+// serveSocket serves svc on the state dir's socket, and says whether it
+// does; when it cannot, SocketErr says why.
+func (a *App) serveSocket(m *monitors, svc facade.Service) bool {
+	a.socketErr = nil
+	ln, err := ipc.Listen(a.SocketPath())
+	if err != nil {
+		a.socketErr = err
+		if !a.Dashboard {
+			fmt.Fprintf(a.Stderr, "system3: warning: %v; other system3 commands cannot share these monitors\n", err)
+		}
+		a.Log.Warn("serve socket", "err", err)
+		return false
+	}
+	srv := ipc.NewServer(ln, svc, a.Log)
+	if len(a.RemoteHosts()) > 0 {
+		// Clients (status --all-hosts) read the hosts this daemon
+		// follows instead of asking each over ssh.
+		srv.Hosts = func(ctx context.Context) (any, error) { return a.HostSet().Docs(ctx), nil }
+	}
+	m.g.Go(func() error { return srv.Run(m.gctx) })
+	return true
+}
+
+// stop stops the monitors started by runMonitors and releases the state
+// dir.
+func (m *monitors) stop() error {
+	m.cancel()
+	err := m.g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	m.a.coach = nil
+	m.closeCoach()
+	if cerr := m.store.Close(); err == nil {
+		err = cerr
+	}
+	m.auditLog.Close()
+	if rerr := m.lock.Release(); err == nil {
+		err = rerr
+	}
+	m.a.Log.Info("monitors stopped")
+	return err
 }
 
 // supervisorConfig is the supervisor's Config from the app's settings,
