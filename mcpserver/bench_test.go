@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // auditedService is the fake service writing its audit entries to a real
@@ -108,7 +107,7 @@ func benchServer(b *testing.B) *Server { return benchServerOf(b, fleetStill) }
 func benchServerOf(b *testing.B, kind fleetKind) *Server {
 	b.Helper()
 	f := monitortest.NewService(b, monitortest.Ticking(t0))
-	f.SetTaskLists([]tasks.ListDoc{})
+	f.SetTaskLists([]api.TaskListDoc{})
 	if kind == fleetEmpty {
 		f.SetSnapshot(api.Snapshot{Server: "tmux -S /tmp/bench/tmux.sock", Running: true, Taken: t0, Sessions: []api.Session{}})
 	} else {

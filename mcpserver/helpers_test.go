@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/tasks"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools/*.json and docs/mcp.md from the tool definitions")
@@ -33,10 +32,10 @@ func fixture(t *testing.T) *monitortest.Service {
 	f.SetSnapshot(api.Snapshot{Server: "tmux -L test", Running: true, Taken: t0, Sessions: fixtureSessions()})
 	f.SetPreview("%1", "● Deploying the build", "  ⎿  $ ./deploy.sh --prod", " Do you want to proceed?", " ❯ 1. Yes", "   2. Yes, and don't ask again", "   3. No", "", "", "")
 	f.SetPreview("%2", "✢ Clauding… (esc to interrupt)")
-	f.SetTaskLists([]tasks.ListDoc{{
+	f.SetTaskLists([]api.TaskListDoc{{
 		ID: "PRD-AUTH", Session: "orch-auth", Agent: "claude",
-		Progress: tasks.ProgressDoc{Completed: 3, Total: 5, InProgress: []tasks.ActiveDoc{{ID: "4", Subject: "Add cookies", ActiveForm: "Adding cookies"}}, Blocked: []tasks.BlockedDoc{{ID: "5", Subject: "Docs", WaitingOn: []string{"4"}}}},
-		Tasks: []tasks.TaskDoc{
+		Progress: api.TaskProgressDoc{Completed: 3, Total: 5, InProgress: []api.TaskActiveDoc{{ID: "4", Subject: "Add cookies", ActiveForm: "Adding cookies"}}, Blocked: []api.TaskBlockedDoc{{ID: "5", Subject: "Docs", WaitingOn: []string{"4"}}}},
+		Tasks: []api.TaskDoc{
 			{ID: "1", Subject: "Login form", Status: "completed", Description: "Build the form"},
 			{ID: "4", Subject: "Add cookies", Status: "in_progress", ActiveForm: "Adding cookies"},
 			{ID: "5", Subject: "Docs", Status: "pending", Blocked: true, BlockedBy: []string{"4"}},

@@ -20,7 +20,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // Service is the part of api.Service the MCP server uses.
@@ -32,8 +31,8 @@ type Service interface {
 	Ack(ctx context.Context, id, by string) (api.Wake, error)
 	AckAll(ctx context.Context, by string) ([]api.Wake, error)
 	Preview(ctx context.Context, req api.PreviewRequest) (api.Preview, error)
-	TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error)
-	Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error)
+	TaskLists(ctx context.Context, id string) ([]api.TaskListDoc, error)
+	Task(ctx context.Context, req api.TaskRequest) (api.TaskDoc, error)
 	Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error)
 	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)

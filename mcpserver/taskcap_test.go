@@ -5,16 +5,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
 // hugeTaskLists is what the service returns for a list whose task has a
 // subject and a description of size bytes.
-func hugeTaskLists(size int) ([]tasks.ListDoc, string) {
+func hugeTaskLists(size int) ([]api.TaskListDoc, string) {
 	big := strings.Repeat("x", size)
 	ts := []tasks.Task{{ID: "1", Subject: big, Description: big, Status: tasks.StatusInProgress}, {ID: "2", Subject: "small", Status: tasks.StatusPending}}
 	l := tasks.List{ID: "BIG", Tasks: ts, Progress: tasks.ComputeProgress(ts)}
-	return []tasks.ListDoc{tasks.Doc(l)}, big
+	return []api.TaskListDoc{tasks.Doc(l)}, big
 }
 
 // One 3 MB subject used to make every list_tasks reply 6 MB (12.5 s over
@@ -45,7 +46,7 @@ func TestListTasksOneTaskWhole(t *testing.T) {
 	f := fixture(t)
 	// Big enough to be cut in lists, small enough to pass quickly under -race.
 	lists, big := hugeTaskLists(200 << 10)
-	full := []tasks.TaskDoc{{ID: "1", Subject: big, Description: big, Status: "in_progress"}}
+	full := []api.TaskDoc{{ID: "1", Subject: big, Description: big, Status: "in_progress"}}
 	lists[0].Tasks = full // the fake returns tasks as set: Task reads them whole
 	f.SetTaskLists(lists)
 	c := inProcess(t, newServer(t, f, Options{}), "whole")

@@ -9,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // ListTasksTool shows task lists with each task's status.
@@ -79,7 +78,7 @@ type taskView struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-func taskOf(t tasks.TaskDoc, description bool) taskView {
+func taskOf(t api.TaskDoc, description bool) taskView {
 	v := taskView{ID: t.ID, Subject: t.Subject, Status: t.Status, Blocked: t.Blocked, BlockedBy: t.BlockedBy, Owner: t.Owner, Truncated: t.Truncated}
 	if t.Status == "in_progress" {
 		v.ActiveForm = t.ActiveForm
@@ -93,7 +92,7 @@ func taskOf(t tasks.TaskDoc, description bool) taskView {
 	return v
 }
 
-func listView(l tasks.ListDoc, description bool) taskListView {
+func listView(l api.TaskListDoc, description bool) taskListView {
 	v := taskListView{
 		ID: l.ID, Session: l.Session, Agent: l.Agent, Done: l.Progress.Done, LastChange: l.LastChange,
 		Progress:   fmt.Sprintf("%d/%d", l.Progress.Completed, l.Progress.Total),

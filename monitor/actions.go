@@ -370,15 +370,15 @@ func (a *actions) Preview(ctx context.Context, req api.PreviewRequest) (api.Prev
 }
 
 // TaskLists returns every task list, or the one with id.
-func (a *actions) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+func (a *actions) TaskLists(ctx context.Context, id string) ([]api.TaskListDoc, error) {
 	if a.cfg.TaskLists == nil {
 		if id != "" {
 			return nil, fmt.Errorf("%w: %q (no task lists are watched)", api.ErrUnknownList, id)
 		}
-		return []tasks.ListDoc{}, nil
+		return []api.TaskListDoc{}, nil
 	}
 	lists := a.cfg.TaskLists()
-	out := make([]tasks.ListDoc, 0, len(lists))
+	out := make([]api.TaskListDoc, 0, len(lists))
 	for _, l := range lists {
 		if id == "" || l.ID == id {
 			out = append(out, tasks.Doc(l))
@@ -392,9 +392,9 @@ func (a *actions) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 
 // Task returns one task of one list whole: the texts list views cap
 // (tasks.MaxSubject) are all there.
-func (a *actions) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
+func (a *actions) Task(ctx context.Context, req api.TaskRequest) (api.TaskDoc, error) {
 	if req.List == "" || req.Task == "" {
-		return tasks.TaskDoc{}, fmt.Errorf("%w: name the list and the task", api.ErrBadRequest)
+		return api.TaskDoc{}, fmt.Errorf("%w: name the list and the task", api.ErrBadRequest)
 	}
 	if a.cfg.TaskLists != nil {
 		for _, l := range a.cfg.TaskLists() {
@@ -404,10 +404,10 @@ func (a *actions) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc,
 			if t, ok := tasks.TaskFull(l, req.Task); ok {
 				return t, nil
 			}
-			return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
+			return api.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
 		}
 	}
-	return tasks.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", api.ErrUnknownList, req.List)
+	return api.TaskDoc{}, fmt.Errorf("%w: %q; run `system3 tasks` to list them", api.ErrUnknownList, req.List)
 }
 
 // interruptKeys is how the agent is interrupted (its keys say: Escape for

@@ -220,21 +220,13 @@ func clean(s string) string {
 }
 
 // The JSON document. Separate types keep the wire format (snake_case keys,
-// [] not null, RFC 3339 times) independent of the Go model; ListDoc is also
-// what the monitor service, the socket and the MCP server return for a list.
-type (
-	jsonDoc struct {
-		Schema string    `json:"schema"`
-		Lists  []ListDoc `json:"lists"`
-	}
-	// ListDoc and the types it holds are api's (the vocabulary's).
-	ListDoc     = api.TaskListDoc
-	ProgressDoc = api.TaskProgressDoc
-	ActiveDoc   = api.TaskActiveDoc
-	BlockedDoc  = api.TaskBlockedDoc
-	TaskDoc     = api.TaskDoc
-	ErrorDoc    = api.TaskErrorDoc
-)
+// [] not null, RFC 3339 times) independent of the Go model; api.TaskListDoc
+// is also what the monitor service, the socket and the MCP server return for
+// a list.
+type jsonDoc struct {
+	Schema string            `json:"schema"`
+	Lists  []api.TaskListDoc `json:"lists"`
+}
 
 // WriteJSON writes lists as one JSON document, {"schema": Schema, "lists":
 // [...]}, for programs: lists sorted by id, snake_case keys, empty arrays as
@@ -244,10 +236,10 @@ func WriteJSON(w io.Writer, lists []List) error { return writeJSON(w, lists, Doc
 // WriteJSONFull is WriteJSON with every task whole, nothing cut.
 func WriteJSONFull(w io.Writer, lists []List) error { return writeJSON(w, lists, DocFull) }
 
-func writeJSON(w io.Writer, lists []List, doc1 func(List) ListDoc) error {
+func writeJSON(w io.Writer, lists []List, doc1 func(List) api.TaskListDoc) error {
 	lists = slices.Clone(lists)
 	sortLists(lists)
-	doc := jsonDoc{Schema: Schema, Lists: make([]ListDoc, 0, len(lists))}
+	doc := jsonDoc{Schema: Schema, Lists: make([]api.TaskListDoc, 0, len(lists))}
 	for _, l := range lists {
 		doc.Lists = append(doc.Lists, doc1(l))
 	}
@@ -257,8 +249,8 @@ func writeJSON(w io.Writer, lists []List, doc1 func(List) ListDoc) error {
 	return enc.Encode(doc)
 }
 
-func taskDoc(t Task, blocked bool) TaskDoc {
-	jt := TaskDoc{
+func taskDoc(t Task, blocked bool) api.TaskDoc {
+	jt := api.TaskDoc{
 		ID:          t.ID,
 		Subject:     t.Subject,
 		Description: t.Description,
@@ -284,43 +276,43 @@ func taskDoc(t Task, blocked bool) TaskDoc {
 
 // Doc is l in its JSON form, each task's texts capped for a view of many
 // tasks (see [MaxSubject]; [TaskFull] has one task whole).
-func Doc(l List) ListDoc { return doc(l, shortDoc) }
+func Doc(l List) api.TaskListDoc { return doc(l, shortDoc) }
 
 // DocFull is l in its JSON form with every task whole.
-func DocFull(l List) ListDoc { return doc(l, func(t TaskDoc) TaskDoc { return t }) }
+func DocFull(l List) api.TaskListDoc { return doc(l, func(t api.TaskDoc) api.TaskDoc { return t }) }
 
-func doc(l List, task func(TaskDoc) TaskDoc) ListDoc {
+func doc(l List, task func(api.TaskDoc) api.TaskDoc) api.TaskListDoc {
 	p := l.Progress
-	jl := ListDoc{
+	jl := api.TaskListDoc{
 		ID:         l.ID,
 		Path:       l.Path,
 		Legacy:     l.Legacy,
 		Session:    l.Session,
 		Agent:      l.Agent,
 		LastChange: jsonTime(l.LastChange),
-		Progress: ProgressDoc{
+		Progress: api.TaskProgressDoc{
 			Completed:  p.Completed,
 			Total:      p.Total,
 			Done:       p.Done(),
-			InProgress: make([]ActiveDoc, 0, len(p.InProgress)),
-			Blocked:    make([]BlockedDoc, 0, len(p.Blocked)),
+			InProgress: make([]api.TaskActiveDoc, 0, len(p.InProgress)),
+			Blocked:    make([]api.TaskBlockedDoc, 0, len(p.Blocked)),
 		},
-		Tasks:  make([]TaskDoc, 0, len(l.Tasks)),
-		Errors: make([]ErrorDoc, 0, len(l.Errors)),
+		Tasks:  make([]api.TaskDoc, 0, len(l.Tasks)),
+		Errors: make([]api.TaskErrorDoc, 0, len(l.Errors)),
 	}
 	blocked := make(map[string]bool, len(p.Blocked))
 	for _, r := range p.InProgress {
-		jl.Progress.InProgress = append(jl.Progress.InProgress, ActiveDoc{ID: r.ID, Subject: r.Subject, ActiveForm: r.ActiveForm})
+		jl.Progress.InProgress = append(jl.Progress.InProgress, api.TaskActiveDoc{ID: r.ID, Subject: r.Subject, ActiveForm: r.ActiveForm})
 	}
 	for _, r := range p.Blocked {
 		blocked[r.ID] = true
-		jl.Progress.Blocked = append(jl.Progress.Blocked, BlockedDoc{ID: r.ID, Subject: r.Subject, WaitingOn: nonNil(r.WaitingOn)})
+		jl.Progress.Blocked = append(jl.Progress.Blocked, api.TaskBlockedDoc{ID: r.ID, Subject: r.Subject, WaitingOn: nonNil(r.WaitingOn)})
 	}
 	for _, t := range l.Tasks {
 		jl.Tasks = append(jl.Tasks, task(taskDoc(t, blocked[t.ID])))
 	}
 	for _, e := range l.Errors {
-		jl.Errors = append(jl.Errors, ErrorDoc{Path: e.Path, Error: e.Err, Since: jsonTime(e.Since)})
+		jl.Errors = append(jl.Errors, api.TaskErrorDoc{Path: e.Path, Error: e.Err, Since: jsonTime(e.Since)})
 	}
 	return jl
 }

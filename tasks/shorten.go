@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // What a view of many tasks shows of each: task files are written by agents
@@ -38,7 +40,7 @@ func short(s string, n int, cut *bool) string {
 
 // shortDoc caps the texts of t for a view of many tasks and marks it
 // Truncated when it cut anything.
-func shortDoc(t TaskDoc) TaskDoc {
+func shortDoc(t api.TaskDoc) api.TaskDoc {
 	cut := false
 	t.Subject = short(t.Subject, MaxSubject, &cut)
 	t.ActiveForm = short(t.ActiveForm, MaxSubject, &cut)
@@ -70,7 +72,7 @@ func shortDoc(t TaskDoc) TaskDoc {
 
 // TaskFull returns task id of l in full, nothing shortened, for whoever asks
 // for that one task.
-func TaskFull(l List, id string) (TaskDoc, bool) {
+func TaskFull(l List, id string) (api.TaskDoc, bool) {
 	blocked := map[string]bool{}
 	for _, r := range l.Progress.Blocked {
 		blocked[r.ID] = true
@@ -80,5 +82,5 @@ func TaskFull(l List, id string) (TaskDoc, bool) {
 			return taskDoc(t, blocked[t.ID]), true
 		}
 	}
-	return TaskDoc{}, false
+	return api.TaskDoc{}, false
 }

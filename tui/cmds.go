@@ -12,7 +12,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // Every call to the service happens in a tea.Cmd with a deadline, and
@@ -108,7 +107,7 @@ type (
 	}
 	taskListMsg struct {
 		id    string
-		lists []tasks.ListDoc
+		lists []api.TaskListDoc
 		err   error
 	}
 

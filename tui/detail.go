@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // detail shows the selected session: its state and why system3 thinks so,
@@ -41,7 +40,7 @@ type detail struct {
 	textFor   string
 	textTitle string
 
-	list    *tasks.ListDoc
+	list    *api.TaskListDoc
 	listErr string
 	wakes   []feedItem
 
@@ -112,7 +111,7 @@ func (d *detail) SetPreview(pane string, lines []string, err string) {
 }
 
 // SetTaskList sets the session's task list.
-func (d *detail) SetTaskList(l *tasks.ListDoc, err string) {
+func (d *detail) SetTaskList(l *api.TaskListDoc, err string) {
 	d.list, d.listErr = l, err
 	d.ver++
 }

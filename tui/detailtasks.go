@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -54,7 +55,7 @@ func (d detail) taskLines(indent string) []string {
 	if d.list == nil || len(d.list.Tasks) == 0 {
 		return nil
 	}
-	rank := func(t tasks.TaskDoc) int {
+	rank := func(t api.TaskDoc) int {
 		switch {
 		case t.Status == string(tasks.StatusInProgress):
 			return 0
@@ -70,7 +71,7 @@ func (d detail) taskLines(indent string) []string {
 		waiting[b.ID] = b.WaitingOn
 	}
 	ts := slices.Clone(d.list.Tasks)
-	slices.SortStableFunc(ts, func(a, b tasks.TaskDoc) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(ts, func(a, b api.TaskDoc) int { return rank(a) - rank(b) })
 	limit := max(3, d.h/3)
 	var out []string
 	for i, t := range ts {

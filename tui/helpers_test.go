@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/tasks"
 )
 
 func TestMain(m *testing.M) {
@@ -90,15 +89,15 @@ func fixtureSnapshot() api.Snapshot {
 	return api.Snapshot{Server: "tmux server -L work", Running: true, Sessions: fixtureSessions(), Taken: now}
 }
 
-func fixtureTaskLists() []tasks.ListDoc {
+func fixtureTaskLists() []api.TaskListDoc {
 	str := func(s string) *string { return &s }
-	return []tasks.ListDoc{{
+	return []api.TaskListDoc{{
 		ID: "auth-list", Session: "orch-auth", Agent: "claude", LastChange: str("2026-11-21T11:58:00Z"),
-		Progress: tasks.ProgressDoc{Completed: 3, Total: 7,
-			InProgress: []tasks.ActiveDoc{{ID: "4", Subject: "Implement login", ActiveForm: "Implementing login"}},
-			Blocked:    []tasks.BlockedDoc{{ID: "6", Subject: "Deploy to staging", WaitingOn: []string{"4", "5"}}},
+		Progress: api.TaskProgressDoc{Completed: 3, Total: 7,
+			InProgress: []api.TaskActiveDoc{{ID: "4", Subject: "Implement login", ActiveForm: "Implementing login"}},
+			Blocked:    []api.TaskBlockedDoc{{ID: "6", Subject: "Deploy to staging", WaitingOn: []string{"4", "5"}}},
 		},
-		Tasks: []tasks.TaskDoc{
+		Tasks: []api.TaskDoc{
 			{ID: "1", Subject: "Read the auth spec", Status: "completed"},
 			{ID: "2", Subject: "Add the users table", Status: "completed"},
 			{ID: "3", Subject: "Hash passwords with argon2", Status: "completed"},
@@ -107,7 +106,7 @@ func fixtureTaskLists() []tasks.ListDoc {
 			{ID: "6", Subject: "Deploy to staging", Status: "pending", Blocked: true, BlockedBy: []string{"4", "5"}},
 			{ID: "7", Subject: "Write the changelog", Status: "pending"},
 		},
-		Errors: []tasks.ErrorDoc{},
+		Errors: []api.TaskErrorDoc{},
 	}}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tasks"
 )
 
@@ -90,7 +91,7 @@ description.`,
 
 // writeTask prints one task whole: as JSON (the tasks document's task
 // object), or as text, its fields then its description.
-func writeTask(a *app, t tasks.TaskDoc, asJSON bool) error {
+func writeTask(a *app, t api.TaskDoc, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")

@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
-	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -118,7 +117,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 	}
 	withPreview := func(_ *testing.T, f *fakeService) { f.SetPreview("%3", "one", "two", "three \x1b[31mred") }
 	withLists := func(_ *testing.T, f *fakeService) {
-		f.SetTaskLists([]tasks.ListDoc{{ID: "PRD-A", Tasks: []tasks.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
+		f.SetTaskLists([]api.TaskListDoc{{ID: "PRD-A", Tasks: []api.TaskDoc{{ID: "1", Subject: "write it", Status: "in_progress"}}}})
 	}
 	fail := func(method string, err error) func(*testing.T, *fakeService) {
 		return func(_ *testing.T, f *fakeService) { f.Fail(method, err) }

@@ -8,7 +8,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // Forwarding returns a facade.Service whose every call is made by invoke,
@@ -78,12 +77,12 @@ func (f forward) WatchPreview(ctx context.Context, req api.PreviewRequest) (<-ch
 	return as[<-chan api.PreviewUpdate](f.call(ctx, mWatchPreview, req))
 }
 
-func (f forward) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
-	return as[[]tasks.ListDoc](f.call(ctx, mTaskLists, id))
+func (f forward) TaskLists(ctx context.Context, id string) ([]api.TaskListDoc, error) {
+	return as[[]api.TaskListDoc](f.call(ctx, mTaskLists, id))
 }
 
-func (f forward) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
-	return as[tasks.TaskDoc](f.call(ctx, mTask, req))
+func (f forward) Task(ctx context.Context, req api.TaskRequest) (api.TaskDoc, error) {
+	return as[api.TaskDoc](f.call(ctx, mTask, req))
 }
 
 func (f forward) Inject(ctx context.Context, req api.InjectRequest) (api.ActionResult, error) {

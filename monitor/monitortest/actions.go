@@ -10,7 +10,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/tasks"
 )
 
 // Call is one action the fake service received: its method ("inject",
@@ -81,7 +80,7 @@ type screenWatch struct {
 }
 
 // SetTaskLists sets what TaskLists returns.
-func (f *Service) SetTaskLists(lists []tasks.ListDoc) {
+func (f *Service) SetTaskLists(lists []api.TaskListDoc) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lists = lists
@@ -322,13 +321,13 @@ func (f *Service) preview(req api.PreviewRequest) (api.Preview, error) {
 	return p, nil
 }
 
-func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, error) {
+func (f *Service) TaskLists(ctx context.Context, id string) ([]api.TaskListDoc, error) {
 	if err := f.err("task_lists"); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []tasks.ListDoc
+	var out []api.TaskListDoc
 	for _, l := range f.lists {
 		if id == "" || l.ID == id {
 			out = append(out, l)
@@ -338,16 +337,16 @@ func (f *Service) TaskLists(ctx context.Context, id string) ([]tasks.ListDoc, er
 		return nil, fmt.Errorf("%w: %q", api.ErrUnknownList, id)
 	}
 	if out == nil {
-		out = []tasks.ListDoc{}
+		out = []api.TaskListDoc{}
 	}
 	return out, nil
 }
 
 // Task returns one task of the lists SetTaskLists set (as they were set:
 // the fake caps nothing).
-func (f *Service) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc, error) {
+func (f *Service) Task(ctx context.Context, req api.TaskRequest) (api.TaskDoc, error) {
 	if err := f.err("task"); err != nil {
-		return tasks.TaskDoc{}, err
+		return api.TaskDoc{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -360,9 +359,9 @@ func (f *Service) Task(ctx context.Context, req api.TaskRequest) (tasks.TaskDoc,
 				return t, nil
 			}
 		}
-		return tasks.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
+		return api.TaskDoc{}, fmt.Errorf("%w: %q in list %q", api.ErrUnknownTask, req.Task, req.List)
 	}
-	return tasks.TaskDoc{}, fmt.Errorf("%w: %q", api.ErrUnknownList, req.List)
+	return api.TaskDoc{}, fmt.Errorf("%w: %q", api.ErrUnknownList, req.List)
 }
 
 // Hook records a hook event; Hooks returns them. Its reply is empty.

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -40,7 +39,7 @@ type Service struct {
 	audits     []audit.Entry
 	hooks      []hooks.Event
 	previews   map[string][]string
-	lists      []tasks.ListDoc
+	lists      []api.TaskListDoc
 	unverified string
 	policy     *api.Policy
 	allows     []api.AllowRequest
