@@ -82,7 +82,8 @@ func QueryPatternHistoryTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-// resolve finds the session a tool names, without the write policy.
+// resolve finds the session a tool names in a snapshot, for a tool that
+// reads it.
 func (e *Env) resolve(ctx context.Context, session, pane string) (api.Session, *mcp.CallToolResult, error) {
 	if session == "" && pane == "" {
 		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
@@ -134,13 +135,10 @@ func RequestInterventionTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 		send := a.Send == nil || *a.Send
-		// Only typing is an action the allowlist and rate limit govern;
-		// composing is a read.
-		resolve := e.target
-		if !send {
-			resolve = e.resolve
-		}
-		sess, refusal, err := resolve(ctx, a.Session, a.Pane)
+		// The coach needs the session's repo and agent to compose; typing
+		// the reminder is an action the service gates (allowlist, rate
+		// limit) on the pane.
+		sess, refusal, err := e.resolve(ctx, a.Session, a.Pane)
 		if refusal != nil || err != nil {
 			return refusal, err
 		}

@@ -175,7 +175,7 @@ func TestTools(t *testing.T) {
 		{name: "inject_guidance", tool: "inject_guidance", args: map[string]any{"session": "orch-db", "message": "Run the tests\nthen commit."},
 			check: func(t *testing.T, f *monitortest.Service, out map[string]any, txt string) {
 				c := f.Calls()
-				if len(c) != 1 || c[0].Text != "Run the tests\nthen commit." || c[0].Target.Pane != "%2" || c[0].Urgent || c[0].NoEnter || c[0].Origin != "mcp:table-test" {
+				if len(c) != 1 || c[0].Text != "Run the tests\nthen commit." || c[0].Target != (api.Target{Session: "orch-db"}) || c[0].Urgent || c[0].NoEnter || c[0].Origin != "mcp:table-test" {
 					t.Errorf("calls = %+v", c)
 				}
 				if out["delivered"] != true || out["verified"] != true || out["pane"] != "%2" || out["priority"] != "normal" || out["submitted"] != true {

@@ -17,11 +17,17 @@ const MaxMessage = api.MaxText
 // maxPromptPart caps each part of spawn_orchestrator's first prompt.
 const maxPromptPart = 16 << 10
 
-// target resolves the session or pane a write tool names. The service
-// applies the policy (allowlist, read-only, rate) to the action itself,
-// whichever process it runs in; its refusal comes back as a tool error.
-func (e *Env) target(ctx context.Context, session, pane string) (api.Session, *mcp.CallToolResult, error) {
-	return e.resolve(ctx, session, pane)
+// target is the session or pane a write tool names, as the service's
+// target: the service resolves it, once, as it applies the policy
+// (allowlist, read-only, rate) to the action, whichever process it runs
+// in; its refusal, and a name that matches nothing or more than one pane,
+// come back as a tool error.
+func target(session, pane string) (api.Target, *mcp.CallToolResult, error) {
+	if session == "" && pane == "" {
+		r, err := badInput(`name the session: {"session": "orch-auth"} (a name, target or pane from list_sessions), or {"pane": "%%3"}`)
+		return api.Target{}, r, err
+	}
+	return api.Target{Session: session, Pane: pane}, nil, nil
 }
 
 type actionView struct {
@@ -72,13 +78,13 @@ func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		submit := a.Submit == nil || *a.Submit
 		urgent := a.Priority == "urgent"
-		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		to, refusal, err := target(a.Session, a.Pane)
 		if refusal != nil || err != nil {
 			return refusal, err
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Inject(actx, api.InjectRequest{Target: api.Target{Pane: sess.Pane}, Text: a.Message,
+		r, err := e.Svc.Inject(actx, api.InjectRequest{Target: to, Text: a.Message,
 			NoEnter: !submit, Urgent: urgent, VisibleControls: a.Visible, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
@@ -120,20 +126,20 @@ func AnswerPromptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		Wake    string `json:"wake"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
-		var target api.Target
+		var answerTo api.Target
 		if _, _, hosted := api.SplitHost(a.Wake, nil); a.Session == "" && a.Pane == "" && a.Wake != "" && !hosted {
 			// A wake of this machine names its pane: the service answers
 			// the prompt of that wake, as system3 answer --wake does.
 		} else {
-			sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+			to, refusal, err := target(a.Session, a.Pane)
 			if refusal != nil || err != nil {
 				return refusal, err
 			}
-			target = api.Target{Pane: sess.Pane}
+			answerTo = to
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: target, Answer: a.Answer, Prompt: a.Prompt, Wake: a.Wake, Origin: originOf(ctx)})
+		r, err := e.Svc.Answer(actx, api.AnswerRequest{Target: answerTo, Answer: a.Answer, Prompt: a.Prompt, Wake: a.Wake, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}
@@ -157,13 +163,13 @@ func InterruptTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		Pane    string `json:"pane"`
 	}
 	return t, handlerFunc(t, func(ctx context.Context, req mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
-		sess, refusal, err := e.target(ctx, a.Session, a.Pane)
+		to, refusal, err := target(a.Session, a.Pane)
 		if refusal != nil || err != nil {
 			return refusal, err
 		}
 		actx, cancel := withTimeout(ctx, actionTimeout)
 		defer cancel()
-		r, err := e.Svc.Interrupt(actx, api.InterruptRequest{Target: api.Target{Pane: sess.Pane}, Origin: originOf(ctx)})
+		r, err := e.Svc.Interrupt(actx, api.InterruptRequest{Target: to, Origin: originOf(ctx)})
 		if err != nil {
 			return serviceError(err)
 		}
