@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -207,7 +206,7 @@ func TestAnswerNeedsAPromptOnScreen(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Send, c.Audit = snd, audit.Open(dir) })
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
 	h.sup.flush(context.Background())
 	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Prompt != "" {
 		t.Fatalf("after the hook: %+v", s)

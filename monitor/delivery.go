@@ -17,7 +17,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/wakebrief"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -143,7 +142,7 @@ type Delivery struct {
 		pane   string
 		at     time.Time
 		active bool
-		reply  hooks.Reply
+		reply  api.HookReply
 	}
 	// pane is the supervisor pane as last resolved, for Run to tell which
 	// registry updates matter.
@@ -434,10 +433,10 @@ const stopWait = 200 * time.Millisecond
 // supervisor pane, if any. The monitors take the Stop and the delivery
 // decides under one lock, so no typed delivery sees the Stop's idle
 // state in between.
-func (s stopHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
+func (s stopHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
 	d := s.d
 	pane, _ := d.pane.Load().(string)
-	if ev.Name != hooks.Stop || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" || (pane != "" && ev.Pane != pane) || !d.lock(stopWait) {
+	if ev.Name != api.Stop || ev.Sender.Via == api.ViaSpool || ev.Pane == "" || (pane != "" && ev.Pane != pane) || !d.lock(stopWait) {
 		return s.Service.Hook(ctx, ev)
 	}
 	defer d.mu.Unlock()
@@ -446,10 +445,10 @@ func (s stopHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, erro
 		return r, err
 	}
 	r = d.stopLocked(ctx, ev)
-	if r.Decision == hooks.Block {
+	if r.Decision == api.Block {
 		// The turn did not end: the monitors must not take the Stop for
 		// an idle pane while the agent works on the wake.
-		if _, err := s.Service.Hook(ctx, hooks.Event{Name: hooks.Stop, Blocked: true, Pane: ev.Pane, SessionID: ev.SessionID}); err != nil {
+		if _, err := s.Service.Hook(ctx, api.HookEvent{Name: api.Stop, Blocked: true, Pane: ev.Pane, SessionID: ev.SessionID}); err != nil {
 			d.cfg.Logger.Warn("supervisor pane: the blocked Stop could not be recorded", "pane", ev.Pane, "err", err)
 		}
 	}
@@ -480,40 +479,40 @@ func (d *Delivery) lock(wait time.Duration) bool {
 // in one turn that Claude Code says goes on because of a block
 // (stop_hook_active). Service's Hook calls it; events replayed from the
 // spool are never answered.
-func (d *Delivery) Stop(ctx context.Context, ev hooks.Event) hooks.Reply {
-	if ev.Name != hooks.Stop || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" || !d.lock(stopWait) {
-		return hooks.Reply{}
+func (d *Delivery) Stop(ctx context.Context, ev api.HookEvent) api.HookReply {
+	if ev.Name != api.Stop || ev.Sender.Via == api.ViaSpool || ev.Pane == "" || !d.lock(stopWait) {
+		return api.HookReply{}
 	}
 	defer d.mu.Unlock()
 	return d.stopLocked(ctx, ev)
 }
 
-func (d *Delivery) stopLocked(ctx context.Context, ev hooks.Event) hooks.Reply {
+func (d *Delivery) stopLocked(ctx context.Context, ev api.HookEvent) api.HookReply {
 	if !ev.Received.IsZero() && d.hooked.pane == ev.Pane && d.hooked.at.Equal(ev.Received) && d.hooked.active == ev.StopHookActive {
 		return d.hooked.reply // the same event again (its reply was lost)
 	}
 	sess, found, evs, err := d.next(ctx)
 	if err != nil || !found || sess.Pane != ev.Pane {
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	if !ev.StopHookActive {
 		d.chain = 0
 	} else if d.chain >= maxHookChain {
 		d.cfg.Logger.Info("supervisor pane: Stop hook lets the turn end; the next wake is typed once it is idle", "pane", ev.Pane, "handed", d.chain)
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	now := d.cfg.Clock()
 	if len(evs) == 0 || now.Sub(latest(d.last, d.failed)) < d.cfg.MinInterval || ctx.Err() != nil {
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	text := wakebrief.Write(evs[0], wakebrief.Options{Now: now, More: len(evs) - 1})
 	if _, err := d.svc.handOff(api.DeliveryOrigin, sess.Session, text); err != nil {
 		d.cfg.Logger.Warn("supervisor pane: a wake could not be handed over by the Stop hook", "pane", ev.Pane, "wake", evs[0].ID, "err", err)
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	d.chain++
 	d.delivered(evs[0], now, "stop_hook", sess.Session)
-	reply := hooks.Reply{Decision: hooks.Block, Reason: text}
+	reply := api.HookReply{Decision: api.Block, Reason: text}
 	d.hooked.pane, d.hooked.at, d.hooked.active, d.hooked.reply = ev.Pane, ev.Received, ev.StopHookActive, reply
 	return reply
 }

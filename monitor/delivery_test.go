@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/wakebrief"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -359,8 +358,8 @@ func TestDeliveryProblems(t *testing.T) {
 }
 
 // stop is a Stop hook event from pane, as `system3 hook` delivers it.
-func stop(pane string, active bool, at time.Time) hooks.Event {
-	return hooks.Event{Name: hooks.Stop, Pane: pane, StopHookActive: active, Received: at}
+func stop(pane string, active bool, at time.Time) api.HookEvent {
+	return api.HookEvent{Name: api.Stop, Pane: pane, StopHookActive: active, Received: at}
 }
 
 // A Claude Code supervisor's Stop hook is handed the waiting wake instead
@@ -380,14 +379,14 @@ func TestDeliveryStopHook(t *testing.T) {
 		t.Fatalf("another pane's Stop was answered: %+v", reply)
 	}
 	spooled := stop(supervisorPane, false, r.h.clock.Now())
-	spooled.Sender.Via = hooks.ViaSpool
+	spooled.Sender.Via = api.ViaSpool
 	if reply := r.d.Stop(ctx, spooled); !reply.Empty() {
 		t.Fatalf("a spooled Stop was answered: %+v", reply)
 	}
 	at := r.h.clock.Now()
 	reply, err = svc.Hook(ctx, stop(supervisorPane, false, at))
 	want := wakebrief.Write(evs[0], wakebrief.Options{Now: at, More: 4})
-	if err != nil || reply.Decision != hooks.Block || reply.Reason != want {
+	if err != nil || reply.Decision != api.Block || reply.Reason != want {
 		t.Fatalf("Stop with a wake waiting = %+v, %v", reply, err)
 	}
 	// The turn goes on: the monitors do not take that Stop for idle.

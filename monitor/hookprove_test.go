@@ -64,15 +64,15 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 	h.tm.setPID("%1", child(t))
 	h.tm.setPID("%2", child(t))
 	h.step()
-	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid(), Exe: "/forger"}
+	outsider := api.HookSender{Via: api.ViaSocket, PID: os.Getpid(), Exe: "/forger"}
 
-	for _, ev := range []hooks.Event{
-		{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Sender: outsider},
-		{Name: hooks.SessionEnd, Pane: "%2", Reason: "other", Sender: outsider},
-		{Name: hooks.SessionEnd, Pane: "%2", Sender: hooks.Sender{Via: hooks.ViaSocket}},                // no peer pid
-		{Name: hooks.SessionEnd, Pane: "%2", Sender: outsider, Proof: strings.Repeat("0", 64)},          // a made-up proof
-		{Name: hooks.PermissionRequest, Pane: "%9", Sender: hooks.Sender{Via: hooks.ViaSocket, PID: 1}}, // an unknown pane
-		{Name: hooks.PermissionRequest, Sender: outsider},                                               // no pane
+	for _, ev := range []api.HookEvent{
+		{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", Sender: outsider},
+		{Name: api.SessionEnd, Pane: "%2", Reason: "other", Sender: outsider},
+		{Name: api.SessionEnd, Pane: "%2", Sender: api.HookSender{Via: api.ViaSocket}},                // no peer pid
+		{Name: api.SessionEnd, Pane: "%2", Sender: outsider, Proof: strings.Repeat("0", 64)},          // a made-up proof
+		{Name: api.PermissionRequest, Pane: "%9", Sender: api.HookSender{Via: api.ViaSocket, PID: 1}}, // an unknown pane
+		{Name: api.PermissionRequest, Sender: outsider},                                               // no pane
 	} {
 		ev.Received = h.clock.Now()
 		_, err := h.sup.Hook(context.Background(), ev)
@@ -98,7 +98,7 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 	if len(es) != 6 {
 		t.Fatalf("audit has %d entries, want 6 refusals: %+v", len(es), es)
 	}
-	if e := es[0]; e.Action != "hook" || e.Pane != "%1" || e.Tool != hooks.PermissionRequest || e.Sent ||
+	if e := es[0]; e.Action != "hook" || e.Pane != "%1" || e.Tool != api.PermissionRequest || e.Sent ||
 		!strings.Contains(e.Error, "does not run in pane %1") || !strings.Contains(e.Origin, "exe=/forger") {
 		t.Fatalf("audit of a refusal: %+v", e)
 	}
@@ -114,15 +114,15 @@ func TestHookFromInsideThePaneIsTaken(t *testing.T) {
 	h.tm.setPID("%1", os.Getpid())
 	h.tm.setPID("%2", os.Getpid())
 	h.step()
-	inside := hooks.Sender{Via: hooks.ViaSocket, PID: child(t)}
-	if _, err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
+	inside := api.HookSender{Via: api.ViaSocket, PID: child(t)}
+	if _, err := h.sup.Hook(context.Background(), api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after PermissionRequest from the pane: %+v", s)
 	}
-	self := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
-	if _, err := h.sup.Hook(context.Background(), hooks.Event{Name: hooks.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
+	self := api.HookSender{Via: api.ViaSocket, PID: os.Getpid()}
+	if _, err := h.sup.Hook(context.Background(), api.HookEvent{Name: api.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
 		t.Fatal(err)
 	}
 	if s := h.session("%2"); s.State != rules.Exited || s.Evidence.Rule != "hook.session_end" {
@@ -144,16 +144,16 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	h.tm.setPID("%1", child(t))
 	h.clock.now = time.Now() // the pane's process starts on the wall clock
 	h.step()
-	outsider := hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid()}
+	outsider := api.HookSender{Via: api.ViaSocket, PID: os.Getpid()}
 	// The token stands in where ancestry cannot be read (the spool).
-	spooled := hooks.Sender{Via: hooks.ViaSpool}
-	ev := hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now()}
+	spooled := api.HookSender{Via: api.ViaSpool}
+	ev := api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now()}
 
 	// The token is the session's for every run of it: an event sent
 	// before the pane's process started (an earlier run's SessionEnd,
 	// spooled while the tmux server was down) is not this run's.
-	stale := hooks.Sign(hooks.Event{Name: hooks.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}, hooks.SessionToken(key, "orch-1"))
-	stale.Sender = hooks.Sender{Via: hooks.ViaSpool}
+	stale := hooks.Sign(api.HookEvent{Name: api.SessionEnd, Pane: "%1", Received: time.Now().Add(-time.Minute)}, hooks.SessionToken(key, "orch-1"))
+	stale.Sender = api.HookSender{Via: api.ViaSpool}
 	if _, err := h.sup.Hook(context.Background(), stale); !errors.Is(err, api.ErrHookRefused) || !strings.Contains(err.Error(), "earlier run of session orch-1") {
 		t.Fatalf("an event from before the pane's process: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 		t.Fatalf("another session's token: %v", err)
 	}
 	changed := hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))
-	changed.Name, changed.Sender = hooks.SessionEnd, spooled
+	changed.Name, changed.Sender = api.SessionEnd, spooled
 	if _, err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
 	}
@@ -203,9 +203,9 @@ func TestReplaySpoolNeedsTheToken(t *testing.T) {
 	h.step()
 	sp := hooks.Spool{Path: filepath.Join(t.TempDir(), hooks.SpoolFile)}
 	now := h.clock.Now()
-	for _, ev := range []hooks.Event{
-		hooks.Sign(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)}, hooks.SessionToken(key, "orch-1")),
-		{Name: hooks.SessionEnd, Pane: "%2", Received: now.Add(-time.Second)},
+	for _, ev := range []api.HookEvent{
+		hooks.Sign(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)}, hooks.SessionToken(key, "orch-1")),
+		{Name: api.SessionEnd, Pane: "%2", Received: now.Add(-time.Second)},
 	} {
 		if err := sp.Append(ev); err != nil {
 			t.Fatal(err)
@@ -232,7 +232,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
 	h.sup.flush(context.Background()) // the capture the hook asks for: the screen still idle
 	if s := h.session("%1"); s.State != rules.AwaitingInput {
 		t.Fatalf("after the hook: %+v", s)
@@ -263,7 +263,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	}
 	// The wake's condition ended with the state: the next prompt is a
 	// new wake, not the old one held.
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
 	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 2 {
 		t.Fatalf("the expired state's wake was not cleared: %+v", w)
 	}

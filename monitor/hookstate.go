@@ -57,7 +57,7 @@ type paneHooks struct {
 	transcript string
 	sessionID  string
 	// fails are the failing tool calls since the last successful one.
-	fails []hooks.Event
+	fails []api.HookEvent
 	// lastRes and lastPr are the last capture's classification, which a
 	// hook is applied over until the next capture.
 	lastRes  rules.Result
@@ -67,7 +67,7 @@ type paneHooks struct {
 }
 
 // hookEffect is the state a hook event says the session is in.
-func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok bool) {
+func hookEffect(ev api.HookEvent) (sk stateKind, rule string, lines []string, ok bool) {
 	line := ev.Name
 	if ev.ToolName != "" {
 		line += ": " + ev.ToolName
@@ -76,23 +76,23 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 		}
 	}
 	switch ev.Name {
-	case hooks.PermissionRequest:
+	case api.PermissionRequest:
 		return stateKind{rules.AwaitingInput, "permission"}, "hook.permission_request", []string{line}, true
-	case hooks.Notification:
+	case api.Notification:
 		l := []string{fmt.Sprintf("Notification %s: %s", ev.NotificationType, ev.Message)}
 		// Other notifications ("idle_prompt": waiting a minute for input)
 		// may come while a question dialog is up: the screen knows better.
 		if ev.NotificationType == "permission_prompt" {
 			return stateKind{rules.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
 		}
-	case hooks.Stop:
+	case api.Stop:
 		if ev.Blocked {
 			// system3's reply gave the agent a wake instead of letting
 			// the turn end (a supervisor pane's Stop hook).
 			return stateKind{rules.Working, ""}, "hook.stop_blocked", []string{"Stop: blocked with a wake; the turn goes on"}, true
 		}
 		return stateKind{rules.Idle, ""}, "hook.stop", []string{line}, true
-	case hooks.StopFailure:
+	case api.StopFailure:
 		l := []string{"StopFailure: " + ev.Error}
 		if ev.ErrorDetails != "" {
 			l = append(l, ev.ErrorDetails)
@@ -107,17 +107,17 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 			return stateKind{rules.RateLimited, ""}, "hook.usage_limit", l, true
 		}
 		return stateKind{rules.Error, ev.Error}, "hook.stop_failure", l, true
-	case hooks.UserPromptSubmit:
+	case api.UserPromptSubmit:
 		return stateKind{rules.Working, ""}, "hook.user_prompt_submit", []string{line}, true
-	case hooks.PreToolUse:
+	case api.PreToolUse:
 		return stateKind{rules.Working, ""}, "hook.pre_tool_use", []string{line}, true
-	case hooks.PostToolUse:
+	case api.PostToolUse:
 		return stateKind{rules.Working, ""}, "hook.post_tool_use", []string{line}, true
-	case hooks.PostToolUseFailure:
+	case api.PostToolUseFailure:
 		if !ev.IsInterrupt {
 			return stateKind{rules.Working, ""}, "hook.post_tool_use_failure", []string{line, errorSummary(ev.Error)}, true
 		}
-	case hooks.SessionEnd:
+	case api.SessionEnd:
 		return stateKind{rules.Exited, "session_end"}, "hook.session_end", []string{"SessionEnd: " + ev.Reason}, true
 	}
 	return stateKind{}, "", nil, false
@@ -130,15 +130,15 @@ func hookEffect(ev hooks.Event) (sk stateKind, rule string, lines []string, ok b
 // knows: the transcript path, the session id, failing tool calls. Its
 // reply is always empty: a supervisor pane's Stop event is answered by the
 // Delivery wrapped around the service (Delivery.Service).
-func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
+func (s *Supervisor) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
 	if ev.Name == "" {
-		return hooks.Reply{}, fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
+		return api.HookReply{}, fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
 	}
 	if ev.Sender.Via != "" {
 		// Before Received is touched: the proof covers the time sent.
 		if err := s.checkHook(ev); err != nil {
 			s.refuseHook(ev, err)
-			return hooks.Reply{}, err
+			return api.HookReply{}, err
 		}
 	}
 	now := s.cfg.Clock()
@@ -165,10 +165,10 @@ func (s *Supervisor) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, err
 		s.cfg.OnToolCall(tc)
 	}
 	s.cfg.Logger.Debug("hook", "event", ev.Name, "pane", ev.Pane, "fresh", fresh)
-	return hooks.Reply{}, nil
+	return api.HookReply{}, nil
 }
 
-func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wakeOp {
+func (s *Supervisor) hookLocked(now time.Time, ev api.HookEvent, fresh bool) []wakeOp {
 	if s.hooks == nil {
 		s.hooks = map[string]*paneHooks{}
 	}
@@ -190,12 +190,12 @@ func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wak
 		ph.transcript = ev.TranscriptPath
 	}
 	switch {
-	case ev.Name == hooks.PostToolUseFailure && !ev.IsInterrupt:
+	case ev.Name == api.PostToolUseFailure && !ev.IsInterrupt:
 		ph.fails = append(ph.fails, ev)
 		if n := max(s.cfg.LoopThreshold, 1); len(ph.fails) > n {
 			ph.fails = slices.Delete(ph.fails, 0, len(ph.fails)-n)
 		}
-	case ev.Name == hooks.PostToolUse:
+	case ev.Name == api.PostToolUse:
 		ph.fails = nil
 	}
 	sk, rule, lines, ok := hookEffect(ev)
@@ -206,7 +206,7 @@ func (s *Supervisor) hookLocked(now time.Time, ev hooks.Event, fresh bool) []wak
 		ok = false
 	}
 	if !ok || !fresh {
-		if known && ph.captured && ev.Name == hooks.PostToolUseFailure {
+		if known && ph.captured && ev.Name == api.PostToolUseFailure {
 			return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)
 		}
 		return nil
@@ -344,7 +344,7 @@ func (s *Supervisor) hookFailing(ph *paneHooks, now time.Time) (string, int) {
 // that pane (it descends from the pane's process), or the event is signed
 // with the hook token of the pane's session (see hooks.SessionToken). The
 // error says why not.
-func (s *Supervisor) checkHook(ev hooks.Event) error {
+func (s *Supervisor) checkHook(ev api.HookEvent) error {
 	refuse := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", api.ErrHookRefused, fmt.Sprintf(format, a...))
 	}
@@ -369,7 +369,7 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 	// stands in where ancestry cannot be read: the spool, or a system
 	// without /proc.
 	var ancestryErr error
-	if ev.Sender.Via != hooks.ViaSpool && ev.Sender.PID > 0 && panePID > 0 {
+	if ev.Sender.Via != api.ViaSpool && ev.Sender.PID > 0 && panePID > 0 {
 		in, err := descendsFrom(ev.Sender.PID, panePID)
 		if in {
 			return nil
@@ -395,7 +395,7 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 		why = append(why, fmt.Sprintf("its proof is not signed with the hook token of session %s", session))
 	}
 	switch {
-	case ev.Sender.Via == hooks.ViaSpool:
+	case ev.Sender.Via == api.ViaSpool:
 		if ev.Proof == "" {
 			why = append(why, "it was spooled without a hook token, and the process that wrote it is gone")
 		}
@@ -410,7 +410,7 @@ func (s *Supervisor) checkHook(ev hooks.Event) error {
 }
 
 // refuseHook logs and audits an event that was not accepted.
-func (s *Supervisor) refuseHook(ev hooks.Event, err error) {
+func (s *Supervisor) refuseHook(ev api.HookEvent, err error) {
 	s.cfg.Logger.Warn("hook event refused", "event", ev.Name, "pane", ev.Pane, "via", ev.Sender.Via, "pid", ev.Sender.PID, "exe", ev.Sender.Exe, "err", err)
 	origin := "hook:" + ev.Sender.Via
 	if ev.Sender.PID > 0 {
@@ -442,7 +442,7 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 		s.cfg.Logger.Warn("hook spool: skipped lines that are not events", "path", sp.Path, "skipped", skipped)
 	}
 	for _, ev := range evs {
-		ev.Sender = hooks.Sender{Via: hooks.ViaSpool}
+		ev.Sender = api.HookSender{Via: api.ViaSpool}
 		if _, err := s.Hook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
 			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
 		}
@@ -452,7 +452,7 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 
 // hookToolCall is a hook's tool call in the form transcripts give: the
 // command of a shell call, the file of an edit.
-func hookToolCall(c hooks.ToolCall) api.ToolCall {
+func hookToolCall(c api.HookToolCall) api.ToolCall {
 	tc := api.ToolCall{ID: c.ID, Pane: c.Pane, Tool: c.Tool, Failed: c.Failed, Error: c.Error, Time: c.At, Source: "hook"}
 	switch c.Tool {
 	case "Bash":

@@ -17,7 +17,7 @@ import (
 	"github.com/system3-dev/system3/tmux"
 )
 
-func (h *harness) hook(ev hooks.Event) {
+func (h *harness) hook(ev api.HookEvent) {
 	h.t.Helper()
 	if ev.Received.IsZero() {
 		ev.Received = h.clock.Now()
@@ -38,7 +38,7 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	if s := h.session("%1"); s.State != rules.Working {
 		t.Fatalf("before: %+v", s)
 	}
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: "./deploy.sh --prod"})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: "./deploy.sh --prod"})
 	s := h.session("%1")
 	if s.State != rules.AwaitingInput || s.Kind != "permission" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.permission_request" ||
 		s.Question != "" || !strings.Contains(s.Evidence.Lines[0], "./deploy.sh --prod") {
@@ -79,7 +79,7 @@ func TestHookStaleDoesNotOverrideFreshScreen(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.UserPromptSubmit, Pane: "%1"})
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
 	if s := h.session("%1"); s.State != rules.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
 		t.Fatalf("after UserPromptSubmit: %+v", s)
 	}
@@ -101,7 +101,7 @@ func TestHookUnconfirmedExpires(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.UserPromptSubmit, Pane: "%1"})
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
 	h.clock.Add(hookUnconfirmed + time.Second)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
@@ -112,17 +112,17 @@ func TestHookUnconfirmedExpires(t *testing.T) {
 
 func TestHookEventsSetStates(t *testing.T) {
 	tests := []struct {
-		ev    hooks.Event
+		ev    api.HookEvent
 		state rules.State
 		kind  string
 		rule  string
 	}{
-		{hooks.Event{Name: hooks.Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"},
+		{api.HookEvent{Name: api.Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"},
 			rules.AwaitingInput, "permission", "hook.notification.permission_prompt"},
-		{hooks.Event{Name: hooks.Stop}, rules.Idle, "", "hook.stop"},
-		{hooks.Event{Name: hooks.StopFailure, Error: "rate_limit"}, rules.Error, "rate_limit", "hook.stop_failure"},
-		{hooks.Event{Name: hooks.PreToolUse, ToolName: "Bash"}, rules.Working, "", "hook.pre_tool_use"},
-		{hooks.Event{Name: hooks.SessionEnd, Reason: "prompt_input_exit"}, rules.Exited, "session_end", "hook.session_end"},
+		{api.HookEvent{Name: api.Stop}, rules.Idle, "", "hook.stop"},
+		{api.HookEvent{Name: api.StopFailure, Error: "rate_limit"}, rules.Error, "rate_limit", "hook.stop_failure"},
+		{api.HookEvent{Name: api.PreToolUse, ToolName: "Bash"}, rules.Working, "", "hook.pre_tool_use"},
+		{api.HookEvent{Name: api.SessionEnd, Reason: "prompt_input_exit"}, rules.Exited, "session_end", "hook.session_end"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestHookOldEventsOnlyAddHistory(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: h.clock.Now().Add(-HookFresh - time.Minute)})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", Received: h.clock.Now().Add(-HookFresh - time.Minute)})
 	if s := h.session("%1"); s.State != rules.Idle || s.Evidence.Source != "screen" {
 		t.Fatalf("an old hook set the state: %+v", s)
 	}
@@ -167,7 +167,7 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	h.step()
 	for i := range 3 {
 		h.clock.Add(time.Second)
-		h.hook(hooks.Event{Name: hooks.PostToolUseFailure, Pane: "%1", ToolName: "Bash", ToolInput: "ls /nope", ToolUseID: fmt.Sprintf("toolu_%d", i),
+		h.hook(api.HookEvent{Name: api.PostToolUseFailure, Pane: "%1", ToolName: "Bash", ToolInput: "ls /nope", ToolUseID: fmt.Sprintf("toolu_%d", i),
 			Error: "Exit code 2\nls: cannot access '/nope': No such file or directory"})
 		if s := h.session("%1"); (i < 2) != (s.State != rules.ErrorLoop) {
 			t.Fatalf("after %d failures: %+v", i+1, s)
@@ -180,7 +180,7 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 {
 		t.Fatalf("error loop wakes = %+v", w)
 	}
-	h.hook(hooks.Event{Name: hooks.PostToolUse, Pane: "%1", ToolName: "Bash", ToolInput: "ls /", ToolResponse: "bin etc"})
+	h.hook(api.HookEvent{Name: api.PostToolUse, Pane: "%1", ToolName: "Bash", ToolInput: "ls /", ToolResponse: "bin etc"})
 	if s := h.session("%1"); s.State != rules.Working {
 		t.Fatalf("after a success: %+v", s)
 	}
@@ -198,7 +198,7 @@ func TestHookProcessGoneWins(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.UserPromptSubmit, Pane: "%1"})
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	h.step()
 	if s := h.session("%1"); s.State != rules.Exited || s.Evidence.Source != "process" {
@@ -208,7 +208,7 @@ func TestHookProcessGoneWins(t *testing.T) {
 
 func TestHookRefusesNamelessEvent(t *testing.T) {
 	h := newHarness(t, nil)
-	if _, err := h.sup.Hook(context.Background(), hooks.Event{Pane: "%1"}); !errors.Is(err, api.ErrBadRequest) {
+	if _, err := h.sup.Hook(context.Background(), api.HookEvent{Pane: "%1"}); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestHookTranscriptReplacesTheGuess(t *testing.T) {
 		t.Fatalf("probe before the hook: %+v", pp)
 	}
 	real := filepath.Join(dir, "session.jsonl")
-	h.hook(hooks.Event{Name: hooks.SessionStart, Pane: "%1", TranscriptPath: real, SessionID: "abc"})
+	h.hook(api.HookEvent{Name: api.SessionStart, Pane: "%1", TranscriptPath: real, SessionID: "abc"})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	if pp := h.sup.probes.panes["%1"]; pp == nil || pp.tail == nil || pp.tail.path != real {
@@ -246,9 +246,9 @@ func TestReplaySpool(t *testing.T) {
 	h.step()
 	sp := hooks.Spool{Path: filepath.Join(t.TempDir(), hooks.SpoolFile)}
 	now := h.clock.Now()
-	for _, ev := range []hooks.Event{
-		{Name: hooks.PreToolUse, Pane: "%1", Received: now.Add(-time.Hour)},
-		{Name: hooks.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)},
+	for _, ev := range []api.HookEvent{
+		{Name: api.PreToolUse, Pane: "%1", Received: now.Add(-time.Hour)},
+		{Name: api.PermissionRequest, Pane: "%1", Received: now.Add(-time.Second)},
 	} {
 		if err := sp.Append(hooks.Sign(ev, hooks.SessionToken(key, "orch-1"))); err != nil {
 			t.Fatal(err)
@@ -282,7 +282,7 @@ func TestHookSessionLinksTaskList(t *testing.T) {
 	if s := h.session("%1"); s.TaskList != "" {
 		t.Fatalf("linked before any hook: %+v", s)
 	}
-	h.hook(hooks.Event{Name: hooks.TaskCreated, Pane: "%1", SessionID: "sess-abc", TaskID: "1", TaskSubject: "Write tests"})
+	h.hook(api.HookEvent{Name: api.TaskCreated, Pane: "%1", SessionID: "sess-abc", TaskID: "1", TaskSubject: "Write tests"})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	if s := h.session("%1"); s.TaskList != "sess-abc" || s.Tasks == nil || s.Tasks.Total != 2 {
@@ -296,7 +296,7 @@ func TestHookIdleNotificationLeavesAQuestion(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/question_multiple_choice.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.Notification, Pane: "%1", NotificationType: "idle_prompt", Message: "Claude is waiting for your input"})
+	h.hook(api.HookEvent{Name: api.Notification, Pane: "%1", NotificationType: "idle_prompt", Message: "Claude is waiting for your input"})
 	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Source != "screen" {
 		t.Fatalf("session = %+v", s)
 	}
@@ -308,7 +308,7 @@ func TestHookStopFailureKindHolds(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.StopFailure, Pane: "%1", Error: "server_error", ErrorDetails: "500 Internal Server Error"})
+	h.hook(api.HookEvent{Name: api.StopFailure, Pane: "%1", Error: "server_error", ErrorDetails: "500 Internal Server Error"})
 	h.tm.show(t, "%1", "claude", "claude/api_error_500.txt")
 	h.step()
 	s := h.session("%1")
@@ -329,8 +329,8 @@ func TestHookOlderEventDoesNotReplaceNewer(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
 	now := h.clock.Now()
-	h.hook(hooks.Event{Name: hooks.PermissionRequest, Pane: "%1", Received: now})
-	h.hook(hooks.Event{Name: hooks.PreToolUse, Pane: "%1", Received: now.Add(-time.Second)})
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", Received: now})
+	h.hook(api.HookEvent{Name: api.PreToolUse, Pane: "%1", Received: now.Add(-time.Second)})
 	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("session = %+v", s)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
@@ -93,7 +92,7 @@ func TestUsageLimitFromTheHook(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	h.hook(hooks.Event{Name: hooks.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 2am (UTC)"})
+	h.hook(api.HookEvent{Name: api.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 2am (UTC)"})
 	s := h.session("%1")
 	if s.State != rules.RateLimited || s.Evidence.Rule != "hook.usage_limit" || !s.ResetsAt.Equal(time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)) {
 		t.Fatalf("session = %+v", s)
@@ -105,7 +104,7 @@ func TestUsageLimitFromTheHook(t *testing.T) {
 		t.Fatalf("session = %+v, wakes %+v", s, h.allWakes(api.ReasonUsageLimit))
 	}
 	// An API key's 429 is an error, as before.
-	h.hook(hooks.Event{Name: hooks.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "API Error: Request rejected (429) · rate limited"})
+	h.hook(api.HookEvent{Name: api.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "API Error: Request rejected (429) · rate limited"})
 	if s := h.session("%1"); s.State != rules.Error || s.Kind != "rate_limit" {
 		t.Fatalf("429 = %+v", s)
 	}

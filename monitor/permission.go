@@ -83,11 +83,11 @@ type permissionHooked struct {
 // goes to the monitors. A BeforeTool outside tmux is left to Gemini's own
 // dialog, and the monitors take no BeforeTool: they learn nothing from it
 // that the screen does not show.
-func (h permissionHooked) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
-	if ev.Name == hooks.BeforeTool && (ev.Sender.Via == hooks.ViaSpool || ev.Pane == "") {
+func (h permissionHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
+	if ev.Name == api.BeforeTool && (ev.Sender.Via == api.ViaSpool || ev.Pane == "") {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
-	if !ev.AsksPermission() || ev.Sender.Via == hooks.ViaSpool || ev.Pane == "" {
+	if !ev.AsksPermission() || ev.Sender.Via == api.ViaSpool || ev.Pane == "" {
 		return h.Service.Hook(ctx, ev)
 	}
 	return h.p.decide(ctx, ev, h.Service)
@@ -113,14 +113,14 @@ func (h permissionHooked) Answer(ctx context.Context, req api.AnswerRequest) (ap
 
 // decide decides one permission request; inner takes the events the
 // monitors must see (the request, when the agent's dialog will show).
-func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Service) (hooks.Reply, error) {
+func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner api.Service) (api.HookReply, error) {
 	s := p.sup
 	start := s.cfg.Clock()
 	if ev.Sender.Via != "" {
 		// Only the agent in the pane may ask about the pane.
 		if err := s.checkHook(ev); err != nil {
 			s.refuseHook(ev, err)
-			return hooks.Reply{}, err
+			return api.HookReply{}, err
 		}
 	}
 	pol := p.policy()
@@ -134,7 +134,7 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 	}
 	req := approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
 		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)}
-	if ev.Name == hooks.BeforeTool {
+	if ev.Name == api.BeforeTool {
 		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
 	}
 	req = approval.Resolve(req)
@@ -159,8 +159,8 @@ func (p *Permissions) decide(ctx context.Context, ev hooks.Event, inner api.Serv
 // the agent shows its dialog, and the screen and the hook's state raise
 // its wake. Gemini is told to show its dialog ("ask"), which the screen
 // then reports.
-func (p *Permissions) undecided(ctx context.Context, ev hooks.Event, inner api.Service) (hooks.Reply, error) {
-	if ev.Name == hooks.BeforeTool {
+func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner api.Service) (api.HookReply, error) {
+	if ev.Name == api.BeforeTool {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
 	if now := p.sup.cfg.Clock(); now.Sub(ev.Received) > time.Second {
@@ -168,14 +168,14 @@ func (p *Permissions) undecided(ctx context.Context, ev hooks.Event, inner api.S
 		ev.Received = now
 	}
 	if _, err := inner.Hook(ctx, ev); err != nil {
-		return hooks.Reply{}, err
+		return api.HookReply{}, err
 	}
-	return hooks.Reply{}, nil
+	return api.HookReply{}, nil
 }
 
 // ask holds the request while its wake goes out, and answers with the
 // answer given on the wake; without one in time the agent's dialog shows.
-func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Request, v approval.Verdict, sess api.Session, inner api.Service, start time.Time, hold time.Duration) (hooks.Reply, error) {
+func (p *Permissions) ask(ctx context.Context, ev api.HookEvent, req approval.Request, v approval.Verdict, sess api.Session, inner api.Service, start time.Time, hold time.Duration) (api.HookReply, error) {
 	s := p.sup
 	hold = min(hold, hooks.PermissionBudget-askSlack)
 	if dl, ok := ctx.Deadline(); ok {
@@ -244,7 +244,7 @@ func (p *Permissions) ask(ctx context.Context, ev hooks.Event, req approval.Requ
 		s.releasePrompt(sess.Pane, true)
 		p.audit(req, v, approval.None, "", sess.Pane, raised.ID, start, waited, nil)
 		if ctx.Err() != nil {
-			return hooks.Reply{}, nil
+			return api.HookReply{}, nil
 		}
 		return p.undecided(ctx, ev, inner)
 	}

@@ -10,14 +10,13 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // geminiEvent is a shell command as the Gemini CLI's BeforeTool hook
 // delivers it.
-func geminiEvent(h *harness, command string) hooks.Event {
+func geminiEvent(h *harness, command string) api.HookEvent {
 	in, _ := json.Marshal(map[string]string{"command": command, "description": "run it"})
-	return hooks.Event{Name: hooks.BeforeTool, Pane: "%1", ToolName: "run_shell_command", ToolInput: command, ToolInputJSON: string(in), Received: h.clock.Now()}
+	return api.HookEvent{Name: api.BeforeTool, Pane: "%1", ToolName: "run_shell_command", ToolInput: command, ToolInputJSON: string(in), Received: h.clock.Now()}
 }
 
 // The Gemini CLI's BeforeTool goes the one way Claude Code's
@@ -34,9 +33,9 @@ func TestPermissionsGeminiBeforeTool(t *testing.T) {
 	for _, tt := range []struct {
 		command, behavior, reason, rule, audited string
 	}{
-		{"go test ./...", hooks.Allow, "", "tests", "allow"},
-		{"go test ./... && rm -rf /", hooks.Deny, "Do not delete trees.", "no-rm-rf", "deny"},
-		{"make deploy", hooks.Ask, "", "", ""},
+		{"go test ./...", api.Allow, "", "tests", "allow"},
+		{"go test ./... && rm -rf /", api.Deny, "Do not delete trees.", "no-rm-rf", "deny"},
+		{"make deploy", api.Ask, "", "", ""},
 	} {
 		r, err := svc.Hook(ctx, geminiEvent(h, tt.command))
 		if err != nil {
@@ -59,13 +58,13 @@ func TestPermissionsGeminiBeforeTool(t *testing.T) {
 	}
 	// From the spool, or outside tmux: Gemini's own dialog.
 	ev := geminiEvent(h, "go test ./...")
-	ev.Sender.Via = hooks.ViaSpool
-	if r, _ := svc.Hook(ctx, ev); r.Decision != hooks.Ask {
+	ev.Sender.Via = api.ViaSpool
+	if r, _ := svc.Hook(ctx, ev); r.Decision != api.Ask {
 		t.Fatalf("a spooled BeforeTool: %s", r.Output())
 	}
 	ev = geminiEvent(h, "go test ./...")
 	ev.Pane = ""
-	if r, _ := svc.Hook(ctx, ev); r.Decision != hooks.Ask {
+	if r, _ := svc.Hook(ctx, ev); r.Decision != api.Ask {
 		t.Fatalf("a BeforeTool outside tmux: %s", r.Output())
 	}
 }
@@ -76,7 +75,7 @@ func TestPermissionsGeminiBeforeTool(t *testing.T) {
 func TestPermissionsGeminiAsk(t *testing.T) {
 	h, svc, auditPath := permissionRig(t)
 	ctx := context.Background()
-	done := make(chan hooks.Reply, 1)
+	done := make(chan api.HookReply, 1)
 	go func() {
 		r, err := svc.Hook(ctx, geminiEvent(h, "npm install left-pad"))
 		if err != nil {
@@ -100,7 +99,7 @@ func TestPermissionsGeminiAsk(t *testing.T) {
 	if _, err := svc.Answer(ctx, api.AnswerRequest{Wake: w.ID, Answer: "use pnpm", Origin: "mcp:lead"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-done; r.Decision != hooks.Deny || r.Reason != "use pnpm" {
+	if r := <-done; r.Decision != api.Deny || r.Reason != "use pnpm" {
 		t.Fatalf("answered ask: reply %s", r.Output())
 	}
 	if e := lastPermission(t, auditPath); e.Decision != "deny" || e.Origin != "mcp:lead" || e.Rule != "installs" {
@@ -109,7 +108,7 @@ func TestPermissionsGeminiAsk(t *testing.T) {
 
 	// Nobody answers within ask_timeout (400ms).
 	r, err := svc.Hook(ctx, geminiEvent(h, "npm install left-pad"))
-	if err != nil || r.Decision != hooks.Ask {
+	if err != nil || r.Decision != api.Ask {
 		t.Fatalf("unanswered ask = %s, %v", r.Output(), err)
 	}
 	if e := lastPermission(t, auditPath); e.Decision != "" || e.Origin != "nobody" || !strings.Contains(e.Result, "nobody answered in time") {

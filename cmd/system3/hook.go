@@ -90,16 +90,16 @@ func (a *app) runHook(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, hooks.PermissionBudget)
 	defer cancel()
-	done := make(chan hooks.Reply, 1)
+	done := make(chan api.HookReply, 1)
 	// held gets the reply for no decision once the event is known to be
 	// a tool call the policy may decide (a PermissionRequest, a Gemini
 	// BeforeTool): it alone may take longer than hookBudget, and is
 	// answered with that reply if no decision comes in time.
-	held := make(chan hooks.Reply, 1)
+	held := make(chan api.HookReply, 1)
 	go func() { done <- a.deliverHook(ctx, start, held) }()
 	budget := time.NewTimer(hookBudget)
 	defer budget.Stop()
-	var fallback hooks.Reply
+	var fallback api.HookReply
 	for {
 		select {
 		case r := <-done:
@@ -119,7 +119,7 @@ func (a *app) runHook(ctx context.Context) {
 }
 
 // writeReply prints a reply for the agent; an empty one prints nothing.
-func (a *app) writeReply(r hooks.Reply) {
+func (a *app) writeReply(r api.HookReply) {
 	if out := r.Output(); out != nil {
 		if _, err := a.stdout.Write(out); err != nil {
 			a.Log.Warn("hook: the reply could not be written", "err", err)
@@ -132,18 +132,18 @@ func (a *app) writeReply(r hooks.Reply) {
 // answer (none runs, it refused the event) is answered with "ask", so
 // Gemini shows its own dialog: it is never spooled, nothing reads it
 // later.
-func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- hooks.Reply) hooks.Reply {
+func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- api.HookReply) api.HookReply {
 	rctx, rcancel := context.WithTimeout(ctx, hookBudget)
 	data, err := readBounded(rctx, a.stdin, hooks.MaxPayload)
 	rcancel()
 	if err != nil {
 		a.Log.Warn("hook: read stdin", "err", err)
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	ev, err := hooks.Parse(data)
 	if err != nil {
 		a.Log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	ev.Pane, ev.Received = a.Getenv("TMUX_PANE"), start
 	if tok := a.Getenv(hooks.TokenEnv); tok != "" {
@@ -152,7 +152,7 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- hook
 		ev = hooks.Sign(ev, tok)
 	}
 	wait := hookDeliver
-	var undecided hooks.Reply
+	var undecided api.HookReply
 	if ev.AsksPermission() {
 		// The daemon may hold it while the policy asks.
 		undecided = hooks.DecisionReply(ev.Name, "", "")
@@ -175,21 +175,21 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- hook
 		a.Log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
 		return undecided
 	}
-	if ev.Name == hooks.BeforeTool {
+	if ev.Name == api.BeforeTool {
 		a.Log.Log(ctx, logLevelFor(err), "hook: Gemini's own dialog shows", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
 		return undecided
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}
 	if mkErr := os.MkdirAll(a.Settings.StateDir, 0o700); mkErr != nil {
 		a.Log.Warn("hook: cannot spool", "event", ev.Name, "err", mkErr)
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	if serr := sp.Append(ev); serr != nil {
 		a.Log.Warn("hook: event lost", "event", ev.Name, "deliver_err", err, "spool_err", serr)
-		return hooks.Reply{}
+		return api.HookReply{}
 	}
 	a.Log.Log(ctx, logLevelFor(err), "hook spooled", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
-	return hooks.Reply{}
+	return api.HookReply{}
 }
 
 // logLevelFor is how loudly to log an event the daemon did not take: no
@@ -203,12 +203,12 @@ func logLevelFor(err error) slog.Level {
 
 // sendHook delivers ev and waits at most wait for the reply; reaching the
 // daemon takes at most hookDeliver.
-func sendHook(ctx context.Context, path string, ev hooks.Event, wait time.Duration) (hooks.Reply, error) {
+func sendHook(ctx context.Context, path string, ev api.HookEvent, wait time.Duration) (api.HookReply, error) {
 	dctx, cancel := context.WithTimeout(ctx, hookDeliver)
 	c, err := ipc.Dial(dctx, path)
 	cancel()
 	if err != nil {
-		return hooks.Reply{}, err
+		return api.HookReply{}, err
 	}
 	defer c.Close()
 	cctx, cancel := context.WithTimeout(ctx, wait)

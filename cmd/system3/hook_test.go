@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
@@ -83,7 +84,7 @@ func (r hookRun) check(t *testing.T) {
 	}
 }
 
-func drainSpool(t *testing.T, stateDir string) []hooks.Event {
+func drainSpool(t *testing.T, stateDir string) []api.HookEvent {
 	t.Helper()
 	evs, skipped, err := hooks.Spool{Path: filepath.Join(stateDir, hooks.SpoolFile)}.Drain()
 	if err != nil || skipped != 0 {
@@ -96,7 +97,7 @@ func TestHookWithoutDaemonSpools(t *testing.T) {
 	dir := testkit.ShortDir(t)
 	runHookProcess(t, dir, permissionPayload, false).check(t)
 	evs := drainSpool(t, dir)
-	if len(evs) != 1 || evs[0].Name != hooks.PermissionRequest || evs[0].Pane != "%42" || evs[0].ToolInput != "./deploy.sh --prod" ||
+	if len(evs) != 1 || evs[0].Name != api.PermissionRequest || evs[0].Pane != "%42" || evs[0].ToolInput != "./deploy.sh --prod" ||
 		evs[0].SessionID != "sess-1" || evs[0].Received.IsZero() {
 		t.Fatalf("spool = %+v", evs)
 	}
@@ -165,7 +166,7 @@ func TestHookWithSlowDaemonSpools(t *testing.T) {
 			})
 			r := runHookProcess(t, dir, permissionPayload, false)
 			r.check(t)
-			if evs := drainSpool(t, dir); len(evs) != 1 || evs[0].Name != hooks.PermissionRequest {
+			if evs := drainSpool(t, dir); len(evs) != 1 || evs[0].Name != api.PermissionRequest {
 				t.Fatalf("spool = %+v", evs)
 			}
 		})
@@ -210,7 +211,7 @@ func TestHookDeliversToDaemon(t *testing.T) {
 	before := time.Now()
 	runHookProcess(t, dir, permissionPayload, false).check(t)
 	got := svc.Hooks()
-	if len(got) != 1 || got[0].Name != hooks.PermissionRequest || got[0].Pane != "%42" || got[0].TranscriptPath != "/tmp/t.jsonl" || got[0].Received.Before(before) {
+	if len(got) != 1 || got[0].Name != api.PermissionRequest || got[0].Pane != "%42" || got[0].TranscriptPath != "/tmp/t.jsonl" || got[0].Received.Before(before) {
 		t.Fatalf("delivered %+v", got)
 	}
 	if evs := drainSpool(t, dir); len(evs) != 0 {
@@ -353,7 +354,7 @@ func TestHooksForCodex(t *testing.T) {
 	if len(doc) != 1 || len(doc["hooks"]) != 1 {
 		t.Fatalf("print --agent codex: %s", out)
 	}
-	g := doc["hooks"][hooks.PermissionRequest]
+	g := doc["hooks"][api.PermissionRequest]
 	if len(g) != 1 || g[0].Hooks[0].Command != "/opt/system3 hook" || g[0].Hooks[0].Timeout != hooks.PermissionTimeout {
 		t.Fatalf("PermissionRequest: %+v", g)
 	}
@@ -405,7 +406,7 @@ func TestHooksForGemini(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	g := doc["hooks"][hooks.BeforeTool]
+	g := doc["hooks"][api.BeforeTool]
 	if len(doc) != 1 || len(doc["hooks"]) != 1 || len(g) != 1 || g[0].Matcher != hooks.GeminiMatcher || len(g[0].Hooks) != 1 {
 		t.Fatalf("print --agent gemini: %s", out)
 	}
@@ -468,7 +469,7 @@ func TestHookGeminiUndecidedAsks(t *testing.T) {
 		t.Fatalf("from a daemon that decides nothing: %+v", r)
 	}
 	got := svc.Hooks()
-	if len(got) != 1 || got[0].Name != hooks.BeforeTool || got[0].Pane != "%42" || got[0].ToolName != "mcp_gh_get_issue" ||
+	if len(got) != 1 || got[0].Name != api.BeforeTool || got[0].Pane != "%42" || got[0].ToolName != "mcp_gh_get_issue" ||
 		got[0].ToolInputJSON != `{"number":7}` || got[0].MCPServer != "gh" || got[0].MCPTool != "get_issue" {
 		t.Fatalf("delivered %+v", got)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -310,7 +309,7 @@ func TestSupervisorStopHookE2E(t *testing.T) {
 	r.orchestrator("orch-b", "question")
 	b := r.wakeOf("orch-b")
 
-	stop := func(name string, active bool) (hooks.Reply, time.Duration) {
+	stop := func(name string, active bool) (api.HookReply, time.Duration) {
 		t.Helper()
 		payload := fmt.Sprintf(`{"session_id":"sup-1","transcript_path":"/tmp/t.jsonl","cwd":"/p","hook_event_name":"Stop","stop_hook_active":%v}`, active)
 		start := time.Now()
@@ -327,9 +326,9 @@ func TestSupervisorStopHookE2E(t *testing.T) {
 		})
 		took := time.Since(start)
 		if len(out) == 0 {
-			return hooks.Reply{}, took
+			return api.HookReply{}, took
 		}
-		var rep hooks.Reply
+		var rep api.HookReply
 		if err := json.Unmarshal(out, &rep); err != nil || !strings.HasSuffix(string(out), "}\n") {
 			t.Fatalf("hook printed %q: %v", out, err)
 		}

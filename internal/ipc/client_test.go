@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -109,7 +108,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
 	hookCall := func(ctx context.Context, s api.Service) (any, error) {
-		return s.Hook(ctx, hooks.Event{Name: hooks.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
+		return s.Hook(ctx, api.HookEvent{Name: api.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",
 			Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)})
 	}
 	link := func(r api.LinkRequest) call {
@@ -227,7 +226,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 func TestHookArrivesIntact(t *testing.T) {
 	f := newFake(t)
 	c := dial(t, serve(t, f).path)
-	ev := hooks.Event{Name: hooks.StopFailure, SessionID: "s1", TranscriptPath: "/t.jsonl", Error: "rate_limit", Pane: "%7",
+	ev := api.HookEvent{Name: api.StopFailure, SessionID: "s1", TranscriptPath: "/t.jsonl", Error: "rate_limit", Pane: "%7",
 		ToolName: "Bash", TaskID: "3", Received: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
 	if _, err := c.Hook(context.Background(), ev); err != nil {
 		t.Fatal(err)
@@ -237,10 +236,10 @@ func TestHookArrivesIntact(t *testing.T) {
 		t.Fatalf("received %+v", got)
 	}
 	// The server says how the event came; the rest is the client's.
-	if got[0].Sender.Via != hooks.ViaSocket {
+	if got[0].Sender.Via != api.ViaSocket {
 		t.Errorf("sender = %+v", got[0].Sender)
 	}
-	got[0].Sender = hooks.Sender{}
+	got[0].Sender = api.HookSender{}
 	if !reflect.DeepEqual(got[0], ev) {
 		t.Fatalf("received %+v, want %+v", got, ev)
 	}

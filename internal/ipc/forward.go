@@ -7,7 +7,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // Forwarding returns a facade.Service whose every call is made by invoke,
@@ -106,8 +105,8 @@ func (f forward) Audit(ctx context.Context, e audit.Entry) error {
 	return err
 }
 
-func (f forward) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
-	return as[hooks.Reply](f.call(ctx, mHook, ev))
+func (f forward) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
+	return as[api.HookReply](f.call(ctx, mHook, ev))
 }
 
 func (f forward) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {

@@ -10,7 +10,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // A Method is one method of [facade.Service], described once: its name on
@@ -130,9 +129,9 @@ var (
 	// answers bad_request "unknown method", and `system3 hook` then spools
 	// the event; one that predates replies answers with no result, read as
 	// an empty reply.
-	mHook = withPeer(unary("hook", repeatable, body[hooks.Event](), facade.Service.Hook),
-		func(ev hooks.Event, p Peer) (hooks.Event, error) {
-			ev.Sender = hooks.Sender{Via: hooks.ViaSocket, PID: p.PID, Exe: p.Exe}
+	mHook = withPeer(unary("hook", repeatable, body[api.HookEvent](), facade.Service.Hook),
+		func(ev api.HookEvent, p Peer) (api.HookEvent, error) {
+			ev.Sender = api.HookSender{Via: api.ViaSocket, PID: p.PID, Exe: p.Exe}
 			return ev, nil
 		})
 	// mLink is repeatable: the same link made twice is one link.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // selfOrigin is the verified part of the origin the server derives for
@@ -108,13 +107,13 @@ func TestSocketAuditIsRestricted(t *testing.T) {
 func TestSocketHookCarriesThePeer(t *testing.T) {
 	f := newFake(t)
 	c := dial(t, serve(t, f).path)
-	ev := hooks.Event{Name: hooks.Stop, Pane: "%1", Sender: hooks.Sender{Via: "", PID: 1, Exe: "/claimed"}}
+	ev := api.HookEvent{Name: api.Stop, Pane: "%1", Sender: api.HookSender{Via: "", PID: 1, Exe: "/claimed"}}
 	if _, err := c.Hook(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	exe, _ := os.Readlink("/proc/self/exe")
 	got := f.Hooks()
-	if len(got) != 1 || got[0].Sender != (hooks.Sender{Via: hooks.ViaSocket, PID: os.Getpid(), Exe: exe}) {
+	if len(got) != 1 || got[0].Sender != (api.HookSender{Via: api.ViaSocket, PID: os.Getpid(), Exe: exe}) {
 		t.Fatalf("received %+v", got)
 	}
 }
@@ -125,7 +124,7 @@ func TestHookRefusedCrossesTheSocket(t *testing.T) {
 	f := newFake(t)
 	f.Fail("hook", fmt.Errorf("%w: process 1 does not run in pane %%1", api.ErrHookRefused))
 	c := dial(t, serve(t, f).path)
-	_, err := c.Hook(context.Background(), hooks.Event{Name: hooks.Stop, Pane: "%1"})
+	_, err := c.Hook(context.Background(), api.HookEvent{Name: api.Stop, Pane: "%1"})
 	if !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("err = %v", err)
 	}

@@ -16,27 +16,10 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// The hook events system3 consumes (see api.HookEvent).
-const (
-	SessionStart       = api.SessionStart
-	SessionEnd         = api.SessionEnd
-	UserPromptSubmit   = api.UserPromptSubmit
-	PreToolUse         = api.PreToolUse
-	PermissionRequest  = api.PermissionRequest
-	PostToolUse        = api.PostToolUse
-	PostToolUseFailure = api.PostToolUseFailure
-	Notification       = api.Notification
-	Stop               = api.Stop
-	StopFailure        = api.StopFailure
-	TaskCreated        = api.TaskCreated
-	TaskCompleted      = api.TaskCompleted
-	BeforeTool         = api.BeforeTool
-)
-
 // Events lists every event Settings registers, in a stable order.
 var Events = []string{
-	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
-	Notification, Stop, StopFailure, TaskCreated, TaskCompleted, SessionEnd,
+	api.SessionStart, api.UserPromptSubmit, api.PreToolUse, api.PermissionRequest, api.PostToolUse, api.PostToolUseFailure,
+	api.Notification, api.Stop, api.StopFailure, api.TaskCreated, api.TaskCompleted, api.SessionEnd,
 }
 
 // MaxPayload bounds one payload. Payloads carry tool inputs and responses
@@ -57,9 +40,6 @@ const MaxToolInput = 64 << 10
 
 // ErrTooLarge matches Parse's error for a payload over MaxPayload.
 var ErrTooLarge = errors.New("hook payload too large")
-
-// Event is one hook event as system3 keeps it (api.HookEvent).
-type Event = api.HookEvent
 
 // payload is Claude Code's hook input, as far as system3 reads it.
 type payload struct {
@@ -90,26 +70,26 @@ type payload struct {
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
 // Pane and Received. A payload that is not a JSON object naming its event,
 // or is larger than MaxPayload, is an error that says so.
-func Parse(data []byte) (Event, error) {
+func Parse(data []byte) (api.HookEvent, error) {
 	if len(data) > MaxPayload {
-		return Event{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
+		return api.HookEvent{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return Event{}, errors.New("empty hook payload: Claude Code sends one JSON object on stdin")
+		return api.HookEvent{}, errors.New("empty hook payload: Claude Code sends one JSON object on stdin")
 	}
 	if data[0] != '{' {
-		return Event{}, errors.New("hook payload is not a JSON object: Claude Code sends one JSON object on stdin")
+		return api.HookEvent{}, errors.New("hook payload is not a JSON object: Claude Code sends one JSON object on stdin")
 	}
 	var p payload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return Event{}, fmt.Errorf("hook payload is not valid JSON: %v", err)
+		return api.HookEvent{}, fmt.Errorf("hook payload is not valid JSON: %v", err)
 	}
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
-		return Event{}, errors.New(`hook payload has no "hook_event_name"; is this a Claude Code hook?`)
+		return api.HookEvent{}, errors.New(`hook payload has no "hook_event_name"; is this a Claude Code hook?`)
 	}
-	ev := Event{
+	ev := api.HookEvent{
 		Name:             clip(name, 64),
 		SessionID:        clip(p.SessionID, 256),
 		TranscriptPath:   clip(p.TranscriptPath, maxField),

@@ -5,51 +5,53 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    Event
+		want    api.HookEvent
 		wantErr string
 	}{
 		{name: "permission request", in: `{"session_id":"abc","transcript_path":"/h/.claude/projects/p/abc.jsonl","cwd":"/p",
 			"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf ./build &&\nmake deploy","description":"Deploy"},
 			"permission_suggestions":[{"type":"addRules"}]}`,
-			want: Event{Name: PermissionRequest, SessionID: "abc", TranscriptPath: "/h/.claude/projects/p/abc.jsonl", Cwd: "/p",
+			want: api.HookEvent{Name: api.PermissionRequest, SessionID: "abc", TranscriptPath: "/h/.claude/projects/p/abc.jsonl", Cwd: "/p",
 				ToolName: "Bash", ToolInput: "rm -rf ./build && · make deploy",
 				ToolInputJSON: `{"command":"rm -rf ./build &&\nmake deploy","description":"Deploy"}`}},
 		{name: "permission request with an input too large to keep", in: `{"hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":{"file_path":"/x","content":"` + strings.Repeat("a", MaxToolInput) + `"}}`,
-			want: Event{Name: PermissionRequest, ToolName: "Write", ToolInput: "/x"}},
+			want: api.HookEvent{Name: api.PermissionRequest, ToolName: "Write", ToolInput: "/x"}},
 		// Gemini CLI 0.61's BeforeTool (as its hook got it on stdin).
 		{name: "gemini before tool", in: `{"session_id":"68a059f1","transcript_path":"/h/.gemini/tmp/p/chats/session-68a059f1.jsonl","cwd":"/p",
 			"hook_event_name":"BeforeTool","timestamp":"2026-11-29T00:18:34.085Z","tool_name":"run_shell_command","tool_input":{"command":"touch made.txt","description":"do it"}}`,
-			want: Event{Name: BeforeTool, SessionID: "68a059f1", TranscriptPath: "/h/.gemini/tmp/p/chats/session-68a059f1.jsonl", Cwd: "/p",
+			want: api.HookEvent{Name: api.BeforeTool, SessionID: "68a059f1", TranscriptPath: "/h/.gemini/tmp/p/chats/session-68a059f1.jsonl", Cwd: "/p",
 				ToolName: "run_shell_command", ToolInput: "touch made.txt", ToolInputJSON: `{"command":"touch made.txt","description":"do it"}`}},
 		{name: "gemini MCP tool", in: `{"hook_event_name":"BeforeTool","tool_name":"mcp_my_srv_get","tool_input":{"id":1},
 			"mcp_context":{"server_name":"my_srv","tool_name":"get","command":"srv","args":["--x"]}}`,
-			want: Event{Name: BeforeTool, ToolName: "mcp_my_srv_get", ToolInput: `{"id":1}`, ToolInputJSON: `{"id":1}`, MCPServer: "my_srv", MCPTool: "get"}},
+			want: api.HookEvent{Name: api.BeforeTool, ToolName: "mcp_my_srv_get", ToolInput: `{"id":1}`, ToolInputJSON: `{"id":1}`, MCPServer: "my_srv", MCPTool: "get"}},
 		{name: "notification", in: `{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`,
-			want: Event{Name: Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"}},
+			want: api.HookEvent{Name: api.Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"}},
 		{name: "stop failure", in: `{"hook_event_name":"StopFailure","error":"rate_limit","error_details":"429 too many requests","last_assistant_message":"x"}`,
-			want: Event{Name: StopFailure, Error: "rate_limit", ErrorDetails: "429 too many requests", LastMessage: "x"}},
+			want: api.HookEvent{Name: api.StopFailure, Error: "rate_limit", ErrorDetails: "429 too many requests", LastMessage: "x"}},
 		// Claude Code 2.1.330 at a subscription's spent allowance.
 		{name: "usage limit", in: `{"session_id":"64fe8574","hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"You've hit your 5-hour limit · resets 11:53pm (UTC)"}`,
-			want: Event{Name: StopFailure, SessionID: "64fe8574", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 11:53pm (UTC)"}},
+			want: api.HookEvent{Name: api.StopFailure, SessionID: "64fe8574", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 11:53pm (UTC)"}},
 		{name: "stop failure with an object error", in: `{"hook_event_name":"StopFailure","error":{"type":"server_error"}}`,
-			want: Event{Name: StopFailure, Error: `{"type":"server_error"}`}},
+			want: api.HookEvent{Name: api.StopFailure, Error: `{"type":"server_error"}`}},
 		{name: "tool failure", in: `{"hook_event_name":"PostToolUseFailure","tool_name":"Read","tool_input":{"file_path":"/x"},"error":"File does not exist.","is_interrupt":false,"tool_use_id":"toolu_01"}`,
-			want: Event{Name: PostToolUseFailure, ToolName: "Read", ToolInput: "/x", Error: "File does not exist.", ToolUseID: "toolu_01"}},
+			want: api.HookEvent{Name: api.PostToolUseFailure, ToolName: "Read", ToolInput: "/x", Error: "File does not exist.", ToolUseID: "toolu_01"}},
 		{name: "tool success", in: `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb","stderr":""}}`,
-			want: Event{Name: PostToolUse, ToolName: "Bash", ToolInput: "ls", ToolResponse: `{"stdout":"a\nb","stderr":""}`}},
+			want: api.HookEvent{Name: api.PostToolUse, ToolName: "Bash", ToolInput: "ls", ToolResponse: `{"stdout":"a\nb","stderr":""}`}},
 		{name: "unknown tool input", in: `{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"a":1}}`,
-			want: Event{Name: PreToolUse, ToolName: "mcp__x__y", ToolInput: `{"a":1}`}},
+			want: api.HookEvent{Name: api.PreToolUse, ToolName: "mcp__x__y", ToolInput: `{"a":1}`}},
 		{name: "task created", in: `{"hook_event_name":"TaskCreated","task_id":"3","task_subject":"Write tests","task_description":"..."}`,
-			want: Event{Name: TaskCreated, TaskID: "3", TaskSubject: "Write tests"}},
-		{name: "numeric task id", in: `{"hook_event_name":"TaskCompleted","task_id":3}`, want: Event{Name: TaskCompleted, TaskID: "3"}},
-		{name: "session end", in: `{"hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`, want: Event{Name: SessionEnd, Reason: "prompt_input_exit"}},
-		{name: "unknown fields and events pass", in: `{"hook_event_name":"PreCompact","trigger":"auto","extra":[1,2]}`, want: Event{Name: "PreCompact"}},
+			want: api.HookEvent{Name: api.TaskCreated, TaskID: "3", TaskSubject: "Write tests"}},
+		{name: "numeric task id", in: `{"hook_event_name":"TaskCompleted","task_id":3}`, want: api.HookEvent{Name: api.TaskCompleted, TaskID: "3"}},
+		{name: "session end", in: `{"hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`, want: api.HookEvent{Name: api.SessionEnd, Reason: "prompt_input_exit"}},
+		{name: "unknown fields and events pass", in: `{"hook_event_name":"PreCompact","trigger":"auto","extra":[1,2]}`, want: api.HookEvent{Name: "PreCompact"}},
 		{name: "empty", in: "  \n", wantErr: "empty hook payload"},
 		{name: "not an object", in: `["x"]`, wantErr: "not a JSON object"},
 		{name: "garbage", in: "hello", wantErr: "not a JSON object"},
@@ -94,12 +96,12 @@ func TestParseBounds(t *testing.T) {
 }
 
 func TestToolCall(t *testing.T) {
-	ev := Event{Name: PostToolUseFailure, Pane: "%1", SessionID: "s", ToolName: "Bash", ToolInput: "ls", Error: "boom"}
+	ev := api.HookEvent{Name: api.PostToolUseFailure, Pane: "%1", SessionID: "s", ToolName: "Bash", ToolInput: "ls", Error: "boom"}
 	tc, ok := ev.ToolCall()
 	if !ok || !tc.Failed || tc.Error != "boom" || tc.Tool != "Bash" || tc.Input != "ls" || tc.Pane != "%1" {
 		t.Fatalf("ToolCall = %+v, %v", tc, ok)
 	}
-	if _, ok := (Event{Name: PreToolUse}).ToolCall(); ok {
+	if _, ok := (api.HookEvent{Name: api.PreToolUse}).ToolCall(); ok {
 		t.Fatal("PreToolUse reported as a finished call")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 )
 
@@ -30,7 +31,7 @@ func TestSettings(t *testing.T) {
 	for _, e := range Events {
 		g := doc["hooks"][e]
 		timeout := HookTimeout
-		if e == PermissionRequest {
+		if e == api.PermissionRequest {
 			timeout = PermissionTimeout // held while the policy asks
 		}
 		if len(g) != 1 || g[0].Matcher != "" || len(g[0].Hooks) != 1 || g[0].Hooks[0] != (command{Type: "command", Command: testCmd, Timeout: timeout}) {
@@ -131,13 +132,13 @@ func TestInstallCompletesAPartialInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := Install(p, testCmd)
-	if err != nil || slices.Contains(res.Added, Stop) || len(res.Added) != len(Events)-1 {
+	if err != nil || slices.Contains(res.Added, api.Stop) || len(res.Added) != len(Events)-1 {
 		t.Fatalf("install = %+v, %v", res, err)
 	}
 	var doc struct{ Hooks map[string][]group }
 	b, _ := os.ReadFile(p)
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Hooks[Stop]) != 1 {
-		t.Fatalf("Stop = %+v (%v)", doc.Hooks[Stop], err)
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Hooks[api.Stop]) != 1 {
+		t.Fatalf("Stop = %+v (%v)", doc.Hooks[api.Stop], err)
 	}
 }
 
@@ -234,8 +235,8 @@ func TestDiff(t *testing.T) {
 // A PermissionRequest's decision is printed as Claude Code reads it.
 func TestPermissionReplyOutput(t *testing.T) {
 	for _, tt := range []struct{ behavior, message, want string }{
-		{Allow, "ignored", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
-		{Deny, "Never force-push.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Never force-push."}}}` + "\n"},
+		{api.Allow, "ignored", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"},
+		{api.Deny, "Never force-push.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Never force-push."}}}` + "\n"},
 		{"ask", "", ""},
 	} {
 		if got := string(PermissionReply(tt.behavior, tt.message).Output()); got != tt.want {
@@ -250,13 +251,13 @@ func TestPermissionReplyOutput(t *testing.T) {
 // is "ask" (Gemini then shows its own dialog).
 func TestDecisionReplyOutput(t *testing.T) {
 	for _, tt := range []struct{ event, behavior, message, want string }{
-		{PermissionRequest, Deny, "No.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"No."}}}` + "\n"},
-		{PermissionRequest, "", "", ""},
-		{BeforeTool, Allow, "ignored", `{"decision":"allow"}` + "\n"},
-		{BeforeTool, Deny, "Never force-push.", `{"decision":"deny","reason":"Never force-push."}` + "\n"},
-		{BeforeTool, Deny, " ", `{"decision":"deny","reason":"The request was denied."}` + "\n"},
-		{BeforeTool, "", "", `{"decision":"ask"}` + "\n"},
-		{BeforeTool, "ask", "", `{"decision":"ask"}` + "\n"},
+		{api.PermissionRequest, api.Deny, "No.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"No."}}}` + "\n"},
+		{api.PermissionRequest, "", "", ""},
+		{api.BeforeTool, api.Allow, "ignored", `{"decision":"allow"}` + "\n"},
+		{api.BeforeTool, api.Deny, "Never force-push.", `{"decision":"deny","reason":"Never force-push."}` + "\n"},
+		{api.BeforeTool, api.Deny, " ", `{"decision":"deny","reason":"The request was denied."}` + "\n"},
+		{api.BeforeTool, "", "", `{"decision":"ask"}` + "\n"},
+		{api.BeforeTool, "ask", "", `{"decision":"ask"}` + "\n"},
 	} {
 		r := DecisionReply(tt.event, tt.behavior, tt.message)
 		if got := string(r.Output()); got != tt.want {
@@ -282,14 +283,14 @@ func TestGeminiSettingsMerge(t *testing.T) {
 	}
 	old := []byte(`{"general": {"vimMode": true}, "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "` + testCmd + `"}]}]}}`)
 	merged, added, err := MergeFor(old, testCmd, GeminiEvents)
-	if err != nil || !slices.Equal(added, []string{BeforeTool}) {
+	if err != nil || !slices.Equal(added, []string{api.BeforeTool}) {
 		t.Fatalf("merge: %v, added %v", err, added)
 	}
 	var doc struct {
 		General map[string]bool    `json:"general"`
 		Hooks   map[string][]group `json:"hooks"`
 	}
-	if err := json.Unmarshal(merged, &doc); err != nil || !doc.General["vimMode"] || len(doc.Hooks[BeforeTool]) != 2 || doc.Hooks[BeforeTool][1].Matcher != GeminiMatcher {
+	if err := json.Unmarshal(merged, &doc); err != nil || !doc.General["vimMode"] || len(doc.Hooks[api.BeforeTool]) != 2 || doc.Hooks[api.BeforeTool][1].Matcher != GeminiMatcher {
 		t.Fatalf("merged (%v):\n%s", err, merged)
 	}
 	if again, added, err := MergeFor(merged, testCmd, GeminiEvents); err != nil || len(added) != 0 || !bytes.Equal(again, merged) {

@@ -103,13 +103,13 @@ func SessionToken(key []byte, session string) string {
 }
 
 // Sign returns ev with its proof made with token.
-func Sign(ev Event, token string) Event {
+func Sign(ev api.HookEvent, token string) api.HookEvent {
 	ev.Proof = mac(ev, token)
 	return ev
 }
 
 // Proven reports whether ev carries a proof made with token.
-func Proven(ev Event, token string) bool {
+func Proven(ev api.HookEvent, token string) bool {
 	if ev.Proof == "" || token == "" {
 		return false
 	}
@@ -119,8 +119,8 @@ func Proven(ev Event, token string) bool {
 // mac is HMAC-SHA256(token, the event's JSON without its proof). The JSON
 // of an event survives the socket and the spool unchanged: every text field
 // is valid UTF-8 (Parse makes it so) and the time is taken in UTC.
-func mac(ev Event, token string) string {
-	ev.Proof, ev.Sender = "", Sender{}
+func mac(ev api.HookEvent, token string) string {
+	ev.Proof, ev.Sender = "", api.HookSender{}
 	ev.Received = ev.Received.UTC()
 	b, _ := json.Marshal(ev)
 	m := hmac.New(sha256.New, []byte(token))
@@ -128,12 +128,3 @@ func mac(ev Event, token string) string {
 	m.Write(b)
 	return hex.EncodeToString(m.Sum(nil))
 }
-
-// Sender says how an event reached system3 (api.HookSender).
-type Sender = api.HookSender
-
-// Sender.Via values.
-const (
-	ViaSocket = api.ViaSocket
-	ViaSpool  = api.ViaSpool
-)

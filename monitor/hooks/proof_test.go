@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestLoadKey(t *testing.T) {
@@ -59,11 +61,11 @@ func TestSignSurvivesJSON(t *testing.T) {
 	if tok == SessionToken(key, "orch-b") || tok == SessionToken(append([]byte{1}, key[1:]...), "orch-a") {
 		t.Fatal("tokens do not depend on session and key")
 	}
-	ev := Event{Name: PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "ls ünï",
+	ev := api.HookEvent{Name: api.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "ls ünï",
 		Received: time.Date(2026, 11, 21, 9, 0, 0, 123456789, time.FixedZone("x", 3600))}
 	signed := Sign(ev, tok)
 	b, _ := json.Marshal(signed)
-	var got Event
+	var got api.HookEvent
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +75,11 @@ func TestSignSurvivesJSON(t *testing.T) {
 	if Proven(got, SessionToken(key, "orch-b")) || Proven(got, "") || Proven(ev, tok) {
 		t.Fatal("proven by the wrong token, or unsigned")
 	}
-	for name, change := range map[string]func(*Event){
-		"name":  func(e *Event) { e.Name = SessionEnd },
-		"pane":  func(e *Event) { e.Pane = "%4" },
-		"time":  func(e *Event) { e.Received = e.Received.Add(time.Nanosecond) },
-		"input": func(e *Event) { e.ToolInput = "rm" },
+	for name, change := range map[string]func(*api.HookEvent){
+		"name":  func(e *api.HookEvent) { e.Name = api.SessionEnd },
+		"pane":  func(e *api.HookEvent) { e.Pane = "%4" },
+		"time":  func(e *api.HookEvent) { e.Received = e.Received.Add(time.Nanosecond) },
+		"input": func(e *api.HookEvent) { e.ToolInput = "rm" },
 	} {
 		e := got
 		change(&e)

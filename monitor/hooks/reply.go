@@ -6,42 +6,21 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Block is the decision of a Stop hook that makes Claude Code go on
-// (api.Block).
-const Block = api.Block
-
-// Reply is what system3 answers a hook event with (api.HookReply).
-type Reply = api.HookReply
-
-// HookOutput is Claude Code's hookSpecificOutput of a PermissionRequest
-// hook (api.HookOutput).
-type HookOutput = api.HookOutput
-
-// PermissionDecision decides one permission request (api.PermissionDecision).
-type PermissionDecision = api.PermissionDecision
-
-// The behaviours of a PermissionDecision (see api.Allow).
-const (
-	Allow = api.Allow
-	Deny  = api.Deny
-	Ask   = api.Ask
-)
-
 // PermissionReply is the reply that decides a PermissionRequest: behavior
 // "allow", or "deny" with the message the agent is given. Any other
 // behaviour is the empty reply: the agent shows its own dialog.
-func PermissionReply(behavior, message string) Reply {
+func PermissionReply(behavior, message string) api.HookReply {
 	switch behavior {
-	case Allow:
+	case api.Allow:
 		message = ""
-	case Deny:
+	case api.Deny:
 		if strings.TrimSpace(message) == "" {
 			message = "The request was denied."
 		}
 	default:
-		return Reply{}
+		return api.HookReply{}
 	}
-	return Reply{HookSpecificOutput: &HookOutput{HookEventName: PermissionRequest, Decision: &PermissionDecision{Behavior: behavior, Message: message}}}
+	return api.HookReply{HookSpecificOutput: &api.HookOutput{HookEventName: api.PermissionRequest, Decision: &api.PermissionDecision{Behavior: behavior, Message: message}}}
 }
 
 // DecisionReply is the reply that decides a tool call the approval
@@ -58,18 +37,18 @@ func PermissionReply(behavior, message string) Reply {
 // message} or {"decision": "ask"}; no decision is "ask", which makes
 // Gemini show its own dialog whatever its approval mode, so that what no
 // rule decides is asked about and never runs unseen in yolo mode.
-func DecisionReply(event, behavior, message string) Reply {
-	if event != BeforeTool {
+func DecisionReply(event, behavior, message string) api.HookReply {
+	if event != api.BeforeTool {
 		return PermissionReply(behavior, message)
 	}
 	switch behavior {
-	case Allow:
-		return Reply{Decision: Allow}
-	case Deny:
+	case api.Allow:
+		return api.HookReply{Decision: api.Allow}
+	case api.Deny:
 		if strings.TrimSpace(message) == "" {
 			message = "The request was denied."
 		}
-		return Reply{Decision: Deny, Reason: message}
+		return api.HookReply{Decision: api.Deny, Reason: message}
 	}
-	return Reply{Decision: Ask}
+	return api.HookReply{Decision: api.Ask}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // HookTimeout is the timeout, in seconds, Settings gives each hook but
@@ -41,9 +43,9 @@ type command struct {
 
 func ourGroup(event, cmd string) group {
 	switch event {
-	case PermissionRequest:
+	case api.PermissionRequest:
 		return group{Matcher: "", Hooks: []command{{Type: "command", Command: cmd, Timeout: PermissionTimeout}}}
-	case BeforeTool:
+	case api.BeforeTool:
 		// Gemini counts milliseconds.
 		return group{Matcher: GeminiMatcher, Hooks: []command{{Name: "system3", Type: "command", Command: cmd, Timeout: PermissionTimeout * 1000}}}
 	}
@@ -62,7 +64,7 @@ func Settings(cmd string) ([]byte, error) { return SettingsFor(cmd, Events) }
 // with the same decision as Claude Code's. Codex reads them from a
 // hooks.json of the same form as Claude Code's settings (its root holds
 // "hooks" and "description" only).
-var CodexEvents = []string{PermissionRequest}
+var CodexEvents = []string{api.PermissionRequest}
 
 // GeminiEvents are the events system3's hooks take from the Gemini CLI:
 // its BeforeTool (0.61), run before a tool call and before Gemini's own
@@ -70,7 +72,7 @@ var CodexEvents = []string{PermissionRequest}
 // reads them from its settings.json, in the form of Claude Code's, with
 // the timeout in milliseconds and a regular expression of tool names as
 // the matcher.
-var GeminiEvents = []string{BeforeTool}
+var GeminiEvents = []string{api.BeforeTool}
 
 // GeminiMatcher is the matcher of system3's BeforeTool hook: the tools
 // the Gemini CLI asks about in its default approval mode (a shell

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // SpoolFile is the spool's name in the state dir.
@@ -31,7 +33,7 @@ type Spool struct {
 }
 
 // Append adds ev to the spool.
-func (s Spool) Append(ev Event) error {
+func (s Spool) Append(ev api.HookEvent) error {
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode hook event: %w", err)
@@ -86,7 +88,7 @@ func lastByte(path string, size int64) (byte, error) {
 // Drain reads every event in the spool and empties it, under the same lock
 // as Append, so no event is read twice or lost. skipped counts lines that
 // were not events (torn or garbled). A missing spool is empty.
-func (s Spool) Drain() (evs []Event, skipped int, err error) {
+func (s Spool) Drain() (evs []api.HookEvent, skipped int, err error) {
 	f, err := os.OpenFile(s.Path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -113,7 +115,7 @@ func (s Spool) Drain() (evs []Event, skipped int, err error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var ev Event
+		var ev api.HookEvent
 		if json.Unmarshal(line, &ev) != nil || ev.Name == "" {
 			skipped++
 			continue

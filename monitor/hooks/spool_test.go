@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestSpoolManyWriters(t *testing.T) {
@@ -16,7 +18,7 @@ func TestSpoolManyWriters(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if err := sp.Append(Event{Name: PreToolUse, Pane: fmt.Sprintf("%%%d", w), ToolInput: fmt.Sprint(i)}); err != nil {
+				if err := sp.Append(api.HookEvent{Name: api.PreToolUse, Pane: fmt.Sprintf("%%%d", w), ToolInput: fmt.Sprint(i)}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -43,18 +45,18 @@ func TestSpoolManyWriters(t *testing.T) {
 
 func TestSpoolTornTail(t *testing.T) {
 	sp := Spool{Path: filepath.Join(t.TempDir(), SpoolFile)}
-	if err := sp.Append(Event{Name: Stop, Received: time.Unix(1, 0).UTC()}); err != nil {
+	if err := sp.Append(api.HookEvent{Name: api.Stop, Received: time.Unix(1, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	// A writer killed mid-line, then garbage, then a good event.
 	f, _ := os.OpenFile(sp.Path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"hook_event_name":"PreTo`)
 	f.Close()
-	if err := sp.Append(Event{Name: StopFailure, Error: "rate_limit"}); err != nil {
+	if err := sp.Append(api.HookEvent{Name: api.StopFailure, Error: "rate_limit"}); err != nil {
 		t.Fatal(err)
 	}
 	evs, skipped, err := sp.Drain()
-	if err != nil || skipped != 1 || len(evs) != 2 || evs[0].Name != Stop || evs[1].Name != StopFailure {
+	if err != nil || skipped != 1 || len(evs) != 2 || evs[0].Name != api.Stop || evs[1].Name != api.StopFailure {
 		t.Fatalf("drained %+v, %d skipped, %v", evs, skipped, err)
 	}
 }
@@ -64,7 +66,7 @@ func TestSpoolBounded(t *testing.T) {
 	var n int
 	var err error
 	for n = 0; n < 100; n++ {
-		if err = sp.Append(Event{Name: PreToolUse, ToolInput: "some command"}); err != nil {
+		if err = sp.Append(api.HookEvent{Name: api.PreToolUse, ToolInput: "some command"}); err != nil {
 			break
 		}
 	}
@@ -78,7 +80,7 @@ func TestSpoolBounded(t *testing.T) {
 	if len(evs) != n {
 		t.Fatalf("drained %d, appended %d", len(evs), n)
 	}
-	if err := sp.Append(Event{Name: Stop}); err != nil {
+	if err := sp.Append(api.HookEvent{Name: api.Stop}); err != nil {
 		t.Fatalf("append after drain: %v", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/hooks"
 )
 
 // Call is one action the fake service received: its method ("inject",
@@ -365,18 +364,18 @@ func (f *Service) Task(ctx context.Context, req api.TaskRequest) (api.TaskDoc, e
 }
 
 // Hook records a hook event; Hooks returns them. Its reply is empty.
-func (f *Service) Hook(ctx context.Context, ev hooks.Event) (hooks.Reply, error) {
+func (f *Service) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
 	if err := f.err("hook"); err != nil {
-		return hooks.Reply{}, err
+		return api.HookReply{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hooks = append(f.hooks, ev)
-	return hooks.Reply{}, nil
+	return api.HookReply{}, nil
 }
 
 // Hooks returns the hook events received, in order.
-func (f *Service) Hooks() []hooks.Event {
+func (f *Service) Hooks() []api.HookEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.hooks)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -37,7 +36,7 @@ type Service struct {
 
 	calls      []Call
 	audits     []audit.Entry
-	hooks      []hooks.Event
+	hooks      []api.HookEvent
 	previews   map[string][]string
 	lists      []api.TaskListDoc
 	unverified string
