@@ -63,27 +63,23 @@ func (a *app) runDashboard(ctx context.Context) error {
 	}
 	a.Dashboard = true
 	defer func() { a.Dashboard = false }()
-	svc, closeFn, err := a.OpenService(ctx)
+	// A dashboard attached to a daemon outlives it: when the daemon goes,
+	// its client takes the state dir over (or attaches to the daemon that
+	// won it), so monitoring and the journal go on.
+	fo, err := a.Client(ctx)
 	if err != nil {
 		return err
 	}
-	_, attached := svc.(*ipc.Client)
-	// A dashboard attached to a daemon outlives it: when the daemon goes,
-	// the failover takes the state dir over (or attaches to the daemon
-	// that won it), so monitoring and the journal go on.
-	var fo *core.Failover
-	if attached {
-		fo = core.NewFailover(&a.App, svc, closeFn)
-		svc, closeFn = fo, fo.Close
-	}
-	defer a.Release(closeFn)
+	defer a.Release(fo.Close)
+	var svc facade.Service = fo
+	_, attached := fo.Current().(*ipc.Client)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
 
 	opts := a.tuiOptions(gctx)
-	if fo != nil {
+	if attached {
 		g.Go(func() error { return fo.Run(gctx) })
 		opts.Notice = fo.Notice
 	} else if err := a.SocketErr(); err != nil {
@@ -103,13 +99,8 @@ func (a *app) runDashboard(ctx context.Context) error {
 	}
 	guest := own.DisplayOnly()
 	notifierNow := func() *core.Notifier {
-		if fo == nil && !attached {
+		if _, still := fo.Current().(*ipc.Client); !still {
 			return own
-		}
-		if fo != nil {
-			if _, still := fo.Current().(*ipc.Client); !still {
-				return own
-			}
 		}
 		return guest
 	}
@@ -122,11 +113,13 @@ func (a *app) runDashboard(ctx context.Context) error {
 		// Notifications are extra: their failure must not close the dashboard.
 		backoff := api.Backoff{First: time.Second, Max: time.Second}
 		for {
+			// The service in use, not the client: when the daemon goes,
+			// the stream ends and the loop picks the notifier anew.
 			n := notifierNow()
-			if err := n.Run(gctx, svc); err != nil {
+			if err := n.Run(gctx, fo.Current()); err != nil {
 				a.Log.Warn("notifications stopped", "err", err)
 			}
-			if fo == nil || !own.Active() {
+			if !attached || !own.Active() {
 				return nil
 			}
 			// Attached: the daemon's stream ended; subscribe again to

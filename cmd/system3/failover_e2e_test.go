@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
@@ -129,9 +128,9 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			dash := panePID(t, term, pane)
 			c := servedBy(t, state, dash, 60*time.Second)
 			took := time.Since(killed)
-			t.Logf("the dashboard served the state dir %s after serve got %s (grace %s)", took.Round(time.Millisecond), sig, core.FailoverGrace)
-			if took < core.FailoverGrace {
-				t.Errorf("took over after %s, before the grace of %s", took, core.FailoverGrace)
+			t.Logf("the dashboard served the state dir %s after serve got %s (grace %s)", took.Round(time.Millisecond), sig, ipc.DefaultGrace)
+			if took < ipc.DefaultGrace {
+				t.Errorf("took over after %s, before the grace of %s", took, ipc.DefaultGrace)
 			}
 			waitDashboard(t, term, pane, "the takeover notice", func(s string) bool {
 				return strings.Contains(s, "now monitors the state dir itself")

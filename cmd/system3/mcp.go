@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
-	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/mcpserver"
 )
 
@@ -129,12 +127,13 @@ tools.`,
 			}
 			ctx := cmd.Context()
 			// When the daemon it uses goes away (the dashboard is
-			// closed), the service is opened again.
-			svc := &ipc.Failover{Open: a.OpenService, Logger: a.Log}
-			defer svc.Close()
-			if err := svc.Connect(ctx); err != nil {
+			// closed), the client follows another or opens the service
+			// again.
+			svc, err := a.Client(ctx)
+			if err != nil {
 				return err
 			}
+			defer svc.Close()
 			defer a.WithHosts(&set.opts)()
 			srv, err := mcpserver.New(a.FleetOf(svc), set.opts)
 			if err != nil {
@@ -147,5 +146,3 @@ tools.`,
 	f.register(cmd, false)
 	return cmd
 }
-
-var _ facade.Service = (*ipc.Failover)(nil)

@@ -271,9 +271,9 @@ type Dashboard struct {
 	// Templates are saved guidance messages offered by ctrl+t in the
 	// compose box.
 	Templates []Template `yaml:"templates"`
-	// TakeoverAfter is how long a dashboard attached to a daemon waits
-	// for a daemon that stopped answering before it runs the monitors
-	// itself (default 2s).
+	// TakeoverAfter is how long a dashboard (or `system3 mcp`) attached
+	// to a daemon waits for a daemon that stopped answering before it
+	// runs the monitors itself (default 2s).
 	TakeoverAfter time.Duration `yaml:"takeover_after"`
 }
 
