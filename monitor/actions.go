@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tasks"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -146,7 +145,7 @@ func (a *actions) checkInjectState(ctx context.Context, req api.InjectRequest, s
 		if err != nil {
 			return fmt.Errorf("%w: cannot read %s to check that it is idle, so nothing was typed: %w", api.ErrNotIdle, sess.Target, err)
 		}
-		if now.State != rules.Idle {
+		if now.State != api.Idle {
 			return fmt.Errorf("%w: %s is %s; nothing was typed", api.ErrNotIdle, sess.Target, now.State)
 		}
 	}
@@ -157,7 +156,7 @@ func (a *actions) checkInjectState(ctx context.Context, req api.InjectRequest, s
 		if err != nil {
 			return fmt.Errorf("%w: cannot read %s to check its usage limit, so nothing was typed: %w", api.ErrLimitChanged, sess.Target, err)
 		}
-		if now.State != rules.RateLimited || now.Kind != "" || !now.ResetsAt.Equal(at) {
+		if now.State != api.RateLimited || now.Kind != "" || !now.ResetsAt.Equal(at) {
 			return fmt.Errorf("%w (it reset at %s; now %s); nothing was typed", api.ErrLimitChanged, at.Format("15:04"), describeLimit(now))
 		}
 	}
@@ -227,9 +226,9 @@ func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.
 // usage limit a continue was meant for.
 func describeLimit(s api.Session) string {
 	switch {
-	case s.State != rules.RateLimited:
+	case s.State != api.RateLimited:
 		return fmt.Sprintf("%s is %s", s.Target, s.State)
-	case s.Kind == rules.KindAutoResume:
+	case s.Kind == api.KindAutoResume:
 		return fmt.Sprintf("%s says it continues by itself", s.Target)
 	}
 	return fmt.Sprintf("%s shows another usage limit, resetting at %s", s.Target, s.ResetsAt.Format("15:04"))

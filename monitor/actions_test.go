@@ -21,25 +21,25 @@ import (
 )
 
 func TestAnswerKeys(t *testing.T) {
-	perm := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode", "No"}}
-	question := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
-	trust := api.Session{Agent: "claude", State: rules.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
-	codex := api.Session{Agent: "codex", State: rules.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
-	codexQuestion := api.Session{Agent: "codex", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}}
-	codexTrust := api.Session{Agent: "codex", State: rules.AwaitingInput, Kind: "trust", Options: []string{"Trust and continue", "Back to Agent Command Center"}}
-	gem := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Deny"}}
-	gemNo := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
+	perm := api.Session{Agent: "claude", State: api.AwaitingInput, Options: []string{"Yes", "Yes, and don’t ask again for: ./deploy.sh *", "Yes, and switch to auto mode", "No"}}
+	question := api.Session{Agent: "claude", State: api.AwaitingInput, Options: []string{"Postgres", "SQLite", "Redis", "Type something.", "Chat about this"}}
+	trust := api.Session{Agent: "claude", State: api.AwaitingInput, Options: []string{"No, exit", "Yes, I trust this folder"}}
+	codex := api.Session{Agent: "codex", State: api.AwaitingInput, Options: []string{"Yes, proceed (y)", "Yes, and don't ask again for this command (a)", "No, and tell Codex what to do differently (esc)"}}
+	codexQuestion := api.Session{Agent: "codex", State: api.AwaitingInput, Kind: "question", Options: []string{"Postgres (Recommended)", "SQLite", "None of the above"}}
+	codexTrust := api.Session{Agent: "codex", State: api.AwaitingInput, Kind: "trust", Options: []string{"Trust and continue", "Back to Agent Command Center"}}
+	gem := api.Session{Agent: "gemini", State: api.AwaitingInput, Options: []string{"Allow once", "Deny"}}
+	gemNo := api.Session{Agent: "gemini", State: api.AwaitingInput, Options: []string{"Yes, allow once", "No"}}
 	// Gemini CLI 0.61.0's shell approval (monitor/testdata/captures/gemini/permission_shell.txt).
-	gemShell := api.Session{Agent: "gemini", State: rules.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
-	aider := api.Session{Agent: "aider", State: rules.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
-	bare := api.Session{Agent: "claude", State: rules.AwaitingInput}
+	gemShell := api.Session{Agent: "gemini", State: api.AwaitingInput, Options: []string{"Allow once", "Allow for this session", "No, suggest changes (esc)"}}
+	aider := api.Session{Agent: "aider", State: api.AwaitingInput, Options: []string{"Yes", "No", "All", "Skip all", "Don't ask again"}}
+	bare := api.Session{Agent: "claude", State: api.AwaitingInput}
 	// Cline 3.0.65 (monitor/testdata/captures/cline/permission_exec.txt, question.txt).
-	clinePerm := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "permission", Options: []string{"Approve", "Deny"}}
-	clineQuestion := api.Session{Agent: "cline", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Type a response..."}}
+	clinePerm := api.Session{Agent: "cline", State: api.AwaitingInput, Kind: "permission", Options: []string{"Approve", "Deny"}}
+	clineQuestion := api.Session{Agent: "cline", State: api.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Type a response..."}}
 	// GitHub Copilot CLI 1.0.102 (monitor/testdata/captures/copilot/permission_exec.txt, question.txt).
-	copilotPerm := api.Session{Agent: "copilot", State: rules.AwaitingInput, Kind: "permission",
+	copilotPerm := api.Session{Agent: "copilot", State: api.AwaitingInput, Kind: "permission",
 		Options: []string{"Yes", "Yes, and don't ask again for `./deploy.sh` in this directory (~/project)", "No, and tell Copilot what to do differently (Esc to stop)"}}
-	copilotQuestion := api.Session{Agent: "copilot", State: rules.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Other (type your answer)"}}
+	copilotQuestion := api.Session{Agent: "copilot", State: api.AwaitingInput, Kind: "question", Options: []string{"Postgres", "SQLite", "Other (type your answer)"}}
 	cases := []struct {
 		name   string
 		sess   api.Session

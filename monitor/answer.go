@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // answerMark is the prompt an answer was typed into: by whom, which
@@ -50,7 +49,7 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 	if err := a.cfg.Policy.Check(req.Origin, "answer", sess); err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
-	if sess.Evidence.Rule == rules.RuleGuessChoice || ev.Evidence.Rule == rules.RuleGuessChoice {
+	if sess.Evidence.Rule == api.RuleGuessChoice || ev.Evidence.Rule == api.RuleGuessChoice {
 		return api.ActionResult{}, a.refuse(refused, errGuessed(sess))
 	}
 	want, err := answerFor(req, ev, sess)
@@ -129,7 +128,7 @@ func (a *actions) promptNow(ctx context.Context, sess api.Session, want string) 
 	if err != nil {
 		return api.Session{}, fmt.Errorf("answer %s: cannot read the pane to check its prompt, so nothing was typed: %w", sess.Target, err)
 	}
-	if now.State != rules.AwaitingInput || now.Prompt != want {
+	if now.State != api.AwaitingInput || now.Prompt != want {
 		return api.Session{}, fmt.Errorf("%w (now: %s); nothing was typed", api.ErrPromptChanged, describeNow(now))
 	}
 	return now, nil
@@ -185,7 +184,7 @@ func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, er
 		want = ev.Prompt
 	}
 	if want == "" {
-		if sess.State != rules.AwaitingInput {
+		if sess.State != api.AwaitingInput {
 			return "", fmt.Errorf("%w: %s is %s, not awaiting_input; use inject to send text", api.ErrNotAwaiting, sess.Target, sess.State)
 		}
 		want = sess.Prompt
@@ -200,7 +199,7 @@ func answerFor(req api.AnswerRequest, ev api.Wake, sess api.Session) (string, er
 
 // describeNow says in one line what a pane shows now, for a refusal.
 func describeNow(s api.Session) string {
-	if s.State != rules.AwaitingInput {
+	if s.State != api.AwaitingInput {
 		return fmt.Sprintf("%s is %s", s.Target, s.State)
 	}
 	what := s.Question

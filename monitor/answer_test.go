@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // showScreen puts a screen on a pane, as the agent drew it, and says the
@@ -158,7 +157,7 @@ func TestAnswerWhilePromptReplaced(t *testing.T) {
 	if _, err := h.sup.Answer(ctx, api.AnswerRequest{Wake: cur[0].ID, Answer: "no", Origin: "web:action"}); err != nil {
 		t.Fatalf("the new wake's answer: %v", err)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput || len(snd.calls) != 1 {
+	if s := h.session("%1"); s.State != api.AwaitingInput || len(snd.calls) != 1 {
 		t.Fatalf("session %+v, sent %q", s, snd.calls)
 	}
 }
@@ -208,7 +207,7 @@ func TestAnswerNeedsAPromptOnScreen(t *testing.T) {
 	h.step()
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
 	h.sup.flush(context.Background())
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Prompt != "" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Prompt != "" {
 		t.Fatalf("after the hook: %+v", s)
 	}
 	if _, err := h.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: "%1"}, Answer: "1", Origin: "cli"}); !errors.Is(err, api.ErrNotAwaiting) {

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/chattest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestRealChatAgents runs the supervisor against the real opencode, Qwen
@@ -54,14 +53,14 @@ func TestRealChatAgents(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-			s := m.waitState(rules.Idle, "")
+			s := m.waitState(api.Idle, "")
 			if s.Agent != string(tc.cli) || s.AgentBy != "process" {
 				t.Fatalf("agent = %q by %q, want %s by process (pane command %q)", s.Agent, s.AgentBy, tc.cli, cs.CurrentCommand())
 			}
 
 			// system3's interrupt stops a turn (opencode's takes Escape twice).
 			cs.Send("write the slow-essay")
-			m.waitState(rules.Working, "")
+			m.waitState(api.Working, "")
 			// opencode has been seen to send its first request 30 s late on a busy machine.
 			cs.WaitForText("lazy dog. The quick", 90*time.Second)
 			interrupt := func() {
@@ -82,7 +81,7 @@ func TestRealChatAgents(t *testing.T) {
 					interrupt()
 				}
 			}
-			m.waitState(rules.Idle, tc.interrupted)
+			m.waitState(api.Idle, tc.interrupted)
 			// Cline shows nothing to tell an interrupted turn: idle well
 			// before the answer could have run out is the interrupt's.
 			if d := time.Since(began); tc.interrupted == "" && d > 10*time.Second {
@@ -101,7 +100,7 @@ func TestRealChatAgents(t *testing.T) {
 				!strings.Contains(ev.Details, "./deploy.sh --prod") || ev.Agent != string(tc.cli) {
 				t.Fatalf("permission wake = %+v", ev)
 			}
-			ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+			ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == api.AwaitingInput && s.Prompt != "" })
 			res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
 			if err != nil {
 				t.Fatalf("answer 1: %v", err)
@@ -110,7 +109,7 @@ func TestRealChatAgents(t *testing.T) {
 				t.Errorf("answer chose %q, want %q", res.Option, tc.option)
 			}
 			cs.WaitFor("the command's output at the API", 0, func(string) bool { return fakeAPI.CountMain("deployed-ok") > 0 })
-			m.waitState(rules.Idle, "")
+			m.waitState(api.Idle, "")
 
 			if tc.quitText != "" {
 				cs.Send(tc.quitText)
@@ -119,7 +118,7 @@ func TestRealChatAgents(t *testing.T) {
 				cs.Keys(k)
 				time.Sleep(500 * time.Millisecond)
 			}
-			m.waitState(rules.Exited, "process_gone")
+			m.waitState(api.Exited, "process_gone")
 			noWake(t, m, api.ReasonWorkerFailed)
 		})
 	}
@@ -141,7 +140,7 @@ func TestRealClineResume(t *testing.T) {
 	}})
 	cs := chattest.Start(t, chattest.Cline, chattest.Options{API: fakeAPI})
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 60*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-	if s := m.waitState(rules.Idle, ""); s.Agent != "cline" || s.AgentSessionID != "" {
+	if s := m.waitState(api.Idle, ""); s.Agent != "cline" || s.AgentSessionID != "" {
 		t.Fatalf("before any prompt: agent %q, session id %q; want cline and none (Cline keeps no session yet)", s.Agent, s.AgentSessionID)
 	}
 	cs.Send("remember-kumquat please")
@@ -149,7 +148,7 @@ func TestRealClineResume(t *testing.T) {
 	id := m.wait("the conversation's id", func(s api.Session) bool { return s.AgentSessionID != "" }).AgentSessionID
 
 	cs.Keys("C-c")
-	m.waitState(rules.Exited, "process_gone")
+	m.waitState(api.Exited, "process_gone")
 	named := regexp.MustCompile(`Continue\s+cline --id (\S+)`).FindStringSubmatch(cs.Capture())
 	if named == nil || named[1] != id {
 		t.Fatalf("system3 learnt conversation %q; Cline names %q on quitting:\n%s", id, named, cs.Capture())
@@ -163,7 +162,7 @@ func TestRealClineResume(t *testing.T) {
 	cs.WaitFor("the resumed conversation", 60*time.Second, func(screen string) bool {
 		return cs.Ready(screen) && strings.Contains(screen, "Noted: KUMQUAT-7.")
 	})
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	cs.Send("what-did-i-say now")
 	cs.WaitFor("the request after the resume", 0, func(string) bool { return fakeAPI.CountMain("what-did-i-say") > 0 })
 	for _, r := range fakeAPI.Requests() {

@@ -44,7 +44,7 @@ func (s *Supervisor) classify(eng *rules.Engine, p tmux.Pane, screen string) rul
 		in.Raw = s.rawFront(eng, p, in)
 	}
 	res := eng.Classify(in)
-	if res.Rule == rules.RuleProcessGone && res.AgentBy == "screen" && len(in.Processes) > 0 && s.seenAgentOf(p.ID) == "" {
+	if res.Rule == api.RuleProcessGone && res.AgentBy == "screen" && len(in.Processes) > 0 && s.seenAgentOf(p.ID) == "" {
 		// The screen shows an agent this pane was never seen running,
 		// with a shell in the foreground: a shell that printed an agent's
 		// text (cat of a transcript, a script's first moments), not an

@@ -14,7 +14,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestRealClaudeCode runs the supervisor, event-driven by a tmux control
@@ -56,14 +55,14 @@ func TestRealClaudeCode(t *testing.T) {
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 20*time.Second, nil)
 	waitState, waitWake := m.waitState, m.waitWake
 
-	s := waitState(rules.Idle, "")
+	s := waitState(api.Idle, "")
 	if s.Agent != "claude" || s.AgentBy != "process" {
 		t.Fatalf("agent = %q by %q", s.Agent, s.AgentBy)
 	}
 
 	cs.Send("write the slow-essay")
-	waitState(rules.Working, "")
-	waitState(rules.Idle, "")
+	waitState(api.Working, "")
+	waitState(api.Idle, "")
 
 	cs.Send("deploy-now please")
 	ev := waitWake(api.ReasonAwaitingInput)
@@ -74,7 +73,7 @@ func TestRealClaudeCode(t *testing.T) {
 	// Claude Code ignores keys for a moment after a dialog appears.
 	cs.WaitStable(300*time.Millisecond, 0)
 	cs.Keys("1")
-	waitState(rules.Idle, "")
+	waitState(api.Idle, "")
 	if !strings.Contains(cs.Capture(), "Deployed.") {
 		t.Fatalf("approval did not reach the agent:\n%s", cs.Capture())
 	}
@@ -124,7 +123,7 @@ func TestRealClaudeCode(t *testing.T) {
 	if _, err := m.sup.Answer(ctx, api.AnswerRequest{Wake: second.ID, Answer: "no", Origin: "cli"}); err != nil {
 		t.Fatalf("declining the second prompt: %v", err)
 	}
-	m.wait("the prompt gone", func(s api.Session) bool { return s.State != rules.AwaitingInput })
+	m.wait("the prompt gone", func(s api.Session) bool { return s.State != api.AwaitingInput })
 	if _, err := m.sup.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Answer: "1", Origin: "mcp:test"}); !errors.Is(err, api.ErrNotAwaiting) && !errors.Is(err, api.ErrPromptChanged) {
 		t.Fatalf("an answer with no prompt on screen: %v", err)
 	}
@@ -152,7 +151,7 @@ func TestRealClaudeCode(t *testing.T) {
 	cs.Keys("Down")
 	cs.WaitForText("❯ 2. SQLite", 0)
 	cs.Keys("Enter")
-	waitState(rules.Idle, "")
+	waitState(api.Idle, "")
 
 	// Server errors: Claude Code retries with a countdown; the state is
 	// error at once, and the wake waits for the grace period.
@@ -162,12 +161,12 @@ func TestRealClaudeCode(t *testing.T) {
 	slow500.Delay = 1500 * time.Millisecond
 	fakeAPI.FailNext(2, slow500)
 	cs.Send("retry-me please")
-	waitState(rules.Error, "api_error")
+	waitState(api.Error, "api_error")
 	ev = waitWake(api.ReasonAPIError)
 	if ev.Kind != "api_error" || ev.Evidence.Rule != "claude.api_retry" {
 		t.Fatalf("api error wake = %+v", ev)
 	}
-	waitState(rules.Idle, "")
+	waitState(api.Idle, "")
 
 	// More retries within the window: the countdown climbing is a loop.
 	fakeAPI.FailNext(3, claudetest.ErrorStatus(500))
@@ -176,7 +175,7 @@ func TestRealClaudeCode(t *testing.T) {
 	if ev.State != "error_loop" || ev.Evidence.Rule != "monitor.error_loop" {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
-	waitState(rules.Idle, "")
+	waitState(api.Idle, "")
 
 	// Failing tool calls show on screen only collapsed; the transcript
 	// tells each one.
@@ -188,7 +187,7 @@ func TestRealClaudeCode(t *testing.T) {
 
 	// /exit is the user's choice, not a failed worker.
 	cs.Send("/exit")
-	waitState(rules.Exited, "process_gone")
+	waitState(api.Exited, "process_gone")
 	noWake(t, m, api.ReasonWorkerFailed)
 }
 
@@ -209,22 +208,22 @@ func noWake(t *testing.T, m *liveMonitors, r api.Reason) {
 func TestRealClaudeExits(t *testing.T) {
 	cs := claudetest.Start(t, claudetest.Options{})
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 20*time.Second, nil)
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	cs.Keys("C-c")
 	cs.WaitForText("Press Ctrl-C again to exit", 0)
 	cs.Keys("C-c")
-	m.waitState(rules.Exited, "process_gone")
+	m.waitState(api.Exited, "process_gone")
 	noWake(t, m, api.ReasonWorkerFailed)
 
 	// Started again in the same pane, then killed.
 	cs.Run()
 	cs.WaitFor("input box", 30*time.Second, claudetest.IsInputBoxShown)
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	pid := childNamed(t, cs.PanePID(), "claude")
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	m.waitState(rules.Exited, "process_gone")
+	m.waitState(api.Exited, "process_gone")
 	if ev := m.waitWake(api.ReasonWorkerFailed); ev.Agent != "claude" {
 		t.Fatalf("worker_failed wake = %+v", ev)
 	}
@@ -261,5 +260,5 @@ func TestRealClaudeTrustDialog(t *testing.T) {
 	cs.Keys("Down") // the dialog starts on "No, exit"
 	cs.WaitForText("❯ Yes, I trust this folder", 0)
 	cs.Keys("Enter")
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/codextest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestRealCodex runs the supervisor against the real Codex CLI talking to
@@ -36,7 +35,7 @@ func TestRealCodex(t *testing.T) {
 	}
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 45*time.Second, nil)
 
-	s := m.waitState(rules.Idle, "")
+	s := m.waitState(api.Idle, "")
 	if s.Agent != "codex" || s.AgentBy != "process" {
 		t.Fatalf("agent = %q by %q", s.Agent, s.AgentBy)
 	}
@@ -44,10 +43,10 @@ func TestRealCodex(t *testing.T) {
 	// Codex streams an answer with no busy line: still working.
 	cs.Send("write the slow-essay")
 	s = m.waitRule("codex.streaming")
-	if s.State != rules.Working {
+	if s.State != api.Working {
 		t.Fatalf("streaming = %+v", s)
 	}
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 
 	cs.Send("deploy-now please")
 	ev := m.waitWake(api.ReasonAwaitingInput)
@@ -62,7 +61,7 @@ func TestRealCodex(t *testing.T) {
 	if res.Option != "Yes, proceed (y)" {
 		t.Errorf("answer chose %q", res.Option)
 	}
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	if fakeAPI.CountMain("deployed-ok") == 0 {
 		t.Fatalf("the command's output never reached the API; prompts: %q", fakeAPI.MainPrompts())
 	}
@@ -74,18 +73,18 @@ func TestRealCodex(t *testing.T) {
 	// line; that is an error at once and a loop as the attempts climb.
 	fakeAPI.FailNext(1000, codextest.ErrorStatus(500))
 	cs.Send("retry-me please")
-	m.waitState(rules.Error, "api_error")
+	m.waitState(api.Error, "api_error")
 	ev = m.waitWake(api.ReasonErrorLoopDetected)
 	if ev.State != "error_loop" {
 		t.Fatalf("error loop wake = %+v", ev)
 	}
 	fakeAPI.FailNext(0, codextest.APIError{})
 	cs.Keys("Escape")
-	m.waitState(rules.Idle, "interrupted")
+	m.waitState(api.Idle, "interrupted")
 
 	// /quit is the user's choice: no worker failed.
 	cs.Send("/quit")
-	m.waitState(rules.Exited, "process_gone")
+	m.waitState(api.Exited, "process_gone")
 	m.waitRule("codex.exited")
 	noWake(t, m, api.ReasonWorkerFailed)
 }
@@ -105,5 +104,5 @@ func TestRealCodexTrustDialog(t *testing.T) {
 	if _, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: cs.Pane}, Answer: "1", Origin: "test"}); err != nil {
 		t.Fatalf("answer 1: %v", err)
 	}
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/wakebrief"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // DeliveryCursorFile, in the state dir, records the last wake given to the
@@ -289,7 +288,7 @@ func (d *Delivery) try(ctx context.Context) time.Duration {
 	}
 	s := sess.Session
 	idleAgain := d.last.IsZero() || s.Since.After(d.last) || now.Sub(d.last) >= d.cfg.IdleAgain
-	if s.State != rules.Idle || !idleAgain || s.Since.Equal(d.notIdle) {
+	if s.State != api.Idle || !idleAgain || s.Since.Equal(d.notIdle) {
 		if d.heldSince.IsZero() {
 			d.heldSince = now
 		}

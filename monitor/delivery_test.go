@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/wakebrief"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -390,7 +389,7 @@ func TestDeliveryStopHook(t *testing.T) {
 		t.Fatalf("Stop with a wake waiting = %+v, %v", reply, err)
 	}
 	// The turn goes on: the monitors do not take that Stop for idle.
-	if s := r.h.session(supervisorPane); s.State != rules.Working || s.Evidence.Rule != "hook.stop_blocked" {
+	if s := r.h.session(supervisorPane); s.State != api.Working || s.Evidence.Rule != "hook.stop_blocked" {
 		t.Fatalf("supervisor after a blocked Stop: %s by %s", s.State, s.Evidence.Rule)
 	}
 	// The same event again (its reply lost on the way) gets the same wake.

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // An agent that quits as its user asked (/exit, Ctrl-C twice: it prints
@@ -47,7 +46,7 @@ func TestCleanExitRaisesNoWorkerFailed(t *testing.T) {
 			h.clock.Add(h.sup.cfg.ExitGrace)
 			h.step()
 			s := h.session("%1")
-			if s.State != rules.Exited || s.Agent != "claude" {
+			if s.State != api.Exited || s.Agent != "claude" {
 				t.Fatalf("session = %+v", s)
 			}
 			w := h.allWakes(api.ReasonWorkerFailed)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/geminitest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestRealGemini runs the supervisor, fed by a polling tmux watcher,
@@ -33,15 +32,15 @@ func TestRealGemini(t *testing.T) {
 	}
 	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
 
-	s := m.waitState(rules.Idle, "")
+	s := m.waitState(api.Idle, "")
 	if s.Agent != "gemini" || s.AgentBy != "process" {
 		t.Fatalf("agent = %q by %q, want gemini by process (pane command %q)", s.Agent, s.AgentBy, gs.CurrentCommand())
 	}
 
 	gs.Send("write the slow-essay")
-	m.waitState(rules.Working, "")
+	m.waitState(api.Working, "")
 	gs.Keys("Escape")
-	m.waitState(rules.Idle, "interrupted")
+	m.waitState(api.Idle, "interrupted")
 
 	gs.Send("deploy-now please")
 	ev := m.waitWake(api.ReasonAwaitingInput)
@@ -51,7 +50,7 @@ func TestRealGemini(t *testing.T) {
 	}
 	gs.WaitStable(300*time.Millisecond, 0)
 	// Named as a supervisor names it: the prompt it read.
-	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == api.AwaitingInput && s.Prompt != "" })
 	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
@@ -60,17 +59,17 @@ func TestRealGemini(t *testing.T) {
 	gs.WaitFor("deployed", 0, func(sc string) bool {
 		return strings.Contains(sc, "Deployed.") && geminitest.IdleAfter("deploy-now")(sc)
 	})
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	if !strings.Contains(strings.Join(fakeAPI.MainPrompts(), "\n"), "deployed-ok") {
 		t.Errorf("the fake API never saw the shell command's output; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
 
 	fakeAPI.FailNext(1, geminitest.ErrorStatus(400))
 	gs.Send("bad-key please")
-	m.waitState(rules.Error, "auth")
+	m.waitState(api.Error, "auth")
 
 	gs.Send("/quit")
-	m.waitState(rules.Exited, "process_gone")
+	m.waitState(api.Exited, "process_gone")
 }
 
 // The tests here drive the real Gemini CLI through the screen classes
@@ -96,7 +95,7 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 		{Text: "Using your choice."},
 	}})
 	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 
 	// An edit approval.
 	gs.Send("make-file hello.go")
@@ -106,13 +105,13 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 		!strings.Contains(ev.Details, "hello.go") || ev.Evidence.Rule != "gemini.permission" {
 		t.Fatalf("edit approval wake = %+v", ev)
 	}
-	s := m.waitState(rules.AwaitingInput, "permission")
+	s := m.waitState(api.AwaitingInput, "permission")
 	if s.Evidence.Rule != "gemini.permission" {
 		t.Fatalf("edit approval decided by %q, want gemini.permission", s.Evidence.Rule)
 	}
 	answerGemini(t, m, gs, "Allow once")
 	gs.WaitFor("written", 0, func(sc string) bool { return strings.Contains(sc, "Written.") && geminitest.IdleAfter("make-file")(sc) })
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	if b, err := os.ReadFile(hello); err != nil || string(b) != "package main\n\nfunc main() {}\n" {
 		t.Errorf("hello.go after the approval: %q, %v", b, err)
 	}
@@ -127,12 +126,12 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 		strings.Join(ev.Options, "|") != "Postgres|SQLite|Enter a custom value" || ev.Evidence.Rule != "gemini.question" {
 		t.Fatalf("question wake = %+v", ev)
 	}
-	m.waitState(rules.AwaitingInput, "question")
+	m.waitState(api.AwaitingInput, "question")
 	answerGemini(t, m, gs, "Postgres")
 	gs.WaitFor("answered", 0, func(sc string) bool {
 		return strings.Contains(sc, "Using your choice.") && geminitest.IdleAfter("pick-db")(sc)
 	})
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	if p := geminiPromptWith(fakeAPI, "ask_user: "); !strings.Contains(p, "Postgres") {
 		t.Errorf("the fake API never saw ask_user's answer Postgres; prompts:\n%s", strings.Join(fakeAPI.MainPrompts(), "\n"))
 	}
@@ -140,18 +139,18 @@ func TestRealGeminiEditAndQuestion(t *testing.T) {
 	// Ctrl-C once asks for another; the CLI is still idle.
 	gs.Keys("C-c")
 	gs.WaitFor("exit hint", 0, func(sc string) bool { return strings.Contains(strings.ToLower(sc), "again to exit") })
-	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+	if s := m.waitState(api.Idle, ""); s.Evidence.Rule != "gemini.idle" {
 		t.Fatalf("one Ctrl-C decided by %q, want gemini.idle", s.Evidence.Rule)
 	}
 	gs.Keys("C-c")
-	s = m.waitState(rules.Exited, "process_gone")
+	s = m.waitState(api.Exited, "process_gone")
 	t.Logf("exited: decided by %s", s.Evidence.Rule)
-	if s.Agent != "gemini" || (s.Evidence.Rule != rules.RuleProcessGone && s.Evidence.Rule != "gemini.exited") {
+	if s.Agent != "gemini" || (s.Evidence.Rule != api.RuleProcessGone && s.Evidence.Rule != "gemini.exited") {
 		t.Fatalf("exited = %+v", s)
 	}
 	// Ctrl-C twice is the user's choice: Gemini says goodbye its way, and
 	// no worker failed.
-	if s := m.waitRule("gemini.exited"); s.State != rules.Exited {
+	if s := m.waitRule("gemini.exited"); s.State != api.Exited {
 		t.Fatalf("goodbye = %+v", s)
 	}
 	noWake(t, m, api.ReasonWorkerFailed)
@@ -173,12 +172,12 @@ func TestRealGeminiTrustDialog(t *testing.T) {
 		ev.Evidence.Rule != "gemini.trust" {
 		t.Fatalf("trust wake = %+v", ev)
 	}
-	m.waitState(rules.AwaitingInput, "trust")
+	m.waitState(api.AwaitingInput, "trust")
 	answerGemini(t, m, gs, "Trust folder (project)")
 	gs.WaitFor("input box", 40*time.Second, func(sc string) bool {
 		return geminitest.IsInputBoxShown(sc) && !strings.Contains(sc, "Do you trust the files")
 	})
-	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+	if s := m.waitState(api.Idle, ""); s.Evidence.Rule != "gemini.idle" {
 		t.Fatalf("after trusting, decided by %q, want gemini.idle", s.Evidence.Rule)
 	}
 }
@@ -192,13 +191,13 @@ func TestRealGeminiRetries(t *testing.T) {
 	fakeAPI := geminitest.NewFakeAPI(t, geminitest.Rule{Contains: "flaky", Steps: []geminitest.Step{{Text: "Recovered after a retry."}}})
 	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
 	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 
 	fakeAPI.FailNext(1, geminitest.ErrorStatus(500))
 	gs.Send("flaky request please")
 	// Between the 500 and the retry (5s ±30% later) the screen shows only
 	// the busy line: every classification made then must be working.
-	samples := m.record(t, gs, func(s api.Session) bool { return s.State == rules.Idle && len(geminiMainWith(fakeAPI, "flaky")) >= 2 })
+	samples := m.record(t, gs, func(s api.Session) bool { return s.State == api.Idle && len(geminiMainWith(fakeAPI, "flaky")) >= 2 })
 	reqs := geminiMainWith(fakeAPI, "flaky")
 	if len(reqs) != 2 || reqs[0].Status != 500 || reqs[1].Status != 200 {
 		t.Fatalf("want a 500 and then a retry answered; requests:\n%s", fakeAPI.Summary())
@@ -207,7 +206,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	for _, s := range samples {
 		if s.Updated.After(reqs[0].Time) && s.Updated.Before(reqs[1].Time) {
 			during = append(during, string(s.State)+"/"+s.Kind+" by "+s.Evidence.Rule)
-			if s.State != rules.Working || s.Kind != "" || s.Evidence.Rule != "gemini.working" {
+			if s.State != api.Working || s.Kind != "" || s.Evidence.Rule != "gemini.working" {
 				t.Errorf("at %s, while the CLI waited to retry a 500: %s/%s by %s; want working by gemini.working",
 					s.Updated.Format("15:04:05.000"), s.State, s.Kind, s.Evidence.Rule)
 			}
@@ -220,7 +219,7 @@ func TestRealGeminiRetries(t *testing.T) {
 	gs.WaitFor("answer", 0, func(sc string) bool {
 		return strings.Contains(sc, "Recovered after a retry.") && geminitest.IdleAfter("flaky")(sc)
 	})
-	if s := m.waitState(rules.Idle, ""); s.Evidence.Rule != "gemini.idle" {
+	if s := m.waitState(api.Idle, ""); s.Evidence.Rule != "gemini.idle" {
 		t.Fatalf("after the retry's answer, decided by %q, want gemini.idle", s.Evidence.Rule)
 	}
 
@@ -232,14 +231,14 @@ func TestRealGeminiRetries(t *testing.T) {
 	for i, p := range []string{"bad-key once", "bad-key again", "bad-key thrice"} {
 		fakeAPI.FailNext(1, bad)
 		gs.Send(p)
-		m.waitState(rules.Working, "")
+		m.waitState(api.Working, "")
 		if i < 2 {
-			if s := m.waitState(rules.Error, "auth"); s.Evidence.Rule != "gemini.auth" || s.ErrorCount != i+1 {
+			if s := m.waitState(api.Error, "auth"); s.Evidence.Rule != "gemini.auth" || s.ErrorCount != i+1 {
 				t.Fatalf("bad key %d: rule %q, error count %d", i+1, s.Evidence.Rule, s.ErrorCount)
 			}
 		}
 	}
-	s := m.waitState(rules.ErrorLoop, "")
+	s := m.waitState(api.ErrorLoop, "")
 	if s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("error loop = %+v", s)
 	}
@@ -261,9 +260,9 @@ func TestRealGeminiUnreachable(t *testing.T) {
 	general["retryFetchErrors"] = false
 	gs := geminitest.Start(t, geminitest.Options{URL: geminitest.UnreachableURL(t), Settings: settings})
 	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 40*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	gs.Send("anyone there")
-	s := m.waitState(rules.Error, "api_error")
+	s := m.waitState(api.Error, "api_error")
 	if s.Evidence.Rule != "gemini.api_error" || !strings.Contains(strings.Join(s.Evidence.Lines, "\n"), "fetch failed") {
 		t.Fatalf("unreachable = %+v", s)
 	}
@@ -279,7 +278,7 @@ func answerGemini(t *testing.T, m *liveMonitors, gs *geminitest.Session, want st
 	t.Helper()
 	gs.WaitStable(300*time.Millisecond, 0)
 	// Named as a supervisor names it: the prompt it read.
-	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == rules.AwaitingInput && s.Prompt != "" })
+	ps := m.wait("a prompt on screen", func(s api.Session) bool { return s.State == api.AwaitingInput && s.Prompt != "" })
 	res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "1", Origin: "test"})
 	if err != nil {
 		t.Fatalf("answer 1: %v", err)
@@ -349,11 +348,11 @@ func TestRealGeminiUsageLimit(t *testing.T) {
 	fakeAPI := geminitest.NewFakeAPI(t)
 	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
 	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 60*time.Second, func(c *Config) { c.Cmdlines = ProcessCmdlines })
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	stop := func(withReset bool) {
 		t.Helper()
 		ps := m.wait("the usage-limit dialog", func(s api.Session) bool {
-			return s.State == rules.AwaitingInput && s.Prompt != "" && s.Evidence.Rule == "gemini.usage_limit_dialog"
+			return s.State == api.AwaitingInput && s.Prompt != "" && s.Evidence.Rule == "gemini.usage_limit_dialog"
 		})
 		if ps.Kind != "other" || !strings.HasPrefix(ps.Question, "Usage limit reached for ") || !slices.Equal(ps.Options, []string{"Keep trying", "Stop"}) ||
 			strings.Contains(gs.Capture(), "Access resets at ") != withReset {
@@ -372,7 +371,7 @@ func TestRealGeminiUsageLimit(t *testing.T) {
 		t.Fatalf("dialog wake = %+v", ev)
 	}
 	stop(true)
-	s := m.waitState(rules.RateLimited, "")
+	s := m.waitState(api.RateLimited, "")
 	if d := s.ResetsAt.Sub(sent); s.Evidence.Rule != "gemini.usage_limit" || d < 59*time.Minute || d > 62*time.Minute {
 		t.Fatalf("after Stop: %s by %s, resets %s after the prompt", s.State, s.Evidence.Rule, d)
 	}
@@ -383,7 +382,7 @@ func TestRealGeminiUsageLimit(t *testing.T) {
 	fakeAPI.FailNext(1000, geminitest.DailyQuota())
 	gs.Send("daily-quota please")
 	stop(false)
-	if s := m.waitState(rules.Error, "rate_limited"); s.Evidence.Rule != "gemini.rate_limited" || !s.ResetsAt.IsZero() {
+	if s := m.waitState(api.Error, "rate_limited"); s.Evidence.Rule != "gemini.rate_limited" || !s.ResetsAt.IsZero() {
 		t.Fatalf("after Stop on the daily quota: %+v", s)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Supervisor) guessSettle() time.Duration { return max(s.cfg.UnmatchedAft
 // ran, however short. Until then the shell in front says the program has
 // exited (applyLocked).
 //
-// A guessed prompt (rules.RuleGuessChoice) is held back until the
+// A guessed prompt (api.RuleGuessChoice) is held back until the
 // program's output has stopped: a capture guessSettle or more after the
 // first that showed it shows the very same screen. Until then the pane is
 // unknown, saying so; recheckGuessLocked has it captured again once
@@ -94,11 +94,11 @@ func (s *Supervisor) followProgram(pane string, res rules.Result, screen string)
 		return res
 	}
 	switch {
-	case res.Rule == rules.RuleUnknownProgram || res.Rule == rules.RuleGuessChoice:
+	case res.Rule == api.RuleUnknownProgram || res.Rule == api.RuleGuessChoice:
 		st.program, st.left = res.Program, screenMark{}
-	case res.Rule == rules.RulePaneDead || agents.IsAgent(res.Agent) || res.Rule == rules.RuleShellJob && res.Program != st.program:
+	case res.Rule == api.RulePaneDead || agents.IsAgent(res.Agent) || res.Rule == api.RuleShellJob && res.Program != st.program:
 		st.program = ""
-	case st.program != "" && agents.IsShell(res.Agent) && res.Rule != rules.RuleShellJob:
+	case st.program != "" && agents.IsShell(res.Agent) && res.Rule != api.RuleShellJob:
 		// The shell holds its terminal again.
 		above := strings.TrimRight(screen, " \n")
 		above = above[:max(strings.LastIndexByte(above, '\n'), 0)]
@@ -108,7 +108,7 @@ func (s *Supervisor) followProgram(pane string, res rules.Result, screen string)
 			st.program = ""
 		}
 	}
-	if res.Rule != rules.RuleGuessChoice {
+	if res.Rule != api.RuleGuessChoice {
 		st.guess = screenMark{}
 		return res
 	}
@@ -120,7 +120,7 @@ func (s *Supervisor) followProgram(pane string, res rules.Result, screen string)
 		return res
 	}
 	held := res
-	held.State, held.Kind, held.Rule = rules.Unknown, "", rules.RuleUnknownProgram
+	held.State, held.Kind, held.Rule = api.Unknown, "", api.RuleUnknownProgram
 	held.Question, held.Detail, held.Options, held.IdentityOptions = "", "", []string{}, nil
 	held.Evidence = []string{fmt.Sprintf("no agent package knows %s; a numbered list with a selection marker is on screen, taken for a prompt only once the program's output has stopped for %s", res.Program, settle)}
 	return held
@@ -132,7 +132,7 @@ func (s *Supervisor) followProgram(pane string, res rules.Result, screen string)
 // that stopped writing sends no event that would.
 func (s *Supervisor) recheckGuessLocked(st *paneState, now time.Time) {
 	g := st.guess
-	if g.since.IsZero() || st.sess.State == rules.AwaitingInput {
+	if g.since.IsZero() || st.sess.State == api.AwaitingInput {
 		return
 	}
 	due := g.since.Add(s.guessSettle())

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -80,7 +79,7 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 	f.set("picker", true)
 	h.tm.showText("%1", "picker", "Loading 1\n"+pickerMenu)
 	h.step()
-	if s := session(); s.State != rules.Unknown || s.Evidence.Rule != rules.RuleUnknownProgram || s.Agent != "" ||
+	if s := session(); s.State != api.Unknown || s.Evidence.Rule != api.RuleUnknownProgram || s.Agent != "" ||
 		len(s.Evidence.Lines) != 1 || !strings.Contains(s.Evidence.Lines[0], "no agent package knows picker") {
 		t.Fatalf("a list just drawn = %+v", s)
 	}
@@ -89,7 +88,7 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 		h.clock.Add(time.Second)
 		h.tm.showText("%1", "picker", "Loading "+string(rune('0'+i))+"\n"+pickerMenu)
 		h.step()
-		if s := session(); s.State != rules.Unknown {
+		if s := session(); s.State != api.Unknown {
 			t.Fatalf("while printing (%d s) = %s by %s", i, s.State, s.Evidence.Rule)
 		}
 	}
@@ -101,7 +100,7 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 	h.step()
 	h.step()
 	s := session()
-	if s.State != rules.AwaitingInput || s.Kind != "other" || s.Evidence.Rule != rules.RuleGuessChoice || s.Evidence.Source != "screen" ||
+	if s.State != api.AwaitingInput || s.Kind != "other" || s.Evidence.Rule != api.RuleGuessChoice || s.Evidence.Source != "screen" ||
 		s.Question != "Deploy v2 to production?" || !slices.Equal(s.Options, []string{"Yes", "No"}) || s.Agent != "" || s.Prompt == "" {
 		t.Fatalf("once stopped = %+v", s)
 	}
@@ -110,7 +109,7 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 		t.Fatalf("evidence = %q", l)
 	}
 	w := h.unacked(api.ReasonAwaitingInput)
-	if len(w) != 1 || w[0].Evidence.Rule != rules.RuleGuessChoice || !slices.Equal(w[0].Options, []string{"Yes", "No"}) ||
+	if len(w) != 1 || w[0].Evidence.Rule != api.RuleGuessChoice || !slices.Equal(w[0].Options, []string{"Yes", "No"}) ||
 		!strings.Contains(w[0].SuggestedAction, "a guess") || !strings.Contains(w[0].SuggestedAction, "does not type into a prompt it guessed") {
 		t.Fatalf("wakes = %+v", w)
 	}
@@ -134,7 +133,7 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 	h.tm.showText("%1", "bash", "$ picker\n$ ")
 	h.step()
 	s = session()
-	if s.State != rules.Exited || s.Kind != "process_gone" || s.Evidence.Rule != ruleProgramLeft || s.Evidence.Source != "process" ||
+	if s.State != api.Exited || s.Kind != "process_gone" || s.Evidence.Rule != ruleProgramLeft || s.Evidence.Source != "process" ||
 		s.Agent != "" || !strings.Contains(s.Evidence.Lines[0], "picker (a program no agent package knows) is no longer running") {
 		t.Fatalf("after the program exited = %+v", s)
 	}
@@ -149,14 +148,14 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 	h.clock.Add(time.Minute)
 	h.tm.showText("%1", "bash", "$ picker\n$ l")
 	h.step()
-	if s := session(); s.State != rules.Exited {
+	if s := session(); s.State != api.Exited {
 		t.Fatalf("typing at the prompt after it = %s", s.State)
 	}
 	// A command ran, too short for any capture to see it in front: the
 	// pane is the shell's again.
 	h.tm.showText("%1", "bash", "$ picker\n$ ls\nREADME.md\n$ ")
 	h.step()
-	if s := session(); s.State != rules.Idle || s.Agent != "shell" {
+	if s := session(); s.State != api.Idle || s.Agent != "shell" {
 		t.Fatalf("after ls = %+v", s)
 	}
 
@@ -167,19 +166,19 @@ func TestGuessedPromptOfAnUnknownProgram(t *testing.T) {
 	f.set("", false)
 	h.tm.showText("%1", "bash", "$ picker\n$ ")
 	h.step()
-	if s := session(); s.State != rules.Exited {
+	if s := session(); s.State != api.Exited {
 		t.Fatalf("after the program exited again = %s", s.State)
 	}
 	f.set("sleep", false)
 	h.tm.showText("%1", "sleep", "$ picker\n$ sleep 1\n")
 	h.step()
-	if s := session(); s.State != rules.Working || s.Evidence.Rule != rules.RuleShellJob {
+	if s := session(); s.State != api.Working || s.Evidence.Rule != api.RuleShellJob {
 		t.Fatalf("running sleep = %+v", s)
 	}
 	f.set("", false)
 	h.tm.showText("%1", "bash", "$ picker\n$ sleep 1\n$ ")
 	h.step()
-	if s := session(); s.State != rules.Idle {
+	if s := session(); s.State != api.Idle {
 		t.Fatalf("after sleep = %+v", s)
 	}
 }
@@ -195,13 +194,13 @@ func TestGuessSettlesOnTheSameScreenOnly(t *testing.T) {
 	h.clock.Add(h.sup.guessSettle() - time.Millisecond)
 	h.tm.showText("%1", "picker", strings.Replace(pickerMenu, "❯ 1. Yes\n  2. No", "  1. Yes\n❯ 2. No", 1))
 	h.step()
-	if s := h.session("%1"); s.State != rules.Unknown {
+	if s := h.session("%1"); s.State != api.Unknown {
 		t.Fatalf("a new screen just drawn = %s by %s", s.State, s.Evidence.Rule)
 	}
 	h.clock.Add(h.sup.guessSettle())
 	h.step()
 	h.step()
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Lines[1] != "❯ 2. No" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Lines[1] != "❯ 2. No" {
 		t.Fatalf("settled = %+v", s)
 	}
 }
@@ -216,13 +215,13 @@ func TestPlainShellIsNeverGuessedNorExited(t *testing.T) {
 	list := "$ cat menu.txt\n> 1. Yes\n  2. No\n"
 	steps := []struct {
 		job, cmd, screen string
-		state            rules.State
+		state            api.State
 	}{
-		{"", "bash", "$ ", rules.Idle},
-		{"cat", "cat", list, rules.Working},
-		{"", "bash", list + "$ ", rules.Idle},
-		{"ls", "ls", "$ ls\n", rules.Working},
-		{"", "bash", list + "$ ls\nREADME.md\n$ ", rules.Idle},
+		{"", "bash", "$ ", api.Idle},
+		{"cat", "cat", list, api.Working},
+		{"", "bash", list + "$ ", api.Idle},
+		{"ls", "ls", "$ ls\n", api.Working},
+		{"", "bash", list + "$ ls\nREADME.md\n$ ", api.Idle},
 	}
 	for _, st := range steps {
 		f.set(st.job, false)

@@ -17,7 +17,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func (f *fakeTmux) setPID(pane string, pid int) {
@@ -81,10 +80,10 @@ func TestHookFromOutsideThePaneIsRefused(t *testing.T) {
 		}
 		t.Logf("refused: %v", err)
 	}
-	if s := h.session("%1"); s.State != rules.Idle || s.Evidence.Source != "screen" {
+	if s := h.session("%1"); s.State != api.Idle || s.Evidence.Source != "screen" {
 		t.Fatalf("forged PermissionRequest changed %%1: %+v", s)
 	}
-	if s := h.session("%2"); s.State != rules.Working || s.Evidence.Source != "screen" {
+	if s := h.session("%2"); s.State != api.Working || s.Evidence.Source != "screen" {
 		t.Fatalf("forged SessionEnd changed %%2: %+v", s)
 	}
 	h.step()
@@ -118,14 +117,14 @@ func TestHookFromInsideThePaneIsTaken(t *testing.T) {
 	if _, err := h.sup.Hook(context.Background(), api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", Received: h.clock.Now(), Sender: inside}); err != nil {
 		t.Fatal(err)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after PermissionRequest from the pane: %+v", s)
 	}
 	self := api.HookSender{Via: api.ViaSocket, PID: os.Getpid()}
 	if _, err := h.sup.Hook(context.Background(), api.HookEvent{Name: api.SessionEnd, Pane: "%2", Received: h.clock.Now(), Sender: self}); err != nil {
 		t.Fatal(err)
 	}
-	if s := h.session("%2"); s.State != rules.Exited || s.Evidence.Rule != "hook.session_end" {
+	if s := h.session("%2"); s.State != api.Exited || s.Evidence.Rule != "hook.session_end" {
 		t.Fatalf("after SessionEnd from the pane: %+v", s)
 	}
 }
@@ -168,7 +167,7 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	if _, err := h.sup.Hook(context.Background(), changed); !errors.Is(err, api.ErrHookRefused) {
 		t.Fatalf("an event changed after signing: %v", err)
 	}
-	if s := h.session("%1"); s.State != rules.Idle {
+	if s := h.session("%1"); s.State != api.Idle {
 		t.Fatalf("refused events changed the state: %+v", s)
 	}
 	// A live process that verifiably runs elsewhere is refused whatever
@@ -183,7 +182,7 @@ func TestHookTokenProvesTheSession(t *testing.T) {
 	if _, err := h.sup.Hook(context.Background(), good); err != nil {
 		t.Fatal(err)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput {
+	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("signed event not taken: %+v", s)
 	}
 }
@@ -214,10 +213,10 @@ func TestReplaySpoolNeedsTheToken(t *testing.T) {
 	if n, err := h.sup.ReplaySpool(context.Background(), sp); err != nil || n != 2 {
 		t.Fatalf("ReplaySpool = %d, %v", n, err)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("signed spooled event: %+v", s)
 	}
-	if s := h.session("%2"); s.State != rules.Working {
+	if s := h.session("%2"); s.State != api.Working {
 		t.Fatalf("unsigned spooled SessionEnd was taken: %+v", s)
 	}
 	if !strings.Contains(log.String(), "hook event refused") || !strings.Contains(log.String(), "spooled without a hook token") {
@@ -234,7 +233,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	h.step()
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
 	h.sup.flush(context.Background()) // the capture the hook asks for: the screen still idle
-	if s := h.session("%1"); s.State != rules.AwaitingInput {
+	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("after the hook: %+v", s)
 	}
 	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 {
@@ -246,13 +245,13 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 
 	h.clock.Add(hookUnconfirmed - time.Second)
 	h.sup.timeChecks(h.clock.Now())
-	if s := h.session("%1"); s.State != rules.AwaitingInput {
+	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("expired early: %+v", s)
 	}
 	h.clock.Add(time.Second)
 	h.sup.timeChecks(h.clock.Now())
 	s := h.session("%1")
-	if s.State != rules.Idle || s.Evidence.Source != "screen" {
+	if s.State != api.Idle || s.Evidence.Source != "screen" {
 		t.Fatalf("hook state held past %s on a silent pane: %+v", hookUnconfirmed, s)
 	}
 	h.tm.mu.Lock()

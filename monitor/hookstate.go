@@ -31,7 +31,7 @@ const (
 
 // stateKind is a classification without its evidence.
 type stateKind struct {
-	state rules.State
+	state api.State
 	kind  string
 }
 
@@ -77,21 +77,21 @@ func hookEffect(ev api.HookEvent) (sk stateKind, rule string, lines []string, ok
 	}
 	switch ev.Name {
 	case api.PermissionRequest:
-		return stateKind{rules.AwaitingInput, "permission"}, "hook.permission_request", []string{line}, true
+		return stateKind{api.AwaitingInput, "permission"}, "hook.permission_request", []string{line}, true
 	case api.Notification:
 		l := []string{fmt.Sprintf("Notification %s: %s", ev.NotificationType, ev.Message)}
 		// Other notifications ("idle_prompt": waiting a minute for input)
 		// may come while a question dialog is up: the screen knows better.
 		if ev.NotificationType == "permission_prompt" {
-			return stateKind{rules.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
+			return stateKind{api.AwaitingInput, "permission"}, "hook.notification.permission_prompt", l, true
 		}
 	case api.Stop:
 		if ev.Blocked {
 			// system3's reply gave the agent a wake instead of letting
 			// the turn end (a supervisor pane's Stop hook).
-			return stateKind{rules.Working, ""}, "hook.stop_blocked", []string{"Stop: blocked with a wake; the turn goes on"}, true
+			return stateKind{api.Working, ""}, "hook.stop_blocked", []string{"Stop: blocked with a wake; the turn goes on"}, true
 		}
-		return stateKind{rules.Idle, ""}, "hook.stop", []string{line}, true
+		return stateKind{api.Idle, ""}, "hook.stop", []string{line}, true
 	case api.StopFailure:
 		l := []string{"StopFailure: " + ev.Error}
 		if ev.ErrorDetails != "" {
@@ -104,21 +104,21 @@ func hookEffect(ev api.HookEvent) (sk stateKind, rule string, lines []string, ok
 			// A usage limit that says when it resets, no API error:
 			// Claude Code may continue by itself then, which only its
 			// screen tells.
-			return stateKind{rules.RateLimited, ""}, "hook.usage_limit", l, true
+			return stateKind{api.RateLimited, ""}, "hook.usage_limit", l, true
 		}
-		return stateKind{rules.Error, ev.Error}, "hook.stop_failure", l, true
+		return stateKind{api.Error, ev.Error}, "hook.stop_failure", l, true
 	case api.UserPromptSubmit:
-		return stateKind{rules.Working, ""}, "hook.user_prompt_submit", []string{line}, true
+		return stateKind{api.Working, ""}, "hook.user_prompt_submit", []string{line}, true
 	case api.PreToolUse:
-		return stateKind{rules.Working, ""}, "hook.pre_tool_use", []string{line}, true
+		return stateKind{api.Working, ""}, "hook.pre_tool_use", []string{line}, true
 	case api.PostToolUse:
-		return stateKind{rules.Working, ""}, "hook.post_tool_use", []string{line}, true
+		return stateKind{api.Working, ""}, "hook.post_tool_use", []string{line}, true
 	case api.PostToolUseFailure:
 		if !ev.IsInterrupt {
-			return stateKind{rules.Working, ""}, "hook.post_tool_use_failure", []string{line, errorSummary(ev.Error)}, true
+			return stateKind{api.Working, ""}, "hook.post_tool_use_failure", []string{line, errorSummary(ev.Error)}, true
 		}
 	case api.SessionEnd:
-		return stateKind{rules.Exited, "session_end"}, "hook.session_end", []string{"SessionEnd: " + ev.Reason}, true
+		return stateKind{api.Exited, "session_end"}, "hook.session_end", []string{"SessionEnd: " + ev.Reason}, true
 	}
 	return stateKind{}, "", nil, false
 }
@@ -242,7 +242,7 @@ func (s *Supervisor) kickLocked() {
 // capture shows something else than the screen did when the hook came; a
 // capture that shows the hook's state confirms it (the screen then fills
 // the question and options); a process that is gone always wins.
-func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state rules.State, kind string, ev api.Evidence) (rules.State, string, api.Evidence) {
+func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult, state api.State, kind string, ev api.Evidence) (api.State, string, api.Evidence) {
 	ph := s.hooks[st.sess.Pane]
 	if ph == nil {
 		if !agents.Lookup(res.Agent).Hooks {
@@ -260,7 +260,7 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 	screen := stateKind{res.State, res.Kind}
 	if m := ph.mark; m != nil {
 		switch {
-		case state == rules.Exited || state == rules.ErrorLoop:
+		case state == api.Exited || state == api.ErrorLoop:
 			// The agent is gone, or history decided: no hook says otherwise.
 			ph.mark = nil
 		case state == m.state:
@@ -268,7 +268,7 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 			m.base, m.hasBase, m.confirmed = screen, true, true
 			// The screen tells a prompt's kind best; StopFailure's error
 			// kind is Claude Code's own word.
-			if kind == "" || (m.state == rules.Error && m.kind != "") {
+			if kind == "" || (m.state == api.Error && m.kind != "") {
 				kind = m.kind
 			}
 			ev = api.Evidence{Source: "hook", Rule: m.rule, Lines: append(slices.Clone(m.lines), ev.Lines...)}
@@ -282,8 +282,8 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 			ph.mark = nil
 		}
 	}
-	if failing, n := s.hookFailing(ph, now); failing != "" && state != rules.AwaitingInput && state != rules.Exited && state != rules.ErrorLoop {
-		state, kind = rules.ErrorLoop, ""
+	if failing, n := s.hookFailing(ph, now); failing != "" && state != api.AwaitingInput && state != api.Exited && state != api.ErrorLoop {
+		state, kind = api.ErrorLoop, ""
 		ev = api.Evidence{Source: "hook", Rule: "hook.failing_tools", Lines: []string{errorSummary(failing),
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", n, s.cfg.LoopWindow)}}
 		st.sess.ErrorCount = n
@@ -313,7 +313,7 @@ func (s *Supervisor) expireHooksLocked(now time.Time) []wakeOp {
 
 // hold returns the hook's state over a screen that does not show it; what
 // the screen said about a prompt does not apply.
-func (m *hookMark) hold(res *rules.Result) (rules.State, string, api.Evidence) {
+func (m *hookMark) hold(res *rules.Result) (api.State, string, api.Evidence) {
 	res.Question, res.Detail, res.Options = "", "", nil
 	return m.state, m.kind, api.Evidence{Source: "hook", Rule: m.rule, Lines: slices.Clone(m.lines)}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -35,12 +34,12 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working {
+	if s := h.session("%1"); s.State != api.Working {
 		t.Fatalf("before: %+v", s)
 	}
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: "./deploy.sh --prod"})
 	s := h.session("%1")
-	if s.State != rules.AwaitingInput || s.Kind != "permission" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.permission_request" ||
+	if s.State != api.AwaitingInput || s.Kind != "permission" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.permission_request" ||
 		s.Question != "" || !strings.Contains(s.Evidence.Lines[0], "./deploy.sh --prod") {
 		t.Fatalf("after the hook: %+v", s)
 	}
@@ -52,7 +51,7 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	// override the fresh hook.
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Source != "hook" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Source != "hook" {
 		t.Fatalf("stale capture overrode the hook: %+v", s)
 	}
 
@@ -60,7 +59,7 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.step()
 	s = h.session("%1")
-	if s.State != rules.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) != 4 || s.Kind != "permission" {
+	if s.State != api.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) != 4 || s.Kind != "permission" {
 		t.Fatalf("prompt drawn: %+v", s)
 	}
 
@@ -68,7 +67,7 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	// screen decides again.
 	h.tm.show(t, "%1", "claude", "claude/working_tool_running.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working || s.Evidence.Source != "screen" {
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Source != "screen" {
 		t.Fatalf("after the answer: %+v", s)
 	}
 }
@@ -80,17 +79,17 @@ func TestHookStaleDoesNotOverrideFreshScreen(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
-	if s := h.session("%1"); s.State != rules.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
 		t.Fatalf("after UserPromptSubmit: %+v", s)
 	}
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working || s.Evidence.Source != "hook" {
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Source != "hook" {
 		t.Fatalf("confirmed: %+v", s)
 	}
 	h.tm.show(t, "%1", "claude", "claude/interrupted.txt")
 	h.step()
-	if s := h.session("%1"); s.Evidence.Source != "screen" || s.State == rules.Working {
+	if s := h.session("%1"); s.Evidence.Source != "screen" || s.State == api.Working {
 		t.Fatalf("after an interrupt: %+v", s)
 	}
 }
@@ -105,7 +104,7 @@ func TestHookUnconfirmedExpires(t *testing.T) {
 	h.clock.Add(hookUnconfirmed + time.Second)
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Idle || s.Evidence.Source != "screen" {
+	if s := h.session("%1"); s.State != api.Idle || s.Evidence.Source != "screen" {
 		t.Fatalf("unconfirmed hook held: %+v", s)
 	}
 }
@@ -113,22 +112,22 @@ func TestHookUnconfirmedExpires(t *testing.T) {
 func TestHookEventsSetStates(t *testing.T) {
 	tests := []struct {
 		ev    api.HookEvent
-		state rules.State
+		state api.State
 		kind  string
 		rule  string
 	}{
 		{api.HookEvent{Name: api.Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"},
-			rules.AwaitingInput, "permission", "hook.notification.permission_prompt"},
-		{api.HookEvent{Name: api.Stop}, rules.Idle, "", "hook.stop"},
-		{api.HookEvent{Name: api.StopFailure, Error: "rate_limit"}, rules.Error, "rate_limit", "hook.stop_failure"},
-		{api.HookEvent{Name: api.PreToolUse, ToolName: "Bash"}, rules.Working, "", "hook.pre_tool_use"},
-		{api.HookEvent{Name: api.SessionEnd, Reason: "prompt_input_exit"}, rules.Exited, "session_end", "hook.session_end"},
+			api.AwaitingInput, "permission", "hook.notification.permission_prompt"},
+		{api.HookEvent{Name: api.Stop}, api.Idle, "", "hook.stop"},
+		{api.HookEvent{Name: api.StopFailure, Error: "rate_limit"}, api.Error, "rate_limit", "hook.stop_failure"},
+		{api.HookEvent{Name: api.PreToolUse, ToolName: "Bash"}, api.Working, "", "hook.pre_tool_use"},
+		{api.HookEvent{Name: api.SessionEnd, Reason: "prompt_input_exit"}, api.Exited, "session_end", "hook.session_end"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
 			h := newHarness(t, nil)
 			screen := "claude/working_spinner.ansi.txt"
-			if tt.state == rules.Working {
+			if tt.state == api.Working {
 				screen = "claude/idle.txt"
 			}
 			h.tm.show(t, "%1", "claude", screen)
@@ -150,7 +149,7 @@ func TestHookOldEventsOnlyAddHistory(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", Received: h.clock.Now().Add(-HookFresh - time.Minute)})
-	if s := h.session("%1"); s.State != rules.Idle || s.Evidence.Source != "screen" {
+	if s := h.session("%1"); s.State != api.Idle || s.Evidence.Source != "screen" {
 		t.Fatalf("an old hook set the state: %+v", s)
 	}
 }
@@ -169,7 +168,7 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 		h.clock.Add(time.Second)
 		h.hook(api.HookEvent{Name: api.PostToolUseFailure, Pane: "%1", ToolName: "Bash", ToolInput: "ls /nope", ToolUseID: fmt.Sprintf("toolu_%d", i),
 			Error: "Exit code 2\nls: cannot access '/nope': No such file or directory"})
-		if s := h.session("%1"); (i < 2) != (s.State != rules.ErrorLoop) {
+		if s := h.session("%1"); (i < 2) != (s.State != api.ErrorLoop) {
 			t.Fatalf("after %d failures: %+v", i+1, s)
 		}
 	}
@@ -181,7 +180,7 @@ func TestHookFailuresMakeAnErrorLoop(t *testing.T) {
 		t.Fatalf("error loop wakes = %+v", w)
 	}
 	h.hook(api.HookEvent{Name: api.PostToolUse, Pane: "%1", ToolName: "Bash", ToolInput: "ls /", ToolResponse: "bin etc"})
-	if s := h.session("%1"); s.State != rules.Working {
+	if s := h.session("%1"); s.State != api.Working {
 		t.Fatalf("after a success: %+v", s)
 	}
 	mu.Lock()
@@ -201,7 +200,7 @@ func TestHookProcessGoneWins(t *testing.T) {
 	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Exited || s.Evidence.Source != "process" {
+	if s := h.session("%1"); s.State != api.Exited || s.Evidence.Source != "process" {
 		t.Fatalf("session = %+v", s)
 	}
 }
@@ -258,7 +257,7 @@ func TestReplaySpool(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("ReplaySpool = %d, %v", n, err)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after replay: %+v", s)
 	}
 	if evs, _, _ := sp.Drain(); len(evs) != 0 {
@@ -297,7 +296,7 @@ func TestHookIdleNotificationLeavesAQuestion(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/question_multiple_choice.txt")
 	h.step()
 	h.hook(api.HookEvent{Name: api.Notification, Pane: "%1", NotificationType: "idle_prompt", Message: "Claude is waiting for your input"})
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Source != "screen" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Source != "screen" {
 		t.Fatalf("session = %+v", s)
 	}
 }
@@ -312,7 +311,7 @@ func TestHookStopFailureKindHolds(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/api_error_500.txt")
 	h.step()
 	s := h.session("%1")
-	if s.State != rules.Error || s.Kind != "server_error" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.stop_failure" {
+	if s.State != api.Error || s.Kind != "server_error" || s.Evidence.Source != "hook" || s.Evidence.Rule != "hook.stop_failure" {
 		t.Fatalf("session = %+v", s)
 	}
 	h.clock.Add(31 * time.Second)
@@ -331,7 +330,7 @@ func TestHookOlderEventDoesNotReplaceNewer(t *testing.T) {
 	now := h.clock.Now()
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", Received: now})
 	h.hook(api.HookEvent{Name: api.PreToolUse, Pane: "%1", Received: now.Add(-time.Second)})
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("session = %+v", s)
 	}
 }

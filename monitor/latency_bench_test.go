@@ -37,7 +37,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sub.Close()
-	stateOf := func() rules.State {
+	stateOf := func() api.State {
 		snap, _ := sup.Snapshot(ctx)
 		for _, s := range snap.Sessions {
 			if s.Pane == target {
@@ -56,7 +56,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		send(idle)
-		for deadline := time.Now().Add(5 * time.Second); stateOf() == rules.AwaitingInput; {
+		for deadline := time.Now().Add(5 * time.Second); stateOf() == api.AwaitingInput; {
 			if time.Now().After(deadline) {
 				b.Fatal("the prompt never went away")
 			}

@@ -32,8 +32,8 @@ const countdownSlack = 90 * time.Second
 // the rule's reading of the screen (text), or what a hook said (its
 // evidence), read as seen now, in the agent's zone (unless the words name
 // theirs), the first time those words show.
-func (m *limitMark) read(state rules.State, text string, ev api.Evidence, now time.Time, zone func() *time.Location) time.Time {
-	if state != rules.RateLimited {
+func (m *limitMark) read(state api.State, text string, ev api.Evidence, now time.Time, zone func() *time.Location) time.Time {
+	if state != api.RateLimited {
 		*m = limitMark{}
 		return time.Time{}
 	}
@@ -117,7 +117,7 @@ func (s *Supervisor) resumeLimits(ctx context.Context, now time.Time) {
 	s.mu.Lock()
 	for _, st := range s.panes {
 		ss := st.sess
-		if ss.State != rules.RateLimited || ss.Kind != "" || ss.ResetsAt.IsZero() || now.Before(ss.ResetsAt.Add(s.cfg.ResumeDelay)) ||
+		if ss.State != api.RateLimited || ss.Kind != "" || ss.ResetsAt.IsZero() || now.Before(ss.ResetsAt.Add(s.cfg.ResumeDelay)) ||
 			!ss.ResetsAt.After(st.resumed) {
 			continue
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/codextest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 var saveAfterLimit = flag.Bool("update-after-limit-capture", false, "save the screen of Claude Code gone on by itself after a usage limit to testdata/captures/claude/idle_after_limit.txt")
@@ -43,9 +42,9 @@ func startLimitRun(t *testing.T) *limitRun {
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 30*time.Second, func(c *Config) {
 		c.ResumeAfterLimit, c.ResumeDelay, c.Audit, c.Zone = true, resumeDelay, audit.Open(dir), PaneZone
 	})
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	cs.Send("hello there")
-	s := m.waitState(rules.RateLimited, rules.KindAutoResume)
+	s := m.waitState(api.RateLimited, api.KindAutoResume)
 	if s.ResetsAt.After(reset) || reset.Sub(s.ResetsAt) >= time.Minute {
 		t.Fatalf("resets at %s, want the minute of %s", s.ResetsAt, reset)
 	}
@@ -97,7 +96,7 @@ func TestRealClaudeResumeAfterLimit(t *testing.T) {
 	t.Parallel()
 	r := startLimitRun(t)
 	r.cs.Keys("Escape")
-	s := r.m.waitState(rules.RateLimited, "")
+	s := r.m.waitState(api.RateLimited, "")
 	if s.Evidence.Rule != "claude.usage_limit" {
 		t.Fatalf("cancelled: %+v", s)
 	}
@@ -105,7 +104,7 @@ func TestRealClaudeResumeAfterLimit(t *testing.T) {
 	if q.Prompt != "continue" || q.Time.Before(r.reset) {
 		t.Fatalf("the request after the limit: %q at %s, want continue after %s", q.Prompt, q.Time.Format(time.TimeOnly), r.reset.Format(time.TimeOnly))
 	}
-	r.m.waitState(rules.Idle, "")
+	r.m.waitState(api.Idle, "")
 	if !strings.Contains(r.cs.Capture(), "Continued fine.") {
 		t.Fatalf("the continue's answer is not on screen:\n%s", r.cs.Capture())
 	}
@@ -136,7 +135,7 @@ func TestRealClaudeContinuesByItselfAfterLimit(t *testing.T) {
 	if !strings.Contains(q.Prompt, "usage limit has reset") || q.Time.Before(r.reset) {
 		t.Fatalf("the request after the limit: %q at %s, want Claude Code's own continue after %s", q.Prompt, q.Time.Format(time.TimeOnly), r.reset.Format(time.TimeOnly))
 	}
-	r.m.waitState(rules.Idle, "")
+	r.m.waitState(api.Idle, "")
 	screen := r.cs.Capture()
 	if !strings.Contains(screen, "Continued fine.") || !strings.Contains(screen, "You've hit your 5-hour limit") {
 		t.Fatalf("screen after it went on:\n%s", screen)
@@ -177,9 +176,9 @@ func TestRealCodexResumeAfterLimit(t *testing.T) {
 	m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 45*time.Second, func(c *Config) {
 		c.ResumeAfterLimit, c.ResumeDelay, c.Audit, c.Zone = true, resumeDelay, audit.Open(dir), PaneZone
 	})
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	cs.Send("hello there")
-	s := m.waitState(rules.RateLimited, "")
+	s := m.waitState(api.RateLimited, "")
 	if s.ResetsAt.After(reset) || reset.Sub(s.ResetsAt) >= time.Minute {
 		t.Fatalf("resets at %s, want the minute of %s (read in New York's zone)", s.ResetsAt, reset)
 	}
@@ -196,7 +195,7 @@ func TestRealCodexResumeAfterLimit(t *testing.T) {
 	if cont.Time.IsZero() || cont.Time.Before(reset) {
 		t.Fatalf("continue request at %s, want one after %s; prompts %q\n%s", cont.Time, reset, fake.MainPrompts(), cs.Capture())
 	}
-	m.waitState(rules.Idle, "")
+	m.waitState(api.Idle, "")
 	es, err := audit.Read(filepath.Join(dir, audit.File))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestUsageLimitIsAStateWithItsWake: a usage limit is rate_limited, never
@@ -20,12 +19,12 @@ func TestUsageLimitIsAStateWithItsWake(t *testing.T) {
 	h.step()
 	want := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC) // seen at 09:00 on the 21st
 	s := h.session("%1")
-	if s.State != rules.RateLimited || s.Kind != rules.KindAutoResume || !s.ResetsAt.Equal(want) || s.Evidence.Rule != "claude.usage_limit_waiting" ||
+	if s.State != api.RateLimited || s.Kind != api.KindAutoResume || !s.ResetsAt.Equal(want) || s.Evidence.Rule != "claude.usage_limit_waiting" ||
 		!strings.Contains(s.Detail, "resets 2am (UTC)") || s.Coarse() != api.CoarseBlocked || !s.NeedsPerson() {
 		t.Fatalf("session = %+v", s)
 	}
 	w := h.unacked(api.ReasonUsageLimit)
-	if len(w) != 1 || !w[0].ResetsAt.Equal(want) || w[0].State != "rate_limited" || w[0].Kind != rules.KindAutoResume ||
+	if len(w) != 1 || !w[0].ResetsAt.Equal(want) || w[0].State != "rate_limited" || w[0].Kind != api.KindAutoResume ||
 		!strings.Contains(w[0].SuggestedAction, "resets Sun 22 Nov 02:00 (in 17h)") || !strings.Contains(w[0].SuggestedAction, "continues by itself") {
 		t.Fatalf("wakes = %+v", w)
 	}
@@ -36,13 +35,13 @@ func TestUsageLimitIsAStateWithItsWake(t *testing.T) {
 		h.tm.show(t, "%1", "claude", "claude/rate_limited_5h.txt")
 		h.step()
 	}
-	if s := h.session("%1"); s.State != rules.RateLimited || !s.ResetsAt.Equal(want) || s.ErrorCount != 0 {
+	if s := h.session("%1"); s.State != api.RateLimited || !s.ResetsAt.Equal(want) || s.ErrorCount != 0 {
 		t.Fatalf("after hours: %+v", s)
 	}
 	// Its automatic continue cancelled: the same limit, nothing continues it.
 	h.tm.show(t, "%1", "claude", "claude/rate_limited_cancelled.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.RateLimited || s.Kind != "" || !s.ResetsAt.Equal(want) {
+	if s := h.session("%1"); s.State != api.RateLimited || s.Kind != "" || !s.ResetsAt.Equal(want) {
 		t.Fatalf("cancelled: %+v", s)
 	}
 	if n := len(h.allWakes(api.ReasonUsageLimit)); n != 1 || len(h.allWakes(api.ReasonErrorLoopDetected))+len(h.allWakes(api.ReasonAPIError)) != 0 {
@@ -52,7 +51,7 @@ func TestUsageLimitIsAStateWithItsWake(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	all := h.allWakes(api.ReasonUsageLimit)
-	if s := h.session("%1"); s.State != rules.Idle || !s.ResetsAt.IsZero() || len(all) != 1 || !all[0].Resolved || all[0].Resolution != "the agent moved on (now idle)" {
+	if s := h.session("%1"); s.State != api.Idle || !s.ResetsAt.IsZero() || len(all) != 1 || !all[0].Resolved || all[0].Resolution != "the agent moved on (now idle)" {
 		t.Fatalf("moved on: %+v, wakes %+v", s, all)
 	}
 }
@@ -69,7 +68,7 @@ func TestUsageLimitInTheAgentsZone(t *testing.T) {
 	h.tm.show(t, "%2", "codex", "codex/rate_limited_usage.txt")
 	h.step()
 	want := time.Date(2026, 11, 21, 22, 1, 0, 0, ny) // "10:01 PM", seen at 04:00 in New York
-	if s := h.session("%2"); s.State != rules.RateLimited || s.Kind != "" || !s.ResetsAt.Equal(want) {
+	if s := h.session("%2"); s.State != api.RateLimited || s.Kind != "" || !s.ResetsAt.Equal(want) {
 		t.Fatalf("session = %+v, want the reset %s", s, want)
 	}
 	if w := h.unacked(api.ReasonUsageLimit); len(w) != 1 || !strings.Contains(w[0].SuggestedAction, "Nothing continues it by itself") {
@@ -94,18 +93,18 @@ func TestUsageLimitFromTheHook(t *testing.T) {
 	h.step()
 	h.hook(api.HookEvent{Name: api.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "You've hit your 5-hour limit · resets 2am (UTC)"})
 	s := h.session("%1")
-	if s.State != rules.RateLimited || s.Evidence.Rule != "hook.usage_limit" || !s.ResetsAt.Equal(time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)) {
+	if s.State != api.RateLimited || s.Evidence.Rule != "hook.usage_limit" || !s.ResetsAt.Equal(time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)) {
 		t.Fatalf("session = %+v", s)
 	}
 	// The screen confirms it, and says the CLI goes on by itself: one wake.
 	h.tm.show(t, "%1", "claude", "claude/rate_limited_5h.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.RateLimited || s.Kind != rules.KindAutoResume || len(h.allWakes(api.ReasonUsageLimit)) != 1 {
+	if s := h.session("%1"); s.State != api.RateLimited || s.Kind != api.KindAutoResume || len(h.allWakes(api.ReasonUsageLimit)) != 1 {
 		t.Fatalf("session = %+v, wakes %+v", s, h.allWakes(api.ReasonUsageLimit))
 	}
 	// An API key's 429 is an error, as before.
 	h.hook(api.HookEvent{Name: api.StopFailure, Pane: "%1", Error: "rate_limit", LastMessage: "API Error: Request rejected (429) · rate limited"})
-	if s := h.session("%1"); s.State != rules.Error || s.Kind != "rate_limit" {
+	if s := h.session("%1"); s.State != api.Error || s.Kind != "rate_limit" {
 		t.Fatalf("429 = %+v", s)
 	}
 }
@@ -117,18 +116,18 @@ func TestUsageLimitCountdownIsOneLimit(t *testing.T) {
 	utc := func() *time.Location { return time.UTC }
 	seen := time.Date(2026, 11, 29, 4, 28, 30, 400_000_000, time.UTC)
 	var m limitMark
-	first := m.read(rules.RateLimited, "in 59m 46s", api.Evidence{}, seen, utc)
+	first := m.read(api.RateLimited, "in 59m 46s", api.Evidence{}, seen, utc)
 	if want := seen.Add(59*time.Minute + 46*time.Second); !first.Equal(want) {
 		t.Fatalf("first reading = %s, want %s", first, want)
 	}
 	for i, text := range []string{"in 59m 45s", "in 59m 40s", "in 58m 47s", "in 1h", "in 59m"} {
 		now := seen.Add(time.Duration(i+1)*1300*time.Millisecond + time.Duration(i)*time.Second)
-		if got := m.read(rules.RateLimited, text, api.Evidence{}, now, utc); !got.Equal(first) {
+		if got := m.read(api.RateLimited, text, api.Evidence{}, now, utc); !got.Equal(first) {
 			t.Errorf("%q at %s = %s, want the same reset %s", text, now.Format("15:04:05.000"), got, first)
 		}
 	}
 	later := seen.Add(10 * time.Second)
-	if got := m.read(rules.RateLimited, "in 2h 5m", api.Evidence{}, later, utc); !got.Equal(later.Add(2*time.Hour + 5*time.Minute)) {
+	if got := m.read(api.RateLimited, "in 2h 5m", api.Evidence{}, later, utc); !got.Equal(later.Add(2*time.Hour + 5*time.Minute)) {
 		t.Errorf("a reset an hour further off read as %s", got)
 	}
 }

@@ -91,7 +91,7 @@ func (m *liveMonitors) wait(what string, ok func(api.Session) bool) api.Session 
 }
 
 // waitState waits until the pane is in state want of kind kind.
-func (m *liveMonitors) waitState(want rules.State, kind string) api.Session {
+func (m *liveMonitors) waitState(want api.State, kind string) api.Session {
 	m.t.Helper()
 	return m.wait(string(want)+"/"+kind, func(s api.Session) bool { return s.State == want && s.Kind == kind })
 }

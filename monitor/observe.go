@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -65,7 +64,7 @@ func (s *Supervisor) handle(ev tmux.Event) scanNeed {
 // explains) is looked at with every report, as before.
 func (s *Supervisor) streamingLocked(p *paneState, now time.Time) bool {
 	gap := s.cfg.StreamCapture
-	return gap > 0 && p.sess.IsAgent() && p.sess.State == rules.Working && p.unmatchedSince.IsZero() &&
+	return gap > 0 && p.sess.IsAgent() && p.sess.State == api.Working && p.unmatchedSince.IsZero() &&
 		!p.captured.IsZero() && now.Sub(p.captured) < gap
 }
 
@@ -137,7 +136,7 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 		switch {
 		case !ok:
 			st = &paneState{dirty: true, scanned: p}
-			st.sess = api.Session{Pane: p.ID, State: rules.Unknown, Since: now, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}
+			st.sess = api.Session{Pane: p.ID, State: api.Unknown, Since: now, Options: []string{}, Evidence: api.Evidence{Lines: []string{}}}
 			s.panes[p.ID] = st
 			s.carryLocked(st, p)
 		case changedProcess(st.pane, p), signs && changed(st.scanned, p):
@@ -166,14 +165,14 @@ func (s *Supervisor) rescanLocked(panes []tmux.Pane, err error, signs bool) []wa
 	for id, st := range s.panes {
 		if !seen[id] {
 			delete(s.panes, id)
-			if st.seenAgent != "" && st.sess.State != rules.Exited {
+			if st.seenAgent != "" && st.sess.State != api.Exited {
 				// The pane closed with its agent (tmux closes a pane whose
 				// command exits): the worker is gone as surely as if it had
 				// crashed in place. The pane cannot come back, so the wake
 				// is no condition that could end: it has no key of its own
 				// and stays open until someone acknowledges it.
 				gone := st.sess.Clone()
-				gone.Agent, gone.State, gone.Kind = st.seenAgent, rules.Exited, "closed"
+				gone.Agent, gone.State, gone.Kind = st.seenAgent, api.Exited, "closed"
 				gone.Evidence = api.Evidence{Source: "process", Rule: "monitor.pane_closed",
 					Lines: []string{fmt.Sprintf("the pane closed while %s was %s", st.seenAgent, st.sess.State)}}
 				gone.Question, gone.Detail, gone.Options = "", "", []string{}
@@ -261,7 +260,7 @@ func (s *Supervisor) flush(ctx context.Context) time.Duration {
 			continue
 		}
 		res := s.classify(eng, p, c.screen)
-		if res.Rule == rules.RuleProcessGone && !p.Dead {
+		if res.Rule == api.RuleProcessGone && !p.Dead {
 			// The listing can be older than the capture: a pane listed
 			// while its shell was starting the agent shows the agent's
 			// screen with the shell's name. Before calling the agent gone,

@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // PermissionProblem is the source of the snapshot's problem about the
@@ -192,7 +191,7 @@ func (p *Permissions) ask(ctx context.Context, ev api.HookEvent, req approval.Re
 	heading, input := describeRequest(req)
 	agent := firstNonEmpty(sess.Agent, "the agent")
 	w := api.Wake{Reason: api.ReasonAwaitingInput, Key: key, Session: sess.Session, Pane: sess.Pane, Agent: sess.Agent,
-		State: string(rules.AwaitingInput), Kind: "permission",
+		State: string(api.AwaitingInput), Kind: "permission",
 		Evidence: api.Evidence{Source: api.PolicySource, Rule: "policy." + v.Rule, Lines: []string{"PermissionRequest: " + req.Tool, input}},
 		Question: fmt.Sprintf("May %s use %s? %s: %s", agent, firstNonEmpty(req.AgentTool, req.Tool), heading, input),
 		Details:  heading + ": " + input,
@@ -376,7 +375,7 @@ func wakeAnswer(answer string) (askAnswer, error) {
 // request is held, as typing it would have been read (agents.AnswerKeys):
 // the answer must name that prompt, or none.
 func screenAnswer(req api.AnswerRequest, sess api.Session) (askAnswer, string, error) {
-	drawn := sess.State == rules.AwaitingInput && sess.Prompt != "" && len(sess.Options) > 0
+	drawn := sess.State == api.AwaitingInput && sess.Prompt != "" && len(sess.Options) > 0
 	if req.Prompt != "" && (!drawn || req.Prompt != sess.Prompt) {
 		return askAnswer{}, "", fmt.Errorf("%w (now: %s); nothing was decided", api.ErrPromptChanged, describeNow(sess))
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 const testPolicy = `
@@ -109,7 +108,7 @@ func TestPermissionsAllowDenyNone(t *testing.T) {
 		}
 	}
 	// The undecided request reached the monitors: the dialog comes.
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after an undecided request: %s by %s", s.State, s.Evidence.Rule)
 	}
 	// A request from the spool is never decided (no hook waits for it).
@@ -203,7 +202,7 @@ func TestPermissionsAskTimesOut(t *testing.T) {
 	if !asked.Resolved || asked.Resolution != "nobody answered in time: the agent's own dialog shows" {
 		t.Fatalf("ask wake = %+v", asked)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Rule != "hook.permission_request" {
 		t.Fatalf("after the timeout: %s by %s", s.State, s.Evidence.Rule)
 	}
 	if e := lastPermission(t, auditPath); e.Decision != "" || e.Origin != "nobody" || e.Rule != "installs" || !strings.Contains(e.Result, "nobody answered in time") {
@@ -322,7 +321,7 @@ func TestPermissionAskAnsweredForItsPane(t *testing.T) {
 		h.tm.showScreen("%1", bashPrompt(t, "npm install left-pad"))
 		h.step()
 		sess := h.session("%1")
-		if sess.State != rules.AwaitingInput || sess.Prompt == "" {
+		if sess.State != api.AwaitingInput || sess.Prompt == "" {
 			t.Fatalf("%s: the dialog on screen: %+v", tt.name, sess)
 		}
 		if tt.stale {
@@ -472,7 +471,7 @@ func TestPermissionAskLeavesAQuestionAlone(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/question_multiple_choice.txt")
 	h.step()
 	sess := h.session("%1")
-	if sess.State != rules.AwaitingInput || sess.Kind != "question" || sess.Prompt == "" {
+	if sess.State != api.AwaitingInput || sess.Kind != "question" || sess.Prompt == "" {
 		t.Fatalf("the question on screen: %+v", sess)
 	}
 	res, err := svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: "%1"}, Prompt: sess.Prompt, Answer: "1", Origin: "tui"})

@@ -68,7 +68,7 @@ type verdict struct {
 // and reports whether it did; after that the screen is said to match no
 // rule, naming the agent and its version in the evidence.
 func (s *Supervisor) holdUnmatchedLocked(st *paneState, now time.Time, res *rules.Result, pr probeResult) bool {
-	if res.Rule != rules.RuleNoMatch || res.Agent == "" || res.Kind != "" || st.pane.Dead {
+	if res.Rule != api.RuleNoMatch || res.Agent == "" || res.Kind != "" || st.pane.Dead {
 		st.unmatchedSince, st.unmatched = time.Time{}, nil
 		return false
 	}
@@ -76,7 +76,7 @@ func (s *Supervisor) holdUnmatchedLocked(st *paneState, now time.Time, res *rule
 		st.unmatchedSince = now
 	}
 	st.unmatched = &pendingApply{res: *res, pr: pr}
-	if wait := s.cfg.UnmatchedAfter; wait > 0 && now.Sub(st.unmatchedSince) < wait && st.sess.State != rules.Unknown {
+	if wait := s.cfg.UnmatchedAfter; wait > 0 && now.Sub(st.unmatchedSince) < wait && st.sess.State != api.Unknown {
 		st.sess.Updated, st.sess.LastLine = now, res.LastLine
 		return true
 	}
@@ -106,14 +106,14 @@ func (s *Supervisor) verdictLocked(st *paneState, now time.Time, res *rules.Resu
 func (s *Supervisor) processVerdict(st *paneState, res rules.Result) verdict {
 	v := verdict{agent: res.Agent, state: res.State, kind: res.Kind, ev: api.Evidence{Source: "screen", Rule: res.Rule, Lines: res.Evidence}}
 	switch {
-	case st.program != "" && agents.IsShell(v.agent) && res.Rule != rules.RuleShellJob && res.Rule != rules.RulePaneDead:
+	case st.program != "" && agents.IsShell(v.agent) && res.Rule != api.RuleShellJob && res.Rule != api.RulePaneDead:
 		// The program no agent package knows that this pane's shell ran
 		// has ended: the shell holds its terminal again.
-		v.agent, v.state, v.kind = "", rules.Exited, "process_gone"
+		v.agent, v.state, v.kind = "", api.Exited, "process_gone"
 		v.ev = api.Evidence{Source: "process", Rule: ruleProgramLeft, Lines: []string{fmt.Sprintf("%s (a program no agent package knows) is no longer running; the pane's shell holds its terminal again", st.program)}}
-	case res.Rule == rules.RuleShellJob || res.Rule == rules.RuleShellPrompt:
+	case res.Rule == api.RuleShellJob || res.Rule == api.RuleShellPrompt:
 		v.ev.Source = "process"
-	case res.Rule == rules.RulePaneDead:
+	case res.Rule == api.RulePaneDead:
 		v.ev.Source = "process"
 		if v.agent == "" {
 			v.agent = st.seenAgent
@@ -121,9 +121,9 @@ func (s *Supervisor) processVerdict(st *paneState, res rules.Result) verdict {
 	case agents.IsShell(v.agent) && st.seenAgent != "":
 		// The agent this pane ran has quit to its shell, and the screen
 		// shows nothing of it (a screen it left behind is the engine's
-		// RuleProcessGone, by screen): it cleared its own display on the
+		// api.RuleProcessGone, by screen): it cleared its own display on the
 		// way out, as a program that quits does and one killed cannot.
-		v.agent, v.state, v.kind = st.seenAgent, rules.Exited, "process_gone"
+		v.agent, v.state, v.kind = st.seenAgent, api.Exited, "process_gone"
 		v.ev = api.Evidence{Source: "process", Rule: ruleAgentLeft, Lines: []string{fmt.Sprintf("%s is no longer running and cleared its screen; %s is in the foreground", st.seenAgent, st.pane.Command)}}
 	}
 	return v
@@ -134,19 +134,19 @@ func (s *Supervisor) processVerdict(st *paneState, res rules.Result) verdict {
 // into an error loop, and counts the session's errors.
 func (s *Supervisor) errorHistoryLocked(st *paneState, now time.Time, res rules.Result, pr probeResult, v verdict) verdict {
 	st.sess.ErrorCount = 0
-	if v.state == rules.Error && v.kind != "command" {
+	if v.state == api.Error && v.kind != "command" {
 		n := st.errs.observe(now, res.Evidence, s.cfg.LoopWindow)
 		st.sess.ErrorCount = n
 		if n >= s.cfg.LoopThreshold {
-			v.state, v.kind = rules.ErrorLoop, ""
+			v.state, v.kind = api.ErrorLoop, ""
 			v.ev = api.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: append(slices.Clone(res.Evidence),
 				fmt.Sprintf("the same error was seen %d times within %s", n, s.cfg.LoopWindow))}
 		}
 	} else {
 		st.errs.leave()
 	}
-	if failing := pr.failing; failing != "" && v.state != rules.AwaitingInput && v.state != rules.Exited {
-		v.state, v.kind = rules.ErrorLoop, ""
+	if failing := pr.failing; failing != "" && v.state != api.AwaitingInput && v.state != api.Exited {
+		v.state, v.kind = api.ErrorLoop, ""
 		v.ev = api.Evidence{Source: "transcript", Rule: "monitor.failing_tools", Lines: []string{errorSummary(failing),
 			fmt.Sprintf("the last %d tool calls failed with this error within %s", s.cfg.LoopThreshold, s.cfg.LoopWindow)}}
 		st.sess.ErrorCount = s.cfg.LoopThreshold
@@ -167,7 +167,7 @@ func (s *Supervisor) recordLocked(st *paneState, now time.Time, v verdict, res r
 	}
 	ss.ResetsAt = v.resetsAt
 	ss.Prompt = ""
-	if v.state == rules.AwaitingInput && res.State == rules.AwaitingInput {
+	if v.state == api.AwaitingInput && res.State == api.AwaitingInput {
 		// Only a prompt the screen shows has an identity: one a hook
 		// announced before it is drawn has no keys to choose yet.
 		ss.Prompt = screenPrompt(v.agent, res)
@@ -202,5 +202,5 @@ func sessionChanged(prev, cur api.Session) bool {
 		cur.Detail != prev.Detail || cur.Prompt != prev.Prompt || !cur.Since.Equal(prev.Since) || !cur.ResetsAt.Equal(prev.ResetsAt) ||
 		cur.Agent != prev.Agent || cur.TaskList != prev.TaskList || !cur.Tasks.Equal(prev.Tasks) || !cur.Usage.Equal(prev.Usage) ||
 		cur.AgentSessionID != prev.AgentSessionID ||
-		cur.AgentVersion != prev.AgentVersion || (cur.Evidence.Rule == rules.RuleNoMatch) != (prev.Evidence.Rule == rules.RuleNoMatch)
+		cur.AgentVersion != prev.AgentVersion || (cur.Evidence.Rule == api.RuleNoMatch) != (prev.Evidence.Rule == api.RuleNoMatch)
 }

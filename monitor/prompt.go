@@ -50,7 +50,7 @@ func (s *Supervisor) reread(ctx context.Context, sess api.Session) (api.Session,
 	now.State, now.Kind, now.Question, now.Detail, now.Options = res.State, res.Kind, res.Question, res.Detail, res.Options
 	now.ResetsAt = limit.read(res.State, res.Resets, api.Evidence{}, s.cfg.Clock(), s.zoneOf(pid))
 	now.Prompt = ""
-	if res.State == rules.AwaitingInput {
+	if res.State == api.AwaitingInput {
 		now.Prompt = screenPrompt(sess.Agent, res)
 	}
 	s.markDirty(sess.Pane)

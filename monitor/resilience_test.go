@@ -140,7 +140,7 @@ func prompting(names ...string) func(api.Snapshot) string {
 			switch {
 			case !ok:
 				return n + " is not in the snapshot"
-			case s.State != rules.AwaitingInput || s.Kind != "permission" || s.Question != "Do you want to proceed?":
+			case s.State != api.AwaitingInput || s.Kind != "permission" || s.Question != "Do you want to proceed?":
 				return fmt.Sprintf("%s is %s/%s, want the permission prompt", n, s.State, s.Kind)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // resumeRig is the fake tmux harness with a recording sender, an audit
@@ -219,7 +218,7 @@ func TestResumeAfterLimitOnceAcrossRestarts(t *testing.T) {
 	h2.sup.cfg.Send, h2.sup.cfg.Audit, h2.sup.cfg.ResumeAfterLimit = r.snd, audit.Open(r.dir), true
 	r2.at(r.clock.Now())
 	r2.at(claudeReset.Add(time.Hour))
-	if s := h2.session("%1"); s.State != rules.RateLimited || !s.ResetsAt.Equal(claudeReset) {
+	if s := h2.session("%1"); s.State != api.RateLimited || !s.ResetsAt.Equal(claudeReset) {
 		t.Fatalf("after the restart: %+v", s)
 	}
 	if got := r.typed(); len(got) != 1 {

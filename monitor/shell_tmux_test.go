@@ -76,7 +76,7 @@ func TestShellPanesAreTruthful(t *testing.T) {
 				tmuxCmd("send-keys", "-t", pane, "-l", line)
 				tmuxCmd("send-keys", "-t", pane, "Enter")
 			}
-			wait := func(state rules.State, kind, rule string) api.Session {
+			wait := func(state api.State, kind, rule string) api.Session {
 				t.Helper()
 				deadline := time.Now().Add(30 * time.Second)
 				var last api.Session
@@ -97,27 +97,27 @@ func TestShellPanesAreTruthful(t *testing.T) {
 				return last
 			}
 
-			s := wait(rules.Idle, "", "shell.prompt")
+			s := wait(api.Idle, "", "shell.prompt")
 			if s.Agent != "shell" {
 				t.Errorf("agent = %q", s.Agent)
 			}
 			run("sleep 600")
-			s = wait(rules.Working, "", rules.RuleShellJob)
+			s = wait(api.Working, "", api.RuleShellJob)
 			if len(s.Evidence.Lines) == 0 || !strings.Contains(s.Evidence.Lines[0], "runs sleep") {
 				t.Errorf("evidence = %q", s.Evidence.Lines)
 			}
 			tmuxCmd("send-keys", "-t", pane, "C-c")
-			wait(rules.Idle, "", "shell.prompt")
+			wait(api.Idle, "", "shell.prompt")
 			run("nosuchcommand-s3")
-			wait(rules.Error, "command", "shell.failed")
+			wait(api.Error, "command", "shell.failed")
 			run("true")
-			wait(rules.Idle, "", "shell.prompt")
+			wait(api.Idle, "", "shell.prompt")
 			// A prompt no rule knows: the shell holds the terminal, so it
 			// is idle all the same.
 			run("PS1='ready: '")
-			wait(rules.Idle, "", rules.RuleShellPrompt)
+			wait(api.Idle, "", api.RuleShellPrompt)
 			run("exit 3")
-			s = wait(rules.Exited, "dead", rules.RulePaneDead)
+			s = wait(api.Exited, "dead", api.RulePaneDead)
 			if len(s.Evidence.Lines) == 0 || !strings.Contains(s.Evidence.Lines[0], "status 3") {
 				// tmux may learn the status late; the state is right either way.
 				t.Logf("evidence = %q", s.Evidence.Lines)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -39,12 +39,12 @@ type statesDoc struct {
 // tell it is still the same pane: tmux numbers panes again from %0 after
 // a restart.
 type paneRecord struct {
-	ServerPID int         `json:"server_pid"`
-	PID       int         `json:"pid"`
-	State     rules.State `json:"state"`
-	Kind      string      `json:"kind,omitempty"`
-	Prompt    string      `json:"prompt,omitempty"`
-	Since     time.Time   `json:"since"`
+	ServerPID int       `json:"server_pid"`
+	PID       int       `json:"pid"`
+	State     api.State `json:"state"`
+	Kind      string    `json:"kind,omitempty"`
+	Prompt    string    `json:"prompt,omitempty"`
+	Since     time.Time `json:"since"`
 	// Resets and ResetsAt are a usage limit's words for its reset and the
 	// time they were read as, so that the same words on the same screen
 	// keep meaning that time (see limitMark).

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // restart is new monitors on the same state dir, tmux server and clock as
@@ -35,7 +35,7 @@ func TestNewMonitorsCarrySince(t *testing.T) {
 	h.tm.show(t, "%3", "claude", "claude/idle.txt")
 	h.step()
 	began := h.clock.Now()
-	if s := h.session("%2"); s.State != rules.Working {
+	if s := h.session("%2"); s.State != api.Working {
 		t.Fatalf("%%2 is %s, want working", s.State)
 	}
 	h.clock.Add(4 * time.Minute)

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // A usage limit's wake says when the limit resets, as the screen said it
 // (claude.rate_limited reads it into the detail).
 func TestSuggestSaysWhenALimitResets(t *testing.T) {
 	s := &Supervisor{cfg: Config{Clock: time.Now}}
-	cur := api.Session{Agent: "claude", Target: "orch:0.0", Pane: "%1", State: rules.Error, Kind: "rate_limited",
+	cur := api.Session{Agent: "claude", Target: "orch:0.0", Pane: "%1", State: api.Error, Kind: "rate_limited",
 		Detail: "You've hit your 5-hour limit · resets 8:10pm (UTC)"}
 	if got := s.suggest(cur, api.ReasonAPIError); !strings.Contains(got, "(You've hit your 5-hour limit · resets 8:10pm (UTC))") {
 		t.Errorf("suggestion = %q", got)

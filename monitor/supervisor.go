@@ -46,7 +46,7 @@ type Config struct {
 	// at a time, canonical mode off (TerminalRaw), or ok false when that
 	// cannot be read. A program no agent package knows in front of a
 	// terminal in that mode is unknown, not a shell's job at work, and its
-	// screen may show a prompt system3 guesses (rules.RuleGuessChoice).
+	// screen may show a prompt system3 guesses (api.RuleGuessChoice).
 	// Nil: never known.
 	RawTerminal func(tty string) (raw, ok bool)
 	// AgentVersion finds the version of the agent running under the pane's
@@ -255,7 +255,7 @@ type paneState struct {
 	resumed  time.Time
 	resuming bool
 	// program is the program no agent package knows last seen in front
-	// of the pane (rules.RuleUnknownProgram, RuleGuessChoice): while the
+	// of the pane (api.RuleUnknownProgram, api.RuleGuessChoice): while the
 	// pane's shell holds its terminal after it, and nothing else happened
 	// there, that program has exited (left). guess is the guessed prompt
 	// last captured on the pane, held back until the program's output has

@@ -161,7 +161,7 @@ func (h *harness) await(what string, ok func(api.Snapshot) bool) {
 }
 
 // inState accepts a snapshot where pane is in state want.
-func inState(pane string, want rules.State) func(api.Snapshot) bool {
+func inState(pane string, want api.State) func(api.Snapshot) bool {
 	return func(snap api.Snapshot) bool {
 		for _, s := range snap.Sessions {
 			if s.Pane == pane {
@@ -207,7 +207,7 @@ func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.step()
 	s := h.session("%1")
-	if s.State != rules.AwaitingInput || s.Kind != "permission" || s.Agent != "claude" || s.Evidence.Rule != "claude.permission" {
+	if s.State != api.AwaitingInput || s.Kind != "permission" || s.Agent != "claude" || s.Evidence.Rule != "claude.permission" {
 		t.Fatalf("session = %+v", s)
 	}
 	w := h.unacked(api.ReasonAwaitingInput)
@@ -231,7 +231,7 @@ func TestPermissionPromptWakesOncePerCondition(t *testing.T) {
 	// The prompt is answered, then a new one appears: a new wake.
 	h.tm.show(t, "%1", "claude", "claude/working_tool_running.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working {
+	if s := h.session("%1"); s.State != api.Working {
 		t.Fatalf("state after answer = %s", s.State)
 	}
 	h.tm.show(t, "%1", "claude", "claude/permission_edit.txt")
@@ -245,7 +245,7 @@ func TestErrorWaitsForGraceThenWakes(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%2", "claude", "claude/api_error_500.txt")
 	h.step()
-	if s := h.session("%2"); s.State != rules.Error || s.Kind != "api_error" {
+	if s := h.session("%2"); s.State != api.Error || s.Kind != "api_error" {
 		t.Fatalf("session = %+v", s)
 	}
 	if len(h.unacked(api.ReasonAPIError)) != 0 {
@@ -274,7 +274,7 @@ func TestRetryCountdownBecomesErrorLoop(t *testing.T) {
 	for i, f := range []string{"api_error_retry_attempt2.txt", "api_error_retry_attempt2.txt", "api_error_retry_attempt3.txt"} {
 		h.tm.show(t, "%3", "claude", "claude/"+f)
 		h.step()
-		if s := h.session("%3"); s.State != rules.Error {
+		if s := h.session("%3"); s.State != api.Error {
 			t.Fatalf("step %d: state %s, want error (count %d)", i, s.State, s.ErrorCount)
 		}
 		h.clock.Add(5 * time.Second)
@@ -282,7 +282,7 @@ func TestRetryCountdownBecomesErrorLoop(t *testing.T) {
 	h.tm.show(t, "%3", "claude", "claude/api_error_retry_attempt4.txt")
 	h.step()
 	s := h.session("%3")
-	if s.State != rules.ErrorLoop || s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
+	if s.State != api.ErrorLoop || s.Evidence.Rule != "monitor.error_loop" || s.ErrorCount != 3 {
 		t.Fatalf("session = %+v", s)
 	}
 	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 {
@@ -295,7 +295,7 @@ func TestRepeatsOutsideWindowAreNotALoop(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		h.tm.show(t, "%4", "claude", "claude/api_error_500.txt")
 		h.step()
-		if s := h.session("%4"); s.State != rules.Error {
+		if s := h.session("%4"); s.State != api.Error {
 			t.Fatalf("repeat %d: state %s", i, s.State)
 		}
 		h.tm.show(t, "%4", "claude", "claude/idle_after_turn.txt")
@@ -312,7 +312,7 @@ func TestRepeatsOutsideWindowAreNotALoop(t *testing.T) {
 	}
 	h.tm.show(t, "%4", "claude", "claude/api_error_500.txt")
 	h.step()
-	if s := h.session("%4"); s.State != rules.ErrorLoop {
+	if s := h.session("%4"); s.State != api.ErrorLoop {
 		t.Fatalf("state %s, want error_loop", s.State)
 	}
 }
@@ -350,7 +350,7 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	h.tm.show(t, "%6", "bash", "claude/working_spinner_streaming.txt")
 	h.step()
 	s := h.session("%6")
-	if s.State != rules.Exited || s.Agent != "claude" {
+	if s.State != api.Exited || s.Agent != "claude" {
 		t.Fatalf("session = %+v", s)
 	}
 	// It quit without its goodbye: once the exit grace has passed with
@@ -369,7 +369,7 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	h.step()
 	h.clock.Add(h.sup.cfg.ExitGrace)
 	h.step()
-	if s := h.session("%8"); s.State != rules.Exited || s.Agent != "claude" || s.Evidence.Rule != ruleAgentLeft {
+	if s := h.session("%8"); s.State != api.Exited || s.Agent != "claude" || s.Evidence.Rule != ruleAgentLeft {
 		t.Fatalf("session = %+v", s)
 	}
 	for _, w := range h.allWakes(api.ReasonWorkerFailed) {
@@ -380,7 +380,7 @@ func TestAgentExitWakesWorkerFailed(t *testing.T) {
 	// A plain shell pane that never ran an agent is idle, not failed.
 	h.tm.show(t, "%7", "bash", "shell/prompt.txt")
 	h.step()
-	if s := h.session("%7"); s.State != rules.Idle || s.Agent != "shell" {
+	if s := h.session("%7"); s.State != api.Idle || s.Agent != "shell" {
 		t.Fatalf("shell pane = %+v", s)
 	}
 }
@@ -393,7 +393,7 @@ func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%9", "bash", "claude/permission_bash.txt")
 	h.step()
-	if s := h.session("%9"); s.State == rules.Exited || s.Agent != "shell" {
+	if s := h.session("%9"); s.State == api.Exited || s.Agent != "shell" {
 		t.Fatalf("a shell showing Claude's prompt = %s/%s %s (%s)", s.State, s.Kind, s.Agent, s.Evidence.Rule)
 	}
 	if w := h.allWakes(api.ReasonWorkerFailed); len(w) != 0 {
@@ -402,12 +402,12 @@ func TestShellShowingAgentTextIsNotAnExit(t *testing.T) {
 	// The script goes on to a program whose screen is Claude's.
 	h.tm.show(t, "%9", "sleep", "claude/permission_bash.txt")
 	h.step()
-	if s := h.session("%9"); s.State != rules.AwaitingInput || s.Agent != "claude" {
+	if s := h.session("%9"); s.State != api.AwaitingInput || s.Agent != "claude" {
 		t.Fatalf("after the program started = %s/%s %s", s.State, s.Kind, s.Agent)
 	}
 	h.tm.show(t, "%9", "bash", "claude/permission_bash.txt")
 	h.step()
-	if s := h.session("%9"); s.State != rules.Exited || s.Agent != "claude" {
+	if s := h.session("%9"); s.State != api.Exited || s.Agent != "claude" {
 		t.Fatalf("the shell back in front of Claude's screen = %s/%s %s", s.State, s.Kind, s.Agent)
 	}
 	h.clock.Add(h.sup.cfg.ExitGrace)
@@ -431,7 +431,7 @@ func TestDeadPaneAndRemoval(t *testing.T) {
 	h.tm.panes[0].Dead, h.tm.panes[0].DeadStatus = true, 1
 	h.tm.mu.Unlock()
 	h.step()
-	if s := h.session("%8"); s.State != rules.Exited || s.Kind != "dead" || s.Agent != "claude" {
+	if s := h.session("%8"); s.State != api.Exited || s.Kind != "dead" || s.Agent != "claude" {
 		t.Fatalf("dead pane = %+v", s)
 	}
 	// The prompt's wake is resolved (the agent moved on, to its death);
@@ -541,14 +541,14 @@ func TestCapturesOfOnePaneAreSpaced(t *testing.T) {
 	if wait := h.sup.flush(ctx); wait != 50*time.Millisecond {
 		t.Fatalf("flush wait = %s, want 50ms", wait)
 	}
-	if s := h.session("%1"); s.State != rules.Working {
+	if s := h.session("%1"); s.State != api.Working {
 		t.Fatalf("captured again too soon: %s", s.State)
 	}
 	h.clock.Add(50 * time.Millisecond)
 	if wait := h.sup.flush(ctx); wait != 0 {
 		t.Fatalf("flush wait = %s, want 0", wait)
 	}
-	if s := h.session("%1"); s.State != rules.AwaitingInput {
+	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("held-back capture never happened: %s", s.State)
 	}
 }
@@ -568,10 +568,10 @@ func TestPanesWithoutAgentAreCapturedLessOften(t *testing.T) {
 
 func TestSortSessions(t *testing.T) {
 	ss := []api.Session{
-		{Session: "b", Pane: "%2", State: rules.Idle},
-		{Session: "a", Pane: "%1", State: rules.Working},
-		{Session: "c", Pane: "%3", State: rules.AwaitingInput},
-		{Session: "a", Pane: "%4", WindowIndex: 1, State: rules.Error},
+		{Session: "b", Pane: "%2", State: api.Idle},
+		{Session: "a", Pane: "%1", State: api.Working},
+		{Session: "c", Pane: "%3", State: api.AwaitingInput},
+		{Session: "a", Pane: "%4", WindowIndex: 1, State: api.Error},
 	}
 	api.SortSessions(ss)
 	var got []string
@@ -605,14 +605,14 @@ func TestHeldBackPaneDoesNotDelayOthers(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
 	h.run()
-	h.await("%1 idle", inState("%1", rules.Idle))
-	h.await("%2 idle", inState("%2", rules.Idle))
+	h.await("%1 idle", inState("%1", api.Idle))
+	h.await("%2 idle", inState("%2", api.Idle))
 	// The shell pane prints: held back for 10s. Then the agent prompts.
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%2"}
 	time.Sleep(50 * time.Millisecond)
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	events <- tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"}
-	h.await("%1 awaiting input", inState("%1", rules.AwaitingInput))
+	h.await("%1 awaiting input", inState("%1", api.AwaitingInput))
 }
 
 // The watcher's full listings (tmux.EventListed) stand in for the
@@ -629,21 +629,21 @@ func TestWatcherListingsSpareListing(t *testing.T) {
 	lists := func() int { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return h.tm.lists }
 	listing := func() []tmux.Pane { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return slices.Clone(h.tm.panes) }
 	h.run()
-	h.await("%1 idle", inState("%1", rules.Idle))
+	h.await("%1 idle", inState("%1", api.Idle))
 	base := lists() // Run's first scan
 
 	// A new session: the watcher's listing, then the change it found.
 	h.tm.show(t, "%2", "bash", "shell/prompt.txt")
 	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
 	events <- tmux.Event{Kind: tmux.EventSessionsChanged}
-	h.await("%2 idle", inState("%2", rules.Idle))
+	h.await("%2 idle", inState("%2", api.Idle))
 	// The agent quits to its shell: a listing shows the new command.
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	events <- tmux.Event{Kind: tmux.EventListed, Panes: listing()}
 	h.await("%1 exited", func(snap api.Snapshot) bool {
 		for _, s := range snap.Sessions {
 			if s.Pane == "%1" {
-				return s.Command == "bash" && s.State == rules.Exited
+				return s.Command == "bash" && s.State == api.Exited
 			}
 		}
 		return false
@@ -711,7 +711,7 @@ func TestSetRulesReclassifiesEveryPane(t *testing.T) {
 	h := newHarness(t, nil)
 	h.tm.show(t, "%1", "bash", "shell/prompt.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Idle {
+	if s := h.session("%1"); s.State != api.Idle {
 		t.Fatalf("state = %s", s.State)
 	}
 	user := rules.Source{Name: "rules.yaml", Data: []byte("version: 1\ndisable: [shell.prompt]\n")}
@@ -727,7 +727,7 @@ func TestSetRulesReclassifiesEveryPane(t *testing.T) {
 	// is unknown.
 	h.clock.Add(3 * time.Second)
 	h.sup.timeChecks(h.clock.Now())
-	if s := h.session("%1"); s.State != rules.Unknown || s.Evidence.Rule != rules.RuleNoMatch {
+	if s := h.session("%1"); s.State != api.Unknown || s.Evidence.Rule != api.RuleNoMatch {
 		t.Fatalf("state after the rule was disabled = %s by %s", s.State, s.Evidence.Rule)
 	}
 	if snap, _ := h.sup.Snapshot(context.Background()); !strings.Contains(snap.Problem, "rules not reloaded") {
@@ -790,7 +790,7 @@ func TestCaptureOrderFavoursQuietPanes(t *testing.T) {
 	if want := []string{"%3", "%1", "%4", "%2"}; !slices.Equal(got, want) {
 		t.Fatalf("capture order = %v, want %v", got, want)
 	}
-	if s := h.session("%3"); s.State != rules.AwaitingInput {
+	if s := h.session("%3"); s.State != api.AwaitingInput {
 		t.Fatalf("prompting pane = %s", s.State)
 	}
 }
@@ -847,7 +847,7 @@ func TestFlushCapturesConcurrently(t *testing.T) {
 		t.Fatalf("peak captures in flight = %d, want %d", p, limit)
 	}
 	for i := range n {
-		if s := h.session(fmt.Sprintf("%%%d", i+1)); s.State != rules.AwaitingInput {
+		if s := h.session(fmt.Sprintf("%%%d", i+1)); s.State != api.AwaitingInput {
 			t.Fatalf("pane %s = %s after flush", s.Pane, s.State)
 		}
 	}
@@ -953,7 +953,7 @@ func TestAgentQuitToShellSeenBeforeTheListing(t *testing.T) {
 	})
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	if s := h.session("%1"); s.Agent != "claude" || s.State != rules.Idle {
+	if s := h.session("%1"); s.Agent != "claude" || s.State != api.Idle {
 		t.Fatalf("before: %s %s", s.Agent, s.State)
 	}
 	job = "" // the agent exited; the shell printed its prompt
@@ -962,7 +962,7 @@ func TestAgentQuitToShellSeenBeforeTheListing(t *testing.T) {
 	h.tm.mu.Unlock()
 	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
 	h.sup.flush(context.Background()) // no listing: the command listed is still claude
-	if s := h.session("%1"); s.Agent != "claude" || s.State != rules.Exited || s.Kind != "process_gone" {
+	if s := h.session("%1"); s.Agent != "claude" || s.State != api.Exited || s.Kind != "process_gone" {
 		t.Fatalf("after the agent quit: %s %s/%s by %s %v", s.Agent, s.State, s.Kind, s.Evidence.Rule, s.Evidence.Lines)
 	}
 }
@@ -1021,7 +1021,7 @@ func TestStreamingBeatsOfAWorkingAgentAreCapturedRarely(t *testing.T) {
 	ctx := context.Background()
 	h.tm.show(t, "%1", "claude", "claude/working_spinner_streaming.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working {
+	if s := h.session("%1"); s.State != api.Working {
 		t.Fatalf("the fixture is %s, want working", s.State)
 	}
 	captures := func() int { h.tm.mu.Lock(); defer h.tm.mu.Unlock(); return len(h.tm.captured) }
@@ -1046,7 +1046,7 @@ func TestStreamingBeatsOfAWorkingAgentAreCapturedRarely(t *testing.T) {
 	h.clock.Add(100 * time.Millisecond)
 	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
 	h.sup.flush(ctx)
-	if captures() != n+1 || h.session("%1").State != rules.AwaitingInput {
+	if captures() != n+1 || h.session("%1").State != api.AwaitingInput {
 		t.Fatalf("a report that is not a beat: %d captures, state %s; want one capture, awaiting_input", captures()-n, h.session("%1").State)
 	}
 	// Waiting at a prompt, every beat is looked at (an agent animating

@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -126,7 +125,7 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/error_tool_failures.txt")
 	h.step()
 	s := h.session("%1")
-	if s.State != rules.ErrorLoop || s.Evidence.Source != "transcript" || !strings.Contains(s.Evidence.Lines[0], "missing-dir") {
+	if s.State != api.ErrorLoop || s.Evidence.Source != "transcript" || !strings.Contains(s.Evidence.Lines[0], "missing-dir") {
 		t.Fatalf("session = %+v", s)
 	}
 	if w := h.unacked(api.ReasonErrorLoopDetected); len(w) != 1 || w[0].Evidence.Rule != "monitor.failing_tools" {
@@ -135,7 +134,7 @@ func TestTranscriptLoopBecomesErrorLoop(t *testing.T) {
 	// A prompt on screen outranks the loop: the person must answer it.
 	h.tm.show(t, "%1", "claude", "claude/permission_bash.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.AwaitingInput {
+	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("state = %s, want awaiting_input", s.State)
 	}
 }
@@ -153,7 +152,7 @@ func TestTaskListLinkedFromTheProcess(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/permission_bash_tasks.txt")
 	h.step()
 	s := h.session("%1")
-	if s.TaskList != "PRD-AUTH" || s.Tasks == nil || s.Tasks.Total != 3 || s.State != rules.AwaitingInput {
+	if s.TaskList != "PRD-AUTH" || s.Tasks == nil || s.Tasks.Total != 3 || s.State != api.AwaitingInput {
 		t.Fatalf("session = %+v", s)
 	}
 	w := h.unacked(api.ReasonAwaitingInput)

@@ -209,12 +209,12 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 		return last
 	}
 
-	wait(menuPane, "idle at its prompt", func(s api.Session) bool { return s.State == rules.Idle })
-	wait(plainPane, "idle at its prompt", func(s api.Session) bool { return s.State == rules.Idle })
+	wait(menuPane, "idle at its prompt", func(s api.Session) bool { return s.State == api.Idle })
+	wait(plainPane, "idle at its prompt", func(s api.Session) bool { return s.State == api.Idle })
 	run(plainPane, `printf '> 1. Yes\n  2. No\n'`)
 	run(menuPane, filepath.Join(bin, "chooser"))
 	s := wait(menuPane, "unknown, an unknown program printing", func(s api.Session) bool {
-		return s.State == rules.Unknown && s.Evidence.Rule == rules.RuleUnknownProgram
+		return s.State == api.Unknown && s.Evidence.Rule == api.RuleUnknownProgram
 	})
 	if s.Agent != "" || !strings.Contains(s.Evidence.Lines[0], "no agent package knows chooser") {
 		t.Fatalf("while printing = %+v", s)
@@ -222,7 +222,7 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 	// It prints for three settles with its list on screen: never a prompt.
 	time.Sleep(3 * settle)
 	for _, s := range states(menuPane) {
-		if s.State == rules.AwaitingInput {
+		if s.State == api.AwaitingInput {
 			t.Fatalf("awaiting_input while the program printed: %+v", s)
 		}
 	}
@@ -230,9 +230,9 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	s = wait(menuPane, "awaiting_input by the guess", func(s api.Session) bool { return s.State == rules.AwaitingInput })
+	s = wait(menuPane, "awaiting_input by the guess", func(s api.Session) bool { return s.State == api.AwaitingInput })
 	t.Logf("guessed prompt %s after the output stopped", time.Since(stopped).Round(time.Millisecond))
-	if s.Evidence.Rule != rules.RuleGuessChoice || s.Question != "Deploy v2 to production?" || !slices.Equal(s.Options, []string{"Yes", "No"}) ||
+	if s.Evidence.Rule != api.RuleGuessChoice || s.Question != "Deploy v2 to production?" || !slices.Equal(s.Options, []string{"Yes", "No"}) ||
 		len(s.Evidence.Lines) != 2 || !strings.HasPrefix(s.Evidence.Lines[0], "a guess: no agent package knows chooser") ||
 		!strings.Contains(s.Evidence.Lines[0], "its output has stopped") || s.Evidence.Lines[1] != "❯ 1. Yes" {
 		t.Fatalf("guessed prompt = %+v", s)
@@ -247,7 +247,7 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 		}
 		return false
 	})
-	if w.Evidence.Rule != rules.RuleGuessChoice || !slices.Equal(w.Options, []string{"Yes", "No"}) || !strings.Contains(w.SuggestedAction, "a guess") {
+	if w.Evidence.Rule != api.RuleGuessChoice || !slices.Equal(w.Options, []string{"Yes", "No"}) || !strings.Contains(w.SuggestedAction, "a guess") {
 		t.Fatalf("wake = %+v", w)
 	}
 	if _, err := sup.Answer(ctx, api.AnswerRequest{Wake: w.ID, Answer: "2", Origin: "test"}); !errors.Is(err, api.ErrBadRequest) {
@@ -257,10 +257,10 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 	// A person chooses No at the keyboard; the program exits to its shell.
 	tmuxCmd("send-keys", "-t", menuPane, "Down")
 	wait(menuPane, "awaiting_input with No marked", func(s api.Session) bool {
-		return s.State == rules.AwaitingInput && len(s.Evidence.Lines) == 2 && s.Evidence.Lines[1] == "❯ 2. No"
+		return s.State == api.AwaitingInput && len(s.Evidence.Lines) == 2 && s.Evidence.Lines[1] == "❯ 2. No"
 	})
 	tmuxCmd("send-keys", "-t", menuPane, "Enter")
-	s = wait(menuPane, "exited", func(s api.Session) bool { return s.State == rules.Exited })
+	s = wait(menuPane, "exited", func(s api.Session) bool { return s.State == api.Exited })
 	if s.Kind != "process_gone" || s.Evidence.Rule != ruleProgramLeft || !strings.Contains(s.Evidence.Lines[0], "chooser") {
 		t.Fatalf("after the program quit = %+v", s)
 	}
@@ -277,16 +277,16 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 	})
 	// The shell runs another command: the pane is the shell's again.
 	run(menuPane, "ls /")
-	wait(menuPane, "idle after ls", func(s api.Session) bool { return s.State == rules.Idle && s.Agent == "shell" })
+	wait(menuPane, "idle after ls", func(s api.Session) bool { return s.State == api.Idle && s.Agent == "shell" })
 
 	run(plainPane, "ls /")
 	// Long enough to be seen working on a loaded machine: a second's
 	// sleep came and went between two looks once.
 	run(plainPane, "sleep 4")
-	wait(plainPane, "running sleep", func(s api.Session) bool { return s.State == rules.Working })
-	wait(plainPane, "idle after sleep", func(s api.Session) bool { return s.State == rules.Idle })
+	wait(plainPane, "running sleep", func(s api.Session) bool { return s.State == api.Working })
+	wait(plainPane, "idle after sleep", func(s api.Session) bool { return s.State == api.Idle })
 	for _, s := range states(plainPane) {
-		if s.State == rules.AwaitingInput || s.State == rules.Exited {
+		if s.State == api.AwaitingInput || s.State == api.Exited {
 			t.Fatalf("the plain shell pane was %s (%s %q)", s.State, s.Evidence.Rule, s.Evidence.Lines)
 		}
 	}

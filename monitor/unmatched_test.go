@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // A known agent showing a screen no rule explains keeps its previous
@@ -24,7 +23,7 @@ func TestUnmatchedScreenBecomesUnknownAfterGrace(t *testing.T) {
 	})
 	h.tm.show(t, "%1", "claude", "claude/working_tool_running.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working || s.AgentVersion != "2.1.330" || s.Hint() != "" {
+	if s := h.session("%1"); s.State != api.Working || s.AgentVersion != "2.1.330" || s.Hint() != "" {
 		t.Fatalf("session = %s by %s, version %q, hint %q", s.State, s.Evidence.Rule, s.AgentVersion, s.Hint())
 	}
 	updates := h.watch()
@@ -37,7 +36,7 @@ func TestUnmatchedScreenBecomesUnknownAfterGrace(t *testing.T) {
 	h.step()
 	h.clock.Add(2 * time.Second)
 	h.step()
-	if s := h.session("%1"); s.State != rules.Working || s.Evidence.Rule != "claude.working_footer" {
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Rule != "claude.working_footer" {
 		t.Fatalf("before the grace ended: %s by %s", s.State, s.Evidence.Rule)
 	}
 	if u := updates.drain(); len(u) != 0 {
@@ -48,21 +47,21 @@ func TestUnmatchedScreenBecomesUnknownAfterGrace(t *testing.T) {
 	h.clock.Add(time.Second)
 	h.sup.timeChecks(h.clock.Now())
 	s := h.session("%1")
-	if s.State != rules.Unknown || s.Evidence.Rule != rules.RuleNoMatch || len(s.Evidence.Lines) == 0 ||
+	if s.State != api.Unknown || s.Evidence.Rule != api.RuleNoMatch || len(s.Evidence.Lines) == 0 ||
 		s.Evidence.Lines[0] != "no rule matched (claude 2.1.330)" || s.Agent != "claude" {
 		t.Fatalf("after the grace: %s by %s, agent %q, evidence %q", s.State, s.Evidence.Rule, s.Agent, s.Evidence.Lines)
 	}
 	if !strings.Contains(s.Hint(), "system3 rules capture %1") {
 		t.Errorf("hint = %q", s.Hint())
 	}
-	if u := updates.drain(); len(u) != 1 || u[0].Session.State != rules.Unknown || u[0].Previous != rules.Working {
+	if u := updates.drain(); len(u) != 1 || u[0].Session.State != api.Unknown || u[0].Previous != api.Working {
 		t.Fatalf("updates = %+v", u)
 	}
 
 	// A rule matches again: at once.
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
-	if s := h.session("%1"); s.State != rules.Idle || s.Hint() != "" {
+	if s := h.session("%1"); s.State != api.Idle || s.Hint() != "" {
 		t.Fatalf("after a known screen: %s by %s", s.State, s.Evidence.Rule)
 	}
 }
@@ -81,13 +80,13 @@ func TestUnmatchedFramesDoNotFlap(t *testing.T) {
 		h.clock.Add(2 * time.Second)
 		h.tm.show(t, "%1", "claude", "claude/idle.txt")
 		h.step()
-		if s := h.session("%1"); s.State != rules.Idle {
+		if s := h.session("%1"); s.State != api.Idle {
 			t.Fatalf("state = %s by %s", s.State, s.Evidence.Rule)
 		}
 		h.clock.Add(2 * time.Second)
 		h.step()
 	}
-	if s := h.session("%1"); s.State != rules.Idle {
+	if s := h.session("%1"); s.State != api.Idle {
 		t.Fatalf("state = %s by %s", s.State, s.Evidence.Rule)
 	}
 }

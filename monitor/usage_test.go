@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -89,7 +88,7 @@ func TestUsageAndBudgetWake(t *testing.T) {
 	h.tm.show(t, "%1", "claude", "claude/idle.txt")
 	h.step()
 	s := h.session("%1")
-	if s.Usage == nil || s.Usage.Responses != 1 || s.Usage.CostUSD > 0.4 || s.State != rules.Idle {
+	if s.Usage == nil || s.Usage.Responses != 1 || s.Usage.CostUSD > 0.4 || s.State != api.Idle {
 		t.Fatalf("session = %+v, usage %+v", s, s.Usage)
 	}
 	if w := h.unacked(api.ReasonBudgetExceeded); len(w) != 0 {

@@ -65,7 +65,7 @@ func cleanExit(st *paneState) bool {
 	switch {
 	case ev.Rule == ruleAgentLeft:
 		return true
-	case ev.Rule == rules.RulePaneDead:
+	case ev.Rule == api.RulePaneDead:
 		return st.pane.Dead && st.pane.DeadStatus == 0
 	case ev.Source == "hook":
 		return ev.Rule == "hook.session_end"
@@ -104,7 +104,7 @@ func (s *Supervisor) budgetWakeLocked(st *paneState) []wakeOp {
 func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 	ops := s.expireHooksLocked(now)
 	for id, st := range s.panes {
-		if u := st.unmatched; u != nil && st.sess.Evidence.Rule != rules.RuleNoMatch && now.Sub(st.unmatchedSince) >= s.cfg.UnmatchedAfter {
+		if u := st.unmatched; u != nil && st.sess.Evidence.Rule != api.RuleNoMatch && now.Sub(st.unmatchedSince) >= s.cfg.UnmatchedAfter {
 			// Still no rule for the screen, and no new output to say so.
 			ops = append(ops, s.applyLocked(now, id, u.res, u.pr)...)
 		}
@@ -142,7 +142,7 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 
 // countsLocked summarises the registry: "4 sessions: 2 working, 1 idle, 1 awaiting_input".
 func (s *Supervisor) countsLocked() string {
-	counts := map[rules.State]int{}
+	counts := map[api.State]int{}
 	for _, st := range s.panes {
 		counts[st.sess.State]++
 	}
@@ -272,7 +272,7 @@ func (s *Supervisor) releasePrompt(pane string, shown bool) {
 		delete(s.asking, pane)
 	}
 	var ops []wakeOp
-	if st, ok := s.panes[pane]; ok && shown && s.asking[pane] == 0 && st.sess.State == rules.AwaitingInput {
+	if st, ok := s.panes[pane]; ok && shown && s.asking[pane] == 0 && st.sess.State == api.AwaitingInput {
 		ops = append(ops, s.raiseOp(st.sess, api.ReasonAwaitingInput))
 	}
 	s.mu.Unlock()

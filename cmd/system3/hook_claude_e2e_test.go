@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // hookedClaude is the real Claude Code CLI in a private tmux server, with
@@ -133,29 +132,29 @@ func TestHooksOnRealClaudeCode(t *testing.T) {
 		{Text: "Deployed."},
 	}})
 	h := startHookedClaude(t, fakeAPI, true)
-	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == api.Idle })
 
 	h.cs.Send("deploy-now please")
-	first := h.await(t, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == rules.AwaitingInput })
+	first := h.await(t, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == api.AwaitingInput })
 	t.Logf("awaiting_input first reported by %s (%s)", first.Evidence.Source, first.Evidence.Rule)
 	// Claude Code may draw the dialog while the hook process starts; the
 	// hook then confirms what the screen showed, and is the evidence.
 	first = h.await(t, "awaiting_input from the hook", 10*time.Second, func(s api.Session) bool {
-		return s.State == rules.AwaitingInput && s.Evidence.Source == "hook"
+		return s.State == api.AwaitingInput && s.Evidence.Source == "hook"
 	})
 	if first.Evidence.Source != "hook" || (first.Evidence.Rule != "hook.permission_request" && first.Evidence.Rule != "hook.notification.permission_prompt") ||
 		!strings.Contains(strings.Join(first.Evidence.Lines, "\n"), "./deploy.sh --prod") {
 		t.Fatalf("first awaiting_input: %+v\nscreen:\n%s", first, h.cs.Capture())
 	}
 	s := h.await(t, "the prompt's question", 20*time.Second, func(s api.Session) bool { return s.Question != "" })
-	if s.State != rules.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) < 3 || s.Options[0] != "Yes" {
+	if s.State != api.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) < 3 || s.Options[0] != "Yes" {
 		t.Fatalf("prompt drawn: %+v", s)
 	}
 
 	h.approve(t)
 	h.cs.WaitForText("Deployed.", 0)
 	s = h.await(t, "idle from the Stop hook", 20*time.Second, func(s api.Session) bool {
-		return s.State == rules.Idle && s.Evidence.Source == "hook"
+		return s.State == api.Idle && s.Evidence.Source == "hook"
 	})
 	if s.Evidence.Rule != "hook.stop" {
 		t.Fatalf("after the turn: %+v", s)
@@ -181,7 +180,7 @@ func BenchmarkHookDetectionLatency(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			fakeAPI := claudetest.NewFakeAPI(b)
 			h := startHookedClaude(b, fakeAPI, hooked)
-			h.await(b, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+			h.await(b, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == api.Idle })
 			var lat []time.Duration
 			var byHook int
 			b.ResetTimer()
@@ -190,7 +189,7 @@ func BenchmarkHookDetectionLatency(b *testing.B) {
 				fakeAPI.AddRule(claudetest.Rule{Contains: key, Steps: []claudetest.Step{
 					{Tool: claudetest.Bash(fmt.Sprintf("./deploy.sh --build %d", i), "Deploy")}, {Text: fmt.Sprintf("Deployed %d.", i)}}})
 				h.cs.Send(key + " please")
-				s := h.await(b, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == rules.AwaitingInput })
+				s := h.await(b, "awaiting_input", 30*time.Second, func(s api.Session) bool { return s.State == api.AwaitingInput })
 				seen := time.Now()
 				if s.Evidence.Source == "hook" {
 					byHook++
@@ -208,7 +207,7 @@ func BenchmarkHookDetectionLatency(b *testing.B) {
 				b.StopTimer()
 				h.approve(b)
 				h.cs.WaitForText(fmt.Sprintf("Deployed %d.", i), 0)
-				h.await(b, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+				h.await(b, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 				b.StartTimer()
 			}
 			b.StopTimer()

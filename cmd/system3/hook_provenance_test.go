@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -87,7 +86,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := awaitSession("captured after the forgery", func(s api.Session) bool { return s.Updated.After(printed) })
-	if s.State == rules.AwaitingInput || s.State == rules.Exited || s.Evidence.Source == "hook" {
+	if s.State == api.AwaitingInput || s.State == api.Exited || s.Evidence.Source == "hook" {
 		t.Fatalf("a forged hook changed the pane: %+v", s)
 	}
 	ws, err := svc.Wakes(ctx, api.AllWakes())
@@ -137,7 +136,7 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = awaitSession("hook from inside the pane", func(s api.Session) bool {
-		return s.State == rules.AwaitingInput && s.Evidence.Rule == "hook.permission_request"
+		return s.State == api.AwaitingInput && s.Evidence.Rule == "hook.permission_request"
 	})
 	t.Logf("taken from inside the pane: %s %s", s.State, s.Evidence.Rule)
 }

@@ -15,14 +15,13 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
 var actionSnapshot = api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{
-	{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.0", Agent: "claude", State: rules.AwaitingInput, Kind: "permission",
+	{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.0", Agent: "claude", State: api.AwaitingInput, Kind: "permission",
 		Question: "Do you want to proceed?", Options: []string{"Yes", "Yes, and don’t ask again", "No"}},
-	{Pane: "%4", Session: "orch-docs", Target: "orch-docs:0.0", Agent: "claude", State: rules.Working},
+	{Pane: "%4", Session: "orch-docs", Target: "orch-docs:0.0", Agent: "claude", State: api.Working},
 }}
 
 func TestActionCommands(t *testing.T) {

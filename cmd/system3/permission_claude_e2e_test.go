@@ -20,7 +20,6 @@ import (
 	"github.com/system3-dev/system3/mcpserver/web"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // The approval policy of TestPermissionPolicyRealClaude, in the config.
@@ -68,7 +67,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 			t.Logf("system3.log:\n%s", log)
 		}
 	})
-	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == rules.Idle })
+	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == api.Idle })
 	ctx := context.Background()
 	permissions := func() []audit.Entry {
 		es, _ := audit.Read(filepath.Join(h.stateDir, audit.File))
@@ -116,7 +115,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		t.Fatalf("audit after the allowed command: %+v", p)
 	}
 	t.Logf("allowed: prompt to its answer %s, decided in %d ms", time.Since(start).Round(time.Millisecond), p[0].WaitedMS)
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Denied: refused with the rule's message, which the model is told.
 	h.cs.Send("clean-now please")
@@ -127,7 +126,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	if p := permissions(); len(p) != 2 || p[1].Decision != "deny" || p[1].Rule != "no-rm-rf" {
 		t.Fatalf("audit after the denied command: %+v", p)
 	}
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Ask: held while the wake goes out, answered from the CLI.
 	h.cs.Send("prod-now please")
@@ -151,7 +150,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		t.Fatalf("audited input %q: %v", p[2].Args, err)
 	}
 	t.Logf("asked: held %d ms until the CLI's answer", p[2].WaitedMS)
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Ask, answered by a supervising agent over MCP (system3 mcp on the
 	// daemon's socket): its "no" refuses the call, with the reason the
@@ -174,7 +173,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	if len(p) != 4 || p[3].Decision != "deny" || !strings.Contains(p[3].Origin, `claims "mcp:supervisor"`) {
 		t.Fatalf("audit after the ask answered over MCP: %+v", p)
 	}
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Ask, answered from the web page in real Chromium: the card shows the
 	// tool and its exact input, and its Yes answers the ask's wake through
@@ -210,7 +209,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		t.Fatalf("audit after the ask answered from the page: %+v", p)
 	}
 	t.Logf("web page: held %d ms until the tap; tap to the command's output %s", p[4].WaitedMS, time.Since(start).Round(time.Millisecond))
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Ask, answered from the dashboard while Claude Code draws its dialog:
 	// the dashboard's answer (tui/cmds.go's: the pane, the prompt on its
@@ -220,7 +219,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	h.cs.Send("tui-now please")
 	w = policyWake("./deploy.sh --prod tui")
 	s := h.await(t, "the dialog drawn while the ask is held", 6*time.Second, func(s api.Session) bool {
-		return s.State == rules.AwaitingInput && s.Prompt != "" && strings.Contains(s.Detail, "--prod tui")
+		return s.State == api.AwaitingInput && s.Prompt != "" && strings.Contains(s.Detail, "--prod tui")
 	})
 	res, err := h.svc.Answer(ctx, api.AnswerRequest{Target: api.Target{Pane: s.Pane}, Prompt: s.Prompt, Answer: "no", Origin: "tui"})
 	if err != nil || res.Method != monitor.PermissionMethod || len(res.Keys) != 0 {
@@ -249,7 +248,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	if ds := h.session(t).Decisions; len(ds) < 3 || ds[0].By != "tui" || ds[0].Decision != "deny" || ds[1].By != web.Origin {
 		t.Fatalf("the session's decisions: %+v", ds)
 	}
-	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == rules.Idle })
+	h.await(t, "idle", 20*time.Second, func(s api.Session) bool { return s.State == api.Idle })
 
 	// Nobody answers: the dialog shows after ask_timeout, and the screen
 	// (and the hook) report it.
@@ -263,7 +262,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 		}
 	}
 	s = h.await(t, "Claude Code's own dialog", 30*time.Second, func(s api.Session) bool {
-		return s.State == rules.AwaitingInput && s.Question == "Do you want to proceed?" && s.Prompt != ""
+		return s.State == api.AwaitingInput && s.Question == "Do you want to proceed?" && s.Prompt != ""
 	})
 	p = permissions()
 	if len(p) != 7 || p[6].Decision != "" || p[6].Origin != "nobody" || p[6].WaitedMS < 7900 {

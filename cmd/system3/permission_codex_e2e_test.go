@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/codextest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestPermissionPolicyRealCodex: the real Codex CLI (0.169), its
@@ -83,7 +82,7 @@ func TestPermissionPolicyRealCodex(t *testing.T) {
 	}
 	idle := func() {
 		t.Helper()
-		testkit.WaitFor(t, 30*time.Second, "codex idle", func() bool { s := session(); return s.Agent == "codex" && s.State == rules.Idle })
+		testkit.WaitFor(t, 30*time.Second, "codex idle", func() bool { s := session(); return s.Agent == "codex" && s.State == api.Idle })
 	}
 	permissions := func() []audit.Entry {
 		es, _ := audit.Read(filepath.Join(state, audit.File))

@@ -16,7 +16,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/geminitest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestPermissionPolicyRealGemini: the real Gemini CLI (0.61) in yolo
@@ -85,7 +84,7 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 	}
 	idle := func() {
 		t.Helper()
-		testkit.WaitFor(t, 30*time.Second, "gemini idle", func() bool { s := session(); return s.Agent == "gemini" && s.State == rules.Idle })
+		testkit.WaitFor(t, 30*time.Second, "gemini idle", func() bool { s := session(); return s.Agent == "gemini" && s.State == api.Idle })
 	}
 	permissions := func() []audit.Entry {
 		es, _ := audit.Read(filepath.Join(state, audit.File))
@@ -178,7 +177,7 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 	gs.WaitForText(dialog, 60*time.Second)
 	testkit.WaitFor(t, 30*time.Second, "the dialog reported", func() bool {
 		s := session()
-		return s.State == rules.AwaitingInput && s.Kind == "permission"
+		return s.State == api.AwaitingInput && s.Kind == "permission"
 	})
 	if p := permissions(); len(p) != 4 || p[3].Decision != "" || p[3].Origin != "nobody" || !strings.Contains(p[3].Result, "no rule decides") {
 		t.Fatalf("audit after the undecided command: %+v", p)

@@ -21,7 +21,6 @@ import (
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/mcpserver"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
 )
@@ -388,7 +387,7 @@ func waitLeftPrompt(t *testing.T, state, session string) *ipc.Client {
 		}
 		for _, s := range snap.Sessions {
 			if s.Session == session {
-				return s.State != rules.AwaitingInput
+				return s.State != api.AwaitingInput
 			}
 		}
 		return false

@@ -83,11 +83,11 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if comm, job, ok := monitor.PaneForeground(sess.PID); ok && eng.ShellFor(comm) != "" {
 		in.Shell, in.Job = comm, job
 	}
-	if r := sess.Evidence.Rule; r == rules.RuleUnknownProgram || r == rules.RuleGuessChoice {
+	if r := sess.Evidence.Rule; r == api.RuleUnknownProgram || r == api.RuleGuessChoice {
 		// The monitor read the terminal taking keys one at a time.
 		in.Raw = true
 	}
-	dead := sess.Evidence.Rule == rules.RulePaneDead
+	dead := sess.Evidence.Rule == api.RulePaneDead
 	if dead {
 		in.Dead, in.DeadStatus = true, -1
 	}
@@ -262,7 +262,7 @@ func testCapture(eng *rules.Engine, path string) (bool, string) {
 		agent += " by " + r.AgentBy
 	}
 	fmt.Fprintf(&b, ", got %s (%s) by %s", got, agent, r.Rule)
-	if r.Rule == rules.RuleNoMatch {
+	if r.Rule == api.RuleNoMatch {
 		fmt.Fprintf(&b, ": no rule matched")
 	}
 	for _, l := range r.Evidence {

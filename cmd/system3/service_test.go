@@ -21,7 +21,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -83,7 +82,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	// the panes tmux lists.
 	srv := tmuxtest.NewServer(t, "sleep", "600")
 	daemon.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{{Pane: "%0", Agent: "claude",
-		State: rules.ErrorLoop, Evidence: api.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: []string{"x"}}, Options: []string{}}}})
+		State: api.ErrorLoop, Evidence: api.Evidence{Source: "history", Rule: "monitor.error_loop", Lines: []string{"x"}}, Options: []string{}}}})
 	code, out, errOut := invoke(t, env, append(socketArgs(srv), "status", "--json")...)
 	var doc statusDoc
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
@@ -155,7 +154,7 @@ func TestStartMonitorsFailure(t *testing.T) {
 	}
 }
 
-func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
+func TestClientRetriesWhileTheLockIsBusy(t *testing.T) {
 	f := newFakeService(t)
 	var tries atomic.Int32
 	old := core.TestStartMonitors
@@ -183,8 +182,8 @@ func TestOpenServiceRetriesWhileTheLockIsBusy(t *testing.T) {
 // sessions used by the watch tests.
 var (
 	sessAuth = api.Session{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
-		State: rules.AwaitingInput, Kind: "permission", Since: testEpoch,
+		State: api.AwaitingInput, Kind: "permission", Since: testEpoch,
 		Evidence: api.Evidence{Source: "screen", Rule: "claude.permission"}}
 	sessDocs = api.Session{Pane: "%5", Session: "docs", Target: "docs:0.0", Agent: "codex",
-		State: rules.Working, Kind: "tool", Since: testEpoch, Evidence: api.Evidence{Source: "screen", Rule: "codex.working"}}
+		State: api.Working, Kind: "tool", Since: testEpoch, Evidence: api.Evidence{Source: "screen", Rule: "codex.working"}}
 )

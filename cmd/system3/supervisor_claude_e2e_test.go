@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -57,7 +56,7 @@ func TestSupervisorPaneRealClaude(t *testing.T) {
 			t.Logf("system3.log:\n%s", log)
 		}
 	})
-	testkit.WaitFor(t, 30*time.Second, "Claude Code idle as the monitors see it", func() bool { return r.state().State == rules.Idle })
+	testkit.WaitFor(t, 30*time.Second, "Claude Code idle as the monitors see it", func() bool { return r.state().State == api.Idle })
 
 	// seen waits for the fake API to be sent the wake, and returns when.
 	seen := func(ev api.Wake) time.Time {
@@ -88,16 +87,16 @@ func TestSupervisorPaneRealClaude(t *testing.T) {
 		d[0].Time.Sub(a.Time).Round(time.Millisecond), gotA.Sub(d[0].Time).Round(time.Millisecond), gotA.Sub(a.Time).Round(time.Millisecond))
 	testkit.WaitFor(t, 30*time.Second, "Claude Code idle after the wake", func() bool {
 		s := r.state()
-		return s.State == rules.Idle && s.Since.After(gotA)
+		return s.State == api.Idle && s.Since.After(gotA)
 	})
 
 	// Busy: a wake raised while it streams a long answer waits for the
 	// end of that turn.
 	cs.Send("write the slow-essay")
-	testkit.WaitFor(t, 30*time.Second, "Claude Code working", func() bool { return r.state().State == rules.Working })
+	testkit.WaitFor(t, 30*time.Second, "Claude Code working", func() bool { return r.state().State == api.Working })
 	r.orchestrator("orch-b", "question")
 	b := r.wakeOf("orch-b")
-	if s := r.state(); s.State != rules.Working {
+	if s := r.state(); s.State != api.Working {
 		t.Fatalf("Claude Code was %s when wake B came; the test needs it busy", s.State)
 	}
 	gotB := seen(b)

@@ -18,7 +18,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -198,7 +197,7 @@ func TestSupervisorPaneE2E(t *testing.T) {
 	tl := r.watch()
 
 	// The supervisor works, then waits at a question of its own.
-	testkit.WaitFor(t, 30*time.Second, "the supervisor pane at its question", func() bool { return r.state().State == rules.AwaitingInput })
+	testkit.WaitFor(t, 30*time.Second, "the supervisor pane at its question", func() bool { return r.state().State == api.AwaitingInput })
 	r.orchestrator("orch-a", "question")
 	a := r.wakeOf("orch-a")
 	time.Sleep(3 * time.Second)
@@ -222,13 +221,13 @@ func TestSupervisorPaneE2E(t *testing.T) {
 		!strings.HasSuffix(d[0].Text, "system3 types the next wake here once you are idle.\n") {
 		t.Fatalf("deliveries = %+v", d)
 	}
-	if s := tl.at(d[0].Time); s.State != rules.Idle || !s.Since.After(answered) {
+	if s := tl.at(d[0].Time); s.State != api.Idle || !s.Since.After(answered) {
 		t.Fatalf("wake A typed while the supervisor was %s since %v (answered at %v)", s.State, s.Since, answered)
 	}
 	busy := false
 	tl.mu.Lock()
 	for _, s := range tl.states {
-		busy = busy || (s.Updated.After(answered) && s.Updated.Before(d[0].Time) && s.State == rules.Working)
+		busy = busy || (s.Updated.After(answered) && s.Updated.Before(d[0].Time) && s.State == api.Working)
 	}
 	tl.mu.Unlock()
 	if !busy {
@@ -242,7 +241,7 @@ func TestSupervisorPaneE2E(t *testing.T) {
 	for i, name := range []string{"orch-b", "orch-c", "orch-d"} {
 		testkit.WaitFor(t, 30*time.Second, "the supervisor idle again", func() bool {
 			s := r.state()
-			return s.State == rules.Idle && time.Since(s.Since) > 1500*time.Millisecond
+			return s.State == api.Idle && time.Since(s.Since) > 1500*time.Millisecond
 		})
 		r.orchestrator(name, "question")
 		ev := r.wakeOf(name)
@@ -303,7 +302,7 @@ func TestSupervisorStopHookE2E(t *testing.T) {
 	testkit.WaitFor(t, 20*time.Second, "the supervisor pane watched", func() bool { return r.state().Pane != "" })
 	r.orchestrator("orch-a", "question")
 	a := r.wakeOf("orch-a")
-	if s := r.state(); s.State == rules.Idle {
+	if s := r.state(); s.State == api.Idle {
 		t.Fatalf("the stand-in for Claude Code looks idle: %+v", s)
 	}
 	r.orchestrator("orch-b", "question")

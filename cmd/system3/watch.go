@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 func newWatchCmd(a *app) *cobra.Command {
@@ -145,7 +144,7 @@ type watchLine struct {
 	Type     string       `json:"type"` // "session" or "wake"
 	Kind     string       `json:"kind"` // session: snapshot, added, changed, removed; wake: raised, acked, cleared
 	Time     time.Time    `json:"time"`
-	Previous rules.State  `json:"previous,omitempty"`
+	Previous api.State    `json:"previous,omitempty"`
 	Session  *api.Session `json:"session,omitempty"`
 	Wake     *api.Wake    `json:"wake,omitempty"`
 	Replayed bool         `json:"replayed,omitempty"`
@@ -254,7 +253,7 @@ func (p *watchPrinter) pendingWakes(evs []api.Wake) {
 }
 
 // session prints one session line; from is the state/kind shown before.
-func (p *watchPrinter) session(kind string, s api.Session, previous rules.State, from string) {
+func (p *watchPrinter) session(kind string, s api.Session, previous api.State, from string) {
 	at := s.Since
 	if kind == "removed" || at.IsZero() {
 		at = p.now()

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // started is a command running in the background.
@@ -90,12 +89,12 @@ func TestWatchText(t *testing.T) {
 	)
 
 	working := sessAuth
-	working.State, working.Kind, working.Evidence.Rule = rules.Working, "", "claude.working"
+	working.State, working.Kind, working.Evidence.Rule = api.Working, "", "claude.working"
 	docsAgain := sessDocs
 	docsAgain.LastLine = "still working" // no state change: nothing to print
-	added := api.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: rules.Idle}
-	f.Publish(api.Update{Kind: api.SessionChanged, Session: working, Previous: rules.AwaitingInput})
-	f.Publish(api.Update{Kind: api.SessionChanged, Session: docsAgain, Previous: rules.Working})
+	added := api.Session{Pane: "%7", Session: "api", Target: "api:1.0", Agent: "claude", State: api.Idle}
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: working, Previous: api.AwaitingInput})
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: docsAgain, Previous: api.Working})
 	f.Publish(api.Update{Kind: api.SessionAdded, Session: added})
 	f.Publish(api.Update{Kind: api.SessionRemoved, Session: api.Session{Pane: "%5"}})
 	docs := f.Raise(t, monitortest.WakeDocs)
@@ -146,7 +145,7 @@ func TestWatchJSON(t *testing.T) {
 	w := startCmd(t, "watch", "--json")
 	w.waitOut(t, `"kind":"snapshot"`)
 	changed := sessAuth
-	changed.State, changed.Kind = rules.Error, "api_error"
+	changed.State, changed.Kind = api.Error, "api_error"
 	f.Publish(api.Update{Kind: api.SessionChanged, Session: changed})
 	f.Raise(t, monitortest.WakeDocs)
 	w.waitOut(t, `"kind":"changed"`, `"type":"wake"`)
@@ -169,7 +168,7 @@ func TestWatchJSON(t *testing.T) {
 	if l := lines[0]; l.Type != "session" || l.Kind != "snapshot" || l.Session.Pane != "%3" || !l.Time.Equal(testEpoch) {
 		t.Errorf("line 1 = %+v", l)
 	}
-	if l := lines[1]; l.Type != "session" || l.Kind != "changed" || l.Previous != rules.AwaitingInput || l.Session.Kind != "api_error" {
+	if l := lines[1]; l.Type != "session" || l.Kind != "changed" || l.Previous != api.AwaitingInput || l.Session.Kind != "api_error" {
 		t.Errorf("line 2 = %+v", l)
 	}
 	if l := lines[2]; l.Type != "wake" || l.Kind != "raised" || l.Wake == nil || l.Wake.Pane != "%5" || l.Replayed {
@@ -184,7 +183,7 @@ func TestWatchResync(t *testing.T) {
 	w.waitOut(t, "docs:0.0 %5")
 	// Updates were dropped; the registry now differs.
 	working := sessAuth
-	working.State, working.Kind = rules.Working, ""
+	working.State, working.Kind = api.Working, ""
 	f.SetSnapshot(api.Snapshot{Server: "default", Running: true, Sessions: []api.Session{working}})
 	f.Publish(api.Update{Kind: api.Resync, Missed: 3})
 	w.waitOut(t, "awaiting_input/permission → working", "docs:0.0 %5  codex  removed")

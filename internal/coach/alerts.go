@@ -46,7 +46,7 @@ func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, sub
 		}
 		ev := api.Wake{
 			Reason: api.ReasonErrorLoopDetected, Key: a.WakeKey, Session: a.Session, Pane: a.Pane, Agent: a.Agent,
-			State: string(rules.ErrorLoop),
+			State: string(api.ErrorLoop),
 			Evidence: api.Evidence{Source: "coach", Rule: "pattern." + p.ID, Lines: []string{
 				fmt.Sprintf("%s: %d of %d within %s", p.Name, a.Count, p.Threshold, p.Window),
 				"last: " + describe(tc),

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
 )
@@ -28,7 +27,7 @@ var (
 
 	testSnapshot = api.Snapshot{Server: "default", Running: true, Taken: testEpoch, Problem: "journal not writable",
 		Sessions: []api.Session{{Pane: "%3", Session: "orch-auth", Target: "orch-auth:0.1", Agent: "claude",
-			State: rules.AwaitingInput, Kind: "permission", Options: []string{"Yes", "No"}, Since: testEpoch,
+			State: api.AwaitingInput, Kind: "permission", Options: []string{"Yes", "No"}, Since: testEpoch,
 			Evidence: api.Evidence{Source: "screen", Rule: "claude.permission", Lines: []string{"Do you want"}}}}}
 )
 
@@ -160,7 +159,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		{name: "answer not awaiting", prep: func(_ *testing.T, f *fakeService) {
 			s := testSnapshot
 			s.Sessions = []api.Session{testSnapshot.Sessions[0]}
-			s.Sessions[0].State = rules.Working
+			s.Sessions[0].State = api.Working
 			f.SetSnapshot(s)
 		}, call: answer(api.AnswerRequest{Target: api.Target{Pane: "%3"}, Answer: "1"}), wantIs: api.ErrNotAwaiting},
 		{name: "keys", call: keys, want: `"keys":["Down","Enter"]`},
@@ -263,7 +262,7 @@ func TestWatchStreams(t *testing.T) {
 	}
 	want := []api.Update{
 		{Kind: api.SessionAdded, Session: testSnapshot.Sessions[0]},
-		{Kind: api.SessionChanged, Session: api.Session{Pane: "%3", State: rules.Working}, Previous: rules.AwaitingInput},
+		{Kind: api.SessionChanged, Session: api.Session{Pane: "%3", State: api.Working}, Previous: api.AwaitingInput},
 		{Kind: api.Resync, Missed: 7},
 	}
 	for _, u := range want {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // A watch's status updates go only to clients that say they take them
@@ -31,7 +30,7 @@ func TestWatchStatusesOnlyToClientsThatTakeThem(t *testing.T) {
 	}
 	testkit.WaitFor(t, 5*time.Second, "both watches to reach the service", func() bool { return f.InFlight() == 2 })
 	f.Publish(api.Update{Kind: api.StatusChanged, Status: &api.Status{Server: "s", Problem: "journal full"}})
-	f.Publish(api.Update{Kind: api.SessionChanged, Session: api.Session{Pane: "%1", State: rules.Idle}})
+	f.Publish(api.Update{Kind: api.SessionChanged, Session: api.Session{Pane: "%1", State: api.Idle}})
 
 	if u := recv(t, updates); u.Kind != api.StatusChanged || u.Status == nil || u.Status.Problem != "journal full" {
 		t.Fatalf("the client's first update: %+v", u)

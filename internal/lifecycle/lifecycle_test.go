@@ -19,7 +19,6 @@ import (
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -80,7 +79,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{Service: monitortest.NewService(t, nil), t: t, sessions: map[string]string{}}
-	w.start = api.Session{Agent: "claude", State: rules.Idle}
+	w.start = api.Session{Agent: "claude", State: api.Idle}
 	return w
 }
 
@@ -316,9 +315,9 @@ func TestSpawnWisdomNotes(t *testing.T) {
 func TestSpawnAnswersTrustDialog(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)
-	w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Question: "Is this a project you created or one you trust?",
+	w.start = api.Session{Agent: "claude", State: api.AwaitingInput, Kind: "trust", Question: "Is this a project you created or one you trust?",
 		Options: []string{"No, exit", "Yes, I trust this folder"}}
-	w.onEnter = api.Session{Agent: "claude", State: rules.Idle}
+	w.onEnter = api.Session{Agent: "claude", State: api.Idle}
 	res, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +337,7 @@ func TestSpawnAnswersTrustDialog(t *testing.T) {
 func TestSpawnNoAutoTrustWaitsForOperator(t *testing.T) {
 	repo := gitRepo(t)
 	w := newWorld(t)
-	w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+	w.start = api.Session{Agent: "claude", State: api.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
 	_, err := w.manager(t, nil).Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "g", Repo: repo, NoAutoTrust: true})
 	var e *Error
 	if !errors.As(err, &e) || e.Step != StepReady || !strings.Contains(err.Error(), "awaiting_input") {
@@ -439,15 +438,15 @@ func TestSpawnRollsBackAtEachStep(t *testing.T) {
 	}{
 		{name: "session fails", prep: func(w *world) { w.newErr = errors.New("tmux: no space") }, step: StepSession, msg: "no space"},
 		{name: "link fails", prep: func(w *world) { w.Fail("link", errors.New("state dir read-only")) }, step: StepLink, session: true},
-		{name: "never ready", prep: func(w *world) { w.start.State = rules.Working }, step: StepReady, session: true, msg: "not ready for input within 2s (it was working"},
-		{name: "agent exits", prep: func(w *world) { w.start.State, w.start.LastLine = rules.Exited, "command not found" }, step: StepReady, session: true, msg: "command not found"},
+		{name: "never ready", prep: func(w *world) { w.start.State = api.Working }, step: StepReady, session: true, msg: "not ready for input within 2s (it was working"},
+		{name: "agent exits", prep: func(w *world) { w.start.State, w.start.LastLine = api.Exited, "command not found" }, step: StepReady, session: true, msg: "command not found"},
 		{name: "agent dies at once", prep: func(w *world) {
-			w.start = api.Session{State: rules.Exited, Kind: "dead", LastLine: "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)",
-				Evidence: api.Evidence{Source: "process", Rule: rules.RulePaneDead, Lines: []string{"the pane's process exited with status 1"}}}
+			w.start = api.Session{State: api.Exited, Kind: "dead", LastLine: "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)",
+				Evidence: api.Evidence{Source: "process", Rule: api.RulePaneDead, Lines: []string{"the pane's process exited with status 1"}}}
 			w.screen = []string{"", "error: no API key", "see --help", "", "Pane is dead (status 1, Tue Nov 24 14:23:11 2026)"}
 		}, step: StepReady, session: true, msg: "exited before it was ready (the pane's process exited with status 1); its last output:\n  error: no API key\n  see --help"},
 		{name: "trust fails", prep: func(w *world) {
-			w.start = api.Session{Agent: "claude", State: rules.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
+			w.start = api.Session{Agent: "claude", State: api.AwaitingInput, Kind: "trust", Options: []string{"No, exit", "Yes, I trust this folder"}}
 			w.Fail("keys", errors.New("pane dead"))
 		}, step: StepTrust, session: true},
 		{name: "prompt fails", prep: func(w *world) { w.Fail("inject", errors.New("pane dead")) }, step: StepPrompt, session: true, msg: "pane dead"},
@@ -572,7 +571,7 @@ func TestStopJudgesTheSessionItKills(t *testing.T) {
 	w := newWorld(t)
 	w.policy(t, api.PolicyConfig{AllowSessions: []string{"orch-*", "rec"}})
 	w.sessions["victim2"] = "%7"
-	w.put(api.Session{Pane: "%7", Session: "victim2", Target: "victim2:0.0", Agent: "claude", State: rules.Working})
+	w.put(api.Session{Pane: "%7", Session: "victim2", Target: "victim2:0.0", Agent: "claude", State: api.Working})
 	m := w.manager(t, nil)
 	for _, name := range []string{"victim2", " victim2 "} {
 		st, err := m.Stop(ctx, StopRequest{Name: name, Origin: "mcp:attacker"})

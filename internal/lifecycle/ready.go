@@ -9,7 +9,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // waitSession waits until the spawned pane is watched and ok(session)
@@ -77,11 +76,11 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 	var trustErr error
 	s, err := sp.waitSession(ctx, func(s api.Session) bool {
 		switch {
-		case s.State == rules.Idle:
+		case s.State == api.Idle:
 			return true
-		case s.State == rules.Exited:
+		case s.State == api.Exited:
 			return true // reported below
-		case s.State == rules.AwaitingInput && s.Kind == "trust" && !sp.req.NoAutoTrust && !trustTried:
+		case s.State == api.AwaitingInput && s.Kind == "trust" && !sp.req.NoAutoTrust && !trustTried:
 			trustTried = true
 			trustErr = sp.trust(ctx, s)
 			return trustErr != nil
@@ -97,7 +96,7 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 	if _, ok := known(s.Agent); ok {
 		sp.identified = s.Agent
 	}
-	if s.State == rules.Exited {
+	if s.State == api.Exited {
 		how := describe(s)
 		if s.Evidence.Source == "process" && len(s.Evidence.Lines) > 0 {
 			how = s.Evidence.Lines[0] // "the pane's process exited with status 1"

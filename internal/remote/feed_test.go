@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // fakeHost is a host's daemon: the real socket server over a scripted
@@ -68,7 +67,7 @@ func (h *fakeHost) link(name string, counter *atomic.Int64) *Link {
 	return l
 }
 
-func session(pane, name string, st rules.State, at time.Time) api.Session {
+func session(pane, name string, st api.State, at time.Time) api.Session {
 	return api.Session{Pane: pane, Session: name, Target: name + ":0.0", Agent: "claude", State: st, Updated: at}
 }
 
@@ -82,7 +81,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	svc := monitortest.NewService(t, nil)
 	t0 := time.Now()
 	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{
-		session("%1", "orch-a", rules.Working, t0), session("%2", "orch-b", rules.Idle, t0)}})
+		session("%1", "orch-a", api.Working, t0), session("%2", "orch-b", api.Idle, t0)}})
 	first := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-b", Pane: "%2", Question: "asks"})
 	host := startFakeHost(t, sock, svc)
 
@@ -119,16 +118,16 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	}
 
 	// An update, an older copy of it (it must not win), a new wake, an ack.
-	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.AwaitingInput, t0.Add(time.Second))})
-	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", rules.Working, t0)})
-	svc.Publish(api.Update{Kind: api.SessionAdded, Session: session("%3", "orch-c", rules.Idle, t0)})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", api.AwaitingInput, t0.Add(time.Second))})
+	svc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%1", "orch-a", api.Working, t0)})
+	svc.Publish(api.Update{Kind: api.SessionAdded, Session: session("%3", "orch-c", api.Idle, t0)})
 	second := svc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch-a", Pane: "%1", Question: "asks too"})
 	if _, err := svc.Ack(ctx, first.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "the report shows the updates and wakes", func() bool {
 		r := s.Report(ctx)[0]
-		return len(r.Snapshot.Sessions) == 3 && r.Snapshot.Sessions[0].State == rules.AwaitingInput &&
+		return len(r.Snapshot.Sessions) == 3 && r.Snapshot.Sessions[0].State == api.AwaitingInput &&
 			len(r.Unacked) == 1 && r.Unacked[0].ID == second.ID
 	})
 	select {
@@ -153,7 +152,7 @@ func TestFollowedSetReportsFromItsStreams(t *testing.T) {
 	t.Logf("disconnected: %v", r.Err)
 
 	// Back: followed again, with what it says now.
-	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{session("%9", "orch-z", rules.Idle, t0)}})
+	svc.SetSnapshot(api.Snapshot{Server: "tmux", Running: true, Sessions: []api.Session{session("%9", "orch-z", api.Idle, t0)}})
 	startFakeHost(t, sock, svc)
 	testkit.WaitFor(t, 10*time.Second, "the host is followed again", func() bool {
 		r := s.Report(ctx)[0]

@@ -15,7 +15,6 @@ import (
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestFleet: this machine's service with a host beside it. The host's
@@ -26,9 +25,9 @@ import (
 func TestFleet(t *testing.T) {
 	t0 := time.Now()
 	local := monitortest.NewService(t, nil)
-	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", rules.Idle, t0)}})
+	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", api.Idle, t0)}})
 	remoteSvc := monitortest.NewService(t, nil)
-	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", rules.AwaitingInput, t0)}})
+	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", api.AwaitingInput, t0)}})
 	remoteSvc.SetPreview("%7", "Do you want to proceed?", "❯ 1. Yes")
 	rw := remoteSvc.Raise(t, api.Wake{Reason: api.ReasonAwaitingInput, Session: "orch", Pane: "%7", Question: "proceed?"})
 	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
@@ -55,7 +54,7 @@ func TestFleet(t *testing.T) {
 	if len(snap.Sessions) != 2 || snap.Sessions[0].Host != "" || snap.Sessions[0].Session != "orch" {
 		t.Fatalf("sessions %+v", snap.Sessions)
 	}
-	if r := snap.Sessions[1]; r.Host != "web1" || r.Session != "web1:orch" || r.Pane != "web1:%7" || r.Target != "web1:orch:0.0" || r.State != rules.AwaitingInput {
+	if r := snap.Sessions[1]; r.Host != "web1" || r.Session != "web1:orch" || r.Pane != "web1:%7" || r.Target != "web1:orch:0.0" || r.State != api.AwaitingInput {
 		t.Fatalf("the host's session is %+v", r)
 	}
 	evs, err := f.Wakes(ctx, api.WakeFilter{})
@@ -68,7 +67,7 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", rules.Working, t0.Add(time.Second))})
+	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", api.Working, t0.Add(time.Second))})
 	// A resync or the host's status may come first (the host's stream
 	// just opened); the session's update follows.
 	for deadline := time.After(10 * time.Second); ; {
@@ -77,7 +76,7 @@ func TestFleet(t *testing.T) {
 			if !u.Kind.OfSession() {
 				continue
 			}
-			if u.Session.Pane != "web1:%7" || u.Session.State != rules.Working || u.Session.Host != "web1" {
+			if u.Session.Pane != "web1:%7" || u.Session.State != api.Working || u.Session.Host != "web1" {
 				t.Fatalf("update %+v", u)
 			}
 		case <-deadline:
@@ -208,10 +207,10 @@ func TestFleet(t *testing.T) {
 func TestFleetWatchPreview(t *testing.T) {
 	t0 := time.Now()
 	local := monitortest.NewService(t, nil)
-	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", rules.Idle, t0)}})
+	local.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%1", "orch", api.Idle, t0)}})
 	local.SetPreview("%1", "here")
 	remoteSvc := monitortest.NewService(t, nil)
-	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", rules.Working, t0)}})
+	remoteSvc.SetSnapshot(api.Snapshot{Running: true, Sessions: []api.Session{session("%7", "orch", api.Working, t0)}})
 	remoteSvc.SetPreview("%7", "building…")
 	host := startFakeHost(t, filepath.Join(t.TempDir(), "h.sock"), remoteSvc)
 	var dials atomic.Int64
@@ -243,7 +242,7 @@ func TestFleetWatchPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	remoteSvc.Publish(api.Update{Kind: api.StatusChanged, Status: &api.Status{Problem: "the host's journal"}})
-	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", rules.Idle, t0.Add(time.Second))})
+	remoteSvc.Publish(api.Update{Kind: api.SessionChanged, Session: session("%7", "orch", api.Idle, t0.Add(time.Second))})
 	for deadline := time.After(10 * time.Second); ; {
 		select {
 		case u := <-ups:

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/monitor/rules"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // TestRealLimits drives each CLI into the limits of its provider, as the
@@ -20,10 +20,10 @@ func TestRealLimits(t *testing.T) {
 	for _, cli := range []CLI{Opencode, Qwen, Cline, Copilot} {
 		t.Run(string(cli), func(t *testing.T) {
 			t.Parallel()
-			api := NewFakeAPI(t)
-			s := Start(t, cli, Options{API: api, Home: home(t, cli)})
+			fakeAPI := NewFakeAPI(t)
+			s := Start(t, cli, Options{API: fakeAPI, Home: home(t, cli)})
 			c := newChecker(t, s)
-			c.state("", rules.Idle, "", string(cli)+".idle")
+			c.state("", api.Idle, "", string(cli)+".idle")
 			limits[cli](t, s, c)
 		})
 	}
@@ -37,14 +37,14 @@ var limits = map[CLI]func(*testing.T, *Session, *checker){
 		s.API.FailNext(1000, UsageLimit(time.Hour))
 		s.Send("usage-limit now")
 		s.WaitForText("Please try again in", 150*time.Second)
-		r := c.state("rate_limited_usage", rules.RateLimited, "", "cline.usage_limit")
+		r := c.state("rate_limited_usage", api.RateLimited, "", "cline.usage_limit")
 		if r.Resets != "in 1h0m0s" || !strings.Contains(r.Detail, "requests per day (RPD)") {
 			t.Errorf("usage limit: resets %q, detail %q", r.Resets, r.Detail)
 		}
 		s.API.FailNext(1000, QuotaExceeded())
 		s.Send("quota-spent now")
 		s.WaitForText("exceeded your current quota", 150*time.Second)
-		c.state("rate_limited_quota", rules.Error, "rate_limited", "cline.rate_limited")
+		c.state("rate_limited_quota", api.Error, "rate_limited", "cline.rate_limited")
 	},
 	// Copilot does not retry a 429 whose Retry-After is long: it ends the
 	// turn with the provider's message at once. Other 429s it retries five
@@ -54,14 +54,14 @@ var limits = map[CLI]func(*testing.T, *Session, *checker){
 		s.API.FailNext(1000, UsageLimit(time.Hour))
 		s.Send("usage-limit now")
 		s.WaitForText("Please try again in", 60*time.Second)
-		r := c.state("rate_limited_usage", rules.RateLimited, "", "copilot.usage_limit")
+		r := c.state("rate_limited_usage", api.RateLimited, "", "copilot.usage_limit")
 		if r.Resets != "in 1h0m0s" || !strings.Contains(r.Detail, "requests per day (RPD)") {
 			t.Errorf("usage limit: resets %q, detail %q", r.Resets, r.Detail)
 		}
 		s.API.FailNext(1000, QuotaExceeded())
 		s.Send("quota-spent now")
 		s.WaitForText("Last error: 429", 180*time.Second)
-		c.state("rate_limited_quota", rules.Error, "rate_limited", "copilot.rate_limited")
+		c.state("rate_limited_quota", api.Error, "rate_limited", "copilot.rate_limited")
 	},
 	// Qwen Code gives up at once on a quota whose message names its reset,
 	// in words of its own; a long Retry-After it waits out behind its
@@ -71,7 +71,7 @@ var limits = map[CLI]func(*testing.T, *Session, *checker){
 		s.API.FailNext(1000, QuotaResets(reset))
 		s.Send("quota-resets now")
 		s.WaitForText("Quota exhausted", 60*time.Second)
-		r := c.state("rate_limited_usage", rules.RateLimited, "", "qwen.usage_limit")
+		r := c.state("rate_limited_usage", api.RateLimited, "", "qwen.usage_limit")
 		if want := reset.Format("2006-01-02 15:04:05") + " UTC"; r.Resets != want || !strings.HasPrefix(r.Detail, "Quota exhausted: ") {
 			t.Errorf("usage limit: resets %q (want %q), detail %q", r.Resets, want, r.Detail)
 		}
@@ -83,7 +83,7 @@ var limits = map[CLI]func(*testing.T, *Session, *checker){
 		s.Send("usage-limit now")
 		s.WaitFor("its own retries", 60*time.Second, func(string) bool { return failed(s.API.Requests()[before:]) >= 4 })
 		time.Sleep(5 * time.Second)
-		c.state("working_rate_limited", rules.Working, "", "qwen.working")
+		c.state("working_rate_limited", api.Working, "", "qwen.working")
 		s.API.FailNext(0, APIError{})
 		s.Keys("Escape")
 	},
@@ -93,7 +93,7 @@ var limits = map[CLI]func(*testing.T, *Session, *checker){
 		s.API.FailNext(1000, UsageLimit(time.Hour))
 		s.Send("usage-limit now")
 		s.WaitForText("retrying in", 90*time.Second)
-		r := c.state("rate_limited_waiting", rules.RateLimited, rules.KindAutoResume, "opencode.usage_limit_waiting")
+		r := c.state("rate_limited_waiting", api.RateLimited, api.KindAutoResume, "opencode.usage_limit_waiting")
 		if !strings.HasPrefix(r.Resets, "in 59m ") && r.Resets != "in 1h" {
 			t.Errorf("usage limit: resets %q, want about an hour", r.Resets)
 		}

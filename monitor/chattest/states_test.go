@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
@@ -48,7 +49,7 @@ func (c *checker) classify(screen string) rules.Result {
 // state waits until the real screen classifies as state/kind by rule, as
 // this CLI's, and returns that result; with -update-captures it saves the
 // screen as name.txt.
-func (c *checker) state(name string, state rules.State, kind, rule string) rules.Result {
+func (c *checker) state(name string, state api.State, kind, rule string) rules.Result {
 	c.t.Helper()
 	deadline := time.Now().Add(DefaultTimeout)
 	var last rules.Result
@@ -58,7 +59,7 @@ func (c *checker) state(name string, state rules.State, kind, rule string) rules
 		last = c.classify(screen)
 		if last.State == state && last.Kind == kind && last.Rule == rule {
 			// Once the CLI has quit, only its screen is left to tell.
-			if by := map[bool]string{true: "screen", false: "process"}[state == rules.Exited]; last.Agent != string(c.s.CLI) || last.AgentBy != by {
+			if by := map[bool]string{true: "screen", false: "process"}[state == api.Exited]; last.Agent != string(c.s.CLI) || last.AgentBy != by {
 				c.t.Fatalf("agent = %q by %s, want %s by %s: %+v", last.Agent, last.AgentBy, c.s.CLI, by, last)
 			}
 			if *updateCaptures && name != "" {
@@ -205,7 +206,7 @@ func TestRealStates(t *testing.T) {
 func runStates(t *testing.T, sc script) {
 	cli := sc.cli
 	name := string(cli)
-	api := NewFakeAPI(t,
+	fakeAPI := NewFakeAPI(t,
 		Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 60, ChunkDelay: 300 * time.Millisecond}}},
 		Rule{Contains: "deploy-now", Steps: []Step{{Text: "I'll run the deploy script.", Tool: Shell(cli, "./deploy.sh --prod", "Deploy to production")}, {Text: "Deployed."}}},
 		Rule{Contains: "pick-db", Steps: []Step{
@@ -213,10 +214,10 @@ func runStates(t *testing.T, sc script) {
 			{Text: "Using your choice."},
 		}},
 	)
-	s := Start(t, cli, Options{API: api, Home: home(t, cli), TrustDialog: sc.trust})
+	s := Start(t, cli, Options{API: fakeAPI, Home: home(t, cli), TrustDialog: sc.trust})
 	c := newChecker(t, s)
 	if sc.trust {
-		r := c.state("trust", rules.AwaitingInput, "trust", name+".trust")
+		r := c.state("trust", api.AwaitingInput, "trust", name+".trust")
 		if r.Question != TrustQuestion || len(r.Options) != 3 || r.Options[0] != "Yes" || r.Options[2] != "No (Esc)" {
 			t.Errorf("trust dialog = question %q options %q", r.Question, r.Options)
 		}
@@ -229,11 +230,11 @@ func runStates(t *testing.T, sc script) {
 	if cli == Qwen {
 		edited = filepath.Join(s.Dir, "hello.go")
 	}
-	api.AddRule(Rule{Contains: "edit-notes", Steps: []Step{{Tool: Edit(cli, edited, "alpha", "BETA")}, {Text: "Edited."}}})
-	c.state("idle", rules.Idle, "", name+".idle")
+	fakeAPI.AddRule(Rule{Contains: "edit-notes", Steps: []Step{{Tool: Edit(cli, edited, "alpha", "BETA")}, {Text: "Edited."}}})
+	c.state("idle", api.Idle, "", name+".idle")
 
 	s.Send("write the slow-essay")
-	c.state("working_streaming", rules.Working, "", name+".working")
+	c.state("working_streaming", api.Working, "", name+".working")
 	// opencode has been seen to send its first request 30 s late on a busy machine.
 	s.WaitForText("lazy dog. The quick", 90*time.Second)
 	streaming := time.Now()
@@ -254,9 +255,9 @@ func runStates(t *testing.T, sc script) {
 		}
 	}
 	if sc.interrupted != "" {
-		c.state("interrupted", rules.Idle, sc.interrupted, name+".interrupted")
+		c.state("interrupted", api.Idle, sc.interrupted, name+".interrupted")
 	} else {
-		c.state("interrupted", rules.Idle, "", name+".idle")
+		c.state("interrupted", api.Idle, "", name+".idle")
 	}
 	// The whole answer streams for 18 s, a sixth of it was on screen: idle
 	// well before the rest could stream is the interrupt's (the others say
@@ -272,51 +273,51 @@ func runStates(t *testing.T, sc script) {
 	}
 
 	s.Send("deploy-now please")
-	r := c.state("permission_exec", rules.AwaitingInput, "permission", name+".permission")
+	r := c.state("permission_exec", api.AwaitingInput, "permission", name+".permission")
 	if r.Question != sc.question || !slices.Equal(r.Options, sc.options) || !strings.Contains(r.Detail, sc.detail) {
 		t.Errorf("command approval = question %q options %q detail %q", r.Question, r.Options, r.Detail)
 	}
 	c.answer(r, 0)
-	c.state("working_tool_running", rules.Working, "", name+".working")
+	c.state("working_tool_running", api.Working, "", name+".working")
 	waitAnswered(t, s, "deployed-ok")
-	c.state("idle_after_turn", rules.Idle, "", name+".idle")
+	c.state("idle_after_turn", api.Idle, "", name+".idle")
 
 	s.Send("edit-notes now")
-	r = c.state("permission_edit", rules.AwaitingInput, "permission", name+".permission")
+	r = c.state("permission_edit", api.AwaitingInput, "permission", name+".permission")
 	if !strings.HasPrefix(r.Question, sc.editQuestion) || !strings.Contains(r.Detail, sc.editDetail) || len(r.Options) < 2 {
 		t.Errorf("edit approval = question %q options %q detail %q", r.Question, r.Options, r.Detail)
 	}
 	c.decline(r)
-	c.state("", rules.Idle, "", name+".idle")
+	c.state("", api.Idle, "", name+".idle")
 	if b, _ := os.ReadFile(filepath.Join(s.Dir, "notes.txt")); string(b) != "alpha\n" || fileExists(filepath.Join(s.Dir, "hello.go")) {
 		t.Errorf("a declined edit changed the files: notes.txt %q", b)
 	}
 
 	s.Send("pick-db for me")
-	r = c.state("question", rules.AwaitingInput, "question", name+".question")
+	r = c.state("question", api.AwaitingInput, "question", name+".question")
 	if r.Question != "Which database should we use?" || len(r.Options) < 2 || r.Options[0] != "Postgres" || r.Options[1] != "SQLite" {
 		t.Errorf("question = %q options %q", r.Question, r.Options)
 	}
 	c.answer(r, 1)
 	waitAnswered(t, s, "SQLite")
-	c.state("", rules.Idle, "", name+".idle")
+	c.state("", api.Idle, "", name+".idle")
 
 	if sc.retry {
-		api.FailNext(1000, ErrorStatus(500))
+		fakeAPI.FailNext(1000, ErrorStatus(500))
 		s.Send("fail-500 now")
-		c.state("api_retry", rules.Error, "api_error", name+".api_retry")
+		c.state("api_retry", api.Error, "api_error", name+".api_retry")
 		s.WaitFor("the CLI to give up", 90*time.Second, func(screen string) bool { return !strings.Contains(screen, "Working") })
-		c.state("api_error", rules.Error, "api_error", name+".api_error")
+		c.state("api_error", api.Error, "api_error", name+".api_error")
 	}
 
-	api.FailNext(1000, ErrorStatus(401))
+	fakeAPI.FailNext(1000, ErrorStatus(401))
 	s.Send("fail-401 now")
 	// Classified once the CLI shows the error, so a screen that matched
 	// the rule too early (the prompt "fail-401" under a running turn) is
 	// not what passes.
 	s.WaitForText(sc.authText, 0)
-	c.state("auth_error", rules.Error, "auth", name+".auth")
-	api.FailNext(0, APIError{})
+	c.state("auth_error", api.Error, "auth", name+".auth")
+	fakeAPI.FailNext(0, APIError{})
 
 	if sc.quitText != "" {
 		s.Send(sc.quitText)
@@ -325,8 +326,8 @@ func runStates(t *testing.T, sc script) {
 		s.Keys(k)
 		time.Sleep(500 * time.Millisecond)
 	}
-	c.state("exited_shell", rules.Exited, "process_gone", name+".exited")
-	if got := api.CountMain("deployed-ok"); got < 1 {
-		t.Errorf("the approved command's output never reached the API; prompts: %q", api.MainPrompts())
+	c.state("exited_shell", api.Exited, "process_gone", name+".exited")
+	if got := fakeAPI.CountMain("deployed-ok"); got < 1 {
+		t.Errorf("the approved command's output never reached the API; prompts: %q", fakeAPI.MainPrompts())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -22,16 +23,16 @@ var saveLimit = flag.Bool("update-limit-capture", false, "save the usage-limit s
 // Its /rate-limit-options dialog is a prompt with its options.
 func TestRealClaudeUsageLimit(t *testing.T) {
 	t.Parallel()
-	api := NewFakeAPI(t, Rule{Contains: "hello there", Steps: []Step{{Text: "Hello again."}}})
+	fakeAPI := NewFakeAPI(t, Rule{Contains: "hello there", Steps: []Step{{Text: "Hello again."}}})
 	reset := time.Now().Add(2 * time.Hour)
-	api.FailNext(1000, SpentAllowance(reset))
+	fakeAPI.FailNext(1000, SpentAllowance(reset))
 	home := ""
 	if *saveLimit {
 		home = "/tmp/system3-claude-limit-capture"
 		os.RemoveAll(home)
 		t.Cleanup(func() { os.RemoveAll(home) })
 	}
-	s := Start(t, Options{API: api, Home: home, Env: []string{"ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=" + FakeOAuthToken}})
+	s := Start(t, Options{API: fakeAPI, Home: home, Env: []string{"ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=" + FakeOAuthToken}})
 	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRealClaudeUsageLimit(t *testing.T) {
 	var r rules.Result
 	screen := s.WaitFor("the usage limit classified", 0, func(sc string) bool {
 		r = classify(sc)
-		return r.State == rules.RateLimited && r.Kind == rules.KindAutoResume
+		return r.State == api.RateLimited && r.Kind == api.KindAutoResume
 	})
 	if r.Rule != "claude.usage_limit_waiting" || !strings.Contains(r.Detail, "hit your 5-hour limit · resets ") {
 		t.Fatalf("usage limit = %+v\n%s", r, screen)
@@ -71,7 +72,7 @@ func TestRealClaudeUsageLimit(t *testing.T) {
 	s.Keys("Escape")
 	screen = s.WaitFor("the automatic continue cancelled", 0, func(sc string) bool {
 		r = classify(sc)
-		return strings.Contains(sc, "Automatic continue cancelled") && r.State == rules.RateLimited && r.Kind == ""
+		return strings.Contains(sc, "Automatic continue cancelled") && r.State == api.RateLimited && r.Kind == ""
 	})
 	if r.Rule != "claude.usage_limit" || !strings.Contains(r.Detail, "hit your 5-hour limit · resets ") {
 		t.Fatalf("cancelled = %+v\n%s", r, screen)
@@ -83,12 +84,12 @@ func TestRealClaudeUsageLimit(t *testing.T) {
 	s.Send("/rate-limit-options")
 	screen = s.WaitFor("the usage-limit dialog", 0, func(sc string) bool {
 		r = classify(sc)
-		return r.State == rules.AwaitingInput
+		return r.State == api.AwaitingInput
 	})
 	if r.Rule != "claude.limit_options" || r.Question != "What do you want to do?" || len(r.Options) < 2 {
 		t.Fatalf("dialog = %+v\n%s", r, screen)
 	}
 	save("awaiting_input_limit_options.txt", screen)
 	s.Keys("Escape")
-	s.WaitFor("the dialog closed", 0, func(sc string) bool { return classify(sc).State == rules.RateLimited })
+	s.WaitFor("the dialog closed", 0, func(sc string) bool { return classify(sc).State == api.RateLimited })
 }

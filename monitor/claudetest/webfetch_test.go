@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
@@ -24,7 +25,7 @@ var saveFetch = flag.Bool("update-fetch-capture", false, "save the WebFetch perm
 // "1" answer it.
 func TestRealClaudeWebFetch(t *testing.T) {
 	t.Parallel()
-	api := NewFakeAPI(t, Rule{Contains: "fetch-docs", Steps: []Step{
+	fakeAPI := NewFakeAPI(t, Rule{Contains: "fetch-docs", Steps: []Step{
 		{Text: "Fetching the docs.", Tool: Tool("WebFetch", map[string]string{"url": "https://example.com/docs", "prompt": "Summarise the page"})},
 		{Text: "Fetched."},
 	}})
@@ -35,7 +36,7 @@ func TestRealClaudeWebFetch(t *testing.T) {
 		os.RemoveAll(home)
 		t.Cleanup(func() { os.RemoveAll(home) })
 	}
-	s := Start(t, Options{API: api, Home: home, Args: []string{"--permission-mode", "default"}})
+	s := Start(t, Options{API: fakeAPI, Home: home, Args: []string{"--permission-mode", "default"}})
 	e, err := rules.New(agents.Builtin())
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestRealClaudeWebFetch(t *testing.T) {
 	var r rules.Result
 	screen := s.WaitFor("the fetch permission classified", 0, func(sc string) bool {
 		r = e.Classify(rules.Input{Screen: sc, Processes: []string{"claude"}})
-		return r.State == rules.AwaitingInput
+		return r.State == api.AwaitingInput
 	})
 	want := []string{"Yes", "Yes, and don't ask again for example.com", "No, and tell Claude what to do differently (esc)"}
 	if r.Kind != "permission" || r.Rule != "claude.permission" || r.Question != "Do you want to allow Claude to fetch this content?" ||
@@ -63,6 +64,6 @@ func TestRealClaudeWebFetch(t *testing.T) {
 	// The answer lets the tool run (it fails offline): its result is the
 	// next request's latest turn, and the dialog is gone.
 	s.WaitFor("the fetch's result at the API", 0, func(sc string) bool {
-		return len(api.MainPrompts()) >= 2 && !strings.Contains(sc, "fetch this content?")
+		return len(fakeAPI.MainPrompts()) >= 2 && !strings.Contains(sc, "fetch this content?")
 	})
 }

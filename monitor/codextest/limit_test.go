@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -17,8 +18,8 @@ import (
 // (monitor.PaneZone). A turn that goes through leaves the limit behind.
 func TestRealCodexUsageLimit(t *testing.T) {
 	t.Parallel()
-	api := NewFakeAPI(t)
-	s := Start(t, Options{API: api, Provider: []string{"request_max_retries = 0", "stream_max_retries = 0"}, Env: []string{"TZ=America/New_York"}})
+	fakeAPI := NewFakeAPI(t)
+	s := Start(t, Options{API: fakeAPI, Provider: []string{"request_max_retries = 0", "stream_max_retries = 0"}, Env: []string{"TZ=America/New_York"}})
 	classify := classifier(t)
 	zone := monitor.PaneZone(s.PanePID())
 	if zone == nil || zone.String() != "America/New_York" {
@@ -26,9 +27,9 @@ func TestRealCodexUsageLimit(t *testing.T) {
 	}
 	for i, ahead := range []time.Duration{3 * time.Hour, 30 * time.Hour} {
 		reset := time.Now().Add(ahead)
-		api.FailNext(1, UsageLimit(reset))
+		fakeAPI.FailNext(1, UsageLimit(reset))
 		s.Send("hello there")
-		r := waitClass(t, s, classify, rules.RateLimited, "", "codex.usage_limit")
+		r := waitClass(t, s, classify, api.RateLimited, "", "codex.usage_limit")
 		at, ok := rules.ParseReset(r.Resets, time.Now(), zone)
 		if !ok || at.After(reset) || reset.Sub(at) >= time.Minute || !strings.Contains(r.Detail, "hit your usage limit") {
 			t.Fatalf("limit %d: %+v, reset read as %s (ok %v), want the minute of %s\n%s", i, r, at, ok, reset.In(zone), s.Capture())
@@ -38,6 +39,6 @@ func TestRealCodexUsageLimit(t *testing.T) {
 		}
 		s.Send("go on")
 		waitTurnDone(s, "go on")
-		waitClass(t, s, classify, rules.Idle, "", "codex.idle")
+		waitClass(t, s, classify, api.Idle, "", "codex.idle")
 	}
 }

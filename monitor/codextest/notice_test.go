@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // TestRealCodexModelNotice: configured with a model the CLI knows a newer
@@ -20,7 +20,7 @@ func TestRealCodexModelNotice(t *testing.T) {
 	t.Parallel()
 	classify := classifier(t)
 	s := Start(t, Options{Args: []string{"-m", "gpt-5.6-sol"}, ReadyText: "Try new model", Home: captureHomeIf(t, "notice")})
-	r := waitClass(t, s, classify, rules.AwaitingInput, "other", "codex.model_notice")
+	r := waitClass(t, s, classify, api.AwaitingInput, "other", "codex.model_notice")
 	if r.Question != "Meet GPT-6 Sol" || !slices.Equal(r.Options, []string{"Try new model", "Use existing model"}) {
 		t.Fatalf("model notice = %+v", r)
 	}
@@ -37,7 +37,7 @@ func TestRealCodexModelNotice(t *testing.T) {
 	if sc := s.WaitFor("the composer", 0, IsReady); strings.Contains(sc, "Try new model") {
 		t.Errorf("the notice is still up after choosing Use existing model:\n%s", sc)
 	}
-	waitClass(t, s, classify, rules.Idle, "", "codex.idle")
+	waitClass(t, s, classify, api.Idle, "", "codex.idle")
 }
 
 // captureHomeIf is a fixed HOME while captures are saved, else a fresh one.

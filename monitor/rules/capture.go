@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // CaptureMagic opens a capture file written by `system3 rules capture`:
@@ -24,7 +26,7 @@ type Capture struct {
 	Header []Field
 	// State and Kind are the label; HasKind is set when the label names a
 	// kind (an empty one included), which is then checked too.
-	State   State
+	State   api.State
 	Kind    string
 	HasKind bool
 	// Agent, when set, is the agent the screen must be recognised as.
@@ -90,7 +92,7 @@ func ParseCapture(name string, data []byte) (Capture, error) {
 		c.Header = append(c.Header, Field{key, value})
 		switch key {
 		case "state":
-			c.State = State(value)
+			c.State = api.State(value)
 			if !c.State.Valid() {
 				return Capture{}, fmt.Errorf("%s: line %d: unknown state %q (use one of %s)", name, n, value, stateNames())
 			}
@@ -129,12 +131,12 @@ func stateNames() string {
 // state or a kind. "idle_80x24.txt" is idle (any kind),
 // "permission_bash.txt" awaiting_input/permission, "api_error_500.txt"
 // error/api_error. A name that starts with neither has no label.
-func LabelFromName(name string) (state State, kind string, hasKind bool) {
+func LabelFromName(name string) (state api.State, kind string, hasKind bool) {
 	base, _, _ := strings.Cut(filepath.Base(name), ".")
 	words := strings.Split(base, "_")
 	for n := len(words); n > 0; n-- {
 		w := strings.Join(words[:n], "_")
-		if s := State(w); s.Valid() {
+		if s := api.State(w); s.Valid() {
 			return s, "", false
 		}
 		for _, s := range States {

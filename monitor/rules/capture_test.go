@@ -3,6 +3,8 @@ package rules
 import (
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestRedact(t *testing.T) {
@@ -110,7 +112,7 @@ func TestParseCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.State != AwaitingInput || c.Kind != "permission" || !c.HasKind || c.Agent != "claude" || c.Process != "claude" ||
+	if c.State != api.AwaitingInput || c.Kind != "permission" || !c.HasKind || c.Agent != "claude" || c.Process != "claude" ||
 		c.Screen != "# a root prompt looks like this\n❯ 1. Yes\n" || len(c.Header) != 7 || c.Header[6].Value != "line break" {
 		t.Fatalf("parsed %+v", c)
 	}
@@ -130,7 +132,7 @@ func TestParseCapture(t *testing.T) {
 	}
 	// Without a header the whole file is screen, the label from the name.
 	c, err = ParseCapture("dir/permission_bash.txt", []byte("$ x\n"))
-	if err != nil || c.Screen != "$ x\n" || c.State != AwaitingInput || c.Kind != "permission" || !c.HasKind {
+	if err != nil || c.Screen != "$ x\n" || c.State != api.AwaitingInput || c.Kind != "permission" || !c.HasKind {
 		t.Fatalf("no header: %+v, %v", c, err)
 	}
 }

@@ -44,12 +44,12 @@ type Input struct {
 type Result struct {
 	Agent string `json:"agent"`
 	// AgentBy says how the agent was recognised: process, screen or given.
-	AgentBy  string   `json:"agent_by,omitempty"`
-	State    State    `json:"state"`
-	Kind     string   `json:"kind"`
-	Rule     string   `json:"rule"`
-	Evidence []string `json:"evidence"`
-	Question string   `json:"question,omitempty"`
+	AgentBy  string    `json:"agent_by,omitempty"`
+	State    api.State `json:"state"`
+	Kind     string    `json:"kind"`
+	Rule     string    `json:"rule"`
+	Evidence []string  `json:"evidence"`
+	Question string    `json:"question,omitempty"`
 	// Detail is what a prompt is about (the command to approve, the file to
 	// edit), when the rule extracts it.
 	Detail  string   `json:"detail,omitempty"`
@@ -65,20 +65,10 @@ type Result struct {
 	// LastLine is the last line of text above the input box.
 	LastLine string `json:"last_line,omitempty"`
 	// Program is the program in front of the pane when no agent is: the
-	// command its shell runs (RuleShellJob), or the program no agent
-	// package knows (RuleUnknownProgram, RuleGuessChoice).
+	// command its shell runs (api.RuleShellJob), or the program no agent
+	// package knows (api.RuleUnknownProgram, api.RuleGuessChoice).
 	Program string `json:"program,omitempty"`
 }
-
-// Built-in rule ids for decisions that come from the process, not the
-// screen (see api.RulePaneDead).
-const (
-	RulePaneDead    = api.RulePaneDead
-	RuleProcessGone = api.RuleProcessGone
-	RuleNoMatch     = api.RuleNoMatch
-	RuleShellJob    = api.RuleShellJob
-	RuleShellPrompt = api.RuleShellPrompt
-)
 
 // Classify decides the state of one pane. The process speaks first: a
 // dead pane has exited, a program no agent package knows is read as one,
@@ -121,7 +111,7 @@ func (e *Engine) Classify(in Input) Result {
 
 // deadPane is the state of a pane whose process exited and tmux kept.
 func deadPane(res Result, status int) Result {
-	res.State, res.Kind, res.Rule = Exited, "dead", RulePaneDead
+	res.State, res.Kind, res.Rule = api.Exited, "dead", api.RulePaneDead
 	res.Evidence = []string{fmt.Sprintf("the pane's process exited with status %d", status)}
 	if status < 0 {
 		res.Evidence = []string{"the pane's process exited (tmux reports no exit status yet)"}
@@ -139,7 +129,7 @@ func (e *Engine) runsShellJob(in Input, agent *Agent, shell string) bool {
 // foreground: whatever the screen shows, that command is at work.
 func shellJob(res Result, in Input, shell string) Result {
 	res.Agent, res.AgentBy = shell, "process"
-	res.State, res.Rule = Working, RuleShellJob
+	res.State, res.Rule = api.Working, api.RuleShellJob
 	res.Program = in.Job
 	res.Evidence = []string{fmt.Sprintf("%s runs %s in the foreground", in.Shell, in.Job)}
 	res.LastLine = clipLine(res.LastLine)
@@ -197,8 +187,8 @@ func (e *Engine) matchRule(res *Result, s *Screen) *Rule {
 // left on screen while a shell is in the foreground, whatever its last
 // screen says.
 func (e *Engine) agentGone(res *Result, in Input, agent *Agent) {
-	if agent != nil && !agent.Shell && res.AgentBy == "screen" && len(in.Processes) > 0 && e.isShell(in.Processes[0]) && res.State != Exited {
-		res.State, res.Kind, res.Rule = Exited, "process_gone", RuleProcessGone
+	if agent != nil && !agent.Shell && res.AgentBy == "screen" && len(in.Processes) > 0 && e.isShell(in.Processes[0]) && res.State != api.Exited {
+		res.State, res.Kind, res.Rule = api.Exited, "process_gone", api.RuleProcessGone
 		res.Evidence = []string{fmt.Sprintf("no %s process in the pane; %s is in the foreground", agent.Name, in.Processes[0])}
 		res.Question, res.Detail, res.Options, res.Resets = "", "", []string{}, ""
 	}
@@ -212,11 +202,11 @@ func (e *Engine) unmatched(res *Result, in Input, agent *Agent, shell string, s 
 		return
 	}
 	if shell != "" && in.Job == "" && agent != nil && agent.Shell {
-		res.State, res.Rule = Idle, RuleShellPrompt
+		res.State, res.Rule = api.Idle, api.RuleShellPrompt
 		res.Evidence = []string{fmt.Sprintf("%s is in the foreground: it waits at its prompt", in.Shell)}
 		return
 	}
-	res.State, res.Rule = Unknown, RuleNoMatch
+	res.State, res.Rule = api.Unknown, api.RuleNoMatch
 	if n := len(s.nonBlank); n > 0 {
 		res.Evidence = []string{s.Lines[s.nonBlank[n-1]]}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestAgentDetection(t *testing.T) {
@@ -26,23 +28,23 @@ func TestAgentDetection(t *testing.T) {
 		name      string
 		in        Input
 		agent, by string
-		state     State
+		state     api.State
 		rule      string
 	}{
-		{"claude process, plain screen", Input{Screen: "hello\n", Processes: []string{"claude"}}, "claude", "process", Unknown, RuleNoMatch},
-		{"wrapper shell running claude", Input{Screen: string(idle), Processes: []string{"bash", "claude"}}, "claude", "process", Idle, "claude.idle"},
-		{"claude through node, by screen", Input{Screen: string(idle), Processes: []string{"node"}}, "claude", "screen", Idle, "claude.idle"},
-		{"claude screen left over in a shell", Input{Screen: string(idle), Processes: []string{"zsh"}}, "claude", "screen", Exited, RuleProcessGone},
-		{"claude exit screen in a shell", Input{Screen: string(exited), Processes: []string{"bash"}}, "claude", "screen", Exited, "claude.exited"},
-		{"dead pane", Input{Screen: string(idle), Processes: []string{"claude"}, Dead: true, DeadStatus: 137}, "claude", "process", Exited, RulePaneDead},
-		{"given agent", Input{Screen: string(idle), Agent: "claude"}, "claude", "given", Idle, "claude.idle"},
-		{"plain shell", Input{Screen: "$ ls\nfile\n$ ", Processes: []string{"bash"}}, "shell", "process", Idle, "shell.prompt"},
-		{"unknown program", Input{Screen: "compiling...\n", Processes: []string{"make"}}, "", "", Unknown, RuleNoMatch},
+		{"claude process, plain screen", Input{Screen: "hello\n", Processes: []string{"claude"}}, "claude", "process", api.Unknown, api.RuleNoMatch},
+		{"wrapper shell running claude", Input{Screen: string(idle), Processes: []string{"bash", "claude"}}, "claude", "process", api.Idle, "claude.idle"},
+		{"claude through node, by screen", Input{Screen: string(idle), Processes: []string{"node"}}, "claude", "screen", api.Idle, "claude.idle"},
+		{"claude screen left over in a shell", Input{Screen: string(idle), Processes: []string{"zsh"}}, "claude", "screen", api.Exited, api.RuleProcessGone},
+		{"claude exit screen in a shell", Input{Screen: string(exited), Processes: []string{"bash"}}, "claude", "screen", api.Exited, "claude.exited"},
+		{"dead pane", Input{Screen: string(idle), Processes: []string{"claude"}, Dead: true, DeadStatus: 137}, "claude", "process", api.Exited, api.RulePaneDead},
+		{"given agent", Input{Screen: string(idle), Agent: "claude"}, "claude", "given", api.Idle, "claude.idle"},
+		{"plain shell", Input{Screen: "$ ls\nfile\n$ ", Processes: []string{"bash"}}, "shell", "process", api.Idle, "shell.prompt"},
+		{"unknown program", Input{Screen: "compiling...\n", Processes: []string{"make"}}, "", "", api.Unknown, api.RuleNoMatch},
 		// A pager or editor showing an agent's screen is not the agent.
-		{"claude's prompt in less", Input{Screen: string(permission), Processes: []string{"less"}}, "", "", Unknown, RuleNoMatch},
-		{"claude's screen in vim", Input{Screen: string(idle), Processes: []string{"vim"}}, "", "", Unknown, RuleNoMatch},
+		{"claude's prompt in less", Input{Screen: string(permission), Processes: []string{"less"}}, "", "", api.Unknown, api.RuleNoMatch},
+		{"claude's screen in vim", Input{Screen: string(idle), Processes: []string{"vim"}}, "", "", api.Unknown, api.RuleNoMatch},
 		// Claude Code's own external editor (ctrl-g) runs under claude.
-		{"vim opened by claude", Input{Screen: string(idle), Processes: []string{"vim", "claude"}}, "claude", "process", Idle, "claude.idle"},
+		{"vim opened by claude", Input{Screen: string(idle), Processes: []string{"vim", "claude"}}, "claude", "process", api.Idle, "claude.idle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +53,7 @@ func TestAgentDetection(t *testing.T) {
 				t.Fatalf("got agent %q by %q, %s by %s; want %q by %q, %s by %s (evidence %q)",
 					got.Agent, got.AgentBy, got.State, got.Rule, tt.agent, tt.by, tt.state, tt.rule, got.Evidence)
 			}
-			if len(got.Evidence) == 0 && got.Rule != RuleNoMatch {
+			if len(got.Evidence) == 0 && got.Rule != api.RuleNoMatch {
 				t.Errorf("no evidence")
 			}
 			if p := tt.in.Processes; len(p) == 1 && (p[0] == "less" || p[0] == "vim") &&
@@ -86,7 +88,7 @@ func TestStaleErrorAboveNewTurnIsIgnored(t *testing.T) {
 		"  ⏸ manual mode on · ? for shortcuts",
 	}, "\n")
 	got := engine(t).Classify(Input{Screen: screen, Processes: []string{"claude"}})
-	if got.State != Idle {
+	if got.State != api.Idle {
 		t.Fatalf("state = %s by %s (%q), want idle", got.State, got.Rule, got.Evidence)
 	}
 }
@@ -131,7 +133,7 @@ disable: [claude.compacting]
 	if strings.Join(got.Options, ",") != "always for prod,no" || strings.Join(got.IdentityOptions, ",") != "always,no" {
 		t.Fatalf("option_scope: options %q, identity options %q", got.Options, got.IdentityOptions)
 	}
-	if got := e.Classify(Input{Screen: "$ ", Processes: []string{"bash"}}); got.State != Unknown {
+	if got := e.Classify(Input{Screen: "$ ", Processes: []string{"bash"}}); got.State != api.Unknown {
 		t.Fatalf("overridden shell.prompt still matches a $ prompt: %+v", got)
 	}
 	if got := e.Classify(Input{Screen: "READY>", Processes: []string{"bash"}}); got.Rule != "shell.prompt" {
@@ -248,7 +250,7 @@ func BenchmarkClassify2000Lines(b *testing.B) {
 	b.SetBytes(int64(len(in.Screen)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := e.Classify(in); r.State != AwaitingInput {
+		if r := e.Classify(in); r.State != api.AwaitingInput {
 			b.Fatalf("state %s", r.State)
 		}
 	}
@@ -299,27 +301,27 @@ func TestShellStates(t *testing.T) {
 	tests := []struct {
 		name  string
 		in    Input
-		state State
+		state api.State
 		kind  string
 		rule  string
 	}{
-		{"at its prompt", Input{Screen: "$ ls\nfile\nuser@host:~$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
-		{"prompt no rule knows, shell in front", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", RuleShellPrompt},
-		{"prompt no rule knows, foreground unknown", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}}, Unknown, "", RuleNoMatch},
-		{"running a command", Input{Screen: "$ sleep 30\n", Processes: []string{"sleep"}, Shell: "bash", Job: "sleep"}, Working, "", RuleShellJob},
-		{"running a script in a child shell", Input{Screen: "$ ./build.sh\ncompiling\n$ ", Processes: []string{"bash", "bash", "make"}, Shell: "bash", Job: "bash"}, Working, "", RuleShellJob},
-		{"running a command that printed a prompt", Input{Screen: "$ cat notes\n$ ", Processes: []string{"cat"}, Shell: "sh", Job: "cat"}, Working, "", RuleShellJob},
-		{"a pager is not work", Input{Screen: "some text\n:", Processes: []string{"less"}, Shell: "bash", Job: "less"}, Unknown, "viewer", RuleNoMatch},
-		{"command not found", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
-		{"dash not found", Input{Screen: "$ nosuch\nsh: 1: nosuch: not found\n$ ", Processes: []string{"sh"}, Shell: "sh"}, Error, "command", "shell.failed"},
-		{"zsh not found", Input{Screen: "% nosuch\nzsh: command not found: nosuch\n% ", Processes: []string{"zsh"}, Shell: "zsh"}, Error, "command", "shell.failed"},
-		{"killed by a signal", Input{Screen: "$ ./server\nKilled\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
-		{"core dump", Input{Screen: "$ ./a.out\nSegmentation fault (core dumped)\n$ ", Processes: []string{"bash"}}, Error, "command", "shell.failed"},
-		{"status in the prompt", Input{Screen: "$ false\n✘ 1 ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, Error, "command", "shell.failed"},
-		{"status zero in the prompt", Input{Screen: "$ true\n[exit 0] ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
-		{"a failure the user moved past", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ \n$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
-		{"a failure message the command printed, then more", Input{Screen: "$ ./t\nbash: x: command not found\nall good\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "", "shell.prompt"},
-		{"dead pane", Input{Screen: "$ exit\n", Processes: []string{"bash"}, Dead: true, DeadStatus: 1}, Exited, "dead", RulePaneDead},
+		{"at its prompt", Input{Screen: "$ ls\nfile\nuser@host:~$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "", "shell.prompt"},
+		{"prompt no rule knows, shell in front", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "", api.RuleShellPrompt},
+		{"prompt no rule knows, foreground unknown", Input{Screen: "$ ls\nfile\n[user@host ~]: ", Processes: []string{"bash"}}, api.Unknown, "", api.RuleNoMatch},
+		{"running a command", Input{Screen: "$ sleep 30\n", Processes: []string{"sleep"}, Shell: "bash", Job: "sleep"}, api.Working, "", api.RuleShellJob},
+		{"running a script in a child shell", Input{Screen: "$ ./build.sh\ncompiling\n$ ", Processes: []string{"bash", "bash", "make"}, Shell: "bash", Job: "bash"}, api.Working, "", api.RuleShellJob},
+		{"running a command that printed a prompt", Input{Screen: "$ cat notes\n$ ", Processes: []string{"cat"}, Shell: "sh", Job: "cat"}, api.Working, "", api.RuleShellJob},
+		{"a pager is not work", Input{Screen: "some text\n:", Processes: []string{"less"}, Shell: "bash", Job: "less"}, api.Unknown, "viewer", api.RuleNoMatch},
+		{"command not found", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Error, "command", "shell.failed"},
+		{"dash not found", Input{Screen: "$ nosuch\nsh: 1: nosuch: not found\n$ ", Processes: []string{"sh"}, Shell: "sh"}, api.Error, "command", "shell.failed"},
+		{"zsh not found", Input{Screen: "% nosuch\nzsh: command not found: nosuch\n% ", Processes: []string{"zsh"}, Shell: "zsh"}, api.Error, "command", "shell.failed"},
+		{"killed by a signal", Input{Screen: "$ ./server\nKilled\n$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Error, "command", "shell.failed"},
+		{"core dump", Input{Screen: "$ ./a.out\nSegmentation fault (core dumped)\n$ ", Processes: []string{"bash"}}, api.Error, "command", "shell.failed"},
+		{"status in the prompt", Input{Screen: "$ false\n✘ 1 ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, api.Error, "command", "shell.failed"},
+		{"status zero in the prompt", Input{Screen: "$ true\n[exit 0] ~/src $ ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "", "shell.prompt"},
+		{"a failure the user moved past", Input{Screen: "$ nosuch\nbash: nosuch: command not found\n$ \n$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "", "shell.prompt"},
+		{"a failure message the command printed, then more", Input{Screen: "$ ./t\nbash: x: command not found\nall good\n$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "", "shell.prompt"},
+		{"dead pane", Input{Screen: "$ exit\n", Processes: []string{"bash"}, Dead: true, DeadStatus: 1}, api.Exited, "dead", api.RulePaneDead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,7 +332,7 @@ func TestShellStates(t *testing.T) {
 			if len(got.Evidence) == 0 {
 				t.Errorf("no evidence")
 			}
-			if tt.state != Unknown && got.Agent != "shell" {
+			if tt.state != api.Unknown && got.Agent != "shell" {
 				t.Errorf("agent = %q, want shell", got.Agent)
 			}
 		})

@@ -10,12 +10,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Rule ids for a program no agent package knows (see api.RuleGuessChoice).
-const (
-	RuleUnknownProgram = api.RuleUnknownProgram
-	RuleGuessChoice    = api.RuleGuessChoice
-)
-
 // unknownProgram names the program in front of the pane when it is one no
 // agent package knows and it takes keys one at a time, and says where it
 // runs; "" when it is not. Not a shell (its prompt is the shell's), not a
@@ -42,13 +36,13 @@ func (e *Engine) unknownProgram(in Input, agent *Agent, shell string) (prog, whe
 // classifyProgram is the state of a pane where a program no agent package
 // knows takes keys one at a time: unknown, saying why, or, when its screen
 // ends with a numbered choice list with a selection marker, a guessed
-// prompt (RuleGuessChoice) with the line above the list as its question.
+// prompt (api.RuleGuessChoice) with the line above the list as its question.
 func (e *Engine) classifyProgram(res Result, s *Screen, prog, where string) Result {
 	res.Agent, res.AgentBy, res.Program = "", "", prog
-	res.State, res.Kind, res.Rule = Unknown, "", RuleUnknownProgram
+	res.State, res.Kind, res.Rule = api.Unknown, "", api.RuleUnknownProgram
 	res.Evidence = []string{fmt.Sprintf("no agent package knows %s (%s and takes keys one at a time): what it is doing cannot be told", prog, where)}
 	if c, ok := guessChoice(s); ok {
-		res.State, res.Kind, res.Rule = AwaitingInput, "other", RuleGuessChoice
+		res.State, res.Kind, res.Rule = api.AwaitingInput, "other", api.RuleGuessChoice
 		res.Question, res.Options = c.question, c.options
 		res.Evidence = []string{fmt.Sprintf("a guess: no agent package knows %s; a numbered list with a selection marker is on screen", prog), c.marked}
 	}

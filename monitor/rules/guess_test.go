@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // A numbered choice list with a selection marker at the bottom of the
@@ -87,22 +89,22 @@ func TestUnknownProgram(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		in    Input
-		state State
+		state api.State
 		rule  string
 		agent string
 	}{
-		{"a shell's job with a choice list", Input{Screen: menu, Processes: []string{"picker"}, Shell: "bash", Job: "picker", Raw: true}, AwaitingInput, RuleGuessChoice, ""},
-		{"a shell's job with no list", Input{Screen: "CPU 12%  MEM 40%\n", Processes: []string{"htop"}, Shell: "bash", Job: "htop", Raw: true}, Unknown, RuleUnknownProgram, ""},
-		{"the pane's own program", Input{Screen: menu, Processes: []string{"picker"}, Raw: true}, AwaitingInput, RuleGuessChoice, ""},
-		{"a job that does not take keys one at a time", Input{Screen: menu, Processes: []string{"picker"}, Shell: "bash", Job: "picker"}, Working, RuleShellJob, "shell"},
-		{"the pane's own program, not raw", Input{Screen: menu, Processes: []string{"picker"}}, Unknown, RuleNoMatch, ""},
-		{"the shell at its prompt", Input{Screen: "> 1. first\n  2. second\n$ ", Processes: []string{"bash"}, Shell: "bash"}, Idle, "shell.prompt", "shell"},
-		{"a child shell", Input{Screen: menu, Processes: []string{"bash"}, Shell: "bash", Job: "bash", Raw: true}, Working, RuleShellJob, "shell"},
-		{"a pager", Input{Screen: menu, Processes: []string{"less"}, Shell: "bash", Job: "less", Raw: true}, Unknown, RuleNoMatch, ""},
-		{"a pager under git", Input{Screen: menu, Processes: []string{"git", "less"}, Shell: "bash", Job: "git", Raw: true}, Working, RuleShellJob, "shell"},
-		{"a known agent", Input{Screen: string(permission), Processes: []string{"claude"}, Shell: "bash", Job: "claude", Raw: true}, AwaitingInput, "claude.permission", "claude"},
-		{"a known agent by its arguments", Input{Screen: menu, Processes: []string{"node"}, Cmdlines: []string{"node /usr/lib/node_modules/@google/gemini-cli/dist/index.js"}, Shell: "bash", Job: "node", Raw: true}, Unknown, RuleNoMatch, "gemini"},
-		{"a dead pane", Input{Screen: menu, Processes: []string{"picker"}, Raw: true, Dead: true}, Exited, RulePaneDead, ""},
+		{"a shell's job with a choice list", Input{Screen: menu, Processes: []string{"picker"}, Shell: "bash", Job: "picker", Raw: true}, api.AwaitingInput, api.RuleGuessChoice, ""},
+		{"a shell's job with no list", Input{Screen: "CPU 12%  MEM 40%\n", Processes: []string{"htop"}, Shell: "bash", Job: "htop", Raw: true}, api.Unknown, api.RuleUnknownProgram, ""},
+		{"the pane's own program", Input{Screen: menu, Processes: []string{"picker"}, Raw: true}, api.AwaitingInput, api.RuleGuessChoice, ""},
+		{"a job that does not take keys one at a time", Input{Screen: menu, Processes: []string{"picker"}, Shell: "bash", Job: "picker"}, api.Working, api.RuleShellJob, "shell"},
+		{"the pane's own program, not raw", Input{Screen: menu, Processes: []string{"picker"}}, api.Unknown, api.RuleNoMatch, ""},
+		{"the shell at its prompt", Input{Screen: "> 1. first\n  2. second\n$ ", Processes: []string{"bash"}, Shell: "bash"}, api.Idle, "shell.prompt", "shell"},
+		{"a child shell", Input{Screen: menu, Processes: []string{"bash"}, Shell: "bash", Job: "bash", Raw: true}, api.Working, api.RuleShellJob, "shell"},
+		{"a pager", Input{Screen: menu, Processes: []string{"less"}, Shell: "bash", Job: "less", Raw: true}, api.Unknown, api.RuleNoMatch, ""},
+		{"a pager under git", Input{Screen: menu, Processes: []string{"git", "less"}, Shell: "bash", Job: "git", Raw: true}, api.Working, api.RuleShellJob, "shell"},
+		{"a known agent", Input{Screen: string(permission), Processes: []string{"claude"}, Shell: "bash", Job: "claude", Raw: true}, api.AwaitingInput, "claude.permission", "claude"},
+		{"a known agent by its arguments", Input{Screen: menu, Processes: []string{"node"}, Cmdlines: []string{"node /usr/lib/node_modules/@google/gemini-cli/dist/index.js"}, Shell: "bash", Job: "node", Raw: true}, api.Unknown, api.RuleNoMatch, "gemini"},
+		{"a dead pane", Input{Screen: menu, Processes: []string{"picker"}, Raw: true, Dead: true}, api.Exited, api.RulePaneDead, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := e.Classify(tc.in)
@@ -110,12 +112,12 @@ func TestUnknownProgram(t *testing.T) {
 				t.Fatalf("%s by %s, agent %q (evidence %q); want %s by %s, agent %q", got.State, got.Rule, got.Agent, got.Evidence, tc.state, tc.rule, tc.agent)
 			}
 			switch got.Rule {
-			case RuleGuessChoice:
+			case api.RuleGuessChoice:
 				if got.Kind != "other" || got.Question != "Deploy to production?" || !slices.Equal(got.Options, []string{"Yes", "No"}) ||
 					got.Program != "picker" || len(got.Evidence) != 2 || !strings.HasPrefix(got.Evidence[0], "a guess: no agent package knows picker") || got.Evidence[1] != "❯ 1. Yes" {
 					t.Fatalf("guess = %+v", got)
 				}
-			case RuleUnknownProgram:
+			case api.RuleUnknownProgram:
 				if got.Program != "htop" || len(got.Evidence) != 1 || !strings.Contains(got.Evidence[0], "no agent package knows htop (bash runs it in the foreground and takes keys one at a time)") {
 					t.Fatalf("unknown program = %+v", got)
 				}
@@ -148,7 +150,7 @@ func TestKnownAgentsAreNeverGuessed(t *testing.T) {
 			{Screen: c.Screen, Processes: []string{proc}, Shell: "bash", Job: proc, Raw: true},
 			{Screen: c.Screen, Processes: []string{proc}, Raw: true},
 		} {
-			if got := e.Classify(in); got.Agent != owner || got.Rule == RuleGuessChoice || got.Rule == RuleUnknownProgram {
+			if got := e.Classify(in); got.Agent != owner || got.Rule == api.RuleGuessChoice || got.Rule == api.RuleUnknownProgram {
 				t.Errorf("%s with %s taking keys one at a time: %q, %s by %s", rel, proc, got.Agent, got.State, got.Rule)
 			}
 		}
@@ -194,14 +196,14 @@ func TestCaptureOfAnUnknownProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := engine(t).Classify(c.Input()); got.State != c.State || got.Kind != c.Kind || got.Rule != RuleGuessChoice {
+	if got := engine(t).Classify(c.Input()); got.State != c.State || got.Kind != c.Kind || got.Rule != api.RuleGuessChoice {
 		t.Fatalf("%s/%s by %s", got.State, got.Kind, got.Rule)
 	}
 	c, err = ParseCapture("picker.txt", []byte(strings.Replace(data, "# raw: yes\n", "", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := engine(t).Classify(c.Input()); got.Rule != RuleShellJob {
+	if got := engine(t).Classify(c.Input()); got.Rule != api.RuleShellJob {
 		t.Fatalf("without raw: %s by %s", got.State, got.Rule)
 	}
 }

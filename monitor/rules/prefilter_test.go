@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestPrefilterLiterals(t *testing.T) {
@@ -130,7 +132,7 @@ func BenchmarkClassifyWorkingScreen(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := Input{Screen: string(data)}
-	if r := e.Classify(in); r.State != Working {
+	if r := e.Classify(in); r.State != api.Working {
 		b.Fatalf("state %s (%s)", r.State, r.Rule)
 	}
 	b.ReportAllocs()

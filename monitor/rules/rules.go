@@ -16,50 +16,31 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// State is what a session is doing (api.State, the vocabulary's).
-type State = api.State
-
-// The states (see api.State).
-const (
-	AwaitingInput = api.AwaitingInput
-	ErrorLoop     = api.ErrorLoop
-	Error         = api.Error
-	RateLimited   = api.RateLimited
-	Exited        = api.Exited
-	Working       = api.Working
-	Idle          = api.Idle
-	Unknown       = api.Unknown
-)
-
 // States lists every state in display order.
 var States = api.AllStates()
 
 // Kinds refine a state. Each state accepts only its own kinds, so a typo in
 // a rules file is caught when the file loads.
-var Kinds = map[State][]string{
-	AwaitingInput: {"permission", "question", "plan", "trust", "other"},
-	Error:         {"api_error", "rate_limited", "auth", "command"},
-	RateLimited:   {"", KindAutoResume}, // none: nothing continues it by itself
-	Idle:          {"", "interrupted"},
-	Working:       {"", "tool", "compacting"},
-	Exited:        {"", "dead", "process_gone", "closed"},
-	ErrorLoop:     {""},
-	Unknown:       {"", "viewer"}, // viewer: a pager or editor in front, never an agent
+var Kinds = map[api.State][]string{
+	api.AwaitingInput: {"permission", "question", "plan", "trust", "other"},
+	api.Error:         {"api_error", "rate_limited", "auth", "command"},
+	api.RateLimited:   {"", api.KindAutoResume}, // none: nothing continues it by itself
+	api.Idle:          {"", "interrupted"},
+	api.Working:       {"", "tool", "compacting"},
+	api.Exited:        {"", "dead", "process_gone", "closed"},
+	api.ErrorLoop:     {""},
+	api.Unknown:       {"", "viewer"}, // viewer: a pager or editor in front, never an agent
 }
-
-// KindAutoResume is the rate_limited kind of an agent whose CLI continues
-// by itself when its usage limit resets.
-const KindAutoResume = api.KindAutoResume
 
 // Rule is one detection rule. All Match conditions must hold and no Unless
 // condition may hold; among matching rules the highest Priority wins, then
 // the one defined first.
 type Rule struct {
-	ID       string   `yaml:"id" json:"id"`
-	Agents   []string `yaml:"agents" json:"agents"`
-	State    State    `yaml:"state" json:"state"`
-	Kind     string   `yaml:"kind" json:"kind,omitempty"`
-	Priority int      `yaml:"priority" json:"priority"`
+	ID       string    `yaml:"id" json:"id"`
+	Agents   []string  `yaml:"agents" json:"agents"`
+	State    api.State `yaml:"state" json:"state"`
+	Kind     string    `yaml:"kind" json:"kind,omitempty"`
+	Priority int       `yaml:"priority" json:"priority"`
 	// Region is where conditions look unless they name their own.
 	Region      string   `yaml:"region" json:"region,omitempty"`
 	Match       []Cond   `yaml:"match" json:"match"`
@@ -181,7 +162,7 @@ func (r *Rule) compile() error {
 	if !validKind(r.State, r.Kind) {
 		return fmt.Errorf("rule %s: kind %q is not one of %s's kinds %q", r.ID, r.Kind, r.State, Kinds[r.State])
 	}
-	if r.State == ErrorLoop {
+	if r.State == api.ErrorLoop {
 		return fmt.Errorf("rule %s: error_loop comes from repeated errors over time, not from one screen; match the error with an error rule instead", r.ID)
 	}
 	if len(r.Match) == 0 {
@@ -209,7 +190,7 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-func validKind(s State, k string) bool {
+func validKind(s api.State, k string) bool {
 	for _, v := range Kinds[s] {
 		if v == k {
 			return true

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 type want struct {
@@ -262,13 +264,13 @@ var expectations = map[string]want{
 	// Saved by system3 rules capture from real bash and sh panes: the
 	// header says what the pane ran.
 	"shell/idle_bash.txt":    {agent: "shell", state: "idle", rule: "shell.prompt"},
-	"shell/working_bash.txt": {agent: "shell", state: "working", rule: RuleShellJob},
-	"shell/working_sh.txt":   {agent: "shell", state: "working", rule: RuleShellJob},
+	"shell/working_bash.txt": {agent: "shell", state: "working", rule: api.RuleShellJob},
+	"shell/working_sh.txt":   {agent: "shell", state: "working", rule: api.RuleShellJob},
 	"shell/error_bash.txt":   {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
 	"shell/error_sh.txt":     {agent: "shell", state: "error", kind: "command", rule: "shell.failed"},
-	"shell/exited_dead.txt":  {agent: "shell", state: "exited", kind: "dead", rule: RulePaneDead},
+	"shell/exited_dead.txt":  {agent: "shell", state: "exited", kind: "dead", rule: api.RulePaneDead},
 	// A real less paging Claude Code's permission prompt: no agent.
-	"viewer/unknown_less.txt": {agent: "", state: "unknown", kind: "viewer", rule: RuleNoMatch},
+	"viewer/unknown_less.txt": {agent: "", state: "unknown", kind: "viewer", rule: api.RuleNoMatch},
 }
 
 // processFor gives the non-Claude fixtures the process a live pane would

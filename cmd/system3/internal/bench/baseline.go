@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -27,10 +28,10 @@ const PollEvery = 500 * time.Millisecond
 
 // PollChange is one line the poller prints: a pane whose state changed.
 type PollChange struct {
-	Session string      `json:"session"`
-	Pane    string      `json:"pane"`
-	State   rules.State `json:"state"`
-	Time    time.Time   `json:"time"`
+	Session string    `json:"session"`
+	Pane    string    `json:"pane"`
+	State   api.State `json:"state"`
+	Time    time.Time `json:"time"`
 }
 
 // naiveClient forks a tmux client for every command (no control
@@ -67,7 +68,7 @@ func Poll(ctx context.Context, server tmux.Server, every time.Duration, out io.W
 	}
 	c := naiveClient(server)
 	enc := json.NewEncoder(out)
-	last := map[string]rules.State{}
+	last := map[string]api.State{}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -174,7 +175,7 @@ func (p *pollProc) detections(since time.Time) []PollChange {
 	defer p.mu.Unlock()
 	var out []PollChange
 	for _, ch := range p.changes {
-		if ch.State == rules.AwaitingInput && ch.Time.After(since) && strings.HasPrefix(ch.Session, "bench-"+string(RolePrompt)) {
+		if ch.State == api.AwaitingInput && ch.Time.After(since) && strings.HasPrefix(ch.Session, "bench-"+string(RolePrompt)) {
 			out = append(out, ch)
 		}
 	}
@@ -201,7 +202,7 @@ func naiveGuidance(ctx context.Context, c *tmux.Client, eng *rules.Engine, pane,
 		if err != nil {
 			return false, err
 		}
-		if eng.Classify(rules.Input{Screen: text}).State == rules.Working {
+		if eng.Classify(rules.Input{Screen: text}).State == api.Working {
 			return true, nil
 		}
 		select {

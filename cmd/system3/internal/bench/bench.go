@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -358,7 +359,7 @@ func classify(n int, d time.Duration) (Classify, error) {
 		return Classify{}, err
 	}
 	in := rules.Input{Screen: bigCapture(n), Processes: []string{"claude"}}
-	if st := eng.Classify(in).State; st != rules.AwaitingInput {
+	if st := eng.Classify(in).State; st != api.AwaitingInput {
 		return Classify{}, fmt.Errorf("the %d-line capture classified as %s, not awaiting_input", n, st)
 	}
 	start := time.Now()

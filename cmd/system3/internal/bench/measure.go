@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -289,7 +290,7 @@ func system3Load(ctx context.Context, cfg Config, srv *serveProc, w *Workload, s
 		p := idle[i%len(idle)]
 		if i >= len(idle) {
 			// The pane answered the last message: wait for its prompt.
-			if err := waitState(ctx, svc, p.ID, rules.Idle, 30*time.Second); err != nil {
+			if err := waitState(ctx, svc, p.ID, api.Idle, 30*time.Second); err != nil {
 				return err
 			}
 		}
@@ -327,7 +328,7 @@ func statusEntry(r *Report, n int) *StatusResult {
 }
 
 // waitState waits until system3 sees pane in state.
-func waitState(ctx context.Context, svc *ipc.Client, pane string, state rules.State, timeout time.Duration) error {
+func waitState(ctx context.Context, svc *ipc.Client, pane string, state api.State, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		snap, err := svc.Snapshot(ctx)
@@ -514,7 +515,7 @@ func naiveWaitIdle(ctx context.Context, c *tmux.Client, eng *rules.Engine, pane 
 		if err != nil {
 			return err
 		}
-		if eng.Classify(rules.Input{Screen: text}).State == rules.Idle {
+		if eng.Classify(rules.Input{Screen: text}).State == api.Idle {
 			return nil
 		}
 		if err := sleepCtx(ctx, PollEvery); err != nil {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // serveProc is `system3 serve` on a workload, with a private state dir
@@ -149,7 +148,7 @@ func (s *serveProc) waitSessions(ctx context.Context, w *Workload, timeout time.
 		}
 		seen = 0
 		for _, x := range snap.Sessions {
-			if strings.HasPrefix(x.Session, "bench-") && x.State != "" && x.State != rules.Unknown {
+			if strings.HasPrefix(x.Session, "bench-") && x.State != "" && x.State != api.Unknown {
 				seen++
 			}
 		}

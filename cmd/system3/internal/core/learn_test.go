@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/monitortest"
-	"github.com/system3-dev/system3/monitor/rules"
 )
 
 // The idle health check logs an orchestrator that exited with unfinished
@@ -19,11 +18,11 @@ func TestOrchestratorHealth(t *testing.T) {
 	var buf bytes.Buffer
 	a := &App{Log: slog.New(slog.NewTextHandler(&buf, nil))}
 	f := monitortest.NewService(t, monitortest.Ticking(time.Now()))
-	sess := func(pane string, st rules.State, done, total int) api.Session {
+	sess := func(pane string, st api.State, done, total int) api.Session {
 		return api.Session{Pane: pane, Session: "orch" + pane, Target: "orch" + pane + ":0.0", Agent: "claude", State: st,
 			TaskList: "L" + pane, Tasks: &api.TaskProgress{Completed: done, Total: total}}
 	}
-	f.SetSnapshot(api.Snapshot{Sessions: []api.Session{sess("%1", rules.Exited, 2, 5), sess("%2", rules.Exited, 3, 3), sess("%3", rules.Working, 1, 4)}})
+	f.SetSnapshot(api.Snapshot{Sessions: []api.Session{sess("%1", api.Exited, 2, 5), sess("%2", api.Exited, 3, 3), sess("%3", api.Working, 1, 4)}})
 	check := orchestratorHealth(f, a)
 	for range 2 {
 		if err := check(context.Background()); err != nil {

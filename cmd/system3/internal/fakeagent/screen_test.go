@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -52,7 +53,7 @@ func longHistory(m *model) *model {
 }
 
 type want struct {
-	state    rules.State
+	state    api.State
 	kind     string
 	rule     string
 	question string
@@ -89,61 +90,61 @@ func TestScreensClassifyAsIntended(t *testing.T) {
 		m    *model
 		want want
 	}{
-		{"fresh idle", &model{title: "Claude Code v2.1.330", dir: "~"}, want{state: rules.Idle, rule: "claude.idle"}},
+		{"fresh idle", &model{title: "Claude Code v2.1.330", dir: "~"}, want{state: api.Idle, rule: "claude.idle"}},
 		{"idle after turn", func() *model {
 			m := withTasks(baseModel())
 			m.add(&block{kind: bDone, text: "Worked for 12s · done 5:32 AM"})
 			m.panel = true
 			return m
-		}(), want{state: rules.Idle, rule: "claude.idle"}},
-		{"idle with typed text", func() *model { m := baseModel(); m.input = []rune("use the staging replica"); return m }(), want{state: rules.Idle, rule: "claude.idle"}},
+		}(), want{state: api.Idle, rule: "claude.idle"}},
+		{"idle with typed text", func() *model { m := baseModel(); m.input = []rune("use the staging replica"); return m }(), want{state: api.Idle, rule: "claude.idle"}},
 		{"interrupted", func() *model {
 			m := withTasks(baseModel())
 			m.add(&block{kind: bInterrupted, attached: true})
 			return m
-		}(), want{state: rules.Idle, kind: "interrupted", rule: "claude.interrupted"}},
+		}(), want{state: api.Idle, kind: "interrupted", rule: "claude.interrupted"}},
 		{"declined permission", func() *model {
 			m := withTasks(baseModel())
 			m.add(&block{kind: bDidNotRun, text: "$ npm run migrate -- --env staging"})
 			m.add(&block{kind: bInterrupted, attached: true})
 			return m
-		}(), want{state: rules.Idle, kind: "interrupted", rule: "claude.interrupted"}},
-		{"working", working(baseModel()), want{state: rules.Working, rule: "claude.working_footer"}},
-		{"working with tasks", working(withTasks(baseModel())), want{state: rules.Working, rule: "claude.working_footer"}},
-		{"working, long history", working(longHistory(withTasks(baseModel()))), want{state: rules.Working, rule: "claude.working_footer"}},
+		}(), want{state: api.Idle, kind: "interrupted", rule: "claude.interrupted"}},
+		{"working", working(baseModel()), want{state: api.Working, rule: "claude.working_footer"}},
+		{"working with tasks", working(withTasks(baseModel())), want{state: api.Working, rule: "claude.working_footer"}},
+		{"working, long history", working(longHistory(withTasks(baseModel()))), want{state: api.Working, rule: "claude.working_footer"}},
 		{"working, tool running", func() *model {
 			m := working(baseModel())
 			m.add(&block{kind: bTool, text: "Bash(go test ./...)", output: []string{"Running…"}})
 			return m
-		}(), want{state: rules.Working, rule: "claude.working_footer"}},
+		}(), want{state: api.Working, rule: "claude.working_footer"}},
 		{"retrying", func() *model {
 			m := withTasks(baseModel())
 			m.mode = modeRetrying
 			m.retry = retry{err: "500 Internal server error", attempt: 3, max: 10, until: t0.Add(5 * time.Second)}
 			return m
-		}(), want{state: rules.Error, kind: "api_error", rule: "claude.api_retry"}},
+		}(), want{state: api.Error, kind: "api_error", rule: "claude.api_retry"}},
 		{"retry in flight", func() *model {
 			m := baseModel()
 			m.mode = modeRetrying
 			m.retry = retry{err: "API error", attempt: 1, max: 10, inFlight: true}
 			return m
-		}(), want{state: rules.Error, kind: "api_error", rule: "claude.api_retry"}},
+		}(), want{state: api.Error, kind: "api_error", rule: "claude.api_retry"}},
 		{"final API error", func() *model {
 			m := withTasks(baseModel())
 			m.add(&block{kind: bAPIError, text: apiError500})
 			m.placeholder = "Resend your message to try again"
 			return m
-		}(), want{state: rules.Error, kind: "api_error", rule: "claude.api_error"}},
-		{"permission", permission(baseModel()), want{state: rules.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
-		{"permission with tasks", permission(withTasks(baseModel())), want{state: rules.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
-		{"permission, long history", permission(longHistory(withTasks(baseModel()))), want{state: rules.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
-		{"question", question(baseModel()), want{state: rules.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: questionOpts}},
-		{"question with tasks", question(withTasks(longHistory(baseModel()))), want{state: rules.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: questionOpts}},
+		}(), want{state: api.Error, kind: "api_error", rule: "claude.api_error"}},
+		{"permission", permission(baseModel()), want{state: api.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
+		{"permission with tasks", permission(withTasks(baseModel())), want{state: api.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
+		{"permission, long history", permission(longHistory(withTasks(baseModel()))), want{state: api.AwaitingInput, kind: "permission", rule: "claude.permission", question: "Do you want to proceed?", options: permOpts}},
+		{"question", question(baseModel()), want{state: api.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: questionOpts}},
+		{"question with tasks", question(withTasks(longHistory(baseModel()))), want{state: api.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: questionOpts}},
 		{"question, typing", func() *model {
 			m := question(baseModel())
 			m.dialog.cursor, m.dialog.typing, m.dialog.typed = 3, true, []rune("CockroachDB")
 			return m
-		}(), want{state: rules.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "CockroachDB", "Chat about this"}}},
+		}(), want{state: api.AwaitingInput, kind: "question", rule: "claude.question", question: "Which database should we use?", options: []string{"Postgres", "SQLite", "Redis", "CockroachDB", "Chat about this"}}},
 	}
 	sizes := [][2]int{{100, 30}, {80, 24}, {200, 50}, {60, 40}}
 	for _, tt := range tests {
