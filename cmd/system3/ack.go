@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/wake"
 )
@@ -55,11 +56,11 @@ as JSON.`,
 					args[0] = id
 				}
 			}
-			svc, closeFn, err := a.OpenService(ctx)
+			svc, err := a.Client(ctx, core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer a.Release(closeFn)
+			defer a.Release(svc.Close)
 
 			var evs []api.Wake
 			if all {

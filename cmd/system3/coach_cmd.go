@@ -54,11 +54,11 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			co, release, err := a.OpenParts(ctx)
+			co, err := a.Client(ctx, core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(co.Close)
 			if len(args) == 1 {
 				p, err := co.PatternInfo(ctx, args[0])
 				if errors.Is(err, coach.ErrNotFound) {
@@ -250,11 +250,11 @@ system3 measures outcomes itself; ` + "`system3 interventions report`" + ` adds 
 			if status != "" && !validStatus(status) {
 				return fmt.Errorf("--status %q is not one of open, active, sent, worked, failed, resolved", status)
 			}
-			co, release, err := a.OpenParts(ctx)
+			co, err := a.Client(ctx, core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(co.Close)
 			alerts, err := co.History(ctx, coach.HistoryQuery{Pattern: pattern, Status: status, Limit: limit})
 			if err != nil {
 				return err
@@ -339,11 +339,11 @@ effectiveness. The ids are in system3 patterns ID.`,
 				return errors.New("say how it went: pass --worked or --failed")
 			}
 			ctx := cmd.Context()
-			co, release, err := a.OpenParts(ctx)
+			co, err := a.Client(ctx, core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(co.Close)
 			st, err := co.ReportIntervention(ctx, coach.Report{Pattern: args[0], Intervention: args[1], Worked: worked, Notes: notes, Alert: alert, By: "cli"})
 			if err != nil {
 				if errors.Is(err, coach.ErrNotFound) {

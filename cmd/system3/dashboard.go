@@ -66,7 +66,7 @@ func (a *app) runDashboard(ctx context.Context) error {
 	// A dashboard attached to a daemon outlives it: when the daemon goes,
 	// its client takes the state dir over (or attaches to the daemon that
 	// won it), so monitoring and the journal go on.
-	fo, err := a.Client(ctx)
+	fo, err := a.Client(ctx, core.RunMonitors)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -233,11 +234,11 @@ func (a *app) runAction(cmd *cobra.Command, asJSON bool, host string, r routed, 
 		// Name the pane as this machine names it: HOST:TARGET.
 		res.Target, res.Session = api.JoinHost(host, res.Target), api.JoinHost(host, res.Session)
 	} else {
-		svc, closeFn, err := a.OpenService(cmd.Context())
+		svc, err := a.Client(cmd.Context(), core.RunMonitors)
 		if err != nil {
 			return err
 		}
-		defer a.Release(closeFn)
+		defer a.Release(svc.Close)
 		res, err = do(svc, actionOrigin)
 		if err != nil {
 			return actionError(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/learn"
 )
 
@@ -50,11 +51,11 @@ evidenced) and the learnings kept. ` + learnLong,
   system3 outcomes --domain auth --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			outs, err := ls.Outcomes(cmd.Context(), learn.OutcomeFilter{Domain: domain, Limit: limit})
 			if err != nil {
 				return err
@@ -151,11 +152,11 @@ updated. ` + learnLong,
 				}
 				o.ReasoningPath = string(b)
 			}
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			o.ReportedBy = actionOrigin
 			r, err := ls.ReportOutcome(cmd.Context(), o)
 			if err != nil {
@@ -216,11 +217,11 @@ otherwise reflection is retrieval only, and says so. ` + learnLong,
   system3 reflect "database migration" --context "large tables" --budget high --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			r, err := ls.Reflect(cmd.Context(), strings.Join(args, " "), about, learn.Budget(budget))
 			if err != nil {
 				return learnErr(err)
@@ -273,11 +274,11 @@ migrations"), count only the outcomes whose initiative has all those words.
   system3 capabilities migrations --domain db --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			caps, err := ls.Capabilities(cmd.Context(), strings.Join(args, " "), domain)
 			if err != nil {
 				return learnErr(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/learn"
 )
 
@@ -33,11 +34,11 @@ system3 learnings delete ID. ` + learnLong,
   system3 learnings delete 12 15`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			items, err := ls.ListLearnings(cmd.Context(), learn.LearningFilter{Domain: domain, Limit: limit})
 			if err != nil {
 				return learnErr(err)
@@ -102,11 +103,11 @@ daemon whose MCP access is read-only refuses it to MCP clients. ` + learnLong,
 				}
 				ids[i] = id
 			}
-			ls, release, err := a.OpenParts(cmd.Context())
+			ls, err := a.Client(cmd.Context(), core.PartsOnly)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(ls.Close)
 			gone, err := ls.DeleteLearnings(cmd.Context(), learn.DeleteRequest{IDs: ids, By: actionOrigin})
 			if err != nil && len(gone) == 0 {
 				return learnErr(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/mcpserver"
 )
 
@@ -129,7 +130,7 @@ tools.`,
 			// When the daemon it uses goes away (the dashboard is
 			// closed), the client follows another or opens the service
 			// again.
-			svc, err := a.Client(ctx)
+			svc, err := a.Client(ctx, core.RunMonitors)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/lifecycle"
 )
@@ -36,11 +37,11 @@ server come back. See docs/lifecycle.md.`,
 			if all == (len(args) > 0) {
 				return errors.New("name the orchestrators to restore, or pass --all")
 			}
-			m, release, err := a.OpenReleasing(cmd.Context())
+			m, err := a.Client(cmd.Context(), core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(m.Close)
 			req := lifecycle.RestoreRequest{Names: args, All: all, Origin: actionOrigin}
 			if !asJSON {
 				req.Progress = func(name, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
@@ -115,11 +116,11 @@ with the diff stat. See docs/lifecycle.md.`,
 			} else if host == api.LocalHost {
 				args[0] = name
 			}
-			m, release, err := a.OpenReleasing(cmd.Context())
+			m, err := a.Client(cmd.Context(), core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(m.Close)
 			req.Name, req.Origin = args[0], actionOrigin
 			if !asJSON {
 				req.Progress = func(step, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -60,11 +61,11 @@ func (a *app) rulesCapture(ctx context.Context, name, out string) error {
 	if err != nil {
 		return err
 	}
-	svc, closeFn, err := a.OpenService(ctx)
+	svc, err := a.Client(ctx, core.RunMonitors)
 	if err != nil {
 		return err
 	}
-	defer a.Release(closeFn)
+	defer a.Release(svc.Close)
 	snap, err := svc.Snapshot(ctx)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
@@ -85,11 +86,11 @@ docs/lifecycle.md.`,
 			if host != "" && host != api.LocalHost {
 				return a.runOnHost(cmd, host, "orch-"+req.Initiative, "spawn")
 			}
-			m, release, err := a.OpenReleasing(cmd.Context())
+			m, err := a.Client(cmd.Context(), core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(m.Close)
 			req.Origin = claimedOrigin(origin)
 			// The operator's own command line runs too, from here only.
 			names, err := m.Agents(cmd.Context())
@@ -175,11 +176,11 @@ the config's hosts: (through ssh, audited there and here).`,
 			} else if host == api.LocalHost {
 				args[0] = name
 			}
-			m, release, err := a.OpenReleasing(cmd.Context())
+			m, err := a.Client(cmd.Context(), core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer release()
+			defer a.Release(m.Close)
 			req.Name, req.Origin = args[0], claimedOrigin(origin)
 			res, err := m.Stop(cmd.Context(), req)
 			if asJSON && res.Status != "" {
@@ -277,11 +278,11 @@ session of that host of the config's hosts: (its daemon keeps the link).`,
 				fmt.Fprintf(a.stdout, "linked %s:%s (%s) on host %s to task list %q\n", host, sess.Target, sess.Pane, host, sess.TaskList)
 				return nil
 			}
-			svc, closeFn, err := a.OpenService(cmd.Context())
+			svc, err := a.Client(cmd.Context(), core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer a.Release(closeFn)
+			defer a.Release(svc.Close)
 			// The service's link keeps the orchestrator records in step
 			// (restore brings an adopted session back).
 			sess, err := svc.Link(cmd.Context(), api.LinkRequest{Target: t, TaskList: strings.TrimSpace(list), Origin: actionOrigin})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
 )
@@ -165,17 +166,19 @@ Exit status: 0 a wake was printed, 2 --timeout passed first, 130 interrupted,
 
 // waitWake waits through whichever process runs the monitors. When that
 // process stops mid-wait (another `system3 wait` that got its wake, say),
-// it asks again: a running system3, or monitors of its own, and the wake,
-// journaled and unacked, is still there.
+// the client asks again: a running system3, or monitors of its own, and
+// the wake, journaled and unacked, is still there. It asks again as long
+// as each stop found a service to go on with.
 func (a *app) waitWake(ctx context.Context, f api.WakeFilter) (api.Wake, error) {
+	svc, err := a.Client(ctx, core.RunMonitors)
+	if err != nil {
+		return api.Wake{}, err
+	}
+	defer a.Release(svc.Close)
 	for {
-		svc, closeFn, err := a.OpenService(ctx)
-		if err != nil {
-			return api.Wake{}, err
-		}
+		before := svc.Current()
 		ev, err := svc.WaitWake(ctx, f)
-		a.Release(closeFn)
-		if ipc.DaemonGone(err) && ctx.Err() == nil {
+		if ipc.DaemonGone(err) && ctx.Err() == nil && svc.Current() != before {
 			a.Log.Info("the system3 serving this wait stopped; asking again")
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/wakebrief"
 )
@@ -57,11 +58,11 @@ func (a *app) printBrief(ctx context.Context, cmd *cobra.Command, f api.WakeFilt
 func (a *app) moreWakes(ctx context.Context, f api.WakeFilter, seq uint64) int {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	svc, closeFn, err := a.OpenService(cctx)
+	svc, err := a.Client(cctx, core.RunMonitors)
 	if err != nil {
 		return -1
 	}
-	defer a.Release(closeFn)
+	defer a.Release(svc.Close)
 	f.SinceSeq = seq
 	evs, err := svc.Wakes(cctx, f)
 	if err != nil {

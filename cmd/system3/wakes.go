@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 )
 
@@ -47,11 +48,11 @@ as a JSON array of whole wakes.`,
 			}
 			f.IncludeAcked, f.IncludeResolved = all, all
 			ctx := cmd.Context()
-			svc, closeFn, err := a.OpenService(ctx)
+			svc, err := a.Client(ctx, core.RunMonitors)
 			if err != nil {
 				return err
 			}
-			defer a.Release(closeFn)
+			defer a.Release(svc.Close)
 			evs, err := svc.Wakes(ctx, f)
 			if err != nil {
 				return err

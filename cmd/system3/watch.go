@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/facade"
 )
 
 func newWatchCmd(a *app) *cobra.Command {
@@ -48,19 +50,20 @@ as a resync of what it shows. See docs/remote.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			svc, closeFn, err := a.OpenService(ctx)
+			fo, err := a.Client(ctx, core.RunMonitors)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return err
 			}
-			defer a.Release(closeFn)
+			defer a.Release(fo.Close)
+			var svc facade.Service = fo
 			if allHosts {
 				if len(a.RemoteHosts()) == 0 {
 					return fmt.Errorf("--all-hosts: the config (%s) has no hosts: section; see docs/remote.md", a.Settings.ConfigPath)
 				}
-				svc = a.FleetOf(svc)
+				svc = a.FleetOf(fo)
 			}
 			return runWatch(ctx, svc, &watchPrinter{w: a.stdout, json: asJSON, now: time.Now})
 		},

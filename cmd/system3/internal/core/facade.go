@@ -47,20 +47,20 @@ func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager,
 	return facade.New(svc, p)
 }
 
-// OpenParts is the service for a command that uses only the learning
+// openParts is the service for a command that uses only the learning
 // store or the coach: the daemon's when one runs, else one of this
 // process without monitors, whose sessions, wakes and actions say that
-// none run. release closes it.
-func (a *App) OpenParts(ctx context.Context) (svc facade.Service, release func(), err error) {
+// none run. It is how Client opens the service (PartsOnly).
+func (a *App) openParts(ctx context.Context) (facade.Service, func() error, error) {
 	c, err := ipc.Dial(ctx, a.SocketPath())
 	if err == nil {
-		return c, func() { c.Close() }, nil
+		return c, c.Close, nil
 	}
 	if !errors.Is(err, ipc.ErrNoDaemon) {
 		return nil, nil, err
 	}
 	none := ipc.Forwarding(func(context.Context, *ipc.Method, any) (any, error) { return nil, errNoMonitors })
-	return a.Local(ctx, none, nil, errNoMonitors), func() {}, nil
+	return a.Local(ctx, none, nil, errNoMonitors), func() error { return nil }, nil
 }
 
 // errNoMonitors is what a service without monitors answers.

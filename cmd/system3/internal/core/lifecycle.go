@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
@@ -74,16 +73,6 @@ func (a *App) Lifecycle(svc lifecycle.Service) (*lifecycle.Manager, error) {
 		return nil, fmt.Errorf("config %s: %w", a.Settings.ConfigPath, err)
 	}
 	return m, nil
-}
-
-// OpenReleasing opens the one service (the daemon's, or monitors this
-// process runs); release closes it.
-func (a *App) OpenReleasing(ctx context.Context) (svc facade.Service, release func(), err error) {
-	svc, closeFn, err := a.OpenService(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return svc, func() { a.Release(closeFn) }, nil
 }
 
 // orchestratorConfig adds the orchestrator records, auto-restore and the

@@ -23,13 +23,13 @@ func (a *App) SocketPath() string {
 	return filepath.Join(a.Settings.StateDir, ipc.SocketFile)
 }
 
-// OpenService returns the one service (facade.Service) of the system3
+// openService returns the one service (facade.Service) of the system3
 // process that runs the monitors for this state dir (the dashboard or
 // `system3 serve`), over its socket: sessions, wakes and actions, and its
-// orchestrators, learning store and coach.
-// When none runs, it starts monitors in this process. closeFn releases
-// either; call it once the command is done.
-func (a *App) OpenService(ctx context.Context) (svc facade.Service, closeFn func() error, err error) {
+// orchestrators, learning store and coach. When none runs, it starts
+// monitors in this process. closeFn releases either. It is how Client
+// opens the service (RunMonitors).
+func (a *App) openService(ctx context.Context) (svc facade.Service, closeFn func() error, err error) {
 	path := a.SocketPath()
 	// Another system3 holding the state dir's lock without answering on
 	// its socket is starting up or shutting down: ask again shortly.
@@ -56,13 +56,13 @@ func (a *App) OpenService(ctx context.Context) (svc facade.Service, closeFn func
 	return nil, nil, err
 }
 
-// How long OpenService keeps asking while another process holds the lock.
+// How long openService keeps asking while another process holds the lock.
 const (
 	lockRetries    = 30
 	lockRetryDelay = 100 * time.Millisecond
 )
 
-// Release calls a closeFn from OpenService. The command's work is done by
+// Release calls a closeFn (a Client's Close). The command's work is done by
 // then, so a failure is logged, not reported.
 func (a *App) Release(closeFn func() error) {
 	if err := closeFn(); err != nil {

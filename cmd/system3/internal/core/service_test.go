@@ -54,7 +54,7 @@ func TestOpenServiceStartsOrAttaches(t *testing.T) {
 	defer cancel()
 
 	first := newApp(t, env)
-	svc1, close1, err := first.OpenService(ctx)
+	svc1, close1, err := first.openService(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestOpenServiceStartsOrAttaches(t *testing.T) {
 	}
 
 	second := newApp(t, env)
-	svc2, close2, err := second.OpenService(ctx)
+	svc2, close2, err := second.openService(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestOpenServiceStartsOrAttaches(t *testing.T) {
 	}
 
 	third := newApp(t, env)
-	svc3, close3, err := third.OpenService(ctx)
+	svc3, close3, err := third.openService(ctx)
 	if err != nil {
 		t.Fatalf("after the first stopped: %v", err)
 	}
