@@ -153,7 +153,7 @@ patterns:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == coach.StatusSent && a.SentBy == "auto" {
+		if a.Status == api.CoachStatusSent && a.SentBy == "auto" {
 			break
 		}
 		if time.Now().After(deadline) {

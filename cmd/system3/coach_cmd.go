@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/coach"
 )
 
@@ -62,13 +63,13 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 			defer a.Release(co.Close)
 			if len(args) == 1 {
 				p, err := co.PatternInfo(ctx, args[0])
-				if errors.Is(err, coach.ErrNotFound) {
+				if errors.Is(err, api.ErrCoachNotFound) {
 					return fmt.Errorf("no pattern %q; run `system3 patterns` for the ids", args[0])
 				}
 				if err != nil {
 					return err
 				}
-				recent, err := co.History(ctx, coach.HistoryQuery{Pattern: p.ID, Limit: 10})
+				recent, err := co.History(ctx, api.CoachHistoryQuery{Pattern: p.ID, Limit: 10})
 				if err != nil {
 					return err
 				}
@@ -84,7 +85,7 @@ With ID, also every intervention's counts and the pattern's recent alerts.`,
 			}
 			if asJSON {
 				if ps == nil {
-					ps = []coach.PatternInfo{}
+					ps = []api.PatternInfo{}
 				}
 				return writeCoachJSON(a.stdout, map[string]any{"patterns": ps})
 			}
@@ -126,7 +127,7 @@ func patternMode(preventive, auto bool) string {
 	return strings.Join(m, ",")
 }
 
-func linkText(l coach.Link) string {
+func linkText(l api.DirectiveLink) string {
 	switch l.By {
 	case "explicit":
 		return l.Directive
@@ -138,7 +139,7 @@ func linkText(l coach.Link) string {
 	return "-"
 }
 
-func writePattern(w io.Writer, p coach.PatternInfo, recent []coach.Alert) {
+func writePattern(w io.Writer, p api.PatternInfo, recent []api.CoachAlert) {
 	fmt.Fprintf(w, "%s: %s\n", p.ID, p.Name)
 	if p.Description != "" {
 		fmt.Fprintf(w, "  %s\n", p.Description)
@@ -256,7 +257,7 @@ system3 measures outcomes itself; ` + "`system3 interventions report`" + ` adds 
 				return err
 			}
 			defer a.Release(co.Close)
-			alerts, err := co.History(ctx, coach.HistoryQuery{Pattern: pattern, Status: status, Limit: limit})
+			alerts, err := co.History(ctx, api.CoachHistoryQuery{Pattern: pattern, Status: status, Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -301,7 +302,7 @@ system3 measures outcomes itself; ` + "`system3 interventions report`" + ` adds 
 
 func validStatus(s string) bool {
 	switch s {
-	case "open", coach.StatusActive, coach.StatusSent, coach.StatusWorked, coach.StatusFailed, coach.StatusResolved:
+	case "open", api.CoachStatusActive, api.CoachStatusSent, api.CoachStatusWorked, api.CoachStatusFailed, api.CoachStatusResolved:
 		return true
 	}
 	return false
@@ -345,9 +346,9 @@ effectiveness. The ids are in system3 patterns ID.`,
 				return err
 			}
 			defer a.Release(co.Close)
-			st, err := co.ReportIntervention(ctx, coach.Report{Pattern: args[0], Intervention: args[1], Worked: worked, Notes: notes, Alert: alert, By: "cli"})
+			st, err := co.ReportIntervention(ctx, api.CoachReport{Pattern: args[0], Intervention: args[1], Worked: worked, Notes: notes, Alert: alert, By: "cli"})
 			if err != nil {
-				if errors.Is(err, coach.ErrNotFound) {
+				if errors.Is(err, api.ErrCoachNotFound) {
 					return fmt.Errorf("%v; run `system3 patterns` for the ids", err)
 				}
 				return err

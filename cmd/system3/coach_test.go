@@ -22,7 +22,7 @@ import (
 
 // seedCoach records a formatter loop alert in stateDir's database, as the
 // monitoring process would.
-func seedCoach(t *testing.T, stateDir string) coach.Alert {
+func seedCoach(t *testing.T, stateDir string) api.CoachAlert {
 	t.Helper()
 	db, err := learn.OpenDB(filepath.Join(stateDir, learn.FileName))
 	if err != nil {
@@ -38,7 +38,7 @@ func seedCoach(t *testing.T, stateDir string) coach.Alert {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(-time.Minute)
-	var got []coach.Alert
+	var got []api.CoachAlert
 	for i, tc := range []api.ToolCall{{Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}, {Tool: "Bash", Command: "gofmt -l ."}, {Tool: "Edit", File: "main.go"}} {
 		tc.Time, tc.Pane, tc.Target, tc.Session, tc.Agent = at.Add(time.Duration(i)*time.Second), "%4", "orch:0.0", "orch", "claude"
 		a, err := co.Handle(context.Background(), tc)
@@ -82,7 +82,7 @@ func TestCoachCommands(t *testing.T) {
 	}
 	code, out, _ = invoke(t, env, "patterns", "--json")
 	var doc struct {
-		Patterns []coach.PatternInfo `json:"patterns"`
+		Patterns []api.PatternInfo `json:"patterns"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Patterns) != 4 || doc.Patterns[1].Open != 1 {
 		t.Fatalf("patterns --json: exit %d\n%s", code, out)
@@ -112,8 +112,8 @@ func TestCoachCommands(t *testing.T) {
 	}
 	code, out, _ = invoke(t, env, "interventions", "--json")
 	var hist struct {
-		Alerts        []coach.Alert `json:"alerts"`
-		Interventions []coach.Stats `json:"interventions"`
+		Alerts        []api.CoachAlert `json:"alerts"`
+		Interventions []api.CoachStats `json:"interventions"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &hist) != nil || len(hist.Alerts) != 1 || hist.Alerts[0].ID != alert.ID || len(hist.Interventions) != 1 {
 		t.Fatalf("interventions --json: exit %d\n%s", code, out)

@@ -13,12 +13,12 @@ import (
 
 // raise records a new alert with the best intervention, raises its wake,
 // and sends it when the pattern says so. by is who asked ("" when detected).
-func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, n int, by string) (*Alert, error) {
+func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, n int, by string) (*api.CoachAlert, error) {
 	now := c.now()
-	a := Alert{
+	a := api.CoachAlert{
 		Pattern: p.ID, PatternName: p.Name, Pane: tc.Pane, Target: tc.Target, Session: tc.Session, Repo: tc.Repo, Agent: tc.Agent,
 		Language: lang, Context: contextOf(tc.Repo, tc.Agent), Subject: subject, Count: n, Threshold: p.Threshold,
-		Preventive: p.Preventive && n < p.Threshold, AutoSend: p.AutoSend, Status: StatusActive, Window: p.WindowDuration(),
+		Preventive: p.Preventive && n < p.Threshold, AutoSend: p.AutoSend, Status: api.CoachStatusActive, Window: p.WindowDuration(),
 		Detected: now, LastSeen: tc.Time,
 	}
 	iv, err := c.Best(ctx, p, a.Context)
@@ -65,7 +65,7 @@ func (c *Coach) raise(ctx context.Context, p rules.Pattern, tc api.ToolCall, sub
 		if _, err := c.Send(ctx, a.ID, "auto"); err != nil {
 			c.cfg.Logger.Warn("coach: send reminder", "alert", a.ID, "err", err)
 		} else {
-			a.Status = StatusSent
+			a.Status = api.CoachStatusSent
 		}
 	}
 	return &a, nil
@@ -86,7 +86,7 @@ func agentName(a string) string {
 }
 
 // link is the directive a pattern's reminders quote.
-func (c *Coach) link(p rules.Pattern) Link {
+func (c *Coach) link(p rules.Pattern) api.DirectiveLink {
 	ds, errs := LoadDirectives(c.cfg.Directives)
 	for _, err := range errs {
 		c.cfg.Logger.Warn("coach: directives", "err", err)
@@ -96,7 +96,7 @@ func (c *Coach) link(p rules.Pattern) Link {
 
 // compose writes the reminder: the loop, the directive quoted, a concrete
 // suggestion and the outcome to expect.
-func compose(p rules.Pattern, iv rules.Intervention, a Alert, link Link, tc api.ToolCall) (string, error) {
+func compose(p rules.Pattern, iv rules.Intervention, a api.CoachAlert, link api.DirectiveLink, tc api.ToolCall) (string, error) {
 	subject := a.Subject
 	if subject == "" {
 		subject = describe(tc)
@@ -154,12 +154,12 @@ func (c *Coach) reset(ctx context.Context, p rules.Pattern, tc api.ToolCall, sub
 			continue
 		}
 		why := fmt.Sprintf("left the loop: %s succeeded", describe(tc))
-		status := StatusResolved
-		if a.Status == StatusSent {
+		status := api.CoachStatusResolved
+		if a.Status == api.CoachStatusSent {
 			if !tc.Time.After(a.SentAt) {
 				continue
 			}
-			status = StatusWorked
+			status = api.CoachStatusWorked
 		}
 		if err := c.settle(ctx, a, status, why); err != nil {
 			return err
@@ -181,10 +181,10 @@ func (c *Coach) Settle(ctx context.Context) error {
 	var errs []error
 	for _, a := range open {
 		switch {
-		case a.Status == StatusSent && now.Sub(a.SentAt) >= a.Window:
-			errs = append(errs, c.settle(ctx, a, StatusWorked, fmt.Sprintf("no recurrence within %s of the reminder", a.Window)))
-		case a.Status == StatusActive && now.Sub(a.LastSeen) >= a.Window:
-			errs = append(errs, c.settle(ctx, a, StatusResolved, fmt.Sprintf("no occurrence for %s", a.Window)))
+		case a.Status == api.CoachStatusSent && now.Sub(a.SentAt) >= a.Window:
+			errs = append(errs, c.settle(ctx, a, api.CoachStatusWorked, fmt.Sprintf("no recurrence within %s of the reminder", a.Window)))
+		case a.Status == api.CoachStatusActive && now.Sub(a.LastSeen) >= a.Window:
+			errs = append(errs, c.settle(ctx, a, api.CoachStatusResolved, fmt.Sprintf("no occurrence for %s", a.Window)))
 		}
 	}
 	return errors.Join(errs...)
@@ -204,7 +204,7 @@ func (c *Coach) forgetQuiet(now time.Time) {
 
 // settle closes an alert, counts a sent reminder's outcome, and clears its
 // wake.
-func (c *Coach) settle(ctx context.Context, a Alert, status, outcome string) error {
+func (c *Coach) settle(ctx context.Context, a api.CoachAlert, status, outcome string) error {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("settle alert %d: %w", a.ID, err)
@@ -218,7 +218,7 @@ func (c *Coach) settle(ctx context.Context, a Alert, status, outcome string) err
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil // another process settled or sent it first
 	}
-	if status == StatusWorked {
+	if status == api.CoachStatusWorked {
 		if err := c.bump(ctx, tx, a.Pattern, a.Intervention, a.Context, 0, 1, 0, 0); err != nil {
 			return err
 		}

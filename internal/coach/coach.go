@@ -19,13 +19,6 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// Errors callers can tell apart: the vocabulary's.
-var (
-	ErrNotFound   = api.ErrCoachNotFound
-	ErrBadRequest = api.ErrCoachBadRequest
-	ErrNoSender   = api.ErrCoachNoSender
-)
-
 // Config configures a Coach.
 type Config struct {
 	// DB is the learn database (learn.OpenDB); New migrates the coach's
@@ -39,7 +32,7 @@ type Config struct {
 	Source func() []rules.Pattern
 	// Directives are the CLAUDE.md files to quote (see DirectiveFiles);
 	// they are read again whenever a reminder is composed.
-	Directives []DirectiveFile
+	Directives []api.DirectiveFile
 	// Inject sends reminders (auto_send patterns, Send). Nil: reminders
 	// are only offered.
 	Inject api.Injector

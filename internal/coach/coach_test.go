@@ -96,7 +96,7 @@ func newHarness(t testing.TB, extra string) *harness {
 }
 
 // call feeds one tool call, a few seconds after the last, in pane %1.
-func (h *harness) call(tool, command, file string, failed bool) []Alert {
+func (h *harness) call(tool, command, file string, failed bool) []api.CoachAlert {
 	h.t.Helper()
 	tc := api.ToolCall{Time: h.clock.advance(5 * time.Second), Pane: "%1", Target: "billing:0.0", Session: "billing", Repo: "/src/billing",
 		Agent: "claude", Tool: tool, Command: command, File: file, Failed: failed, Source: "transcript"}
@@ -110,7 +110,7 @@ func (h *harness) call(tool, command, file string, failed bool) []Alert {
 	return alerts
 }
 
-func (h *harness) alert(id int64) Alert {
+func (h *harness) alert(id int64) api.CoachAlert {
 	h.t.Helper()
 	a, err := h.c.Alert(context.Background(), id)
 	if err != nil {
@@ -119,7 +119,7 @@ func (h *harness) alert(id int64) Alert {
 	return a
 }
 
-func (h *harness) stat(pattern, intervention string) Stats {
+func (h *harness) stat(pattern, intervention string) api.CoachStats {
 	h.t.Helper()
 	s, err := h.c.stat(context.Background(), pattern, intervention, "")
 	if err != nil {
@@ -130,7 +130,7 @@ func (h *harness) stat(pattern, intervention string) Stats {
 
 // editLintRound is one round of a formatter loop: the agent edits a file,
 // then runs the linter, which still complains.
-func (h *harness) editLintRound(file string) []Alert {
+func (h *harness) editLintRound(file string) []api.CoachAlert {
 	alerts := h.call("Edit", "", file, false)
 	h.call("Bash", "npx prettier --check src", "", true)
 	return alerts
@@ -159,7 +159,7 @@ func TestFormatterLoopPreventiveReminder(t *testing.T) {
 		t.Fatalf("at threshold-1: %d alerts, want 1", len(alerts))
 	}
 	a := alerts[0]
-	if a.Pattern != "formatter_loop" || a.Count != 2 || a.Threshold != 3 || !a.Preventive || a.Status != StatusActive || a.Subject != "src/app.ts" ||
+	if a.Pattern != "formatter_loop" || a.Count != 2 || a.Threshold != 3 || !a.Preventive || a.Status != api.CoachStatusActive || a.Subject != "src/app.ts" ||
 		a.Intervention != "run-the-formatter" || a.Directive != "user/style-and-formatting/never-fix-formatting-by-hand" || a.Language != "typescript" {
 		t.Fatalf("alert = %+v", a)
 	}
@@ -219,7 +219,7 @@ patterns:
 		t.Fatalf("alerts %+v, sent %q", alerts, sent)
 	}
 	a := h.alert(alerts[0].ID)
-	if a.Status != StatusSent || a.SentBy != "auto" || h.stat("formatter_loop", "write").Shown != 1 {
+	if a.Status != api.CoachStatusSent || a.SentBy != "auto" || h.stat("formatter_loop", "write").Shown != 1 {
 		t.Fatalf("alert = %+v", a)
 	}
 	if h.inj.sent[0].Pane != "%1" || h.inj.sent[0].Origin != "coach:auto" {
@@ -234,9 +234,9 @@ patterns:
 func TestEffectivenessMeasured(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
-	loop := func() Alert {
+	loop := func() api.CoachAlert {
 		t.Helper()
-		var got []Alert
+		var got []api.CoachAlert
 		for range 2 {
 			got = h.call("Bash", "go test ./billing -run TestInvoice", "", true)
 		}
@@ -256,7 +256,7 @@ func TestEffectivenessMeasured(t *testing.T) {
 	}
 	h.call("Edit", "", "billing/invoice.go", false)
 	h.call("Bash", "go test ./billing -run TestInvoice", "", false)
-	if got := h.alert(a.ID); got.Status != StatusWorked || !strings.Contains(got.Outcome, "succeeded") {
+	if got := h.alert(a.ID); got.Status != api.CoachStatusWorked || !strings.Contains(got.Outcome, "succeeded") {
 		t.Fatalf("recovered session: %+v", got)
 	}
 	if w, _ := h.wakes.List(api.WakeFilter{IncludeResolved: true}); len(w) != 1 || !w[0].Resolved { // raised, then resolved (still unacked)
@@ -275,7 +275,7 @@ func TestEffectivenessMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.call("Bash", "go test ./billing -run TestInvoice", "", true)
-	if got := h.alert(b.ID); got.Status != StatusFailed || !strings.Contains(got.Outcome, "the loop went on") {
+	if got := h.alert(b.ID); got.Status != api.CoachStatusFailed || !strings.Contains(got.Outcome, "the loop went on") {
 		t.Fatalf("session that did not recover: %+v", got)
 	}
 	if s := h.stat("test_error_loop", "isolate-root-cause"); s.Shown != 2 || s.Worked != 1 || s.Effectiveness != 0.5 {
@@ -299,7 +299,7 @@ func TestEffectivenessMeasured(t *testing.T) {
 	if err := h.c.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.alert(d.ID); got.Status != StatusWorked || !strings.Contains(got.Outcome, "no recurrence within 15m") {
+	if got := h.alert(d.ID); got.Status != api.CoachStatusWorked || !strings.Contains(got.Outcome, "no recurrence within 15m") {
 		t.Fatalf("quiet after the reminder: %+v", got)
 	}
 	st, err := h.c.Standings(ctx, mustPattern(t, h.c, "test_error_loop"), "")
@@ -319,7 +319,7 @@ func TestEffectivenessMeasured(t *testing.T) {
 // loop goes quiet, and counts for no intervention.
 func TestUnsentAlertResolves(t *testing.T) {
 	h := newHarness(t, "")
-	var a []Alert
+	var a []api.CoachAlert
 	for range 2 {
 		a = h.call("Bash", "pytest tests/test_api.py", "", true)
 	}
@@ -330,7 +330,7 @@ func TestUnsentAlertResolves(t *testing.T) {
 	if err := h.c.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.alert(a[0].ID); got.Status != StatusResolved || got.Outcome != "no occurrence for 15m0s" {
+	if got := h.alert(a[0].ID); got.Status != api.CoachStatusResolved || got.Outcome != "no occurrence for 15m0s" {
 		t.Fatalf("alert = %+v", got)
 	}
 	if s := h.stat("test_error_loop", "isolate-root-cause"); s.Shown != 0 {
@@ -343,7 +343,7 @@ func TestUnsentAlertResolves(t *testing.T) {
 
 func TestPermissionDenialsAndCIPushLoop(t *testing.T) {
 	h := newHarness(t, "")
-	deny := func() []Alert {
+	deny := func() []api.CoachAlert {
 		tc := api.ToolCall{Time: h.clock.advance(time.Second), Pane: "%2", Agent: "claude", Tool: "Bash", Command: "rm -rf build", Failed: true,
 			Error: "The user doesn't want to proceed with this tool use. The tool use was rejected."}
 		a, err := h.c.Handle(context.Background(), tc)
@@ -375,30 +375,30 @@ func TestRequestAndReport(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
 	// Nothing detected and no pattern named: a clear error.
-	if _, err := h.c.RequestIntervention(ctx, InterventionRequest{Pane: "%1", Send: true, By: "mcp:x"}); err == nil || !strings.Contains(err.Error(), "no loop is detected") {
+	if _, err := h.c.RequestIntervention(ctx, api.InterventionRequest{Pane: "%1", Send: true, By: "mcp:x"}); err == nil || !strings.Contains(err.Error(), "no loop is detected") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := h.c.RequestIntervention(ctx, InterventionRequest{Pane: "%1", Pattern: "nope"}); err == nil {
+	if _, err := h.c.RequestIntervention(ctx, api.InterventionRequest{Pane: "%1", Pattern: "nope"}); err == nil {
 		t.Fatal("unknown pattern accepted")
 	}
 	// A pattern named: composed on demand, sent.
-	r, err := h.c.RequestIntervention(ctx, InterventionRequest{Pane: "%1", Target: "billing:0.0", Pattern: "ci_push_loop", Send: true, By: "mcp:orch"})
+	r, err := h.c.RequestIntervention(ctx, api.InterventionRequest{Pane: "%1", Target: "billing:0.0", Pattern: "ci_push_loop", Send: true, By: "mcp:orch"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Sent || r.Alert.Status != StatusSent || r.Alert.SentBy != "mcp:orch" || !strings.Contains(r.Alert.Reminder, "Push-and-fail CI loop") || len(r.Stats) != 1 {
+	if !r.Sent || r.Alert.Status != api.CoachStatusSent || r.Alert.SentBy != "mcp:orch" || !strings.Contains(r.Alert.Reminder, "Push-and-fail CI loop") || len(r.Stats) != 1 {
 		t.Fatalf("result = %+v", r)
 	}
 	if got := h.inj.texts(); len(got) != 1 || got[0] != r.Alert.Reminder {
 		t.Fatalf("typed %q", got)
 	}
 	// Asking again returns the open alert without typing it twice.
-	r2, err := h.c.RequestIntervention(ctx, InterventionRequest{Pane: "%1", Send: true, By: "mcp:orch"})
+	r2, err := h.c.RequestIntervention(ctx, api.InterventionRequest{Pane: "%1", Send: true, By: "mcp:orch"})
 	if err != nil || r2.Alert.ID != r.Alert.ID || len(h.inj.texts()) != 1 {
 		t.Fatalf("again: %+v, %v, typed %d", r2, err, len(h.inj.texts()))
 	}
 
-	st, err := h.c.ReportIntervention(ctx, Report{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Worked: true, Notes: "CI green", Alert: r.Alert.ID, By: "mcp:orch"})
+	st, err := h.c.ReportIntervention(ctx, api.CoachReport{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Worked: true, Notes: "CI green", Alert: r.Alert.ID, By: "mcp:orch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,18 +406,18 @@ func TestRequestAndReport(t *testing.T) {
 	if st.Shown != 1 || st.Worked != 1 || st.Reported != 0 || st.Effectiveness != 2.0/3 || !st.Chosen {
 		t.Fatalf("standing = %+v", st)
 	}
-	if got := h.alert(r.Alert.ID); got.Status != StatusWorked || got.Outcome != "reported by mcp:orch: worked (CI green)" {
+	if got := h.alert(r.Alert.ID); got.Status != api.CoachStatusWorked || got.Outcome != "reported by mcp:orch: worked (CI green)" {
 		t.Fatalf("alert = %+v", got)
 	}
 	// A report with no alert is evidence of its own.
-	st, err = h.c.ReportIntervention(ctx, Report{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Worked: false, By: "cli"})
+	st, err = h.c.ReportIntervention(ctx, api.CoachReport{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Worked: false, By: "cli"})
 	if err != nil || st.Reported != 1 || st.ReportedWorked != 0 || st.Effectiveness != 2.0/4 {
 		t.Fatalf("standing = %+v, %v", st, err)
 	}
-	for _, bad := range []Report{
+	for _, bad := range []api.CoachReport{
 		{Pattern: "nope", Intervention: "x"},
 		{Pattern: "ci_push_loop", Intervention: "nope"},
-		{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Notes: strings.Repeat("x", MaxNotes+1)},
+		{Pattern: "ci_push_loop", Intervention: "reproduce-locally", Notes: strings.Repeat("x", api.MaxNotes+1)},
 		{Pattern: "formatter_loop", Intervention: "run-the-formatter", Alert: r.Alert.ID},
 	} {
 		if _, err := h.c.ReportIntervention(ctx, bad); err == nil {
@@ -441,7 +441,7 @@ func TestTwoProcessesShareAlerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a []Alert
+	var a []api.CoachAlert
 	for range 2 {
 		a = h.call("Bash", "go test ./...", "", true)
 	}
@@ -453,7 +453,7 @@ func TestTwoProcessesShareAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.call("Bash", "go test ./...", "", false)
-	if got := h.alert(a[0].ID); got.Status != StatusWorked {
+	if got := h.alert(a[0].ID); got.Status != api.CoachStatusWorked {
 		t.Fatalf("alert = %+v", got)
 	}
 	if len(inj2.texts()) != 1 || len(h.inj.texts()) != 0 {
@@ -576,12 +576,12 @@ func TestSentReminderNotDoubled(t *testing.T) {
 	if more := h.call("Edit", "", "src/app.ts", false); len(more) != 0 {
 		t.Fatalf("an edit right after the reminder raised %+v", more)
 	}
-	if got := h.alert(a[0].ID); got.Status != StatusSent {
+	if got := h.alert(a[0].ID); got.Status != api.CoachStatusSent {
 		t.Fatalf("an edit without a lint run settled it: %+v", got)
 	}
 	h.call("Bash", "npx prettier --check src", "", true)
 	h.call("Edit", "", "src/app.ts", false)
-	if got := h.alert(a[0].ID); got.Status != StatusFailed {
+	if got := h.alert(a[0].ID); got.Status != api.CoachStatusFailed {
 		t.Fatalf("edit, lint, edit after the reminder: %+v", got)
 	}
 	if open, _ := h.c.ActiveAlerts(ctx); len(open) != 0 {

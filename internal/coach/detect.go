@@ -17,9 +17,9 @@ import (
 // runs it resets, settles reminders it proves wrong (the loop recurred) or
 // right (the loop's reset came), and raises an alert for each pattern that
 // now reaches its firing count. It returns the alerts raised.
-func (c *Coach) Handle(ctx context.Context, tc api.ToolCall) ([]Alert, error) {
+func (c *Coach) Handle(ctx context.Context, tc api.ToolCall) ([]api.CoachAlert, error) {
 	if tc.Pane == "" {
-		return nil, fmt.Errorf("%w: a tool call needs its pane", ErrBadRequest)
+		return nil, fmt.Errorf("%w: a tool call needs its pane", api.ErrCoachBadRequest)
 	}
 	now := c.now()
 	if tc.Time.IsZero() {
@@ -66,7 +66,7 @@ func (c *Coach) Handle(ctx context.Context, tc api.ToolCall) ([]Alert, error) {
 	c.mu.Unlock()
 
 	call := ruleCall(tc)
-	var raised []Alert
+	var raised []api.CoachAlert
 	var errs []error
 	for _, p := range c.Patterns() {
 		if !p.When.Applies(tc.Repo, tc.Agent, lang) {
@@ -166,7 +166,7 @@ func count(p rules.Pattern, subject string, calls []api.ToolCall, since time.Tim
 // occurrence handles a call that matches p's trigger: a recurrence after a
 // sent reminder settles it as failed; an open alert counts it; else, at
 // the firing count, a new alert is raised.
-func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, calls []api.ToolCall) (*Alert, error) {
+func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc api.ToolCall, subject, lang string, calls []api.ToolCall) (*api.CoachAlert, error) {
 	open, err := c.openAlerts(ctx, p.ID, tc.Pane)
 	if err != nil {
 		return nil, err
@@ -175,14 +175,14 @@ func (c *Coach) occurrence(ctx context.Context, p rules.Pattern, tc api.ToolCall
 		if a.Subject != subject {
 			continue
 		}
-		if a.Status == StatusSent {
+		if a.Status == api.CoachStatusSent {
 			// A recurrence is a counted occurrence (after its `after`, when
 			// the pattern has one) since the reminder was sent; anything
 			// else leaves the alert being measured.
 			if !tc.Time.After(a.SentAt) || count(p, subject, calls, a.SentAt) == 0 {
 				return nil, nil
 			}
-			return nil, c.settle(ctx, a, StatusFailed, fmt.Sprintf("the loop went on: %s again at %s", describe(tc), tc.Time.UTC().Format(time.TimeOnly)))
+			return nil, c.settle(ctx, a, api.CoachStatusFailed, fmt.Sprintf("the loop went on: %s again at %s", describe(tc), tc.Time.UTC().Format(time.TimeOnly)))
 		}
 		n := count(p, subject, calls, time.Time{})
 		_, err := c.db.ExecContext(ctx, `UPDATE coach_alerts SET count = MAX(count, ?), last_seen = ? WHERE id = ?`, n, fmtTime(tc.Time), a.ID)

@@ -12,33 +12,26 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// Directive is one instruction from a user's CLAUDE.md.
-type Directive = api.Directive
-
-// DirectiveFile is a CLAUDE.md to read, and the source name its
-// directives get.
-type DirectiveFile = api.DirectiveFile
-
 // DirectiveFiles are the files Claude Code itself reads as memory: the
 // user's (in claudeDir, normally ~/.claude) and the project's (CLAUDE.md
 // and .claude/CLAUDE.md in projectDir, the orchestrator's directory).
 // Empty arguments are skipped.
-func DirectiveFiles(claudeDir, projectDir string) []DirectiveFile {
-	var fs []DirectiveFile
+func DirectiveFiles(claudeDir, projectDir string) []api.DirectiveFile {
+	var fs []api.DirectiveFile
 	if claudeDir != "" {
-		fs = append(fs, DirectiveFile{Source: "user", Path: filepath.Join(claudeDir, "CLAUDE.md")})
+		fs = append(fs, api.DirectiveFile{Source: "user", Path: filepath.Join(claudeDir, "CLAUDE.md")})
 	}
 	if projectDir != "" {
-		fs = append(fs, DirectiveFile{Source: "project", Path: filepath.Join(projectDir, "CLAUDE.md")},
-			DirectiveFile{Source: "project", Path: filepath.Join(projectDir, ".claude", "CLAUDE.md")})
+		fs = append(fs, api.DirectiveFile{Source: "project", Path: filepath.Join(projectDir, "CLAUDE.md")},
+			api.DirectiveFile{Source: "project", Path: filepath.Join(projectDir, ".claude", "CLAUDE.md")})
 	}
 	return fs
 }
 
 // LoadDirectives reads every file that exists; a file that cannot be read
 // (other than missing) is reported and skipped.
-func LoadDirectives(files []DirectiveFile) ([]Directive, []error) {
-	var out []Directive
+func LoadDirectives(files []api.DirectiveFile) ([]api.Directive, []error) {
+	var out []api.Directive
 	var errs []error
 	ids := map[string]bool{}
 	for _, f := range files {
@@ -69,10 +62,10 @@ var (
 // ParseDirectives splits a CLAUDE.md into directives: every bullet (with
 // its continuation lines) and every paragraph, under the nearest heading.
 // Code blocks, HTML comments and imports (@path lines) are left out.
-func ParseDirectives(source, file string, data []byte) []Directive {
-	var out []Directive
+func ParseDirectives(source, file string, data []byte) []api.Directive {
+	var out []api.Directive
 	heading := ""
-	var cur *Directive
+	var cur *api.Directive
 	flush := func() {
 		if cur != nil {
 			cur.Text = strings.TrimSpace(cur.Text)
@@ -110,7 +103,7 @@ func ParseDirectives(source, file string, data []byte) []Directive {
 		}
 		if m := bulletRe.FindStringSubmatch(line); m != nil {
 			flush()
-			cur = &Directive{Source: source, File: file, Line: n, Heading: heading, Text: m[3]}
+			cur = &api.Directive{Source: source, File: file, Line: n, Heading: heading, Text: m[3]}
 			continue
 		}
 		if cur != nil {
@@ -119,7 +112,7 @@ func ParseDirectives(source, file string, data []byte) []Directive {
 			cur.Text += " " + trimmed
 			continue
 		}
-		cur = &Directive{Source: source, File: file, Line: n, Heading: heading, Text: trimmed}
+		cur = &api.Directive{Source: source, File: file, Line: n, Heading: heading, Text: trimmed}
 	}
 	flush()
 	used := map[string]bool{}
@@ -157,20 +150,17 @@ func slug(s string, n int) string {
 	return strings.Join(words, "-")
 }
 
-// Link is which directive a pattern's reminders quote, and why.
-type Link = api.DirectiveLink
-
 // MinLinkScore is the weakest text match that still links a directive.
 const MinLinkScore = 0.2
 
 // LinkDirective finds the directive for a pattern: the one its rules name,
 // else the best text match over its name, description and keywords.
-func LinkDirective(p rules.Pattern, ds []Directive) Link {
-	l := Link{Pattern: p.ID, By: "none"}
+func LinkDirective(p rules.Pattern, ds []api.Directive) api.DirectiveLink {
+	l := api.DirectiveLink{Pattern: p.ID, By: "none"}
 	if p.Directive != "" {
 		for _, d := range ds {
 			if d.ID == p.Directive {
-				return Link{Pattern: p.ID, Directive: d.ID, Score: 1, By: "explicit", Text: d.Text}
+				return api.DirectiveLink{Pattern: p.ID, Directive: d.ID, Score: 1, By: "explicit", Text: d.Text}
 			}
 		}
 		l.Directive, l.By = p.Directive, "missing"
@@ -215,7 +205,7 @@ func LinkDirective(p rules.Pattern, ds []Directive) Link {
 		l.Score = math.Round(bestScore*100) / 100
 		return l
 	}
-	return Link{Pattern: p.ID, Directive: ds[best].ID, Score: math.Round(bestScore*100) / 100, By: "text match", Text: ds[best].Text}
+	return api.DirectiveLink{Pattern: p.ID, Directive: ds[best].ID, Score: math.Round(bestScore*100) / 100, By: "text match", Text: ds[best].Text}
 }
 
 var stopwords = map[string]bool{

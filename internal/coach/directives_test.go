@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-func fixtureDirectiveFiles() []DirectiveFile {
+func fixtureDirectiveFiles() []api.DirectiveFile {
 	return DirectiveFiles(filepath.Join("testdata", "home", ".claude"), filepath.Join("testdata", "project"))
 }
 
@@ -98,7 +99,7 @@ func TestLoadDirectivesUnreadable(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "CLAUDE.md"), 0o700); err != nil { // a directory: cannot be read as a file
 		t.Fatal(err)
 	}
-	ds, errs := LoadDirectives([]DirectiveFile{{Source: "user", Path: filepath.Join(dir, "CLAUDE.md")}, {Source: "user", Path: filepath.Join(dir, "missing.md")}})
+	ds, errs := LoadDirectives([]api.DirectiveFile{{Source: "user", Path: filepath.Join(dir, "CLAUDE.md")}, {Source: "user", Path: filepath.Join(dir, "missing.md")}})
 	if len(ds) != 0 || len(errs) != 1 {
 		t.Fatalf("directives %v, errors %v: want one error for the unreadable file and none for the missing one", ds, errs)
 	}

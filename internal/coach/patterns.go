@@ -8,13 +8,10 @@ import (
 	"github.com/system3-dev/system3/monitor/rules"
 )
 
-// PatternInfo is a pattern as the CLI and MCP show it.
-type PatternInfo = api.PatternInfo
-
 // PatternInfos describes every pattern in force.
-func (c *Coach) PatternInfos(ctx context.Context) ([]PatternInfo, error) {
+func (c *Coach) PatternInfos(ctx context.Context) ([]api.PatternInfo, error) {
 	ds, _ := LoadDirectives(c.cfg.Directives)
-	var out []PatternInfo
+	var out []api.PatternInfo
 	for _, p := range c.Patterns() {
 		pi, err := c.patternInfo(ctx, p, ds)
 		if err != nil {
@@ -26,34 +23,34 @@ func (c *Coach) PatternInfos(ctx context.Context) ([]PatternInfo, error) {
 }
 
 // PatternInfo describes one pattern.
-func (c *Coach) PatternInfo(ctx context.Context, id string) (PatternInfo, error) {
+func (c *Coach) PatternInfo(ctx context.Context, id string) (api.PatternInfo, error) {
 	p, ok := c.Pattern(id)
 	if !ok {
-		return PatternInfo{}, fmt.Errorf("%w: no pattern %q", ErrNotFound, id)
+		return api.PatternInfo{}, fmt.Errorf("%w: no pattern %q", api.ErrCoachNotFound, id)
 	}
 	ds, _ := LoadDirectives(c.cfg.Directives)
 	return c.patternInfo(ctx, p, ds)
 }
 
-func (c *Coach) patternInfo(ctx context.Context, p rules.Pattern, ds []Directive) (PatternInfo, error) {
+func (c *Coach) patternInfo(ctx context.Context, p rules.Pattern, ds []api.Directive) (api.PatternInfo, error) {
 	st, err := c.Standings(ctx, p, "")
 	if err != nil {
-		return PatternInfo{}, err
+		return api.PatternInfo{}, err
 	}
 	var open int
 	if err := c.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM coach_alerts WHERE pattern_id = ? AND status IN ('active', 'sent')`, p.ID).Scan(&open); err != nil {
-		return PatternInfo{}, fmt.Errorf("read alerts: %w", err)
+		return api.PatternInfo{}, fmt.Errorf("read alerts: %w", err)
 	}
-	return PatternInfo{CoachPattern: patternOf(p), Link: LinkDirective(p, ds), Interventions: st, Open: open}, nil
+	return api.PatternInfo{CoachPattern: patternOf(p), Link: LinkDirective(p, ds), Interventions: st, Open: open}, nil
 }
 
 // Directives reads the CLAUDE.md files now, with the pattern each
 // directive is linked to.
-func (c *Coach) Directives() (DirectivesView, error) {
+func (c *Coach) Directives() (api.DirectivesView, error) {
 	ds, errs := LoadDirectives(c.cfg.Directives)
-	v := DirectivesView{Files: c.cfg.Directives, Directives: ds, Links: []Link{}}
+	v := api.DirectivesView{Files: c.cfg.Directives, Directives: ds, Links: []api.DirectiveLink{}}
 	if v.Directives == nil {
-		v.Directives = []Directive{}
+		v.Directives = []api.Directive{}
 	}
 	for _, p := range c.Patterns() {
 		v.Links = append(v.Links, LinkDirective(p, ds))
@@ -63,9 +60,6 @@ func (c *Coach) Directives() (DirectivesView, error) {
 	}
 	return v, nil
 }
-
-// DirectivesView is what `system3 directives` and system3://directives show.
-type DirectivesView = api.DirectivesView
 
 // patternOf is p's definition as the vocabulary shows it.
 func patternOf(p rules.Pattern) api.CoachPattern {

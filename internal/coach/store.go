@@ -74,26 +74,13 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return learn.Migrate(ctx, db, "coach", migrations)
 }
 
-// Alert statuses. An alert is open while active or sent.
-const (
-	StatusActive   = api.CoachStatusActive
-	StatusSent     = api.CoachStatusSent
-	StatusWorked   = api.CoachStatusWorked
-	StatusFailed   = api.CoachStatusFailed
-	StatusResolved = api.CoachStatusResolved
-)
-
-// Alert is one detection of a pattern in one session, and what became of
-// its reminder.
-type Alert = api.CoachAlert
-
 const alertCols = `id, pattern_id, pattern_name, pane, target, session, repo, agent, language, context, subject, count, threshold,
 	preventive, auto_send, status, intervention, directive, reminder, wake_key, window_ns, detected, last_seen, sent_at, sent_by, settled_at, outcome`
 
 type scanner interface{ Scan(...any) error }
 
-func scanAlert(s scanner) (Alert, error) {
-	var a Alert
+func scanAlert(s scanner) (api.CoachAlert, error) {
+	var a api.CoachAlert
 	var prev, auto int
 	var window int64
 	var detected, last, sent, settled string
@@ -101,7 +88,7 @@ func scanAlert(s scanner) (Alert, error) {
 		&a.Subject, &a.Count, &a.Threshold, &prev, &auto, &a.Status, &a.Intervention, &a.Directive, &a.Reminder, &a.WakeKey,
 		&window, &detected, &last, &sent, &a.SentBy, &settled, &a.Outcome)
 	if err != nil {
-		return Alert{}, err
+		return api.CoachAlert{}, err
 	}
 	a.Preventive, a.AutoSend, a.Window = prev != 0, auto != 0, time.Duration(window)
 	a.Detected, a.LastSeen, a.SentAt, a.SettledAt = parseTime(detected), parseTime(last), parseTime(sent), parseTime(settled)
@@ -131,7 +118,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-func (c *Coach) insertAlert(ctx context.Context, a *Alert) error {
+func (c *Coach) insertAlert(ctx context.Context, a *api.CoachAlert) error {
 	res, err := c.db.ExecContext(ctx, `INSERT INTO coach_alerts(pattern_id, pattern_name, pane, target, session, repo, agent, language, context,
 		subject, count, threshold, preventive, auto_send, status, intervention, directive, reminder, wake_key, window_ns, detected, last_seen)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -146,19 +133,16 @@ func (c *Coach) insertAlert(ctx context.Context, a *Alert) error {
 }
 
 // Alert returns one alert by id.
-func (c *Coach) Alert(ctx context.Context, id int64) (Alert, error) {
+func (c *Coach) Alert(ctx context.Context, id int64) (api.CoachAlert, error) {
 	a, err := scanAlert(c.db.QueryRowContext(ctx, `SELECT `+alertCols+` FROM coach_alerts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Alert{}, fmt.Errorf("%w: no alert %d", ErrNotFound, id)
+		return api.CoachAlert{}, fmt.Errorf("%w: no alert %d", api.ErrCoachNotFound, id)
 	}
 	return a, err
 }
 
-// HistoryQuery selects alerts; zero fields select all.
-type HistoryQuery = api.CoachHistoryQuery
-
 // History returns alerts, newest first.
-func (c *Coach) History(ctx context.Context, q HistoryQuery) ([]Alert, error) {
+func (c *Coach) History(ctx context.Context, q api.CoachHistoryQuery) ([]api.CoachAlert, error) {
 	var where []string
 	var args []any
 	if q.Pattern != "" {
@@ -190,13 +174,13 @@ func (c *Coach) History(ctx context.Context, q HistoryQuery) ([]Alert, error) {
 	return c.queryAlerts(ctx, query, args...)
 }
 
-func (c *Coach) queryAlerts(ctx context.Context, query string, args ...any) ([]Alert, error) {
+func (c *Coach) queryAlerts(ctx context.Context, query string, args ...any) ([]api.CoachAlert, error) {
 	rows, err := c.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read alerts: %w", err)
 	}
 	defer rows.Close()
-	out := []Alert{}
+	out := []api.CoachAlert{}
 	for rows.Next() {
 		a, err := scanAlert(rows)
 		if err != nil {
@@ -208,12 +192,12 @@ func (c *Coach) queryAlerts(ctx context.Context, query string, args ...any) ([]A
 }
 
 // ActiveAlerts returns the open alerts, oldest first.
-func (c *Coach) ActiveAlerts(ctx context.Context) ([]Alert, error) {
+func (c *Coach) ActiveAlerts(ctx context.Context) ([]api.CoachAlert, error) {
 	return c.queryAlerts(ctx, `SELECT `+alertCols+` FROM coach_alerts WHERE status IN ('active', 'sent') ORDER BY id`)
 }
 
 // openAlerts are the open alerts of one pattern in one pane.
-func (c *Coach) openAlerts(ctx context.Context, pattern, pane string) ([]Alert, error) {
+func (c *Coach) openAlerts(ctx context.Context, pattern, pane string) ([]api.CoachAlert, error) {
 	return c.queryAlerts(ctx, `SELECT `+alertCols+` FROM coach_alerts WHERE status IN ('active', 'sent') AND pattern_id = ? AND pane = ? ORDER BY id`, pattern, pane)
 }
 
@@ -229,11 +213,8 @@ func (c *Coach) lastSettled(ctx context.Context, pattern, pane, subject string) 
 	return parseTime(s.String), nil
 }
 
-// Stats are the counts of one intervention in one context ("" overall).
-type Stats = api.CoachStats
-
 // compute sets s's effectiveness from its counts.
-func compute(s *Stats) {
+func compute(s *api.CoachStats) {
 	s.Effectiveness = float64(s.Worked+s.ReportedWorked+1) / float64(s.Shown+s.Reported+2)
 }
 
@@ -258,7 +239,7 @@ func (c *Coach) bump(ctx context.Context, tx *sql.Tx, pattern, intervention, con
 
 // Stats returns the counts of every intervention of a pattern ("" for
 // all) in a context ("" overall).
-func (c *Coach) Stats(ctx context.Context, pattern, context string) ([]Stats, error) {
+func (c *Coach) Stats(ctx context.Context, pattern, context string) ([]api.CoachStats, error) {
 	q := `SELECT pattern_id, intervention, context, shown, worked, reported, reported_worked FROM coach_stats WHERE context = ?`
 	args := []any{context}
 	if pattern != "" {
@@ -270,9 +251,9 @@ func (c *Coach) Stats(ctx context.Context, pattern, context string) ([]Stats, er
 		return nil, fmt.Errorf("read intervention stats: %w", err)
 	}
 	defer rows.Close()
-	out := []Stats{}
+	out := []api.CoachStats{}
 	for rows.Next() {
-		var s Stats
+		var s api.CoachStats
 		if err := rows.Scan(&s.Pattern, &s.Intervention, &s.Context, &s.Shown, &s.Worked, &s.Reported, &s.ReportedWorked); err != nil {
 			return nil, fmt.Errorf("read intervention stats: %w", err)
 		}
@@ -282,8 +263,8 @@ func (c *Coach) Stats(ctx context.Context, pattern, context string) ([]Stats, er
 	return out, rows.Err()
 }
 
-func (c *Coach) stat(ctx context.Context, pattern, intervention, context string) (Stats, error) {
-	s := Stats{Pattern: pattern, Intervention: intervention, Context: context}
+func (c *Coach) stat(ctx context.Context, pattern, intervention, context string) (api.CoachStats, error) {
+	s := api.CoachStats{Pattern: pattern, Intervention: intervention, Context: context}
 	err := c.db.QueryRowContext(ctx, `SELECT shown, worked, reported, reported_worked FROM coach_stats WHERE pattern_id = ? AND intervention = ? AND context = ?`,
 		pattern, intervention, context).Scan(&s.Shown, &s.Worked, &s.Reported, &s.ReportedWorked)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -16,7 +16,7 @@ import (
 // DirectiveFiles are the CLAUDE.md files reminders quote: the user's
 // (CLAUDE_CONFIG_DIR, else ~/.claude) and the project's in the directory
 // system3 runs in (the orchestrator's).
-func (a *App) DirectiveFiles() []coach.DirectiveFile {
+func (a *App) DirectiveFiles() []api.DirectiveFile {
 	claudeDir := a.Getenv("CLAUDE_CONFIG_DIR")
 	if claudeDir == "" && a.Settings.Home != "" {
 		claudeDir = filepath.Join(a.Settings.Home, ".claude")
