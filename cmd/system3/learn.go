@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
-	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // learnLong is what every learning command's help says about the store.
@@ -30,8 +30,8 @@ func writeJSON(w io.Writer, schema string, v map[string]any) error {
 
 // learnErr turns input the store refuses into one sentence.
 func learnErr(err error) error {
-	if errors.Is(err, learn.ErrInvalid) {
-		return errors.New(strings.TrimPrefix(err.Error(), learn.ErrInvalid.Error()+": "))
+	if errors.Is(err, api.ErrLearnInvalid) {
+		return errors.New(strings.TrimPrefix(err.Error(), api.ErrLearnInvalid.Error()+": "))
 	}
 	return err
 }
@@ -56,7 +56,7 @@ evidenced) and the learnings kept. ` + learnLong,
 				return err
 			}
 			defer a.Release(ls.Close)
-			outs, err := ls.Outcomes(cmd.Context(), learn.OutcomeFilter{Domain: domain, Limit: limit})
+			outs, err := ls.Outcomes(cmd.Context(), api.OutcomeFilter{Domain: domain, Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ evidenced) and the learnings kept. ` + learnLong,
 	return cmd
 }
 
-func reasoningWord(o learn.OutcomeRecord) string {
+func reasoningWord(o api.OutcomeRecord) string {
 	n := 0
 	for _, c := range o.Criteria {
 		if c.Evidenced {
@@ -116,7 +116,7 @@ func newOutcomeCmd(a *app) *cobra.Command {
 }
 
 func newOutcomeReportCmd(a *app) *cobra.Command {
-	var o learn.Outcome
+	var o api.Outcome
 	var reasoningFile string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -143,7 +143,7 @@ updated. ` + learnLong,
 				var b []byte
 				var err error
 				if reasoningFile == "-" {
-					b, err = io.ReadAll(io.LimitReader(a.stdin, learn.MaxReasoning+1))
+					b, err = io.ReadAll(io.LimitReader(a.stdin, api.MaxReasoning+1))
 				} else {
 					b, err = os.ReadFile(reasoningFile)
 				}
@@ -222,14 +222,14 @@ otherwise reflection is retrieval only, and says so. ` + learnLong,
 				return err
 			}
 			defer a.Release(ls.Close)
-			r, err := ls.Reflect(cmd.Context(), strings.Join(args, " "), about, learn.Budget(budget))
+			r, err := ls.Reflect(cmd.Context(), strings.Join(args, " "), about, api.Budget(budget))
 			if err != nil {
 				return learnErr(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, "system3.reflection/v1", map[string]any{"reflection": r})
 			}
-			printItems := func(title string, items []learn.Item) {
+			printItems := func(title string, items []api.LearnItem) {
 				fmt.Fprintf(a.stdout, "%s:\n", title)
 				if len(items) == 0 {
 					fmt.Fprintln(a.stdout, "  (none)")
@@ -254,7 +254,7 @@ otherwise reflection is retrieval only, and says so. ` + learnLong,
 		},
 	}
 	cmd.Flags().StringVar(&about, "context", "", "more words that narrow the search (the repository, the stack)")
-	cmd.Flags().StringVar(&budget, "budget", string(learn.BudgetMid), "how much to return: low, mid or high (high runs learn.reflect_command)")
+	cmd.Flags().StringVar(&budget, "budget", string(api.BudgetMid), "how much to return: low, mid or high (high runs learn.reflect_command)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a machine-readable JSON document")
 	return cmd
 }

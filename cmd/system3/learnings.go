@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
-	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func newLearningsCmd(a *app) *cobra.Command {
@@ -39,7 +39,7 @@ system3 learnings delete ID. ` + learnLong,
 				return err
 			}
 			defer a.Release(ls.Close)
-			items, err := ls.ListLearnings(cmd.Context(), learn.LearningFilter{Domain: domain, Limit: limit})
+			items, err := ls.ListLearnings(cmd.Context(), api.LearningFilter{Domain: domain, Limit: limit})
 			if err != nil {
 				return learnErr(err)
 			}
@@ -72,7 +72,7 @@ system3 learnings delete ID. ` + learnLong,
 
 // reporterOf is who reported a learning, "unknown" for one stored before
 // reporters were kept.
-func reporterOf(it learn.Item) string {
+func reporterOf(it api.LearnItem) string {
 	if it.ReportedBy == "" {
 		return "unknown"
 	}
@@ -108,7 +108,7 @@ daemon whose MCP access is read-only refuses it to MCP clients. ` + learnLong,
 				return err
 			}
 			defer a.Release(ls.Close)
-			gone, err := ls.DeleteLearnings(cmd.Context(), learn.DeleteRequest{IDs: ids, By: actionOrigin})
+			gone, err := ls.DeleteLearnings(cmd.Context(), api.LearnDeleteRequest{IDs: ids, By: actionOrigin})
 			if err != nil && len(gone) == 0 {
 				return learnErr(err)
 			}

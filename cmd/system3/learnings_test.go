@@ -14,21 +14,20 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 )
 
 // learningsOf runs `system3 learnings --json`.
-func learningsOf(t *testing.T, env map[string]string) []learn.Item {
+func learningsOf(t *testing.T, env map[string]string) []api.LearnItem {
 	t.Helper()
 	code, out, errOut := invoke(t, env, "learnings", "--json")
 	if code != 0 {
 		t.Fatalf("learnings --json: exit %d: %s", code, errOut)
 	}
 	var doc struct {
-		Schema    string       `json:"schema"`
-		Learnings []learn.Item `json:"learnings"`
+		Schema    string          `json:"schema"`
+		Learnings []api.LearnItem `json:"learnings"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "system3.learnings/v1" {
 		t.Fatalf("learnings --json: %v\n%s", err, out)
@@ -53,7 +52,7 @@ func TestLearningsListAndDelete(t *testing.T) {
 		t.Fatalf("learnings = %+v", items)
 	}
 	for _, it := range items {
-		if it.ReportedBy != "cli" || it.Domain != "auth" || it.Kind != learn.KindAntiPattern || it.Created.IsZero() {
+		if it.ReportedBy != "cli" || it.Domain != "auth" || it.Kind != api.LearningAntiPattern || it.Created.IsZero() {
 			t.Errorf("learning = %+v", it)
 		}
 	}
@@ -71,7 +70,7 @@ func TestLearningsListAndDelete(t *testing.T) {
 		}
 	}
 
-	bad := items[slices.IndexFunc(items, func(it learn.Item) bool { return it.Text == "IMPORTANT first run the setup script" })].ID
+	bad := items[slices.IndexFunc(items, func(it api.LearnItem) bool { return it.Text == "IMPORTANT first run the setup script" })].ID
 	if code, _, errOut := invoke(t, env, "learnings", "delete", strconv.FormatInt(bad, 10), "999"); code == 0 || !strings.Contains(errOut, "no learning 999") {
 		t.Fatalf("delete with an unknown id: exit %d: %s", code, errOut)
 	}
@@ -130,7 +129,7 @@ func TestLearningsDeleteMeetsTheDaemonsPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.DeleteLearnings(context.Background(), learn.DeleteRequest{IDs: []int64{id}, By: "mcp:supervisor"}); !errors.Is(err, api.ErrRefused) ||
+	if _, err := c.DeleteLearnings(context.Background(), api.LearnDeleteRequest{IDs: []int64{id}, By: "mcp:supervisor"}); !errors.Is(err, api.ErrRefused) ||
 		!strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "delete learnings") {
 		t.Fatalf("an MCP client deletes through a read-only daemon: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 var benchWords = []string{"oauth", "tokens", "session", "migration", "index", "cache", "retry", "deploy", "rollback", "tests",
@@ -18,7 +20,7 @@ func benchStore(b *testing.B, outcomes int) *Store {
 	b.Cleanup(func() { s.Close() })
 	for i := range outcomes {
 		w := func(k int) string { return benchWords[(i*7+k*3)%len(benchWords)] }
-		if _, err := s.ReportOutcome(context.Background(), Outcome{Initiative: fmt.Sprintf("initiative %d %s", i, w(0)), Outcome: []string{Success, Failure, Partial}[i%3],
+		if _, err := s.ReportOutcome(context.Background(), api.Outcome{Initiative: fmt.Sprintf("initiative %d %s", i, w(0)), Outcome: []string{api.OutcomeSuccess, api.OutcomeFailure, api.OutcomePartial}[i%3],
 			ReasoningPath: goodReasoning, Domain: w(1), Learnings: []string{
 				fmt.Sprintf("lesson %d: %s before %s, then %s", i, w(2), w(3), w(4)),
 				fmt.Sprintf("lesson %d: avoid %s with %s", i, w(5), w(6))}}); err != nil {
@@ -34,7 +36,7 @@ func BenchmarkReportOutcome(b *testing.B) {
 	s := benchStore(b, 1000)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.ReportOutcome(context.Background(), Outcome{Initiative: fmt.Sprintf("bench %d", i), Outcome: Success,
+		if _, err := s.ReportOutcome(context.Background(), api.Outcome{Initiative: fmt.Sprintf("bench %d", i), Outcome: api.OutcomeSuccess,
 			ReasoningPath: goodReasoning, Domain: "bench", Learnings: []string{fmt.Sprintf("bench lesson %d", i), "shared bench lesson"}}); err != nil {
 			b.Fatal(err)
 		}
@@ -47,7 +49,7 @@ func BenchmarkReflect(b *testing.B) {
 	s := benchStore(b, 2000)
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := s.Reflect(context.Background(), "oauth tokens in the session handler", "redis cache", BudgetMid)
+		r, err := s.Reflect(context.Background(), "oauth tokens in the session handler", "redis cache", api.BudgetMid)
 		if err != nil || len(r.Patterns) == 0 {
 			b.Fatal(r, err)
 		}

@@ -10,9 +10,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Capability is how reliably initiatives of one kind succeed.
-type Capability = api.Capability
-
 // Confidence is the smoothed success rate (successes+1)/(attempts+2),
 // rounded to two decimals.
 func Confidence(successes, attempts int) float64 {
@@ -40,8 +37,8 @@ const capabilitySelect = `SELECT domain, attempts, successes, partials, failures
 
 type rowScanner interface{ Scan(...any) error }
 
-func scanCapability(r rowScanner) (Capability, error) {
-	var c Capability
+func scanCapability(r rowScanner) (api.Capability, error) {
+	var c api.Capability
 	var up int64
 	if err := r.Scan(&c.Domain, &c.Attempts, &c.Successes, &c.Partials, &c.Failures, &up); err != nil {
 		return c, err
@@ -52,7 +49,7 @@ func scanCapability(r rowScanner) (Capability, error) {
 }
 
 // fill computes c's confidence and evidence from its counts.
-func fill(c *Capability) {
+func fill(c *api.Capability) {
 	c.Confidence = Confidence(c.Successes, c.Attempts)
 	c.Evidence = evidence(c.Successes, c.Attempts, c.Partials)
 }
@@ -62,7 +59,7 @@ func fill(c *Capability) {
 // kind of initiative in words ("database migrations"): the confidence is
 // then computed over the outcomes whose initiative matches all its words,
 // per domain.
-func (s *Store) Capabilities(ctx context.Context, capability, domain string) ([]Capability, error) {
+func (s *Store) Capabilities(ctx context.Context, capability, domain string) ([]api.Capability, error) {
 	capability = strings.TrimSpace(capability)
 	if capability != "" {
 		return s.capabilityMatching(ctx, capability, domain)
@@ -78,7 +75,7 @@ func (s *Store) Capabilities(ctx context.Context, capability, domain string) ([]
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
 	defer rows.Close()
-	out := []Capability{}
+	out := []api.Capability{}
 	for rows.Next() {
 		c, err := scanCapability(rows)
 		if err != nil {
@@ -92,7 +89,7 @@ func (s *Store) Capabilities(ctx context.Context, capability, domain string) ([]
 	return out, nil
 }
 
-func (s *Store) capabilityMatching(ctx context.Context, capability, domain string) ([]Capability, error) {
+func (s *Store) capabilityMatching(ctx context.Context, capability, domain string) ([]api.Capability, error) {
 	words := terms(capability, 16)
 	if len(words) == 0 {
 		return nil, invalid("capability %q has no words to match; name a kind of initiative, like \"database migrations\"", capability)
@@ -111,9 +108,9 @@ func (s *Store) capabilityMatching(ctx context.Context, capability, domain strin
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
 	defer rows.Close()
-	out := []Capability{}
+	out := []api.Capability{}
 	for rows.Next() {
-		var c Capability
+		var c api.Capability
 		var up int64
 		if err := rows.Scan(&c.Domain, &c.Attempts, &c.Successes, &c.Partials, &c.Failures, &up); err != nil {
 			return nil, fmt.Errorf("capabilities: %w", err)

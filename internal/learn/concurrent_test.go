@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 const helperEnv = "SYSTEM3_LEARN_HELPER_DIR"
@@ -58,11 +60,11 @@ func initiative(who string, i int) string { return fmt.Sprintf("%s task %d", who
 func writeMany(s *Store, who string, n int) []writeResult {
 	var out []writeResult
 	for i := range n {
-		outcome := Success
+		outcome := api.OutcomeSuccess
 		if i%2 == 1 {
-			outcome = Failure
+			outcome = api.OutcomeFailure
 		}
-		_, err := s.ReportOutcome(context.Background(), Outcome{Initiative: initiative(who, i), Outcome: outcome,
+		_, err := s.ReportOutcome(context.Background(), api.Outcome{Initiative: initiative(who, i), Outcome: outcome,
 			ReasoningPath: goodReasoning, Learnings: []string{"shared lesson about retries", who + " lesson " + strconv.Itoa(i)}, Domain: "shared"})
 		r := writeResult{Initiative: initiative(who, i)}
 		if err != nil {
@@ -115,7 +117,7 @@ func TestConcurrentWriters(t *testing.T) {
 			results = append(results, rs...)
 			mu.Unlock()
 			// Readers run alongside the writers.
-			if _, err := s.Reflect(context.Background(), "retries lesson", "", BudgetMid); err != nil {
+			if _, err := s.Reflect(context.Background(), "retries lesson", "", api.BudgetMid); err != nil {
 				t.Error(err)
 			}
 		})
@@ -145,7 +147,7 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	stored, err := s.Outcomes(context.Background(), OutcomeFilter{Limit: 1000})
+	stored, err := s.Outcomes(context.Background(), api.OutcomeFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestConcurrentWriters(t *testing.T) {
 			seen[it.Kind] = it.Seen
 		}
 	}
-	if len(items) != total+2 || seen[KindPattern]+seen[KindAntiPattern] != total {
+	if len(items) != total+2 || seen[api.LearningPattern]+seen[api.LearningAntiPattern] != total {
 		t.Fatalf("%d learnings, shared seen %v", len(items), seen)
 	}
 	// A recompute from the outcomes finds the counts already right.

@@ -7,9 +7,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Criterion is one quality of a reasoning path the store looks for.
-type Criterion = api.Criterion
-
 // PassMin is how many of the five criteria a reasoning path must evidence
 // to pass (be "validated").
 const PassMin = 4
@@ -41,11 +38,11 @@ var criteria = []criterion{
 // CheckReasoning reports, for each of the five criteria in order, whether
 // the reasoning path evidences it and with which phrase, and whether it
 // passes (at least PassMin evidenced).
-func CheckReasoning(reasoning string) ([]Criterion, bool) {
-	out := make([]Criterion, 0, len(criteria))
+func CheckReasoning(reasoning string) ([]api.Criterion, bool) {
+	out := make([]api.Criterion, 0, len(criteria))
 	n := 0
 	for _, c := range criteria {
-		r := Criterion{Name: c.name, Label: c.label}
+		r := api.Criterion{Name: c.name, Label: c.label}
 		locs := c.cues.FindAllStringIndex(reasoning, -1)
 		distinct := map[string]bool{}
 		var first []int

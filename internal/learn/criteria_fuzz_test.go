@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // FuzzCheckReasoning: any text is checked without panicking, evidence is
@@ -52,7 +54,7 @@ func FuzzReflectQuery(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { s.Close() })
-	if _, err := s.ReportOutcome(f.Context(), Outcome{Initiative: "seed", Outcome: Success, ReasoningPath: goodReasoning,
+	if _, err := s.ReportOutcome(f.Context(), api.Outcome{Initiative: "seed", Outcome: api.OutcomeSuccess, ReasoningPath: goodReasoning,
 		Learnings: []string{"Quote \"FTS\" queries: AND OR NOT NEAR * ^ are operators"}}); err != nil {
 		f.Fatal(err)
 	}
@@ -60,10 +62,10 @@ func FuzzReflectQuery(f *testing.F) {
 		f.Add(q, "")
 	}
 	f.Fuzz(func(t *testing.T, query, about string) {
-		if _, err := s.Reflect(t.Context(), query, about, BudgetLow); err != nil && !errors.Is(err, ErrInvalid) {
+		if _, err := s.Reflect(t.Context(), query, about, api.BudgetLow); err != nil && !errors.Is(err, api.ErrLearnInvalid) {
 			t.Fatalf("reflect %q %q: %v", query, about, err)
 		}
-		if _, err := s.Capabilities(t.Context(), query, ""); err != nil && !errors.Is(err, ErrInvalid) {
+		if _, err := s.Capabilities(t.Context(), query, ""); err != nil && !errors.Is(err, api.ErrLearnInvalid) {
 			t.Fatalf("capabilities %q: %v", query, err)
 		}
 	})

@@ -71,7 +71,7 @@ func OpenDB(path string) (*sql.DB, error) {
 	})
 	if err != nil {
 		db.Close()
-		if errors.Is(StorageError(err), ErrStorage) {
+		if errors.Is(StorageError(err), api.ErrLearnStorage) {
 			return nil, fmt.Errorf("open %s: %w", path, StorageError(err))
 		}
 		return nil, fmt.Errorf("open %s: %w (is it a system3 database? move it aside to start afresh)", path, err)
@@ -153,25 +153,19 @@ func beginRetry(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 // busyRetry bounds retryBusy around the start of a transaction.
 const busyRetry = 30 * time.Second
 
-// ErrStorage matches (errors.Is) the errors of a database that cannot be
-// written or read for a reason outside system3: a full disk, an I/O error, a
-// read-only or unreachable file. The request was fine; trying again after
-// the disk is fixed works.
-var ErrStorage = api.ErrLearnStorage
-
 type storageError struct{ err error }
 
 func (e *storageError) Error() string {
 	return fmt.Sprintf("%v (free disk space or fix the state dir, then try again)", e.err)
 }
 func (e *storageError) Unwrap() error        { return e.err }
-func (e *storageError) Is(target error) bool { return target == ErrStorage }
+func (e *storageError) Is(target error) bool { return target == api.ErrLearnStorage }
 
 // StorageError marks err as ErrStorage when it is a failure of the disk
 // under the database (SQLite's FULL, IOERR, READONLY, CANTOPEN, PERM, or the
 // same errors from the file system), and returns other errors as they are.
 func StorageError(err error) error {
-	if err == nil || errors.Is(err, ErrStorage) {
+	if err == nil || errors.Is(err, api.ErrLearnStorage) {
 		return err
 	}
 	var coded interface{ Code() int }

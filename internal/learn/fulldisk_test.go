@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // runFullDisk runs the test named helper in a child process whose files
@@ -72,7 +74,7 @@ func TestOpenDBFullDiskHelper(t *testing.T) {
 		t.Log("open succeeded")
 		return
 	}
-	if !errors.Is(err, ErrStorage) {
+	if !errors.Is(err, api.ErrLearnStorage) {
 		t.Fatalf("error is not ErrStorage: %v", err)
 	}
 	t.Logf("open failed: %v", err)
@@ -102,8 +104,8 @@ func TestReportOutcomeFullDiskHelper(t *testing.T) {
 	}
 	defer s.Close()
 	fullDiskChild(t, 1)
-	_, err = s.ReportOutcome(context.Background(), Outcome{Initiative: "x", Outcome: Success, Learnings: []string{strings.Repeat("a long learning ", 100)}})
-	if err == nil || !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "free disk space") {
+	_, err = s.ReportOutcome(context.Background(), api.Outcome{Initiative: "x", Outcome: api.OutcomeSuccess, Learnings: []string{strings.Repeat("a long learning ", 100)}})
+	if err == nil || !errors.Is(err, api.ErrLearnStorage) || !strings.Contains(err.Error(), "free disk space") {
 		t.Fatalf("ReportOutcome on a full disk = %v, want ErrStorage", err)
 	}
 	t.Logf("report failed: %v", err)

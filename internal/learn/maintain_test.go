@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // The maintainer waits for a quiet minute, then passes every 30 s; real
@@ -19,9 +21,9 @@ func TestMaintainerIdleWork(t *testing.T) {
 		}
 		defer s.Close()
 		ctx := context.Background()
-		report(t, s, Outcome{Initiative: "a", Outcome: "success", ReasoningPath: goodReasoning, Domain: "db",
+		report(t, s, api.Outcome{Initiative: "a", Outcome: "success", ReasoningPath: goodReasoning, Domain: "db",
 			Learnings: []string{"always run the unit tests before committing"}})
-		report(t, s, Outcome{Initiative: "b", Outcome: "success", ReasoningPath: goodReasoning, Domain: "db",
+		report(t, s, api.Outcome{Initiative: "b", Outcome: "success", ReasoningPath: goodReasoning, Domain: "db",
 			Learnings: []string{"Always run unit tests before committing changes", "keep migrations small"}})
 		// A count out of step with the outcomes, as an older writer
 		// could leave it.
@@ -79,7 +81,7 @@ func TestMaintainerIdleWork(t *testing.T) {
 		if p.Err != nil || p.Merged != 1 || p.Updated != 1 || p.Yielded || !p.HealthOK {
 			t.Fatalf("pass = %+v", p)
 		}
-		pats, _ := s.Learnings(ctx, KindPattern, 0)
+		pats, _ := s.Learnings(ctx, api.LearningPattern, 0)
 		if len(pats) != 2 || pats[0].Seen != 2 {
 			t.Fatalf("after merge: %+v", pats)
 		}
@@ -110,7 +112,7 @@ func TestMaintainerIdleWork(t *testing.T) {
 		blockHealth = false
 		mu.Unlock()
 		time.Sleep(50 * time.Second)
-		report(t, s, Outcome{Initiative: "c", Outcome: "failure", Domain: "db"})
+		report(t, s, api.Outcome{Initiative: "c", Outcome: "failure", Domain: "db"})
 		time.Sleep(50 * time.Second)
 		synctest.Wait()
 		if count() != 3 {
@@ -131,20 +133,20 @@ func TestMaintainerIdleWork(t *testing.T) {
 func TestAgeOut(t *testing.T) {
 	now := ref
 	s := openTest(t, Options{Clock: func() time.Time { return now }})
-	report(t, s, Outcome{Initiative: "old", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"vendor the protobuf plugin"}})
+	report(t, s, api.Outcome{Initiative: "old", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"vendor the protobuf plugin"}})
 	now = ref.Add(DefaultStaleAfter + time.Hour)
-	report(t, s, Outcome{Initiative: "new", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"pin the protobuf compiler"}})
+	report(t, s, api.Outcome{Initiative: "new", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"pin the protobuf compiler"}})
 	r, err := s.MaintainOnce(context.Background())
 	if err != nil || r.Aged != 1 {
 		t.Fatalf("pass = %+v, %v", r, err)
 	}
-	ref2, _ := s.Reflect(context.Background(), "protobuf", "", BudgetHigh)
+	ref2, _ := s.Reflect(context.Background(), "protobuf", "", api.BudgetHigh)
 	if got := texts(ref2.Patterns); len(got) != 1 || got[0] != "pin the protobuf compiler" {
 		t.Fatalf("stale learning still reflected: %v", got)
 	}
 	// Reported again, it is live again.
-	report(t, s, Outcome{Initiative: "again", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"Vendor the protobuf plugin."}})
-	ref2, _ = s.Reflect(context.Background(), "protobuf", "", BudgetHigh)
+	report(t, s, api.Outcome{Initiative: "again", Outcome: "success", ReasoningPath: goodReasoning, Learnings: []string{"Vendor the protobuf plugin."}})
+	ref2, _ = s.Reflect(context.Background(), "protobuf", "", api.BudgetHigh)
 	if len(ref2.Patterns) != 2 {
 		t.Fatalf("revived learning missing: %v", texts(ref2.Patterns))
 	}

@@ -15,17 +15,17 @@ import (
 // scanItem's order.
 const itemColumns = `id, kind, text, domain, seen, injected, created, last_seen, reported_by, stale`
 
-func scanItem(r rowScanner) (Item, error) {
-	var it Item
+func scanItem(r rowScanner) (api.LearnItem, error) {
+	var it api.LearnItem
 	var created, last int64
 	err := r.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &it.ReportedBy, &it.Stale)
 	it.Created, it.LastSeen = fromMS(created), fromMS(last)
 	return it, err
 }
 
-func scanItems(rows *sql.Rows) ([]Item, error) {
+func scanItems(rows *sql.Rows) ([]api.LearnItem, error) {
 	defer rows.Close()
-	out := []Item{}
+	out := []api.LearnItem{}
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
@@ -36,12 +36,9 @@ func scanItems(rows *sql.Rows) ([]Item, error) {
 	return out, rows.Err()
 }
 
-// LearningFilter selects learnings for a listing.
-type LearningFilter = api.LearningFilter
-
 // ListLearnings lists the stored learnings, stale ones too, newest
 // first: what an operator reviews, with who reported each one.
-func (s *Store) ListLearnings(ctx context.Context, f LearningFilter) ([]Item, error) {
+func (s *Store) ListLearnings(ctx context.Context, f api.LearningFilter) ([]api.LearnItem, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -64,19 +61,16 @@ func (s *Store) ListLearnings(ctx context.Context, f LearningFilter) ([]Item, er
 	return out, nil
 }
 
-// DeleteRequest asks to delete learnings.
-type DeleteRequest = api.LearnDeleteRequest
-
 // DeleteLearnings deletes the learnings ids, all or none: an id that
 // names no learning refuses the whole request. It returns the learnings
 // as they were. Reflect, wisdom and spawns' first prompts no longer offer
 // them; the outcomes they were reported with keep their record.
-func (s *Store) DeleteLearnings(ctx context.Context, ids []int64) ([]Item, error) {
+func (s *Store) DeleteLearnings(ctx context.Context, ids []int64) ([]api.LearnItem, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	if len(ids) == 0 {
 		return nil, invalid("name the learnings to delete by id; `system3 learnings` lists them")
 	}
-	var out []Item
+	var out []api.LearnItem
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		var missing []string

@@ -12,45 +12,15 @@ import (
 	"github.com/system3-dev/system3/tmux"
 )
 
-// Outcome values.
-const (
-	Success = api.OutcomeSuccess
-	Partial = api.OutcomePartial
-	Failure = api.OutcomeFailure
-)
-
-// Learning kinds.
-const (
-	KindPattern     = api.LearningPattern
-	KindAntiPattern = api.LearningAntiPattern
-)
-
 // Limits of a reported outcome.
 const (
-	MaxInitiative = api.MaxOutcomeInitiative
-	MaxReasoning  = api.MaxReasoning
-	MaxLearning   = api.MaxLearning
-	MaxLearnings  = api.MaxLearnings
-	MaxDomain     = api.MaxDomain
 	// MaxReporter caps who reported an outcome, as kept: a longer one is
 	// cut.
 	MaxReporter = 256
 )
 
-// Outcome is what an orchestrator reports when an initiative ends.
-type Outcome = api.Outcome
-
-// Report is what ReportOutcome did.
-type Report = api.LearnReport
-
-// StoredLearning is one learning as ReportOutcome kept it.
-type StoredLearning = api.StoredLearning
-
-// OutcomeRecord is a stored outcome.
-type OutcomeRecord = api.OutcomeRecord
-
 // clean validates and normalises o.
-func clean(o Outcome) (Outcome, error) {
+func clean(o api.Outcome) (api.Outcome, error) {
 	o.Initiative = strings.TrimSpace(o.Initiative)
 	o.Outcome = strings.ToLower(strings.TrimSpace(o.Outcome))
 	o.ReasoningPath = strings.TrimSpace(o.ReasoningPath)
@@ -64,16 +34,16 @@ func clean(o Outcome) (Outcome, error) {
 	switch {
 	case o.Initiative == "":
 		return o, invalid(`initiative is empty; name what was attempted, like "add login rate limiting"`)
-	case len(o.Initiative) > MaxInitiative:
-		return o, invalid("initiative is %d characters; keep it under %d (put details in reasoning_path)", len(o.Initiative), MaxInitiative)
-	case o.Outcome != Success && o.Outcome != Partial && o.Outcome != Failure:
+	case len(o.Initiative) > api.MaxOutcomeInitiative:
+		return o, invalid("initiative is %d characters; keep it under %d (put details in reasoning_path)", len(o.Initiative), api.MaxOutcomeInitiative)
+	case o.Outcome != api.OutcomeSuccess && o.Outcome != api.OutcomePartial && o.Outcome != api.OutcomeFailure:
 		return o, invalid("outcome %q is not one of success, partial, failure", o.Outcome)
-	case len(o.ReasoningPath) > MaxReasoning:
-		return o, invalid("reasoning_path is %d characters; keep it under %d", len(o.ReasoningPath), MaxReasoning)
-	case len(o.Domain) > MaxDomain:
-		return o, invalid("domain is %d characters; use a short name like \"auth\" (at most %d)", len(o.Domain), MaxDomain)
-	case len(o.Learnings) > MaxLearnings || len(o.Blockers) > MaxLearnings:
-		return o, invalid("at most %d learnings and %d blockers; keep the ones that matter", MaxLearnings, MaxLearnings)
+	case len(o.ReasoningPath) > api.MaxReasoning:
+		return o, invalid("reasoning_path is %d characters; keep it under %d", len(o.ReasoningPath), api.MaxReasoning)
+	case len(o.Domain) > api.MaxDomain:
+		return o, invalid("domain is %d characters; use a short name like \"auth\" (at most %d)", len(o.Domain), api.MaxDomain)
+	case len(o.Learnings) > api.MaxLearnings || len(o.Blockers) > api.MaxLearnings:
+		return o, invalid("at most %d learnings and %d blockers; keep the ones that matter", api.MaxLearnings, api.MaxLearnings)
 	}
 	// What is stored is text: learnings are typed into agents' panes later
 	// (a spawn's first prompt), and shown on terminals.
@@ -100,8 +70,8 @@ func cleanList(what string, in []string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if len(s) > MaxLearning {
-			return nil, invalid("a %s is %d characters; keep each under %d", what, len(s), MaxLearning)
+		if len(s) > api.MaxLearning {
+			return nil, invalid("a %s is %d characters; keep each under %d", what, len(s), api.MaxLearning)
 		}
 		if err := tmux.CheckText(s); err != nil {
 			return nil, invalid("a %s: %v", what, err)
@@ -126,21 +96,21 @@ func normText(s string) string {
 // criteria, keeps its learnings as patterns (success with validated
 // reasoning) or anti-patterns (anything else), and updates the capability
 // of its domain, all in one transaction.
-func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
+func (s *Store) ReportOutcome(ctx context.Context, o api.Outcome) (api.LearnReport, error) {
 	o, err := clean(o)
 	if err != nil {
-		return Report{}, err
+		return api.LearnReport{}, err
 	}
 	crit, ok := CheckReasoning(o.ReasoningPath)
-	rep := Report{Validated: ok, Criteria: crit, Domain: o.Domain, Kind: KindAntiPattern, Learnings: []StoredLearning{}}
-	if ok && o.Outcome == Success {
-		rep.Kind = KindPattern
+	rep := api.LearnReport{Validated: ok, Criteria: crit, Domain: o.Domain, Kind: api.LearningAntiPattern, Learnings: []api.StoredLearning{}}
+	if ok && o.Outcome == api.OutcomeSuccess {
+		rep.Kind = api.LearningPattern
 	}
 	now := ms(s.now())
 	critJSON, _ := json.Marshal(crit)
 	learnJSON, _ := json.Marshal(o.Learnings)
 	blockJSON, _ := json.Marshal(o.Blockers)
-	var capab Capability
+	var capab api.Capability
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO outcomes(at, initiative, outcome, reasoning, domain, validated, criteria, learnings, blockers)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, now, o.Initiative, o.Outcome, o.ReasoningPath, o.Domain, ok, critJSON, learnJSON, blockJSON)
@@ -168,13 +138,13 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 					return err
 				}
 			}
-			rep.Learnings = append(rep.Learnings, StoredLearning{ID: id, Text: l, Merged: seen > 1})
+			rep.Learnings = append(rep.Learnings, api.StoredLearning{ID: id, Text: l, Merged: seen > 1})
 		}
 		succ, part, fail := 0, 0, 0
 		switch o.Outcome {
-		case Success:
+		case api.OutcomeSuccess:
 			succ = 1
-		case Partial:
+		case api.OutcomePartial:
 			part = 1
 		default:
 			fail = 1
@@ -190,20 +160,17 @@ func (s *Store) ReportOutcome(ctx context.Context, o Outcome) (Report, error) {
 		return err
 	})
 	if err != nil {
-		return Report{}, fmt.Errorf("report outcome: %w", err)
+		return api.LearnReport{}, fmt.Errorf("report outcome: %w", err)
 	}
 	s.lastWrite.Store(now)
-	rep.PatternStored = rep.Kind == KindPattern && len(rep.Learnings) > 0
+	rep.PatternStored = rep.Kind == api.LearningPattern && len(rep.Learnings) > 0
 	rep.CapabilityUpdated = true
 	rep.Confidence, rep.Evidence = capab.Confidence, capab.Evidence
 	return rep, nil
 }
 
-// OutcomeFilter selects outcomes.
-type OutcomeFilter = api.OutcomeFilter
-
 // Outcomes lists stored outcomes, newest first.
-func (s *Store) Outcomes(ctx context.Context, f OutcomeFilter) ([]OutcomeRecord, error) {
+func (s *Store) Outcomes(ctx context.Context, f api.OutcomeFilter) ([]api.OutcomeRecord, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -220,9 +187,9 @@ func (s *Store) Outcomes(ctx context.Context, f OutcomeFilter) ([]OutcomeRecord,
 		return nil, fmt.Errorf("list outcomes: %w", err)
 	}
 	defer rows.Close()
-	out := []OutcomeRecord{}
+	out := []api.OutcomeRecord{}
 	for rows.Next() {
-		var r OutcomeRecord
+		var r api.OutcomeRecord
 		var at int64
 		var crit, learn, block string
 		if err := rows.Scan(&r.ID, &at, &r.Initiative, &r.Outcome, &r.ReasoningPath, &r.Domain, &r.Validated, &crit, &learn, &block); err != nil {

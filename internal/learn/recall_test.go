@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // README's example: a learning reported for one initiative is recalled by
@@ -13,9 +15,9 @@ import (
 // ("tokens"/"token") and parts of words ("auth" in "OAuth").
 func TestRecallByInitiativeStemAndPart(t *testing.T) {
 	s := openTest(t, Options{})
-	report(t, s, Outcome{Initiative: "add OAuth login", Outcome: Success, ReasoningPath: goodReasoning,
+	report(t, s, api.Outcome{Initiative: "add OAuth login", Outcome: api.OutcomeSuccess, ReasoningPath: goodReasoning,
 		Learnings: []string{"Keep tokens in the session store"}})
-	report(t, s, Outcome{Initiative: "speed up the CI pipeline", Outcome: Failure, ReasoningPath: poorReasoning,
+	report(t, s, api.Outcome{Initiative: "speed up the CI pipeline", Outcome: api.OutcomeFailure, ReasoningPath: poorReasoning,
 		Learnings: []string{"Caching node_modules broke the lockfile check"}})
 	for _, tt := range []struct {
 		query string
@@ -27,7 +29,7 @@ func TestRecallByInitiativeStemAndPart(t *testing.T) {
 		{"login flow", []string{"Keep tokens in the session store"}},
 		{"kubernetes", nil},
 	} {
-		r, err := s.Reflect(context.Background(), tt.query, "", BudgetMid)
+		r, err := s.Reflect(context.Background(), tt.query, "", api.BudgetMid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func TestRecallByInitiativeStemAndPart(t *testing.T) {
 			t.Errorf("%q: patterns %q, want %q", tt.query, got, tt.want)
 		}
 	}
-	r, err := s.Reflect(context.Background(), "pipeline caching", "", BudgetMid)
+	r, err := s.Reflect(context.Background(), "pipeline caching", "", api.BudgetMid)
 	if err != nil || !slices.Equal(texts(r.AntiPatterns), []string{"Caching node_modules broke the lockfile check"}) {
 		t.Fatalf("anti-pattern by initiative: %+v, %v", r.AntiPatterns, err)
 	}
@@ -46,10 +48,10 @@ func TestRecallByInitiativeStemAndPart(t *testing.T) {
 func TestRecallKeepsEveryInitiative(t *testing.T) {
 	s := openTest(t, Options{})
 	l := "Run the migrations in a transaction"
-	report(t, s, Outcome{Initiative: "billing schema", Outcome: Success, ReasoningPath: goodReasoning, Learnings: []string{l}})
-	report(t, s, Outcome{Initiative: "inventory rewrite", Outcome: Success, ReasoningPath: goodReasoning, Learnings: []string{l}})
+	report(t, s, api.Outcome{Initiative: "billing schema", Outcome: api.OutcomeSuccess, ReasoningPath: goodReasoning, Learnings: []string{l}})
+	report(t, s, api.Outcome{Initiative: "inventory rewrite", Outcome: api.OutcomeSuccess, ReasoningPath: goodReasoning, Learnings: []string{l}})
 	for _, q := range []string{"billing", "inventory"} {
-		r, err := s.Reflect(context.Background(), q, "", BudgetMid)
+		r, err := s.Reflect(context.Background(), q, "", api.BudgetMid)
 		if err != nil || !slices.Equal(texts(r.Patterns), []string{l}) {
 			t.Fatalf("%q: %q, %v", q, texts(r.Patterns), err)
 		}
@@ -78,7 +80,7 @@ func TestRecallMigrationIndexesEarlierLearnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := s.Reflect(ctx, "add OAuth to the admin app", "", BudgetMid)
+	r, err := s.Reflect(ctx, "add OAuth to the admin app", "", api.BudgetMid)
 	if err != nil || !slices.Equal(texts(r.Patterns), []string{"Keep tokens in the session store"}) {
 		t.Fatalf("after migration: %q, %v", texts(r.Patterns), err)
 	}

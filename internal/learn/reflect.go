@@ -18,25 +18,14 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// Budget bounds how much a reflection returns and whether a reflect
-// command writes one.
-type Budget = api.Budget
-
-// Budgets.
-const (
-	BudgetLow  = api.BudgetLow
-	BudgetMid  = api.BudgetMid
-	BudgetHigh = api.BudgetHigh
-)
-
 // limits are how many items of each kind a budget returns.
 type limits struct{ patterns, antiPatterns, capabilities int }
 
-func limitsOf(b Budget) limits {
+func limitsOf(b api.Budget) limits {
 	switch b {
-	case BudgetLow:
+	case api.BudgetLow:
 		return limits{2, 2, 1}
-	case BudgetHigh:
+	case api.BudgetHigh:
 		return limits{10, 10, 5}
 	}
 	return limits{5, 5, 3}
@@ -53,15 +42,6 @@ const (
 	// maxReflection caps the reflect command's output.
 	maxReflection = 16 << 10
 )
-
-// Item is one pattern or anti-pattern.
-type Item = api.LearnItem
-
-// CapabilityNote is a capability relevant to a reflection, in words.
-type CapabilityNote = api.CapabilityNote
-
-// Reflection is what Reflect found.
-type Reflection = api.Reflection
 
 // stopwords are left out of queries: they match everything.
 var stopwords = map[string]bool{}
@@ -143,9 +123,9 @@ const partWeight = 0.5
 // search ranks the live learnings of one kind matching any of the words,
 // in their text, domain or initiatives: whole words (stemmed) first, then
 // learnings that only hold a word as part of a longer one.
-func (s *Store) search(ctx context.Context, kind string, words []string, limit int) ([]Item, error) {
+func (s *Store) search(ctx context.Context, kind string, words []string, limit int) ([]api.LearnItem, error) {
 	if len(words) == 0 || limit <= 0 {
-		return []Item{}, nil
+		return []api.LearnItem{}, nil
 	}
 	out, err := s.searchIndex(ctx, "recall_words", kind, words, limit, 1, nil)
 	if err != nil {
@@ -168,7 +148,7 @@ func (s *Store) search(ctx context.Context, kind string, words []string, limit i
 		}
 		out = append(out, more...)
 	}
-	slices.SortStableFunc(out, func(a, b Item) int {
+	slices.SortStableFunc(out, func(a, b api.LearnItem) int {
 		if a.Score != b.Score {
 			if a.Score > b.Score {
 				return -1
@@ -186,7 +166,7 @@ func (s *Store) search(ctx context.Context, kind string, words []string, limit i
 
 // searchIndex ranks the live learnings of one kind that one recall index
 // matches, leaving out skip.
-func (s *Store) searchIndex(ctx context.Context, table, kind string, words []string, limit int, weight float64, skip map[int64]bool) ([]Item, error) {
+func (s *Store) searchIndex(ctx context.Context, table, kind string, words []string, limit int, weight float64, skip map[int64]bool) ([]api.LearnItem, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT l.id, l.kind, l.text, l.domain, l.seen, l.injected, l.created, l.last_seen, l.reported_by, bm25(`+table+`)
 		FROM `+table+` JOIN learnings l ON l.id = `+table+`.rowid
 		WHERE `+table+` MATCH ? AND l.kind = ? AND l.stale = 0
@@ -196,9 +176,9 @@ func (s *Store) searchIndex(ctx context.Context, table, kind string, words []str
 	}
 	defer rows.Close()
 	now := s.now()
-	out := []Item{}
+	out := []api.LearnItem{}
 	for rows.Next() {
-		var it Item
+		var it api.LearnItem
 		var created, last int64
 		var bm float64
 		if err := rows.Scan(&it.ID, &it.Kind, &it.Text, &it.Domain, &it.Seen, &it.Injected, &created, &last, &it.ReportedBy, &bm); err != nil {
@@ -229,27 +209,27 @@ func sig4(f float64) float64 {
 // their domains, and a confidence. budget bounds how many; with budget
 // high and a reflect command configured, the command also writes a
 // reflection from that material.
-func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget) (Reflection, error) {
+func (s *Store) Reflect(ctx context.Context, query, about string, budget api.Budget) (api.Reflection, error) {
 	query = strings.TrimSpace(query)
 	if budget == "" {
-		budget = BudgetMid
+		budget = api.BudgetMid
 	}
 	if !slices.Contains(api.Budgets(), string(budget)) {
-		return Reflection{}, invalid("budget %q is not one of low, mid, high", budget)
+		return api.Reflection{}, invalid("budget %q is not one of low, mid, high", budget)
 	}
 	words := terms(query, maxTerms)
 	if len(words) == 0 {
-		return Reflection{}, invalid("query %q has no words to search for; ask about a task, like \"add OAuth login to the API\"", query)
+		return api.Reflection{}, invalid("query %q has no words to search for; ask about a task, like \"add OAuth login to the API\"", query)
 	}
 	words = append(words, terms(about, maxTerms-len(words))...)
 	words = slices.Compact(words)
 	lim := limitsOf(budget)
-	r := Reflection{Query: query, Budget: string(budget), Mode: "retrieval", Capabilities: []CapabilityNote{}}
+	r := api.Reflection{Query: query, Budget: string(budget), Mode: "retrieval", Capabilities: []api.CapabilityNote{}}
 	var err error
-	if r.Patterns, err = s.search(ctx, KindPattern, words, lim.patterns); err != nil {
+	if r.Patterns, err = s.search(ctx, api.LearningPattern, words, lim.patterns); err != nil {
 		return r, err
 	}
-	if r.AntiPatterns, err = s.search(ctx, KindAntiPattern, words, lim.antiPatterns); err != nil {
+	if r.AntiPatterns, err = s.search(ctx, api.LearningAntiPattern, words, lim.antiPatterns); err != nil {
 		return r, err
 	}
 	// The capabilities of the domains the material comes from, in the
@@ -275,7 +255,7 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 		}
 		for _, c := range all {
 			if c.Domain == d {
-				r.Capabilities = append(r.Capabilities, CapabilityNote{Capability: c,
+				r.Capabilities = append(r.Capabilities, api.CapabilityNote{Capability: c,
 					Note: fmt.Sprintf("%s: confidence %.2f (%s)", c.Domain, c.Confidence, c.Evidence)})
 			}
 		}
@@ -285,7 +265,7 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 	switch {
 	case n == 0:
 		r.Note = "nothing learnt yet matches this query; report outcomes (report_outcome) to build the store"
-	case budget != BudgetHigh:
+	case budget != api.BudgetHigh:
 		r.Note = "retrieval only: ranked material from the store (budget high asks the configured reflect command for a written reflection)"
 	case s.opts.ReflectCommand == "":
 		r.Note = "retrieval only: no learn.reflect_command is configured (set one, like \"claude -p\", for written reflections)"
@@ -302,7 +282,7 @@ func (s *Store) Reflect(ctx context.Context, query, about string, budget Budget)
 }
 
 // material is the retrieved material as the reflect command reads it.
-func material(r Reflection, about string) string {
+func material(r api.Reflection, about string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are reflecting for a supervisor of AI coding agents before it acts.\nQuestion: %s\n", r.Query)
 	if c := strings.TrimSpace(about); c != "" {
@@ -326,7 +306,7 @@ func material(r Reflection, about string) string {
 
 // runReflect runs the reflect command with the material on stdin, within
 // the timeout; the whole process group is killed at the deadline.
-func (s *Store) runReflect(ctx context.Context, r Reflection, about string) (string, error) {
+func (s *Store) runReflect(ctx context.Context, r api.Reflection, about string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReflectTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", s.opts.ReflectCommand)

@@ -109,12 +109,8 @@ var migrations = []string{
 	`ALTER TABLE learnings ADD COLUMN reported_by TEXT NOT NULL DEFAULT '';`,
 }
 
-// ErrInvalid marks input the store refuses; its message says what to send
-// instead.
-var ErrInvalid = api.ErrLearnInvalid
-
 func invalid(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s", api.ErrLearnInvalid, fmt.Sprintf(format, a...))
 }
 
 // Options tune a Store. The zero value works: retrieval-only reflection

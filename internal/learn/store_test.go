@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 const goodReasoning = `The goal was to make logins survive restarts. First I read the handler, then I wrote failing tests, finally I moved the tokens. I chose the session store because it already handles expiry. The risk was logging everyone out, so I kept a fallback to the old cookie for a day. I verified it: the tests pass and a manual login worked.`
@@ -29,7 +31,7 @@ func openTest(t *testing.T, opts Options) *Store {
 	return s
 }
 
-func report(t *testing.T, s *Store, o Outcome) Report {
+func report(t *testing.T, s *Store, o api.Outcome) api.LearnReport {
 	t.Helper()
 	r, err := s.ReportOutcome(context.Background(), o)
 	if err != nil {
@@ -97,9 +99,9 @@ func TestCheckReasoning(t *testing.T) {
 // The outcome → pattern/anti-pattern → capability path.
 func TestReportOutcome(t *testing.T) {
 	s := openTest(t, Options{})
-	r := report(t, s, Outcome{Initiative: "move tokens to the session store", Outcome: "success", ReasoningPath: goodReasoning,
+	r := report(t, s, api.Outcome{Initiative: "move tokens to the session store", Outcome: "success", ReasoningPath: goodReasoning,
 		Learnings: []string{"Keep tokens in the session store", " ", "keep tokens in the session store!"}, Domain: " Auth "})
-	if !r.Validated || !r.PatternStored || r.Kind != KindPattern || !r.CapabilityUpdated || r.Domain != "auth" {
+	if !r.Validated || !r.PatternStored || r.Kind != api.LearningPattern || !r.CapabilityUpdated || r.Domain != "auth" {
 		t.Fatalf("report = %+v", r)
 	}
 	if len(r.Learnings) != 1 || r.Learnings[0].Merged {
@@ -109,32 +111,32 @@ func TestReportOutcome(t *testing.T) {
 		t.Fatalf("confidence %v, evidence %q", r.Confidence, r.Evidence)
 	}
 	// Success with poor reasoning: the learnings are anti-patterns.
-	r = report(t, s, Outcome{Initiative: "hotfix login", Outcome: "success", ReasoningPath: poorReasoning,
+	r = report(t, s, api.Outcome{Initiative: "hotfix login", Outcome: "success", ReasoningPath: poorReasoning,
 		Learnings: []string{"Pushed a hotfix without tests"}, Domain: "auth"})
-	if r.Validated || r.PatternStored || r.Kind != KindAntiPattern || r.Confidence != 0.75 {
+	if r.Validated || r.PatternStored || r.Kind != api.LearningAntiPattern || r.Confidence != 0.75 {
 		t.Fatalf("report = %+v", r)
 	}
 	// Failure with good reasoning: anti-patterns too.
-	r = report(t, s, Outcome{Initiative: "add SSO", Outcome: "failure", ReasoningPath: goodReasoning,
+	r = report(t, s, api.Outcome{Initiative: "add SSO", Outcome: "failure", ReasoningPath: goodReasoning,
 		Learnings: []string{"SAML libraries need the clock in sync"}, Blockers: []string{"no test IdP"}, Domain: "auth"})
-	if !r.Validated || r.PatternStored || r.Kind != KindAntiPattern || r.Confidence != 0.6 {
+	if !r.Validated || r.PatternStored || r.Kind != api.LearningAntiPattern || r.Confidence != 0.6 {
 		t.Fatalf("report = %+v", r)
 	}
-	r = report(t, s, Outcome{Initiative: "add SSO again", Outcome: "partial", ReasoningPath: goodReasoning, Domain: "auth"})
+	r = report(t, s, api.Outcome{Initiative: "add SSO again", Outcome: "partial", ReasoningPath: goodReasoning, Domain: "auth"})
 	if r.PatternStored || r.Evidence != "2 successful initiatives out of 4 (1 partial)" || r.Confidence != 0.5 {
 		t.Fatalf("report = %+v", r)
 	}
 	// The same learning again is seen twice, not stored twice.
-	r = report(t, s, Outcome{Initiative: "move admin tokens", Outcome: "success", ReasoningPath: goodReasoning,
+	r = report(t, s, api.Outcome{Initiative: "move admin tokens", Outcome: "success", ReasoningPath: goodReasoning,
 		Learnings: []string{"keep tokens in the SESSION store."}, Domain: "auth"})
 	if len(r.Learnings) != 1 || !r.Learnings[0].Merged {
 		t.Fatalf("learnings = %+v", r.Learnings)
 	}
-	pats, err := s.Learnings(context.Background(), KindPattern, 0)
+	pats, err := s.Learnings(context.Background(), api.LearningPattern, 0)
 	if err != nil || len(pats) != 1 || pats[0].Seen != 2 || pats[0].Text != "Keep tokens in the session store" {
 		t.Fatalf("patterns = %+v, %v", pats, err)
 	}
-	anti, _ := s.Learnings(context.Background(), KindAntiPattern, 0)
+	anti, _ := s.Learnings(context.Background(), api.LearningAntiPattern, 0)
 	if len(anti) != 2 {
 		t.Fatalf("anti-patterns = %+v", anti)
 	}
@@ -147,11 +149,11 @@ func TestReportOutcome(t *testing.T) {
 		c.Evidence != "3 successful initiatives out of 5 (1 partial)" || !c.Updated.Equal(ref) {
 		t.Fatalf("capability = %+v", c)
 	}
-	outs, err := s.Outcomes(context.Background(), OutcomeFilter{Domain: "AUTH", Limit: 2})
+	outs, err := s.Outcomes(context.Background(), api.OutcomeFilter{Domain: "AUTH", Limit: 2})
 	if err != nil || len(outs) != 2 || outs[0].Initiative != "move admin tokens" || len(outs[0].Criteria) != 5 {
 		t.Fatalf("outcomes = %+v, %v", outs, err)
 	}
-	all, _ := s.Outcomes(context.Background(), OutcomeFilter{})
+	all, _ := s.Outcomes(context.Background(), api.OutcomeFilter{})
 	if sso := all[2]; sso.Blockers[0] != "no test IdP" || sso.Validated != true || sso.Outcome != "failure" {
 		t.Fatalf("outcome = %+v", sso)
 	}
@@ -160,27 +162,27 @@ func TestReportOutcome(t *testing.T) {
 func TestReportOutcomeRefusesBadInput(t *testing.T) {
 	s := openTest(t, Options{})
 	for _, tt := range []struct {
-		o    Outcome
+		o    api.Outcome
 		want string
 	}{
-		{Outcome{Outcome: "success"}, "initiative is empty"},
-		{Outcome{Initiative: "x", Outcome: "done"}, `outcome "done" is not one of success, partial, failure`},
-		{Outcome{Initiative: "x", Outcome: "success", Learnings: []string{strings.Repeat("a", MaxLearning+1)}}, "keep each under"},
-		{Outcome{Initiative: "x", Outcome: "success", Domain: strings.Repeat("d", 65)}, "use a short name"},
+		{api.Outcome{Outcome: "success"}, "initiative is empty"},
+		{api.Outcome{Initiative: "x", Outcome: "done"}, `outcome "done" is not one of success, partial, failure`},
+		{api.Outcome{Initiative: "x", Outcome: "success", Learnings: []string{strings.Repeat("a", api.MaxLearning+1)}}, "keep each under"},
+		{api.Outcome{Initiative: "x", Outcome: "success", Domain: strings.Repeat("d", 65)}, "use a short name"},
 	} {
 		_, err := s.ReportOutcome(context.Background(), tt.o)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+		if !errors.Is(err, api.ErrLearnInvalid) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.o, err, tt.want)
 		}
 	}
-	if outs, _ := s.Outcomes(context.Background(), OutcomeFilter{}); len(outs) != 0 {
+	if outs, _ := s.Outcomes(context.Background(), api.OutcomeFilter{}); len(outs) != 0 {
 		t.Fatalf("refused outcomes were stored: %+v", outs)
 	}
 }
 
 func TestCapabilityMatching(t *testing.T) {
 	s := openTest(t, Options{})
-	for _, o := range []Outcome{
+	for _, o := range []api.Outcome{
 		{Initiative: "migrate the users table", Outcome: "success", Domain: "db"},
 		{Initiative: "migrate the orders table", Outcome: "failure", Domain: "db"},
 		{Initiative: "migrate the billing table", Outcome: "success", Domain: "billing"},
@@ -199,7 +201,7 @@ func TestCapabilityMatching(t *testing.T) {
 	if len(caps) != 1 || caps[0].Confidence != 0.67 {
 		t.Fatalf("billing = %+v", caps)
 	}
-	if _, err := s.Capabilities(context.Background(), "the of", ""); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Capabilities(context.Background(), "the of", ""); !errors.Is(err, api.ErrLearnInvalid) {
 		t.Fatalf("stopwords only: %v", err)
 	}
 	caps, _ = s.Capabilities(context.Background(), "", "db")
@@ -245,13 +247,13 @@ func loadFixture(t *testing.T, s *Store, now *time.Time) fixtureFile {
 		if o.Reasoning == "good" {
 			reasoning = goodReasoning
 		}
-		report(t, s, Outcome{Initiative: o.Initiative, Outcome: o.Outcome, ReasoningPath: reasoning, Domain: o.Domain, Learnings: o.Learnings})
+		report(t, s, api.Outcome{Initiative: o.Initiative, Outcome: o.Outcome, ReasoningPath: reasoning, Domain: o.Domain, Learnings: o.Learnings})
 	}
 	*now = ref
 	return f
 }
 
-func texts(items []Item) []string {
+func texts(items []api.LearnItem) []string {
 	out := []string{}
 	for _, it := range items {
 		out = append(out, it.Text)
@@ -264,7 +266,7 @@ func TestReflectRanking(t *testing.T) {
 	s := openTest(t, Options{Clock: func() time.Time { return now }})
 	f := loadFixture(t, s, &now)
 	for _, q := range f.Queries {
-		r, err := s.Reflect(context.Background(), q.Query, q.Context, Budget(q.Budget))
+		r, err := s.Reflect(context.Background(), q.Query, q.Context, api.Budget(q.Budget))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,14 +291,14 @@ func TestReflectRanking(t *testing.T) {
 			t.Errorf("%q: confidence %v (want %v), mode %s, note %q", q.Query, r.Confidence, want, r.Mode, r.Note)
 		}
 	}
-	r, err := s.Reflect(context.Background(), "kubernetes", "", BudgetHigh)
+	r, err := s.Reflect(context.Background(), "kubernetes", "", api.BudgetHigh)
 	if err != nil || r.Confidence != 0 || len(r.Patterns) != 0 || !strings.Contains(r.Note, "nothing learnt yet") {
 		t.Fatalf("no match: %+v, %v", r, err)
 	}
-	if _, err := s.Reflect(context.Background(), "the", "", BudgetLow); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Reflect(context.Background(), "the", "", api.BudgetLow); !errors.Is(err, api.ErrLearnInvalid) {
 		t.Fatalf("empty query: %v", err)
 	}
-	if _, err := s.Reflect(context.Background(), "oauth", "", "huge"); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Reflect(context.Background(), "oauth", "", "huge"); !errors.Is(err, api.ErrLearnInvalid) {
 		t.Fatalf("bad budget: %v", err)
 	}
 	// Recency: the same relevance decays to half weight, never below.
@@ -323,7 +325,7 @@ func TestWisdomAndInjected(t *testing.T) {
 			t.Fatalf("not ranked: %+v", items)
 		}
 	}
-	if !kinds[KindPattern] || !kinds[KindAntiPattern] {
+	if !kinds[api.LearningPattern] || !kinds[api.LearningAntiPattern] {
 		t.Fatalf("wisdom mixes both kinds by score: %+v", items)
 	}
 	ids := []int64{items[0].ID, items[1].ID}
@@ -334,7 +336,7 @@ func TestWisdomAndInjected(t *testing.T) {
 	if again[0].Injected != 1 {
 		t.Fatalf("injected = %+v", again[0])
 	}
-	if err := s.RecordInjected(context.Background(), "PRD-OAUTH", []int64{9999}); !errors.Is(err, ErrInvalid) {
+	if err := s.RecordInjected(context.Background(), "PRD-OAUTH", []int64{9999}); !errors.Is(err, api.ErrLearnInvalid) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	if items, _ := s.Wisdom(context.Background(), "the", 3); len(items) != 0 {
@@ -348,7 +350,7 @@ func TestReflectCommand(t *testing.T) {
 	// The command gets the material on stdin; keep a copy to check it.
 	s := openTest(t, Options{Clock: func() time.Time { return now }, ReflectCommand: "cat > " + dir + "/in; echo 'Repeat: session store. Avoid: refreshing in handlers.'"})
 	loadFixture(t, s, &now)
-	r, err := s.Reflect(context.Background(), "OAuth tokens", "a new admin app", BudgetHigh)
+	r, err := s.Reflect(context.Background(), "OAuth tokens", "a new admin app", api.BudgetHigh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,24 +364,24 @@ func TestReflectCommand(t *testing.T) {
 		}
 	}
 	// Budget mid does not run it.
-	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", BudgetMid)
+	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", api.BudgetMid)
 	if r.Mode != "retrieval" || !strings.Contains(r.Note, "budget high") {
 		t.Fatalf("mid = %+v", r)
 	}
 	// A failing command leaves retrieval, and says why.
 	s.opts.ReflectCommand = "echo 'no API key' >&2; exit 3"
-	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", BudgetHigh)
+	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", api.BudgetHigh)
 	if r.Mode != "retrieval" || r.Note != "retrieval only: the reflect command failed: exit status 3: no API key" || len(r.Patterns) == 0 {
 		t.Fatalf("failing = %+v", r)
 	}
 	// A hung command (and its children) is killed at the timeout.
 	s.opts.ReflectCommand, s.opts.ReflectTimeout = "sleep 60 & sleep 60", 200*time.Millisecond
-	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", BudgetHigh)
+	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", api.BudgetHigh)
 	if r.Mode != "retrieval" || !strings.Contains(r.Note, "no answer in time (learn.reflect_timeout is 200ms)") {
 		t.Fatalf("hung = %+v", r)
 	}
 	s.opts.ReflectCommand = ""
-	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", BudgetHigh)
+	r, _ = s.Reflect(context.Background(), "OAuth tokens", "", api.BudgetHigh)
 	if r.Mode != "retrieval" || !strings.Contains(r.Note, "no learn.reflect_command is configured") {
 		t.Fatalf("none = %+v", r)
 	}

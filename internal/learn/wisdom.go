@@ -16,25 +16,25 @@ const MaxWisdom = 20
 // Wisdom picks the patterns and anti-patterns worth putting in a new
 // agent's first prompt for the task query: Reflect's ranking over both
 // kinds, best first, at most limit (1..MaxWisdom; 0 means 5).
-func (s *Store) Wisdom(ctx context.Context, query string, limit int) ([]Item, error) {
+func (s *Store) Wisdom(ctx context.Context, query string, limit int) ([]api.LearnItem, error) {
 	if limit <= 0 {
 		limit = 5
 	}
 	limit = min(limit, MaxWisdom)
 	words := terms(query, maxTerms)
 	if len(words) == 0 {
-		return []Item{}, nil
+		return []api.LearnItem{}, nil
 	}
-	pats, err := s.search(ctx, KindPattern, words, limit)
+	pats, err := s.search(ctx, api.LearningPattern, words, limit)
 	if err != nil {
 		return nil, err
 	}
-	anti, err := s.search(ctx, KindAntiPattern, words, limit)
+	anti, err := s.search(ctx, api.LearningAntiPattern, words, limit)
 	if err != nil {
 		return nil, err
 	}
 	all := append(pats, anti...)
-	slices.SortStableFunc(all, func(a, b Item) int {
+	slices.SortStableFunc(all, func(a, b api.LearnItem) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -82,7 +82,7 @@ func (s *Store) RecordInjected(ctx context.Context, initiative string, itemIDs [
 
 // Learnings lists live learnings of one kind (both when kind is empty),
 // the most seen first.
-func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]Item, error) {
+func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]api.LearnItem, error) {
 	if limit <= 0 {
 		limit = 50
 	}
@@ -106,21 +106,18 @@ func (s *Store) Learnings(ctx context.Context, kind string, limit int) ([]Item, 
 	return out, nil
 }
 
-// Summary is the learning store at a glance, for the dashboard.
-type Summary = api.LearnSummary
-
 // Summary returns the n most recent outcomes, the n most seen patterns
 // and anti-patterns, and every capability.
-func (s *Store) Summary(ctx context.Context, n int) (Summary, error) {
-	var sum Summary
+func (s *Store) Summary(ctx context.Context, n int) (api.LearnSummary, error) {
+	var sum api.LearnSummary
 	var err error
-	if sum.Outcomes, err = s.Outcomes(ctx, OutcomeFilter{Limit: n}); err != nil {
+	if sum.Outcomes, err = s.Outcomes(ctx, api.OutcomeFilter{Limit: n}); err != nil {
 		return sum, err
 	}
-	if sum.Patterns, err = s.Learnings(ctx, KindPattern, n); err != nil {
+	if sum.Patterns, err = s.Learnings(ctx, api.LearningPattern, n); err != nil {
 		return sum, err
 	}
-	if sum.AntiPatterns, err = s.Learnings(ctx, KindAntiPattern, n); err != nil {
+	if sum.AntiPatterns, err = s.Learnings(ctx, api.LearningAntiPattern, n); err != nil {
 		return sum, err
 	}
 	sum.Capabilities, err = s.Capabilities(ctx, "", "")

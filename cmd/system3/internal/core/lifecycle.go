@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
@@ -93,7 +94,7 @@ func (a *App) orchestratorConfig(cfg *lifecycle.Config) {
 // outcomeFunc records a finished initiative in the learning store.
 func outcomeFunc(ls *learn.Store) func(context.Context, lifecycle.Outcome) error {
 	return func(ctx context.Context, o lifecycle.Outcome) error {
-		_, err := ls.ReportOutcome(ctx, learn.Outcome{Initiative: o.Initiative, Outcome: o.Result, ReasoningPath: o.Summary, ReportedBy: "auto"})
+		_, err := ls.ReportOutcome(ctx, api.Outcome{Initiative: o.Initiative, Outcome: o.Result, ReasoningPath: o.Summary, ReportedBy: "auto"})
 		return err
 	}
 }
