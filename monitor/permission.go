@@ -27,8 +27,9 @@ const askSlack = 3 * time.Second
 
 // Permissions decides the permission requests agents' hooks deliver
 // (Claude Code's and Codex's PermissionRequest, the Gemini CLI's
-// BeforeTool, whose tools are named as Claude Code's: approval.FromGemini)
-// by the approval policy: an allow or a deny is answered at once, an ask
+// BeforeTool and GitHub Copilot CLI's permissionRequest, whose tools are
+// named as Claude Code's: approval.FromGemini, approval.FromCopilot) by
+// the approval policy: an allow or a deny is answered at once, an ask
 // holds the hook while an awaiting_input wake goes out and answers with
 // what a person or a supervisor answered on that wake; no rule, or no
 // answer in time, lets the agent show its own dialog. Every decision
@@ -77,13 +78,14 @@ type permissionHooked struct {
 	p *Permissions
 }
 
-// Hook decides a fresh PermissionRequest (or Gemini BeforeTool); every
-// other event, and one replayed from the spool (no hook waits for it),
-// goes to the monitors. A BeforeTool outside tmux is left to Gemini's own
-// dialog, and the monitors take no BeforeTool: they learn nothing from it
-// that the screen does not show.
+// Hook decides a fresh PermissionRequest (or Gemini BeforeTool, or
+// Copilot permissionRequest); every other event, and one replayed from
+// the spool (no hook waits for it), goes to the monitors. A Gemini
+// BeforeTool or Copilot permissionRequest outside tmux is left to the
+// agent's own dialog, and the monitors take neither (PolicyOnly): they
+// learn nothing from it that the screen does not show.
 func (h permissionHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
-	if ev.Name == api.BeforeTool && (ev.Sender.Via == api.ViaSpool || ev.Pane == "") {
+	if ev.PolicyOnly() && (ev.Sender.Via == api.ViaSpool || ev.Pane == "") {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
 	if !ev.AsksPermission() || ev.Sender.Via == api.ViaSpool || ev.Pane == "" {
@@ -133,8 +135,11 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner api.Se
 	}
 	req := approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
 		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)}
-	if ev.Name == api.BeforeTool {
+	switch ev.Name {
+	case api.BeforeTool:
 		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
+	case api.CopilotPermissionRequest:
+		req = approval.FromCopilot(req)
 	}
 	req = approval.Resolve(req)
 	v := pol.Decide(req)
@@ -156,10 +161,11 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner api.Se
 
 // undecided hands the request to the monitors, as when no policy runs:
 // the agent shows its dialog, and the screen and the hook's state raise
-// its wake. Gemini is told to show its dialog ("ask"), which the screen
-// then reports.
+// its wake. Gemini is told to show its dialog ("ask"), and Copilot
+// told nothing, which shows its: the screen then reports either
+// (PolicyOnly).
 func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner api.Service) (api.HookReply, error) {
-	if ev.Name == api.BeforeTool {
+	if ev.PolicyOnly() {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
 	if now := p.sup.cfg.Clock(); now.Sub(ev.Received) > time.Second {

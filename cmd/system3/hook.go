@@ -29,9 +29,10 @@ const (
 )
 
 func newHookCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var event string
+	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Deliver one agent hook event to system3 (Claude Code, Codex or Gemini runs this)",
+		Short: "Deliver one agent hook event to system3 (Claude Code, Codex, Gemini or Copilot runs this)",
 		Long: `Read one Claude Code hook payload (JSON) on stdin, add the tmux pane it ran in
 ($TMUX_PANE), and deliver it to the running system3 over its socket in the
 state dir. Claude Code runs this command from the hooks that system3 hooks
@@ -52,7 +53,9 @@ allowed or refused without its dialog. A request the policy asks about is
 held while its wake goes out, up to the policy's ask_timeout (45s by
 default, within the minute Claude Code gives this hook), and answered with
 the answer given on that wake; without one, it prints nothing and the
-dialog shows. The Gemini CLI's BeforeTool is decided the same way and
+dialog shows. GitHub Copilot CLI's permissionRequest is decided the same
+way and answered in its words, {"behavior": "allow"} or {"behavior":
+"deny", "message": "..."}. The Gemini CLI's BeforeTool is decided the same way and
 always answered, in Gemini's words: {"decision": "allow"}, {"decision":
 "deny", "reason": "..."}, or {"decision": "ask"} when nothing decides it
 (no rule, no answer in time, no system3 running), which makes Gemini show
@@ -64,20 +67,27 @@ goes on with the wake instead of going idle (see docs/supervising.md).
 system3 takes the event only from a process that runs in the pane it names
 (its parent processes lead to the pane's process), or signed with the
 token system3 gave the agents it started ($SYSTEM3_HOOK_TOKEN); spooled
-events need the token. Others are refused, logged and audited. See
+events need the token. Others are refused, logged and audited.
+
+--event names the event when the payload names none: GitHub Copilot CLI's
+hooks say which event they are only by the entry that runs them, so
+system3 hooks install --agent copilot gives each entry its event. See
 docs/hooks.md.`,
 		Args:        cobra.ArbitraryArgs, // a newer settings snippet may pass more
 		Annotations: map[string]string{skipSetup: "1"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.runHook(cmd.Context())
+			a.runHook(cmd.Context(), event)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&event, "event", "", "the event's name when the agent's payload names none (GitHub Copilot CLI's agentStop)")
+	return cmd
 }
 
-// runHook is `system3 hook`. It prints only a reply the daemon gave for
-// Claude Code; everything else goes to the log.
-func (a *app) runHook(ctx context.Context) {
+// runHook is `system3 hook`, for the event the payload names (else the
+// one --event names). It prints only a reply the daemon gave for the
+// agent; everything else goes to the log.
+func (a *app) runHook(ctx context.Context, event string) {
 	start := time.Now()
 	if err := a.setup(); err != nil {
 		// A broken config file must not cost the event: find the state
@@ -96,7 +106,7 @@ func (a *app) runHook(ctx context.Context) {
 	// BeforeTool): it alone may take longer than hookBudget, and is
 	// answered with that reply if no decision comes in time.
 	held := make(chan api.HookReply, 1)
-	go func() { done <- a.deliverHook(ctx, start, held) }()
+	go func() { done <- a.deliverHook(ctx, start, event, held) }()
 	budget := time.NewTimer(hookBudget)
 	defer budget.Stop()
 	var fallback api.HookReply
@@ -130,9 +140,10 @@ func (a *app) writeReply(r api.HookReply) {
 // deliverHook reads the event, delivers it (or spools it) and returns the
 // daemon's reply for the agent. A Gemini BeforeTool the daemon does not
 // answer (none runs, it refused the event) is answered with "ask", so
-// Gemini shows its own dialog: it is never spooled, nothing reads it
-// later.
-func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- api.HookReply) api.HookReply {
+// Gemini shows its own dialog, and a Copilot permissionRequest with
+// nothing, so Copilot shows its: neither is spooled, nothing reads them
+// later (PolicyOnly).
+func (a *app) deliverHook(ctx context.Context, start time.Time, event string, held chan<- api.HookReply) api.HookReply {
 	rctx, rcancel := context.WithTimeout(ctx, hookBudget)
 	data, err := readBounded(rctx, a.stdin, hooks.MaxPayload)
 	rcancel()
@@ -140,7 +151,7 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- api.
 		a.Log.Warn("hook: read stdin", "err", err)
 		return api.HookReply{}
 	}
-	ev, err := hooks.Parse(data)
+	ev, err := hooks.ParseAs(data, event)
 	if err != nil {
 		a.Log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
 		return api.HookReply{}
@@ -175,8 +186,8 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, held chan<- api.
 		a.Log.Warn("hook refused", "event", ev.Name, "pane", ev.Pane, "err", err)
 		return undecided
 	}
-	if ev.Name == api.BeforeTool {
-		a.Log.Log(ctx, logLevelFor(err), "hook: Gemini's own dialog shows", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
+	if ev.PolicyOnly() {
+		a.Log.Log(ctx, logLevelFor(err), "hook: the agent's own dialog shows", "event", ev.Name, "pane", ev.Pane, "why", err, "took", time.Since(start))
 		return undecided
 	}
 	sp := hooks.Spool{Path: filepath.Join(a.Settings.StateDir, hooks.SpoolFile)}

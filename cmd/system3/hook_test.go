@@ -38,11 +38,17 @@ type hookRun struct {
 // within 10 s is killed and reported as not finished.
 func runHookProcess(t *testing.T, stateDir, stdin string, keepOpen bool, env ...string) hookRun {
 	t.Helper()
+	return runHookArgs(t, []string{"hook"}, stateDir, stdin, keepOpen, env...)
+}
+
+// runHookArgs is runHookProcess with the command's arguments.
+func runHookArgs(t *testing.T, args []string, stateDir, stdin string, keepOpen bool, env ...string) hookRun {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "hook")
+	cmd := exec.Command(exe, args...)
 	cmd.Env = append([]string{runMainEnv + "=1", "HOME=" + t.TempDir(), "SYSTEM3_STATE_DIR=" + stateDir, "TMUX_PANE=%42", "PATH=/usr/bin:/bin"}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -381,7 +387,7 @@ func TestHooksForCodex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(proj, ".codex", "hooks.json")); err != nil {
 		t.Fatalf("--project: %v", err)
 	}
-	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex and gemini") {
+	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini and copilot") {
 		t.Fatalf("--agent aider: exit %d, %s", code, errOut)
 	}
 }
@@ -471,6 +477,82 @@ func TestHookGeminiUndecidedAsks(t *testing.T) {
 	got := svc.Hooks()
 	if len(got) != 1 || got[0].Name != api.BeforeTool || got[0].Pane != "%42" || got[0].ToolName != "mcp_gh_get_issue" ||
 		got[0].ToolInputJSON != `{"number":7}` || got[0].MCPServer != "gh" || got[0].MCPTool != "get_issue" {
+		t.Fatalf("delivered %+v", got)
+	}
+}
+
+// system3 hooks print --agent copilot shows GitHub Copilot CLI's settings:
+// a flat entry per event (permissionRequest, agentStop), each running
+// system3 hook naming its event, a minute for the permissionRequest;
+// install merges them into $COPILOT_HOME/settings.json, or a project's
+// .github/copilot/settings.local.json, keeping what is there, once.
+func TestHooksForCopilot(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "hooks", "print", "--agent", "copilot", "--command", "/opt/system3 hook")
+	if code != 0 {
+		t.Fatalf("print: exit %d: %s", code, errOut)
+	}
+	var doc map[string]map[string][]struct {
+		Type, Bash string
+		TimeoutSec int
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc) != 1 || len(doc["hooks"]) != 2 {
+		t.Fatalf("print --agent copilot: %s", out)
+	}
+	for ev, timeout := range map[string]int{"permissionRequest": hooks.PermissionTimeout, "agentStop": hooks.HookTimeout} {
+		if e := doc["hooks"][ev]; len(e) != 1 || e[0].Type != "command" || e[0].Bash != "/opt/system3 hook --event "+ev || e[0].TimeoutSec != timeout {
+			t.Fatalf("%s: %+v", ev, e)
+		}
+	}
+
+	copilotHome := t.TempDir()
+	path := filepath.Join(copilotHome, "settings.json")
+	os.WriteFile(path, []byte(`{"banner": "never", "hooks": {"agentStop": [{"type": "command", "bash": "say done"}]}}`), 0o600)
+	env := map[string]string{"COPILOT_HOME": copilotHome}
+	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "copilot", "--command", "/opt/system3 hook")
+	if code != 0 || !strings.Contains(out, "hooks added for permissionRequest, agentStop") || !strings.Contains(out, "disableAllHooks") {
+		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"say done"`) || !strings.Contains(string(b), `"banner": "never"`) || strings.Count(string(b), "/opt/system3 hook") != 2 {
+		t.Fatalf("installed:\n%s", b)
+	}
+	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "copilot", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("again: exit %d\n%s", code, out)
+	}
+	proj := t.TempDir()
+	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "copilot", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
+		t.Fatalf("--project: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".github", "copilot", "settings.local.json")); err != nil {
+		t.Fatalf("--project: %v", err)
+	}
+}
+
+// system3 hook --event takes Copilot's events as the daemon knows them:
+// its agentStop, which names no event, as a Stop; its permissionRequest
+// by its own name with the tool's exact input; and a daemon that decides
+// nothing has the hook print nothing, so Copilot shows its dialog.
+func TestHookCopilotEvents(t *testing.T) {
+	dir := testkit.ShortDir(t)
+	svc := monitortest.NewService(t, nil)
+	ln, err := ipc.Listen(filepath.Join(dir, ipc.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	stop := `{"sessionId":"c-1","timestamp":1795931072184,"cwd":"/p","transcriptPath":"/h/.copilot/session-state/c-1/events.jsonl","stopReason":"end_turn","stop_hook_active":false}`
+	runHookArgs(t, []string{"hook", "--event", "agentStop"}, dir, stop, false).check(t)
+	perm := `{"hookName":"permissionRequest","sessionId":"c-1","timestamp":1795931071609,"cwd":"/p","toolName":"bash","toolInput":{"command":"./deploy.sh --prod"},"permissionSuggestions":[]}`
+	runHookArgs(t, []string{"hook", "--event", "permissionRequest"}, dir, perm, false).check(t)
+	got := svc.Hooks()
+	if len(got) != 2 || got[0].Name != api.Stop || got[0].SessionID != "c-1" || got[0].TranscriptPath == "" || got[0].Pane != "%42" ||
+		got[1].Name != api.CopilotPermissionRequest || got[1].ToolName != "bash" || got[1].ToolInputJSON != `{"command":"./deploy.sh --prod"}` {
 		t.Fatalf("delivered %+v", got)
 	}
 }

@@ -17,16 +17,18 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code (or Codex, Gemini) hooks that report to system3",
+		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot) hooks that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
 
 system3 hooks print shows the settings snippet; system3 hooks install merges it
 into a Claude Code settings file. With --agent codex they do the same for the
-Codex CLI's PermissionRequest hook (its hooks.json), and with --agent gemini for
-the Gemini CLI's BeforeTool hook (its settings.json), which let the approval
-policy decide those agents' tool calls (docs/policy.md). See docs/hooks.md.`,
+Codex CLI's PermissionRequest hook (its hooks.json), with --agent gemini for
+the Gemini CLI's BeforeTool hook (its settings.json), and with --agent copilot
+for GitHub Copilot CLI's permissionRequest and agentStop hooks (its
+settings.json), which let the approval policy decide those agents' tool
+calls (docs/policy.md). See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
@@ -45,7 +47,7 @@ type hookTarget struct {
 }
 
 // hookAgents are the agents whose hooks system3 prints and installs.
-var hookAgents = []string{"claude", "codex", "gemini"}
+var hookAgents = []string{"claude", "codex", "gemini", "copilot"}
 
 var hookTargets = map[string]hookTarget{
 	"claude": {events: hooks.Events, user: (*app).userSettingsPath, project: filepath.Join(".claude", "settings.local.json")},
@@ -53,6 +55,8 @@ var hookTargets = map[string]hookTarget{
 		note: `Codex runs the hook once you trust it: when it next starts it asks ("Hooks need review": choose "Trust all and continue"), or trust it in /hooks.`},
 	"gemini": {events: hooks.GeminiEvents, user: (*app).geminiSettingsPath, project: filepath.Join(".gemini", "settings.json"),
 		note: `Gemini runs the hook in folders it trusts. It asks about every call of these tools that no rule allows or denies; a rule's allow lets the call run without Gemini's dialog only where Gemini itself would not ask, as in yolo mode (gemini --approval-mode yolo): see docs/policy.md.`},
+	"copilot": {events: hooks.CopilotEvents, user: (*app).copilotSettingsPath, project: filepath.Join(".github", "copilot", "settings.local.json"),
+		note: `Copilot runs the hooks from its next start (a project's in a folder it trusts), unless disableAllHooks is set.`},
 }
 
 // hookTargetFor is agent's row ("" is claude).
@@ -77,14 +81,17 @@ system3 uses. Use it as the value of claude --settings for one process, or
 merge it into a settings file by hand (system3 hooks install does that for you).
 With --agent codex, print the Codex CLI's hooks.json: its PermissionRequest hook
 runs system3 hook. With --agent gemini, the Gemini CLI's settings.json: its
-BeforeTool hook runs system3 hook for the tools Gemini asks about.
+BeforeTool hook runs system3 hook for the tools Gemini asks about. With
+--agent copilot, GitHub Copilot CLI's settings.json: its permissionRequest
+and agentStop hooks run system3 hook --event NAME.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
 		Example: `  system3 hooks print
   claude --settings "$(system3 hooks print)"
   system3 hooks print --agent codex
-  system3 hooks print --agent gemini`,
+  system3 hooks print --agent gemini
+  system3 hooks print --agent copilot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target, err := hookTargetFor(agent)
@@ -147,12 +154,20 @@ trust it in Codex's /hooks.
 or DIR/.gemini/settings.json with --project. Gemini runs hooks only in folders
 it trusts; it warns once about a project's new hooks. Gemini allows comments in
 settings.json, which system3 cannot keep: it refuses such a file (add the hook
-by hand from system3 hooks print --agent gemini).`,
+by hand from system3 hooks print --agent gemini).
+
+--agent copilot merges GitHub Copilot CLI's permissionRequest and agentStop
+hooks into its settings.json: $COPILOT_HOME/settings.json
+(~/.copilot/settings.json) for the user, or
+DIR/.github/copilot/settings.local.json with --project, the repository's
+personal, uncommitted settings. Copilot runs a project's hooks only in a
+folder it trusts.`,
 		Example: `  system3 hooks install --dry-run
   system3 hooks install --user
   system3 hooks install --project ~/src/app
   system3 hooks install --agent codex
-  system3 hooks install --agent gemini`,
+  system3 hooks install --agent gemini
+  system3 hooks install --agent copilot`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if user && project != "" {
@@ -208,8 +223,8 @@ by hand from system3 hooks print --agent gemini).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json) instead")
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
@@ -232,6 +247,16 @@ func (a *app) geminiSettingsPath() string {
 		home = a.Settings.Home
 	}
 	return filepath.Join(home, ".gemini", "settings.json")
+}
+
+// copilotSettingsPath is GitHub Copilot CLI's user settings.json, under
+// $COPILOT_HOME (~/.copilot), as Copilot finds it.
+func (a *app) copilotSettingsPath() string {
+	dir := a.Getenv("COPILOT_HOME")
+	if dir == "" {
+		dir = filepath.Join(a.Settings.Home, ".copilot")
+	}
+	return filepath.Join(dir, "settings.json")
 }
 
 // userSettingsPath is Claude Code's user settings file.

@@ -24,6 +24,12 @@ const (
 	// (0.61): the approval policy decides it as Claude Code's
 	// PermissionRequest, and answers in Gemini's words (DecisionReply).
 	BeforeTool = "BeforeTool"
+
+	// CopilotPermissionRequest is GitHub Copilot CLI's hook event before
+	// its permission dialog (1.0.102), named in its words: the approval
+	// policy decides it as Claude Code's PermissionRequest, and answers
+	// in Copilot's (DecisionReply).
+	CopilotPermissionRequest = "permissionRequest"
 )
 
 // HookEvent is one hook event as system3 keeps it: the fields it uses from
@@ -89,9 +95,21 @@ type HookEvent struct {
 
 // AsksPermission reports whether the event is a tool call the approval
 // policy may decide before it runs: Claude Code's and Codex's
-// PermissionRequest, the Gemini CLI's BeforeTool. Its hook waits for the
-// decision.
-func (e HookEvent) AsksPermission() bool { return e.Name == PermissionRequest || e.Name == BeforeTool }
+// PermissionRequest, the Gemini CLI's BeforeTool, GitHub Copilot CLI's
+// permissionRequest. Its hook waits for the decision.
+func (e HookEvent) AsksPermission() bool {
+	return e.Name == PermissionRequest || e.Name == BeforeTool || e.Name == CopilotPermissionRequest
+}
+
+// PolicyOnly reports whether the event is for the approval policy alone:
+// the Gemini CLI's BeforeTool and GitHub Copilot CLI's permissionRequest.
+// The monitors take nothing from it: the agent's dialog, when one shows,
+// is read from the screen, as a prompt with the identity an answer
+// checks, so it raises one wake; and it is never spooled, since nothing
+// would read it later.
+func (e HookEvent) PolicyOnly() bool {
+	return e.Name == BeforeTool || e.Name == CopilotPermissionRequest
+}
 
 // HookSender says how an event reached system3. The receiver sets it; it never
 // travels in JSON, so no sender can choose it.
@@ -156,12 +174,17 @@ const Block = "block"
 // A PermissionRequest decided by the approval policy (or by whoever
 // answered the policy's ask) is answered with HookSpecificOutput: Claude
 // Code then allows or denies that one tool call without showing its
-// dialog.
+// dialog. GitHub Copilot CLI's permissionRequest is answered with
+// Behavior and Message at the top level, its own form.
 type HookReply struct {
 	Decision string `json:"decision,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	// HookSpecificOutput is a PermissionRequest's decision.
 	HookSpecificOutput *HookOutput `json:"hookSpecificOutput,omitempty"`
+	// Behavior ("allow" or "deny") and Message (what the model is told
+	// of a deny): a Copilot permissionRequest's decision.
+	Behavior string `json:"behavior,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 // HookOutput is Claude Code's hookSpecificOutput of a PermissionRequest
@@ -189,6 +212,9 @@ const (
 // Permission is the decision the reply gives a tool call (DecisionReply),
 // nil when it gives none.
 func (r HookReply) Permission() *PermissionDecision {
+	if r.Behavior != "" {
+		return &PermissionDecision{Behavior: r.Behavior, Message: r.Message}
+	}
 	if r.HookSpecificOutput == nil {
 		switch r.Decision {
 		case Allow, Deny, Ask:
@@ -201,7 +227,7 @@ func (r HookReply) Permission() *PermissionDecision {
 
 // Empty reports whether the reply says nothing.
 func (r HookReply) Empty() bool {
-	return r.Decision == "" && r.Reason == "" && r.HookSpecificOutput == nil
+	return r.Decision == "" && r.Reason == "" && r.HookSpecificOutput == nil && r.Behavior == "" && r.Message == ""
 }
 
 // Output is the reply as Claude Code reads a hook's standard output: one

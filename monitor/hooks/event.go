@@ -1,7 +1,8 @@
 // Package hooks reads Claude Code hook payloads (and the Codex and Gemini
-// CLIs' permission hooks'), produces the hook settings that send them to
-// system3, merges those settings into a settings file, and keeps the spool
-// where hook events wait while no system3 daemon runs.
+// CLIs' permission hooks', and GitHub Copilot CLI's), produces the hook
+// settings that send them to system3, merges those settings into a
+// settings file, and keeps the spool where hook events wait while no
+// system3 daemon runs.
 package hooks
 
 import (
@@ -20,6 +21,17 @@ import (
 var Events = []string{
 	api.SessionStart, api.UserPromptSubmit, api.PreToolUse, api.PermissionRequest, api.PostToolUse, api.PostToolUseFailure,
 	api.Notification, api.Stop, api.StopFailure, api.TaskCreated, api.TaskCompleted, api.SessionEnd,
+}
+
+// copilotNames are the GitHub Copilot CLI hook events system3 installs
+// (CopilotEvents, the keys of its settings' "hooks"), by the names
+// system3 keeps them under: its agentStop says what Claude Code's Stop
+// says, with Claude Code's stop_hook_active, and its permissionRequest
+// keeps its own name because it is answered in its own words. (Its
+// notification names itself as Claude Code's Notification.)
+var copilotNames = map[string]string{
+	api.CopilotPermissionRequest: api.CopilotPermissionRequest,
+	"agentStop":                  api.Stop,
 }
 
 // MaxPayload bounds one payload. Payloads carry tool inputs and responses
@@ -65,12 +77,29 @@ type payload struct {
 		ServerName string `json:"server_name"`
 		ToolName   string `json:"tool_name"`
 	} `json:"mcp_context"`
+
+	// GitHub Copilot CLI's words (1.0.102): its permissionRequest names
+	// itself in hookName and carries toolInput, its preToolUse and
+	// postToolUse carry toolArgs, its agentStop names no event.
+	HookName          string          `json:"hookName"`
+	CopilotSession    string          `json:"sessionId"`
+	CopilotTranscript string          `json:"transcriptPath"`
+	CopilotTool       string          `json:"toolName"`
+	CopilotInput      json.RawMessage `json:"toolInput"`
+	CopilotArgs       json.RawMessage `json:"toolArgs"`
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
 // Pane and Received. A payload that is not a JSON object naming its event,
 // or is larger than MaxPayload, is an error that says so.
-func Parse(data []byte) (api.HookEvent, error) {
+func Parse(data []byte) (api.HookEvent, error) { return ParseAs(data, "") }
+
+// ParseAs is Parse for a payload that may not name its event: event is
+// the name the hook's command gave (system3 hook --event NAME), taken
+// when the payload names none. GitHub Copilot CLI's payloads are read in
+// its words, and its events take the names system3 keeps them under
+// (copilotNames): the agentStop its command names becomes a Stop.
+func ParseAs(data []byte, event string) (api.HookEvent, error) {
 	if len(data) > MaxPayload {
 		return api.HookEvent{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
 	}
@@ -85,22 +114,31 @@ func Parse(data []byte) (api.HookEvent, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return api.HookEvent{}, fmt.Errorf("hook payload is not valid JSON: %v", err)
 	}
-	name := strings.TrimSpace(p.Name)
+	name := strings.TrimSpace(firstOf(p.Name, p.HookName, event))
 	if name == "" {
-		return api.HookEvent{}, errors.New(`hook payload has no "hook_event_name"; is this a Claude Code hook?`)
+		return api.HookEvent{}, errors.New(`hook payload has no "hook_event_name" and its command names no event (system3 hook --event NAME); is this an agent's hook?`)
+	}
+	if n, ok := copilotNames[name]; ok {
+		name = n
+	}
+	input := p.ToolInput
+	for _, raw := range []json.RawMessage{p.CopilotInput, p.CopilotArgs} {
+		if len(bytes.TrimSpace(input)) == 0 {
+			input = raw
+		}
 	}
 	ev := api.HookEvent{
 		Name:             clip(name, 64),
-		SessionID:        clip(p.SessionID, 256),
-		TranscriptPath:   clip(p.TranscriptPath, maxField),
+		SessionID:        clip(firstOf(p.SessionID, p.CopilotSession), 256),
+		TranscriptPath:   clip(firstOf(p.TranscriptPath, p.CopilotTranscript), maxField),
 		Cwd:              clip(p.Cwd, maxField),
 		NotificationType: clip(p.NotificationType, 64),
 		Message:          clip(oneLine(p.Message), maxSummary),
 		Error:            clip(text(p.Error), maxField),
 		ErrorDetails:     clip(text(p.ErrorDetails), maxSummary),
 		LastMessage:      clip(oneLine(p.LastMessage), maxSummary),
-		ToolName:         clip(p.ToolName, 128),
-		ToolInput:        summarizeInput(p.ToolInput),
+		ToolName:         clip(firstOf(p.ToolName, p.CopilotTool), 128),
+		ToolInput:        summarizeInput(input),
 		ToolResponse:     clip(oneLine(text(p.ToolResponse)), maxSummary),
 		ToolUseID:        clip(p.ToolUseID, 128),
 		IsInterrupt:      p.IsInterrupt,
@@ -110,10 +148,20 @@ func Parse(data []byte) (api.HookEvent, error) {
 		StopHookActive:   p.StopHookActive,
 	}
 	if ev.AsksPermission() {
-		ev.ToolInputJSON = exactInput(p.ToolInput)
+		ev.ToolInputJSON = exactInput(input)
 		ev.MCPServer, ev.MCPTool = clip(p.MCPContext.ServerName, 128), clip(p.MCPContext.ToolName, 128)
 	}
 	return ev, nil
+}
+
+// firstOf is the first of vals that is not empty.
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // text is a JSON value as text: a string's contents, anything else compact.

@@ -13,6 +13,7 @@ func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
+		event   string // the command's --event
 		want    api.HookEvent
 		wantErr string
 	}{
@@ -32,6 +33,25 @@ func TestParse(t *testing.T) {
 		{name: "gemini MCP tool", in: `{"hook_event_name":"BeforeTool","tool_name":"mcp_my_srv_get","tool_input":{"id":1},
 			"mcp_context":{"server_name":"my_srv","tool_name":"get","command":"srv","args":["--x"]}}`,
 			want: api.HookEvent{Name: api.BeforeTool, ToolName: "mcp_my_srv_get", ToolInput: `{"id":1}`, ToolInputJSON: `{"id":1}`, MCPServer: "my_srv", MCPTool: "get"}},
+		// GitHub Copilot CLI 1.0.102's, as its hooks got them on stdin.
+		{name: "copilot permission request", in: `{"hookName":"permissionRequest","sessionId":"ab86b9f0","timestamp":1795931071609,
+			"cwd":"/p","toolName":"bash","toolInput":{"command":"./deploy.sh --staging"},"permissionSuggestions":[]}`,
+			want: api.HookEvent{Name: api.CopilotPermissionRequest, SessionID: "ab86b9f0", Cwd: "/p", ToolName: "bash",
+				ToolInput: "./deploy.sh --staging", ToolInputJSON: `{"command":"./deploy.sh --staging"}`}},
+		{name: "copilot permission request of an edit", in: `{"hookName":"permissionRequest","sessionId":"s","cwd":"/p","toolName":"edit",
+			"toolInput":{"file_path":"/p/a.txt","diff":"\n--- a/p/a.txt\n+++ b/p/a.txt\n"},"permissionSuggestions":[]}`,
+			want: api.HookEvent{Name: api.CopilotPermissionRequest, SessionID: "s", Cwd: "/p", ToolName: "edit",
+				ToolInput: "/p/a.txt", ToolInputJSON: `{"file_path":"/p/a.txt","diff":"\n--- a/p/a.txt\n+++ b/p/a.txt\n"}`}},
+		{name: "copilot notification", in: `{"sessionId":"s","timestamp":1795931112521,"cwd":"/p",
+			"message":"Run command: ./deploy.sh --other","title":"Permission needed","hook_event_name":"Notification","notification_type":"permission_prompt"}`,
+			want: api.HookEvent{Name: api.Notification, SessionID: "s", Cwd: "/p", NotificationType: "permission_prompt", Message: "Run command: ./deploy.sh --other"}},
+		{name: "copilot agent stop, named by its command", event: "agentStop", in: `{"sessionId":"s","timestamp":1795931072184,"cwd":"/p",
+			"transcriptPath":"/h/.copilot/session-state/s/events.jsonl","stopReason":"end_turn","stop_hook_active":false}`,
+			want: api.HookEvent{Name: api.Stop, SessionID: "s", Cwd: "/p", TranscriptPath: "/h/.copilot/session-state/s/events.jsonl"}},
+		{name: "copilot pre tool use", event: "preToolUse", in: `{"sessionId":"s","cwd":"/p","toolName":"bash","toolArgs":{"command":"ls","description":"List"}}`,
+			want: api.HookEvent{Name: "preToolUse", SessionID: "s", Cwd: "/p", ToolName: "bash", ToolInput: "ls"}},
+		{name: "the payload's name wins over the command's", event: "agentStop", in: `{"hook_event_name":"Notification","notification_type":"idle_prompt"}`,
+			want: api.HookEvent{Name: api.Notification, NotificationType: "idle_prompt"}},
 		{name: "notification", in: `{"hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`,
 			want: api.HookEvent{Name: api.Notification, NotificationType: "permission_prompt", Message: "Claude needs your permission to use Bash"}},
 		{name: "stop failure", in: `{"hook_event_name":"StopFailure","error":"rate_limit","error_details":"429 too many requests","last_assistant_message":"x"}`,
@@ -57,11 +77,12 @@ func TestParse(t *testing.T) {
 		{name: "garbage", in: "hello", wantErr: "not a JSON object"},
 		{name: "truncated", in: `{"hook_event_name":"Stop"`, wantErr: "not valid JSON"},
 		{name: "no event name", in: `{"session_id":"x"}`, wantErr: "no \"hook_event_name\""},
+		{name: "copilot's agent stop without its command's name", in: `{"sessionId":"s","stopReason":"end_turn"}`, wantErr: "names no event"},
 		{name: "wrong type", in: `{"hook_event_name":3}`, wantErr: "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Parse([]byte(tt.in))
+			got, err := ParseAs([]byte(tt.in), tt.event)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -108,7 +129,7 @@ func TestToolCall(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{`{"hook_event_name":"Stop"}`, `{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}`,
-		`{"hook_event_name":"StopFailure","error":{"a":[1]}}`, `[]`, ``, `{"hook_event_name":"\u00e9\ud800"}`} {
+		`{"hook_event_name":"StopFailure","error":{"a":[1]}}`, `{"hookName":"permissionRequest","toolInput":{"command":"ls"},"toolArgs":[]}`, `[]`, ``, `{"hook_event_name":"\u00e9\ud800"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -131,13 +132,13 @@ func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error)
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {
-				return nil, nil, fmt.Errorf(`"hooks.%s" is not an array of matcher groups; fix it or move it away`, ev)
+				return nil, nil, fmt.Errorf(`"hooks.%s" is not an array of hook entries; fix it or move it away`, ev)
 			}
 		}
-		if runs(groups, cmd, ourGroup(ev, cmd).Matcher) {
+		if runs(groups, ev, cmd) {
 			continue
 		}
-		g, err := marshal(ourGroup(ev, cmd))
+		g, err := marshal(ourEntry(ev, cmd))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -169,10 +170,24 @@ func MergeFor(old []byte, cmd string, events []string) ([]byte, []string, error)
 	return out.Bytes(), added, nil
 }
 
-// runs reports whether one of the matcher groups runs cmd as a command
-// hook for every tool (an empty matcher or "*") or for the tools of
-// matcher, system3's own.
-func runs(groups []json.RawMessage, cmd, matcher string) bool {
+// runs reports whether one of the matcher groups of event runs cmd as a
+// command hook for every tool (an empty matcher or "*") or for the tools
+// of system3's own matcher; for Copilot's events, whether one of its flat
+// entries runs system3's command.
+func runs(groups []json.RawMessage, event, cmd string) bool {
+	switch e := ourEntry(event, cmd).(type) {
+	case copilotEntry:
+		return slices.ContainsFunc(groups, func(raw json.RawMessage) bool {
+			var c copilotEntry
+			return json.Unmarshal(raw, &c) == nil && c.Type == e.Type && c.Bash == e.Bash
+		})
+	case group:
+		return runsGroup(groups, cmd, e.Matcher)
+	}
+	return false
+}
+
+func runsGroup(groups []json.RawMessage, cmd, matcher string) bool {
 	for _, raw := range groups {
 		var g struct {
 			Matcher string    `json:"matcher"`

@@ -248,7 +248,9 @@ func TestPermissionReplyOutput(t *testing.T) {
 // A tool call's decision is printed in the words of the agent that asked:
 // Claude Code's and Codex's PermissionRequest as PermissionReply, the
 // Gemini CLI's BeforeTool with a top-level decision, where no decision
-// is "ask" (Gemini then shows its own dialog).
+// is "ask" (Gemini then shows its own dialog), GitHub Copilot CLI's
+// permissionRequest with a top-level behavior, where no decision is
+// nothing (Copilot then shows its own dialog).
 func TestDecisionReplyOutput(t *testing.T) {
 	for _, tt := range []struct{ event, behavior, message, want string }{
 		{api.PermissionRequest, api.Deny, "No.", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"No."}}}` + "\n"},
@@ -258,6 +260,11 @@ func TestDecisionReplyOutput(t *testing.T) {
 		{api.BeforeTool, api.Deny, " ", `{"decision":"deny","reason":"The request was denied."}` + "\n"},
 		{api.BeforeTool, "", "", `{"decision":"ask"}` + "\n"},
 		{api.BeforeTool, "ask", "", `{"decision":"ask"}` + "\n"},
+		{api.CopilotPermissionRequest, api.Allow, "ignored", `{"behavior":"allow"}` + "\n"},
+		{api.CopilotPermissionRequest, api.Deny, "Never force-push.", `{"behavior":"deny","message":"Never force-push."}` + "\n"},
+		{api.CopilotPermissionRequest, api.Deny, "", `{"behavior":"deny","message":"The request was denied."}` + "\n"},
+		{api.CopilotPermissionRequest, "", "", ""},
+		{api.CopilotPermissionRequest, "ask", "", ""},
 	} {
 		r := DecisionReply(tt.event, tt.behavior, tt.message)
 		if got := string(r.Output()); got != tt.want {
@@ -303,5 +310,51 @@ func TestGeminiSettingsMerge(t *testing.T) {
 		if re.MatchString(name) != asks {
 			t.Errorf("matcher on %s: %v", name, !asks)
 		}
+	}
+}
+
+// GitHub Copilot CLI's settings get flat entries, one per event, each
+// running the command with the event's name, a minute for the
+// permissionRequest; merging keeps the user's settings and entries, and
+// adds system3's once.
+func TestCopilotSettingsMerge(t *testing.T) {
+	b, err := SettingsFor(testCmd, CopilotEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"hooks":{"agentStop":[{"type":"command","bash":"` + testCmd + ` --event agentStop","timeoutSec":5}],` +
+		`"permissionRequest":[{"type":"command","bash":"` + testCmd + ` --event permissionRequest","timeoutSec":60}]}}`
+	if string(b) != want {
+		t.Fatalf("settings:\n%s\nwant\n%s", b, want)
+	}
+	old := []byte(`{"banner": "never", "trustedFolders": ["/w"], "hooks": {"permissionRequest": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 10}],
+  "sessionStart": [{"type": "command", "bash": "echo hi"}]}}`)
+	merged, added, err := MergeFor(old, testCmd, CopilotEvents)
+	if err != nil || !slices.Equal(added, CopilotEvents) {
+		t.Fatalf("merge: %v, added %v", err, added)
+	}
+	var doc struct {
+		Banner  string                    `json:"banner"`
+		Trusted []string                  `json:"trustedFolders"`
+		Hooks   map[string][]copilotEntry `json:"hooks"`
+	}
+	if err := json.Unmarshal(merged, &doc); err != nil || doc.Banner != "never" || len(doc.Trusted) != 1 || len(doc.Hooks) != 3 {
+		t.Fatalf("merged (%v):\n%s", err, merged)
+	}
+	if p := doc.Hooks["permissionRequest"]; len(p) != 2 || p[0].Bash != "./audit.sh" || p[1].Bash != testCmd+" --event permissionRequest" || p[1].TimeoutSec != PermissionTimeout {
+		t.Fatalf("permissionRequest entries: %+v", p)
+	}
+	if s := doc.Hooks["sessionStart"]; len(s) != 1 || s[0].Bash != "echo hi" {
+		t.Fatalf("the user's sessionStart entry: %+v", s)
+	}
+	if again, added, err := MergeFor(merged, testCmd, CopilotEvents); err != nil || len(added) != 0 || !bytes.Equal(again, merged) {
+		t.Fatalf("merged again: %v, added %v", err, added)
+	}
+	// Another command is another hook.
+	if _, added, err := MergeFor(merged, testCmd+" --state-dir /x", CopilotEvents); err != nil || len(added) != 2 {
+		t.Fatalf("another command: %v, added %v", err, added)
+	}
+	if _, _, err := MergeFor([]byte(`{"hooks": {"agentStop": {"type": "command"}}}`), testCmd, CopilotEvents); err == nil || !strings.Contains(err.Error(), `"hooks.agentStop" is not an array`) {
+		t.Fatalf("a hooks entry that is no array: %v", err)
 	}
 }

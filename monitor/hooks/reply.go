@@ -37,8 +37,19 @@ func PermissionReply(behavior, message string) api.HookReply {
 // message} or {"decision": "ask"}; no decision is "ask", which makes
 // Gemini show its own dialog whatever its approval mode, so that what no
 // rule decides is asked about and never runs unseen in yolo mode.
+// GitHub Copilot CLI's permissionRequest reads {"behavior": "allow"} or
+// {"behavior": "deny", "message": message}; no decision is the empty
+// reply, and Copilot shows its dialog.
 func DecisionReply(event, behavior, message string) api.HookReply {
-	if event != api.BeforeTool {
+	switch event {
+	case api.BeforeTool:
+	case api.CopilotPermissionRequest:
+		r := PermissionReply(behavior, message)
+		if d := r.Permission(); d != nil {
+			return api.HookReply{Behavior: d.Behavior, Message: d.Message}
+		}
+		return api.HookReply{}
+	default:
 		return PermissionReply(behavior, message)
 	}
 	switch behavior {

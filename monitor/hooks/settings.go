@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,15 +82,53 @@ var GeminiEvents = []string{api.BeforeTool}
 // google_web_search...) run without asking, and without the hook.
 const GeminiMatcher = "^(run_shell_command|write_file|replace|web_fetch|activate_skill|mcp_.+)$"
 
+// CopilotEvents are the events system3's hooks take from GitHub Copilot
+// CLI (1.0.102), by the names its settings give them: its
+// permissionRequest, run before its permission dialog, which the approval
+// policy answers (DecisionReply); and its agentStop, a turn's natural
+// end, the push signal Claude Code's Stop is. Its dialogs are read from
+// the screen, with the prompt an answer checks: its notification
+// (permission_prompt) announces one too, but a wake raised from it before
+// the screen shows the dialog would have no prompt to answer, and a
+// second one would follow. Copilot reads them from its settings.json as
+// flat entries (copilotEntry), not matcher groups.
+var CopilotEvents = []string{api.CopilotPermissionRequest, "agentStop"}
+
+// copilotEntry is one of GitHub Copilot CLI's hook entries: a shell
+// command and its timeout in seconds.
+type copilotEntry struct {
+	Type       string `json:"type"`
+	Bash       string `json:"bash"`
+	TimeoutSec int    `json:"timeoutSec,omitempty"`
+}
+
+// CopilotCommand is the command a Copilot hook entry runs for event:
+// cmd naming the event, which Copilot's agentStop payload does not.
+func CopilotCommand(cmd, event string) string { return cmd + " --event " + event }
+
+// ourEntry is what system3 adds to a settings file's hooks for event: a
+// matcher group, or for Copilot's events a flat entry.
+func ourEntry(event, cmd string) any {
+	if !slices.Contains(CopilotEvents, event) {
+		return ourGroup(event, cmd)
+	}
+	timeout := HookTimeout
+	if event == api.CopilotPermissionRequest {
+		timeout = PermissionTimeout
+	}
+	return copilotEntry{Type: "command", Bash: CopilotCommand(cmd, event), TimeoutSec: timeout}
+}
+
 // SettingsFor is Settings for the given events only: for Codex's
-// hooks.json, CodexEvents; for Gemini's settings.json, GeminiEvents.
+// hooks.json, CodexEvents; for Gemini's settings.json, GeminiEvents; for
+// Copilot's settings.json, CopilotEvents.
 func SettingsFor(cmd string, events []string) ([]byte, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return nil, errors.New("the hook command is empty; pass the command that runs `system3 hook`")
 	}
-	hooks := make(map[string][]group, len(events))
+	hooks := make(map[string][]any, len(events))
 	for _, e := range events {
-		hooks[e] = []group{ourGroup(e, cmd)}
+		hooks[e] = []any{ourEntry(e, cmd)}
 	}
 	return marshal(map[string]any{"hooks": hooks})
 }

@@ -1,7 +1,8 @@
 // Package copilot is what system3 knows about GitHub Copilot CLI: its
 // rules (rules.yaml), its keys (numbered approvals whose No is a text field
 // Escape leaves, a question tool chosen with the arrow keys, Escape twice
-// to interrupt) and how a session resumes.
+// to interrupt), how a session resumes, and that its hooks report to
+// system3.
 package copilot
 
 import (
@@ -27,6 +28,10 @@ var Spec = agent.Spec{
 		}
 		return []string{"--resume=" + id}
 	},
+	// With system3's hooks installed in its settings (system3 hooks
+	// install --agent copilot), its agentStop (the end of a turn) is
+	// weighed against its screen.
+	Hooks: true,
 }
 
 // keys: approvals and the folder-trust dialog take the option's digit; the
