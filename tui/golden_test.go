@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -105,7 +106,7 @@ func TestGolden(t *testing.T) {
 		},
 		{
 			name:  "spawn",
-			parts: facade.Parts{Orchestrators: &fakeLifecycle{}},
+			parts: facade.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("s"), text: "auth", wait: []string{"spawn an orchestrator", "auth"}},
@@ -115,7 +116,7 @@ func TestGolden(t *testing.T) {
 		},
 		{
 			name:  "stop",
-			parts: facade.Parts{Orchestrators: &fakeLifecycle{}},
+			parts: facade.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("j"), wait: []string{"3. No, and tell"}},

@@ -2,11 +2,9 @@ package tui
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,22 +14,12 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
-// fakeLearn is a learning store with a fixed summary.
-type fakeLearn struct {
-	facade.Learner // only Summary is used
-	sum            api.LearnSummary
-	err            error
-	reads          atomic.Int32
-}
-
-func (f *fakeLearn) Summary(ctx context.Context, n int) (api.LearnSummary, error) {
-	f.reads.Add(1)
-	return f.sum, f.err
-}
-
-func fixtureLearn() *fakeLearn {
+// fixtureLearn is a learning store of two domains' capabilities,
+// patterns and outcomes.
+func fixtureLearn() *facadetest.Learner {
 	crit := func(n int) []api.Criterion {
 		out := make([]api.Criterion, 5)
 		for i := range n {
@@ -39,7 +27,8 @@ func fixtureLearn() *fakeLearn {
 		}
 		return out
 	}
-	return &fakeLearn{sum: api.LearnSummary{
+	l := &facadetest.Learner{}
+	l.SetSummary(api.LearnSummary{
 		Capabilities: []api.Capability{
 			{Domain: "auth", Attempts: 3, Successes: 2, Confidence: 0.6, Evidence: "2 successful initiatives out of 3"},
 			{Domain: "database", Attempts: 1, Successes: 0, Partials: 1, Confidence: 0.33, Evidence: "0 successful initiatives out of 1 (1 partial)"},
@@ -56,15 +45,16 @@ func fixtureLearn() *fakeLearn {
 			{ID: 2, At: now.Add(-2 * time.Hour), Initiative: "add OAuth refresh", Outcome: "failure", Domain: "auth", Criteria: crit(1)},
 			{ID: 1, At: now.Add(-26 * time.Hour), Initiative: "add OAuth login to the API", Outcome: "success", Domain: "auth", Validated: true, Criteria: crit(5)},
 		},
-	}}
+	})
+	return l
 }
 
 func TestLearnPanelKeys(t *testing.T) {
 	src := fixtureLearn()
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: src}, Options{}, 100, 30)
 	h.press("L")
-	if !h.m.learn.open || src.reads.Load() != 1 {
-		t.Fatalf("L: open %v, reads %d", h.m.learn.open, src.reads.Load())
+	if !h.m.learn.open || src.Calls("learnings") != 1 {
+		t.Fatalf("L: open %v, reads %d", h.m.learn.open, src.Calls("learnings"))
 	}
 	v := h.m.View()
 	for _, want := range []string{"Learnings · as of 12:00:00", "auth      0.60 ██████░░░░  2 successful initiatives out of 3",
@@ -76,8 +66,8 @@ func TestLearnPanelKeys(t *testing.T) {
 	}
 	// Session keys do nothing under the panel; r reads again; j/k scroll.
 	h.press("i", "x", "r")
-	if h.m.input != inputNone || len(h.calls()) != 0 || src.reads.Load() != 2 {
-		t.Fatalf("input %v, calls %+v, reads %d", h.m.input, h.calls(), src.reads.Load())
+	if h.m.input != inputNone || len(h.calls()) != 0 || src.Calls("learnings") != 2 {
+		t.Fatalf("input %v, calls %+v, reads %d", h.m.input, h.calls(), src.Calls("learnings"))
 	}
 	h.send(tea.WindowSizeMsg{Width: 100, Height: 12})
 	h.press("j", "j")
@@ -98,7 +88,7 @@ func TestLearnPanelKeys(t *testing.T) {
 	}
 
 	// A store that cannot be read says so.
-	src.err = errors.New("database is locked")
+	src.Fail("learnings", errors.New("database is locked"))
 	h.press("L")
 	if v := h.m.View(); !strings.Contains(v, "cannot read the learning store: database is locked") {
 		t.Fatalf("error not shown:\n%s", v)
@@ -113,7 +103,7 @@ func TestLearnPanelKeys(t *testing.T) {
 }
 
 func TestLearnPanelEmpty(t *testing.T) {
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: &fakeLearn{}}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: &facadetest.Learner{}}, Options{}, 100, 30)
 	h.press("L")
 	if v := h.m.View(); !strings.Contains(v, "Nothing learnt yet.") || !strings.Contains(v, "system3 outcome report") {
 		t.Fatalf("empty panel:\n%s", v)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -24,19 +24,6 @@ func raiseReminder(t *testing.T, svc *monitortest.Service) api.Wake {
 		Evidence:        api.Evidence{Source: "coach", Rule: "pattern.test_error_loop", Lines: []string{"Error loop on the same test: 2 of 3 within 15m"}},
 		SuggestedAction: "codex looks stuck in a loop; send it the reminder.",
 		Reminder:        &api.Reminder{Alert: 42, Pattern: "test_error_loop", Intervention: "isolate-root-cause", Text: reminderText, Preventive: true}})
-}
-
-type sentRecorder struct {
-	mu  sync.Mutex
-	ids []int64
-	err error
-}
-
-func (r *sentRecorder) sent(_ context.Context, id int64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ids = append(r.ids, id)
-	return r.err
 }
 
 func TestRemindKey(t *testing.T) {
@@ -71,8 +58,9 @@ func TestRemindKey(t *testing.T) {
 			svc := newFixtureService(t)
 			raiseFixtureWakes(t, svc)
 			raiseReminder(t, svc)
-			rec := &sentRecorder{err: tt.sentErr}
-			parts := facade.Parts{Coach: markSender{rec: rec}}
+			co := &facadetest.Coach{}
+			co.Fail("mark_sent", tt.sentErr)
+			parts := facade.Parts{Coach: co}
 			if tt.noRecord {
 				parts.Coach = nil
 			}
@@ -84,8 +72,12 @@ func TestRemindKey(t *testing.T) {
 			if got := h.calls(); !slices.EqualFunc(got, tt.calls, callEqual) {
 				t.Errorf("calls:\n got %+v\nwant %+v", got, tt.calls)
 			}
-			if !slices.Equal(rec.ids, tt.sent) {
-				t.Errorf("recorded %v, want %v", rec.ids, tt.sent)
+			var sent []int64
+			for _, m := range co.Marks() {
+				sent = append(sent, m.ID)
+			}
+			if !slices.Equal(sent, tt.sent) {
+				t.Errorf("recorded %v, want %v", sent, tt.sent)
 			}
 			if !strings.Contains(h.statusText(), tt.status) {
 				t.Errorf("status %q does not contain %q", h.statusText(), tt.status)
@@ -122,16 +114,6 @@ func TestReminderShown(t *testing.T) {
 	if len(h.calls()) != 0 || !strings.Contains(h.statusText(), "no reminder for api:1.0") {
 		t.Fatalf("calls %+v, status %q", h.calls(), h.statusText())
 	}
-}
-
-// markSender is a coach that only records what is marked sent.
-type markSender struct {
-	facade.Coacher // only MarkSent is used
-	rec            *sentRecorder
-}
-
-func (m markSender) MarkSent(ctx context.Context, id int64, _ string) (api.CoachAlert, error) {
-	return api.CoachAlert{ID: id}, m.rec.sent(ctx, id)
 }
 
 // A reminder typed by the daemon but not recorded there comes back over

@@ -1,85 +1,18 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
-// fakeLifecycle records spawn and stop requests, reports two spawn
-// steps and answers with err or a result.
-type fakeLifecycle struct {
-	mu    sync.Mutex
-	reqs  []api.SpawnRequest
-	stops []api.StopRequest
-	err   error
-	// stopRes is what Stop answers (with err).
-	stopRes api.StopResult
-	// links are the links Linked was told of.
-	links []api.LinkRequest
-}
-
-func (f *fakeLifecycle) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
-	f.mu.Lock()
-	f.reqs = append(f.reqs, req)
-	err := f.err
-	f.mu.Unlock()
-	req.Progress(api.StepWorktree, "creating worktree")
-	req.Progress(api.StepReady, "waiting for claude")
-	if err != nil {
-		return api.SpawnResult{}, err
-	}
-	return api.SpawnResult{Status: "spawned", Session: api.OrchestratorSession(req.Initiative), Worktree: "/repo/trees/" + req.Initiative,
-		TaskList: api.DefaultTaskList(req.Initiative), AutoTrusted: true}, nil
-}
-
-func (f *fakeLifecycle) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stops = append(f.stops, req)
-	if _, ok := ctx.Deadline(); !ok {
-		return api.StopResult{}, errors.New("stop without a deadline")
-	}
-	return f.stopRes, f.err
-}
-
-// AgentNames are the built-in agents, as a configuration without agents:
-// gives them.
-func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
-
-func (f *fakeLifecycle) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.links = append(f.links, req)
-}
-
-func (f *fakeLifecycle) linked() []api.LinkRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.links)
-}
-
-func (f *fakeLifecycle) stopRequests() []api.StopRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]api.StopRequest(nil), f.stops...)
-}
-
-func (f *fakeLifecycle) requests() []api.SpawnRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]api.SpawnRequest(nil), f.reqs...)
-}
-
 func TestSpawnForm(t *testing.T) {
-	lc := &fakeLifecycle{}
+	lc := &facadetest.Orchestrators{}
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.press("s")
 	if h.m.input != inputForm || !strings.Contains(h.m.View(), "spawn an orchestrator") {
@@ -87,7 +20,7 @@ func TestSpawnForm(t *testing.T) {
 	}
 	// enter with required fields empty names the first one and sends nothing.
 	h.press("enter")
-	if len(lc.requests()) != 0 || !strings.Contains(h.m.View(), "initiative is required") {
+	if len(lc.Spawns()) != 0 || !strings.Contains(h.m.View(), "initiative is required") {
 		t.Fatalf("an incomplete form was submitted:\n%s", h.m.View())
 	}
 	h.typeText("auth")
@@ -99,7 +32,7 @@ func TestSpawnForm(t *testing.T) {
 	h.typeText("Keep it small.")
 	h.press("shift+tab", "down") // back and forth
 	h.press("enter")
-	reqs := lc.requests()
+	reqs := lc.Spawns()
 	if len(reqs) != 1 {
 		t.Fatalf("spawns = %+v", reqs)
 	}
@@ -115,7 +48,7 @@ func TestSpawnForm(t *testing.T) {
 	}
 
 	// A failure shows the lifecycle's message.
-	lc.err = &api.SpawnError{Initiative: "db", Step: api.StepReady, Err: errors.New("claude was not ready"), CleanedUp: []string{"killed tmux session orch-db"}}
+	lc.Fail("spawn", &api.SpawnError{Initiative: "db", Step: api.StepReady, Err: errors.New("claude was not ready"), CleanedUp: []string{"killed tmux session orch-db"}})
 	h.press("s")
 	h.typeText("db")
 	h.press("tab")
@@ -134,15 +67,15 @@ func TestSpawnForm(t *testing.T) {
 	h.press("tab", "tab", "tab")
 	h.typeText("sh")
 	h.press("enter")
-	if len(lc.requests()) != 2 || !strings.Contains(h.m.View(), "agent sh is not configured; name one of: aider, claude, codex, gemini") {
-		t.Fatalf("spawns %d; an unconfigured agent was not refused:\n%s", len(lc.requests()), h.m.View())
+	if len(lc.Spawns()) != 2 || !strings.Contains(h.m.View(), "agent sh is not configured; name one of: aider, claude, codex, gemini") {
+		t.Fatalf("spawns %d; an unconfigured agent was not refused:\n%s", len(lc.Spawns()), h.m.View())
 	}
 	h.press("esc")
 
 	// esc closes without spawning.
 	h.press("s", "esc")
-	if h.m.input != inputNone || len(lc.requests()) != 2 {
-		t.Fatalf("esc: input %v, spawns %d", h.m.input, len(lc.requests()))
+	if h.m.input != inputNone || len(lc.Spawns()) != 2 {
+		t.Fatalf("esc: input %v, spawns %d", h.m.input, len(lc.Spawns()))
 	}
 }
 
@@ -168,7 +101,7 @@ func TestSpawnWithoutLifecycle(t *testing.T) {
 
 func TestLinkKey(t *testing.T) {
 	svc := newFixtureService(t)
-	lc := &fakeLifecycle{}
+	lc := &facadetest.Orchestrators{}
 	h := newPartsHarness(t, svc, facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	sel, _ := h.m.table.Selected()
@@ -190,7 +123,7 @@ func TestLinkKey(t *testing.T) {
 		t.Fatalf("status = %q", s)
 	}
 	// The link takes the one path: the orchestrator records follow it.
-	if l := lc.linked(); len(l) != 1 || l[0].TaskList != "PRD-API" || l[0].Target != calls[0].Target {
+	if l := lc.Links(); len(l) != 1 || l[0].TaskList != "PRD-API" || l[0].Target != calls[0].Target {
 		t.Fatalf("lifecycle told of %+v", l)
 	}
 	// A bad id is refused by the service, and said so.
@@ -200,26 +133,26 @@ func TestLinkKey(t *testing.T) {
 	if s := h.statusText(); !strings.Contains(s, "✖ could not link") || !strings.Contains(s, "not a task list id") {
 		t.Fatalf("status = %q", s)
 	}
-	if l := lc.linked(); len(l) != 1 {
+	if l := lc.Links(); len(l) != 1 {
 		t.Fatalf("a refused link reached the records: %+v", l)
 	}
 }
 
 func TestStopKey(t *testing.T) {
-	lc := &fakeLifecycle{stopRes: api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true,
-		Worktree: "/repo/trees/auth", Branch: "auth"}}
+	lc := &facadetest.Orchestrators{}
+	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"})
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.press("S")
 	if v := h.m.View(); h.m.input != inputForm || !strings.Contains(v, "stop orchestrator auth") || !strings.Contains(v, "remove worktree? (y/N)") {
 		t.Fatalf("S did not open the stop confirmation:\n%s", v)
 	}
-	if len(lc.stopRequests()) != 0 {
+	if len(lc.Stops()) != 0 {
 		t.Fatal("S stopped before the confirmation")
 	}
 	// enter with the answer empty keeps the worktree.
 	h.press("enter")
-	stops := lc.stopRequests()
+	stops := lc.Stops()
 	if want := (api.StopRequest{Name: "orch-auth", Origin: "tui"}); len(stops) != 1 || stops[0] != want {
 		t.Fatalf("stops = %+v, want %+v", stops, want)
 	}
@@ -231,12 +164,12 @@ func TestStopKey(t *testing.T) {
 	}
 
 	// y removes the worktree.
-	lc.stopRes = api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth", Removed: true, Branch: "auth"}
+	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth", Removed: true, Branch: "auth"})
 	h.selectPane("%2") // another pane of the same session: the same orchestrator
 	h.press("S")
 	h.typeText("y")
 	h.press("enter")
-	stops = lc.stopRequests()
+	stops = lc.Stops()
 	if want := (api.StopRequest{Name: "orch-auth", RemoveWorktree: true, Origin: "tui"}); len(stops) != 2 || stops[1] != want {
 		t.Fatalf("stops = %+v, want %+v last", stops, want)
 	}
@@ -248,30 +181,31 @@ func TestStopKey(t *testing.T) {
 	h.press("S")
 	h.typeText("maybe")
 	h.press("enter")
-	if v := h.m.View(); h.m.input != inputForm || len(lc.stopRequests()) != 2 || !strings.Contains(v, "answer y or n") {
-		t.Fatalf("a bad answer: input %v, stops %d:\n%s", h.m.input, len(lc.stopRequests()), v)
+	if v := h.m.View(); h.m.input != inputForm || len(lc.Stops()) != 2 || !strings.Contains(v, "answer y or n") {
+		t.Fatalf("a bad answer: input %v, stops %d:\n%s", h.m.input, len(lc.Stops()), v)
 	}
 	// esc cancels.
 	h.press("esc")
-	if h.m.input != inputNone || len(lc.stopRequests()) != 2 {
-		t.Fatalf("esc: input %v, stops %d", h.m.input, len(lc.stopRequests()))
+	if h.m.input != inputNone || len(lc.Stops()) != 2 {
+		t.Fatalf("esc: input %v, stops %d", h.m.input, len(lc.Stops()))
 	}
 
 	// A failure says so; stopped-but-worktree-kept says both.
-	lc.stopRes, lc.err = api.StopResult{}, fmt.Errorf("%w: no tmux session orch-auth; run `system3 status` to list sessions", api.ErrOrchestratorNotFound)
+	lc.SetStop(api.StopResult{})
+	lc.Fail("stop", fmt.Errorf("%w: no tmux session orch-auth; run `system3 status` to list sessions", api.ErrOrchestratorNotFound))
 	h.press("S", "enter")
 	if s, want := h.statusText(), "✖ could not stop orch-auth: no such orchestrator: no tmux session orch-auth; run `system3 status` to list sessions"; s != want {
 		t.Fatalf("status = %q, want %q", s, want)
 	}
-	lc.stopRes = api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth"}
-	lc.err = errors.New("the session is stopped, but worktree /repo/trees/auth has uncommitted changes, so it was kept")
+	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth", Worktree: "/repo/trees/auth"})
+	lc.Fail("stop", errors.New("the session is stopped, but worktree /repo/trees/auth has uncommitted changes, so it was kept"))
 	h.press("S")
 	h.typeText("yes")
 	h.press("enter")
 	if s := h.statusText(); !strings.HasPrefix(s, "✖ stopped orch-auth, but: the session is stopped, but worktree /repo/trees/auth has uncommitted changes") {
 		t.Fatalf("status = %q", s)
 	}
-	if n := len(lc.stopRequests()); n != 4 {
+	if n := len(lc.Stops()); n != 4 {
 		t.Fatalf("stops = %d, want 4", n)
 	}
 }
@@ -279,7 +213,7 @@ func TestStopKey(t *testing.T) {
 func TestStopKeyRefuses(t *testing.T) {
 	// A session not named orch-* is not stopped: stop kills the whole
 	// tmux session, and a bare name would mean orch-NAME first.
-	lc := &fakeLifecycle{}
+	lc := &facadetest.Orchestrators{}
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	h.press("S")
@@ -287,8 +221,8 @@ func TestStopKeyRefuses(t *testing.T) {
 		!strings.Contains(s, "api is not one: x interrupts its agent") {
 		t.Fatalf("input %v, status %q", h.m.input, s)
 	}
-	if len(lc.stopRequests()) != 0 {
-		t.Fatalf("stops = %+v", lc.stopRequests())
+	if len(lc.Stops()) != 0 {
+		t.Fatalf("stops = %+v", lc.Stops())
 	}
 
 	// Without a lifecycle the key says the dashboard cannot stop.
@@ -301,7 +235,7 @@ func TestStopKeyRefuses(t *testing.T) {
 }
 
 func TestStopKeyOneAtATime(t *testing.T) {
-	lc := &fakeLifecycle{}
+	lc := &facadetest.Orchestrators{}
 	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.m.stopping = "orch-db" // a stop still under way
