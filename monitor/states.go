@@ -20,10 +20,13 @@ import (
 // timer, and the idle and error clocks, go on instead of starting again.
 const StatesFile = "states.json"
 
-// The monitors write the record when a state changes (at the next tick) and
-// at least every statesEvery, and when they stop; a record older than
-// carryWithin says nothing of what happened since, and is not carried on.
+// The monitors write the record when a state changes, at most every
+// statesGap (a fleet of streaming agents changes state many times a
+// second, and the record only carries when each state began), at least
+// every statesEvery, and when they stop; a record older than carryWithin
+// says nothing of what happened since, and is not carried on.
 const (
+	statesGap   = time.Second
 	statesEvery = 10 * time.Second
 	carryWithin = time.Minute
 )
@@ -126,11 +129,19 @@ func carrySinceLocked(st *paneState) {
 	}
 }
 
-// saveStates writes the record when it changed, or when the last one is
-// statesEvery old (so a record says the monitors were running). A failure
-// is logged once per change: the record is a convenience.
+// saveStates writes the record when it changed and the last one is
+// statesGap old, or when the last one is statesEvery old (so a record says
+// the monitors were running). A failure is logged once per change: the
+// record is a convenience.
 func (s *Supervisor) saveStates(now time.Time) {
-	if s.cfg.StatesPath == "" {
+	s.saveStatesAt(now, statesGap)
+}
+
+// saveStatesAt is saveStates with the least time between two records
+// (0 when the monitors stop: the last record is written whatever the
+// time).
+func (s *Supervisor) saveStatesAt(now time.Time, gap time.Duration) {
+	if s.cfg.StatesPath == "" || (!s.states.savedAt.IsZero() && now.Sub(s.states.savedAt) < gap) {
 		return
 	}
 	s.mu.Lock()

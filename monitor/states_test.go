@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,5 +99,50 @@ func TestStatesFileDamaged(t *testing.T) {
 	h2.step()
 	if s := h2.session("%1"); s.Since.Equal(h.clock.Now()) {
 		t.Fatalf("the rewritten record was not read: since %s", s.Since)
+	}
+}
+
+// TestStatesAreWrittenAtMostEveryGap: a fleet whose states change many
+// times a second writes its record at most every statesGap, the changes
+// since the last record in the next one; the record the monitors write as
+// they stop holds the last states whatever the time.
+func TestStatesAreWrittenAtMostEveryGap(t *testing.T) {
+	path := filepath.Join(testkit.StateDir(t), StatesFile)
+	h := newHarness(t, func(c *Config) { c.StatesPath = path })
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	h.sup.saveStates(h.clock.Now())
+	recorded := func() api.State {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc statesDoc
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Panes["%1"].State
+	}
+	if got := recorded(); got != api.Idle {
+		t.Fatalf("first record: %%1 %s, want idle", got)
+	}
+	h.clock.Add(statesGap / 4)
+	h.tm.show(t, "%1", "claude", "claude/working_tool_running.txt")
+	h.step()
+	h.sup.saveStates(h.clock.Now())
+	if got := recorded(); got != api.Idle {
+		t.Fatalf("a change %s after the last record was written at once: %%1 %s", statesGap/4, got)
+	}
+	h.clock.Add(statesGap)
+	h.sup.saveStates(h.clock.Now())
+	if got := recorded(); got != api.Working {
+		t.Fatalf("after the gap: %%1 %s, want working", got)
+	}
+	h.tm.show(t, "%1", "claude", "claude/idle.txt")
+	h.step()
+	h.sup.saveStatesAt(h.clock.Now(), 0)
+	if got := recorded(); got != api.Idle {
+		t.Fatalf("as the monitors stop: %%1 %s, want idle", got)
 	}
 }

@@ -458,10 +458,10 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	// need the scan the events since then ask for.
 	var listed []tmux.Pane
 	need := scanNone
-	// The record of states is written at each tick when it changed, and
-	// as the monitors stop, so monitors that start right after carry on
-	// from it.
-	defer func() { s.saveStates(s.cfg.Clock()) }()
+	// The record of states is written at a tick when it changed (at most
+	// every statesGap), and as the monitors stop, so monitors that start
+	// right after carry on from it.
+	defer func() { s.saveStatesAt(s.cfg.Clock(), 0) }()
 	for {
 		select {
 		case <-ctx.Done():
