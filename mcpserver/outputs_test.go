@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
 // outputChecks caches each client's compiled output schemas, and counts
@@ -104,8 +105,9 @@ func outputSchemaOf(t *testing.T, c *client.Client, tool string) *jsonschema.Sch
 func TestOutputSchemas(t *testing.T) {
 	f := fixture(t)
 	raise(t, f, "%1", "orch-auth", "awaiting_input")
-	lc := &fakeFinisher{fakeLifecycle: fakeLifecycle{stopR: api.StopResult{Status: "stopped", Session: "orch-db"}},
-		finishR: api.FinishResult{Name: "db", Branch: "db", Base: "main", Steps: []string{"diff"}}}
+	lc := &facadetest.Orchestrators{}
+	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-db"})
+	lc.SetFinish(api.FinishResult{Name: "db", Branch: "db", Base: "main", Steps: []string{"diff"}})
 	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f), Orchestrators: lc})
 	for _, d := range s.AllTools() {
 		if d.Tool.OutputSchema.Type != "object" || len(d.Tool.OutputSchema.Properties) == 0 {

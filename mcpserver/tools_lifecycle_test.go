@@ -14,57 +14,9 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
-
-// fakeLifecycle records requests and answers with canned results.
-type fakeLifecycle struct {
-	mu     sync.Mutex
-	spawns []api.SpawnRequest
-	stops  []api.StopRequest
-	err    error
-	stopR  api.StopResult
-	delay  time.Duration
-	links  []api.LinkRequest
-}
-
-func (f *fakeLifecycle) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.links = append(f.links, req)
-}
-
-func (f *fakeLifecycle) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
-	f.mu.Lock()
-	f.spawns = append(f.spawns, req)
-	err, delay := f.err, f.delay
-	f.mu.Unlock()
-	for _, step := range []string{api.StepCheck, api.StepWorktree, api.StepReady} {
-		if req.Progress != nil {
-			req.Progress(step, "doing "+step)
-		}
-		select {
-		case <-ctx.Done():
-			return api.SpawnResult{}, ctx.Err()
-		case <-time.After(delay):
-		}
-	}
-	if err != nil {
-		return api.SpawnResult{}, err
-	}
-	return api.SpawnResult{Status: "spawned", Initiative: req.Initiative, Session: api.OrchestratorSession(req.Initiative), Pane: "%9",
-		Worktree: "/repo/trees/" + req.Initiative, Branch: req.Initiative, TaskList: api.DefaultTaskList(req.Initiative), Agent: "claude",
-		Wisdom: []api.WisdomItem{}, WisdomNote: "none configured", Prompt: "Goal: " + req.Goal, PromptVerified: true}, nil
-}
-
-func (f *fakeLifecycle) AgentNames() []string { return []string{"aider", "claude", "codex", "gemini"} }
-
-func (f *fakeLifecycle) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stops = append(f.stops, req)
-	return f.stopR, f.err
-}
 
 func TestLifecycleTools(t *testing.T) {
 	spawnErr := &api.SpawnError{Initiative: "auth", Step: api.StepCheck, Err: fmt.Errorf("%w: branch auth exists", api.ErrOrchestratorExists)}
@@ -72,19 +24,19 @@ func TestLifecycleTools(t *testing.T) {
 		name    string
 		opts    Options
 		noLife  bool
-		lc      *fakeLifecycle
+		script  func(lc *facadetest.Orchestrators)
 		tool    string
 		args    map[string]any
 		wantErr string
-		check   func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any)
+		check   func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any)
 	}{
 		{name: "spawn", tool: "spawn_orchestrator", args: map[string]any{"initiative": "auth", "goal": "Add login", "repo": "/repo", "base": "main", "context": "OAuth", "no_auto_trust": true},
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
 				if out["status"] != "spawned" || out["session"] != "orch-auth" || out["task_list"] != "PRD-AUTH" || out["wisdom_note"] != "none configured" ||
 					!strings.Contains(out["next"].(string), "wait_for_wake") {
 					t.Errorf("out = %v", out)
 				}
-				r := lc.spawns[0]
+				r := lc.Spawns()[0]
 				if r.Initiative != "auth" || r.Goal != "Add login" || r.Repo != "/repo" || r.Base != "main" || r.Context != "OAuth" || !r.NoAutoTrust || r.Origin != "mcp:lc-test" {
 					t.Errorf("request = %+v", r)
 				}
@@ -93,31 +45,39 @@ func TestLifecycleTools(t *testing.T) {
 		{name: "spawn blank goal", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "  "}, wantErr: "goal is empty"},
 		{name: "spawn command line refused", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "rm -rf /"}, wantErr: "aider, claude, codex, gemini"},
 		{name: "spawn a configured agent", tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g", "agent": "codex"},
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
-				if r := lc.spawns[0]; r.Agent != "codex" || r.Command != "" {
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
+				if r := lc.Spawns()[0]; r.Agent != "codex" || r.Command != "" {
 					t.Errorf("request = %+v", r)
 				}
 			}},
-		{name: "spawn fails", tool: "spawn_orchestrator", lc: &fakeLifecycle{err: spawnErr}, args: map[string]any{"initiative": "auth", "goal": "g"},
+		{name: "spawn fails", tool: "spawn_orchestrator", script: func(lc *facadetest.Orchestrators) { lc.Fail("spawn", spawnErr) }, args: map[string]any{"initiative": "auth", "goal": "g"},
 			wantErr: `failed at step "check repository": already exists: branch auth exists; pick another initiative name`},
 		{name: "spawn without lifecycle", noLife: true, tool: "spawn_orchestrator", args: map[string]any{"initiative": "a", "goal": "g"}, wantErr: "cannot start or stop"},
 		{name: "stop", tool: "stop_orchestrator", args: map[string]any{"name": "auth"},
-			lc: &fakeLifecycle{stopR: api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"}},
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+			script: func(lc *facadetest.Orchestrators) {
+				lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"})
+			},
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
 				if out["status"] != "stopped" || out["interrupted"] != true || out["worktree_removed"] != false {
 					t.Errorf("out = %v", out)
 				}
-				if r := lc.stops[0]; r.Name != "auth" || r.RemoveWorktree || r.Origin != "mcp:lc-test" {
+				if r := lc.Stops()[0]; r.Name != "auth" || r.RemoveWorktree || r.Origin != "mcp:lc-test" {
 					t.Errorf("request = %+v", r)
 				}
 			}},
-		{name: "stop unknown", tool: "stop_orchestrator", args: map[string]any{"name": "nope"}, lc: &fakeLifecycle{err: fmt.Errorf("%w: no tmux session orch-nope", api.ErrOrchestratorNotFound)},
+		{name: "stop unknown", tool: "stop_orchestrator", args: map[string]any{"name": "nope"},
+			script: func(lc *facadetest.Orchestrators) {
+				lc.Fail("stop", fmt.Errorf("%w: no tmux session orch-nope", api.ErrOrchestratorNotFound))
+			},
 			wantErr: "call list_sessions"},
 		{name: "stop keeps a dirty worktree", tool: "stop_orchestrator", args: map[string]any{"name": "auth", "remove_worktree": true},
-			lc:      &fakeLifecycle{stopR: api.StopResult{Status: "stopped", Session: "orch-auth"}, err: errors.New("worktree has uncommitted changes")},
+			script: func(lc *facadetest.Orchestrators) {
+				lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth"})
+				lc.Fail("stop", errors.New("worktree has uncommitted changes"))
+			},
 			wantErr: "stopped orch-auth, but: worktree has uncommitted changes"},
 		{name: "link", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "PRD-DB"},
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
 				if out["task_list"] != "PRD-DB" || out["pane"] != "%2" {
 					t.Errorf("out = %v", out)
 				}
@@ -125,38 +85,38 @@ func TestLifecycleTools(t *testing.T) {
 				if len(c) != 1 || c[0].Method != "link" || c[0].TaskList != "PRD-DB" || c[0].Origin != "mcp:lc-test" {
 					t.Errorf("calls = %+v", c)
 				}
-				if len(lc.links) != 1 || lc.links[0].TaskList != "PRD-DB" || lc.links[0].Target.Session != "orch-db" {
-					t.Errorf("lifecycle told of %+v", lc.links)
+				if l := lc.Links(); len(l) != 1 || l[0].TaskList != "PRD-DB" || l[0].Target.Session != "orch-db" {
+					t.Errorf("lifecycle told of %+v", l)
 				}
 			}},
 		{name: "unlink", tool: "link_task_list", args: map[string]any{"session": "orch-auth", "task_list": ""},
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
 				if out["tasks"] != "link removed" {
 					t.Errorf("out = %v", out)
 				}
-				if len(lc.links) != 1 || lc.links[0].TaskList != "" {
-					t.Errorf("lifecycle told of %+v", lc.links)
+				if l := lc.Links(); len(l) != 1 || l[0].TaskList != "" {
+					t.Errorf("lifecycle told of %+v", l)
 				}
 			}},
 		{name: "link bad id", tool: "link_task_list", args: map[string]any{"session": "orch-db", "task_list": "../etc"}, wantErr: "not a task list id"},
 		{name: "link no target", tool: "link_task_list", args: map[string]any{"task_list": "X"}, wantErr: "name the session"},
 		{name: "link unknown session", tool: "link_task_list", args: map[string]any{"session": "nope", "task_list": "X"}, wantErr: "list_sessions",
-			check: func(t *testing.T, f *monitortest.Service, lc *fakeLifecycle, out map[string]any) {
-				if len(lc.links) != 0 {
-					t.Errorf("a failed link reached the records: %+v", lc.links)
+			check: func(t *testing.T, f *monitortest.Service, lc *facadetest.Orchestrators, out map[string]any) {
+				if l := lc.Links(); len(l) != 0 {
+					t.Errorf("a failed link reached the records: %+v", l)
 				}
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := fixture(t)
-			lc := tt.lc
-			if lc == nil {
-				lc = &fakeLifecycle{}
+			lc := &facadetest.Orchestrators{}
+			if tt.script != nil {
+				tt.script(lc)
 			}
 			var parts facade.Parts
 			if !tt.noLife {
-				parts.Orchestrators = lc
+				parts.Orchestrators = lc.Plain()
 			}
 			c := inProcess(t, newServer(t, f, tt.opts, parts), "lc-test")
 			res, out := call(t, c, tt.tool, tt.args)
@@ -189,7 +149,8 @@ func TestLifecycleTools(t *testing.T) {
 // step of a spawn before the result.
 func TestSpawnReportsProgress(t *testing.T) {
 	f := fixture(t)
-	lc := &fakeLifecycle{delay: 30 * time.Millisecond}
+	lc := &facadetest.Orchestrators{}
+	lc.SetSteps(30*time.Millisecond, facadetest.SpawnSteps...)
 	c := inProcess(t, newServer(t, f, Options{ProgressEvery: 10 * time.Millisecond}, facade.Parts{Orchestrators: lc}), "progress-test")
 	var mu sync.Mutex
 	var msgs []string
