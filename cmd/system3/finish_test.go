@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/lifecycle"
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 )
@@ -43,7 +43,7 @@ func TestFinishCLI(t *testing.T) {
 		t.Fatal("worktree removed although unmerged")
 	}
 	code, out, errOut = invoke(t, env, append(base, "finish", "feat", "--repo", repo, "--merge", "ff", "--remove", "--json")...)
-	var res lifecycle.FinishResult
+	var res api.FinishResult
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("finish --merge ff --remove: %d\n%s\n%s", code, out, errOut)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/lifecycle"
 )
 
 func newRestoreCmd(a *app) *cobra.Command {
@@ -42,7 +41,7 @@ server come back. See docs/lifecycle.md.`,
 				return err
 			}
 			defer a.Release(m.Close)
-			req := lifecycle.RestoreRequest{Names: args, All: all, Origin: actionOrigin}
+			req := api.RestoreRequest{Names: args, All: all, Origin: actionOrigin}
 			if !asJSON {
 				req.Progress = func(name, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
 			}
@@ -81,7 +80,7 @@ server come back. See docs/lifecycle.md.`,
 }
 
 func newFinishCmd(a *app) *cobra.Command {
-	var req lifecycle.FinishRequest
+	var req api.FinishRequest
 	var asJSON, statOnly bool
 	cmd := &cobra.Command{
 		Use:   "finish NAME [--merge ff|merge | --pr] [--remove] [--force]",

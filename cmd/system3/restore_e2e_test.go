@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
@@ -31,7 +32,7 @@ import (
 // by the program's file name.
 func TestRestoreRealClaudeCode(t *testing.T) {
 	const goal = "Build the yak-shaver feature"
-	api := claudetest.NewFakeAPI(t,
+	fakeAPI := claudetest.NewFakeAPI(t,
 		claudetest.Rule{Contains: "yak-shaver", Steps: []claudetest.Step{
 			{Tool: claudetest.TaskCreate("Shave the yak", "Shave it", "Shaving the yak")},
 			{Text: "Planned the yak shaving."},
@@ -58,7 +59,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		"command": []string{wrapper, "--permission-mode", "default"},
 		"env": map[string]string{
 			"HOME":                          home,
-			"ANTHROPIC_BASE_URL":            api.URL,
+			"ANTHROPIC_BASE_URL":            fakeAPI.URL,
 			"ANTHROPIC_API_KEY":             claudetest.FakeKey,
 			"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -103,7 +104,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		deadline := time.Now().Add(d)
 		for !ok() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %s\nprompts %q\nscreen:\n%s\nlog:\n%s", what, d, api.MainPrompts(), screen(pane), readLog(state))
+				t.Fatalf("%s: not within %s\nprompts %q\nscreen:\n%s\nlog:\n%s", what, d, fakeAPI.MainPrompts(), screen(pane), readLog(state))
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -113,7 +114,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn: %v\nstdout %s\nstderr %s\nlog:\n%s", err, out, errOut, readLog(state))
 	}
-	var res lifecycle.SpawnResult
+	var res api.SpawnResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("spawn output is not JSON: %v\n%s", err, out)
 	}
@@ -147,18 +148,18 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 		_, err := c.ListPanes(ctx)
 		return err != nil
 	})
-	requestsBefore := len(api.Requests())
+	requestsBefore := len(fakeAPI.Requests())
 
 	out, errOut, err = system3("restore", "--all", "--json")
 	if err != nil {
 		t.Fatalf("restore: %v\nstdout %s\nstderr %s\nlog:\n%s", err, out, errOut, readLog(state))
 	}
-	var rr lifecycle.RestoreResult
+	var rr api.RestoreResult
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Orchestrators) != 1 {
 		t.Fatalf("restore output: %v\n%s", err, out)
 	}
 	o := rr.Orchestrators[0]
-	if o.Status != lifecycle.Restored || o.Session != "orch-yak" || o.AgentSessionID != rec.AgentSessionID || len(o.Command) == 0 || o.Command[0] != wrapper {
+	if o.Status != api.RestoreRestored || o.Session != "orch-yak" || o.AgentSessionID != rec.AgentSessionID || len(o.Command) == 0 || o.Command[0] != wrapper {
 		t.Fatalf("restore = %+v", o)
 	}
 	// Claude Code runs again in the worktree, resuming the conversation.
@@ -186,7 +187,7 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	}
 	var resumed claudetest.Request
 	waitFor("a request after the restore", 60*time.Second, o.Pane, func() bool {
-		for _, r := range api.Requests()[requestsBefore:] {
+		for _, r := range fakeAPI.Requests()[requestsBefore:] {
 			if r.Kind == claudetest.KindMain && strings.Contains(r.Prompt, "after-restore-marker") {
 				resumed = r
 				return true

@@ -11,7 +11,6 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/agents"
 )
 
@@ -33,7 +32,7 @@ func (a *app) printJSON(v any) error {
 }
 
 func newSpawnCmd(a *app) *cobra.Command {
-	var req lifecycle.SpawnRequest
+	var req api.SpawnRequest
 	var asJSON bool
 	var agent, host, origin string
 	cmd := &cobra.Command{
@@ -106,7 +105,7 @@ docs/lifecycle.md.`,
 				req.Progress = func(step, msg string) { fmt.Fprintf(a.Stderr, "system3: %s\n", msg) }
 			}
 			res, err := m.Spawn(cmd.Context(), req)
-			var serr *lifecycle.Error
+			var serr *api.SpawnError
 			if asJSON && errors.As(err, &serr) {
 				// Scripts get the failure as a document too; the exit
 				// status and stderr still say it failed.
@@ -154,7 +153,7 @@ docs/lifecycle.md.`,
 }
 
 func newStopCmd(a *app) *cobra.Command {
-	var req lifecycle.StopRequest
+	var req api.StopRequest
 	var asJSON bool
 	var origin string
 	cmd := &cobra.Command{

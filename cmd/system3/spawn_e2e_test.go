@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
@@ -32,7 +33,7 @@ import (
 // session and keeps the worktree.
 func TestSpawnRealClaudeCode(t *testing.T) {
 	const goal = "Build the zebra-login feature"
-	api := claudetest.NewFakeAPI(t, claudetest.Rule{Contains: "zebra-login", Steps: []claudetest.Step{
+	fakeAPI := claudetest.NewFakeAPI(t, claudetest.Rule{Contains: "zebra-login", Steps: []claudetest.Step{
 		{Tool: claudetest.TaskCreate("Design the zebra login", "Sketch the login flow", "Designing the zebra login")},
 		{Text: "Planned the zebra login."},
 	}})
@@ -51,7 +52,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 		"command": []string{filepath.Join(binDir, "claude")},
 		"env": map[string]string{
 			"HOME":                          home,
-			"ANTHROPIC_BASE_URL":            api.URL,
+			"ANTHROPIC_BASE_URL":            fakeAPI.URL,
 			"ANTHROPIC_API_KEY":             claudetest.FakeKey,
 			"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -95,7 +96,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spawn: %v\nstdout %s\nstderr %s\nlog:\n%s", err, out, errOut, readLog(state))
 	}
-	var res lifecycle.SpawnResult
+	var res api.SpawnResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("spawn output is not JSON: %v\n%s", err, out)
 	}
@@ -147,7 +148,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 	for {
 		_, ferr := os.Stat(taskFile)
 		prompted := false
-		for _, pr := range api.MainPrompts() {
+		for _, pr := range fakeAPI.MainPrompts() {
 			if strings.Contains(pr, goal) && strings.Contains(pr, "Keep it small.") && strings.Contains(pr, lesson) {
 				prompted = true
 			}
@@ -157,7 +158,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			screen, _ := c.Capture(ctx, res.Pane, tmux.CaptureOptions{})
-			t.Fatalf("prompted %v, task file %v; prompts %q\nscreen:\n%s", prompted, ferr, api.MainPrompts(), screen)
+			t.Fatalf("prompted %v, task file %v; prompts %q\nscreen:\n%s", prompted, ferr, fakeAPI.MainPrompts(), screen)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

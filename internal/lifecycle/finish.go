@@ -14,12 +14,6 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 )
 
-// Merge modes of finish.
-const (
-	MergeFastForward = api.MergeFastForward
-	MergeCommit      = api.MergeCommit
-)
-
 // Outcome is how a finished initiative ended, for the learning store.
 type Outcome struct {
 	Initiative string
@@ -29,19 +23,10 @@ type Outcome struct {
 	Summary string
 }
 
-// FinishRequest asks to finish an orchestrator's work.
-type FinishRequest = api.FinishRequest
-
-// FinishResult is what Finish found and did.
-type FinishResult = api.FinishResult
-
-// ErrConflict: the merge would conflict; nothing was changed.
-var ErrConflict = api.ErrMergeConflict
-
 // Finish shows an orchestrator's diff against its base branch and, as
 // asked, merges it, opens a pull request, and removes the worktree and
 // branch, recording the outcome in the learning store.
-func (m *Manager) Finish(ctx context.Context, req FinishRequest) (FinishResult, error) {
+func (m *Manager) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
 	res, err := m.finish(ctx, req)
 	e := audit.Entry{Origin: req.Origin, Action: "finish", Target: res.Session, Sent: err == nil, Result: strings.Join(res.Steps, "; ")}
 	if err != nil {
@@ -51,8 +36,8 @@ func (m *Manager) Finish(ctx context.Context, req FinishRequest) (FinishResult, 
 	return res, err
 }
 
-func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, error) {
-	res := FinishResult{Steps: []string{}}
+func (m *Manager) finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
+	res := api.FinishResult{Steps: []string{}}
 	progress := func(step, msg string) {
 		m.cfg.Logger.Info("finish", "initiative", res.Name, "step", step, "msg", msg)
 		if req.Progress != nil {
@@ -103,12 +88,12 @@ func (m *Manager) finish(ctx context.Context, req FinishRequest) (FinishResult, 
 // checkFinish refuses a request that asks for what cannot be done, and
 // asks the policy about one that changes something: showing the diff
 // changes nothing; the rest is judged like a stop.
-func (m *Manager) checkFinish(ctx context.Context, req FinishRequest, session string) error {
-	if req.Merge != "" && req.Merge != MergeFastForward && req.Merge != MergeCommit {
-		return fmt.Errorf("%w: merge %q: use ff (fast-forward only) or merge (a merge commit)", ErrInvalid, req.Merge)
+func (m *Manager) checkFinish(ctx context.Context, req api.FinishRequest, session string) error {
+	if req.Merge != "" && req.Merge != api.MergeFastForward && req.Merge != api.MergeCommit {
+		return fmt.Errorf("%w: merge %q: use ff (fast-forward only) or merge (a merge commit)", api.ErrOrchestratorInvalid, req.Merge)
 	}
 	if req.Merge != "" && req.PR {
-		return fmt.Errorf("%w: merge or open a pull request, not both", ErrInvalid)
+		return fmt.Errorf("%w: merge or open a pull request, not both", api.ErrOrchestratorInvalid)
 	}
 	if req.Merge != "" || req.PR || req.Remove {
 		if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "finish", Session: session, Origin: req.Origin}); err != nil {
@@ -121,7 +106,7 @@ func (m *Manager) checkFinish(ctx context.Context, req FinishRequest, session st
 // finishDiff fills in the branch's diff against its base, its commits and
 // the worktree's uncommitted changes, and returns the diff stat's summary
 // line ("no changes" when there is none) for the outcome.
-func (m *Manager) finishDiff(ctx context.Context, main git, res *FinishResult) (string, error) {
+func (m *Manager) finishDiff(ctx context.Context, main git, res *api.FinishResult) (string, error) {
 	wt := git{bin: m.cfg.Git, dir: res.Worktree, timeout: m.cfg.GitTimeout}
 	haveTree := dirExists(res.Worktree)
 	rng := res.Base + "..." + res.Branch
@@ -150,7 +135,7 @@ func (m *Manager) finishDiff(ctx context.Context, main git, res *FinishResult) (
 
 // finished records the outcome of a finish that went through: a merge or
 // a pull request is a success, a removal without either a failure.
-func (m *Manager) finished(ctx context.Context, req FinishRequest, res *FinishResult, statLine string) {
+func (m *Manager) finished(ctx context.Context, req api.FinishRequest, res *api.FinishResult, statLine string) {
 	switch {
 	case res.Merged != "":
 		m.outcome(ctx, res, "success", fmt.Sprintf("finish %s: merged %s into %s (%s); diff: %s", res.Name, res.Branch, res.Base, res.Merged, statLine))
@@ -163,10 +148,10 @@ func (m *Manager) finished(ctx context.Context, req FinishRequest, res *FinishRe
 
 // locate fills in where the orchestrator is: from its record, else from
 // the repository and the name.
-func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResult) error {
+func (m *Manager) locate(ctx context.Context, req api.FinishRequest, res *api.FinishResult) error {
 	name := strings.TrimSpace(req.Name)
 	if name == "" {
-		return fmt.Errorf("%w: name the orchestrator to finish, like auth", ErrInvalid)
+		return fmt.Errorf("%w: name the orchestrator to finish, like auth", api.ErrOrchestratorInvalid)
 	}
 	if m.cfg.Records != nil {
 		if rec, ok, _ := m.cfg.Records.Get(name); ok && rec.Repo != "" && rec.Branch != "" {
@@ -174,9 +159,9 @@ func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResu
 		}
 	}
 	if res.Name == "" {
-		initiative := strings.TrimPrefix(name, SessionPrefix)
+		initiative := strings.TrimPrefix(name, api.OrchestratorPrefix)
 		if why := api.ValidInitiative(initiative); why != "" {
-			return fmt.Errorf("%w: %s", ErrInvalid, why)
+			return fmt.Errorf("%w: %s", api.ErrOrchestratorInvalid, why)
 		}
 		top, err := m.repoRoot(ctx, req.Repo)
 		if err != nil {
@@ -197,19 +182,19 @@ func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResu
 	if res.Base == "" || res.Base == "HEAD" {
 		b, err := main.run(ctx, "symbolic-ref", "--short", "-q", "HEAD")
 		if err != nil || b == "" {
-			return fmt.Errorf("%w: the main checkout %s is on no branch; pass --base with the branch to finish into", ErrInvalid, res.Repo)
+			return fmt.Errorf("%w: the main checkout %s is on no branch; pass --base with the branch to finish into", api.ErrOrchestratorInvalid, res.Repo)
 		}
 		res.Base = b
 	}
 	if ok, err := main.ok(ctx, "show-ref", "--verify", "--quiet", "refs/heads/"+res.Branch); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("%w: branch %s does not exist in %s; pass --repo with the repository it was spawned in", ErrNotFound, res.Branch, res.Repo)
+		return fmt.Errorf("%w: branch %s does not exist in %s; pass --repo with the repository it was spawned in", api.ErrOrchestratorNotFound, res.Branch, res.Repo)
 	}
 	if ok, err := main.ok(ctx, "rev-parse", "--verify", "--quiet", res.Base+"^{commit}"); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("%w: base %s is not a commit in %s; pass --base", ErrInvalid, res.Base, res.Repo)
+		return fmt.Errorf("%w: base %s is not a commit in %s; pass --base", api.ErrOrchestratorInvalid, res.Base, res.Repo)
 	}
 	return nil
 }
@@ -217,7 +202,7 @@ func (m *Manager) locate(ctx context.Context, req FinishRequest, res *FinishResu
 // merge merges the branch into the base in the main checkout, which must
 // have the base checked out and no changes. A merge that conflicts is
 // aborted, leaving the checkout as it was.
-func (m *Manager) merge(ctx context.Context, main git, mode string, res *FinishResult) error {
+func (m *Manager) merge(ctx context.Context, main git, mode string, res *api.FinishResult) error {
 	if res.Uncommitted != "" {
 		return fmt.Errorf("worktree %s has uncommitted changes a merge would leave out; commit them in the worktree (or ask the agent to), then finish again", res.Worktree)
 	}
@@ -231,20 +216,20 @@ func (m *Manager) merge(ctx context.Context, main git, mode string, res *FinishR
 		return fmt.Errorf("the main checkout %s has uncommitted changes; commit or stash them, then finish again", res.Repo)
 	}
 	args := []string{"merge", "--ff-only", res.Branch}
-	if mode == MergeCommit {
+	if mode == api.MergeCommit {
 		args = []string{"merge", "--no-ff", "--no-edit", "-m", fmt.Sprintf("Merge branch '%s' (system3 finish %s)", res.Branch, res.Name), res.Branch}
 	}
 	if _, err := main.run(ctx, args...); err != nil {
 		conflicts, _ := main.run(ctx, "diff", "--name-only", "--diff-filter=U")
 		if _, aerr := main.run(context.WithoutCancel(ctx), "merge", "--abort"); aerr != nil && conflicts != "" {
-			return fmt.Errorf("%w: merging %s into %s conflicts in %s, and git merge --abort failed (%v): run git merge --abort in %s", ErrConflict, res.Branch, res.Base, strings.ReplaceAll(conflicts, "\n", ", "), aerr, res.Repo)
+			return fmt.Errorf("%w: merging %s into %s conflicts in %s, and git merge --abort failed (%v): run git merge --abort in %s", api.ErrMergeConflict, res.Branch, res.Base, strings.ReplaceAll(conflicts, "\n", ", "), aerr, res.Repo)
 		}
 		if conflicts != "" {
 			return fmt.Errorf("%w: merging %s into %s conflicts in %s; the merge was aborted and %s is unchanged: rebase %s on %s in the worktree (or ask the agent to), then finish again",
-				ErrConflict, res.Branch, res.Base, strings.ReplaceAll(conflicts, "\n", ", "), res.Repo, res.Branch, res.Base)
+				api.ErrMergeConflict, res.Branch, res.Base, strings.ReplaceAll(conflicts, "\n", ", "), res.Repo, res.Branch, res.Base)
 		}
-		if mode == MergeFastForward {
-			return fmt.Errorf("%w: %s cannot be fast-forwarded to %s (the branches have diverged; %v); finish with --merge merge for a merge commit, or rebase the branch", ErrConflict, res.Base, res.Branch, err)
+		if mode == api.MergeFastForward {
+			return fmt.Errorf("%w: %s cannot be fast-forwarded to %s (the branches have diverged; %v); finish with --merge merge for a merge commit, or rebase the branch", api.ErrMergeConflict, res.Base, res.Branch, err)
 		}
 		return fmt.Errorf("merge %s into %s: %w", res.Branch, res.Base, err)
 	}
@@ -256,7 +241,7 @@ func (m *Manager) merge(ctx context.Context, main git, mode string, res *FinishR
 
 // pullRequest pushes the branch to origin and opens a pull request with
 // gh, which must be installed and logged in.
-func (m *Manager) pullRequest(ctx context.Context, main git, req FinishRequest, res *FinishResult, stat string) error {
+func (m *Manager) pullRequest(ctx context.Context, main git, req api.FinishRequest, res *api.FinishResult, stat string) error {
 	gh, err := exec.LookPath(m.cfg.Gh)
 	if err != nil {
 		return fmt.Errorf("the GitHub CLI (%s) is not installed; install it (https://cli.github.com) or push %s and open the pull request by hand", m.cfg.Gh, res.Branch)
@@ -309,7 +294,7 @@ func (m *Manager) runGh(ctx context.Context, gh, dir string, args ...string) (st
 // remove stops the session, removes the worktree and deletes the branch:
 // only once the branch is merged into the base or pushed as it is, unless
 // forced.
-func (m *Manager) remove(ctx context.Context, main git, req FinishRequest, res *FinishResult) error {
+func (m *Manager) remove(ctx context.Context, main git, req api.FinishRequest, res *api.FinishResult) error {
 	merged, err := main.ok(ctx, "merge-base", "--is-ancestor", res.Branch, res.Base)
 	if err != nil {
 		return err
@@ -327,7 +312,7 @@ func (m *Manager) remove(ctx context.Context, main git, req FinishRequest, res *
 		return fmt.Errorf("worktree %s has uncommitted changes, so nothing was removed; commit them, or pass --force to lose them", res.Worktree)
 	}
 	if ok, _ := m.cfg.Tmux.HasSession(ctx, res.Session); ok {
-		if _, err := m.Stop(ctx, StopRequest{Name: res.Session, Origin: req.Origin}); err != nil {
+		if _, err := m.Stop(ctx, api.StopRequest{Name: res.Session, Origin: req.Origin}); err != nil {
 			return fmt.Errorf("stop %s before removing its worktree: %w", res.Session, err)
 		}
 		res.Stopped = true
@@ -363,7 +348,7 @@ func (m *Manager) remove(ctx context.Context, main git, req FinishRequest, res *
 }
 
 // outcome records how the initiative ended; a failing store is logged.
-func (m *Manager) outcome(ctx context.Context, res *FinishResult, result, summary string) {
+func (m *Manager) outcome(ctx context.Context, res *api.FinishResult, result, summary string) {
 	if m.cfg.Outcome == nil {
 		return
 	}

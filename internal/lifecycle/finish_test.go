@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // finishWorld spawns orchestrator name on fakes in a real repository and
@@ -20,7 +22,7 @@ func finishSetup(t *testing.T, name, file, text string) (*Manager, *world, strin
 		c.Records = OpenRecords(filepath.Join(t.TempDir(), RecordsFile))
 		c.Outcome = func(ctx context.Context, o Outcome) error { outcomes = append(outcomes, o); return nil }
 	})
-	if _, err := m.Spawn(context.Background(), SpawnRequest{Initiative: name, Goal: "work", Repo: repo, Origin: "cli"}); err != nil {
+	if _, err := m.Spawn(context.Background(), api.SpawnRequest{Initiative: name, Goal: "work", Repo: repo, Origin: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	commitIn(t, filepath.Join(repo, "trees", name), file, text)
@@ -41,7 +43,7 @@ func TestFinishDiffMergeFastForwardAndRemove(t *testing.T) {
 	ctx := context.Background()
 	wt := filepath.Join(repo, "trees", "auth")
 	// Shown only: nothing changes.
-	res, err := m.Finish(ctx, FinishRequest{Name: "auth", Origin: "cli"})
+	res, err := m.Finish(ctx, api.FinishRequest{Name: "auth", Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +52,13 @@ func TestFinishDiffMergeFastForwardAndRemove(t *testing.T) {
 		t.Fatalf("finish (diff) = %+v", res)
 	}
 	// Removing what is not merged is refused.
-	if _, err := m.Finish(ctx, FinishRequest{Name: "auth", Remove: true}); err == nil || !strings.Contains(err.Error(), "neither merged") {
+	if _, err := m.Finish(ctx, api.FinishRequest{Name: "auth", Remove: true}); err == nil || !strings.Contains(err.Error(), "neither merged") {
 		t.Fatalf("remove unmerged: %v", err)
 	}
 	if _, err := os.Stat(wt); err != nil {
 		t.Fatal("worktree removed although unmerged")
 	}
-	res, err = m.Finish(ctx, FinishRequest{Name: "auth", Merge: MergeFastForward, Remove: true, Origin: "cli"})
+	res, err = m.Finish(ctx, api.FinishRequest{Name: "auth", Merge: api.MergeFastForward, Remove: true, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +91,12 @@ func TestFinishMergeConflictIsRefusedAndRepoLeftClean(t *testing.T) {
 	head := runGit(t, repo, "rev-parse", "HEAD")
 	ctx := context.Background()
 	// Fast-forward is impossible: diverged.
-	_, err := m.Finish(ctx, FinishRequest{Name: "docs", Merge: MergeFastForward})
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "fast-forward") {
+	_, err := m.Finish(ctx, api.FinishRequest{Name: "docs", Merge: api.MergeFastForward})
+	if !errors.Is(err, api.ErrMergeConflict) || !strings.Contains(err.Error(), "fast-forward") {
 		t.Fatalf("ff: %v", err)
 	}
-	_, err = m.Finish(ctx, FinishRequest{Name: "docs", Merge: MergeCommit, Remove: true})
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "conflicts in README") || !strings.Contains(err.Error(), "aborted") {
+	_, err = m.Finish(ctx, api.FinishRequest{Name: "docs", Merge: api.MergeCommit, Remove: true})
+	if !errors.Is(err, api.ErrMergeConflict) || !strings.Contains(err.Error(), "conflicts in README") || !strings.Contains(err.Error(), "aborted") {
 		t.Fatalf("merge: %v", err)
 	}
 	if st := runGit(t, repo, "status", "--porcelain"); st != "" {
@@ -115,7 +117,7 @@ func TestFinishMergeConflictIsRefusedAndRepoLeftClean(t *testing.T) {
 	// A merge commit when there is no conflict.
 	m2, _, repo2, _ := finishSetup(t, "api", "api.go", "package api\n")
 	commitIn(t, repo2, "other.txt", "main moved on\n")
-	res, err := m2.Finish(ctx, FinishRequest{Name: "api", Merge: MergeCommit})
+	res, err := m2.Finish(ctx, api.FinishRequest{Name: "api", Merge: api.MergeCommit})
 	if err != nil || res.Merged != "merge" {
 		t.Fatalf("merge commit: %+v %v", res, err)
 	}
@@ -139,7 +141,7 @@ func TestFinishPullRequestWithGh(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx := context.Background()
-	res, err := m.Finish(ctx, FinishRequest{Name: "ui", PR: true, Title: "UI work", Remove: true})
+	res, err := m.Finish(ctx, api.FinishRequest{Name: "ui", PR: true, Title: "UI work", Remove: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestFinishPullRequestWithGh(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/sh\necho 'You are not logged into any GitHub hosts' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m2.Finish(ctx, FinishRequest{Name: "ux", PR: true}); err == nil || !strings.Contains(err.Error(), "gh auth login") {
+	if _, err := m2.Finish(ctx, api.FinishRequest{Name: "ux", PR: true}); err == nil || !strings.Contains(err.Error(), "gh auth login") {
 		t.Fatalf("logged out gh: %v", err)
 	}
 }

@@ -30,9 +30,6 @@ const TreesDir = "trees"
 // origin whose spawn may run a command line instead of a named agent.
 const OperatorCLI = "cli"
 
-// SessionPrefix starts the tmux session name of every orchestrator.
-const SessionPrefix = api.OrchestratorPrefix
-
 // Defaults of Config.
 const (
 	DefaultReadyTimeout = 45 * time.Second
@@ -79,9 +76,6 @@ func DefaultAgents() map[string]Agent {
 	return out
 }
 
-// WisdomItem is one learning offered to a new orchestrator.
-type WisdomItem = api.WisdomItem
-
 // Config configures a Manager.
 type Config struct {
 	Service Service
@@ -100,7 +94,7 @@ type Config struct {
 	HookToken func(session string) (string, error)
 	// Wisdom returns the learnings relevant to a goal. Nil: none
 	// configured.
-	Wisdom func(ctx context.Context, goal string) ([]WisdomItem, error)
+	Wisdom func(ctx context.Context, goal string) ([]api.WisdomItem, error)
 	// Injected records which learnings went into an initiative's first
 	// prompt. Nil: not recorded.
 	Injected func(ctx context.Context, initiative string, ids []int64) error
@@ -139,8 +133,8 @@ type Config struct {
 // MCP server and the CLI ask of a lifecycle. *Manager is one; a process
 // that reaches other hosts routes each request to its host's Manager.
 type Orchestrators interface {
-	Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, error)
-	Stop(ctx context.Context, req StopRequest) (StopResult, error)
+	Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error)
+	Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error)
 	// AgentNames are the agents the configuration names, sorted: the only
 	// ones a spawn starts.
 	AgentNames() []string
@@ -156,8 +150,8 @@ var _ Orchestrators = (*Manager)(nil)
 // the MCP server ask of an Orchestrators that can (*Manager can; a process
 // reaching other hosts may not).
 type Finisher interface {
-	Restore(ctx context.Context, req RestoreRequest) (RestoreResult, error)
-	Finish(ctx context.Context, req FinishRequest) (FinishResult, error)
+	Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error)
+	Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error)
 }
 
 var _ Finisher = (*Manager)(nil)
@@ -217,30 +211,6 @@ func (m *Manager) AgentNames() []string {
 	return names
 }
 
-// Errors a caller can tell apart with errors.Is: the vocabulary's.
-var (
-	ErrInvalid      = api.ErrOrchestratorInvalid
-	ErrExists       = api.ErrOrchestratorExists
-	ErrDirty        = api.ErrOrchestratorDirty
-	ErrNotFound     = api.ErrOrchestratorNotFound
-	ErrUnknownAgent = api.ErrUnknownAgent
-)
-
-// Steps of a spawn, as progress and errors name them: the vocabulary's.
-const (
-	StepValidate = api.StepValidate
-	StepCheck    = api.StepCheck
-	StepWorktree = api.StepWorktree
-	StepSession  = api.StepSession
-	StepLink     = api.StepLink
-	StepReady    = api.StepReady
-	StepTrust    = api.StepTrust
-	StepPrompt   = api.StepPrompt
-)
-
-// Error is a failed spawn: the step that failed and what was undone.
-type Error = api.SpawnError
-
 // audit writes an entry for a spawn or stop; a failing audit log is
 // logged, never a reason to fail.
 func (m *Manager) audit(ctx context.Context, e audit.Entry) {
@@ -271,11 +241,11 @@ func (m *Manager) repoRoot(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: repository %s is not a directory; pass --repo with a git checkout", ErrInvalid, abs)
+		return "", fmt.Errorf("%w: repository %s is not a directory; pass --repo with a git checkout", api.ErrOrchestratorInvalid, abs)
 	}
 	top, err := git{bin: m.cfg.Git, dir: abs, timeout: m.cfg.GitTimeout}.run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return "", fmt.Errorf("%w: %s is not inside a git repository (%v); pass --repo with a git checkout", ErrInvalid, abs, err)
+		return "", fmt.Errorf("%w: %s is not inside a git repository (%v); pass --repo with a git checkout", api.ErrOrchestratorInvalid, abs, err)
 	}
 	return top, nil
 }

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
 // wisdom asks the learning store for what fits the goal.
 func (sp *spawn) wisdom(ctx context.Context) {
 	r := &sp.res
-	r.Wisdom = []WisdomItem{}
+	r.Wisdom = []api.WisdomItem{}
 	if sp.m.cfg.Wisdom == nil {
 		r.WisdomNote = "none configured"
 		return
@@ -39,7 +40,7 @@ const WisdomPreamble = "Notes that other sessions reported to system3's learning
 // are made text and quoted with every quote and backslash in them escaped,
 // so nothing in a learning can end its quote, start a line of its own, or
 // reach the pane as a control byte (which would also fail the spawn).
-func wisdomLine(w WisdomItem) string {
+func wisdomLine(w api.WisdomItem) string {
 	quote := func(s string) string {
 		return strconv.Quote(tmux.VisibleText(strings.Join(strings.Fields(s), " ")))
 	}
@@ -63,7 +64,7 @@ func wisdomLine(w WisdomItem) string {
 
 // Prompt is the first prompt of an orchestrator: its goal, context, what
 // earlier work taught, and (taskList not empty) where to plan its tasks.
-func Prompt(goal, context, taskList string, wisdom []WisdomItem) string {
+func Prompt(goal, context, taskList string, wisdom []api.WisdomItem) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n", strings.TrimSpace(goal))
 	if c := strings.TrimSpace(context); c != "" {

@@ -89,9 +89,9 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 	})
 	switch {
 	case trustErr != nil:
-		return StepTrust, trustErr
+		return api.StepTrust, trustErr
 	case err != nil:
-		return StepReady, err
+		return api.StepReady, err
 	}
 	if _, ok := known(s.Agent); ok {
 		sp.identified = s.Agent
@@ -101,7 +101,7 @@ func (sp *spawn) waitReady(ctx context.Context) (string, error) {
 		if s.Evidence.Source == "process" && len(s.Evidence.Lines) > 0 {
 			how = s.Evidence.Lines[0] // "the pane's process exited with status 1"
 		}
-		return StepReady, sp.exitedBeforeReady(ctx, how)
+		return api.StepReady, sp.exitedBeforeReady(ctx, how)
 	}
 	return "", nil
 }
@@ -174,7 +174,7 @@ func (sp *spawn) lastOutput(ctx context.Context) (status, output string) {
 // would quit the agent). A key pressed while the dialog is still drawing
 // can be lost, so it looks again before each press.
 func (sp *spawn) trust(ctx context.Context, s api.Session) error {
-	sp.progress(StepTrust, fmt.Sprintf("answering the folder-trust dialog for %s (the worktree system3 just created)", sp.res.Worktree))
+	sp.progress(api.StepTrust, fmt.Sprintf("answering the folder-trust dialog for %s (the worktree system3 just created)", sp.res.Worktree))
 	yes := -1
 	for i, o := range s.Options {
 		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(o)), "yes") {

@@ -85,10 +85,6 @@ func OpenRecords(path string) *Records { return &Records{path: path} }
 // Path is the file the records are kept in.
 func (r *Records) Path() string { return r.path }
 
-// ErrRecordsDamaged: the records file could not be read; it was moved
-// aside and the records start empty.
-var ErrRecordsDamaged = api.ErrRecordsDamaged
-
 // List returns every record, by name.
 func (r *Records) List() ([]Record, error) {
 	var out []Record
@@ -161,12 +157,12 @@ func (r *Records) load() ([]Record, error) {
 	}
 	bad := fmt.Sprintf("%s.bad-%s", r.path, time.Now().UTC().Format("20060102T150405.000000000"))
 	if rerr := os.Rename(r.path, bad); rerr != nil {
-		return nil, fmt.Errorf("%w: %s: %v, and it could not be moved aside (%v); fix or remove it", ErrRecordsDamaged, r.path, err, rerr)
+		return nil, fmt.Errorf("%w: %s: %v, and it could not be moved aside (%v); fix or remove it", api.ErrRecordsDamaged, r.path, err, rerr)
 	}
 	if r.Moved != nil {
 		r.Moved(bad, err)
 	}
-	return nil, fmt.Errorf("%w: %s: %v; it was moved to %s and the records start empty (restore it from there by hand)", ErrRecordsDamaged, r.path, err, bad)
+	return nil, fmt.Errorf("%w: %s: %v; it was moved to %s and the records start empty (restore it from there by hand)", api.ErrRecordsDamaged, r.path, err, bad)
 }
 
 func validateRecords(doc recordsDoc) error {

@@ -100,7 +100,7 @@ func (m *Manager) Adopt(ctx context.Context, session, taskList string) (Record, 
 	if s.Pane == "" {
 		return Record{}, fmt.Errorf("session %s runs no %s agent system3 can resume", session, agents.Resumable())
 	}
-	name := strings.TrimPrefix(session, SessionPrefix)
+	name := strings.TrimPrefix(session, api.OrchestratorPrefix)
 	rec := Record{Name: name, Session: session, Agent: s.Agent, Command: []string{s.Agent}, Identified: s.Agent, Worktree: s.Path, TaskList: taskList,
 		Created: time.Now().UTC(), AgentSessionID: s.AgentSessionID, Transcript: s.Transcript, State: RecordRunning, Adopted: true}
 	if old, ok, _ := m.cfg.Records.Get(name); ok && !old.Adopted {
@@ -131,38 +131,18 @@ func ResumeArgs(agent, id string) []string {
 	return s.Resume(id)
 }
 
-// RestoreRequest asks to bring back orchestrators whose tmux sessions are
-// gone.
-type RestoreRequest = api.RestoreRequest
-
-// Restore outcomes.
-const (
-	Restored = api.RestoreRestored
-	Skipped  = api.RestoreSkipped
-	Failed   = api.RestoreFailed
-)
-
-// RestoreOutcome is what restore did for one orchestrator.
-type RestoreOutcome = api.RestoreOutcome
-
-// RestoreResult is what Restore did, per orchestrator, by name.
-type RestoreResult = api.RestoreResult
-
-// ErrNoRecords: nothing to restore from.
-var ErrNoRecords = api.ErrNoRecords
-
 // Restore recreates the named orchestrators (or, with All, every one not
 // stopped on purpose) whose tmux session is gone: a new session in the
 // worktree running the agent with its resume, the task list linked again.
 // One whose session exists is skipped; restores never overlap, across
 // processes too, so nothing is restored twice.
-func (m *Manager) Restore(ctx context.Context, req RestoreRequest) (RestoreResult, error) {
-	res := RestoreResult{Orchestrators: []RestoreOutcome{}}
+func (m *Manager) Restore(ctx context.Context, req api.RestoreRequest) (api.RestoreResult, error) {
+	res := api.RestoreResult{Orchestrators: []api.RestoreOutcome{}}
 	if m.cfg.Records == nil {
-		return res, ErrNoRecords
+		return res, api.ErrNoRecords
 	}
 	if len(req.Names) == 0 && !req.All {
-		return res, fmt.Errorf("%w: name the orchestrators to restore, or ask for all", ErrInvalid)
+		return res, fmt.Errorf("%w: name the orchestrators to restore, or ask for all", api.ErrOrchestratorInvalid)
 	}
 	unlock, err := m.restoreLock()
 	if err != nil {
@@ -171,7 +151,7 @@ func (m *Manager) Restore(ctx context.Context, req RestoreRequest) (RestoreResul
 	defer unlock()
 	recs, err := m.cfg.Records.List()
 	if err != nil {
-		if !errors.Is(err, ErrRecordsDamaged) {
+		if !errors.Is(err, api.ErrRecordsDamaged) {
 			return res, err
 		}
 		res.Problem = err.Error()
@@ -201,16 +181,16 @@ func (m *Manager) Restore(ctx context.Context, req RestoreRequest) (RestoreResul
 	for _, it := range todo {
 		rec := it.rec
 		if it.fail != "" {
-			res.Orchestrators = append(res.Orchestrators, RestoreOutcome{Name: rec.Name, Status: Failed, Reason: it.fail})
+			res.Orchestrators = append(res.Orchestrators, api.RestoreOutcome{Name: rec.Name, Status: api.RestoreFailed, Reason: it.fail})
 			continue
 		}
 		if req.Progress != nil {
 			req.Progress(rec.Name, fmt.Sprintf("restoring %s in %s", rec.Session, rec.Worktree))
 		}
 		o := m.restoreOne(ctx, rec, req.Origin)
-		e := audit.Entry{Origin: req.Origin, Action: "restore", Target: rec.Session, Pane: o.Pane, Sent: o.Status == Restored,
+		e := audit.Entry{Origin: req.Origin, Action: "restore", Target: rec.Session, Pane: o.Pane, Sent: o.Status == api.RestoreRestored,
 			Result: o.Status + ": " + o.Reason}
-		if o.Status == Failed {
+		if o.Status == api.RestoreFailed {
 			e.Error = o.Reason
 		}
 		m.audit(ctx, e)
@@ -233,17 +213,17 @@ func (m *Manager) restoreLock() (func(), error) {
 	return func() { unlockFile(f); f.Close() }, nil
 }
 
-func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) RestoreOutcome {
-	o := RestoreOutcome{Name: rec.Name, Session: rec.Session, TaskList: rec.TaskList, AgentSessionID: rec.AgentSessionID}
-	fail := func(format string, args ...any) RestoreOutcome {
-		o.Status, o.Reason = Failed, fmt.Sprintf(format, args...)
+func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) api.RestoreOutcome {
+	o := api.RestoreOutcome{Name: rec.Name, Session: rec.Session, TaskList: rec.TaskList, AgentSessionID: rec.AgentSessionID}
+	fail := func(format string, args ...any) api.RestoreOutcome {
+		o.Status, o.Reason = api.RestoreFailed, fmt.Sprintf(format, args...)
 		m.cfg.Logger.Warn("restore failed", "initiative", rec.Name, "why", o.Reason)
 		return o
 	}
 	if ok, err := m.cfg.Tmux.HasSession(ctx, rec.Session); err != nil && !errors.Is(err, tmux.ErrNoServer) {
 		return fail("cannot ask tmux whether %s runs: %v", rec.Session, err)
 	} else if ok {
-		o.Status, o.Reason = Skipped, "already running (tmux session "+rec.Session+" exists)"
+		o.Status, o.Reason = api.RestoreSkipped, "already running (tmux session "+rec.Session+" exists)"
 		return o
 	}
 	if fi, err := os.Stat(rec.Worktree); err != nil || !fi.IsDir() {
@@ -270,15 +250,15 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 		Command: argv, Width: m.cfg.Width, Height: m.cfg.Height, KeepDeadPane: true})
 	if err != nil {
 		if ok, _ := m.cfg.Tmux.HasSession(context.WithoutCancel(ctx), rec.Session); ok {
-			o.Status, o.Reason = Skipped, "already running (another client started "+rec.Session+" just now)"
+			o.Status, o.Reason = api.RestoreSkipped, "already running (another client started "+rec.Session+" just now)"
 			return o
 		}
 		return fail("start tmux session %s: %v", rec.Session, err)
 	}
 	o.Pane = pane
 	// The same waits as spawn: the pane watched, linked, the agent ready.
-	sp := &spawn{m: m, req: SpawnRequest{Initiative: rec.Name, Origin: origin},
-		res: SpawnResult{Session: rec.Session, Pane: pane, Agent: rec.Agent, Worktree: rec.Worktree}}
+	sp := &spawn{m: m, req: api.SpawnRequest{Initiative: rec.Name, Origin: origin},
+		res: api.SpawnResult{Session: rec.Session, Pane: pane, Agent: rec.Agent, Worktree: rec.Worktree}}
 	undo := func() {
 		cctx, cancel := cleanupCtx()
 		defer cancel()
@@ -304,7 +284,7 @@ func (m *Manager) restoreOne(ctx context.Context, rec Record, origin string) Res
 	if err := m.cfg.Tmux.SetRemainOnExit(ctx, pane, false); err != nil {
 		m.cfg.Logger.Warn("restore remain-on-exit", "pane", pane, "err", err)
 	}
-	o.Status, o.Reason = Restored, resumeNote
+	o.Status, o.Reason = api.RestoreRestored, resumeNote
 	if _, err := m.cfg.Records.Modify(rec.Name, func(r *Record) bool {
 		r.State, r.Restored = RecordRunning, time.Now().UTC()
 		if sp.identified != "" {
@@ -420,7 +400,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if wasDown {
 				wasDown = false
 				m.cfg.Logger.Info("the tmux server is back; restoring orchestrators")
-				res, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "auto"})
+				res, err := m.Restore(ctx, api.RestoreRequest{All: true, Origin: "auto"})
 				if err != nil {
 					m.cfg.Logger.Warn("auto-restore", "err", err)
 				}

@@ -57,7 +57,7 @@ func TestRecordsAtomicWriteAndDamagedFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = r.List()
-		if !errors.Is(err, ErrRecordsDamaged) || !strings.Contains(err.Error(), "moved to") {
+		if !errors.Is(err, api.ErrRecordsDamaged) || !strings.Contains(err.Error(), "moved to") {
 			t.Fatalf("List of %q: %v", bad, err)
 		}
 		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -95,7 +95,7 @@ func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
 		c.Agents = map[string]Agent{"claude": {Command: []string{"/opt/bin/claude", "--model", "x"}}}
 	})
 	ctx := context.Background()
-	res, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
+	res, err := m.Spawn(ctx, api.SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
 		t.Fatalf("record = %+v %v %v", rec, ok, err)
 	}
 	// Running: skipped, not started twice.
-	out, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
-	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Skipped {
+	out, err := m.Restore(ctx, api.RestoreRequest{All: true, Origin: "cli"})
+	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != api.RestoreSkipped {
 		t.Fatalf("restore while running = %+v %v", out, err)
 	}
 	// The tmux server died.
@@ -114,8 +114,8 @@ func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
 	w.mu.Lock()
 	n := len(w.opts)
 	w.mu.Unlock()
-	out, err = m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
-	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Restored {
+	out, err = m.Restore(ctx, api.RestoreRequest{All: true, Origin: "cli"})
+	if err != nil || len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != api.RestoreRestored {
 		t.Fatalf("restore = %+v %v", out, err)
 	}
 	opt := w.opts[n]
@@ -128,26 +128,26 @@ func TestSpawnRecordsAndRestoreResumes(t *testing.T) {
 		t.Fatalf("last link = %+v", last)
 	}
 	// Stopped on purpose: --all leaves it; by name brings it back.
-	if _, err := m.Stop(ctx, StopRequest{Name: "auth", Origin: "cli"}); err != nil {
+	if _, err := m.Stop(ctx, api.StopRequest{Name: "auth", Origin: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, _ := recs.Get("auth"); rec.State != RecordStopped {
 		t.Fatalf("record after stop = %+v", rec)
 	}
-	out, _ = m.Restore(ctx, RestoreRequest{All: true})
+	out, _ = m.Restore(ctx, api.RestoreRequest{All: true})
 	if len(out.Orchestrators) != 0 {
 		t.Fatalf("restore --all restored a stopped one: %+v", out)
 	}
-	out, _ = m.Restore(ctx, RestoreRequest{Names: []string{"auth", "nope"}})
-	if len(out.Orchestrators) != 2 || out.Orchestrators[0].Status != Restored || out.Orchestrators[1].Status != Failed ||
+	out, _ = m.Restore(ctx, api.RestoreRequest{Names: []string{"auth", "nope"}})
+	if len(out.Orchestrators) != 2 || out.Orchestrators[0].Status != api.RestoreRestored || out.Orchestrators[1].Status != api.RestoreFailed ||
 		!strings.Contains(out.Orchestrators[1].Reason, "no record") {
 		t.Fatalf("restore by name = %+v", out)
 	}
 	// A gone worktree fails with why.
 	_ = w.KillSession(ctx, "orch-auth")
 	runGit(t, repo, "worktree", "remove", "--force", res.Worktree)
-	out, _ = m.Restore(ctx, RestoreRequest{All: true})
-	if len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != Failed || !strings.Contains(out.Orchestrators[0].Reason, "worktree") {
+	out, _ = m.Restore(ctx, api.RestoreRequest{All: true})
+	if len(out.Orchestrators) != 1 || out.Orchestrators[0].Status != api.RestoreFailed || !strings.Contains(out.Orchestrators[0].Reason, "worktree") {
 		t.Fatalf("restore without worktree = %+v", out)
 	}
 }
@@ -191,7 +191,7 @@ func TestRestoreResumesAWrappedAgent(t *testing.T) {
 				}
 			})
 			ctx := context.Background()
-			if _, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Agent: c.agent, Origin: "cli"}); err != nil {
+			if _, err := m.Spawn(ctx, api.SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Agent: c.agent, Origin: "cli"}); err != nil {
 				t.Fatal(err)
 			}
 			if rec, _, _ := recs.Get("auth"); rec.Agent != c.agent || rec.Identified != "claude" {
@@ -202,12 +202,12 @@ func TestRestoreResumesAWrappedAgent(t *testing.T) {
 				t.Fatalf("first prompt = %+v", inj)
 			}
 			_ = w.KillSession(ctx, "orch-auth")
-			out, err := m.Restore(ctx, RestoreRequest{All: true, Origin: "cli"})
+			out, err := m.Restore(ctx, api.RestoreRequest{All: true, Origin: "cli"})
 			if err != nil || len(out.Orchestrators) != 1 {
 				t.Fatalf("restore = %+v %v", out, err)
 			}
 			o := out.Orchestrators[0]
-			if o.Status != Restored || !slices.Equal(o.Command, c.want) || o.Reason != "resumed conversation sid-w" {
+			if o.Status != api.RestoreRestored || !slices.Equal(o.Command, c.want) || o.Reason != "resumed conversation sid-w" {
 				t.Fatalf("restored %s with %q (%s), want %q", o.Status, o.Command, o.Reason, c.want)
 			}
 			if got := w.opts[len(w.opts)-1].Command; !slices.Equal(got, c.want) {
@@ -265,12 +265,12 @@ func TestRestoreOldRecords(t *testing.T) {
 					"other":  {Command: []string{other}},
 				}
 			})
-			out, err := m.Restore(context.Background(), RestoreRequest{All: true, Origin: "cli"})
+			out, err := m.Restore(context.Background(), api.RestoreRequest{All: true, Origin: "cli"})
 			if err != nil || len(out.Orchestrators) != 1 {
 				t.Fatalf("restore = %+v %v", out, err)
 			}
 			o := out.Orchestrators[0]
-			if o.Status != Restored || !slices.Equal(o.Command, c.want) || !strings.Contains(o.Reason, c.reason) {
+			if o.Status != api.RestoreRestored || !slices.Equal(o.Command, c.want) || !strings.Contains(o.Reason, c.reason) {
 				t.Fatalf("restored %s with %q (%s), want %q (%s)", o.Status, o.Command, o.Reason, c.want, c.reason)
 			}
 			// Restored, it is seen: the record keeps what the monitor
@@ -330,7 +330,7 @@ func TestRunLearnsSessionIDsAndAutoRestores(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	res, err := m.Spawn(ctx, SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
+	res, err := m.Spawn(ctx, api.SpawnRequest{Initiative: "auth", Goal: "Add login", Repo: repo, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}

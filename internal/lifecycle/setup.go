@@ -13,9 +13,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// StepSetup names the set-up of a new worktree in progress and errors.
-const StepSetup = api.StepSetup
-
 // DefaultSetupTimeout bounds the set-up command.
 const DefaultSetupTimeout = 10 * time.Minute
 
@@ -40,7 +37,7 @@ func (sp *spawn) setup(ctx context.Context) error {
 	if len(s.Copy) == 0 && len(s.Link) == 0 && s.Command == "" {
 		return nil
 	}
-	sp.progress(StepSetup, "setting up "+r.Worktree)
+	sp.progress(api.StepSetup, "setting up "+r.Worktree)
 	for _, rel := range s.Copy {
 		if err := copyInto(r.Repo, r.Worktree, rel); err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 func TestSpawnSetsUpTheWorktree(t *testing.T) {
@@ -22,7 +24,7 @@ func TestSpawnSetsUpTheWorktree(t *testing.T) {
 	m := w.manager(t, func(c *Config) {
 		c.Setup = Setup{Copy: []string{".env"}, Link: []string{"cache"}, Command: "echo installing; cat .env > installed", LogDir: logs}
 	})
-	res, err := m.Spawn(context.Background(), SpawnRequest{Initiative: "auth", Goal: "work", Repo: repo, Origin: "cli"})
+	res, err := m.Spawn(context.Background(), api.SpawnRequest{Initiative: "auth", Goal: "work", Repo: repo, Origin: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +46,9 @@ func TestSpawnSetsUpTheWorktree(t *testing.T) {
 	m = w.manager(t, func(c *Config) {
 		c.Setup = Setup{Command: "echo npm ERR! missing lockfile; exit 3", LogDir: logs}
 	})
-	_, err = m.Spawn(context.Background(), SpawnRequest{Initiative: "billing", Goal: "work", Repo: repo, Origin: "cli"})
-	var serr *Error
-	if !errors.As(err, &serr) || serr.Step != StepSetup || !strings.Contains(err.Error(), "missing lockfile") ||
+	_, err = m.Spawn(context.Background(), api.SpawnRequest{Initiative: "billing", Goal: "work", Repo: repo, Origin: "cli"})
+	var serr *api.SpawnError
+	if !errors.As(err, &serr) || serr.Step != api.StepSetup || !strings.Contains(err.Error(), "missing lockfile") ||
 		!strings.Contains(err.Error(), filepath.Join(logs, "billing.log")) || !strings.Contains(err.Error(), "removed worktree") {
 		t.Fatalf("failing set-up: %v", err)
 	}

@@ -15,17 +15,11 @@ import (
 	"github.com/system3-dev/system3/tmux"
 )
 
-// SpawnRequest asks for a new orchestrator.
-type SpawnRequest = api.SpawnRequest
-
-// SpawnResult is a spawned orchestrator.
-type SpawnResult = api.SpawnResult
-
 // spawn is the state of one spawn, for undoing it.
 type spawn struct {
 	m       *Manager
-	req     SpawnRequest
-	res     SpawnResult
+	req     api.SpawnRequest
+	res     api.SpawnResult
 	git     git
 	branch  bool // the branch was created
 	tree    bool // the worktree was created
@@ -48,7 +42,7 @@ func (sp *spawn) progress(step, msg string) {
 // the folder-trust dialog unless NoAutoTrust) and sends the first prompt.
 // On failure it undoes what it did and returns an *Error that says which
 // step failed and what was cleaned up.
-func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, error) {
+func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	sp := &spawn{m: m, req: req}
 	res, step, err := sp.run(ctx)
 	if err == nil {
@@ -56,30 +50,30 @@ func (m *Manager) Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, err
 			Result: fmt.Sprintf("worktree %s, branch %s, task list %s", res.Worktree, res.Branch, res.TaskList)})
 		return res, nil
 	}
-	e := &Error{Initiative: req.Initiative, Step: step, Err: err}
+	e := &api.SpawnError{Initiative: req.Initiative, Step: step, Err: err}
 	sp.undo(e)
 	m.cfg.Logger.Warn("spawn failed", "initiative", req.Initiative, "err", e.Error())
 	m.audit(ctx, audit.Entry{Origin: req.Origin, Action: "spawn", Target: api.OrchestratorSession(req.Initiative), Error: e.Error()})
-	return SpawnResult{}, e
+	return api.SpawnResult{}, e
 }
 
-func (sp *spawn) run(ctx context.Context) (SpawnResult, string, error) {
+func (sp *spawn) run(ctx context.Context) (api.SpawnResult, string, error) {
 	r := &sp.res
 	env, err := sp.validate(ctx)
 	if err != nil {
-		return *r, StepValidate, err
+		return *r, api.StepValidate, err
 	}
 	if err := sp.checkRepo(ctx); err != nil {
-		return *r, StepCheck, err
+		return *r, api.StepCheck, err
 	}
 	if err := sp.makeWorktree(ctx); err != nil {
-		return *r, StepWorktree, err
+		return *r, api.StepWorktree, err
 	}
 	if err := sp.setup(ctx); err != nil {
-		return *r, StepSetup, err
+		return *r, api.StepSetup, err
 	}
 	if err := sp.startSession(ctx, env); err != nil {
-		return *r, StepSession, err
+		return *r, api.StepSession, err
 	}
 	if step, err := sp.linkAndWait(ctx); err != nil {
 		return *r, step, err
@@ -100,19 +94,19 @@ func (sp *spawn) validate(ctx context.Context) (map[string]string, error) {
 	m, req := sp.m, sp.req
 	r := &sp.res
 	if req.Host != "" && req.Host != "local" {
-		return nil, fmt.Errorf("%w: this system3 starts orchestrators on its own machine; host %q is reached through the hosts of its configuration", ErrInvalid, req.Host)
+		return nil, fmt.Errorf("%w: this system3 starts orchestrators on its own machine; host %q is reached through the hosts of its configuration", api.ErrOrchestratorInvalid, req.Host)
 	}
 	if why := api.ValidInitiative(req.Initiative); why != "" {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, why)
+		return nil, fmt.Errorf("%w: %s", api.ErrOrchestratorInvalid, why)
 	}
 	if strings.TrimSpace(req.Goal) == "" {
-		return nil, fmt.Errorf("%w: the goal is empty; say what the orchestrator is to achieve", ErrInvalid)
+		return nil, fmt.Errorf("%w: the goal is empty; say what the orchestrator is to achieve", api.ErrOrchestratorInvalid)
 	}
 	// The goal and context are typed into the agent: refuse what is not
 	// text now, before a worktree and a session exist.
 	for _, part := range []struct{ name, text string }{{"goal", req.Goal}, {"context", req.Context}} {
 		if err := tmux.CheckText(part.text); err != nil {
-			return nil, fmt.Errorf("%w: the %s: %w", ErrInvalid, part.name, err)
+			return nil, fmt.Errorf("%w: the %s: %w", api.ErrOrchestratorInvalid, part.name, err)
 		}
 	}
 	r.Initiative, r.Session, r.Branch = req.Initiative, api.OrchestratorSession(req.Initiative), req.Initiative
@@ -121,7 +115,7 @@ func (sp *spawn) validate(ctx context.Context) (map[string]string, error) {
 		r.TaskList = api.DefaultTaskList(req.Initiative)
 	}
 	if why := api.ValidTaskListID(r.TaskList); why != "" {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, why)
+		return nil, fmt.Errorf("%w: %s", api.ErrOrchestratorInvalid, why)
 	}
 	argv, env, agent, err := m.agentCommand(req.Agent, req.Command, req.Origin)
 	if err != nil {
@@ -142,7 +136,7 @@ func (sp *spawn) validate(ctx context.Context) (map[string]string, error) {
 func (sp *spawn) checkRepo(ctx context.Context) error {
 	m, req := sp.m, sp.req
 	r := &sp.res
-	sp.progress(StepCheck, "checking the repository")
+	sp.progress(api.StepCheck, "checking the repository")
 	top, err := m.repoRoot(ctx, req.Repo)
 	if err != nil {
 		return err
@@ -160,7 +154,7 @@ func (sp *spawn) checkRepo(ctx context.Context) error {
 // makeWorktree creates the worktree on its new branch.
 func (sp *spawn) makeWorktree(ctx context.Context) error {
 	r := &sp.res
-	sp.progress(StepWorktree, fmt.Sprintf("creating worktree %s on new branch %s from %s", r.Worktree, r.Branch, r.Base))
+	sp.progress(api.StepWorktree, fmt.Sprintf("creating worktree %s on new branch %s from %s", r.Worktree, r.Branch, r.Base))
 	var err error
 	if r.TreesExcluded, err = sp.git.excludeTrees(ctx, filepath.Join(TreesDir, sp.req.Initiative)); err != nil {
 		return fmt.Errorf("add %s/ to .git/info/exclude: %w", TreesDir, err)
@@ -181,7 +175,7 @@ func (sp *spawn) makeWorktree(ctx context.Context) error {
 func (sp *spawn) startSession(ctx context.Context, env map[string]string) error {
 	m, req := sp.m, sp.req
 	r := &sp.res
-	sp.progress(StepSession, fmt.Sprintf("starting %s in tmux session %s", strings.Join(r.Command, " "), r.Session))
+	sp.progress(api.StepSession, fmt.Sprintf("starting %s in tmux session %s", strings.Join(r.Command, " "), r.Session))
 	env["CLAUDE_CODE_TASK_LIST_ID"] = r.TaskList
 	env["SYSTEM3_INITIATIVE"] = req.Initiative
 	if m.cfg.HookToken != nil {
@@ -216,24 +210,24 @@ func (sp *spawn) linkAndWait(ctx context.Context) (string, error) {
 	// Ready: the pane must be watched before it can be linked.
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReadyTimeout)
 	defer cancel()
-	sp.progress(StepLink, fmt.Sprintf("linking %s to task list %s", r.Session, r.TaskList))
+	sp.progress(api.StepLink, fmt.Sprintf("linking %s to task list %s", r.Session, r.TaskList))
 	if _, err := sp.waitSession(rctx, func(api.Session) bool { return true }); err != nil {
-		return StepLink, err
+		return api.StepLink, err
 	}
 	// By session name, so the link holds if the agent is restarted in a
 	// new pane of the session.
 	if _, err := m.cfg.Service.Link(ctx, api.LinkRequest{Target: api.Target{Session: r.Session}, TaskList: r.TaskList, Origin: req.Origin}); err != nil {
-		return StepLink, err
+		return api.StepLink, err
 	}
 	sp.linked = true
 
-	sp.progress(StepReady, fmt.Sprintf("waiting up to %s for %s to be ready for input", m.cfg.ReadyTimeout, r.Agent))
+	sp.progress(api.StepReady, fmt.Sprintf("waiting up to %s for %s to be ready for input", m.cfg.ReadyTimeout, r.Agent))
 	if step, err := sp.waitReady(rctx); err != nil {
 		return step, err
 	}
 	// Ready: from now on the agent's exit closes its pane as usual.
 	if err := m.cfg.Tmux.SetRemainOnExit(ctx, r.Pane, false); err != nil {
-		return StepReady, fmt.Errorf("restore remain-on-exit for %s: %w", r.Pane, err)
+		return api.StepReady, fmt.Errorf("restore remain-on-exit for %s: %w", r.Pane, err)
 	}
 	return "", nil
 }
@@ -243,7 +237,7 @@ func (sp *spawn) linkAndWait(ctx context.Context) (string, error) {
 func (sp *spawn) firstPrompt(ctx context.Context) (string, error) {
 	m, req := sp.m, sp.req
 	r := &sp.res
-	sp.progress(StepPrompt, "sending the first prompt")
+	sp.progress(api.StepPrompt, "sending the first prompt")
 	sp.wisdom(ctx)
 	// Only agents that write task lists (Claude Code) are asked to plan
 	// in one.
@@ -258,13 +252,13 @@ func (sp *spawn) firstPrompt(ctx context.Context) (string, error) {
 		// command that fails at once, on a machine slow enough for a
 		// capture to fall in between): say so as for an exit seen while
 		// waiting, with its status and last output.
-		return StepReady, sp.exitedBeforeReady(ctx, "the pane's process exited")
+		return api.StepReady, sp.exitedBeforeReady(ctx, "the pane's process exited")
 	}
 	if err != nil {
-		return StepPrompt, err
+		return api.StepPrompt, err
 	}
 	if !ar.Delivered {
-		return StepPrompt, fmt.Errorf("tmux did not take the prompt: %s", ar.Detail)
+		return api.StepPrompt, fmt.Errorf("tmux did not take the prompt: %s", ar.Detail)
 	}
 	r.PromptVerified = ar.Verified
 	if !ar.Verified {
@@ -298,12 +292,12 @@ func (m *Manager) agentCommand(name, command, origin string) ([]string, map[stri
 	if command != "" {
 		if api.Claimed(origin) != OperatorCLI {
 			return nil, nil, "", fmt.Errorf("%w: a command line is taken from the operator's `system3 spawn` only; name one of the agents in system3's configuration: %s",
-				ErrUnknownAgent, strings.Join(m.AgentNames(), ", "))
+				api.ErrUnknownAgent, strings.Join(m.AgentNames(), ", "))
 		}
 		fields := strings.Fields(command)
 		if _, err := m.cfg.LookPath(fields[0]); err != nil {
 			return nil, nil, "", fmt.Errorf("%w %q: it is neither a configured agent (%s) nor a command whose program is on PATH",
-				ErrUnknownAgent, command, strings.Join(m.AgentNames(), ", "))
+				api.ErrUnknownAgent, command, strings.Join(m.AgentNames(), ", "))
 		}
 		return []string{command}, env, filepath.Base(fields[0]), nil
 	}
@@ -313,7 +307,7 @@ func (m *Manager) agentCommand(name, command, origin string) ([]string, map[stri
 	a, ok := m.cfg.Agents[name]
 	if !ok {
 		return nil, nil, "", fmt.Errorf("%w %q: name one of the agents in system3's configuration: %s (the operator adds others under agents: in config.yaml)",
-			ErrUnknownAgent, name, strings.Join(m.AgentNames(), ", "))
+			api.ErrUnknownAgent, name, strings.Join(m.AgentNames(), ", "))
 	}
 	argv := append([]string(nil), a.Command...)
 	for k, v := range a.Env {
@@ -346,7 +340,7 @@ func (sp *spawn) asRecord(argv []string) Record {
 func (sp *spawn) check(ctx context.Context) error {
 	r := &sp.res
 	if _, err := sp.git.run(ctx, "rev-parse", "--verify", "--quiet", r.Base+"^{commit}"); err != nil {
-		return fmt.Errorf("%w: base %q is not a commit in %s; pass --base with a branch, tag or commit", ErrInvalid, r.Base, r.Repo)
+		return fmt.Errorf("%w: base %q is not a commit in %s; pass --base with a branch, tag or commit", api.ErrOrchestratorInvalid, r.Base, r.Repo)
 	}
 	if err := checkRefFormat(ctx, sp.git, r.Branch); err != nil {
 		return err
@@ -354,15 +348,15 @@ func (sp *spawn) check(ctx context.Context) error {
 	if ok, err := sp.git.ok(ctx, "show-ref", "--verify", "--quiet", "refs/heads/"+r.Branch); err != nil {
 		return err
 	} else if ok {
-		return fmt.Errorf("%w: branch %s exists in %s; pick another initiative name, or delete the branch", ErrExists, r.Branch, r.Repo)
+		return fmt.Errorf("%w: branch %s exists in %s; pick another initiative name, or delete the branch", api.ErrOrchestratorExists, r.Branch, r.Repo)
 	}
 	if _, err := os.Lstat(r.Worktree); err == nil {
-		return fmt.Errorf("%w: %s exists; pick another initiative name, or remove it (git worktree remove)", ErrExists, r.Worktree)
+		return fmt.Errorf("%w: %s exists; pick another initiative name, or remove it (git worktree remove)", api.ErrOrchestratorExists, r.Worktree)
 	}
 	if ok, err := sp.m.cfg.Tmux.HasSession(ctx, r.Session); err != nil {
 		return err
 	} else if ok {
-		return fmt.Errorf("%w: tmux session %s exists; pick another initiative name, or stop it (system3 stop %s)", ErrExists, r.Session, sp.req.Initiative)
+		return fmt.Errorf("%w: tmux session %s exists; pick another initiative name, or stop it (system3 stop %s)", api.ErrOrchestratorExists, r.Session, sp.req.Initiative)
 	}
 	// Uncommitted changes matter only when the worktree starts from the
 	// commit they sit on: the orchestrator would not see them.
@@ -373,7 +367,7 @@ func (sp *spawn) check(ctx context.Context) error {
 		}
 		if st != "" {
 			n := len(strings.Split(st, "\n"))
-			return fmt.Errorf("%w: %s has %d changed tracked file(s) the new worktree would not have; commit or stash them, or pass --base to start from another commit", ErrDirty, r.Repo, n)
+			return fmt.Errorf("%w: %s has %d changed tracked file(s) the new worktree would not have; commit or stash them, or pass --base to start from another commit", api.ErrOrchestratorDirty, r.Repo, n)
 		}
 	}
 	return nil
@@ -383,13 +377,13 @@ func checkRefFormat(ctx context.Context, g git, branch string) error {
 	if ok, err := g.ok(ctx, "check-ref-format", "--branch", branch); err != nil {
 		return err
 	} else if !ok {
-		return fmt.Errorf("%w: %q is not a valid branch name", ErrInvalid, branch)
+		return fmt.Errorf("%w: %q is not a valid branch name", api.ErrOrchestratorInvalid, branch)
 	}
 	return nil
 }
 
 // undo removes what the spawn created, newest first.
-func (sp *spawn) undo(e *Error) {
+func (sp *spawn) undo(e *api.SpawnError) {
 	ctx, cancel := cleanupCtx()
 	defer cancel()
 	r, m := &sp.res, sp.m

@@ -13,12 +13,6 @@ import (
 	"github.com/system3-dev/system3/tmux"
 )
 
-// StopRequest asks to stop an orchestrator.
-type StopRequest = api.StopRequest
-
-// StopResult is what Stop did.
-type StopResult = api.StopResult
-
 // interruptGrace lets the agent stop its current step (and save its
 // transcript) before the session is killed.
 const interruptGrace = 500 * time.Millisecond
@@ -26,7 +20,7 @@ const interruptGrace = 500 * time.Millisecond
 // Stop interrupts the orchestrator's agent, kills its tmux session and,
 // when asked, removes its worktree. The worktree is kept by default, and
 // the branch always.
-func (m *Manager) Stop(ctx context.Context, req StopRequest) (StopResult, error) {
+func (m *Manager) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	res, err := m.stop(ctx, req)
 	e := audit.Entry{Origin: req.Origin, Action: "stop", Target: res.Session, Sent: err == nil, Result: res.Detail}
 	if err != nil {
@@ -36,12 +30,12 @@ func (m *Manager) Stop(ctx context.Context, req StopRequest) (StopResult, error)
 	return res, err
 }
 
-func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error) {
+func (m *Manager) stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	name := strings.TrimSpace(req.Name)
 	if name == "" {
-		return StopResult{}, fmt.Errorf("%w: name the orchestrator to stop, like auth or orch-auth", ErrInvalid)
+		return api.StopResult{}, fmt.Errorf("%w: name the orchestrator to stop, like auth or orch-auth", api.ErrOrchestratorInvalid)
 	}
-	var res StopResult
+	var res api.StopResult
 	var err error
 	if res.Session, err = m.stopSession(ctx, name); err != nil {
 		return res, err
@@ -51,7 +45,7 @@ func (m *Manager) stop(ctx context.Context, req StopRequest) (StopResult, error)
 	if err := m.cfg.Service.Allow(ctx, api.AllowRequest{Action: "stop", Session: res.Session, Origin: req.Origin}); err != nil {
 		return res, fmt.Errorf("stop %s: %w", res.Session, err)
 	}
-	initiative := strings.TrimPrefix(res.Session, SessionPrefix)
+	initiative := strings.TrimPrefix(res.Session, api.OrchestratorPrefix)
 
 	sess := m.paneOfSession(ctx, res.Session)
 	res.Interrupted = m.interruptAgent(ctx, sess, res.Session, req.Origin)
@@ -80,7 +74,7 @@ func (m *Manager) stopSession(ctx context.Context, name string) (string, error) 
 			return cand, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", ErrNotFound, strings.Join(candidates(name), " or "))
+	return "", fmt.Errorf("%w: no tmux session %s; run `system3 status` to list sessions", api.ErrOrchestratorNotFound, strings.Join(candidates(name), " or "))
 }
 
 // paneOfSession is where the agent of a session runs, and whether it is
@@ -117,7 +111,7 @@ func (m *Manager) interruptAgent(ctx context.Context, sess api.Session, session,
 // stopWorktree finds the stopped orchestrator's worktree (where the agent
 // ran, else <repo>/trees/<initiative>) and its branch, and removes the
 // worktree when asked and it has no uncommitted changes.
-func (m *Manager) stopWorktree(ctx context.Context, req StopRequest, path, initiative string, res StopResult) (StopResult, error) {
+func (m *Manager) stopWorktree(ctx context.Context, req api.StopRequest, path, initiative string, res api.StopResult) (api.StopResult, error) {
 	wt, repo, err := m.worktreeOf(ctx, path, req.Repo, initiative)
 	if err != nil {
 		res.Detail = "worktree not found: " + err.Error()
@@ -151,7 +145,7 @@ func (m *Manager) stopWorktree(ctx context.Context, req StopRequest, path, initi
 
 // candidates are the session names a stop name may mean.
 func candidates(name string) []string {
-	if strings.HasPrefix(name, SessionPrefix) || api.ValidInitiative(name) != "" {
+	if strings.HasPrefix(name, api.OrchestratorPrefix) || api.ValidInitiative(name) != "" {
 		return []string{name}
 	}
 	return []string{api.OrchestratorSession(name), name}

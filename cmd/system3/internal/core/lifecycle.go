@@ -51,14 +51,14 @@ func (a *App) LifecycleConfig(svc lifecycle.Service) lifecycle.Config {
 	a.orchestratorConfig(&cfg)
 	if ls := a.LearnStore(); ls != nil {
 		cfg.Outcome = outcomeFunc(ls)
-		cfg.Wisdom = func(ctx context.Context, goal string) ([]lifecycle.WisdomItem, error) {
+		cfg.Wisdom = func(ctx context.Context, goal string) ([]api.WisdomItem, error) {
 			items, err := ls.Wisdom(ctx, goal, 5)
 			if err != nil {
 				return nil, err
 			}
-			out := make([]lifecycle.WisdomItem, len(items))
+			out := make([]api.WisdomItem, len(items))
 			for i, it := range items {
-				out[i] = lifecycle.WisdomItem{ID: it.ID, Text: it.Text, Kind: it.Kind, ReportedBy: it.ReportedBy, Reported: it.Created}
+				out[i] = api.WisdomItem{ID: it.ID, Text: it.Text, Kind: it.Kind, ReportedBy: it.ReportedBy, Reported: it.Created}
 			}
 			return out, nil
 		}

@@ -67,8 +67,8 @@ func (a *App) RouteCLI(ctx context.Context, origin, host, tool, target string, a
 type hostsLifecycle struct {
 	// local spawns and stops on this machine.
 	local interface {
-		Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error)
-		Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error)
+		Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error)
+		Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error)
 	}
 	a   *App
 	svc interface {
@@ -84,11 +84,11 @@ type managerHosts struct {
 	hostsLifecycle
 }
 
-func (m managerHosts) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (m managerHosts) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	return m.hostsLifecycle.Spawn(ctx, req)
 }
 
-func (m managerHosts) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (m managerHosts) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	return m.hostsLifecycle.Stop(ctx, req)
 }
 
@@ -110,15 +110,15 @@ type serviceHosts struct {
 	hostsLifecycle
 }
 
-func (s serviceHosts) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (s serviceHosts) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	return s.hostsLifecycle.Spawn(ctx, req)
 }
 
-func (s serviceHosts) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (s serviceHosts) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	return s.hostsLifecycle.Stop(ctx, req)
 }
 
-func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (lifecycle.StopResult, error) {
+func (l hostsLifecycle) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	host, name, _ := api.SplitHost(strings.TrimSpace(req.Name), l.a.IsHost)
 	switch host {
 	case "":
@@ -128,8 +128,8 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 		return l.local.Stop(ctx, req)
 	}
 	session := name
-	if !strings.HasPrefix(session, lifecycle.SessionPrefix) {
-		session = lifecycle.SessionPrefix + session
+	if !strings.HasPrefix(session, api.OrchestratorPrefix) {
+		session = api.OrchestratorPrefix + session
 	}
 	args := []string{"stop", name}
 	if req.RemoveWorktree {
@@ -137,9 +137,9 @@ func (l hostsLifecycle) Stop(ctx context.Context, req lifecycle.StopRequest) (li
 	}
 	out, errb, code, err := l.run(ctx, req.Origin, host, session, name, args)
 	if err != nil {
-		return lifecycle.StopResult{}, err
+		return api.StopResult{}, err
 	}
-	var res lifecycle.StopResult
+	var res api.StopResult
 	if out.Len() > 0 {
 		if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
 			return res, fmt.Errorf("host %s answered stop with %q: %w", host, strings.TrimSpace(out.String()), jerr)
@@ -200,14 +200,14 @@ func lastLineOf(s, def string) string {
 // runs there, so it acts as the MCP client (a configured agent only, that
 // host's policy), after this machine's policy (the session named
 // HOST:orch-INITIATIVE). Its progress is not relayed; its result is.
-func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (lifecycle.SpawnResult, error) {
+func (l hostsLifecycle) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {
 	host := strings.TrimSpace(req.Host)
 	if host == "" || host == api.LocalHost {
 		req.Host = ""
 		return l.local.Spawn(ctx, req)
 	}
 	if _, err := l.a.RemoteHost(host); err != nil {
-		return lifecycle.SpawnResult{}, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
+		return api.SpawnResult{}, fmt.Errorf("%w: %w", api.ErrOrchestratorInvalid, err)
 	}
 	session := api.OrchestratorSession(req.Initiative)
 	args := []string{"spawn", "--initiative=" + req.Initiative, "--goal=" + req.Goal}
@@ -221,7 +221,7 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 	}
 	out, errb, code, err := l.run(ctx, req.Origin, host, session, session, args)
 	if err != nil {
-		return lifecycle.SpawnResult{}, err
+		return api.SpawnResult{}, err
 	}
 	if code != 0 {
 		// spawn --json prints its failure as a document too.
@@ -230,11 +230,11 @@ func (l hostsLifecycle) Spawn(ctx context.Context, req lifecycle.SpawnRequest) (
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(out.Bytes(), &failed) == nil && failed.Error != "" {
-			return lifecycle.SpawnResult{}, fmt.Errorf("host %s: spawn failed at %s: %s", host, failed.Step, failed.Error)
+			return api.SpawnResult{}, fmt.Errorf("host %s: spawn failed at %s: %s", host, failed.Step, failed.Error)
 		}
-		return lifecycle.SpawnResult{}, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("spawn exited %d", code)))
+		return api.SpawnResult{}, fmt.Errorf("host %s: %s", host, lastLineOf(errb.String(), fmt.Sprintf("spawn exited %d", code)))
 	}
-	var res lifecycle.SpawnResult
+	var res api.SpawnResult
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return res, fmt.Errorf("host %s answered spawn with %q: %w", host, strings.TrimSpace(out.String()), err)
 	}
