@@ -11,40 +11,11 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
-
-// orchestrators records what is asked of it.
-type orchestrators struct {
-	linked []api.LinkRequest
-}
-
-func (o *orchestrators) Spawn(context.Context, api.SpawnRequest) (api.SpawnResult, error) {
-	return api.SpawnResult{Status: "spawned"}, nil
-}
-
-func (o *orchestrators) Stop(context.Context, api.StopRequest) (api.StopResult, error) {
-	return api.StopResult{Status: "stopped"}, nil
-}
-
-func (o *orchestrators) AgentNames() []string { return []string{"claude"} }
-
-func (o *orchestrators) Linked(_ context.Context, req api.LinkRequest, _ api.Session) {
-	o.linked = append(o.linked, req)
-}
-
-// marker is a coach that records what is marked sent.
-type marker struct {
-	facade.Coacher
-	sent []string
-}
-
-func (m *marker) MarkSent(_ context.Context, id int64, by string) (api.CoachAlert, error) {
-	m.sent = append(m.sent, by)
-	return api.CoachAlert{ID: id}, nil
-}
 
 func newFake(t *testing.T) *monitortest.Service {
 	svc := monitortest.NewService(t, monitortest.Ticking(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
@@ -56,7 +27,9 @@ func newFake(t *testing.T) *monitortest.Service {
 // tells which it has; restore and finish need orchestrators that can.
 func TestMissingPartsSaySo(t *testing.T) {
 	ctx := context.Background()
-	svc := facade.New(newFake(t), facade.Parts{Orchestrators: &orchestrators{}})
+	o := &facadetest.Orchestrators{}
+	o.SetAgents("claude")
+	svc := facade.New(newFake(t), facade.Parts{Orchestrators: o.Plain()})
 	f, err := svc.Features(ctx)
 	if err != nil || f != (facade.Features{Orchestrators: true}) {
 		t.Fatalf("features = %+v, %v", f, err)
@@ -83,18 +56,21 @@ func TestMissingPartsSaySo(t *testing.T) {
 // links; a service over other sessions keeps the rest of the service.
 func TestLinkKeepsRecords(t *testing.T) {
 	ctx := context.Background()
-	o := &orchestrators{}
+	o := &facadetest.Orchestrators{}
+	o.SetStop(api.StopResult{Status: "stopped"})
 	fake := newFake(t)
 	svc := facade.New(fake, facade.Parts{Orchestrators: o})
 	req := api.LinkRequest{Target: api.Target{Session: "orch-auth"}, TaskList: "PRD-AUTH", Origin: "tui"}
 	if _, err := svc.Link(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if len(o.linked) != 1 || o.linked[0].TaskList != "PRD-AUTH" {
-		t.Fatalf("records told of %+v", o.linked)
+	if l := o.Links(); len(l) != 1 || l[0].TaskList != "PRD-AUTH" {
+		t.Fatalf("records told of %+v", l)
 	}
 	over := facade.Over(svc, fake, svc)
-	if res, err := over.Stop(ctx, api.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
+	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if res, err := over.Stop(stopCtx, api.StopRequest{Name: "auth"}); err != nil || res.Status != "stopped" {
 		t.Errorf("the overlay's stop = %+v, %v", res, err)
 	}
 }
@@ -103,7 +79,7 @@ func TestLinkKeepsRecords(t *testing.T) {
 // origin; without a coach it is only typed.
 func TestRemindRecords(t *testing.T) {
 	ctx := context.Background()
-	m := &marker{}
+	m := &facadetest.Coach{}
 	fake := newFake(t)
 	svc := facade.New(fake, facade.Parts{Coach: m})
 	r := api.Reminder{Alert: 7, Text: "Stop retrying the same test."}
@@ -111,8 +87,8 @@ func TestRemindRecords(t *testing.T) {
 	if err != nil || !res.Delivered {
 		t.Fatalf("remind = %+v, %v", res, err)
 	}
-	if len(m.sent) != 1 || m.sent[0] != "tui" {
-		t.Errorf("marked sent by %q, want tui once", m.sent)
+	if marks := m.Marks(); len(marks) != 1 || marks[0] != (facadetest.Mark{ID: 7, By: "tui"}) {
+		t.Errorf("marked sent %+v, want alert 7 by tui once", marks)
 	}
 	calls := fake.Calls()
 	if len(calls) != 1 || calls[0].Text != r.Text {
