@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
@@ -308,4 +309,18 @@ func auditFromPeer(e audit.Entry, p Peer) (audit.Entry, error) {
 	}
 	e.Time, e.Origin = time.Now(), p.Origin(e.Origin)
 	return e, nil
+}
+
+// Writes are the names of the service's methods that change something,
+// sorted: each takes its origin from the peer (withPeer), and the service
+// judges each with its policy.
+func Writes() []string {
+	var ws []string
+	for name, m := range methods {
+		if m.kind == action || m.kind == repeatable {
+			ws = append(ws, name)
+		}
+	}
+	slices.Sort(ws)
+	return ws
 }
