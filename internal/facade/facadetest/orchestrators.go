@@ -48,8 +48,8 @@ var Agents = []string{"aider", "claude", "codex", "gemini"}
 
 // Fail makes method ("spawn", "stop", "restore", "finish") return err
 // after recording its request; nil restores it. Stop, Restore and Finish
-// return their scripted result with it (a stop that stopped the session
-// but kept a dirty worktree); Spawn returns none.
+// return their scripted result with it, if any (a stop that stopped the
+// session but kept a dirty worktree); Spawn returns none.
 func (o *Orchestrators) Fail(method string, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -194,11 +194,14 @@ func (o *Orchestrators) Restore(ctx context.Context, req api.RestoreRequest) (ap
 	if o.restore != nil {
 		return *o.restore, o.errs["restore"]
 	}
+	if err := o.errs["restore"]; err != nil {
+		return api.RestoreResult{}, err
+	}
 	res := api.RestoreResult{Orchestrators: []api.RestoreOutcome{}}
 	for _, n := range req.Names {
 		res.Orchestrators = append(res.Orchestrators, api.RestoreOutcome{Name: n, Session: api.OrchestratorSession(n), Status: api.RestoreRestored})
 	}
-	return res, o.errs["restore"]
+	return res, nil
 }
 
 func (o *Orchestrators) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
@@ -208,6 +211,9 @@ func (o *Orchestrators) Finish(ctx context.Context, req api.FinishRequest) (api.
 	if o.finish != nil {
 		return *o.finish, o.errs["finish"]
 	}
+	if err := o.errs["finish"]; err != nil {
+		return api.FinishResult{}, err
+	}
 	res := api.FinishResult{Name: req.Name, Branch: req.Name, Base: "main", Commits: 1,
 		Stat: " login.go | 1 +\n 1 file changed, 1 insertion(+)", Diff: "diff --git a/login.go b/login.go\n+package \x1b[31mlogin\n\tindented\n",
 		Steps: []string{"diff"}}
@@ -215,7 +221,7 @@ func (o *Orchestrators) Finish(ctx context.Context, req api.FinishRequest) (api.
 		res.Merged = req.Merge
 		res.Steps = append(res.Steps, "merged "+req.Name+" into main ("+req.Merge+")")
 	}
-	return res, o.errs["finish"]
+	return res, nil
 }
 
 func (o *Orchestrators) AgentNames() []string {
