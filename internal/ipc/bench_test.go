@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
 // What a process attached to the daemon pays at its start to learn the
 // service's parts (Features, then Agents: the dashboard and the MCP
 // server ask once), beside one snapshot, over the real socket.
 func BenchmarkAttachQuestions(b *testing.B) {
-	p := &parts{fakeService: newFake(b)}
-	c := dialBench(b, p)
+	c := dialBench(b, facadetest.Over(newFake(b)))
 	ctx := context.Background()
 	b.Run("features+agents", func(b *testing.B) {
 		for b.Loop() {

@@ -27,7 +27,7 @@ func TestEveryServiceMethodIsInTheTable(t *testing.T) {
 		"Stats": "intervention_stats", "Directives": "directives", "RequestIntervention": "request_intervention",
 		"ReportIntervention": "report_intervention", "Remind": "remind",
 	}
-	fake := &parts{fakeService: newFake(t), fail: true}
+	fake := failing{newFake(t)}
 	for name := range methods {
 		fake.Fail(name, errors.New(name))
 	}
@@ -85,4 +85,98 @@ func TestMethodsSentAtMostOnce(t *testing.T) {
 			t.Errorf("%s: sent at most once = %v, want %v", name, m.sentAtMostOnce(), want[name])
 		}
 	}
+}
+
+// failing is a facade.Service whose parts' every method fails with an
+// error named after its method on the socket, as the test makes the fake
+// under it fail: each answers itself, where facade.New's service would
+// answer Features without failing and type a Remind first.
+type failing struct{ *fakeService }
+
+var _ facade.Service = failing{}
+
+func (failing) Features(context.Context) (facade.Features, error) {
+	return facade.Features{}, errors.New("features")
+}
+
+func (failing) Spawn(context.Context, api.SpawnRequest) (api.SpawnResult, error) {
+	return api.SpawnResult{}, errors.New("spawn")
+}
+
+func (failing) Stop(context.Context, api.StopRequest) (api.StopResult, error) {
+	return api.StopResult{}, errors.New("stop")
+}
+
+func (failing) Restore(context.Context, api.RestoreRequest) (api.RestoreResult, error) {
+	return api.RestoreResult{}, errors.New("restore")
+}
+
+func (failing) Finish(context.Context, api.FinishRequest) (api.FinishResult, error) {
+	return api.FinishResult{}, errors.New("finish")
+}
+
+func (failing) Agents(context.Context) ([]string, error) { return nil, errors.New("agents") }
+
+func (failing) ReportOutcome(context.Context, api.Outcome) (api.LearnReport, error) {
+	return api.LearnReport{}, errors.New("report_outcome")
+}
+
+func (failing) Capabilities(context.Context, string, string) ([]api.Capability, error) {
+	return nil, errors.New("capabilities")
+}
+
+func (failing) Reflect(context.Context, string, string, api.Budget) (api.Reflection, error) {
+	return api.Reflection{}, errors.New("reflect")
+}
+
+func (failing) Learnings(context.Context, int) (api.LearnSummary, error) {
+	return api.LearnSummary{}, errors.New("learnings")
+}
+
+func (failing) Outcomes(context.Context, api.OutcomeFilter) ([]api.OutcomeRecord, error) {
+	return nil, errors.New("outcomes")
+}
+
+func (failing) ListLearnings(context.Context, api.LearningFilter) ([]api.LearnItem, error) {
+	return nil, errors.New("list_learnings")
+}
+
+func (failing) DeleteLearnings(context.Context, api.LearnDeleteRequest) ([]api.LearnItem, error) {
+	return nil, errors.New("delete_learnings")
+}
+
+func (failing) PatternInfos(context.Context) ([]api.PatternInfo, error) {
+	return nil, errors.New("patterns")
+}
+
+func (failing) PatternInfo(context.Context, string) (api.PatternInfo, error) {
+	return api.PatternInfo{}, errors.New("pattern")
+}
+
+func (failing) ActiveAlerts(context.Context) ([]api.CoachAlert, error) {
+	return nil, errors.New("active_alerts")
+}
+
+func (failing) History(context.Context, api.CoachHistoryQuery) ([]api.CoachAlert, error) {
+	return nil, errors.New("alert_history")
+}
+
+func (failing) Stats(context.Context, string, string) ([]api.CoachStats, error) {
+	return nil, errors.New("intervention_stats")
+}
+
+func (failing) Directives(context.Context) (api.DirectivesView, error) {
+	return api.DirectivesView{}, errors.New("directives")
+}
+
+func (failing) RequestIntervention(context.Context, api.InterventionRequest) (api.InterventionResult, error) {
+	return api.InterventionResult{}, errors.New("request_intervention")
+}
+
+func (failing) ReportIntervention(context.Context, api.CoachReport) (api.InterventionStanding, error) {
+	return api.InterventionStanding{}, errors.New("report_intervention")
+}
+
+func (failing) Remind(context.Context, facade.RemindRequest) (api.ActionResult, error) {
+	return api.ActionResult{}, errors.New("remind")
 }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
 // selfOrigin is the verified part of the origin the server derives for
@@ -134,16 +136,17 @@ func TestHookRefusedCrossesTheSocket(t *testing.T) {
 // name kept only as its claim: the policy judges, and the audit names, the
 // process that asked.
 func TestSocketDeleteLearningsIsThePeers(t *testing.T) {
-	p := &parts{fakeService: newFake(t)}
-	c := dial(t, serve(t, p).path)
+	b := facadetest.Over(newFake(t))
+	c := dial(t, serve(t, b).path)
 	items, err := c.DeleteLearnings(context.Background(), api.LearnDeleteRequest{IDs: []int64{3, 7}, By: "cli"})
 	if err != nil || len(items) != 2 || items[1].ID != 7 {
 		t.Fatalf("delete = %+v, %v", items, err)
 	}
-	p.mu.Lock()
-	got := p.deletes
-	p.mu.Unlock()
-	if len(got) != 1 || got[0].By != selfOrigin(t)+` claims "cli"` || len(got[0].IDs) != 2 {
-		t.Fatalf("the service was asked %+v", got)
+	if got := b.Learn.Deleted(); len(got) != 1 || !slices.Equal(got[0], []int64{3, 7}) {
+		t.Fatalf("the store was asked to delete %v", got)
+	}
+	peer := selfOrigin(t) + ` claims "cli"`
+	if got := b.Fake.AuditEntries(); len(got) != 2 || got[0].Origin != peer || got[1].Origin != peer {
+		t.Errorf("audited %+v, want two deletions by %s", got, peer)
 	}
 }
