@@ -414,32 +414,23 @@ func (d *Delivery) report(kind, msg string) {
 	d.svc.SetProblem(DeliveryProblem, msg)
 }
 
-// Service returns svc whose Hook answers the supervisor pane's Stop
-// events with the wake waiting for it (see Stop). Events replayed from
-// the spool go to the monitors alone: no hook waits for their answer.
-func (d *Delivery) Service(svc api.Service) api.Service { return stopHooked{svc, d} }
-
-type stopHooked struct {
-	api.Service
-	d *Delivery
-}
-
 // stopWait is how long a Stop event waits for a delivery in progress to
 // let go, well inside the second `system3 hook` has.
 const stopWait = 200 * time.Millisecond
 
-// Hook takes the event, and answers a Stop with the wake waiting for the
-// supervisor pane, if any. The monitors take the Stop and the delivery
-// decides under one lock, so no typed delivery sees the Stop's idle
-// state in between.
-func (s stopHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
-	d := s.d
+// hook is the delivery's stage of a hook event (Supervisor.Hook): it
+// answers the supervisor pane's Stop with the wake waiting for it, if any
+// (see Stop), after next (the monitors) took the Stop; the two happen
+// under one lock, so no typed delivery sees the Stop's idle state in
+// between. Every other event, and one replayed from the spool (no hook
+// waits for its answer), goes to next alone.
+func (d *Delivery) hook(ctx context.Context, ev api.HookEvent, next hookFunc) (api.HookReply, error) {
 	pane, _ := d.pane.Load().(string)
 	if ev.Name != api.Stop || ev.Sender.Via == api.ViaSpool || ev.Pane == "" || (pane != "" && ev.Pane != pane) || !d.lock(stopWait) {
-		return s.Service.Hook(ctx, ev)
+		return next(ctx, ev)
 	}
 	defer d.mu.Unlock()
-	r, err := s.Service.Hook(ctx, ev)
+	r, err := next(ctx, ev)
 	if err != nil {
 		return r, err
 	}
@@ -447,7 +438,7 @@ func (s stopHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, 
 	if r.Decision == api.Block {
 		// The turn did not end: the monitors must not take the Stop for
 		// an idle pane while the agent works on the wake.
-		if _, err := s.Service.Hook(ctx, api.HookEvent{Name: api.Stop, Blocked: true, Pane: ev.Pane, SessionID: ev.SessionID}); err != nil {
+		if _, err := next(ctx, api.HookEvent{Name: api.Stop, Blocked: true, Pane: ev.Pane, SessionID: ev.SessionID}); err != nil {
 			d.cfg.Logger.Warn("supervisor pane: the blocked Stop could not be recorded", "pane", ev.Pane, "err", err)
 		}
 	}
@@ -533,3 +524,7 @@ func latest(a, b time.Time) time.Time {
 
 // DeliveryCursorPath is the cursor file of the state dir dir.
 func DeliveryCursorPath(dir string) string { return filepath.Join(dir, DeliveryCursorFile) }
+
+// UseDelivery has d answer the supervisor pane's Stop events with the wake
+// waiting for it (Hook). Call it before the service is served.
+func (s *Supervisor) UseDelivery(d *Delivery) { s.delivery.Store(d) }

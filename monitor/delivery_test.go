@@ -365,7 +365,8 @@ func stop(pane string, active bool, at time.Time) api.HookEvent {
 // of going idle: that is its delivery, never typed again.
 func TestDeliveryStopHook(t *testing.T) {
 	r := newDeliveryRig(t, func(c *DeliveryConfig) { c.MinInterval = time.Second })
-	svc := r.d.Service(r.h.sup)
+	r.h.sup.UseDelivery(r.d)
+	svc := r.h.sup
 	ctx := context.Background()
 	r.show("claude/working_spinner.ansi.txt")
 	reply, err := svc.Hook(ctx, stop(supervisorPane, false, r.h.clock.Now()))

@@ -123,14 +123,36 @@ func hookEffect(ev api.HookEvent) (sk stateKind, rule string, lines []string, ok
 	return stateKind{}, "", nil, false
 }
 
-// Hook takes one Claude Code hook event (from `system3 hook`, or replayed
-// from the spool). A fresh event sets its pane's state at once; the screen
-// takes over again as soon as a capture shows something else than it did
-// when the event came (see docs/hooks.md). Every event adds what it
-// knows: the transcript path, the session id, failing tool calls. Its
-// reply is always empty: a supervisor pane's Stop event is answered by the
-// Delivery wrapped around the service (Delivery.Service).
+// Hook takes one hook event (from `system3 hook`) through the stages that
+// may answer it, in order: the delivery of wakes to the supervisor pane
+// answers that pane's Stop (UseDelivery), the approval policy decides a
+// permission request (UsePermissions), and the monitors take every event
+// (monitorHook).
 func (s *Supervisor) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
+	if d := s.delivery.Load(); d != nil {
+		return d.hook(ctx, ev, s.permissionHook)
+	}
+	return s.permissionHook(ctx, ev)
+}
+
+// permissionHook is Hook after the delivery's stage.
+func (s *Supervisor) permissionHook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
+	if p := s.permissions.Load(); p != nil {
+		return p.hook(ctx, ev, s.monitorHook)
+	}
+	return s.monitorHook(ctx, ev)
+}
+
+// hookFunc is a stage of Hook, or what follows it.
+type hookFunc func(ctx context.Context, ev api.HookEvent) (api.HookReply, error)
+
+// monitorHook is the monitors' stage of a hook event (from `system3 hook`,
+// or replayed from the spool). A fresh event sets its pane's state at
+// once; the screen takes over again as soon as a capture shows something
+// else than it did when the event came (see docs/hooks.md). Every event
+// adds what it knows: the transcript path, the session id, failing tool
+// calls. Its reply is always empty.
+func (s *Supervisor) monitorHook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
 	if ev.Name == "" {
 		return api.HookReply{}, fmt.Errorf("%w: the hook event has no name", api.ErrBadRequest)
 	}
@@ -443,7 +465,9 @@ func (s *Supervisor) ReplaySpool(ctx context.Context, sp hooks.Spool) (int, erro
 	}
 	for _, ev := range evs {
 		ev.Sender = api.HookSender{Via: api.ViaSpool}
-		if _, err := s.Hook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
+		// No hook waits for a replayed event's answer: the monitors alone
+		// take it.
+		if _, err := s.monitorHook(ctx, ev); err != nil && !errors.Is(err, api.ErrHookRefused) {
 			s.cfg.Logger.Warn("hook spool: event refused", "event", ev.Name, "err", err)
 		}
 	}

@@ -69,52 +69,44 @@ func NewPermissions(sup *Supervisor, policy func() *approval.Policy) *Permission
 	return &Permissions{sup: sup, policy: policy, pending: map[string]*pendingAsk{}}
 }
 
-// Service returns svc whose Hook decides permission requests by the
-// policy, and whose Answer answers a held one.
-func (p *Permissions) Service(svc api.Service) api.Service { return permissionHooked{svc, p} }
-
-type permissionHooked struct {
-	api.Service
-	p *Permissions
-}
-
-// Hook decides a fresh PermissionRequest (or Gemini BeforeTool, or
-// Copilot permissionRequest); every other event, and one replayed from
-// the spool (no hook waits for it), goes to the monitors. A Gemini
+// hook is the approval policy's stage of a hook event (Supervisor.Hook):
+// it decides a fresh PermissionRequest (or Gemini BeforeTool, or Copilot
+// permissionRequest); every other event, and one replayed from the spool
+// (no hook waits for it), goes to next, the monitors. A Gemini
 // BeforeTool or Copilot permissionRequest outside tmux is left to the
 // agent's own dialog, and the monitors take neither (PolicyOnly): they
 // learn nothing from it that the screen does not show.
-func (h permissionHooked) Hook(ctx context.Context, ev api.HookEvent) (api.HookReply, error) {
+func (p *Permissions) hook(ctx context.Context, ev api.HookEvent, next hookFunc) (api.HookReply, error) {
 	if ev.PolicyOnly() && (ev.Sender.Via == api.ViaSpool || ev.Pane == "") {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
 	if !ev.AsksPermission() || ev.Sender.Via == api.ViaSpool || ev.Pane == "" {
-		return h.Service.Hook(ctx, ev)
+		return next(ctx, ev)
 	}
-	return h.p.decide(ctx, ev, h.Service)
+	return p.decide(ctx, ev, next)
 }
 
-// Answer answers a held permission request, whatever face sends the
-// answer: one naming its wake (MCP answer_prompt, answer --wake, the web
+// answerOr answers a held permission request (Supervisor.Answer),
+// whatever face sends the answer: one naming its wake (MCP answer_prompt, answer --wake, the web
 // page's ask), or one for its pane (the dashboard, the page's session
 // card, answer SESSION), read against the dialog the agent drew
 // meanwhile when it names that prompt or none. The answer is the
-// decision the hook returns; nothing is typed. Any other answer types as
-// before.
-func (h permissionHooked) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
-	pa, screen, err := h.p.pendingFor(req)
+// decision the hook returns; nothing is typed. Any other answer is
+// typed, by typed.
+func (p *Permissions) answerOr(ctx context.Context, req api.AnswerRequest, typed func(context.Context, api.AnswerRequest) (api.ActionResult, error)) (api.ActionResult, error) {
+	pa, screen, err := p.pendingFor(req)
 	if err != nil {
-		return api.ActionResult{}, h.p.sup.actions.refuse(auditRefusal(req, ""), err)
+		return api.ActionResult{}, p.sup.actions.refuse(auditRefusal(req, ""), err)
 	}
 	if pa != nil {
-		return h.p.answer(pa, req, screen)
+		return p.answer(pa, req, screen)
 	}
-	return h.Service.Answer(ctx, req)
+	return typed(ctx, req)
 }
 
 // decide decides one permission request; inner takes the events the
 // monitors must see (the request, when the agent's dialog will show).
-func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner api.Service) (api.HookReply, error) {
+func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFunc) (api.HookReply, error) {
 	s := p.sup
 	start := s.cfg.Clock()
 	if ev.Sender.Via != "" {
@@ -164,7 +156,7 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner api.Se
 // its wake. Gemini is told to show its dialog ("ask"), and Copilot
 // told nothing, which shows its: the screen then reports either
 // (PolicyOnly).
-func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner api.Service) (api.HookReply, error) {
+func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner hookFunc) (api.HookReply, error) {
 	if ev.PolicyOnly() {
 		return hooks.DecisionReply(ev.Name, "", ""), nil
 	}
@@ -172,7 +164,7 @@ func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner api
 		// Held for an ask: the dialog shows from now on.
 		ev.Received = now
 	}
-	if _, err := inner.Hook(ctx, ev); err != nil {
+	if _, err := inner(ctx, ev); err != nil {
 		return api.HookReply{}, err
 	}
 	return api.HookReply{}, nil
@@ -180,7 +172,7 @@ func (p *Permissions) undecided(ctx context.Context, ev api.HookEvent, inner api
 
 // ask holds the request while its wake goes out, and answers with the
 // answer given on the wake; without one in time the agent's dialog shows.
-func (p *Permissions) ask(ctx context.Context, ev api.HookEvent, req approval.Request, v approval.Verdict, sess api.Session, inner api.Service, start time.Time, hold time.Duration) (api.HookReply, error) {
+func (p *Permissions) ask(ctx context.Context, ev api.HookEvent, req approval.Request, v approval.Verdict, sess api.Session, inner hookFunc, start time.Time, hold time.Duration) (api.HookReply, error) {
 	s := p.sup
 	hold = min(hold, hooks.PermissionBudget-askSlack)
 	if dl, ok := ctx.Deadline(); ok {
@@ -477,4 +469,19 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// UsePermissions has the approval policy p decide the permission requests
+// of the supervisor's panes at their hooks, and answer a request it holds
+// for a person (Hook, Answer). Call it before the service is served.
+func (s *Supervisor) UsePermissions(p *Permissions) { s.permissions.Store(p) }
+
+// Answer answers the prompt a session waits at: a permission request the
+// approval policy holds (UsePermissions) by the decision its hook returns,
+// any other prompt by typing (actions.Answer).
+func (s *Supervisor) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
+	if p := s.permissions.Load(); p != nil {
+		return p.answerOr(ctx, req, s.actions.Answer)
+	}
+	return s.actions.Answer(ctx, req)
 }

@@ -40,7 +40,8 @@ func permissionRig(t *testing.T) (*harness, api.Service, string) {
 	}
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	return h, NewPermissions(h.sup, func() *approval.Policy { return pol }).Service(h.sup), filepath.Join(dir, "audit.jsonl")
+	h.sup.UsePermissions(NewPermissions(h.sup, func() *approval.Policy { return pol }))
+	return h, h.sup, filepath.Join(dir, "audit.jsonl")
 }
 
 func permissionEvent(h *harness, command string) api.HookEvent {
@@ -283,7 +284,8 @@ func TestPermissionAskAnsweredForItsPane(t *testing.T) {
 	}
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	svc := NewPermissions(h.sup, func() *approval.Policy { return pol }).Service(h.sup)
+	h.sup.UsePermissions(NewPermissions(h.sup, func() *approval.Policy { return pol }))
+	svc := h.sup
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name              string
@@ -451,7 +453,8 @@ func TestPermissionAskLeavesAQuestionAlone(t *testing.T) {
 	}
 	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
 	h.step()
-	svc := NewPermissions(h.sup, func() *approval.Policy { return pol }).Service(h.sup)
+	h.sup.UsePermissions(NewPermissions(h.sup, func() *approval.Policy { return pol }))
+	svc := h.sup
 	ctx := context.Background()
 	done := make(chan api.HookReply, 1)
 	go func() {

@@ -279,6 +279,12 @@ type Supervisor struct {
 	// actions act on panes (actions.go); they see the registry only
 	// through resolve and markDirty.
 	actions
+	// The stages a hook event passes before the monitors take it (Hook):
+	// the delivery of wakes to the supervisor pane (UseDelivery) and the
+	// approval policy (UsePermissions), which answers a held permission
+	// request too (Answer).
+	delivery    atomic.Pointer[Delivery]
+	permissions atomic.Pointer[Permissions]
 
 	mu    sync.Mutex
 	panes map[string]*paneState

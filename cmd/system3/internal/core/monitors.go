@@ -215,9 +215,9 @@ func (a *App) runMonitors(ctx context.Context, m *monitors) facade.Service {
 	if m.val != nil {
 		g.Go(func() error { return m.val.Run(gctx) })
 	}
-	served := a.servedBy(m)
-	lm, lmErr := a.runLifecycle(m, served)
-	svc := a.Local(ctx, served, lm, lmErr)
+	a.useStages(m)
+	lm, lmErr := a.runLifecycle(m, m.sup)
+	svc := a.Local(ctx, m.sup, lm, lmErr)
 	// Serve the monitors to other system3 commands for this state dir, so a
 	// second `wait` shares them instead of finding the lock taken. Last, so
 	// a command that finds the socket finds everything running.
@@ -232,12 +232,12 @@ func (a *App) runMonitors(ctx context.Context, m *monitors) facade.Service {
 	return svc
 }
 
-// servedBy is the supervisor as the service serves it: permission
-// requests decided at the hook by the approval policy, reloaded when its
-// files change (a file that does not load is shown as the snapshot's
-// problem, and the rules in force stay), and the supervisor pane typed its
-// wakes and its Stop hook answered.
-func (a *App) servedBy(m *monitors) api.Service {
+// useStages gives the supervisor its hook stages: permission requests
+// decided at the hook by the approval policy, reloaded when its files
+// change (a file that does not load is shown as the snapshot's problem,
+// and the rules in force stay), and the supervisor pane typed its wakes
+// and its Stop hook answered.
+func (a *App) useStages(m *monitors) {
 	approvals := approval.NewWatcher(a.Settings.ConfigPath, a.Log)
 	policyProblem := func(problem string) {
 		if problem != "" {
@@ -247,19 +247,18 @@ func (a *App) servedBy(m *monitors) api.Service {
 	}
 	policyProblem(approvals.Problem())
 	m.g.Go(func() error { return approvals.Run(m.gctx, approval.CheckEvery, policyProblem) })
-	served := monitor.NewPermissions(m.sup, approvals.Policy).Service(m.sup)
+	m.sup.UsePermissions(monitor.NewPermissions(m.sup, approvals.Policy))
 	if m.del != nil {
 		m.g.Go(func() error { return m.del.Run(m.gctx) })
-		served = m.del.Service(served)
+		m.sup.UseDelivery(m.del)
 	}
-	return served
 }
 
 // runLifecycle starts the orchestrators' lifecycle: its records learn
 // their agents' session ids, and auto-restore watches for the tmux server
 // to come back. Without it, nil and why.
-func (a *App) runLifecycle(m *monitors, served api.Service) (*lifecycle.Manager, error) {
-	lm, err := a.Lifecycle(served)
+func (a *App) runLifecycle(m *monitors, svc api.Service) (*lifecycle.Manager, error) {
+	lm, err := a.Lifecycle(svc)
 	if err != nil {
 		a.Log.Warn("orchestrators unavailable; records not kept current", "err", err)
 		return nil, err
