@@ -44,11 +44,10 @@ var _ Service = api.Service(nil)
 
 // Defaults of Options.
 const (
-	DefaultListen          = "127.0.0.1:8889"
-	DefaultInjectPerMinute = api.DefaultActionsPerMinute
-	DefaultSessionIdleTTL  = 30 * time.Minute
-	DefaultMaxBodyBytes    = 1 << 20
-	DefaultProgressEvery   = 5 * time.Second
+	DefaultListen         = "127.0.0.1:8889"
+	DefaultSessionIdleTTL = 30 * time.Minute
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultProgressEvery  = 5 * time.Second
 )
 
 // Options configure a Server. The zero value serves every tool on

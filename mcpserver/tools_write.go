@@ -10,10 +10,6 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 )
 
-// MaxMessage caps inject_guidance's message: the most one send types
-// (api.MaxText), which the audit log keeps whole.
-const MaxMessage = api.MaxText
-
 // maxPromptPart caps each part of spawn_orchestrator's first prompt.
 const maxPromptPart = 16 << 10
 
@@ -57,7 +53,7 @@ func InjectGuidanceTool(e *Env) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithDescription(`Type a message into an agent's input box and submit it, exactly as a person at the keyboard would: use it to give an agent guidance, answer a free-text question, or tell it what to do next. The message is text: printable characters, newlines and tabs, up to 256 KB. A message holding any other control character (Ctrl-C, carriage return, NUL...), ESC (so any escape sequence or bracketed-paste marker), a C1 control or invalid UTF-8 is refused with an error naming the byte and its offset, and nothing is typed; with visible_controls true those bytes are typed as visible text instead (ESC as ^[, Ctrl-C as ^C, byte 0xff as \xff). Nothing in the message ever reaches the pane as a key: system3 itself presses only Enter (to submit) and, for "urgent", Escape. After typing, Enter, and system3 checks that the agent took it. priority "urgent" first interrupts what the agent is doing (Escape) so it reads the message now; "normal" lets it finish its current step. submit false only types the text. Returns delivered (tmux accepted it), verified (the agent was seen to take it), the pane and target it went to, and when. Only sessions the operator allows (mcp.allow_sessions) can be typed into, at most mcp.inject_per_minute actions per pane per minute; every message, refused ones too, is written to system3's audit log exactly as typed, before it is typed (when the log cannot be written, nothing is typed).`),
 		mcp.WithString("session", mcp.Description(`Session name ("orch-auth"), target ("orch-auth:0.1") or pane id ("%3").`), mcp.MaxLength(256)),
 		mcp.WithString("pane", mcp.Description(`Pane id like "%3", instead of session.`), mcp.MaxLength(32)),
-		mcp.WithString("message", mcp.Required(), mcp.Description("The text to type. Newlines are kept (it is pasted as one message)."), mcp.MinLength(1), mcp.MaxLength(MaxMessage)),
+		mcp.WithString("message", mcp.Required(), mcp.Description("The text to type. Newlines are kept (it is pasted as one message)."), mcp.MinLength(1), mcp.MaxLength(api.MaxText)),
 		mcp.WithBoolean("submit", mcp.Description("Press Enter after typing, and check the agent took the message."), mcp.DefaultBool(true)),
 		mcp.WithString("priority", mcp.Description(`"urgent" interrupts the agent (Escape) before typing; "normal" does not.`), mcp.Enum("normal", "urgent"), mcp.DefaultString("normal")),
 		mcp.WithBoolean("visible_controls", mcp.Description(`Type control characters, ESC and invalid UTF-8 in the message as visible text (^C, ^[, \xff) instead of refusing the message.`), mcp.DefaultBool(false)),

@@ -72,7 +72,7 @@ func (a *actions) Inject(ctx context.Context, req api.InjectRequest) (api.Action
 	if req.VisibleControls {
 		text = tmux.VisibleText(text)
 	}
-	refused := audit.Entry{Origin: req.Origin, Action: "inject", Target: req.Target.String(), Text: text}
+	refused := api.AuditEntry{Origin: req.Origin, Action: "inject", Target: req.Target.String(), Text: text}
 	size := max(len(text), req.WireSize())
 	if size > len(text) {
 		refused.Cut = size - len(text)
@@ -183,7 +183,7 @@ func interruptFirst(ctx context.Context, send Sender, pane string, keys []tmux.K
 // nothing is sent to tmux. An error means the text must not be given.
 func (a *actions) handOff(origin string, sess api.Session, text string) (api.ActionResult, error) {
 	t := api.Target{Pane: sess.Pane}
-	refused := audit.Entry{Origin: origin, Action: "stop_hook", Target: t.String(), Pane: sess.Pane, Text: text}
+	refused := api.AuditEntry{Origin: origin, Action: "stop_hook", Target: t.String(), Pane: sess.Pane, Text: text}
 	if err := a.cfg.Policy.Check(origin, "inject", sess); err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
 	}
@@ -201,7 +201,7 @@ func (a *actions) handOff(origin string, sess api.Session, text string) (api.Act
 
 // SendKeys presses keys in a pane.
 func (a *actions) SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error) {
-	refused := audit.Entry{Origin: req.Origin, Action: "keys", Target: req.Target.String(), Keys: safeStrings(req.Keys)}
+	refused := api.AuditEntry{Origin: req.Origin, Action: "keys", Target: req.Target.String(), Keys: safeStrings(req.Keys)}
 	keys, err := parseKeys(req.Keys)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
@@ -217,7 +217,7 @@ func (a *actions) SendKeys(ctx context.Context, req api.KeysRequest) (api.Action
 func (a *actions) Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error) {
 	sess, err := a.reg.resolve(req.Target)
 	if err != nil {
-		return api.ActionResult{}, a.refuse(audit.Entry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
+		return api.ActionResult{}, a.refuse(api.AuditEntry{Origin: req.Origin, Action: "interrupt", Target: req.Target.String()}, err)
 	}
 	return a.press(ctx, "interrupt", req.Origin, req.Target, sess, "", interruptKeys(sess.Agent))
 }
@@ -237,7 +237,7 @@ func describeLimit(s api.Session) string {
 // press sends keys and audits them. Answer has applied the policy before
 // it reads the prompt; the other callers have it applied here.
 func (a *actions) press(ctx context.Context, action, origin string, t api.Target, sess api.Session, option string, keys []tmux.Key) (api.ActionResult, error) {
-	refused := audit.Entry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
+	refused := api.AuditEntry{Origin: origin, Action: action, Target: t.String(), Pane: sess.Pane}
 	if action != "answer" { // Answer checked the policy before it chose the keys
 		if err := a.cfg.Policy.Check(origin, action, sess); err != nil {
 			return api.ActionResult{}, a.refuse(refused, err)
@@ -271,7 +271,7 @@ func (a *actions) result(action string, sess api.Session) api.ActionResult {
 
 // refuse audits an action refused before anything was sent and returns
 // its error. An audit log that cannot be written is added to the error.
-func (a *actions) refuse(e audit.Entry, err error) error {
+func (a *actions) refuse(e api.AuditEntry, err error) error {
 	e.Time, e.Phase, e.ID, e.Error = a.cfg.Clock(), audit.PhaseRefused, auditID(), err.Error()
 	if aerr := a.cfg.Audit.Write(e); aerr != nil {
 		a.cfg.Logger.Warn("audit", "err", aerr)
@@ -285,7 +285,7 @@ func (a *actions) refuse(e audit.Entry, err error) error {
 // audited is not taken (ErrAuditUnwritable).
 func (a *actions) begin(origin string, t api.Target, res api.ActionResult) (string, error) {
 	id := auditID()
-	e := audit.Entry{Time: a.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
+	e := api.AuditEntry{Time: a.cfg.Clock(), ID: id, Phase: audit.PhaseAttempt, Origin: origin, Action: res.Action,
 		Target: t.String(), Pane: res.Pane, Text: res.Text, Keys: res.Keys}
 	if res.Option != "" {
 		e.Result = "option: " + res.Option
@@ -307,7 +307,7 @@ func (a *actions) finish(id, origin string, t api.Target, res api.ActionResult, 
 		res.Delivered, res.Verified = false, false
 		err = fmt.Errorf("%s %s: %w", res.Action, res.Target, err)
 	}
-	e := audit.Entry{Time: res.At, ID: id, Phase: audit.PhaseResult, Origin: origin, Action: res.Action, Target: t.String(), Pane: res.Pane,
+	e := api.AuditEntry{Time: res.At, ID: id, Phase: audit.PhaseResult, Origin: origin, Action: res.Action, Target: t.String(), Pane: res.Pane,
 		Sent: res.Delivered, Checked: res.Verified}
 	if err != nil {
 		e.Error = err.Error()
@@ -343,7 +343,7 @@ func safeStrings(names []string) []string {
 }
 
 // Audit records an entry (an MCP tool call) in the audit log.
-func (a *actions) Audit(ctx context.Context, e audit.Entry) error {
+func (a *actions) Audit(ctx context.Context, e api.AuditEntry) error {
 	return a.cfg.Audit.Write(e)
 }
 

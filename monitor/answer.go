@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 )
 
@@ -36,7 +35,7 @@ const promptSettle = 300 * time.Millisecond
 // the registry holds) and no answer was typed into that prompt yet. The
 // answer resolves the prompt's wake, saying who answered and how.
 func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.ActionResult, error) {
-	refused := audit.Entry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
+	refused := api.AuditEntry{Origin: req.Origin, Action: "answer", Target: req.Target.String(), Result: "answer: " + strconv.Quote(req.Answer)}
 	ev, err := a.answerWake(&req, &refused)
 	if err != nil {
 		return api.ActionResult{}, a.refuse(refused, err)
@@ -90,7 +89,7 @@ func (a *actions) Answer(ctx context.Context, req api.AnswerRequest) (api.Action
 
 // answerWake is the wake an answer names, if any; an answer that names a
 // wake and no target is for the wake's pane (set in req and refused).
-func (a *actions) answerWake(req *api.AnswerRequest, refused *audit.Entry) (api.Wake, error) {
+func (a *actions) answerWake(req *api.AnswerRequest, refused *api.AuditEntry) (api.Wake, error) {
 	if req.Wake == "" {
 		return api.Wake{}, nil
 	}

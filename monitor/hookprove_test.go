@@ -40,7 +40,7 @@ func child(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-func auditEntries(t *testing.T, dir string) []audit.Entry {
+func auditEntries(t *testing.T, dir string) []api.AuditEntry {
 	t.Helper()
 	es, err := audit.Read(filepath.Join(dir, audit.File))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -438,7 +437,7 @@ func (s *Supervisor) refuseHook(ev api.HookEvent, err error) {
 	if ev.Sender.PID > 0 {
 		origin = fmt.Sprintf("socket:pid=%d,exe=%s", ev.Sender.PID, ev.Sender.Exe)
 	}
-	if aerr := s.cfg.Audit.Write(audit.Entry{Time: s.cfg.Clock(), Origin: origin, Action: "hook", Pane: ev.Pane,
+	if aerr := s.cfg.Audit.Write(api.AuditEntry{Time: s.cfg.Clock(), Origin: origin, Action: "hook", Pane: ev.Pane,
 		Tool: ev.Name, Error: err.Error()}); aerr != nil {
 		s.cfg.Logger.Warn("audit a refused hook event", "err", aerr)
 	}

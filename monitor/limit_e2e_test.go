@@ -77,13 +77,13 @@ func (r *limitRun) mainAfter(t *testing.T, timeout time.Duration) claudetest.Req
 }
 
 // resumes are the continues system3 typed, as the audit log has them.
-func (r *limitRun) resumes(t *testing.T) []audit.Entry {
+func (r *limitRun) resumes(t *testing.T) []api.AuditEntry {
 	t.Helper()
 	es, err := audit.Read(r.audit)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	return slices.DeleteFunc(es, func(e audit.Entry) bool { return e.Origin != api.ResumeOrigin })
+	return slices.DeleteFunc(es, func(e api.AuditEntry) bool { return e.Origin != api.ResumeOrigin })
 }
 
 // TestRealClaudeResumeAfterLimit: the real Claude Code at a usage limit,
@@ -200,7 +200,7 @@ func TestRealCodexResumeAfterLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es = slices.DeleteFunc(es, func(e audit.Entry) bool { return e.Origin != api.ResumeOrigin })
+	es = slices.DeleteFunc(es, func(e api.AuditEntry) bool { return e.Origin != api.ResumeOrigin })
 	if len(es) != 1 || !es[0].Sent || fake.CountMain("continue") != 1 {
 		t.Fatalf("continues: audited %+v, requests %q", es, fake.MainPrompts())
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -231,7 +230,7 @@ func (s *Supervisor) checkLink(req api.LinkRequest, action string, sess api.Sess
 // saveLink keeps a link in the state dir and audits it, saved or not.
 func (s *Supervisor) saveLink(req api.LinkRequest, action string, l Link, pane string) error {
 	serr := s.links.set(l)
-	e := audit.Entry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: pane, Sent: serr == nil, Result: "task list: " + l.TaskList}
+	e := api.AuditEntry{Time: l.At, Origin: req.Origin, Action: action, Target: req.Target.String(), Pane: pane, Sent: serr == nil, Result: "task list: " + l.TaskList}
 	if l.TaskList == "" {
 		e.Result = "task list link removed"
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 )
@@ -405,8 +404,8 @@ func screenAnswer(req api.AnswerRequest, sess api.Session) (askAnswer, string, e
 	return askAnswer{decision: approval.Deny, option: firstNonEmpty(option, "No")}, "", nil
 }
 
-func auditRefusal(req api.AnswerRequest, pane string) audit.Entry {
-	return audit.Entry{Origin: req.Origin, Action: "answer", Target: firstNonEmpty(req.Target.String(), pane), Pane: pane, Result: "answer: " + strconv.Quote(req.Answer)}
+func auditRefusal(req api.AnswerRequest, pane string) api.AuditEntry {
+	return api.AuditEntry{Origin: req.Origin, Action: "answer", Target: firstNonEmpty(req.Target.String(), pane), Pane: pane, Result: "answer: " + strconv.Quote(req.Answer)}
 }
 
 // audit writes a permission decision to the audit log, and shows it

@@ -49,7 +49,7 @@ func permissionEvent(h *harness, command string) api.HookEvent {
 	return api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: command, ToolInputJSON: string(in), Received: h.clock.Now()}
 }
 
-func argsCommand(t *testing.T, e audit.Entry) string {
+func argsCommand(t *testing.T, e api.AuditEntry) string {
 	t.Helper()
 	var req approval.Request
 	if err := json.Unmarshal([]byte(e.Args), &req); err != nil {
@@ -58,7 +58,7 @@ func argsCommand(t *testing.T, e audit.Entry) string {
 	return req.Command()
 }
 
-func lastPermission(t *testing.T, path string) audit.Entry {
+func lastPermission(t *testing.T, path string) api.AuditEntry {
 	t.Helper()
 	es, err := audit.Read(path)
 	if err != nil {
@@ -70,7 +70,7 @@ func lastPermission(t *testing.T, path string) audit.Entry {
 		}
 	}
 	t.Fatal("no permission entry in the audit log")
-	return audit.Entry{}
+	return api.AuditEntry{}
 }
 
 // Allow and deny are answered at once, by their rule, audited as the

@@ -49,7 +49,7 @@ func (r *resumeRig) typed() []string {
 	return slices.Clone(r.snd.calls)
 }
 
-func (r *resumeRig) audited() []audit.Entry {
+func (r *resumeRig) audited() []api.AuditEntry {
 	r.t.Helper()
 	es, err := audit.Read(filepath.Join(r.dir, audit.File))
 	if err != nil {
@@ -80,7 +80,7 @@ func TestResumeAfterLimitOnceAfterTheReset(t *testing.T) {
 	if got := r.typed(); !slices.Equal(got, []string{"text %1 continue"}) {
 		t.Fatalf("typed %q, want continue once", got)
 	}
-	var sent *audit.Entry
+	var sent *api.AuditEntry
 	for _, e := range r.audited() {
 		if e.Origin == api.ResumeOrigin && e.Action == "inject" && e.Text == "continue" && e.Pane == "%1" && e.Sent {
 			sent = &e
@@ -145,7 +145,7 @@ func TestResumeAfterLimitTypesNothingIfTheScreenChanged(t *testing.T) {
 			if got := r.typed(); len(got) != 0 {
 				t.Fatalf("typed %q into a screen that no longer shows the limit", got)
 			}
-			var refused *audit.Entry
+			var refused *api.AuditEntry
 			for _, e := range r.audited() {
 				if e.Origin == api.ResumeOrigin && e.Phase == audit.PhaseRefused {
 					refused = &e

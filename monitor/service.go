@@ -119,7 +119,7 @@ func (s *Supervisor) AckAll(ctx context.Context, by string) ([]api.Wake, error) 
 // auditAck records an acknowledgement (or its refusal) in the audit log,
 // under the origin the policy judged.
 func (s *Supervisor) auditAck(by, id, pane string, err error) {
-	e := audit.Entry{Time: s.cfg.Clock(), Origin: by, Action: "ack", Target: id, Pane: pane, Sent: err == nil || errors.Is(err, wake.ErrNotDurable)}
+	e := api.AuditEntry{Time: s.cfg.Clock(), Origin: by, Action: "ack", Target: id, Pane: pane, Sent: err == nil || errors.Is(err, wake.ErrNotDurable)}
 	if err != nil {
 		e.Error = err.Error()
 		if errors.Is(err, api.ErrRefused) {

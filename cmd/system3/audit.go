@@ -43,7 +43,7 @@ dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
 					fmt.Fprintf(a.stdout, "nothing audited yet (%s does not exist): nothing has been sent to a pane from this state dir\n", path)
 					return nil
 				}
-				entries, err = []audit.Entry{}, nil
+				entries, err = []api.AuditEntry{}, nil
 			}
 			if err != nil {
 				return fmt.Errorf("read the audit log: %w", err)
@@ -74,7 +74,7 @@ dir (one JSON object per line; rotated to audit.jsonl.1 at 32 MB).`,
 
 // auditLine is one entry on one line, text quoted so a newline or an escape
 // in it cannot garble the terminal.
-func auditLine(e audit.Entry) string {
+func auditLine(e api.AuditEntry) string {
 	if e.Action == approval.AuditAction {
 		return permissionLine(e)
 	}
@@ -124,7 +124,7 @@ func auditLine(e audit.Entry) string {
 // about: who decided (the policy, whoever answered its ask, or nobody),
 // the tool and its input, the rule, the decision and how long the agent's
 // hook was held.
-func permissionLine(e audit.Entry) string {
+func permissionLine(e api.AuditEntry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-16s %-9s %s", e.Time.Local().Format("2006-01-02 15:04:05"), sanitize(api.ShortOrigin(e.Origin)), e.Action, sanitize(e.Tool))
 	if e.Target != "" {

@@ -185,7 +185,7 @@ func TestAuditCommand(t *testing.T) {
 	}
 	log := audit.Open(state)
 	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	for _, e := range []audit.Entry{
+	for _, e := range []api.AuditEntry{
 		{Time: at, Origin: "tui", Action: "inject", Target: "orch-a", Pane: "%3", Text: "line 1\n\x1b[31mline 2", Sent: true, Checked: true},
 		{Time: at.Add(time.Second), Origin: "mcp:claude-code", Action: "tool_call", Tool: "status", Result: "ok"},
 		{Time: at.Add(2 * time.Second), Origin: "cli", Action: "answer", Target: "orch-b", Pane: "%4", Keys: []string{"2"}, Error: "pane is dead"},
@@ -208,7 +208,7 @@ func TestAuditCommand(t *testing.T) {
 		}
 	}
 	code, out, _ = invoke(t, env, "audit", "--json", "-n", "1")
-	var e audit.Entry
+	var e api.AuditEntry
 	if code != 0 || json.Unmarshal([]byte(out), &e) != nil || e.Action != "inject" || e.Phase != audit.PhaseAttempt {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}

@@ -146,7 +146,7 @@ func TestLearningsDeleteMeetsTheDaemonsPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refused, deleted []audit.Entry
+	var refused, deleted []api.AuditEntry
 	for _, e := range entries {
 		switch {
 		case e.Action == "delete_learning" && e.Phase == audit.PhaseRefused:

@@ -69,9 +69,9 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	})
 	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == api.Idle })
 	ctx := context.Background()
-	permissions := func() []audit.Entry {
+	permissions := func() []api.AuditEntry {
 		es, _ := audit.Read(filepath.Join(h.stateDir, audit.File))
-		var out []audit.Entry
+		var out []api.AuditEntry
 		for _, e := range es {
 			if e.Action == approval.AuditAction {
 				out = append(out, e)

@@ -83,9 +83,9 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 		t.Helper()
 		testkit.WaitFor(t, 30*time.Second, "copilot idle", func() bool { s := session(); return s.Agent == "copilot" && s.State == api.Idle })
 	}
-	permissions := func() []audit.Entry {
+	permissions := func() []api.AuditEntry {
 		es, _ := audit.Read(filepath.Join(state, audit.File))
-		var out []audit.Entry
+		var out []api.AuditEntry
 		for _, e := range es {
 			if e.Action == approval.AuditAction {
 				out = append(out, e)

@@ -86,9 +86,9 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 		t.Helper()
 		testkit.WaitFor(t, 30*time.Second, "gemini idle", func() bool { s := session(); return s.Agent == "gemini" && s.State == api.Idle })
 	}
-	permissions := func() []audit.Entry {
+	permissions := func() []api.AuditEntry {
 		es, _ := audit.Read(filepath.Join(state, audit.File))
-		var out []audit.Entry
+		var out []api.AuditEntry
 		for _, e := range es {
 			if e.Action == approval.AuditAction {
 				out = append(out, e)

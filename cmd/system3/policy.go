@@ -152,7 +152,7 @@ func (a *app) loadPolicy(file string) (*approval.Policy, string, error) {
 // dir, and says how many came from where.
 func (a *app) permissionHistory(since time.Duration) ([]approval.Record, string, error) {
 	dir := a.Settings.StateDir
-	var entries []audit.Entry
+	var entries []api.AuditEntry
 	for _, name := range []string{audit.File + ".1", audit.File} {
 		es, err := audit.Read(filepath.Join(dir, name))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -190,7 +190,7 @@ func printPolicyTest(a *app, p *approval.Policy, from string, recs []approval.Re
 	for i, r := range recs {
 		v := p.Decide(r.Request)
 		rows[i] = policyTestRow{Record: r, Would: v}
-		rows[i].Against = r.By != approval.DecidedByPolicy &&
+		rows[i].Against = r.By != api.PolicyOrigin &&
 			((r.Outcome == approval.Allow && v.Decision == approval.Deny) || (r.Outcome == approval.Deny && v.Decision == approval.Allow))
 		counts[v.Decision]++
 		if rows[i].Against {
@@ -253,7 +253,7 @@ func then(r approval.Record) string {
 	switch {
 	case r.Outcome == approval.None:
 		return "no answer recorded"
-	case r.By == approval.DecidedByPolicy:
+	case r.By == api.PolicyOrigin:
 		return fmt.Sprintf("%sed by rule %s", r.Outcome, r.Rule)
 	case r.Outcome == approval.Allow:
 		return "approved by " + api.ShortOrigin(r.By)

@@ -45,7 +45,7 @@ func routeAction[T any](ctx context.Context, a *app, host string, r routed, do f
 		l.Close()
 		a.RecordSeen([]*remote.Link{l})
 	}()
-	record := func(e audit.Entry) error {
+	record := func(e api.AuditEntry) error {
 		err := log.Write(e)
 		if err != nil && e.Phase == audit.PhaseResult {
 			a.Log.Warn("audit a routed action's outcome", "host", host, "err", err)

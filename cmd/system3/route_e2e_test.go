@@ -34,13 +34,13 @@ func invokeStdin(env map[string]string, stdin string, args ...string) (int, stri
 
 // routedEntries are the route entries of the local audit log, by the
 // action routed.
-func routedEntries(t *testing.T, state string) []audit.Entry {
+func routedEntries(t *testing.T, state string) []api.AuditEntry {
 	t.Helper()
 	entries, err := audit.Read(filepath.Join(state, audit.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []audit.Entry
+	var out []api.AuditEntry
 	for _, e := range entries {
 		if e.Action == "route" {
 			out = append(out, e)

@@ -116,13 +116,13 @@ func (r *supervisedRig) screen() string {
 }
 
 // deliveries are the audited deliveries to the supervisor pane, in order.
-func (r *supervisedRig) deliveries() []audit.Entry {
+func (r *supervisedRig) deliveries() []api.AuditEntry {
 	r.t.Helper()
 	entries, err := audit.Read(filepath.Join(r.stateDir, audit.File))
 	if err != nil && !os.IsNotExist(err) {
 		r.t.Fatal(err)
 	}
-	var out []audit.Entry
+	var out []api.AuditEntry
 	for _, e := range entries {
 		if e.Origin == api.DeliveryOrigin {
 			out = append(out, e)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 )
 
 // AuditAction is the audit log's action for a permission request the
@@ -16,17 +15,13 @@ import (
 // the decision, the rule, who decided and how long the hook waited.
 const AuditAction = "permission"
 
-// DecidedByPolicy is the origin of a decision a rule made; an ask answered
-// by someone is audited under that one's origin.
-const DecidedByPolicy = api.PolicyOrigin
-
 // AuditEntry is the audit log's entry for a permission request: what the
-// policy said (verdict), what was decided and by whom (by: DecidedByPolicy
+// policy said (verdict), what was decided and by whom (by: api.PolicyOrigin
 // or the origin of whoever answered an ask; "" when nobody decided and the
 // agent's own dialog showed), and how long the hook was held.
-func AuditEntry(req Request, v Verdict, decided Decision, by, pane string, waited time.Duration) audit.Entry {
+func AuditEntry(req Request, v Verdict, decided Decision, by, pane string, waited time.Duration) api.AuditEntry {
 	args, _ := json.Marshal(req)
-	e := audit.Entry{Origin: by, Action: AuditAction, Target: req.Session, Pane: pane, Tool: req.Tool, Args: string(args),
+	e := api.AuditEntry{Origin: by, Action: AuditAction, Target: req.Session, Pane: pane, Tool: req.Tool, Args: string(args),
 		Decision: string(decided), Rule: v.Rule, WaitedMS: waited.Milliseconds(), Sent: decided != None}
 	if e.Origin == "" {
 		e.Origin = "nobody"
@@ -75,7 +70,7 @@ type Record struct {
 	// Outcome is what was decided (allow, deny), "" when the record does
 	// not tell (the prompt went away without an answer through system3).
 	Outcome Decision `json:"outcome,omitempty"`
-	// By is who decided: DecidedByPolicy, or an origin ("cli",
+	// By is who decided: api.PolicyOrigin, or an origin ("cli",
 	// "mcp:<client>", "tui").
 	By string `json:"by,omitempty"`
 	// Rule is the rule that decided, for a decision the policy made.
@@ -83,7 +78,7 @@ type Record struct {
 }
 
 // FromAudit reads the permission requests of an audit log's entries.
-func FromAudit(entries []audit.Entry) []Record {
+func FromAudit(entries []api.AuditEntry) []Record {
 	var out []Record
 	for _, e := range entries {
 		if e.Action != AuditAction {
@@ -211,7 +206,7 @@ func wakeOutcome(w api.Wake) (Decision, string) {
 
 // History merges records from the audit log and the wake journal, oldest
 // first.
-func History(entries []audit.Entry, ws []api.Wake) []Record {
+func History(entries []api.AuditEntry, ws []api.Wake) []Record {
 	out := append(FromAudit(entries), FromWakes(ws)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out

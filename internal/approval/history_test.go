@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 )
 
 func TestFromWakes(t *testing.T) {
@@ -53,13 +52,13 @@ func TestFromWakes(t *testing.T) {
 func TestAuditEntryRoundTrip(t *testing.T) {
 	req := bash("go test ./... && rm -rf /")
 	v := Verdict{Decision: Deny, Rule: "no-rm-rf", Message: "no"}
-	e := AuditEntry(req, v, Deny, DecidedByPolicy, "%3", 1500*time.Millisecond)
+	e := AuditEntry(req, v, Deny, api.PolicyOrigin, "%3", 1500*time.Millisecond)
 	if e.Action != AuditAction || e.Decision != "deny" || e.Rule != "no-rm-rf" || e.WaitedMS != 1500 || e.Result != "denied: no" || e.Target != "work" {
 		t.Fatalf("entry %+v", e)
 	}
 	nobody := AuditEntry(bash("ls"), Verdict{Decision: Ask, Rule: "ask"}, None, "", "%3", time.Second)
-	rs := FromAudit([]audit.Entry{e, nobody, {Action: "inject"}})
-	if len(rs) != 2 || rs[0].Request.Command() != "go test ./... && rm -rf /" || rs[0].Outcome != Deny || rs[0].By != DecidedByPolicy || !rs[0].Exact {
+	rs := FromAudit([]api.AuditEntry{e, nobody, {Action: "inject"}})
+	if len(rs) != 2 || rs[0].Request.Command() != "go test ./... && rm -rf /" || rs[0].Outcome != Deny || rs[0].By != api.PolicyOrigin || !rs[0].Exact {
 		t.Fatalf("records %+v", rs)
 	}
 	if rs[1].Outcome != None || rs[1].By != "" || nobody.Origin != "nobody" || nobody.Result == "" {

@@ -52,7 +52,7 @@ func Suggest(records []Record, p *Policy) []Suggestion {
 		return s
 	}
 	for _, r := range records {
-		if r.Outcome == None || r.By == DecidedByPolicy {
+		if r.Outcome == None || r.By == api.PolicyOrigin {
 			continue
 		}
 		var keys []key

@@ -55,9 +55,6 @@ const (
 // (replacing the previous one) and a new file is started.
 const rotateAt = 32 << 20
 
-// Entry is one audited action (api.AuditEntry).
-type Entry = api.AuditEntry
-
 // Log appends entries to the audit file. The zero value is not usable; a
 // nil *Log drops every entry (for tests and tools that audit nothing).
 type Log struct {
@@ -87,7 +84,7 @@ func (l *Log) Path() string {
 
 // Write appends e, filling its time when zero. An error says what failed;
 // the action it records has happened regardless.
-func (l *Log) Write(e Entry) error {
+func (l *Log) Write(e api.AuditEntry) error {
 	if l == nil {
 		return nil
 	}
@@ -205,12 +202,12 @@ func (l *Log) Health() error {
 // parse (a torn write), for `system3 audit` and tests. An action's result
 // entry is folded into its attempt entry (which then has Phase "result"),
 // and base64 text is decoded into Text.
-func Read(path string) ([]Entry, error) {
+func Read(path string) ([]api.AuditEntry, error) {
 	raw, err := ReadRaw(path)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(raw))
+	out := make([]api.AuditEntry, 0, len(raw))
 	attempts := map[string]int{}
 	for _, e := range raw {
 		if e.Phase == PhaseResult && e.ID != "" {
@@ -234,18 +231,18 @@ func Read(path string) ([]Entry, error) {
 
 // ReadRaw returns the entries in the file at path as written, one per
 // line, with base64 text decoded into Text.
-func ReadRaw(path string) ([]Entry, error) {
+func ReadRaw(path string) ([]api.AuditEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []Entry
+	var out []api.AuditEntry
 	for len(data) > 0 {
 		i := 0
 		for i < len(data) && data[i] != '\n' {
 			i++
 		}
-		var e Entry
+		var e api.AuditEntry
 		if json.Unmarshal(data[:i], &e) == nil {
 			if e.TextBase64 != "" {
 				if b, err := base64.StdEncoding.DecodeString(e.TextBase64); err == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -22,7 +23,7 @@ func TestWriteReadConcurrentCutAndTorn(t *testing.T) {
 			l = b
 		}
 		wg.Go(func() {
-			if err := l.Write(Entry{Origin: "tui", Action: "inject", Text: strings.Repeat("x", 3000)}); err != nil {
+			if err := l.Write(api.AuditEntry{Origin: "tui", Action: "inject", Text: strings.Repeat("x", 3000)}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -47,7 +48,7 @@ func TestWriteReadConcurrentCutAndTorn(t *testing.T) {
 	}
 
 	long := strings.Repeat("é", MaxText) // 2 bytes a rune: cut mid-rune
-	if err := a.Write(Entry{Action: "inject", Text: long}); err != nil {
+	if err := a.Write(api.AuditEntry{Action: "inject", Text: long}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = Read(path)
@@ -64,7 +65,7 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Open(dir)
-	if err := l.Write(Entry{Action: "keys", Keys: []string{"Enter"}}); err != nil {
+	if err := l.Write(api.AuditEntry{Action: "keys", Keys: []string{"Enter"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := Read(path)
@@ -79,16 +80,16 @@ func TestRotation(t *testing.T) {
 func TestFailureIsReportedAndRecovers(t *testing.T) {
 	dir := t.TempDir()
 	l := Open(filepath.Join(dir, "missing"))
-	err := l.Write(Entry{Action: "inject"})
+	err := l.Write(api.AuditEntry{Action: "inject"})
 	if err == nil || !strings.Contains(err.Error(), "refused until the audit log can be written") || l.Health() == nil {
 		t.Fatalf("Write into a missing dir: %v, health %v", err, l.Health())
 	}
 	os.Mkdir(filepath.Join(dir, "missing"), 0o700)
-	if err := l.Write(Entry{Action: "inject"}); err != nil || l.Health() != nil {
+	if err := l.Write(api.AuditEntry{Action: "inject"}); err != nil || l.Health() != nil {
 		t.Fatalf("after the dir exists: %v, health %v", err, l.Health())
 	}
 	var nilLog *Log
-	if nilLog.Write(Entry{}) != nil || nilLog.Health() != nil || nilLog.Path() != "" {
+	if nilLog.Write(api.AuditEntry{}) != nil || nilLog.Health() != nil || nilLog.Path() != "" {
 		t.Fatal("a nil log must drop entries quietly")
 	}
 }
@@ -103,7 +104,7 @@ func TestKeptFileFollowsPath(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	write := func(origin string) {
 		t.Helper()
-		if err := l.Write(Entry{Origin: origin, Action: "inject"}); err != nil {
+		if err := l.Write(api.AuditEntry{Origin: origin, Action: "inject"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,7 +128,7 @@ func TestKeptFileFollowsPath(t *testing.T) {
 	}
 	other := Open(dir)
 	t.Cleanup(func() { other.Close() })
-	if err := other.Write(Entry{Origin: "x", Action: "inject"}); err != nil {
+	if err := other.Write(api.AuditEntry{Origin: "x", Action: "inject"}); err != nil {
 		t.Fatal(err)
 	}
 	write("c")
@@ -170,7 +171,7 @@ func TestTextIsKeptByteForByte(t *testing.T) {
 	// 16 KB of harmless text, then the part that matters.
 	whole := strings.Repeat("harmless text\n", (16<<10)/14+1) + strings.Repeat("payload ", (MaxText-(16<<10))/8-4)
 	bad := "ok \xff\xfe\x00\x1b[201~ <&> \u2028"
-	for _, e := range []Entry{
+	for _, e := range []api.AuditEntry{
 		{ID: "a1", Phase: PhaseAttempt, Action: "inject", Pane: "%1", Text: whole},
 		{ID: "r1", Phase: PhaseRefused, Action: "inject", Pane: "%1", Text: bad, Error: "byte 0xff"},
 		{ID: "a1", Phase: PhaseResult, Action: "inject", Pane: "%1", Sent: true, Checked: true},

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // BenchmarkWrite is one MCP tool call's entry appended to the log.
@@ -11,7 +13,7 @@ func BenchmarkWrite(b *testing.B) {
 	l := Open(b.TempDir())
 	defer l.Close()
 
-	e := Entry{Time: time.Now(), Origin: "mcp:bench", Action: "tool_call", Tool: "status", Args: "{}",
+	e := api.AuditEntry{Time: time.Now(), Origin: "mcp:bench", Action: "tool_call", Tool: "status", Args: "{}",
 		Result: strings.Repeat(`{"version":"v1","orchestrators":[]}`, 14)}
 	b.ReportAllocs()
 	for b.Loop() {

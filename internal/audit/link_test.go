@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/api"
 )
 
 // An audit log planted as a link in the state dir is not written through:
@@ -20,7 +22,7 @@ func TestAuditDoesNotFollowAPlantedLink(t *testing.T) {
 	}
 	l := Open(dir)
 	defer l.Close()
-	if err := l.Write(Entry{Time: time.Now(), Origin: "cli", Action: "inject", Text: "hi"}); err == nil {
+	if err := l.Write(api.AuditEntry{Time: time.Now(), Origin: "cli", Action: "inject", Text: "hi"}); err == nil {
 		t.Fatal("wrote the audit entry through a planted link")
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "mine\n" {

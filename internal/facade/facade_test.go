@@ -154,8 +154,8 @@ func TestDeleteLearningsPassesThePolicyAndIsAudited(t *testing.T) {
 	}
 
 	// A process without monitors audits through its own log.
-	var own []audit.Entry
-	bare := facade.New(newFake(t), facade.Parts{Learn: store, Audit: func(e audit.Entry) error { own = append(own, e); return nil }})
+	var own []api.AuditEntry
+	bare := facade.New(newFake(t), facade.Parts{Learn: store, Audit: func(e api.AuditEntry) error { own = append(own, e); return nil }})
 	if _, err := bare.DeleteLearnings(ctx, api.LearnDeleteRequest{IDs: []int64{id}, By: "cli"}); !errors.Is(err, api.ErrLearnInvalid) {
 		t.Fatalf("deleting it again: %v", err)
 	}

@@ -48,7 +48,7 @@ type Parts struct {
 	// Audit writes an entry of a write that touches no pane (a learning
 	// deleted) to the audit log. Nil: the service's Audit does, which a
 	// process without monitors does not have.
-	Audit func(audit.Entry) error
+	Audit func(api.AuditEntry) error
 }
 
 // DefaultAgents are the agents a spawn knows without configuration, sorted
@@ -227,7 +227,7 @@ func (l *local) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest)
 	}
 	if err := l.allowRecord(ctx, "delete_learnings", req.By); err != nil {
 		// The refusal is audited when it can be; the refusal stands either way.
-		_ = l.audit(ctx, audit.Entry{Origin: req.By, Action: "delete_learning", Target: target, Phase: audit.PhaseRefused, Error: err.Error()})
+		_ = l.audit(ctx, api.AuditEntry{Origin: req.By, Action: "delete_learning", Target: target, Phase: audit.PhaseRefused, Error: err.Error()})
 		return nil, err
 	}
 	items, err := l.p.Learn.DeleteLearnings(ctx, req.IDs)
@@ -244,7 +244,7 @@ func (l *local) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest)
 		if reporter == "" {
 			reporter = "unknown"
 		}
-		e := audit.Entry{Origin: req.By, Action: "delete_learning", Target: "learning " + strconv.FormatInt(it.ID, 10), Text: text,
+		e := api.AuditEntry{Origin: req.By, Action: "delete_learning", Target: "learning " + strconv.FormatInt(it.ID, 10), Text: text,
 			Result: fmt.Sprintf("deleted %s reported by %s", it.Kind, reporter), Sent: true}
 		if err := l.audit(ctx, e); err != nil && failed == nil {
 			failed = err
@@ -257,7 +257,7 @@ func (l *local) DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest)
 }
 
 // audit writes e through Parts.Audit, else the service's Audit.
-func (l *local) audit(ctx context.Context, e audit.Entry) error {
+func (l *local) audit(ctx context.Context, e api.AuditEntry) error {
 	if l.p.Audit != nil {
 		return l.p.Audit(e)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake"
@@ -104,7 +103,7 @@ func TestMethodsMatchInProcess(t *testing.T) {
 		}
 	}
 	auditCall := func(ctx context.Context, s api.Service) (any, error) {
-		return nil, s.Audit(ctx, audit.Entry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
+		return nil, s.Audit(ctx, api.AuditEntry{Origin: "mcp:x", Action: "tool_call", Tool: "status"})
 	}
 	hookCall := func(ctx context.Context, s api.Service) (any, error) {
 		return s.Hook(ctx, api.HookEvent{Name: api.PermissionRequest, Pane: "%3", ToolName: "Bash", ToolInput: "make deploy",

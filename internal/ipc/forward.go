@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
 )
 
@@ -100,7 +99,7 @@ func (f forward) Interrupt(ctx context.Context, req api.InterruptRequest) (api.A
 	return as[api.ActionResult](f.call(ctx, mInterrupt, req))
 }
 
-func (f forward) Audit(ctx context.Context, e audit.Entry) error {
+func (f forward) Audit(ctx context.Context, e api.AuditEntry) error {
 	_, err := f.call(ctx, mAudit, e)
 	return err
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade"
 )
 
@@ -124,7 +123,7 @@ var (
 	mKeys      = withPeer(unary("keys", action, body[api.KeysRequest](), facade.Service.SendKeys), originFrom(func(r *api.KeysRequest) *string { return &r.Origin }))
 	mAnswer    = withPeer(unary("answer", action, body[api.AnswerRequest](), facade.Service.Answer), originFrom(func(r *api.AnswerRequest) *string { return &r.Origin }))
 	mInterrupt = withPeer(unary("interrupt", action, body[api.InterruptRequest](), facade.Service.Interrupt), originFrom(func(r *api.InterruptRequest) *string { return &r.Origin }))
-	mAudit     = withPeer(unary("audit", repeatable, body[audit.Entry](), noResult(facade.Service.Audit)), auditFromPeer)
+	mAudit     = withPeer(unary("audit", repeatable, body[api.AuditEntry](), noResult(facade.Service.Audit)), auditFromPeer)
 	// mHook delivers a Claude Code hook event and returns the daemon's
 	// reply for Claude Code. Added within v2: a daemon that predates it
 	// answers bad_request "unknown method", and `system3 hook` then spools
@@ -303,7 +302,7 @@ const (
 // client.
 var clientAuditable = map[string]bool{"tool_call": true, "spawn": true, "stop": true}
 
-func auditFromPeer(e audit.Entry, p Peer) (audit.Entry, error) {
+func auditFromPeer(e api.AuditEntry, p Peer) (api.AuditEntry, error) {
 	if !clientAuditable[e.Action] {
 		return e, fmt.Errorf("%w: the daemon records what it sends into panes itself; a client may record only its own %s", api.ErrBadRequest, "tool_call, spawn and stop entries")
 	}

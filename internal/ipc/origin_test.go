@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
@@ -86,7 +85,7 @@ func TestSocketAuditIsRestricted(t *testing.T) {
 	c := dial(t, serve(t, f).path)
 	ctx := context.Background()
 	for _, action := range []string{"inject", "keys", "answer", "interrupt", "link", "hook", "", "made-up"} {
-		err := c.Audit(ctx, audit.Entry{Origin: "tui", Action: action, Target: "orch-auth", Text: "rm -rf /", Sent: true, Checked: true})
+		err := c.Audit(ctx, api.AuditEntry{Origin: "tui", Action: action, Target: "orch-auth", Text: "rm -rf /", Sent: true, Checked: true})
 		if !errors.Is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), "records what it sends into panes itself") {
 			t.Fatalf("audit %q over the socket: %v, want refused", action, err)
 		}
@@ -95,7 +94,7 @@ func TestSocketAuditIsRestricted(t *testing.T) {
 		t.Fatalf("refused entries were recorded: %+v", got)
 	}
 	before := time.Now()
-	if err := c.Audit(ctx, audit.Entry{Time: time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), Origin: "mcp:supervisor-claude", Action: "tool_call", Tool: "status"}); err != nil {
+	if err := c.Audit(ctx, api.AuditEntry{Time: time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), Origin: "mcp:supervisor-claude", Action: "tool_call", Tool: "status"}); err != nil {
 		t.Fatal(err)
 	}
 	got := f.AuditEntries()

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 )
 
 // Outcome is how a finished initiative ended, for the learning store.
@@ -28,7 +27,7 @@ type Outcome struct {
 // branch, recording the outcome in the learning store.
 func (m *Manager) Finish(ctx context.Context, req api.FinishRequest) (api.FinishResult, error) {
 	res, err := m.finish(ctx, req)
-	e := audit.Entry{Origin: req.Origin, Action: "finish", Target: res.Session, Sent: err == nil, Result: strings.Join(res.Steps, "; ")}
+	e := api.AuditEntry{Origin: req.Origin, Action: "finish", Target: res.Session, Sent: err == nil, Result: strings.Join(res.Steps, "; ")}
 	if err != nil {
 		e.Error = err.Error()
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -45,7 +44,7 @@ type Service interface {
 	SendKeys(ctx context.Context, req api.KeysRequest) (api.ActionResult, error)
 	Interrupt(ctx context.Context, req api.InterruptRequest) (api.ActionResult, error)
 	Link(ctx context.Context, req api.LinkRequest) (api.Session, error)
-	Audit(ctx context.Context, e audit.Entry) error
+	Audit(ctx context.Context, e api.AuditEntry) error
 	// Allow applies the policy to a spawn or a stop of a whole session.
 	Allow(ctx context.Context, req api.AllowRequest) error
 }
@@ -213,7 +212,7 @@ func (m *Manager) AgentNames() []string {
 
 // audit writes an entry for a spawn or stop; a failing audit log is
 // logged, never a reason to fail.
-func (m *Manager) audit(ctx context.Context, e audit.Entry) {
+func (m *Manager) audit(ctx context.Context, e api.AuditEntry) {
 	e.Time = time.Now()
 	if err := m.cfg.Service.Audit(ctx, e); err != nil {
 		m.cfg.Logger.Warn("audit", "action", e.Action, "err", err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tmux"
@@ -188,7 +187,7 @@ func (m *Manager) Restore(ctx context.Context, req api.RestoreRequest) (api.Rest
 			req.Progress(rec.Name, fmt.Sprintf("restoring %s in %s", rec.Session, rec.Worktree))
 		}
 		o := m.restoreOne(ctx, rec, req.Origin)
-		e := audit.Entry{Origin: req.Origin, Action: "restore", Target: rec.Session, Pane: o.Pane, Sent: o.Status == api.RestoreRestored,
+		e := api.AuditEntry{Origin: req.Origin, Action: "restore", Target: rec.Session, Pane: o.Pane, Sent: o.Status == api.RestoreRestored,
 			Result: o.Status + ": " + o.Reason}
 		if o.Status == api.RestoreFailed {
 			e.Error = o.Reason

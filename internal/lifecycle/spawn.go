@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tmux"
@@ -46,14 +45,14 @@ func (m *Manager) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnRes
 	sp := &spawn{m: m, req: req}
 	res, step, err := sp.run(ctx)
 	if err == nil {
-		m.audit(ctx, audit.Entry{Origin: req.Origin, Action: "spawn", Target: res.Session, Pane: res.Pane, Text: res.Prompt, Sent: true, Checked: res.PromptVerified,
+		m.audit(ctx, api.AuditEntry{Origin: req.Origin, Action: "spawn", Target: res.Session, Pane: res.Pane, Text: res.Prompt, Sent: true, Checked: res.PromptVerified,
 			Result: fmt.Sprintf("worktree %s, branch %s, task list %s", res.Worktree, res.Branch, res.TaskList)})
 		return res, nil
 	}
 	e := &api.SpawnError{Initiative: req.Initiative, Step: step, Err: err}
 	sp.undo(e)
 	m.cfg.Logger.Warn("spawn failed", "initiative", req.Initiative, "err", e.Error())
-	m.audit(ctx, audit.Entry{Origin: req.Origin, Action: "spawn", Target: api.OrchestratorSession(req.Initiative), Error: e.Error()})
+	m.audit(ctx, api.AuditEntry{Origin: req.Origin, Action: "spawn", Target: api.OrchestratorSession(req.Initiative), Error: e.Error()})
 	return api.SpawnResult{}, e
 }
 

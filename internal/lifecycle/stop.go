@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -22,7 +21,7 @@ const interruptGrace = 500 * time.Millisecond
 // the branch always.
 func (m *Manager) Stop(ctx context.Context, req api.StopRequest) (api.StopResult, error) {
 	res, err := m.stop(ctx, req)
-	e := audit.Entry{Origin: req.Origin, Action: "stop", Target: res.Session, Sent: err == nil, Result: res.Detail}
+	e := api.AuditEntry{Origin: req.Origin, Action: "stop", Target: res.Session, Sent: err == nil, Result: res.Detail}
 	if err != nil {
 		e.Error = err.Error()
 	}

@@ -36,7 +36,7 @@ type Fleet struct {
 	api.Service
 	Set *Set
 	// Record writes an entry of this machine's audit log.
-	Record func(audit.Entry) error
+	Record func(api.AuditEntry) error
 	// Via is added to a routed action's origin, as the remote daemon
 	// records it: "tui" becomes "tui via ssh from THIS-MACHINE".
 	Via string
@@ -519,7 +519,7 @@ type Routed struct {
 	Args   string // the rest: an answer's option, inject's flags
 	// Record writes an entry of this machine's audit log; nil records
 	// nothing.
-	Record func(audit.Entry) error
+	Record func(api.AuditEntry) error
 }
 
 // Route runs do on l's daemon. The host's service does the action, so its
@@ -530,7 +530,7 @@ type Routed struct {
 func Route[T any](ctx context.Context, l *Link, r Routed, do func(*ipc.Client) (T, error), outcome func(T) (sent, verified bool, detail string)) (T, error) {
 	var zero T
 	host := l.Host.Name
-	e := audit.Entry{Origin: r.Origin, Action: "route", Tool: r.Action, Host: host, Target: api.JoinHost(host, r.Target),
+	e := api.AuditEntry{Origin: r.Origin, Action: "route", Tool: r.Action, Host: host, Target: api.JoinHost(host, r.Target),
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Text: r.Text, Args: r.Args}
 	if r.Record != nil {
 		if err := r.Record(e); err != nil {

@@ -39,8 +39,8 @@ func TestFleet(t *testing.T) {
 	defer set.Close()
 	set.Start(ctx)
 	var mu sync.Mutex
-	var entries []audit.Entry
-	f := &Fleet{Service: local, Set: set, Via: "via ssh from here", Record: func(e audit.Entry) error {
+	var entries []api.AuditEntry
+	f := &Fleet{Service: local, Set: set, Via: "via ssh from here", Record: func(e api.AuditEntry) error {
 		mu.Lock()
 		defer mu.Unlock()
 		entries = append(entries, e)
@@ -150,7 +150,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	// An audit entry that cannot be written here: nothing is sent.
-	f.Record = func(audit.Entry) error { return errors.New("disk full") }
+	f.Record = func(api.AuditEntry) error { return errors.New("disk full") }
 	if _, err := f.Inject(ctx, api.InjectRequest{Target: api.Target{Session: "web1:orch"}, Text: "lost?", Origin: "tui"}); err == nil {
 		t.Fatal("sent without an audit entry")
 	}

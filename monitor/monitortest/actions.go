@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/monitor/agents"
 )
 
@@ -38,7 +37,7 @@ func (f *Service) Calls() []Call {
 }
 
 // AuditEntries returns the entries given to Audit.
-func (f *Service) AuditEntries() []audit.Entry {
+func (f *Service) AuditEntries() []api.AuditEntry {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.audits)
@@ -381,7 +380,7 @@ func (f *Service) Hooks() []api.HookEvent {
 	return slices.Clone(f.hooks)
 }
 
-func (f *Service) Audit(ctx context.Context, e audit.Entry) error {
+func (f *Service) Audit(ctx context.Context, e api.AuditEntry) error {
 	if err := f.err("audit"); err != nil {
 		return err
 	}

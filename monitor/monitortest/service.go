@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/wake"
 )
 
@@ -35,7 +34,7 @@ type Service struct {
 	screens  map[*screenWatch]struct{} // WatchPreview's streams
 
 	calls      []Call
-	audits     []audit.Entry
+	audits     []api.AuditEntry
 	hooks      []api.HookEvent
 	previews   map[string][]string
 	lists      []api.TaskListDoc

@@ -39,7 +39,7 @@ func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager,
 	// The learning store's writes are audited in the state dir's log, by
 	// a process without monitors too.
 	dir := a.Settings.StateDir
-	p.Audit = func(e audit.Entry) error {
+	p.Audit = func(e api.AuditEntry) error {
 		log := audit.Open(dir)
 		defer log.Close()
 		return log.Write(e)

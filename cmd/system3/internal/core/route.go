@@ -38,7 +38,7 @@ func (a *App) RouteCLI(ctx context.Context, origin, host, tool, target string, a
 	}
 	log := audit.Open(a.Settings.StateDir)
 	defer log.Close()
-	e := audit.Entry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: api.JoinHost(host, target),
+	e := api.AuditEntry{Origin: origin, Action: "route", Tool: tool, Host: host, Target: api.JoinHost(host, target),
 		ID: fmt.Sprintf("route-%d-%d", time.Now().UnixNano(), os.Getpid()), Phase: audit.PhaseAttempt, Args: strings.Join(args, " ")}
 	if err := log.Write(e); err != nil {
 		return -1, fmt.Errorf("not sent to host %s: %w", host, err)
