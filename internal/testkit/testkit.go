@@ -1,15 +1,17 @@
 // Package testkit holds the small helpers the tests of every package
-// share: waiting for a condition, a buffer a running command writes to
-// while the test reads it, JSON that must encode, a temporary directory
-// short enough for a Unix socket, and the registry of the programs outside
-// Go that the tests run (LookPath). It imports nothing of system3's, so
-// any package's tests can use it.
+// share: waiting for a condition or a value, a buffer a running command
+// writes to while the test reads it, JSON that must encode, a temporary
+// directory short enough for a Unix socket, and the registry of the
+// programs outside Go that the tests run (LookPath). It imports nothing of
+// system3's, so any package's tests can use it.
 package testkit
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,19 +19,66 @@ import (
 
 // WaitFor polls cond until it holds, and fails the test when timeout
 // passes first, saying what it waited for. It polls every 2 ms at first,
-// backing off to every 20 ms, so a condition that holds soon is seen at
-// once and a long wait does not spin.
+// backing off to every 20 ms, or to as long as one look at cond takes when
+// that is longer, so a condition that holds soon is seen at once and a
+// long wait, or a costly look (a screen capture, a command run), does not
+// keep the machine busy.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !poll(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// WaitForValue polls get, as WaitFor polls its condition, until get says
+// that the value it returns is the one waited for, and returns that value.
+// When timeout passes first it fails the test, saying what it waited for
+// and the last value get returned (a screen, a count, a state), so that a
+// failure shows how far the wait got.
+func WaitForValue[T any](t testing.TB, timeout time.Duration, what string, get func() (T, bool)) T {
+	t.Helper()
+	var v T
+	if !poll(timeout, func() bool {
+		var ok bool
+		v, ok = get()
+		return ok
+	}) {
+		t.Fatalf("timed out after %s waiting for %s; last seen:%s", timeout, what, shown(v))
+	}
+	return v
+}
+
+// Poll looks at cond as WaitFor does, and says whether it held before
+// timeout passed, failing nothing: for a wait whose end is no failure (a
+// process given time to exit before it is killed), or whose failure the
+// test reports itself and goes on.
+func Poll(timeout time.Duration, cond func() bool) bool { return poll(timeout, cond) }
+
+// poll looks at cond until it holds (true) or timeout has passed (false).
+func poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	pause := 2 * time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	for {
+		start := time.Now()
+		if cond() {
+			return true
 		}
-		time.Sleep(pause)
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(max(pause, time.Since(start)))
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// shown is v as a failure shows it: on a line of its own, or after a
+// space when it is one short line.
+func shown(v any) string {
+	s := fmt.Sprintf("%+v", v)
+	if strings.Contains(s, "\n") || len(s) > 80 {
+		return "\n" + s
+	}
+	return " " + s
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent use: what a running

@@ -39,6 +39,63 @@ func TestWaitFor(t *testing.T) {
 	}
 }
 
+func TestWaitForValue(t *testing.T) {
+	n := 0
+	if got := WaitForValue(t, time.Second, "the third look", func() (int, bool) { n++; return n, n == 3 }); got != 3 {
+		t.Errorf("WaitForValue = %d, want the value of the look that held, 3", got)
+	}
+	r := &recorder{TB: t}
+	start := time.Now()
+	got := WaitForValue(r, 30*time.Millisecond, "a count of 10", func() (int, bool) { return 7, false })
+	if r.failed != "timed out after 30ms waiting for a count of 10; last seen: 7" || got != 7 {
+		t.Errorf("failure = %q, value %d", r.failed, got)
+	}
+	if took := time.Since(start); took < 30*time.Millisecond {
+		t.Errorf("gave up after %s, before its timeout", took)
+	}
+	// A screen is shown from a line of its own, a struct with its fields.
+	r = &recorder{TB: t}
+	WaitForValue(r, 0, "the prompt", func() (string, bool) { return "$ make\nbuilding", false })
+	if r.failed != "timed out after 0s waiting for the prompt; last seen:\n$ make\nbuilding" {
+		t.Errorf("failure = %q", r.failed)
+	}
+	r = &recorder{TB: t}
+	WaitForValue(r, 0, "the state", func() (struct{ State string }, bool) { return struct{ State string }{"idle"}, false })
+	if r.failed != "timed out after 0s waiting for the state; last seen: {State:idle}" {
+		t.Errorf("failure = %q", r.failed)
+	}
+}
+
+func TestPoll(t *testing.T) {
+	n := 0
+	if !Poll(time.Second, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Errorf("Poll of a condition that holds at the third look: %d looks", n)
+	}
+	start := time.Now()
+	if Poll(30*time.Millisecond, func() bool { return false }) {
+		t.Error("Poll of a condition that never holds said it held")
+	}
+	if took := time.Since(start); took < 30*time.Millisecond {
+		t.Errorf("gave up after %s, before its timeout", took)
+	}
+}
+
+// A look that takes long is not repeated at once: the pause after it is
+// as long as it took.
+func TestWaitForPausesAsLongAsALook(t *testing.T) {
+	var looks []time.Time
+	WaitFor(t, time.Second, "the fourth look", func() bool {
+		looks = append(looks, time.Now())
+		time.Sleep(30 * time.Millisecond)
+		return len(looks) == 4
+	})
+	for i := 1; i < len(looks); i++ {
+		if gap := looks[i].Sub(looks[i-1]); gap < 60*time.Millisecond {
+			t.Errorf("look %d came %s after the one before, which took 30ms", i+1, gap)
+		}
+	}
+}
+
 func TestSyncBuffer(t *testing.T) {
 	var b SyncBuffer
 	var wg sync.WaitGroup
