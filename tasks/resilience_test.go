@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // A file rewritten 100 times a second, in a list of 1,000, for three
@@ -54,13 +56,10 @@ func TestResilienceRewriteStorm(t *testing.T) {
 	// less often, and the test waits for as many writes as it needs.
 	waitWrites := func(n int64) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for writes.Load() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d of %d writes in two minutes", writes.Load(), n)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitForValue(t, 2*time.Minute, fmt.Sprintf("%d writes", n), func() (int64, bool) {
+			w := writes.Load()
+			return w, w >= n
+		})
 	}
 	waitWrites(50)
 	writeFile(t, filepath.Join(list, "500.json"), taskJSON("500", StatusCompleted, "task 500"))

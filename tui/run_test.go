@@ -2,7 +2,9 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +33,11 @@ func startRun(t *testing.T, ctx context.Context, svc *monitortest.Service, opts 
 
 func waitOutput(t *testing.T, out *testkit.SyncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the output:\n%q", want, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The output is shown quoted: it is full of escape sequences.
+	testkit.WaitForValue(t, 10*time.Second, fmt.Sprintf("%q in the output", want), func() (string, bool) {
+		s := out.String()
+		return strconv.Quote(s), strings.Contains(s, want)
+	})
 }
 
 func waitDone(t *testing.T, done <-chan error) {

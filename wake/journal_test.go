@@ -618,13 +618,10 @@ func TestRunRetriesFailingJournal(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	fl.set(func(f *faults) { f.writeErr = nil })
 	// No new wake comes to push the pending one: Run must write it.
-	deadline := time.Now().Add(5 * time.Second)
-	for !s.Health().OK() {
-		if time.Now().After(deadline) {
-			t.Fatalf("Run did not catch up: %+v", s.Health())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitForValue(t, 5*time.Second, "Run to catch up", func() (Health, bool) {
+		h := s.Health()
+		return h, h.OK()
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)

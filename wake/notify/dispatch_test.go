@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -214,25 +216,15 @@ func TestPushRetriesAndReportsProblem(t *testing.T) {
 	defer stop()
 	bus.ch <- api.WakeMessage{Kind: api.WakeRaised, Event: prompt("w1", 1)}
 	srv.wait(t, 1)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The failures are reported, then their end (an empty problem).
+	got := testkit.WaitForValue(t, 10*time.Second, "a problem and then its end", func() ([]string, bool) {
 		mu.Lock()
-		n := len(problems)
-		last := ""
-		if n > 0 {
-			last = problems[n-1]
-		}
-		mu.Unlock()
-		if n >= 2 && last == "" {
-			if !strings.Contains(problems[0], "ntfy delivery failing (attempt 1") || !strings.Contains(problems[0], "503") {
-				t.Errorf("problem = %q", problems[0])
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("problems = %q", problems)
-		}
-		time.Sleep(5 * time.Millisecond)
+		defer mu.Unlock()
+		got := slices.Clone(problems)
+		return got, len(got) >= 2 && got[len(got)-1] == ""
+	})
+	if !strings.Contains(got[0], "ntfy delivery failing (attempt 1") || !strings.Contains(got[0], "503") {
+		t.Errorf("problem = %q", got[0])
 	}
 }
 
