@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -93,17 +94,10 @@ func (c rawMCP) listen(sid string) func() {
 // registers a session just after it answers initialize.
 func waitSessions(t *testing.T, s *Server, n int, why string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("%s: %d sessions", why, n), func() (int, bool) {
 		got := s.Status().Sessions
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d sessions, want %d", why, got, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got, got == n
+	})
 }
 
 func toolCalls(f *monitortest.Service) int {

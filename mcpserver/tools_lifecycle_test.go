@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -166,8 +167,7 @@ func TestSpawnReportsProgress(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	// In-process notifications may arrive after the result.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitForValue(t, 5*time.Second, "progress with every step and the end", func() (string, bool) {
 		mu.Lock()
 		joined := strings.Join(msgs, "|")
 		mu.Unlock()
@@ -175,14 +175,8 @@ func TestSpawnReportsProgress(t *testing.T) {
 		for _, want := range []string{"doing " + api.StepCheck, "doing " + api.StepWorktree, "doing " + api.StepReady, "spawned orch-auth"} {
 			ok = ok && strings.Contains(joined, want)
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("progress %q lacks a step or the end", joined)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return joined, ok
+	})
 }
 
 func callWithProgress(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {

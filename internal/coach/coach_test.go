@@ -10,6 +10,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/wake"
@@ -469,20 +470,13 @@ func TestRunDrainsObservations(t *testing.T) {
 	for range 2 {
 		h.c.Observe(api.ToolCall{Time: h.clock.advance(time.Second), Pane: "%1", Tool: "Bash", Command: "go test ./x", Failed: true})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitForValue(t, 10*time.Second, "Run to raise the alert", func() ([]api.CoachAlert, bool) {
 		active, err := h.c.ActiveAlerts(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(active) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not raise the alert")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return active, len(active) == 1
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
