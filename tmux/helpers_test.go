@@ -121,10 +121,7 @@ func sink(t *testing.T, c *tmux.Client) (string, func() []byte) {
 // them (and that nothing more arrives shortly after).
 func waitBytes(t *testing.T, read func() []byte, want []byte) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(read()) < len(want) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Poll(20*time.Second, func() bool { return len(read()) >= len(want) })
 	time.Sleep(50 * time.Millisecond)
 	if got := read(); !bytes.Equal(got, want) {
 		t.Fatalf("pane received %d bytes, want %d\n got %q\nwant %q", len(got), len(want), clip(got), clip(want))

@@ -1,6 +1,7 @@
 package tmux_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,7 +56,7 @@ func TestTTYFeedSeesWritesAndTerminals(t *testing.T) {
 	lost := false
 	drainFor := func(d time.Duration, want func(wrote map[string]bool, topology bool) bool) (map[string]bool, bool) {
 		all, topo := map[string]bool{}, false
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		testkit.Poll(d, func() bool {
 			wrote, topology, l, err := feed.Drain()
 			if err != nil {
 				t.Fatalf("Drain: %v", err)
@@ -65,10 +66,8 @@ func TestTTYFeedSeesWritesAndTerminals(t *testing.T) {
 				all[id] = true
 			}
 			topo = topo || topology
-			if want != nil && want(all, topo) {
-				break
-			}
-		}
+			return want != nil && want(all, topo)
+		})
 		return all, topo
 	}
 	drainFor(300*time.Millisecond, nil) // whatever the panes' start wrote
@@ -217,16 +216,10 @@ func TestQuietFleetIsListedInFullLessOften(t *testing.T) {
 	if took := time.Since(wrote); took > 700*time.Millisecond {
 		t.Errorf("a write to a quiet fleet was reported %v later", took)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for {
-		if f, _, _ := w.Listings(); f > f1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no full listing within 2.5 s of a pane's write")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForValue(t, 2500*time.Millisecond, fmt.Sprintf("a full listing after a pane's write (%d before it)", f1), func() (int64, bool) {
+		f, _, _ := w.Listings()
+		return f, f > f1
+	})
 	// Quiet again, then a rename: seen within the 5 s spacing.
 	time.Sleep(1500 * time.Millisecond)
 	evs.drain()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // descendants returns pid and every process below it, read from /proc;
@@ -57,10 +59,7 @@ func reap(pids []int, timeout time.Duration) {
 		if pid <= 1 || pid == os.Getpid() {
 			continue // kill(2) would take a process group, or init, or us
 		}
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
+		if !testkit.Poll(time.Until(deadline), func() bool { return !alive(pid) }) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
