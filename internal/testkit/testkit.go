@@ -18,15 +18,17 @@ import (
 )
 
 // WaitFor polls cond until it holds, and fails the test when timeout
-// passes first, saying what it waited for. It polls every 2 ms at first,
+// passes first, saying what it waited for, and then what each of also
+// returns: what only a failure needs (a pane's screen, a log), taken when
+// the wait fails rather than at every look. It polls every 2 ms at first,
 // backing off to every 20 ms, or to as long as one look at cond takes when
 // that is longer, so a condition that holds soon is seen at once and a
 // long wait, or a costly look (a screen capture, a command run), does not
 // keep the machine busy.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool, also ...func() string) {
 	t.Helper()
 	if !poll(timeout, cond) {
-		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		t.Fatalf("timed out after %s waiting for %s%s", timeout, what, more(also))
 	}
 }
 
@@ -34,8 +36,9 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // that the value it returns is the one waited for, and returns that value.
 // When timeout passes first it fails the test, saying what it waited for
 // and the last value get returned (a screen, a count, a state), so that a
-// failure shows how far the wait got.
-func WaitForValue[T any](t testing.TB, timeout time.Duration, what string, get func() (T, bool)) T {
+// failure shows how far the wait got, and then what each of also returns,
+// as WaitFor shows it.
+func WaitForValue[T any](t testing.TB, timeout time.Duration, what string, get func() (T, bool), also ...func() string) T {
 	t.Helper()
 	var v T
 	if !poll(timeout, func() bool {
@@ -43,7 +46,7 @@ func WaitForValue[T any](t testing.TB, timeout time.Duration, what string, get f
 		v, ok = get()
 		return ok
 	}) {
-		t.Fatalf("timed out after %s waiting for %s; last seen:%s", timeout, what, shown(v))
+		t.Fatalf("timed out after %s waiting for %s; last seen:%s%s", timeout, what, shown(v), more(also))
 	}
 	return v
 }
@@ -69,6 +72,15 @@ func poll(timeout time.Duration, cond func() bool) bool {
 		time.Sleep(max(pause, time.Since(start)))
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+}
+
+// more is what each of also returns, each on lines of its own.
+func more(also []func() string) string {
+	var b strings.Builder
+	for _, f := range also {
+		b.WriteString("\n" + f())
+	}
+	return b.String()
 }
 
 // shown is v as a failure shows it: on a line of its own, or after a

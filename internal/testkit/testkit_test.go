@@ -37,6 +37,11 @@ func TestWaitFor(t *testing.T) {
 	if took := time.Since(start); took < 30*time.Millisecond {
 		t.Errorf("gave up after %s, before its timeout", took)
 	}
+	r = &recorder{TB: t}
+	WaitFor(r, 0, "the prompt", func() bool { return false }, func() string { return "screen:\n$ make" }, func() string { return "log:\nstarted" })
+	if r.failed != "timed out after 0s waiting for the prompt\nscreen:\n$ make\nlog:\nstarted" {
+		t.Errorf("failure = %q", r.failed)
+	}
 }
 
 func TestWaitForValue(t *testing.T) {
@@ -63,6 +68,13 @@ func TestWaitForValue(t *testing.T) {
 	WaitForValue(r, 0, "the state", func() (struct{ State string }, bool) { return struct{ State string }{"idle"}, false })
 	if r.failed != "timed out after 0s waiting for the state; last seen: {State:idle}" {
 		t.Errorf("failure = %q", r.failed)
+	}
+	// What only a failure needs is taken once, when the wait fails.
+	r = &recorder{TB: t}
+	taken := 0
+	WaitForValue(r, 20*time.Millisecond, "the state", func() (string, bool) { return "working", false }, func() string { taken++; return "screen:\n$ make" })
+	if r.failed != "timed out after 20ms waiting for the state; last seen: working\nscreen:\n$ make" || taken != 1 {
+		t.Errorf("failure = %q, the screen taken %d times", r.failed, taken)
 	}
 }
 
