@@ -172,8 +172,24 @@ func (s *Supervisor) Links() []Link { return s.links.list() }
 
 // Link links a session or pane to a task list (or, with an empty task
 // list, removes the link) and returns the session as it now shows. The
-// link is kept in the state dir, so a restarted system3 keeps it.
+// link is kept in the state dir, so a restarted system3 keeps it, and the
+// function UseLinked gave is told of it.
 func (s *Supervisor) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
+	sess, err := s.link(req)
+	if fn := s.linked.Load(); err == nil && fn != nil {
+		(*fn)(ctx, req, sess)
+	}
+	return sess, err
+}
+
+// UseLinked has fn told of every link made or removed through Link, once
+// it is kept: the orchestrator records follow the links
+// (lifecycle.Manager.Linked), whichever face made them.
+func (s *Supervisor) UseLinked(fn func(ctx context.Context, req api.LinkRequest, sess api.Session)) {
+	s.linked.Store(&fn)
+}
+
+func (s *Supervisor) link(req api.LinkRequest) (api.Session, error) {
 	id := strings.TrimSpace(req.TaskList)
 	if id != "" {
 		if why := api.ValidTaskListID(id); why != "" {

@@ -285,6 +285,8 @@ type Supervisor struct {
 	// request too (Answer).
 	delivery    atomic.Pointer[Delivery]
 	permissions atomic.Pointer[Permissions]
+	// linked is told of each link made through Link (UseLinked).
+	linked atomic.Pointer[func(context.Context, api.LinkRequest, api.Session)]
 
 	mu    sync.Mutex
 	panes map[string]*paneState

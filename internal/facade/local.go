@@ -57,14 +57,26 @@ type Parts struct {
 func DefaultAgents() []string { return slices.Sorted(maps.Keys(lifecycle.DefaultAgents())) }
 
 // New returns the Service of svc and parts, for the process that has
-// them. Its Link keeps the orchestrator records in step (lifecycle.Link),
-// and its Remind records what it sent with the coach.
+// them: svc's methods as svc implements them, and the parts'. The
+// orchestrators are told of each link made through svc's Link, when svc
+// tells (linkTeller: the supervisor, the tests' fake), so the
+// orchestrator records keep in step; its Remind records what it sent with
+// the coach.
 func New(svc api.Service, p Parts) Service {
+	if lt, ok := svc.(linkTeller); ok && p.Orchestrators != nil {
+		lt.UseLinked(p.Orchestrators.Linked)
+	}
 	return &local{Service: svc, p: p,
 		errNoOrchestrators: unavailable("this system3 cannot start or stop orchestrators", p.OrchestratorsErr, "its lifecycle could not be set up; its log says why"),
 		errNoLearn:         unavailable("the learning store is not open in this system3", p.LearnErr, "its log says why"),
 		errNoCoach:         unavailable("behaviour patterns are off in this system3", p.CoachErr, "the coach's database could not be opened; its log says why"),
 	}
+}
+
+// linkTeller is a service that tells a function of each link made or
+// removed through its Link.
+type linkTeller interface {
+	UseLinked(fn func(ctx context.Context, req api.LinkRequest, sess api.Session))
 }
 
 // local is the Service of one process.
@@ -99,10 +111,6 @@ var errNoFinish = &unavailableError{msg: "this system3 cannot restore or finish 
 func (l *local) Features(context.Context) (Features, error) {
 	_, fin := l.p.Orchestrators.(lifecycle.Finisher)
 	return Features{Orchestrators: l.p.Orchestrators != nil, Finish: fin, Learning: l.p.Learn != nil, Coaching: l.p.Coach != nil}, nil
-}
-
-func (l *local) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
-	return lifecycle.Link(ctx, l.Service, l.p.Orchestrators, req)
 }
 
 func (l *local) Spawn(ctx context.Context, req api.SpawnRequest) (api.SpawnResult, error) {

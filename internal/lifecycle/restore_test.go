@@ -416,8 +416,10 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 	}
 }
 
-// TestLinkKeepsRecordsInStep: a link made through Link, from any face,
-// adopts a session of this machine linked by name and forgets its adopted
+// TestLinkKeepsRecordsInStep: a link made through the service's Link,
+// from any face, told to the manager's Linked (UseLinked, as facade.New
+// wires them), adopts a session of this machine linked by name and
+// forgets its adopted
 // record when the link is removed; a pane's link, another host's session
 // and a failed link change no record, and a spawned orchestrator's record
 // stays its own.
@@ -429,9 +431,10 @@ func TestLinkKeepsRecordsInStep(t *testing.T) {
 	w.put(api.Session{Pane: "%7", Session: "docs", Target: "docs:0.0", Agent: "claude", Path: repo, AgentSessionID: "sid-docs"})
 	w.put(api.Session{Pane: "%9", Session: "orch-api", Target: "orch-api:0.0", Agent: "claude", Path: repo})
 	ctx := context.Background()
+	w.UseLinked(m.Linked)
 	link := func(target api.Target, list string) {
 		t.Helper()
-		if _, err := Link(ctx, w, m, api.LinkRequest{Target: target, TaskList: list, Origin: "tui"}); err != nil {
+		if _, err := w.Link(ctx, api.LinkRequest{Target: target, TaskList: list, Origin: "tui"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -467,7 +470,7 @@ func TestLinkKeepsRecordsInStep(t *testing.T) {
 	// Another host's session: its daemon keeps its own records.
 	m.Linked(ctx, api.LinkRequest{Target: api.Target{Session: "web1:docs"}}, api.Session{Host: "web1", Session: "web1:docs"})
 	// A link the service refused.
-	if _, err := Link(ctx, w, m, api.LinkRequest{Target: api.Target{Session: "nope"}, TaskList: "X"}); err == nil {
+	if _, err := w.Link(ctx, api.LinkRequest{Target: api.Target{Session: "nope"}, TaskList: "X"}); err == nil {
 		t.Fatal("link of an unknown session succeeded")
 	}
 	if got := names(); !slices.Equal(got, []string{"api=PRD-API", "docs=PRD-DOCS"}) {

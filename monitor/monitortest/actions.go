@@ -394,6 +394,25 @@ func (f *Service) Audit(ctx context.Context, e api.AuditEntry) error {
 // names in the snapshot (every pane of a named session), publishing the
 // change, as the real service does.
 func (f *Service) Link(ctx context.Context, req api.LinkRequest) (api.Session, error) {
+	sess, err := f.link(req)
+	f.mu.Lock()
+	fn := f.linked
+	f.mu.Unlock()
+	if err == nil && fn != nil {
+		fn(ctx, req, sess)
+	}
+	return sess, err
+}
+
+// UseLinked has fn told of each link made or removed through Link, as
+// the supervisor's UseLinked does.
+func (f *Service) UseLinked(fn func(ctx context.Context, req api.LinkRequest, sess api.Session)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.linked = fn
+}
+
+func (f *Service) link(req api.LinkRequest) (api.Session, error) {
 	if err := f.err("link"); err != nil {
 		return api.Session{}, err
 	}

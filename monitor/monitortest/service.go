@@ -41,6 +41,7 @@ type Service struct {
 	unverified string
 	policy     *api.Policy
 	allows     []api.AllowRequest
+	linked     func(context.Context, api.LinkRequest, api.Session)
 }
 
 var _ api.Service = (*Service)(nil)
