@@ -40,6 +40,10 @@ var Spec = agent.Spec{
 	// The npm launcher (node …/cline/bin/cline) runs the native binary as
 	// bin/.cline, else a platform package's bin/cline.
 	Probe: &agent.Probe{Processes: []string{".cline", "cline"}, SessionID: SessionID},
+	// A usage limit ends the turn after five retries (2 to 32 s apart,
+	// whatever Retry-After says); Cline then waits at its prompt and never
+	// goes on by itself (seen live past the reset).
+	Continue: "continue",
 }
 
 // Where Cline keeps its sessions (3.0.65): CLINE_SESSION_DATA_DIR, else

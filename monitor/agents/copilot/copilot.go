@@ -32,6 +32,11 @@ var Spec = agent.Spec{
 	// install --agent copilot), its agentStop (the end of a turn) is
 	// weighed against its screen.
 	Hooks: true,
+	// A provider's limit whose Retry-After is a few minutes or more (two
+	// minutes it waits out behind its Working footer, five it does not)
+	// ends the turn at once with the provider's message; Copilot then
+	// waits at its prompt and never goes on by itself.
+	Continue: "continue",
 }
 
 // keys: approvals and the folder-trust dialog take the option's digit; the

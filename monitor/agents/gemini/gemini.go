@@ -24,4 +24,9 @@ var Spec = agent.Spec{
 		}
 		return []string{"--resume", id}
 	},
+	// A spent quota whose retry is more than five minutes away: once its
+	// usage-limit dialog is answered Stop, the turn ends on the quota's
+	// error and Gemini waits at its prompt; it never goes on by itself.
+	// (A nearer retry it waits out behind its spinner: working.)
+	Continue: "continue",
 }

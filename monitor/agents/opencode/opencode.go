@@ -26,6 +26,9 @@ var Spec = agent.Spec{
 		}
 		return []string{"--session", id}
 	},
+	// No Continue: at a usage limit opencode honours Retry-After, counts
+	// down to its next attempt and makes it by itself (rate_limited,
+	// auto_resume), so system3 types nothing.
 }
 
 // keys: an approval ("Allow once   Allow always   Reject") opens on its

@@ -25,4 +25,9 @@ var Spec = agent.Spec{
 		}
 		return []string{"--resume", id}
 	},
+	// A quota that names its reset ("Quota exhausted: ... will reset at
+	// ..."): it gives up after a few quick retries, ends the turn and
+	// waits at its prompt, and never goes on by itself (seen live). A long
+	// Retry-After it waits out behind its spinner: working.
+	Continue: "continue",
 }
