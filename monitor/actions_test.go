@@ -14,6 +14,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -361,17 +362,15 @@ func TestInjectIntoRealPane(t *testing.T) {
 		t.Fatalf("Inject = %+v, %v", res, err)
 	}
 	var screen string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testkit.Poll(5*time.Second, func() bool {
 		p, err := sup.Preview(ctx, api.PreviewRequest{Target: api.Target{Session: "main"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		screen = strings.Join(p.Lines, "\n")
 		// cat echoes each submitted line a second time.
-		if strings.Count(screen, "second line; C-c Enter") == 2 {
-			break
-		}
-	}
+		return strings.Count(screen, "second line; C-c Enter") == 2
+	})
 	if strings.Count(screen, "first line with $HOME and #{pane_id}") != 2 || strings.Count(screen, "second line; C-c Enter") != 2 {
 		t.Fatalf("pane shows:\n%s", screen)
 	}

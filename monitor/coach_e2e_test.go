@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/coach"
 	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/claudetest"
@@ -131,36 +133,23 @@ patterns:
 	}
 	// The reminder reaches the agent as a prompt.
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := false
+	testkit.WaitFor(t, time.Until(deadline), "the reminder in the agent's prompts", func() bool {
 		for _, p := range fakeAPI.MainPrompts() {
 			if strings.Contains(p, "Loop detected: Formatter loop") && strings.Contains(p, "Run the formatter on "+file) {
-				got = true
+				return true
 			}
 		}
-		if got {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never received the reminder; prompts %q\nscreen:\n%s", fakeAPI.MainPrompts(), cs.Capture())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	}, func() string { return fmt.Sprintf("prompts %q\nscreen:\n%s", fakeAPI.MainPrompts(), cs.Capture()) })
 	// Inject returns once it has checked the pane took the text, which
 	// may be after the agent already answered it.
-	for {
+	testkit.WaitForValue(t, time.Until(deadline), "the alert sent by auto", func() (api.CoachAlert, bool) {
 		a, err := co.Alert(ctx, r.Alert)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == api.CoachStatusSent && a.SentBy == "auto" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after sending: %+v", a)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return a, a.Status == api.CoachStatusSent && a.SentBy == "auto"
+	})
 }
 
 type injectorFunc func(ctx context.Context, req api.InjectRequest) (api.ActionResult, error)

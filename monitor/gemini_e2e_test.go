@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/geminitest"
 )
 
@@ -292,26 +294,24 @@ func answerGemini(t *testing.T, m *liveMonitors, gs *geminitest.Session, want st
 // at most) and returns one sample per capture (Session.Updated).
 func (m *liveMonitors) record(t testing.TB, gs *geminitest.Session, done func(api.Session) bool) []api.Session {
 	t.Helper()
-	deadline := time.Now().Add(40 * time.Second)
 	var seen []api.Session
-	for {
-		snap, _ := m.sup.Snapshot(context.Background())
-		for _, s := range snap.Sessions {
-			if s.Pane != gs.Pane {
-				continue
-			}
-			if n := len(seen); n == 0 || !seen[n-1].Updated.Equal(s.Updated) {
-				seen = append(seen, s)
-			}
-			if done(s) {
-				return seen
-			}
+	testkit.WaitFor(t, 40*time.Second, "the state that ends the recording", func() bool {
+		s, ok := paneSession(m.sup, gs.Pane)
+		if !ok {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out recording states; last %+v; screen:\n%s", seen[len(seen)-1], gs.Capture())
+		if n := len(seen); n == 0 || !seen[n-1].Updated.Equal(s.Updated) {
+			seen = append(seen, s)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return done(s)
+	}, func() string {
+		last := "none"
+		if n := len(seen); n > 0 {
+			last = fmt.Sprintf("%+v", seen[n-1])
+		}
+		return fmt.Sprintf("last %s; screen:\n%s", last, gs.Capture())
+	})
+	return seen
 }
 
 // geminiPromptWith returns the first main request's prompt that contains s.

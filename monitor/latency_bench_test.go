@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -56,12 +57,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		send(idle)
-		for deadline := time.Now().Add(5 * time.Second); stateOf() == api.AwaitingInput; {
-			if time.Now().After(deadline) {
-				b.Fatal("the prompt never went away")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.WaitFor(b, 5*time.Second, "the prompt to go away", func() bool { return stateOf() != api.AwaitingInput })
 		time.Sleep(100 * time.Millisecond)
 		start := time.Now()
 		send(prompt)

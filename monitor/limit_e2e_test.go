@@ -11,6 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/claudetest"
 	"github.com/system3-dev/system3/monitor/codextest"
 )
@@ -59,8 +60,8 @@ func startLimitRun(t *testing.T) *limitRun {
 // after the limit, and returns it.
 func (r *limitRun) mainAfter(t *testing.T, timeout time.Duration) claudetest.Request {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	var after claudetest.Request
+	testkit.WaitFor(t, timeout, "a request after the limit", func() bool {
 		var mains []claudetest.Request
 		for _, q := range r.cs.API.Requests() {
 			if q.Kind == claudetest.KindMain {
@@ -68,12 +69,11 @@ func (r *limitRun) mainAfter(t *testing.T, timeout time.Duration) claudetest.Req
 			}
 		}
 		if len(mains) > 1 {
-			return mains[1]
+			after = mains[1]
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("no request after the limit within %s\n%s", timeout, r.cs.Capture())
-	return claudetest.Request{}
+		return len(mains) > 1
+	}, func() string { return "screen:\n" + r.cs.Capture() })
+	return after
 }
 
 // resumes are the continues system3 typed, as the audit log has them.
@@ -182,10 +182,7 @@ func TestRealCodexResumeAfterLimit(t *testing.T) {
 	if s.ResetsAt.After(reset) || reset.Sub(s.ResetsAt) >= time.Minute {
 		t.Fatalf("resets at %s, want the minute of %s (read in New York's zone)", s.ResetsAt, reset)
 	}
-	deadline := time.Now().Add(20*time.Second + resumeDelay + time.Minute)
-	for fake.CountMain("continue") == 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	testkit.Poll(20*time.Second+resumeDelay+time.Minute, func() bool { return fake.CountMain("continue") > 0 })
 	var cont codextest.Request
 	for _, q := range fake.Requests() {
 		if q.Kind == codextest.KindMain && q.Prompt == "continue" {

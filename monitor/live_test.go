@@ -9,6 +9,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -72,22 +73,21 @@ func watchLive(t *testing.T, socket, pane string, screen func() string, timeout 
 // wait polls the pane's session until ok accepts it.
 func (m *liveMonitors) wait(what string, ok func(api.Session) bool) api.Session {
 	m.t.Helper()
-	deadline := time.Now().Add(m.timeout)
-	var last api.Session
-	for time.Now().Before(deadline) {
-		snap, _ := m.sup.Snapshot(m.ctx)
-		for _, s := range snap.Sessions {
-			if s.Pane == m.pane {
-				last = s
-				if ok(s) {
-					return s
-				}
-			}
+	return testkit.WaitForValue(m.t, m.timeout, "the pane "+what, func() (api.Session, bool) {
+		s, found := paneSession(m.sup, m.pane)
+		return s, found && ok(s)
+	}, func() string { return "screen:\n" + m.screen() })
+}
+
+// paneSession is pane's session in sup's snapshot, if it is there.
+func paneSession(sup *Supervisor, pane string) (api.Session, bool) {
+	snap, _ := sup.Snapshot(context.Background())
+	for _, s := range snap.Sessions {
+		if s.Pane == pane {
+			return s, true
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	m.t.Fatalf("pane never reached %s; last %+v\nscreen:\n%s", what, last, m.screen())
-	return last
+	return api.Session{}, false
 }
 
 // waitState waits until the pane is in state want of kind kind.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agents/claude"
 )
 
@@ -33,14 +34,11 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 		// has set up the new program's environment: until then
 		// /proc/PID/environ reads empty.
 		pid := cmd.Process.Pid
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && len(b) > 0 {
-				return pid
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the environment of %v is still unreadable", args)
-			}
-		}
+		testkit.WaitFor(t, 5*time.Second, fmt.Sprintf("the environment of %v to be readable", args), func() bool {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			return err == nil && len(b) > 0
+		})
+		return pid
 	}
 	t.Run("pane process", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID=PRD-AUTH"}, "sleep", "30")
@@ -50,17 +48,10 @@ func TestProbeClaudeLinksTaskListFromEnvironment(t *testing.T) {
 	})
 	t.Run("below the pane process", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sh", "-c", "CLAUDE_CODE_TASK_LIST_ID=PRD-DOCS sleep 30 & wait")
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		testkit.WaitForValue(t, 5*time.Second, "ProbeAgent to find task list PRD-DOCS from the child", func() (AgentInfo, bool) {
 			got := ProbeAgent(claude.Spec.Probe, pid, "")
-			if got.TaskList == "PRD-DOCS" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("ProbeClaude = %+v, want task list PRD-DOCS from the child", got)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return got, got.TaskList == "PRD-DOCS"
+		})
 	})
 	t.Run("none", func(t *testing.T) {
 		pid := start(t, []string{"CLAUDE_CODE_TASK_LIST_ID="}, "sleep", "30")

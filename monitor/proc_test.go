@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 func TestProcessTreeFindsGrandchildren(t *testing.T) {
@@ -20,15 +22,8 @@ func TestProcessTreeFindsGrandchildren(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitForValue(t, 5*time.Second, "sleep in the process tree of sh", func() ([]string, bool) {
 		names := ProcessTree(cmd.Process.Pid)
-		if slices.Contains(names, "sleep") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process tree of sh = %q, want sleep in it", names)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return names, slices.Contains(names, "sleep")
+	})
 }

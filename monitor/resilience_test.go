@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
@@ -88,25 +89,29 @@ func startLive(t *testing.T, srv tmux.Server) *live {
 // what is wrong) and returns it, failing the test after timeout.
 func (l *live) await(timeout time.Duration, ok func(api.Snapshot) string) api.Snapshot {
 	l.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	return testkit.WaitForValue(l.t, timeout, "the snapshot wanted", func() (awaited, bool) {
 		snap, err := l.sup.Snapshot(context.Background())
 		if err != nil {
 			l.t.Fatal(err)
 		}
-		msg := ok(snap)
-		if msg == "" {
-			return snap
-		}
-		if time.Now().After(deadline) {
-			var b strings.Builder
-			for _, s := range snap.Sessions {
-				fmt.Fprintf(&b, "\n  %s %s %s %s/%s %q", s.Pane, s.Target, s.Agent, s.State, s.Kind, s.Question)
-			}
-			l.t.Fatalf("after %s: %s (running %v, problem %q)%s", timeout, msg, snap.Running, snap.Problem, b.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		wrong := ok(snap)
+		return awaited{snap, wrong}, wrong == ""
+	}).snap
+}
+
+// awaited is a snapshot and what is wrong with it ("" nothing), shown as
+// a failed await shows the last one: what is wrong, then the sessions.
+type awaited struct {
+	snap  api.Snapshot
+	wrong string
+}
+
+func (a awaited) String() string {
+	var b strings.Builder
+	for _, s := range a.snap.Sessions {
+		fmt.Fprintf(&b, "\n  %s %s %s %s/%s %q", s.Pane, s.Target, s.Agent, s.State, s.Kind, s.Question)
 	}
+	return fmt.Sprintf("%s (running %v, problem %q)%s", a.wrong, a.snap.Running, a.snap.Problem, b.String())
 }
 
 // wakes counts every wake raised so far by reason and session.
@@ -273,13 +278,10 @@ func TestResilienceSessionRenamedAndWindowMoved(t *testing.T) {
 	}
 	l.awaitUpdate(pane, "other")
 	time.Sleep(500 * time.Millisecond)
-	deadline := time.Now().Add(10 * time.Second)
-	for got := l.wakes(); len(got) != 1 || got["awaiting_input other"] != 1; got = l.wakes() {
-		if time.Now().After(deadline) {
-			t.Fatalf("wakes raised %v, want only the first prompt's, under the session it is in now", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForValue(t, 10*time.Second, "only the first prompt's wake, under the session it is in now", func() (map[string]int, bool) {
+		got := l.wakes()
+		return got, len(got) == 1 && got["awaiting_input other"] == 1
+	})
 	// The new name is journaled: a restart reads it back.
 	evs, warnings, err := wake.ReadJournal(l.store.Path())
 	if err != nil || len(warnings) > 0 || len(evs) != 1 || evs[0].Session != "other" {
@@ -291,19 +293,16 @@ func TestResilienceSessionRenamedAndWindowMoved(t *testing.T) {
 // that follows updates must see renames too.
 func (l *live) awaitUpdate(pane, session string) {
 	l.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.WaitFor(l.t, 5*time.Second, fmt.Sprintf("an update that shows pane %s in session %s", pane, session), func() bool {
 		l.mu.Lock()
+		defer l.mu.Unlock()
 		for _, u := range l.updates {
 			if u.Session.Pane == pane && u.Session.Session == session && u.Kind != api.SessionRemoved {
-				l.mu.Unlock()
-				return
+				return true
 			}
 		}
-		l.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-	}
-	l.t.Fatalf("no update shows pane %s in session %s", pane, session)
+		return false
+	})
 }
 
 // Panes that print a 1 MB line, binary garbage and floods of escape

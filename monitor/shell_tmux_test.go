@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -78,23 +79,13 @@ func TestShellPanesAreTruthful(t *testing.T) {
 			}
 			wait := func(state api.State, kind, rule string) api.Session {
 				t.Helper()
-				deadline := time.Now().Add(30 * time.Second)
-				var last api.Session
-				for time.Now().Before(deadline) {
-					snap, _ := sup.Snapshot(ctx)
-					for _, s := range snap.Sessions {
-						if s.Pane == pane {
-							last = s
-							if s.State == state && s.Kind == kind && s.Evidence.Rule == rule {
-								return s
-							}
-						}
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
-				t.Fatalf("pane never reached %s/%s by %s; last %s/%s by %s %q\nscreen:\n%s", state, kind, rule, last.State, last.Kind, last.Evidence.Rule, last.Evidence.Lines, screen)
-				return last
+				return testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("the pane %s/%s by %s", state, kind, rule), func() (api.Session, bool) {
+					s, ok := paneSession(sup, pane)
+					return s, ok && s.State == state && s.Kind == kind && s.Evidence.Rule == rule
+				}, func() string {
+					screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
+					return "screen:\n" + screen
+				})
 			}
 
 			s := wait(api.Idle, "", "shell.prompt")

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 	"github.com/system3-dev/system3/tmux"
@@ -147,17 +148,10 @@ func (h *harness) run() {
 // await waits (up to 3s) for a snapshot that ok accepts.
 func (h *harness) await(what string, ok func(api.Snapshot) bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
+	testkit.WaitForValue(h.t, 3*time.Second, what, func() (api.Snapshot, bool) {
 		snap, _ := h.sup.Snapshot(context.Background())
-		if ok(snap) {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s: never; sessions %+v, problem %q", what, snap.Sessions, snap.Problem)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return snap, ok(snap)
+	})
 }
 
 // inState accepts a snapshot where pane is in state want.
@@ -828,13 +822,10 @@ func TestFlushCapturesConcurrently(t *testing.T) {
 		defer close(done)
 		h.sup.flush(ctx)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for inflight.Load() < limit {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d captures in flight, want %d", inflight.Load(), limit)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitForValue(t, 5*time.Second, fmt.Sprintf("%d captures in flight", limit), func() (int32, bool) {
+		n := inflight.Load()
+		return n, n >= limit
+	})
 	h.tm.mu.Lock()
 	started := len(h.tm.captured)
 	h.tm.mu.Unlock()
@@ -869,19 +860,11 @@ func TestFlushStopsWithContext(t *testing.T) {
 	h.sup.rescan(ctx)
 	done := make(chan time.Duration)
 	go func() { done <- h.sup.flush(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitForValue(t, 5*time.Second, "2 captures started", func() (int, bool) {
 		h.tm.mu.Lock()
-		started := len(h.tm.captured)
-		h.tm.mu.Unlock()
-		if started == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d captures started, want 2", started)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer h.tm.mu.Unlock()
+		return len(h.tm.captured), len(h.tm.captured) == 2
+	})
 	cancel()
 	select {
 	case <-done:

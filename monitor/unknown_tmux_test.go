@@ -191,22 +191,13 @@ func TestUnknownProgramInRealPanes(t *testing.T) {
 	}
 	wait := func(pane, what string, ok func(api.Session) bool) api.Session {
 		t.Helper()
-		var last api.Session
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			snap, _ := sup.Snapshot(ctx)
-			for _, s := range snap.Sessions {
-				if s.Pane == pane {
-					if last = s; ok(s) {
-						return s
-					}
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
-		t.Fatalf("pane %s never %s; last %s/%s by %s %q\nscreen:\n%s", pane, what, last.State, last.Kind, last.Evidence.Rule, last.Evidence.Lines, screen)
-		return last
+		return testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("pane %s %s", pane, what), func() (api.Session, bool) {
+			s, found := paneSession(sup, pane)
+			return s, found && ok(s)
+		}, func() string {
+			screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
+			return "screen:\n" + screen
+		})
 	}
 
 	wait(menuPane, "idle at its prompt", func(s api.Session) bool { return s.State == api.Idle })

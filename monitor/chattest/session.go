@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
@@ -283,11 +284,7 @@ func (s *Session) stopClineHub() {
 		return
 	}
 	_ = syscall.Kill(rec.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(3 * time.Second)
-	for alive(rec.PID) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if alive(rec.PID) {
+	if !testkit.Poll(3*time.Second, func() bool { return !alive(rec.PID) }) {
 		_ = syscall.Kill(rec.PID, syscall.SIGKILL)
 	}
 }

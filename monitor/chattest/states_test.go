@@ -2,6 +2,7 @@ package chattest
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
@@ -51,26 +53,32 @@ func (c *checker) classify(screen string) rules.Result {
 // screen as name.txt.
 func (c *checker) state(name string, state api.State, kind, rule string) rules.Result {
 	c.t.Helper()
-	deadline := time.Now().Add(DefaultTimeout)
-	var last rules.Result
-	var screen string
-	for time.Now().Before(deadline) {
-		screen = c.s.Capture()
-		last = c.classify(screen)
-		if last.State == state && last.Kind == kind && last.Rule == rule {
-			// Once the CLI has quit, only its screen is left to tell.
-			if by := map[bool]string{true: "screen", false: "process"}[state == api.Exited]; last.Agent != string(c.s.CLI) || last.AgentBy != by {
-				c.t.Fatalf("agent = %q by %s, want %s by %s: %+v", last.Agent, last.AgentBy, c.s.CLI, by, last)
-			}
-			if *updateCaptures && name != "" {
-				c.saver.Save(c.t, name+".txt", screen)
-			}
-			return last
-		}
-		time.Sleep(100 * time.Millisecond)
+	got := testkit.WaitForValue(c.t, DefaultTimeout, fmt.Sprintf("the screen classified %s/%s by %s", state, kind, rule), func() (classified, bool) {
+		screen := c.s.Capture()
+		r := c.classify(screen)
+		return classified{r, screen}, r.State == state && r.Kind == kind && r.Rule == rule
+	})
+	last := got.res
+	// Once the CLI has quit, only its screen is left to tell.
+	if by := map[bool]string{true: "screen", false: "process"}[state == api.Exited]; last.Agent != string(c.s.CLI) || last.AgentBy != by {
+		c.t.Fatalf("agent = %q by %s, want %s by %s: %+v", last.Agent, last.AgentBy, c.s.CLI, by, last)
 	}
-	c.t.Fatalf("never classified %s/%s by %s; last %s/%s by %s %q\nscreen:\n%s", state, kind, rule, last.State, last.Kind, last.Rule, last.Evidence, screen)
+	if *updateCaptures && name != "" {
+		c.saver.Save(c.t, name+".txt", got.screen)
+	}
 	return last
+}
+
+// classified is a screen and what it classified as, shown as a failed
+// wait shows the last one: the state, kind, rule and evidence, then the
+// screen.
+type classified struct {
+	res    rules.Result
+	screen string
+}
+
+func (c classified) String() string {
+	return fmt.Sprintf("%s/%s by %s %q\nscreen:\n%s", c.res.State, c.res.Kind, c.res.Rule, c.res.Evidence, c.screen)
 }
 
 // answer presses the keys system3 would press to choose option i of the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // These assertions on screen text stand in for the monitor's classifier
@@ -92,10 +94,7 @@ func TestRealClaudeStates(t *testing.T) {
 	s.WaitFor("shell prompt after exit", 0, func(sc string) bool {
 		return strings.Contains(sc, "Resume this session with") && strings.HasSuffix(strings.TrimRight(sc, "\n "), "$")
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for s.CurrentCommand() != "bash" && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Poll(5*time.Second, func() bool { return s.CurrentCommand() == "bash" })
 	if got := s.CurrentCommand(); got != "bash" {
 		t.Errorf("pane command after exit = %q, want bash", got)
 	}

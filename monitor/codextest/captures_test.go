@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/internal/clitest"
 )
 
@@ -194,12 +195,8 @@ func interrupt(s *Session) {
 	s.t.Helper()
 	for range 5 {
 		s.Keys("Escape")
-		deadline := time.Now().Add(3 * time.Second)
-		for time.Now().Before(deadline) {
-			if strings.Contains(s.Capture(), "Conversation interrupted") {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
+		if testkit.Poll(3*time.Second, func() bool { return strings.Contains(s.Capture(), "Conversation interrupted") }) {
+			return
 		}
 	}
 	s.WaitForText("Conversation interrupted", 0)

@@ -1,6 +1,7 @@
 package codextest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"
 )
@@ -31,19 +33,13 @@ func classifier(t *testing.T) func(s *Session) rules.Result {
 // when rule is set) and returns that result.
 func waitClass(t *testing.T, s *Session, classify func(*Session) rules.Result, state api.State, kind, rule string) rules.Result {
 	t.Helper()
-	deadline := time.Now().Add(DefaultTimeout)
-	var last rules.Result
-	for time.Now().Before(deadline) {
-		last = classify(s)
-		if last.State == state && last.Kind == kind && (rule == "" || last.Rule == rule) {
-			if last.Agent != "codex" {
-				t.Fatalf("agent = %q, want codex: %+v", last.Agent, last)
-			}
-			return last
-		}
-		time.Sleep(100 * time.Millisecond)
+	last := testkit.WaitForValue(t, DefaultTimeout, fmt.Sprintf("the screen classified %s/%s (rule %q)", state, kind, rule), func() (rules.Result, bool) {
+		r := classify(s)
+		return r, r.State == state && r.Kind == kind && (rule == "" || r.Rule == rule)
+	}, func() string { return "screen:\n" + s.Capture() })
+	if last.Agent != "codex" {
+		t.Fatalf("agent = %q, want codex: %+v", last.Agent, last)
 	}
-	t.Fatalf("never classified %s/%s (rule %q); last %s/%s by %s %q\nscreen:\n%s", state, kind, rule, last.State, last.Kind, last.Rule, last.Evidence, s.Capture())
 	return last
 }
 

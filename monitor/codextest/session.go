@@ -206,10 +206,7 @@ func (s *Session) killDaemon() {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if alive(pid) {
+		if !testkit.Poll(time.Until(deadline), func() bool { return !alive(pid) }) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -187,10 +188,7 @@ func (s *Shell) Send(text string) {
 	if r := []rune(probe); len(r) > 30 {
 		probe = string(r[:30])
 	}
-	deadline := time.Now().Add(s.opts.ShowWait)
-	for !strings.Contains(s.Capture(), probe) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Poll(s.opts.ShowWait, func() bool { return strings.Contains(s.Capture(), probe) })
 	time.Sleep(s.opts.Settle)
 	s.Keys("Enter")
 }
@@ -232,17 +230,10 @@ func (s *Shell) WaitFor(what string, timeout time.Duration, cond func(screen str
 	if timeout == 0 {
 		timeout = s.opts.Timeout
 	}
-	deadline := time.Now().Add(timeout)
-	for {
+	return testkit.WaitForValue(s.t, timeout, what, func() (string, bool) {
 		screen := s.Capture()
-		if cond(screen) {
-			return screen
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %v waiting for %s; screen:\n%s", timeout, what, screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return screen, cond(screen)
+	})
 }
 
 // WaitStable waits until the screen has not changed for quiet and returns
@@ -254,20 +245,14 @@ func (s *Shell) WaitStable(quiet, timeout time.Duration) string {
 	if timeout == 0 {
 		timeout = s.opts.Timeout
 	}
-	deadline := time.Now().Add(timeout)
 	last, since := s.Capture(), time.Now()
-	for {
-		time.Sleep(100 * time.Millisecond)
+	return testkit.WaitForValue(s.t, timeout, fmt.Sprintf("the screen to stay unchanged for %v", quiet), func() (string, bool) {
 		screen := s.Capture()
 		if screen != last {
 			last, since = screen, time.Now()
-		} else if time.Since(since) >= quiet {
-			return screen
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("screen still changing after %v; last screen:\n%s", timeout, screen)
-		}
-	}
+		return screen, time.Since(since) >= quiet
+	})
 }
 
 // WaitForText waits until the screen contains text.
