@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -120,7 +121,7 @@ func benchServerOf(b *testing.B, kind fleetKind) *Server {
 	if kind == fleetPrinting {
 		svc = &printingService{auditedService: svc.(auditedService)}
 	}
-	s, err := New(facade.New(svc, facade.Parts{}), Options{Version: "v0.0.0-bench", Started: t0})
+	s, err := New(backend.New(svc, backend.Parts{}), Options{Version: "v0.0.0-bench", Started: t0})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/coach"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/learn"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/monitortest"
@@ -174,7 +175,7 @@ func TestCoachTools(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, co)
 			}
-			s := newServer(t, f, tt.opts, facade.Parts{Coach: co})
+			s := newServer(t, f, tt.opts, backend.Parts{Coach: co})
 			c := inProcess(t, s, "tools-test")
 			res, err := callErr(c, tt.tool, tt.args)
 			if err != nil {
@@ -204,7 +205,7 @@ func TestCoachOverHTTP(t *testing.T) {
 	f := fixture(t)
 	co := coachFixture(t, f)
 	alert := formatterLoop(t, co)
-	s := newServer(t, f, Options{Token: "tok-0123456789abcdef-0123"}, facade.Parts{Coach: co})
+	s := newServer(t, f, Options{Token: "tok-0123456789abcdef-0123"}, backend.Parts{Coach: co})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	c, _ := httpClient(t, ts.URL+EndpointPath, "http-coach", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer tok-0123456789abcdef-0123"}))

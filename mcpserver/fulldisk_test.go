@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/learn"
 )
 
@@ -34,7 +35,7 @@ func TestReportOutcomeFullDiskHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ls.Close()
-	c := inProcess(t, newServer(t, fixture(t), Options{}, facade.Parts{Learn: ls}), "full-disk")
+	c := inProcess(t, newServer(t, fixture(t), Options{}, backend.Parts{Learn: ls}), "full-disk")
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1, Max: 1}); err != nil {
 		t.Fatal(err)
 	}

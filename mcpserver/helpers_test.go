@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
@@ -74,7 +75,7 @@ func setPolicy(t *testing.T, f *monitortest.Service, cfg api.PolicyConfig, clock
 	f.SetPolicy(p)
 }
 
-func newServer(t *testing.T, svc api.Service, opts Options, parts ...facade.Parts) *Server {
+func newServer(t *testing.T, svc api.Service, opts Options, parts ...backend.Parts) *Server {
 	t.Helper()
 	if opts.Clock == nil {
 		opts.Clock = func() time.Time { return t0.Add(90 * time.Minute) }
@@ -85,11 +86,11 @@ func newServer(t *testing.T, svc api.Service, opts Options, parts ...facade.Part
 	if opts.Version == "" {
 		opts.Version = "v0.0.0-test"
 	}
-	var p facade.Parts
+	var p backend.Parts
 	if len(parts) > 0 {
 		p = parts[0]
 	}
-	s, err := New(facade.New(svc, p), opts)
+	s, err := New(backend.New(svc, p), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

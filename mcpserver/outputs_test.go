@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
@@ -108,7 +109,7 @@ func TestOutputSchemas(t *testing.T) {
 	lc := &facadetest.Orchestrators{}
 	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-db"})
 	lc.SetFinish(api.FinishResult{Name: "db", Branch: "db", Base: "main", Steps: []string{"diff"}})
-	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f), Orchestrators: lc})
+	s := newServer(t, f, Options{}, backend.Parts{Learn: learnStore(t), Coach: coachFixture(t, f), Orchestrators: lc})
 	for _, d := range s.AllTools() {
 		if d.Tool.OutputSchema.Type != "object" || len(d.Tool.OutputSchema.Properties) == 0 {
 			t.Errorf("%s declares no outputSchema", d.Tool.Name)

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/lifecycle"
 	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux"
@@ -64,7 +65,7 @@ func policyServer(t *testing.T, cfg api.PolicyConfig) (*monitortest.Service, *se
 	}
 	co := coachFixture(t, f)
 	formatterLoop(t, co)
-	return f, tm, newServer(t, f, Options{}, facade.Parts{Orchestrators: lc, Coach: co})
+	return f, tm, newServer(t, f, Options{}, backend.Parts{Orchestrators: lc, Coach: co})
 }
 
 // The write tools that act on a pane or a session, each aimed at orch-auth

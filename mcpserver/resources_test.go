@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/system3-dev/system3/internal/backend"
 
-	"github.com/system3-dev/system3/internal/facade"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // stdioSession speaks raw JSON-RPC lines to ServeStdio.
@@ -63,7 +63,7 @@ func TestStdioResources(t *testing.T) {
 	f := fixture(t)
 	// The watch fails: only the snapshot taken before serving lists them.
 	f.Fail("watch", errors.New("not yet"))
-	s := newServer(t, f, Options{}, facade.Parts{Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, backend.Parts{Coach: coachFixture(t, f)})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

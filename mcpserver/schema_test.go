@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/backend"
 )
 
 // TestToolSchemas compares every tool's definition (description, input
@@ -16,7 +16,7 @@ import (
 // rewrites them. A change to what clients see must be deliberate.
 func TestToolSchemas(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, backend.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	dir := filepath.Join("testdata", "tools")
 	if *update {
 		if err := os.RemoveAll(dir); err != nil {
@@ -69,7 +69,7 @@ func TestToolSchemas(t *testing.T) {
 // tools are left out by read-only, every argument is described.
 func TestToolContract(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, backend.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	names := map[string]bool{}
 	for _, d := range s.AllTools() {
 		tool := d.Tool
@@ -100,7 +100,7 @@ func TestToolContract(t *testing.T) {
 			t.Errorf("tool %s missing", want)
 		}
 	}
-	ro := newServer(t, fixture(t), Options{ReadOnly: true}, facade.Parts{Learn: learnStore(t)})
+	ro := newServer(t, fixture(t), Options{ReadOnly: true}, backend.Parts{Learn: learnStore(t)})
 	if got := len(ro.toolSet()); got != 8 {
 		t.Errorf("read-only registers %d tools, want the 8 read ones", got)
 	}
@@ -113,7 +113,7 @@ func TestToolContract(t *testing.T) {
 // with the definitions; -update rewrites the generated part.
 func TestReferenceDoc(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, backend.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	path := filepath.Join("..", "docs", "mcp.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

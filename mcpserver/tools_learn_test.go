@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/learn"
 )
 
@@ -139,7 +140,7 @@ func TestLearnTools(t *testing.T) {
 				tt.setup(t, ls)
 			}
 			f := fixture(t)
-			c := inProcess(t, newServer(t, f, Options{}, facade.Parts{Learn: ls}), "learn-test")
+			c := inProcess(t, newServer(t, f, Options{}, backend.Parts{Learn: ls}), "learn-test")
 			res, out := call(t, c, tt.tool, tt.args)
 			txt := text(res)
 			switch {
@@ -168,7 +169,7 @@ func TestLearnTools(t *testing.T) {
 
 // Read-only leaves report_outcome out and keeps the read learning tools.
 func TestLearnToolsReadOnly(t *testing.T) {
-	s := newServer(t, fixture(t), Options{ReadOnly: true}, facade.Parts{Learn: learnStore(t)})
+	s := newServer(t, fixture(t), Options{ReadOnly: true}, backend.Parts{Learn: learnStore(t)})
 	c := inProcess(t, s, "ro")
 	res, _ := call(t, c, "reflect", map[string]any{"query": "anything"})
 	if res.IsError {

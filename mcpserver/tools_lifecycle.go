@@ -22,7 +22,7 @@ func (e *Env) agentNames() []string {
 	if e.Lifecycle != nil && len(e.Agents) > 0 {
 		return e.Agents
 	}
-	return facade.DefaultAgents()
+	return api.LaunchableAgents()
 }
 
 // SpawnTimeout bounds spawn_orchestrator: the agent's ready wait (45 s)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -115,7 +117,7 @@ func TestLifecycleTools(t *testing.T) {
 			if tt.script != nil {
 				tt.script(lc)
 			}
-			var parts facade.Parts
+			var parts backend.Parts
 			if !tt.noLife {
 				parts.Orchestrators = lc.Plain()
 			}
@@ -152,7 +154,7 @@ func TestSpawnReportsProgress(t *testing.T) {
 	f := fixture(t)
 	lc := &facadetest.Orchestrators{}
 	lc.SetSteps(30*time.Millisecond, facadetest.SpawnSteps...)
-	c := inProcess(t, newServer(t, f, Options{ProgressEvery: 10 * time.Millisecond}, facade.Parts{Orchestrators: lc}), "progress-test")
+	c := inProcess(t, newServer(t, f, Options{ProgressEvery: 10 * time.Millisecond}, backend.Parts{Orchestrators: lc}), "progress-test")
 	var mu sync.Mutex
 	var msgs []string
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
@@ -198,7 +200,7 @@ func callWithProgress(t *testing.T, c *client.Client, tool string, args map[stri
 // up) is a tool error that says so, not an internal error.
 func TestUnavailablePartIsAToolError(t *testing.T) {
 	f := fixture(t)
-	s, err := New(unavailableOrchestrators{facade.New(f, facade.Parts{})}, Options{Version: "v0.0.0-test"})
+	s, err := New(unavailableOrchestrators{backend.New(f, backend.Parts{})}, Options{Version: "v0.0.0-test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
@@ -75,7 +76,7 @@ func TestRestoreAndFinishTools(t *testing.T) {
 			if tt.script != nil {
 				tt.script(ff)
 			}
-			parts := facade.Parts{Orchestrators: ff}
+			parts := backend.Parts{Orchestrators: ff}
 			if tt.plain {
 				parts.Orchestrators = ff.Plain()
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/backend"
 )
 
 // goisms are bits of Go that must never reach a client in an error.
@@ -17,7 +17,7 @@ var goisms = []string{"Go struct", "Go value", "json:", "unmarshal", "interface 
 // never Go's.
 func TestValidationErrorsSpeakJSON(t *testing.T) {
 	f := fixture(t)
-	s := newServer(t, f, Options{}, facade.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
+	s := newServer(t, f, Options{}, backend.Parts{Learn: learnStore(t), Coach: coachFixture(t, f)})
 	c := inProcess(t, s, "validation")
 	values := []any{"text", 5.0, 2.5, true, nil, []any{1.0, "a"}, map[string]any{"a": 1.0}, 1e300, -1e300, -1.0, 99999999999999999.0}
 	checked := 0

@@ -4,14 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
 func TestFinishKeyShowsTheDiffThenFinishes(t *testing.T) {
 	lc := &facadetest.Orchestrators{}
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 120, 40)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 120, 40)
 	h.selectPane("%1")
 	h.press("F")
 	v := h.m.View()
@@ -52,7 +53,7 @@ func TestRestoreKey(t *testing.T) {
 	lc.SetRestore(api.RestoreResult{Orchestrators: []api.RestoreOutcome{
 		{Name: "auth", Status: api.RestoreRestored}, {Name: "db", Status: api.RestoreSkipped},
 		{Name: "ui", Status: api.RestoreFailed, Reason: "its worktree /r/trees/ui is gone"}}})
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 120, 40)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 120, 40)
 	h.press("R")
 	if rs := lc.Restores(); len(rs) != 1 || !rs[0].All || rs[0].Origin != "tui" {
 		t.Fatalf("restores = %+v", rs)
@@ -61,7 +62,7 @@ func TestRestoreKey(t *testing.T) {
 		t.Fatalf("status = %q", s)
 	}
 	// A dashboard whose lifecycle cannot restore says so.
-	h2 := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc.Plain()}, Options{}, 120, 40)
+	h2 := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc.Plain()}, Options{}, 120, 40)
 	h2.press("R")
 	if s := h2.statusText(); !strings.Contains(s, "system3 restore --all") {
 		t.Fatalf("status = %q", s)

@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
@@ -32,7 +33,7 @@ type goldenFlow struct {
 	svc  func(t *testing.T) *monitortest.Service
 	opts Options
 	// parts are the service's orchestrators, learning store and coach.
-	parts facade.Parts
+	parts backend.Parts
 	// steps alternate what to do and what to wait for.
 	steps []goldenStep
 }
@@ -106,7 +107,7 @@ func TestGolden(t *testing.T) {
 		},
 		{
 			name:  "spawn",
-			parts: facade.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
+			parts: backend.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("s"), text: "auth", wait: []string{"spawn an orchestrator", "auth"}},
@@ -116,7 +117,7 @@ func TestGolden(t *testing.T) {
 		},
 		{
 			name:  "stop",
-			parts: facade.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
+			parts: backend.Parts{Orchestrators: (&facadetest.Orchestrators{}).Plain()},
 			steps: []goldenStep{
 				{wait: ready},
 				{keys: keys("j"), wait: []string{"3. No, and tell"}},
@@ -164,7 +165,7 @@ func TestGolden(t *testing.T) {
 				}
 				opts := f.opts
 				opts.Clock = fixedClock
-				m := New(facade.New(mk(t), f.parts), opts)
+				m := New(backend.New(mk(t), f.parts), opts)
 				tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(size[0], size[1]))
 				for _, s := range f.steps {
 					for _, k := range s.keys {

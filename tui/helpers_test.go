@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -191,12 +193,12 @@ type harness struct {
 // are in when it returns.
 func newHarness(t testing.TB, svc *monitortest.Service, opts Options, w, h int) *harness {
 	t.Helper()
-	return newPartsHarness(t, svc, facade.Parts{}, opts, w, h)
+	return newPartsHarness(t, svc, backend.Parts{}, opts, w, h)
 }
 
 // newPartsHarness is newHarness on a service with parts (orchestrators,
 // a learning store, a coach).
-func newPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts, opts Options, w, h int) *harness {
+func newPartsHarness(t testing.TB, svc *monitortest.Service, parts backend.Parts, opts Options, w, h int) *harness {
 	t.Helper()
 	return newStyledPartsHarness(t, svc, parts, opts, nil, w, h)
 }
@@ -204,16 +206,16 @@ func newPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts,
 // newStyledHarness is newHarness with given styles (nil: New's).
 func newStyledHarness(t testing.TB, svc *monitortest.Service, opts Options, st *styles, w, h int) *harness {
 	t.Helper()
-	return newStyledPartsHarness(t, svc, facade.Parts{}, opts, st, w, h)
+	return newStyledPartsHarness(t, svc, backend.Parts{}, opts, st, w, h)
 }
 
 // bare is svc as the one service, without orchestrators, learning store
 // or coach.
-func bare(svc api.Service) facade.Service { return facade.New(svc, facade.Parts{}) }
+func bare(svc api.Service) facade.Service { return backend.New(svc, backend.Parts{}) }
 
-func newStyledPartsHarness(t testing.TB, svc *monitortest.Service, parts facade.Parts, opts Options, st *styles, w, h int) *harness {
+func newStyledPartsHarness(t testing.TB, svc *monitortest.Service, parts backend.Parts, opts Options, st *styles, w, h int) *harness {
 	t.Helper()
-	return newFacadeHarness(t, svc, facade.New(svc, parts), opts, st, w, h)
+	return newFacadeHarness(t, svc, backend.New(svc, parts), opts, st, w, h)
 }
 
 // newFacadeHarness is a harness on fs, a service over svc.

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
@@ -51,7 +52,7 @@ func fixtureLearn() *facadetest.Learner {
 
 func TestLearnPanelKeys(t *testing.T) {
 	src := fixtureLearn()
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: src}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Learn: src}, Options{}, 100, 30)
 	h.press("L")
 	if !h.m.learn.open || src.Calls("learnings") != 1 {
 		t.Fatalf("L: open %v, reads %d", h.m.learn.open, src.Calls("learnings"))
@@ -103,7 +104,7 @@ func TestLearnPanelKeys(t *testing.T) {
 }
 
 func TestLearnPanelEmpty(t *testing.T) {
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Learn: &facadetest.Learner{}}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Learn: &facadetest.Learner{}}, Options{}, 100, 30)
 	h.press("L")
 	if v := h.m.View(); !strings.Contains(v, "Nothing learnt yet.") || !strings.Contains(v, "system3 outcome report") {
 		t.Fatalf("empty panel:\n%s", v)
@@ -115,7 +116,7 @@ func TestLearnPanelEmpty(t *testing.T) {
 func TestLearnGolden(t *testing.T) {
 	for _, size := range goldenSizes {
 		t.Run(fmt.Sprintf("learnings_%dx%d", size[0], size[1]), func(t *testing.T) {
-			m := New(facade.New(fixtureWithWakes(t), facade.Parts{Learn: fixtureLearn()}), Options{Clock: fixedClock})
+			m := New(backend.New(fixtureWithWakes(t), backend.Parts{Learn: fixtureLearn()}), Options{Clock: fixedClock})
 			tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(size[0], size[1]))
 			waitOut := func(want ...string) {
 				teatest.WaitFor(t, tm.Output(), func(b []byte) bool {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/system3-dev/system3/internal/api"
@@ -60,7 +62,7 @@ func TestRemindKey(t *testing.T) {
 			raiseReminder(t, svc)
 			co := &facadetest.Coach{}
 			co.Fail("mark_sent", tt.sentErr)
-			parts := facade.Parts{Coach: co}
+			parts := backend.Parts{Coach: co}
 			if tt.noRecord {
 				parts.Coach = nil
 			}
@@ -123,7 +125,7 @@ func TestRemindNotRecordedAcrossTheSocket(t *testing.T) {
 	svc := newFixtureService(t)
 	raiseFixtureWakes(t, svc)
 	raiseReminder(t, svc)
-	fs := remoteRemind{Service: facade.New(svc, facade.Parts{})}
+	fs := remoteRemind{Service: backend.New(svc, backend.Parts{})}
 	h := newFacadeHarness(t, svc, fs, Options{}, nil, 120, 36)
 	h.selectPane("%4")
 	h.press("r")

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
 )
 
 func TestSpawnForm(t *testing.T) {
 	lc := &facadetest.Orchestrators{}
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.press("s")
 	if h.m.input != inputForm || !strings.Contains(h.m.View(), "spawn an orchestrator") {
 		t.Fatalf("s did not open the spawn form:\n%s", h.m.View())
@@ -102,7 +103,7 @@ func TestSpawnWithoutLifecycle(t *testing.T) {
 func TestLinkKey(t *testing.T) {
 	svc := newFixtureService(t)
 	lc := &facadetest.Orchestrators{}
-	h := newPartsHarness(t, svc, facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
+	h := newPartsHarness(t, svc, backend.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	sel, _ := h.m.table.Selected()
 	h.press("t")
@@ -141,7 +142,7 @@ func TestLinkKey(t *testing.T) {
 func TestStopKey(t *testing.T) {
 	lc := &facadetest.Orchestrators{}
 	lc.SetStop(api.StopResult{Status: "stopped", Session: "orch-auth", Interrupted: true, Worktree: "/repo/trees/auth", Branch: "auth"})
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.press("S")
 	if v := h.m.View(); h.m.input != inputForm || !strings.Contains(v, "stop orchestrator auth") || !strings.Contains(v, "remove worktree? (y/N)") {
@@ -214,7 +215,7 @@ func TestStopKeyRefuses(t *testing.T) {
 	// A session not named orch-* is not stopped: stop kills the whole
 	// tmux session, and a bare name would mean orch-NAME first.
 	lc := &facadetest.Orchestrators{}
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%4")
 	h.press("S")
 	if s := h.statusText(); h.m.input != inputNone || !strings.Contains(s, "only spawned orchestrators (sessions named orch-*) can be stopped from here") ||
@@ -236,7 +237,7 @@ func TestStopKeyRefuses(t *testing.T) {
 
 func TestStopKeyOneAtATime(t *testing.T) {
 	lc := &facadetest.Orchestrators{}
-	h := newPartsHarness(t, newFixtureService(t), facade.Parts{Orchestrators: lc}, Options{}, 100, 30)
+	h := newPartsHarness(t, newFixtureService(t), backend.Parts{Orchestrators: lc}, Options{}, 100, 30)
 	h.selectPane("%1")
 	h.m.stopping = "orch-db" // a stop still under way
 	h.press("S")

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
@@ -211,7 +213,7 @@ func TestHookDeliversToDaemon(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	go func() { done <- ipc.NewServer(ln, backend.New(svc, backend.Parts{}), nil).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	before := time.Now()
@@ -469,7 +471,7 @@ func TestHookGeminiUndecidedAsks(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	go func() { done <- ipc.NewServer(ln, backend.New(svc, backend.Parts{}), nil).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	if r := runHookProcess(t, dir, geminiPayload, false); !r.finished || r.code != 0 || r.stdout != ask {
 		t.Fatalf("from a daemon that decides nothing: %+v", r)
@@ -544,7 +546,7 @@ func TestHookCopilotEvents(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ipc.NewServer(ln, svc, nil).Run(ctx) }()
+	go func() { done <- ipc.NewServer(ln, backend.New(svc, backend.Parts{}), nil).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	stop := `{"sessionId":"c-1","timestamp":1795931072184,"cwd":"/p","transcriptPath":"/h/.copilot/session-state/c-1/events.jsonl","stopReason":"end_turn","stop_hook_active":false}`
 	runHookArgs(t, []string{"hook", "--event", "agentStop"}, dir, stop, false).check(t)

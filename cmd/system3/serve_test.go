@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/ipc"
@@ -28,7 +30,7 @@ func serveDaemon(t *testing.T, state string) *fakeService {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ipc.NewServer(ln, daemon, nil).Run(ctx) }()
+	go func() { done <- ipc.NewServer(ln, backend.New(daemon, backend.Parts{}), nil).Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
@@ -68,7 +70,7 @@ func TestCommandsUseRunningSystem3(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ipc.NewServer(ln, daemon, nil).Run(ctx) }()
+	go func() { done <- ipc.NewServer(ln, backend.New(daemon, backend.Parts{}), nil).Run(ctx) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

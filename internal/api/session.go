@@ -121,6 +121,14 @@ const (
 	AgentViewer = "viewer"
 )
 
+// LaunchableAgents are the agents a spawn can start without
+// configuration, sorted: the agent packages with a launch command
+// (monitor/agents' Launchable; a test there checks that the two agree).
+// A face offers them when its service cannot say (Agents).
+func LaunchableAgents() []string {
+	return []string{"aider", "claude", "cline", "codex", "copilot", "gemini", "opencode", "qwen"}
+}
+
 // NeedsPerson reports whether the state asks for a human or a supervisor.
 // A usage limit does: the agent is stopped until it resets, and only a
 // person can decide to switch accounts or plans.

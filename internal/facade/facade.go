@@ -42,7 +42,7 @@ type Orchestrators interface {
 
 // Learning is the learning store (internal/learn).
 type Learning interface {
-	learning
+	LearningCore
 	// Learnings summarises the store: the last n outcomes, patterns and
 	// anti-patterns.
 	Learnings(ctx context.Context, n int) (api.LearnSummary, error)
@@ -52,8 +52,9 @@ type Learning interface {
 	DeleteLearnings(ctx context.Context, req api.LearnDeleteRequest) ([]api.LearnItem, error)
 }
 
-// learning are the methods the service and the store (Learner) share.
-type learning interface {
+// LearningCore are the methods the service and the learning store
+// (backend.Learner) share.
+type LearningCore interface {
 	ReportOutcome(ctx context.Context, o api.Outcome) (api.LearnReport, error)
 	Capabilities(ctx context.Context, capability, domain string) ([]api.Capability, error)
 	Reflect(ctx context.Context, query, about string, budget api.Budget) (api.Reflection, error)
@@ -67,7 +68,7 @@ type learning interface {
 // Coaching is the coach (internal/coach): behaviour patterns, their
 // alerts and the interventions that answer them.
 type Coaching interface {
-	coaching
+	CoachingCore
 	Directives(ctx context.Context) (api.DirectivesView, error)
 	// Remind types a wake's reminder into its pane and, once the pane
 	// took it, records it as sent so its effect is measured: the one path
@@ -77,8 +78,9 @@ type Coaching interface {
 	Remind(ctx context.Context, req RemindRequest) (api.ActionResult, error)
 }
 
-// coaching are the methods the service and the coach (Coacher) share.
-type coaching interface {
+// CoachingCore are the methods the service and the coach
+// (backend.Coacher) share.
+type CoachingCore interface {
 	PatternInfos(ctx context.Context) ([]api.PatternInfo, error)
 	PatternInfo(ctx context.Context, id string) (api.PatternInfo, error)
 	ActiveAlerts(ctx context.Context) ([]api.CoachAlert, error)

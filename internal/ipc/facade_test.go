@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/facade/facadetest"
@@ -57,7 +59,7 @@ func TestSpawnOverTheSocket(t *testing.T) {
 // dashboard and the MCP server tell "not available" and "not found" from
 // a failure, as they do in-process.
 func TestPartErrorsCrossTheSocket(t *testing.T) {
-	svc := facade.New(newFake(t), facade.Parts{})
+	svc := backend.New(newFake(t), backend.Parts{})
 	c := dial(t, serve(t, svc).path)
 	f, err := c.Features(context.Background())
 	if err != nil || f != (facade.Features{}) {

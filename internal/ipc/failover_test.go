@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 )
@@ -36,7 +38,7 @@ func (o *opener) open(context.Context) (facade.Service, func() error, error) {
 	}
 	s := o.svcs[o.opens]
 	o.opens++
-	return facade.New(s, facade.Parts{}), func() error { o.closed++; return nil }, nil
+	return backend.New(s, backend.Parts{}), func() error { o.closed++; return nil }, nil
 }
 
 // A read that finds the daemon gone runs again on the service opened anew;

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/api"
@@ -44,7 +46,7 @@ func serve(t testing.TB, svc api.Service, opts ...func(*Server)) *testServer {
 	}
 	fs, ok := svc.(facade.Service)
 	if !ok {
-		fs = facade.New(svc, facade.Parts{})
+		fs = backend.New(svc, backend.Parts{})
 	}
 	srv := NewServer(ln, fs, nil)
 	for _, o := range opts {

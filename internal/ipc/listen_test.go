@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/facade"
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/testkit"
 )
 
@@ -44,7 +45,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Listen over a stale socket: %v", err)
 	}
-	srv := NewServer(ln, facade.New(newFake(t), facade.Parts{}), nil)
+	srv := NewServer(ln, backend.New(newFake(t), backend.Parts{}), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()

@@ -89,7 +89,7 @@ func TestMethodsSentAtMostOnce(t *testing.T) {
 
 // failing is a facade.Service whose parts' every method fails with an
 // error named after its method on the socket, as the test makes the fake
-// under it fail: each answers itself, where facade.New's service would
+// under it fail: each answers itself, where backend.New's service would
 // answer Features without failing and type a Remind first.
 type failing struct{ *fakeService }
 

@@ -104,18 +104,12 @@ type Server struct {
 const maxConns = 512
 
 // NewServer returns a server for svc on ln. Run takes ln over and closes it.
-// A nil logger discards. svc is served whole when it is a facade.Service;
-// a bare api.Service answers the methods of the orchestrators, the
-// learning store and the coach with facade.ErrUnavailable.
-func NewServer(ln net.Listener, svc api.Service, log *slog.Logger) *Server {
+// A nil logger discards.
+func NewServer(ln net.Listener, svc facade.Service, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	fs, ok := svc.(facade.Service)
-	if !ok {
-		fs = facade.New(svc, facade.Parts{})
-	}
-	return &Server{ln: ln, svc: fs, log: log, requestTimeout: requestTimeout, maxConns: maxConns}
+	return &Server{ln: ln, svc: svc, log: log, requestTimeout: requestTimeout, maxConns: maxConns}
 }
 
 // Run accepts connections until ctx ends, then closes the listener (which

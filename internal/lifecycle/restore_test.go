@@ -417,7 +417,7 @@ func TestAdoptRecordsALinkedSession(t *testing.T) {
 }
 
 // TestLinkKeepsRecordsInStep: a link made through the service's Link,
-// from any face, told to the manager's Linked (UseLinked, as facade.New
+// from any face, told to the manager's Linked (UseLinked, as backend.New
 // wires them), adopts a session of this machine linked by name and
 // forgets its adopted record when the link is removed; a pane's link,
 // another host's session and a failed link change no record, and a

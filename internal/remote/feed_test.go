@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/testkit"
@@ -35,7 +37,7 @@ func startFakeHost(t *testing.T, sock string, svc *monitortest.Service) *fakeHos
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &fakeHost{t: t, sock: sock, svc: svc, stop: cancel, done: make(chan struct{})}
-	srv := ipc.NewServer(ln, svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := ipc.NewServer(ln, backend.New(svc, backend.Parts{}), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go func() {
 		defer close(h.done)
 		_ = srv.Run(ctx)

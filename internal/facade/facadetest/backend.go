@@ -1,22 +1,24 @@
 // Package facadetest provides the whole facade.Service for unit tests of
 // the faces, the socket and the CLI: the fake api.Service of
 // monitor/monitortest with fake orchestrators, a fake learning store and
-// a fake coach, put together by facade.New as the daemon puts its own.
+// a fake coach, put together by backend.New as the daemon puts its own.
 //
-// It is not part of monitortest because facade imports internal/lifecycle,
-// whose own tests use monitortest: monitortest importing facade would be
-// an import cycle.
+// It is not part of monitortest because backend imports
+// internal/lifecycle, whose own tests use monitortest: monitortest
+// importing backend would be an import cycle.
 package facadetest
 
 import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
-// Backend is the whole facade.Service for tests: facade.New over Fake and
+// Backend is the whole facade.Service for tests: backend.New over Fake and
 // the parts, so its Link tells the orchestrators, its Remind marks the
 // coach's alert sent, and a part left out (With) answers
 // facade.ErrUnavailable, as in the daemon. The fakes are its fields, for
@@ -44,16 +46,16 @@ func Over(fake *monitortest.Service) *Backend {
 	return b.With(b.Parts())
 }
 
-// Parts are b's fakes as facade.Parts.
-func (b *Backend) Parts() facade.Parts {
-	return facade.Parts{Orchestrators: b.Orchestrators, Learn: b.Learn, Coach: b.Coach}
+// Parts are b's fakes as backend.Parts.
+func (b *Backend) Parts() backend.Parts {
+	return backend.Parts{Orchestrators: b.Orchestrators, Learn: b.Learn, Coach: b.Coach}
 }
 
 // With returns b's fakes with a service of parts p instead: a part p
 // leaves nil is unavailable, b.Orchestrators.Plain() neither restores nor
 // finishes, and a real store or coach may stand in for a fake.
-func (b *Backend) With(p facade.Parts) *Backend {
+func (b *Backend) With(p backend.Parts) *Backend {
 	c := *b
-	c.Service = facade.New(b.Fake, p)
+	c.Service = backend.New(b.Fake, p)
 	return &c
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/lifecycle"
@@ -22,7 +24,7 @@ func TestBackendParts(t *testing.T) {
 	if _, err := b.Spawn(ctx, api.SpawnRequest{Initiative: "auth"}); err != nil || len(b.Orchestrators.Spawns()) != 1 {
 		t.Fatalf("spawn: %v, recorded %+v", err, b.Orchestrators.Spawns())
 	}
-	plain := b.With(facade.Parts{Orchestrators: b.Orchestrators.Plain()})
+	plain := b.With(backend.Parts{Orchestrators: b.Orchestrators.Plain()})
 	if _, ok := b.Orchestrators.Plain().(lifecycle.Finisher); ok {
 		t.Error("Plain restores and finishes")
 	}

@@ -5,11 +5,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 )
 
-// Coach is a fake coach (facade.Parts.Coach) with no patterns: it records
+// Coach is a fake coach (backend.Parts.Coach) with no patterns: it records
 // the alerts marked sent (Remind's record) and the interventions asked
 // and reported, and answers the rest empty. Its zero value is ready; it
 // is safe for concurrent use.
@@ -22,7 +23,7 @@ type Coach struct {
 	reports  []api.CoachReport
 }
 
-var _ facade.Coacher = (*Coach)(nil)
+var _ backend.Coacher = (*Coach)(nil)
 
 // Mark is an alert marked sent, and by whom.
 type Mark struct {

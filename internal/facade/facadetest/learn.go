@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade"
 )
 
-// Learner is a fake learning store (facade.Parts.Learn). It holds what
+// Learner is a fake learning store (backend.Parts.Learn). It holds what
 // SetSummary set: Summary answers it, and Capabilities, Outcomes and
 // ListLearnings answer its parts. It records the outcomes reported and the
 // learnings deleted, answers a deletion with one pattern per id, and
@@ -26,7 +27,7 @@ type Learner struct {
 	deleted  [][]int64
 }
 
-var _ facade.Learner = (*Learner)(nil)
+var _ backend.Learner = (*Learner)(nil)
 
 // Fail makes method, named as the service's method is on the socket
 // ("report_outcome", "capabilities", "reflect", "learnings" for Summary,

@@ -11,7 +11,7 @@ import (
 	"github.com/system3-dev/system3/internal/lifecycle"
 )
 
-// Orchestrators is a fake of the orchestrators (facade.Parts.Orchestrators)
+// Orchestrators is a fake of the orchestrators (backend.Parts.Orchestrators)
 // that also restores and finishes. It records every request and the links
 // it is told of, reports each spawn step to the request's Progress, and
 // answers with what the test scripted (Fail, SetStop, SetRestore,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/system3-dev/system3/internal/backend"
+
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/coach"
@@ -21,7 +23,7 @@ import (
 // database and typing through svc). What cannot be opened is logged and
 // left out: its methods say why.
 func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager, lmErr error) facade.Service {
-	p := facade.Parts{OrchestratorsErr: lmErr}
+	p := backend.Parts{OrchestratorsErr: lmErr}
 	if lm != nil {
 		p.Orchestrators = a.HostsLifecycle(lm, svc)
 	}
@@ -44,7 +46,7 @@ func (a *App) Local(ctx context.Context, svc api.Service, lm *lifecycle.Manager,
 		defer log.Close()
 		return log.Write(e)
 	}
-	return facade.New(svc, p)
+	return backend.New(svc, p)
 }
 
 // openParts is the service for a command that uses only the learning
@@ -109,5 +111,5 @@ func (a *App) FleetOf(svc facade.Service) facade.Service {
 	if a.HostSet() == nil {
 		return svc
 	}
-	return facade.Over(svc, a.Fleet(svc), serviceHosts{Orchestrators: svc, hostsLifecycle: hostsLifecycle{local: svc, a: a, svc: svc}})
+	return backend.Over(svc, a.Fleet(svc), serviceHosts{Orchestrators: svc, hostsLifecycle: hostsLifecycle{local: svc, a: a, svc: svc}})
 }
