@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/hooks"
 	"github.com/system3-dev/system3/tmux"
@@ -320,6 +321,8 @@ func (m *Manager) restoreCommand(rec Record, origin string) ([]string, map[strin
 	a := m.agentOf(rec)
 	args := ResumeArgs(a.Name, rec.AgentSessionID)
 	switch _, ok := known(a.Name); {
+	case args == nil && ok && a.Resume != nil && rec.AgentSessionID == "":
+		return argv, env, idNeverLearnt(a, rec), nil
 	case args == nil && ok:
 		return argv, env, a.Name + " has no resume system3 knows; started afresh", nil
 	case args == nil:
@@ -331,6 +334,26 @@ func (m *Manager) restoreCommand(rec Record, origin string) ([]string, map[strin
 		note = "resumed its latest conversation in the worktree (" + strings.Join(args, " ") + "): its id was never learnt"
 	}
 	return append(argv, args...), env, note, nil
+}
+
+// idNeverLearnt is what a restore says of an agent that resumes a
+// conversation by its id only (Cline: cline --id ID), restored without
+// the id, which was never learnt: a new conversation was started, and
+// how a person goes on with the earlier one.
+func idNeverLearnt(a agent.Spec, rec Record) string {
+	prog := a.Name
+	if len(a.Launch.Command) > 0 {
+		prog = filepath.Base(a.Launch.Command[0])
+	}
+	resume := strings.Join(append([]string{prog}, a.Resume("ID")...), " ")
+	find := "in " + a.Name + "'s own history"
+	if len(a.History) > 0 {
+		find = "with `" + strings.Join(a.History, " ") + "`"
+	}
+	return fmt.Sprintf("started a new %s conversation: %s resumes one by its id only (%s), and system3 never learnt this orchestrator's id "+
+		"(it learns it while it watches the agent, once the agent has saved its conversation), so the earlier conversation was not resumed; "+
+		"it is not lost: find its id %s among the conversations begun in %s, then quit the new one in tmux session %s and run `%s` there",
+		a.Name, a.Name, resume, find, rec.Worktree, rec.Session, resume)
 }
 
 // Run keeps the records current while the monitors run: it learns each

@@ -49,7 +49,13 @@ type Spec struct {
 	// Resume is how the agent's program (Launch.Command[0]) resumes its
 	// conversation id, or its latest conversation in the working
 	// directory when id is ""; nil when it has no resume system3 knows.
+	// It returns nil for "" when the agent resumes by id only.
 	Resume func(id string) []string
+	// History is the agent's command that lists its saved conversations
+	// with their ids and directories ("cline history --json"), for a
+	// person to find the one a restore could not resume without its id;
+	// nil: none known.
+	History []string
 	// HookArgs are the arguments that make the agent report to system3 by
 	// hook, given the hook settings (JSON); nil: it has no hooks.
 	HookArgs func(settings []byte) []string

@@ -37,6 +37,9 @@ var Spec = agent.Spec{
 		}
 		return []string{"--id", id}
 	},
+	// Its plain listing leaves the ids out; --json has them (sessionId)
+	// with each conversation's cwd.
+	History: []string{"cline", "history", "--json"},
 	// The npm launcher (node …/cline/bin/cline) runs the native binary as
 	// bin/.cline, else a platform package's bin/cline.
 	Probe: &agent.Probe{Processes: []string{".cline", "cline"}, SessionID: SessionID},
