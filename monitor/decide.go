@@ -68,7 +68,11 @@ func decide(prev, cur api.Session, f paneFacts, now time.Time) decision {
 	same := func(r api.Reason) bool { return sameCondition(r.Info(), prev, cur) }
 	switch cur.State {
 	case api.AwaitingInput:
-		if !same(api.ReasonAwaitingInput) && !f.held {
+		// A prompt a hook announced before the screen draws it has no
+		// question, options or identity yet: its wake waits for the
+		// screen, which follows within a moment, so the prompt raises one
+		// wake that says what it asks (or for promptWait: decideLate).
+		if !same(api.ReasonAwaitingInput) && !f.held && cur.Prompt != "" {
 			d.raise = api.ReasonAwaitingInput
 		}
 	case api.ErrorLoop:
@@ -101,10 +105,19 @@ func sameCondition(row api.ReasonInfo, prev, cur api.Session) bool {
 // graces are how long a state lasts before it raises its wake.
 type graces struct {
 	err, idle, exit time.Duration
+	// prompt: a prompt a hook announced that the screen has not drawn.
+	prompt time.Duration
 }
 
-// decideLate is the wake cur's state calls for once it has lasted age: an
-// error past its grace (not a shell's failed command, which is for
+// promptWait is how long a prompt a hook announced may go undrawn before
+// its wake is raised without what it asks: the screen draws it within a
+// moment, and a wake with its question and options is the one a person
+// or a supervising agent can act on.
+const promptWait = 2 * time.Second
+
+// decideLate is the wake cur's state calls for once it has lasted age: a
+// prompt a hook announced that the screen has not drawn for promptWait,
+// an error past its grace (not a shell's failed command, which is for
 // whoever typed it), an agent idle for IdleAfter, an agent gone without
 // its goodbye for ExitGrace. done says the state has had its decision:
 // nothing more is decided until the state changes (a clean exit raises
@@ -115,6 +128,8 @@ func decideLate(cur api.Session, age time.Duration, f paneFacts, g graces) (rais
 		return api.ReasonAPIError, true
 	case cur.State == api.Idle && cur.IsAgent() && age >= g.idle:
 		return api.ReasonSessionIdle, true
+	case cur.State == api.AwaitingInput && cur.Prompt == "" && !f.held && age >= g.prompt:
+		return api.ReasonAwaitingInput, true
 	case cur.State == api.Exited && cur.IsAgent() && age >= g.exit:
 		if f.cleanExit {
 			return "", true

@@ -37,6 +37,9 @@ func TestDecideTable(t *testing.T) {
 		{"another prompt", s(api.AwaitingInput, prompt("pa")), s(api.AwaitingInput, prompt("pb")), paneFacts{},
 			[]clr{{api.ReasonAwaitingInput, "the prompt changed"}}, api.ReasonAwaitingInput},
 		{"a prompt the policy holds", s(api.Working), s(api.AwaitingInput, prompt("pa")), paneFacts{held: true}, nil, ""},
+		{"a prompt a hook announced: no wake until it is drawn", s(api.Working), s(api.AwaitingInput), paneFacts{}, nil, ""},
+		{"the announced prompt drawn", s(api.AwaitingInput), s(api.AwaitingInput, prompt("pa")), paneFacts{},
+			[]clr{{api.ReasonAwaitingInput, "the prompt changed"}}, api.ReasonAwaitingInput},
 		{"answered", s(api.AwaitingInput, prompt("pa")), s(api.Working), paneFacts{},
 			[]clr{{api.ReasonAwaitingInput, "the agent moved on (now working)"}}, ""},
 		{"an error loop begins", s(api.Error), s(api.ErrorLoop), paneFacts{},
@@ -70,7 +73,7 @@ func TestDecideTable(t *testing.T) {
 // The decisions time takes: a state raises its wake once it has lasted
 // its grace, and is done with then.
 func TestDecideLateTable(t *testing.T) {
-	g := graces{err: 30 * time.Second, idle: 10 * time.Minute, exit: 5 * time.Second}
+	g := graces{err: 30 * time.Second, idle: 10 * time.Minute, exit: 5 * time.Second, prompt: 2 * time.Second}
 	s := func(state api.State, agent, kind string) api.Session {
 		return api.Session{Agent: agent, State: state, Kind: kind}
 	}
@@ -91,6 +94,9 @@ func TestDecideLateTable(t *testing.T) {
 		{"an agent gone with its goodbye", s(api.Exited, "codex", "process_gone"), 5 * time.Second, paneFacts{cleanExit: true}, "", true},
 		{"an agent just gone", s(api.Exited, "codex", "process_gone"), time.Second, paneFacts{}, "", false},
 		{"working", s(api.Working, "claude", ""), time.Hour, paneFacts{}, "", false},
+		{"a prompt a hook announced, not drawn yet", s(api.AwaitingInput, "claude", "permission"), time.Second, paneFacts{}, "", false},
+		{"a prompt a hook announced, never drawn", s(api.AwaitingInput, "claude", "permission"), 2 * time.Second, paneFacts{}, api.ReasonAwaitingInput, true},
+		{"a prompt a hook announced, the policy holding it", s(api.AwaitingInput, "claude", "permission"), time.Hour, paneFacts{held: true}, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -236,6 +236,9 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("after the hook: %+v", s)
 	}
+	// The prompt never draws: its wake comes after promptWait.
+	h.clock.Add(promptWait)
+	h.sup.timeChecks(h.clock.Now())
 	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 {
 		t.Fatalf("wakes = %+v", w)
 	}
@@ -243,7 +246,7 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	captures := len(h.tm.captured)
 	h.tm.mu.Unlock()
 
-	h.clock.Add(hookUnconfirmed - time.Second)
+	h.clock.Add(hookUnconfirmed - promptWait - time.Second)
 	h.sup.timeChecks(h.clock.Now())
 	if s := h.session("%1"); s.State != api.AwaitingInput {
 		t.Fatalf("expired early: %+v", s)
@@ -263,6 +266,8 @@ func TestHookStateExpiresOnASilentPane(t *testing.T) {
 	// The wake's condition ended with the state: the next prompt is a
 	// new wake, not the old one held.
 	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash"})
+	h.clock.Add(promptWait)
+	h.sup.timeChecks(h.clock.Now())
 	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 2 {
 		t.Fatalf("the expired state's wake was not cleared: %+v", w)
 	}

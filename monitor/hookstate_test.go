@@ -43,8 +43,9 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 		s.Question != "" || !strings.Contains(s.Evidence.Lines[0], "./deploy.sh --prod") {
 		t.Fatalf("after the hook: %+v", s)
 	}
-	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 1 {
-		t.Fatalf("wakes after the hook = %+v", w)
+	// Its wake waits for the screen to say what the prompt asks.
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 0 {
+		t.Fatalf("wakes after the hook, before the prompt drew = %+v", w)
 	}
 
 	// A capture taken before the prompt drew (the same screen) does not
@@ -62,6 +63,11 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	if s.State != api.AwaitingInput || s.Evidence.Source != "hook" || s.Question != "Do you want to proceed?" || len(s.Options) != 4 || s.Kind != "permission" {
 		t.Fatalf("prompt drawn: %+v", s)
 	}
+	// One wake for the prompt, saying what it asks: the hook's early word
+	// raised none of its own.
+	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 1 || w[0].Question != "Do you want to proceed?" || len(w[0].Options) != 4 || w[0].Prompt != s.Prompt {
+		t.Fatalf("wakes once the prompt drew = %+v", w)
+	}
 
 	// The prompt is answered: the screen changed after the hook, so the
 	// screen decides again.
@@ -69,6 +75,27 @@ func TestHookPermissionRequestBeforeTheScreen(t *testing.T) {
 	h.step()
 	if s := h.session("%1"); s.State != api.Working || s.Evidence.Source != "screen" {
 		t.Fatalf("after the answer: %+v", s)
+	}
+}
+
+// TestHookPromptNeverDrawn: a prompt a hook announced that the screen does
+// not draw (no rule knows the dialog) still wakes someone, after
+// promptWait, without a question to show.
+func TestHookPromptNeverDrawn(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "claude", "claude/working_spinner.ansi.txt")
+	h.step()
+	h.hook(api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: "./deploy.sh --prod"})
+	h.clock.Add(promptWait / 2)
+	h.step()
+	if w := h.unacked(api.ReasonAwaitingInput); len(w) != 0 {
+		t.Fatalf("wakes %s after the hook = %+v", promptWait/2, w)
+	}
+	h.clock.Add(promptWait)
+	h.step()
+	w := h.unacked(api.ReasonAwaitingInput)
+	if len(w) != 1 || w[0].Prompt != "" || w[0].Evidence.Rule != "hook.permission_request" {
+		t.Fatalf("wakes once the prompt went undrawn for %s = %+v", promptWait, w)
 	}
 }
 

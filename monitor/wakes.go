@@ -113,7 +113,7 @@ func (s *Supervisor) timeChecksLocked(now time.Time) []wakeOp {
 		if st.timeWoke {
 			continue
 		}
-		g := graces{err: s.cfg.ErrorGrace, idle: s.cfg.IdleAfter, exit: s.cfg.ExitGrace}
+		g := graces{err: s.cfg.ErrorGrace, idle: s.cfg.IdleAfter, exit: s.cfg.ExitGrace, prompt: promptWait}
 		raise, done := decideLate(cur, now.Sub(cur.Since), s.factsLocked(st), g)
 		if raise != "" {
 			ops = append(ops, s.raiseOp(cur, raise))
