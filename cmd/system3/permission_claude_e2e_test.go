@@ -69,16 +69,7 @@ func TestPermissionPolicyRealClaude(t *testing.T) {
 	})
 	h.await(t, "the agent recognised", 20*time.Second, func(s api.Session) bool { return s.Agent == "claude" && s.State == api.Idle })
 	ctx := context.Background()
-	permissions := func() []api.AuditEntry {
-		es, _ := audit.Read(filepath.Join(h.stateDir, audit.File))
-		var out []api.AuditEntry
-		for _, e := range es {
-			if e.Action == approval.AuditAction {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
+	permissions := func() []api.AuditEntry { return permissions(h.stateDir) }
 	toolResult := func(text string) bool {
 		for _, r := range fakeAPI.Requests() {
 			if r.Kind == claudetest.KindMain && strings.Contains(string(r.Body), text) {

@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/codextest"
 )
@@ -55,45 +54,10 @@ func TestPermissionPolicyRealCodex(t *testing.T) {
 	cs.WaitForText("› 2. Trust all and continue", 0)
 	cs.Keys("Enter")
 	cs.WaitFor("the input box", 60*time.Second, codextest.IsReady)
-	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte(permissionE2EConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	svc := startTestMonitors(t, map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(),
-		"SYSTEM3_TMUX_SOCKET_PATH": cs.Socket(), "SYSTEM3_CONFIG": config})
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(state, "system3.log"))
-			t.Logf("system3.log:\n%s\nscreen:\n%s\nAPI:\n%s", log, cs.Capture(), fakeAPI.Summary())
-		}
-	})
+	r := startPermissionRig(t, state, cs.Socket(), cs.Pane, cs.Dir, cs.Capture, fakeAPI.Summary)
 	ctx := context.Background()
-	session := func() api.Session {
-		snap, _ := svc.Snapshot(ctx)
-		for _, s := range snap.Sessions {
-			if s.Pane == cs.Pane {
-				return s
-			}
-		}
-		return api.Session{}
-	}
-	idle := func() {
-		t.Helper()
-		testkit.WaitFor(t, 30*time.Second, "codex idle", func() bool { s := session(); return s.Agent == "codex" && s.State == api.Idle })
-	}
-	permissions := func() []api.AuditEntry {
-		es, _ := audit.Read(filepath.Join(state, audit.File))
-		var out []api.AuditEntry
-		for _, e := range es {
-			if e.Action == approval.AuditAction {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
+	idle := func() { t.Helper(); r.idle("codex") }
+	permissions := func() []api.AuditEntry { return permissions(state) }
 	output := func(text string) bool {
 		for _, r := range fakeAPI.Requests() {
 			if r.Kind == codextest.KindMain && strings.Contains(string(r.Body), text) {
@@ -143,7 +107,7 @@ func TestPermissionPolicyRealCodex(t *testing.T) {
 	cs.Send("prod-now please")
 	var w api.Wake
 	testkit.WaitFor(t, 30*time.Second, "the policy's wake", func() bool {
-		ws, _ := svc.Wakes(ctx, api.WakeFilter{})
+		ws, _ := r.svc.Wakes(ctx, api.WakeFilter{})
 		for _, x := range ws {
 			if x.PolicyAsk() && strings.Contains(x.Details, "./deploy.sh --prod eu") {
 				w = x

@@ -14,7 +14,6 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/chattest"
 )
@@ -54,45 +53,11 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 	if cs.Pane != "%0" {
 		t.Fatalf("the CLI runs in pane %s, not %%0", cs.Pane)
 	}
-	if err := os.WriteFile(filepath.Join(cs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte(permissionE2EConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	svc := startTestMonitors(t, map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(),
-		"SYSTEM3_TMUX_SOCKET_PATH": cs.Socket(), "SYSTEM3_CONFIG": config})
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(state, "system3.log"))
-			t.Logf("system3.log:\n%s\nscreen:\n%s\nAPI:\n%s", log, cs.Capture(), fakeAPI.Summary())
-		}
-	})
+	r := startPermissionRig(t, state, cs.Socket(), cs.Pane, cs.Dir, cs.Capture, fakeAPI.Summary)
 	ctx := context.Background()
-	session := func() api.Session {
-		snap, _ := svc.Snapshot(ctx)
-		for _, s := range snap.Sessions {
-			if s.Pane == cs.Pane {
-				return s
-			}
-		}
-		return api.Session{}
-	}
-	idle := func() {
-		t.Helper()
-		testkit.WaitFor(t, 30*time.Second, "copilot idle", func() bool { s := session(); return s.Agent == "copilot" && s.State == api.Idle })
-	}
-	permissions := func() []api.AuditEntry {
-		es, _ := audit.Read(filepath.Join(state, audit.File))
-		var out []api.AuditEntry
-		for _, e := range es {
-			if e.Action == approval.AuditAction {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
+	session := r.session
+	idle := func() { t.Helper(); r.idle("copilot") }
+	permissions := func() []api.AuditEntry { return permissions(state) }
 	told := func(text string) bool {
 		for _, p := range fakeAPI.MainPrompts() {
 			if strings.Contains(p, text) {
@@ -152,7 +117,7 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 	cs.Send("prod-now please")
 	var aw api.Wake
 	testkit.WaitFor(t, 60*time.Second, "the policy's wake", func() bool {
-		ws, _ := svc.Wakes(ctx, api.WakeFilter{})
+		ws, _ := r.svc.Wakes(ctx, api.WakeFilter{})
 		for _, x := range ws {
 			if x.PolicyAsk() && strings.Contains(x.Details, "./deploy.sh --prod eu") {
 				aw = x
@@ -180,7 +145,7 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 	idle()
 
 	// No rule decides: Copilot's own dialog shows, awaiting_input, one wake.
-	before, err := svc.Wakes(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}, IncludeAcked: true, IncludeResolved: true})
+	before, err := r.svc.Wakes(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}, IncludeAcked: true, IncludeResolved: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +157,7 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 		return s.State == api.AwaitingInput && s.Kind == "permission" && strings.Contains(s.Detail, "./deploy.sh --other")
 	})
 	raised := func() []api.Wake {
-		all, _ := svc.Wakes(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}, IncludeAcked: true, IncludeResolved: true})
+		all, _ := r.svc.Wakes(ctx, api.WakeFilter{Reasons: []api.Reason{api.ReasonAwaitingInput}, IncludeAcked: true, IncludeResolved: true})
 		return slices.DeleteFunc(all, func(x api.Wake) bool {
 			return slices.ContainsFunc(before, func(b api.Wake) bool { return b.ID == x.ID })
 		})

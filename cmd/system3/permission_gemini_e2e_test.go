@@ -13,7 +13,6 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/monitor/geminitest"
 )
@@ -57,45 +56,11 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 	if real, _ := filepath.EvalSymlinks(project); gs.Pane != "%0" || gs.Dir != real {
 		t.Fatalf("the CLI runs in pane %s, in %s", gs.Pane, gs.Dir)
 	}
-	if err := os.WriteFile(filepath.Join(gs.Dir, "deploy.sh"), []byte("#!/bin/sh\necho deployed \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte(permissionE2EConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	svc := startTestMonitors(t, map[string]string{"HOME": t.TempDir(), "SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": t.TempDir(),
-		"SYSTEM3_TMUX_SOCKET_PATH": gs.Socket(), "SYSTEM3_CONFIG": config})
-	t.Cleanup(func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(state, "system3.log"))
-			t.Logf("system3.log:\n%s\nscreen:\n%s\nAPI:\n%s", log, gs.Capture(), fakeAPI.Summary())
-		}
-	})
+	r := startPermissionRig(t, state, gs.Socket(), gs.Pane, gs.Dir, gs.Capture, fakeAPI.Summary)
 	ctx := context.Background()
-	session := func() api.Session {
-		snap, _ := svc.Snapshot(ctx)
-		for _, s := range snap.Sessions {
-			if s.Pane == gs.Pane {
-				return s
-			}
-		}
-		return api.Session{}
-	}
-	idle := func() {
-		t.Helper()
-		testkit.WaitFor(t, 30*time.Second, "gemini idle", func() bool { s := session(); return s.Agent == "gemini" && s.State == api.Idle })
-	}
-	permissions := func() []api.AuditEntry {
-		es, _ := audit.Read(filepath.Join(state, audit.File))
-		var out []api.AuditEntry
-		for _, e := range es {
-			if e.Action == approval.AuditAction {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
+	session := r.session
+	idle := func() { t.Helper(); r.idle("gemini") }
+	permissions := func() []api.AuditEntry { return permissions(state) }
 	response := func(text string) bool {
 		for _, p := range fakeAPI.MainPrompts() {
 			if strings.HasPrefix(p, "run_shell_command: ") && strings.Contains(p, text) {
@@ -146,7 +111,7 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 	gs.Send("prod-now please")
 	var w api.Wake
 	testkit.WaitFor(t, 60*time.Second, "the policy's wake", func() bool {
-		ws, _ := svc.Wakes(ctx, api.WakeFilter{})
+		ws, _ := r.svc.Wakes(ctx, api.WakeFilter{})
 		for _, x := range ws {
 			if x.PolicyAsk() && strings.Contains(x.Details, "./deploy.sh --prod eu") {
 				w = x
