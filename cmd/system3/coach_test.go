@@ -157,13 +157,10 @@ func TestMonitorsRunTheCoach(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "system3", "rules.yaml"), []byte("version: 1\ndisable: [ci_push_loop]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(co.Patterns()) != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("patterns after the reload: %d", len(co.Patterns()))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForValue(t, 15*time.Second, "3 patterns after the reload", func() (int, bool) {
+		n := len(co.Patterns())
+		return n, n == 3
+	})
 	code, out, errOut := invoke(t, env, "patterns")
 	if code != 0 || strings.Contains(out, "ci_push_loop") || !strings.Contains(out, "formatter_loop") {
 		t.Fatalf("patterns while the monitors run: exit %d\n%s%s", code, out, errOut)

@@ -62,14 +62,10 @@ func TestDashboardInjectsGuidance(t *testing.T) {
 	}
 	waitScreen := func(what string, ok func(string) bool) string {
 		t.Helper()
-		var s string
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if s = screen(); ok(s) {
-				return s
-			}
-		}
-		t.Fatalf("dashboard never showed %s; screen:\n%s", what, s)
-		return ""
+		return testkit.WaitForValue(t, 20*time.Second, "the dashboard to show "+what, func() (string, bool) {
+			s := screen()
+			return s, ok(s)
+		})
 	}
 	first := waitScreen("the main session and the MCP endpoint", func(s string) bool {
 		return strings.Contains(s, "main:0.0") && mcpAddrRe.MatchString(s)
@@ -127,14 +123,10 @@ func TestDashboardInjectsGuidance(t *testing.T) {
 	if err := tmuxSendRaw(term, pane, "q"); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if ok, _ := term.HasSession(ctx, "term"); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard did not quit on q; screen:\n%s", screen())
-		}
-	}
+	testkit.WaitFor(t, 10*time.Second, "the dashboard to quit on q", func() bool {
+		ok, _ := term.HasSession(ctx, "term")
+		return !ok
+	}, func() string { return "screen:\n" + screen() })
 	// It ran its own monitors, and stopped them when it quit.
 	if _, err := os.Stat(filepath.Join(state, "system3.sock")); err == nil {
 		t.Error("the socket is still there after quitting")
@@ -206,10 +198,9 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 	// session listed.
 	check := func(what string, zoomed bool) {
 		t.Helper()
-		var lines []string
 		var problem string
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			lines = capture()
+		testkit.WaitForValue(t, 30*time.Second, what+" with no line wrapped", func() (string, bool) {
+			lines := capture()
 			all := strings.Join(lines, "\n")
 			switch {
 			case len(lines) != 24 || !strings.HasPrefix(lines[0], "system3") || !strings.Contains(lines[23], "quit"):
@@ -226,11 +217,8 @@ func TestResilienceDashboardHostileWidths(t *testing.T) {
 					}
 				}
 			}
-			if problem == "" {
-				return
-			}
-		}
-		t.Fatalf("%s: %s:\n%s", what, problem, strings.Join(lines, "\n"))
+			return problem + ":\n" + all, problem == ""
+		})
 	}
 	check("the table", false)
 	for _, step := range []struct {

@@ -51,16 +51,15 @@ func TestDemoShowsEveryStateAndCleansUp(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 
-	for !strings.Contains(out.String(), "Press Ctrl-C to stop the demo") {
+	testkit.WaitForValue(t, 10*time.Second, "the demo's banner", func() (string, bool) {
 		select {
 		case err := <-done:
 			t.Fatalf("demo ended early: %v\n%s", err, out.String())
-		case <-time.After(20 * time.Millisecond):
+		default:
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("no banner:\n%s", out.String())
-		}
-	}
+		s := out.String()
+		return s, strings.Contains(s, "Press Ctrl-C to stop the demo")
+	})
 	// The banner is printed after the settings changed (testkit.SyncBuffer orders them).
 	s := a.Settings
 	dir := filepath.Dir(s.TmuxSocketPath)

@@ -46,15 +46,10 @@ func attachedDashboard(t *testing.T, takeoverAfter string) (srv tmux.Server, env
 // waitDashboard waits until the dashboard's screen satisfies ok.
 func waitDashboard(t *testing.T, term *tmux.Client, pane, what string, ok func(string) bool) string {
 	t.Helper()
-	var s string
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		s, _ = term.Capture(context.Background(), pane, tmux.CaptureOptions{})
-		if ok(s) {
-			return s
-		}
-	}
-	t.Fatalf("the dashboard never showed %s; screen:\n%s", what, s)
-	return ""
+	return testkit.WaitForValue(t, 60*time.Second, "the dashboard to show "+what, func() (string, bool) {
+		s, _ := term.Capture(context.Background(), pane, tmux.CaptureOptions{})
+		return s, ok(s)
+	})
 }
 
 // panePID is the pid of the process a pane runs: here, the dashboard.
@@ -78,20 +73,22 @@ func panePID(t *testing.T, term *tmux.Client, pane string) int {
 func servedBy(t *testing.T, state string, pid int, within time.Duration) *ipc.Client {
 	t.Helper()
 	sock := filepath.Join(state, ipc.SocketFile)
+	var served *ipc.Client
 	last := 0
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testkit.WaitForValue(t, within, fmt.Sprintf("the socket served by pid %d (the last answer's pid)", pid), func() (int, bool) {
 		c, err := ipc.Dial(context.Background(), sock)
 		if err != nil {
-			continue
+			return last, false
 		}
-		if last = c.PID(); last == pid {
-			t.Cleanup(func() { c.Close() })
-			return c
+		if last = c.PID(); last != pid {
+			c.Close()
+			return last, false
 		}
-		c.Close()
-	}
-	t.Fatalf("the socket is not served by pid %d within %s (last answer: pid %d)", pid, within, last)
-	return nil
+		served = c
+		return last, true
+	})
+	t.Cleanup(func() { served.Close() })
+	return served
 }
 
 // sinceOf is when the state of the session's pane began, as the service says.
@@ -164,15 +161,10 @@ func TestResilienceDashboardTakesOver(t *testing.T) {
 			})
 			// notify.command is the dashboard's now too.
 			notified := filepath.Join(state, "notified.jsonl")
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				if b, _ := os.ReadFile(notified); strings.Contains(string(b), ev.ID) {
-					break
-				}
-				if time.Now().After(deadline) {
-					b, _ := os.ReadFile(notified)
-					t.Fatalf("notify.command never got wake %s after the takeover; it got:\n%s", ev.ID, b)
-				}
-			}
+			testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("notify.command to get wake %s after the takeover (what it got)", ev.ID), func() (string, bool) {
+				b, _ := os.ReadFile(notified)
+				return string(b), strings.Contains(string(b), ev.ID)
+			})
 		})
 	}
 }

@@ -142,9 +142,9 @@ func paneOf(doc statusDoc, session string) (statusPane, bool) {
 // fails the test with the screens when timeout passes first.
 func awaitStatus(t *testing.T, env map[string]string, srv tmux.Server, timeout time.Duration, checks map[string]func(statusPane) string) statusDoc {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		doc := statusNow(t, env)
+	var doc statusDoc
+	testkit.WaitForValue(t, timeout, "every pane as wanted (what is not)", func() (string, bool) {
+		doc = statusNow(t, env)
 		var wrong []string
 		for name, check := range checks {
 			p, ok := paneOf(doc, name)
@@ -157,26 +157,23 @@ func awaitStatus(t *testing.T, env map[string]string, srv tmux.Server, timeout t
 				}
 			}
 		}
-		if len(wrong) == 0 {
-			return doc
-		}
-		if time.Now().After(deadline) {
-			slices.Sort(wrong)
-			var screens strings.Builder
-			c := tmux.NewClient(srv)
-			for name := range checks {
-				if p, ok := paneOf(doc, name); ok {
-					s, err := c.Capture(context.Background(), p.Pane, tmux.CaptureOptions{})
-					if err != nil {
-						s = "capture: " + err.Error()
-					}
-					fmt.Fprintf(&screens, "\n--- %s (%s, %s, pid %d, dead %v):\n%s\n", name, p.Pane, p.Command, p.PID, p.Dead, s)
+		slices.Sort(wrong)
+		return strings.Join(wrong, "\n"), len(wrong) == 0
+	}, func() string {
+		var screens strings.Builder
+		c := tmux.NewClient(srv)
+		for name := range checks {
+			if p, ok := paneOf(doc, name); ok {
+				s, err := c.Capture(context.Background(), p.Pane, tmux.CaptureOptions{})
+				if err != nil {
+					s = "capture: " + err.Error()
 				}
+				fmt.Fprintf(&screens, "\n--- %s (%s, %s, pid %d, dead %v):\n%s\n", name, p.Pane, p.Command, p.PID, p.Dead, s)
 			}
-			t.Fatalf("after %v:\n  %s\nscreens:%s", timeout, strings.Join(wrong, "\n  "), screens.String())
 		}
-		time.Sleep(150 * time.Millisecond)
-	}
+		return "screens:" + screens.String()
+	})
+	return doc
 }
 
 var (
@@ -411,35 +408,20 @@ func TestFakeAgentResizeAndSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	narrow := strings.Repeat("─", 60)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitForValue(t, 10*time.Second, "the screen redrawn at 60 columns", func() (string, bool) {
 		screen, _ := c.Capture(ctx, panes[w.Name], tmux.CaptureOptions{})
-		lines := strings.Split(screen, "\n")
-		if slices.Contains(lines, narrow) && !strings.Contains(screen, narrow+"─") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not redrawn at 60 columns:\n%s", screen)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return screen, slices.Contains(strings.Split(screen, "\n"), narrow) && !strings.Contains(screen, narrow+"─")
+	})
 	awaitStatus(t, env, srv, 5*time.Second, map[string]func(statusPane) string{w.Name: expectScript("working", false)})
 
 	// Guidance typed while it works is submitted and acknowledged.
 	if res, err := c.SendText(ctx, panes[w.Name], "Use PKCE for both providers", tmux.SendOptions{}); err != nil || !res.Verified {
 		t.Fatalf("send guidance: %+v, %v", res, err)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitForValue(t, 20*time.Second, "the guidance acknowledged", func() (string, bool) {
 		screen, _ := c.Capture(ctx, panes[w.Name], tmux.CaptureOptions{History: 200})
-		if strings.Contains(screen, "❯ Use PKCE for both providers") && strings.Contains(screen, "take that into account") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("guidance not acknowledged:\n%s", screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return screen, strings.Contains(screen, "❯ Use PKCE for both providers") && strings.Contains(screen, "take that into account")
+	})
 
 	p, err := c.PaneInfo(ctx, panes[w.Name])
 	if err != nil {
@@ -454,23 +436,20 @@ func TestFakeAgentResizeAndSignals(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	type exit struct {
+		Pane tmux.Pane
+		Err  error
+	}
 	for name, pane := range panes {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		began := time.Now()
+		e := testkit.WaitForValue(t, 10*time.Second, name+" to exit cleanly", func() (exit, bool) {
 			p, err := c.PaneInfo(ctx, pane)
-			if err == nil && p.Dead && p.DeadStatus == 0 {
-				break
-			}
 			// Rarely (under heavy load) tmux never records the status
 			// (-1); any other status is a failure.
-			if err == nil && p.Dead && p.DeadStatus == -1 && time.Now().After(deadline.Add(-5*time.Second)) {
-				t.Logf("tmux did not record the exit status of %s", name)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not exit cleanly: %+v, %v", name, p, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return exit{p, err}, err == nil && p.Dead && (p.DeadStatus == 0 || p.DeadStatus == -1 && time.Since(began) > 5*time.Second)
+		})
+		if e.Pane.DeadStatus == -1 {
+			t.Logf("tmux did not record the exit status of %s", name)
 		}
 	}
 	screen, _ := c.Capture(ctx, panes[idle.Name], tmux.CaptureOptions{})

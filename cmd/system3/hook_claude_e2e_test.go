@@ -90,17 +90,10 @@ func (h *hookedClaude) session(t testing.TB) api.Session {
 // when timeout passes first.
 func (h *hookedClaude) await(t testing.TB, what string, timeout time.Duration, ok func(api.Session) bool) api.Session {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	return testkit.WaitForValue(t, timeout, what, func() (api.Session, bool) {
 		s := h.session(t)
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v; session %+v\nscreen:\n%s", what, timeout, s, h.cs.Capture())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return s, ok(s)
+	}, func() string { return "screen:\n" + h.cs.Capture() })
 }
 
 // approve selects "Yes" at the permission prompt, again if the first
@@ -111,10 +104,8 @@ func (h *hookedClaude) approve(t testing.TB) {
 	h.cs.WaitForText("Do you want to proceed?", 0)
 	for range 5 {
 		h.cs.Keys("Enter")
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if !strings.Contains(h.cs.Capture(), "Do you want to proceed?") {
-				return
-			}
+		if testkit.Poll(2*time.Second, func() bool { return !strings.Contains(h.cs.Capture(), "Do you want to proceed?") }) {
+			return
 		}
 	}
 	t.Fatalf("the permission prompt did not take Enter:\n%s", h.cs.Capture())

@@ -62,14 +62,10 @@ func TestHookProvenanceOnRealPanes(t *testing.T) {
 	}
 	awaitSession := func(what string, ok func(api.Session) bool) api.Session {
 		t.Helper()
-		var s api.Session
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if s = session(); ok(s) {
-				return s
-			}
-		}
-		t.Fatalf("%s: pane %s is %+v", what, victim, s)
-		return s
+		return testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("pane %s %s", victim, what), func() (api.Session, bool) {
+			s := session()
+			return s, ok(s)
+		})
 	}
 	awaitSession("watched", func(s api.Session) bool { return s.Pane != "" && s.State != "" })
 

@@ -262,22 +262,15 @@ func BenchmarkFollowedHosts(b *testing.B) {
 			defer a.Close()
 			set := a.HostSet()
 			ctx := context.Background()
-			deadline := time.Now().Add(3 * time.Minute)
-			for {
+			testkit.WaitForValue(b, 3*time.Minute, fmt.Sprintf("%d hosts followed (how many are)", n), func() (int, bool) {
 				up := 0
 				for _, r := range set.Report(ctx) {
 					if r.Connected && len(r.Snapshot.Sessions) >= panes {
 						up++
 					}
 				}
-				if up == n {
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatalf("%d of %d hosts followed after 3 minutes: %+v", up, n, set.Report(ctx))
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return up, up == n
+			}, func() string { return fmt.Sprintf("reports: %+v", set.Report(ctx)) })
 			fleet := a.FleetOf(dialDaemon(b, bh.env["SYSTEM3_STATE_DIR"]))
 			var opts mcpserver.Options
 			a.WithHosts(&opts)
@@ -349,16 +342,10 @@ func BenchmarkFollowedHosts(b *testing.B) {
 				}
 				return took, followed == n && len(doc.Sessions) >= n*panes
 			}
-			deadline = time.Now().Add(2 * time.Minute)
-			for {
-				if _, ok := cliStatus(); ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatal("the second daemon never followed every host")
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			testkit.WaitFor(b, 2*time.Minute, "the second daemon to follow every host", func() bool {
+				_, ok := cliStatus()
+				return ok
+			})
 			var cliTook []time.Duration
 			for range 20 {
 				d, ok := cliStatus()

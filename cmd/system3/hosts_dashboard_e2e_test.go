@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/audit"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/tmux"
 )
 
@@ -38,14 +39,10 @@ func TestDashboardAcrossHostsOverSSH(t *testing.T) {
 	}
 	waitScreen := func(what string, ok func(string) bool) string {
 		t.Helper()
-		var s string
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if s = screen(); ok(s) {
-				return s
-			}
-		}
-		t.Fatalf("dashboard never showed %s; screen:\n%s", what, s)
-		return ""
+		return testkit.WaitForValue(t, 60*time.Second, "the dashboard to show "+what, func() (string, bool) {
+			s := screen()
+			return s, ok(s)
+		})
 	}
 	// A table row: the host column first, then the target.
 	row := func(s, host, target string) string {

@@ -120,18 +120,13 @@ Host *
 		f.sshd.Process.Signal(syscall.SIGTERM)
 		f.sshd.Wait()
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitForValue(t, 20*time.Second, fmt.Sprintf("sshd to listen on port %d", port), func() (error, bool) {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sshd does not listen on port %d: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err, err == nil
+	})
 	return f
 }
 
@@ -388,25 +383,17 @@ func TestRemoteWakesExactlyOnceAcrossLinkKill(t *testing.T) {
 	// away, and killing only that one cuts nothing): kill every sshd child
 	// (each one carries one link) while the rest of the burst is raised.
 	deadline := time.Now().Add(30 * time.Second)
-	for started.Load() <= last {
-		if time.Now().After(deadline) {
-			t.Fatal("the loop started no wait after its last wake")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(t, time.Until(deadline), "the loop to start a wait after its last wake", func() bool { return started.Load() > last })
 	time.Sleep(time.Second)
 	var killed []int
-	for len(killed) == 0 {
+	testkit.WaitFor(t, time.Until(deadline), "an sshd child that carries a link, to kill", func() bool {
 		for _, pid := range w.ssh.children(t) {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				killed = append(killed, pid)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no sshd child carried a link to kill")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(killed) > 0
+	})
 	for i := n / 2; i < n; i++ {
 		prompt(i)
 	}

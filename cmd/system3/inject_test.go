@@ -137,14 +137,10 @@ func TestActionsWithRealMonitors(t *testing.T) {
 	})
 
 	// The prompt may take a moment to be classified after start.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testkit.Poll(15*time.Second, func() bool {
 		code, out, errOut = invoke(t, env, args("answer", "--session", "orch-deploy", "yes")...)
-		if code == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return code == 0
+	})
 	if code != 0 || !strings.Contains(out, `with "Yes": pressed 1`) {
 		t.Fatalf("answer: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -165,15 +161,10 @@ func TestActionsWithRealMonitors(t *testing.T) {
 
 func waitPane(t *testing.T, c *tmux.Client, target string, ok func(string) bool) {
 	t.Helper()
-	var s string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var err error
-		s, err = c.Capture(context.Background(), target, tmux.CaptureOptions{})
-		if err == nil && ok(s) {
-			return
-		}
-	}
-	t.Fatalf("pane %s shows:\n%s", target, s)
+	testkit.WaitForValue(t, 10*time.Second, "pane "+target+" to show what is wanted", func() (string, bool) {
+		s, err := c.Capture(context.Background(), target, tmux.CaptureOptions{})
+		return s, err == nil && ok(s)
+	})
 }
 
 func TestAuditCommand(t *testing.T) {

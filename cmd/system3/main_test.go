@@ -93,17 +93,10 @@ func TestStatusClassifiesPanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitForValue(t, 10*time.Second, "the capture on screen", func() (string, bool) {
 		screen, _ := c.Capture(ctx, pane, tmux.CaptureOptions{})
-		if strings.Contains(screen, "Esc to cancel") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("capture never appeared:\n%s", screen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return screen, strings.Contains(screen, "Esc to cancel")
+	})
 	code, out, errOut := invoke(t, nil, append(socketArgs(srv), "status", "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

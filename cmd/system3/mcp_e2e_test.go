@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,22 +184,18 @@ func runNode(t *testing.T, node, script string, env []string) map[string]any {
 // waitScreen waits until a pane shows a line equal to want.
 func waitScreen(t *testing.T, c *tmux.Client, pane, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.WaitForValue(t, 10*time.Second, fmt.Sprintf("pane %s to show the line %q", pane, want), func() (string, bool) {
 		screen, err := c.Capture(context.Background(), pane, tmux.CaptureOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(screen, "\n") {
 			if strings.TrimRight(l, " ") == want {
-				return
+				return screen, true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pane %s never showed the line %q; screen:\n%s", pane, want, screen)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return screen, false
+	})
 }
 
 // TestMCPWithSDK drives `system3 mcp` (stdio) and `system3 serve` (HTTP)

@@ -174,10 +174,7 @@ func TestResilienceMCPLoad(t *testing.T) {
 	// Every client is gone: what served them (their sessions, streams and
 	// the waits they hung up on, which had up to 20s left) ends now, not
 	// when those waits would have timed out.
-	settled := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > baseline+20 && time.Now().Before(settled) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Poll(5*time.Second, func() bool { return runtime.NumGoroutine() <= baseline+20 })
 	if n := runtime.NumGoroutine(); n > baseline+20 {
 		t.Errorf("%d goroutines 5s after every client left, %d before they came", n, baseline)
 	}

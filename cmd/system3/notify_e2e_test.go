@@ -119,21 +119,17 @@ func newNtfyRecorder(t *testing.T) *ntfyRecorder {
 // it; screen, when set, tells what the agent showed if it never came.
 func (r *ntfyRecorder) nth(t *testing.T, n int, screen func() string) notify.NtfyMessage {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if msgs, _, _ := r.snapshot(); len(msgs) >= n {
-			return msgs[n-1]
+	msgs := testkit.WaitForValue(t, 60*time.Second, fmt.Sprintf("push %d (those so far)", n), func() ([]notify.NtfyMessage, bool) {
+		msgs, _, _ := r.snapshot()
+		return msgs, len(msgs) >= n
+	}, func() string {
+		shown := ""
+		if screen != nil {
+			shown = screen()
 		}
-		if time.Now().After(deadline) {
-			msgs, _, _ := r.snapshot()
-			shown := ""
-			if screen != nil {
-				shown = screen()
-			}
-			t.Fatalf("push %d never came (%d so far: %+v); screen:\n%s", n, len(msgs), msgs, shown)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return "screen:\n" + shown
+	})
+	return msgs[n-1]
 }
 
 // tapAction posts to a push's action URL as the ntfy app does, and returns the
@@ -181,16 +177,10 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 	var msgs []notify.NtfyMessage
 	var hooks []notify.WebhookBody
 	var at []time.Time
-	for {
+	testkit.WaitForValue(t, time.Until(deadline), "a push by ntfy and by webhook (how many of each)", func() ([2]int, bool) {
 		msgs, hooks, at = rec.snapshot()
-		if len(msgs) > 0 && len(hooks) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no push within 60s (ntfy %d, webhook %d)", len(msgs), len(hooks))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return [2]int{len(msgs), len(hooks)}, len(msgs) > 0 && len(hooks) > 0
+	})
 	m := msgs[0]
 	if m.Topic != "system3-test" || m.Title != s.Name+" "+pane+": waiting for you" || m.Priority != 4 || !slices.Contains(m.Tags, "awaiting_input") ||
 		!strings.HasPrefix(m.Message, "Do you want to proceed?\nAbout: ") || !strings.Contains(m.Message, "npm run migrate -- --env staging\n1. Yes\n") || m.Click != base+"/web/" {
@@ -227,16 +217,10 @@ func TestPushPermissionPromptAndAnswerFromAction(t *testing.T) {
 		return ""
 	}})
 	c := tmux.NewClient(srv)
-	for {
+	testkit.WaitForValue(t, time.Until(deadline.Add(30*time.Second)), "the approved command to run", func() (string, bool) {
 		screen, _ := c.Capture(context.Background(), pane, tmux.CaptureOptions{})
-		if strings.Contains(screen, "Bash(npm run migrate -- --env staging)") {
-			break
-		}
-		if time.Now().After(deadline.Add(30 * time.Second)) {
-			t.Fatalf("the approved command did not run:\n%s", screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return screen, strings.Contains(screen, "Bash(npm run migrate -- --env staging)")
+	})
 	// The same button again, or another option of the same wake, does nothing.
 	if code, body := tapAction(t, m.Actions[2].URL); code != http.StatusConflict {
 		t.Fatalf("second tap: %d %s", code, body)
@@ -308,31 +292,25 @@ func TestDemoNotifyPushesPermissionPrompt(t *testing.T) {
 			t.Error("demo did not stop")
 		}
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		msgs, _, _ := rec.snapshot()
-		var billing *notify.NtfyMessage
-		for i := range msgs {
-			if strings.HasPrefix(msgs[i].Title, "orch-billing ") {
-				billing = &msgs[i]
-			}
-		}
-		if billing != nil {
-			if len(billing.Actions) != 3 || billing.Actions[0].Label != "Yes" || billing.Actions[2].Label != "No" ||
-				!strings.HasPrefix(billing.Actions[0].URL, "http://127.0.0.1:8889/web/act?t=") {
-				t.Fatalf("orch-billing push = %+v", *billing)
-			}
-			return
-		}
+	var billing notify.NtfyMessage
+	testkit.WaitForValue(t, 60*time.Second, "a push for orch-billing (the pushes so far)", func() ([]notify.NtfyMessage, bool) {
 		select {
 		case code := <-done:
 			t.Fatalf("demo exited %d:\n%s", code, out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no push for orch-billing (got %+v)\n%s", msgs, out.String())
+		msgs, _, _ := rec.snapshot()
+		found := false
+		for _, m := range msgs {
+			if strings.HasPrefix(m.Title, "orch-billing ") {
+				billing, found = m, true
+			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		return msgs, found
+	}, out.String)
+	if len(billing.Actions) != 3 || billing.Actions[0].Label != "Yes" || billing.Actions[2].Label != "No" ||
+		!strings.HasPrefix(billing.Actions[0].URL, "http://127.0.0.1:8889/web/act?t=") {
+		t.Fatalf("orch-billing push = %+v", billing)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
@@ -101,23 +103,15 @@ func callTool(t testing.TB, c *client.Client, tool string, args map[string]any) 
 // waitSessions waits until the client's system3 lists every session.
 func waitSessions(t *testing.T, c *client.Client, names ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("system3 to list the sessions %q", names), func() (string, bool) {
 		out, _ := callTool(t, c, "list_sessions", map[string]any{"include_shells": true})
-		missing := ""
 		for _, n := range names {
 			if !strings.Contains(out, `"name":"`+n+`"`) {
-				missing = n
+				return "no " + n + " in\n" + out, false
 			}
 		}
-		if missing == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("system3 never listed session %s:\n%s", missing, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return out, true
+	})
 }
 
 // TestPolicyAcrossProcesses: `system3 serve` runs the monitors of a state

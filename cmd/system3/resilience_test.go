@@ -78,24 +78,22 @@ func startDaemon(t *testing.T, env map[string]string, wrapper ...string) *daemon
 	}()
 	t.Cleanup(func() { d.kill() })
 	sock := filepath.Join(env["SYSTEM3_STATE_DIR"], ipc.SocketFile)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if c, err := ipc.Dial(context.Background(), sock); err == nil && c.PID() == d.cmd.Process.Pid {
+	testkit.WaitFor(t, 20*time.Second, "system3 serve to serve its socket", func() bool {
+		if c, err := ipc.Dial(context.Background(), sock); err == nil {
+			served := c.PID() == d.cmd.Process.Pid
 			c.Close()
-			return d
-		} else if err == nil {
-			c.Close()
+			if served {
+				return true
+			}
 		}
 		select {
 		case <-d.done:
 			t.Fatalf("system3 serve exited (%v) before serving: %s", d.err, d.stderr())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("system3 serve did not serve its socket within 20s: %s", d.stderr())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	}, func() string { return "stderr: " + d.stderr() })
+	return d
 }
 
 // kill ends the daemon with SIGKILL, as the kernel's OOM killer or a
@@ -446,18 +444,11 @@ func TestResilienceUnwritableJournal(t *testing.T) {
 
 func awaitSnapshot(t *testing.T, c *ipc.Client, ok func(api.Snapshot) bool) api.Snapshot {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return testkit.WaitForValue(t, 20*time.Second, "the snapshot expected", func() (api.Snapshot, bool) {
 		snap, err := c.Snapshot(context.Background())
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatal(err)
 		}
-		if ok(snap) {
-			return snap
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("snapshot not as expected after 20s: problem %q, %d sessions", snap.Problem, len(snap.Sessions))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return snap, ok(snap)
+	})
 }

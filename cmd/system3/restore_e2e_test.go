@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,13 +102,9 @@ func TestRestoreRealClaudeCode(t *testing.T) {
 	}
 	waitFor := func(what string, d time.Duration, pane string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(d)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %s\nprompts %q\nscreen:\n%s\nlog:\n%s", what, d, fakeAPI.MainPrompts(), screen(pane), readLog(state))
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		testkit.WaitFor(t, d, what, ok, func() string {
+			return fmt.Sprintf("prompts %q\nscreen:\n%s\nlog:\n%s", fakeAPI.MainPrompts(), screen(pane), readLog(state))
+		})
 	}
 
 	out, errOut, err := system3("spawn", "--initiative", "yak", "--goal", goal, "--json")

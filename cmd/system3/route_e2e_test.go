@@ -195,11 +195,10 @@ func TestHostsRouteHostileTextOverSSH(t *testing.T) {
 		}
 	}
 	var got []byte
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got, _ = os.ReadFile(out); len(got) >= want.Len() {
-			break
-		}
-	}
+	testkit.Poll(30*time.Second, func() bool {
+		got, _ = os.ReadFile(out)
+		return len(got) >= want.Len()
+	})
 	if string(got) != want.String() {
 		t.Fatalf("cat -v on the remote shows\n%q\nwant\n%q", got, want.String())
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,8 +86,8 @@ func TestRulesCaptureAndTest(t *testing.T) {
 	for name, pane := range panes {
 		// The commands typed take a moment to show; capture until the
 		// screen says what the name says.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		var said string
+		testkit.WaitForValue(t, 30*time.Second, fmt.Sprintf("%s to show %s", name, want[name]), func() (string, bool) {
 			code, out := system3("rules", "capture", pane, "-o", filepath.Join(dir, name))
 			if code != 0 {
 				t.Fatalf("capture %s: exit %d: %s", pane, code, out)
@@ -99,16 +100,11 @@ func TestRulesCaptureAndTest(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", name, err, data)
 			}
-			if string(cp.State) == want[name] && (name != "idle_bash.txt" || strings.Contains(cp.Screen, "ANTHROPIC_API_KEY")) {
-				if !strings.Contains(out, "saved "+filepath.Join(dir, name)) {
-					t.Errorf("capture said %q", out)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never showed %s:\n%s", name, want[name], data)
-			}
-			time.Sleep(100 * time.Millisecond)
+			said = out
+			return string(data), string(cp.State) == want[name] && (name != "idle_bash.txt" || strings.Contains(cp.Screen, "ANTHROPIC_API_KEY"))
+		})
+		if !strings.Contains(said, "saved "+filepath.Join(dir, name)) {
+			t.Errorf("capture said %q", said)
 		}
 	}
 	idle, err := os.ReadFile(filepath.Join(dir, "idle_bash.txt"))

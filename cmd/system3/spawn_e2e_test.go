@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +146,7 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 	// The fake API got the first prompt, with the goal and the context.
 	deadline := time.Now().Add(30 * time.Second)
 	taskFile := filepath.Join(home, ".claude", "tasks", "PRD-ZEBRA", "1.json")
-	for {
+	testkit.WaitForValue(t, time.Until(deadline), "the first prompt with the goal and the context, and the task file", func() (string, bool) {
 		_, ferr := os.Stat(taskFile)
 		prompted := false
 		for _, pr := range fakeAPI.MainPrompts() {
@@ -153,18 +154,14 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 				prompted = true
 			}
 		}
-		if prompted && ferr == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			screen, _ := c.Capture(ctx, res.Pane, tmux.CaptureOptions{})
-			t.Fatalf("prompted %v, task file %v; prompts %q\nscreen:\n%s", prompted, ferr, fakeAPI.MainPrompts(), screen)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("prompted %v, task file %v", prompted, ferr), prompted && ferr == nil
+	}, func() string {
+		screen, _ := c.Capture(ctx, res.Pane, tmux.CaptureOptions{})
+		return fmt.Sprintf("prompts %q\nscreen:\n%s", fakeAPI.MainPrompts(), screen)
+	})
 	// The task shows in the session's linked list.
 	var pane statusPane
-	for {
+	testkit.WaitForValue(t, time.Until(deadline), "the status of "+res.Pane+" with its task list", func() (string, bool) {
 		code, sout, serr := invoke(t, map[string]string{"SYSTEM3_STATE_DIR": state, "SYSTEM3_TASKS_DIR": filepath.Join(home, ".claude", "tasks")},
 			"--tmux-socket-path", srv.Path, "status", "--json")
 		var doc statusDoc
@@ -176,14 +173,8 @@ func TestSpawnRealClaudeCode(t *testing.T) {
 				pane = dp
 			}
 		}
-		if pane.TaskList == "PRD-ZEBRA" && pane.Tasks != nil && pane.Tasks.Total == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status of %s = %+v (tasks %+v)", res.Pane, pane, pane.Tasks)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return fmt.Sprintf("%+v (tasks %+v)", pane, pane.Tasks), pane.TaskList == "PRD-ZEBRA" && pane.Tasks != nil && pane.Tasks.Total == 1
+	})
 	links, err := os.ReadFile(filepath.Join(state, monitor.LinksFile))
 	if err != nil || !strings.Contains(string(links), `"session": "orch-zebra"`) || !strings.Contains(string(links), `"task_list": "PRD-ZEBRA"`) {
 		t.Fatalf("links file: %v\n%s", err, links)
@@ -226,8 +217,7 @@ func agentHome(t *testing.T) string {
 // sending SIGKILL to those left after 5 s.
 func waitProcessesGone(t *testing.T, env string) {
 	t.Helper()
-	deadline, killed := time.Now().Add(5*time.Second), false
-	for {
+	with := func() []int {
 		var pids []int
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
@@ -240,20 +230,17 @@ func waitProcessesGone(t *testing.T, env string) {
 				pids = append(pids, pid)
 			}
 		}
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			if killed {
-				t.Logf("processes %v with %s outlived SIGKILL", pids, env)
-				return
-			}
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			killed, deadline = true, time.Now().Add(5*time.Second)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return pids
+	}
+	gone := func() bool { return len(with()) == 0 }
+	if testkit.Poll(5*time.Second, gone) {
+		return
+	}
+	for _, pid := range with() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if !testkit.Poll(5*time.Second, gone) {
+		t.Logf("processes %v with %s outlived SIGKILL", with(), env)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testkit"
 	"github.com/system3-dev/system3/internal/tmuxtest"
 	"github.com/system3-dev/system3/monitor/claudetest"
 )
@@ -232,31 +233,24 @@ func TestSupervisingClaudeCode(t *testing.T) {
 			}
 			time.Sleep(300 * time.Millisecond) // raised in this order
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
+		if !testkit.Poll(20*time.Second, func() bool {
 			n := 0
 			for _, w := range wakesByID(t, bin, env) {
 				if strings.HasPrefix(w.Session, "q") && w.Reason == api.ReasonAwaitingInput {
 					n++
 				}
 			}
-			if n == 3 {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
+			return n == 3
+		}) {
+			t.Errorf("the three question wakes were not raised within 20s")
 		}
-		t.Errorf("the three question wakes were not raised within 20s")
 	}
 	script.mu.Unlock()
 	orch.Send("one-more please")
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	testkit.Poll(90*time.Second, func() bool {
 		ids, _ = script.seen()
-		if len(ids) >= trials+4 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(ids) >= trials+4
+	})
 	byID = wakesByID(t, bin, env)
 	var qs []api.Wake
 	for _, w := range byID {

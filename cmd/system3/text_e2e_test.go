@@ -214,11 +214,10 @@ func TestHostileTextOnEveryPath(t *testing.T) {
 	// of a refused text arrived (a ^C or ^[ would show), nothing was cut.
 	want := wantOut.String()
 	var got []byte
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got, _ = os.ReadFile(out); len(got) >= len(want) {
-			break
-		}
-	}
+	testkit.Poll(30*time.Second, func() bool {
+		got, _ = os.ReadFile(out)
+		return len(got) >= len(want)
+	})
 	if string(got) != want {
 		t.Fatalf("cat -v shows\n%q\nwant\n%q", got, want)
 	}

@@ -138,16 +138,10 @@ func TestWaitForValidationFailure(t *testing.T) {
 // waitServed waits until a system3 serves its monitors for the state dir.
 func waitServed(t *testing.T, state string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(state, ipc.SocketFile)); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no system3 started serving its monitors")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, "a system3 to serve its monitors", func() bool {
+		_, err := os.Stat(filepath.Join(state, ipc.SocketFile))
+		return err == nil
+	})
 }
 
 // lineWriter hands each written line to a channel, for reading a command's

@@ -43,24 +43,18 @@ func startCmd(t *testing.T, args ...string) *started {
 // waitOut waits until the output contains every want.
 func (s *started) waitOut(t *testing.T, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	missing := ""
+	out := testkit.WaitForValue(t, 5*time.Second, fmt.Sprintf("the output to hold %q", want), func() (string, bool) {
 		out := s.out.String()
-		missing := ""
 		for _, w := range want {
 			if !strings.Contains(out, w) {
 				missing = w
-				break
+				return out, false
 			}
 		}
-		if missing == "" {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("output lacks %q:\n%s\nstderr: %s", missing, out, s.err.String())
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return out, true
+	}, func() string { return fmt.Sprintf("lacks %q\nstderr: %s", missing, s.err.String()) })
+	return out
 }
 
 func (s *started) exit(t *testing.T) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -287,17 +288,10 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // loaded machine.
 func waitScreenLong(t *testing.T, c *tmux.Client, pane, want string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testkit.WaitForValue(t, 60*time.Second, fmt.Sprintf("pane %s to show %q", pane, want), func() (string, bool) {
 		screen, _ := c.Capture(context.Background(), pane, tmux.CaptureOptions{})
-		if strings.Contains(screen, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pane %s never showed %q:\n%s", pane, want, screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return screen, strings.Contains(screen, want)
+	})
 }
 
 // poll waits until the JavaScript expression is true. The page replaces
@@ -329,17 +323,11 @@ func tap(sel string) chromedp.Action {
 // navigations, which end the page's JavaScript context).
 func waitLocation(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; {
+	testkit.WaitForValue(t, 60*time.Second, "the browser to get to "+url+" (where it is)", func() (string, bool) {
 		var loc, ready string
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := chromedp.Run(c, chromedp.Location(&loc), chromedp.Evaluate(`document.readyState`, &ready))
 		cancel()
-		if err == nil && loc == url && ready == "complete" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the browser did not get to %s: at %q (%v)", url, loc, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("%q, %s (%v)", loc, ready, err), err == nil && loc == url && ready == "complete"
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/system3-dev/system3/internal/testkit"
 )
 
 // A child that used CPU before the meter started and is reaped during the
@@ -20,14 +22,14 @@ func TestCPUMeterChildReapedMeanwhile(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	var before time.Duration
-	for deadline := time.Now().Add(20 * time.Second); before < 300*time.Millisecond; {
+	testkit.WaitForValue(t, 20*time.Second, "the child to use 300ms of CPU", func() (time.Duration, bool) {
 		st, err := readStat(cmd.Process.Pid)
-		if err != nil || time.Now().After(deadline) {
+		if err != nil {
 			t.Fatalf("the child used %v of CPU, %v", before, err)
 		}
 		before = st.cpu
-		time.Sleep(20 * time.Millisecond)
-	}
+		return before, before >= 300*time.Millisecond
+	})
 	m, err := startCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +66,7 @@ func TestCPUMeterGrandchildReapedMeanwhile(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var sub int
 	var before time.Duration
-	for deadline := time.Now().Add(20 * time.Second); before < 300*time.Millisecond; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the subshell %d used %v of CPU", sub, before)
-		}
+	testkit.WaitForValue(t, 20*time.Second, "the subshell to use 300ms of CPU (its pid and CPU)", func() ([2]any, bool) {
 		_, kids, err := treeCPUs(cmd.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +74,8 @@ func TestCPUMeterGrandchildReapedMeanwhile(t *testing.T) {
 		for p, c := range kids {
 			sub, before = p, c
 		}
-	}
+		return [2]any{sub, before}, before >= 300*time.Millisecond
+	})
 	m, err := startCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)

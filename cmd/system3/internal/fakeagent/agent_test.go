@@ -3,6 +3,7 @@ package fakeagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,13 +117,7 @@ func start(t *testing.T, opt Options) *running {
 
 func (r *running) waitOut(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(r.out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output never showed %q", want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, 15*time.Second, fmt.Sprintf("the output to show %q", want), func() bool { return strings.Contains(r.out.String(), want) })
 }
 
 func (r *running) result(t *testing.T) error {
@@ -186,13 +181,10 @@ func TestRunStreamsAndPrompts(t *testing.T) {
 	r := start(t, Options{Script: "stream", PromptEvery: 400 * time.Millisecond, PromptHold: 300 * time.Millisecond, Marks: marks})
 	r.waitOut(t, "… +1 lines (ctrl+o to expand)")
 	r.waitOut(t, "Do you want to proceed?")
-	deadline := time.Now().Add(15 * time.Second)
-	for strings.Count(marks.String(), "\n") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("marks = %q; want two prompts recorded", marks.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForValue(t, 15*time.Second, "two prompts recorded in the marks", func() (string, bool) {
+		m := marks.String()
+		return strconv.Quote(m), strings.Count(m, "\n") >= 2
+	})
 	before := time.Now()
 	for _, l := range strings.Fields(marks.String()) {
 		n, err := strconv.ParseInt(l, 10, 64)
