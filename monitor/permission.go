@@ -25,9 +25,10 @@ const PermissionProblem = "policy"
 const askSlack = 3 * time.Second
 
 // Permissions decides the permission requests agents' hooks deliver
-// (Claude Code's and Codex's PermissionRequest, the Gemini CLI's
-// BeforeTool and GitHub Copilot CLI's permissionRequest, whose tools are
-// named as Claude Code's: approval.FromGemini, approval.FromCopilot) by
+// (Claude Code's, Codex's and Qwen Code's PermissionRequest, the Gemini
+// CLI's BeforeTool and GitHub Copilot CLI's permissionRequest, whose tools
+// are named as Claude Code's: approval.FromGemini, approval.FromCopilot,
+// approval.FromAgent with the agent's PolicyTools) by
 // the approval policy: an allow or a deny is answered at once, an ask
 // holds the hook while an awaiting_input wake goes out and answers with
 // what a person or a supervisor answered on that wake; no rule, or no
@@ -131,6 +132,8 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFu
 		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
 	case api.CopilotPermissionRequest:
 		req = approval.FromCopilot(req)
+	default:
+		req = approval.FromAgent(req, agents.Lookup(sess.Agent).PolicyTools)
 	}
 	req = approval.Resolve(req)
 	v := pol.Decide(req)

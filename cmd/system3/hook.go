@@ -32,7 +32,7 @@ func newHookCmd(a *app) *cobra.Command {
 	var event string
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Deliver one agent hook event to system3 (Claude Code, Codex, Gemini or Copilot runs this)",
+		Short: "Deliver one agent hook event to system3 (Claude Code, Codex, Gemini, Copilot or Qwen Code runs this)",
 		Long: `Read one Claude Code hook payload (JSON) on stdin, add the tmux pane it ran in
 ($TMUX_PANE), and deliver it to the running system3 over its socket in the
 state dir. Claude Code runs this command from the hooks that system3 hooks
@@ -53,7 +53,8 @@ allowed or refused without its dialog. A request the policy asks about is
 held while its wake goes out, up to the policy's ask_timeout (45s by
 default, within the minute Claude Code gives this hook), and answered with
 the answer given on that wake; without one, it prints nothing and the
-dialog shows. GitHub Copilot CLI's permissionRequest is decided the same
+dialog shows. Qwen Code's hooks are Claude Code's: its PermissionRequest is
+answered the same way. GitHub Copilot CLI's permissionRequest is decided the same
 way and answered in its words, {"behavior": "allow"} or {"behavior":
 "deny", "message": "..."}. The Gemini CLI's BeforeTool is decided the same way and
 always answered, in Gemini's words: {"decision": "allow"}, {"decision":

@@ -389,7 +389,7 @@ func TestHooksForCodex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(proj, ".codex", "hooks.json")); err != nil {
 		t.Fatalf("--project: %v", err)
 	}
-	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini and copilot") {
+	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini, copilot and qwen") {
 		t.Fatalf("--agent aider: exit %d, %s", code, errOut)
 	}
 }

@@ -17,7 +17,7 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot) hooks that report to system3",
+		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot, Qwen Code) hooks that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
@@ -28,7 +28,8 @@ Codex CLI's PermissionRequest hook (its hooks.json), with --agent gemini for
 the Gemini CLI's BeforeTool hook (its settings.json), and with --agent copilot
 for GitHub Copilot CLI's permissionRequest and agentStop hooks (its
 settings.json), which let the approval policy decide those agents' tool
-calls (docs/policy.md). See docs/hooks.md.`,
+calls (docs/policy.md), and with --agent qwen for Qwen Code's hooks, which
+are Claude Code's (its settings.json). See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
@@ -47,7 +48,7 @@ type hookTarget struct {
 }
 
 // hookAgents are the agents whose hooks system3 prints and installs.
-var hookAgents = []string{"claude", "codex", "gemini", "copilot"}
+var hookAgents = []string{"claude", "codex", "gemini", "copilot", "qwen"}
 
 var hookTargets = map[string]hookTarget{
 	"claude": {events: hooks.Events, user: (*app).userSettingsPath, project: filepath.Join(".claude", "settings.local.json")},
@@ -57,6 +58,8 @@ var hookTargets = map[string]hookTarget{
 		note: `Gemini runs the hook in folders it trusts. It asks about every call of these tools that no rule allows or denies; a rule's allow lets the call run without Gemini's dialog only where Gemini itself would not ask, as in yolo mode (gemini --approval-mode yolo): see docs/policy.md.`},
 	"copilot": {events: hooks.CopilotEvents, user: (*app).copilotSettingsPath, project: filepath.Join(".github", "copilot", "settings.local.json"),
 		note: `Copilot runs the hooks from its next start (a project's in a folder it trusts), unless disableAllHooks is set.`},
+	"qwen": {events: hooks.QwenEvents, user: (*app).qwenSettingsPath, project: filepath.Join(".qwen", "settings.json"),
+		note: `Qwen Code runs the hooks from its next start (a project's only in a folder it trusts), unless disableAllHooks is set; /hooks lists them.`},
 }
 
 // hookTargetFor is agent's row ("" is claude).
@@ -83,7 +86,9 @@ With --agent codex, print the Codex CLI's hooks.json: its PermissionRequest hook
 runs system3 hook. With --agent gemini, the Gemini CLI's settings.json: its
 BeforeTool hook runs system3 hook for the tools Gemini asks about. With
 --agent copilot, GitHub Copilot CLI's settings.json: its permissionRequest
-and agentStop hooks run system3 hook --event NAME.
+and agentStop hooks run system3 hook --event NAME. With --agent qwen, Qwen
+Code's settings.json: Claude Code's hooks, but for the task events Qwen
+Code does not have.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
@@ -91,7 +96,8 @@ The command is this system3's absolute path followed by "hook" (and by
   claude --settings "$(system3 hooks print)"
   system3 hooks print --agent codex
   system3 hooks print --agent gemini
-  system3 hooks print --agent copilot`,
+  system3 hooks print --agent copilot
+  system3 hooks print --agent qwen`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target, err := hookTargetFor(agent)
@@ -161,13 +167,22 @@ hooks into its settings.json: $COPILOT_HOME/settings.json
 (~/.copilot/settings.json) for the user, or
 DIR/.github/copilot/settings.local.json with --project, the repository's
 personal, uncommitted settings. Copilot runs a project's hooks only in a
-folder it trusts.`,
+folder it trusts.
+
+--agent qwen merges Qwen Code's hooks (Claude Code's, in the same form)
+into its settings.json: $QWEN_HOME/settings.json (~/.qwen/settings.json) for
+the user, or DIR/.qwen/settings.json with --project. Qwen Code runs a
+project's hooks only in a folder it trusts (when folder trust is on), and
+none with disableAllHooks. Like Gemini, it allows comments in settings.json,
+which system3 cannot keep: it refuses such a file (add the hooks by hand
+from system3 hooks print --agent qwen).`,
 		Example: `  system3 hooks install --dry-run
   system3 hooks install --user
   system3 hooks install --project ~/src/app
   system3 hooks install --agent codex
   system3 hooks install --agent gemini
-  system3 hooks install --agent copilot`,
+  system3 hooks install --agent copilot
+  system3 hooks install --agent qwen`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if user && project != "" {
@@ -223,8 +238,8 @@ folder it trusts.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json) instead")
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json, for qwen ~/.qwen/settings.json)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json, for qwen DIR/.qwen/settings.json) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
@@ -255,6 +270,16 @@ func (a *app) copilotSettingsPath() string {
 	dir := a.Getenv("COPILOT_HOME")
 	if dir == "" {
 		dir = filepath.Join(a.Settings.Home, ".copilot")
+	}
+	return filepath.Join(dir, "settings.json")
+}
+
+// qwenSettingsPath is Qwen Code's user settings.json, in $QWEN_HOME
+// (~/.qwen), as Qwen Code finds it.
+func (a *app) qwenSettingsPath() string {
+	dir := a.Getenv("QWEN_HOME")
+	if dir == "" {
+		dir = filepath.Join(a.Settings.Home, ".qwen")
 	}
 	return filepath.Join(dir, "settings.json")
 }

@@ -61,6 +61,11 @@ type Spec struct {
 	HookArgs func(settings []byte) []string
 	// Hooks: its hook events are weighed against its screen.
 	Hooks bool
+	// PolicyTools are its tools, as its PermissionRequest hook names
+	// them, by the names the approval policy knows the like by (Claude
+	// Code's: Bash, Write, Edit...), so that a rule decides them; nil
+	// when its hooks name them so already.
+	PolicyTools map[string]string
 	// Probe, when set, says how its process and transcript are found.
 	Probe *Probe
 	// TaskLists: it writes the task list it is linked to, so a spawned

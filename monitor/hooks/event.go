@@ -1,8 +1,8 @@
-// Package hooks reads Claude Code hook payloads (and the Codex and Gemini
-// CLIs' permission hooks', and GitHub Copilot CLI's), produces the hook
-// settings that send them to system3, merges those settings into a
-// settings file, and keeps the spool where hook events wait while no
-// system3 daemon runs.
+// Package hooks reads Claude Code hook payloads (and Qwen Code's, which
+// are the same, the Codex and Gemini CLIs' permission hooks', and GitHub
+// Copilot CLI's), produces the hook settings that send them to system3,
+// merges those settings into a settings file, and keeps the spool where
+// hook events wait while no system3 daemon runs.
 package hooks
 
 import (

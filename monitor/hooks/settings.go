@@ -67,6 +67,17 @@ func Settings(cmd string) ([]byte, error) { return SettingsFor(cmd, Events) }
 // "hooks" and "description" only).
 var CodexEvents = []string{api.PermissionRequest}
 
+// QwenEvents are the events system3's hooks take from Qwen Code (0.24),
+// whose hooks are Claude Code's: the same settings form (matcher groups,
+// the timeout in seconds) in its settings.json, the same payloads and the
+// same PermissionRequest reply. It has Claude Code's events but its task
+// events (TodoCreated and TodoCompleted instead of TaskCreated and
+// TaskCompleted), and names an event it does not know as a warning, so
+// those two are left out.
+var QwenEvents = slices.DeleteFunc(slices.Clone(Events), func(e string) bool {
+	return e == api.TaskCreated || e == api.TaskCompleted
+})
+
 // GeminiEvents are the events system3's hooks take from the Gemini CLI:
 // its BeforeTool (0.61), run before a tool call and before Gemini's own
 // approval, which the approval policy answers (DecisionReply). Gemini
@@ -121,7 +132,8 @@ func ourEntry(event, cmd string) any {
 
 // SettingsFor is Settings for the given events only: for Codex's
 // hooks.json, CodexEvents; for Gemini's settings.json, GeminiEvents; for
-// Copilot's settings.json, CopilotEvents.
+// Copilot's settings.json, CopilotEvents; for Qwen Code's settings.json,
+// QwenEvents.
 func SettingsFor(cmd string, events []string) ([]byte, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return nil, errors.New("the hook command is empty; pass the command that runs `system3 hook`")
