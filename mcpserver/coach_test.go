@@ -16,8 +16,8 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/coach"
 	"github.com/system3-dev/system3/internal/learn"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

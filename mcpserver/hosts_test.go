@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // fakeHosts is host web1 (a fake service) and host down (disconnected,

@@ -8,7 +8,7 @@ import (
 	"github.com/system3-dev/system3/internal/backend"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
 )
 
 func TestRestoreAndFinishTools(t *testing.T) {

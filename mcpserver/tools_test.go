@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // TestTools calls every tool through mcp-go's dispatch (schema validation,

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/testsupport/chattest"
 	"github.com/system3-dev/system3/monitor/agents"
-	"github.com/system3-dev/system3/monitor/chattest"
 )
 
 // TestRealChatAgents runs the supervisor against the real opencode, Qwen

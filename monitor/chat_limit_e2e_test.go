@@ -11,7 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/monitor/chattest"
+	"github.com/system3-dev/system3/internal/testsupport/chattest"
 )
 
 var saveChatAfterLimit = flag.Bool("update-chat-after-limit-captures", false,

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
 

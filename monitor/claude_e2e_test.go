@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
 )
 
 // TestRealClaudeCode runs the supervisor, event-driven by a tmux control

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/codextest"
+	"github.com/system3-dev/system3/internal/testsupport/codextest"
 )
 
 // TestRealCodex runs the supervisor against the real Codex CLI talking to

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/geminitest"
+	"github.com/system3-dev/system3/internal/testsupport/geminitest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // TestRealGemini runs the supervisor, fed by a polling tmux watcher,

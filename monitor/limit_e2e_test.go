@@ -11,9 +11,9 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/claudetest"
-	"github.com/system3-dev/system3/monitor/codextest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/codextest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 var saveAfterLimit = flag.Bool("update-after-limit-capture", false, "save the screen of Claude Code gone on by itself after a usage limit to testdata/captures/claude/idle_after_limit.txt")

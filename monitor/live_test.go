@@ -9,7 +9,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/agent"
 	"github.com/system3-dev/system3/monitor/agents"
 	"github.com/system3-dev/system3/monitor/rules"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // geminiEvent is a shell command as the Gemini CLI's BeforeTool hook

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // A file rewritten 100 times a second, in a list of 1,000, for three

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/system3-dev/system3/internal/facade/facadetest"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // The golden tests run the dashboard as a real program (teatest) at fixed

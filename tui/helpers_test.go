@@ -16,8 +16,8 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 func TestMain(m *testing.M) {

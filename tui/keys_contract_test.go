@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // TestKeyContract presses every key of the contract that acts through the

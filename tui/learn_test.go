@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
 )
 
 // fixtureLearn is a learning store of two domains' capabilities,

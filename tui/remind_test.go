@@ -13,8 +13,8 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 const reminderText = "⚠️ Loop detected: Error loop on the same test (go test ./api)\nSeen 2 times in 15m; this reminder comes before the 3rd.\nSuggestion: Stop re-running it.\nExpected outcome: The test passes."

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // FuzzLoadJournal feeds arbitrary bytes to the journal reader. It must never

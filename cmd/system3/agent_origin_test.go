@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // The CLI run by an agent (a supervising Claude Code's `system3 ack`, an

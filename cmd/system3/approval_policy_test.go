@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // historyState is a state dir holding the recorded history of

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/remote"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // attach --stdio without a daemon says so in one sentence, with the exit

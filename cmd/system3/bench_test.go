@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/bench"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // TestBenchSmoke runs a short `system3 bench` (4 panes, a few seconds per

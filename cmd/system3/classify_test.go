@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // TestStatusOnRealClaudeCode runs `system3 status --json` against the real

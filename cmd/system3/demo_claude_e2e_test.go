@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/tmux"
 )
 

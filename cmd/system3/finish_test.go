@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // TestFinishCLI finishes a worktree made by hand (no record: --repo finds

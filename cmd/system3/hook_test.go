@@ -19,9 +19,9 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/monitortest"
 )
 
 const permissionPayload = `{"session_id":"sess-1","transcript_path":"/tmp/t.jsonl","cwd":"/p","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"./deploy.sh --prod"}}`

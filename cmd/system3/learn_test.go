@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 const cliReasoning = "The goal was to add login. First I wrote tests, then the handler. I chose sessions because they exist. The risk was lockouts, so I kept a fallback. Verified: tests pass."

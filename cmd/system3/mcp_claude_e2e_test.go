@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 )
 

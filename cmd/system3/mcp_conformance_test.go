@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // conformanceRun are the server scenarios of @modelcontextprotocol/conformance

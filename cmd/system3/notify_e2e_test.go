@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/notifytest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/wake/notify"
-	"github.com/system3-dev/system3/wake/notify/notifytest"
 )
 
 // freeAddr is a loopback address nothing listens on (the port is released

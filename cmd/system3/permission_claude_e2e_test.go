@@ -16,10 +16,10 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/mcpserver/web"
 	"github.com/system3-dev/system3/monitor"
-	"github.com/system3-dev/system3/monitor/claudetest"
 )
 
 // The approval policy of TestPermissionPolicyRealClaude, in the config.

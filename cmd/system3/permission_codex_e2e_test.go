@@ -13,8 +13,8 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/codextest"
+	"github.com/system3-dev/system3/internal/testsupport/codextest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // TestPermissionPolicyRealCodex: the real Codex CLI (0.169), its

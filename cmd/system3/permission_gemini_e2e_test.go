@@ -13,8 +13,8 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/geminitest"
+	"github.com/system3-dev/system3/internal/testsupport/geminitest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // TestPermissionPolicyRealGemini: the real Gemini CLI (0.61) in yolo

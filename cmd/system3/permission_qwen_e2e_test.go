@@ -14,8 +14,8 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/chattest"
+	"github.com/system3-dev/system3/internal/testsupport/chattest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
 )
 

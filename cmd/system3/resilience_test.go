@@ -20,8 +20,8 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake"

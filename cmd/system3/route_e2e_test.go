@@ -19,7 +19,7 @@ import (
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"

@@ -17,8 +17,8 @@ import (
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/audit"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/mcpserver"
 	"github.com/system3-dev/system3/tmux"
 )

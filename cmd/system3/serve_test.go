@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // serveDaemon serves a fake service on the state dir's socket, as a

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/internal/tmuxtest"
-	"github.com/system3-dev/system3/monitor/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/claudetest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // scriptedSupervisor is the model behind a real Claude Code supervisor:

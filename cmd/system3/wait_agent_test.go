@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // nextArgs is the next wait a brief names, as arguments to invoke.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // wakes lists the open wakes with id, status, age, reason and session,

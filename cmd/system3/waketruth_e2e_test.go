@@ -16,7 +16,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/tmux"
 	"github.com/system3-dev/system3/tui"
 	"github.com/system3-dev/system3/wake/notify"

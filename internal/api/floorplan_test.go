@@ -72,6 +72,15 @@ func TestFloorPlan(t *testing.T) {
 			}
 		}
 	}
+	// Test support is no product code: product code imports none of it but
+	// the fake Anthropic API that system3 demo --agent claude serves.
+	for pkg, imps := range imports {
+		for _, d := range imps {
+			if strings.HasPrefix(d, "internal/testsupport/") && d != "internal/testsupport/claudefake" {
+				t.Errorf("%s imports %s: product code imports no test support", pkg, d)
+			}
+		}
+	}
 	// Not even through another package: a face compiles with none of the
 	// domain (the backend, SQLite's learning store, the rules, tmux).
 	forbidden := []string{"internal/backend", "internal/learn", "internal/lifecycle", "internal/coach", "monitor/rules", "tmux", "internal/remote", "internal/audit", "wake"}

@@ -111,8 +111,6 @@ var colonUses = map[string]string{
 	"monitor/rules/":               "a rule's kind:lines and a capture file's header lines",
 	"internal/lifecycle/finish.go": "git's refspec branch:branch",
 	"monitor/limit.go":             "the TZ variable's leading colon",
-	"monitor/chattest/":            "PATH's separator",
-	"monitor/internal/clitest/":    "PATH's separator",
 	"cmd/system3/internal/bench/":  "/proc/cpuinfo's key : value lines",
 }
 

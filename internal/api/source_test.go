@@ -12,8 +12,9 @@ import (
 )
 
 // eachProductFile parses every product file of the module (its .go files
-// that are not tests, outside node_modules, testdata and hidden folders)
-// and calls fn with its path from the module's root, in slashes.
+// that are not tests, outside internal/testsupport, node_modules, testdata
+// and hidden folders) and calls fn with its path from the module's root,
+// in slashes.
 func eachProductFile(t *testing.T, mode parser.Mode, fn func(fset *token.FileSet, rel string, f *ast.File)) {
 	t.Helper()
 	root := filepath.Join("..", "..")
@@ -27,6 +28,9 @@ func eachProductFile(t *testing.T, mode parser.Mode, fn func(fset *token.FileSet
 		}
 		if d.IsDir() {
 			if name := d.Name(); path != root && (name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			if path == filepath.Join(root, "internal", "testsupport") {
 				return filepath.SkipDir
 			}
 			return nil

@@ -12,10 +12,10 @@ import (
 	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/backend"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
 	"github.com/system3-dev/system3/internal/learn"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 func newFake(t *testing.T) *monitortest.Service {

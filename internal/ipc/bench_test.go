@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
 )
 
 // What a process attached to the daemon pays at its start to learn the

@@ -13,7 +13,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/facade"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
 )
 
 // A spawn over the socket reports its steps as they come, in order,

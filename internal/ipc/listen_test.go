@@ -11,7 +11,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/backend"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 func TestListenPermissions(t *testing.T) {

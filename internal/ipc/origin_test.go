@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/facade/facadetest"
+	"github.com/system3-dev/system3/internal/testsupport/facadetest"
 )
 
 // selfOrigin is the verified part of the origin the server derives for

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // A watch's status updates go only to clients that say they take them

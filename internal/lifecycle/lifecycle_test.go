@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/hooks"
-	"github.com/system3-dev/system3/monitor/monitortest"
 	"github.com/system3-dev/system3/tmux"
 )
 

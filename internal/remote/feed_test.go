@@ -14,8 +14,8 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 // fakeHost is a host's daemon: the real socket server over a scripted

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 func TestSystem3Argv(t *testing.T) {

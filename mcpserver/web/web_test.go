@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/wake/notify"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 const testCmd = "/usr/local/bin/system3 hook"

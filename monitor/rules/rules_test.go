@@ -186,7 +186,7 @@ var expectations = map[string]want{
 	"gemini/working_tool_running.txt":           {agent: "gemini", state: "working", kind: "tool", rule: "gemini.tool_running"},
 
 	// Real screens of opencode 1.18.33, Qwen Code 0.24.4 and Cline 3.0.65,
-	// most saved by monitor/chattest's TestRealStates. Cline's
+	// most saved by internal/testsupport/chattest's TestRealStates. Cline's
 	// idle_after_turn.txt and working_tool_running.txt were read as Claude
 	// Code idle before Cline was known (its input box looks like Claude
 	// Code's, and a tool's output line "⎿ …" like Claude Code's).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/wake/notify/notifytest"
+	"github.com/system3-dev/system3/internal/testsupport/notifytest"
 )
 
 func TestDesktopOverDBus(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/system3-dev/system3/internal/facade"
 	"github.com/system3-dev/system3/internal/ipc"
 	"github.com/system3-dev/system3/internal/lifecycle"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // gateExempt are the writes the MCP policy does not judge, and why.

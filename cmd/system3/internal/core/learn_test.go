@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
-	"github.com/system3-dev/system3/monitor/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/monitortest"
 )
 
 // The idle health check logs an orchestrator that exited with unfinished

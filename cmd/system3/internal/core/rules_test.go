@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
-	"github.com/system3-dev/system3/internal/testkit"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/monitor/rules"
 )
 

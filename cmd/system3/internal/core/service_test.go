@@ -10,7 +10,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
-	"github.com/system3-dev/system3/internal/tmuxtest"
+	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 )
 
 // newApp is an App set up for a private tmux server and its own state dir
