@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/system3-dev/system3/cmd/system3/internal/core"
-	"github.com/system3-dev/system3/internal/testsupport/claudefake"
+	"github.com/system3-dev/system3/internal/claudefake"
 	"github.com/system3-dev/system3/tmux"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testsupport/claudefake"
+	"github.com/system3-dev/system3/internal/claudefake"
 	"github.com/system3-dev/system3/tmux"
 )
 

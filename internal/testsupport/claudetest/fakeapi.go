@@ -3,7 +3,7 @@ package claudetest
 import (
 	"testing"
 
-	"github.com/system3-dev/system3/internal/testsupport/claudefake"
+	"github.com/system3-dev/system3/internal/claudefake"
 	"github.com/system3-dev/system3/internal/testsupport/clitest"
 )
 

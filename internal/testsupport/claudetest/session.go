@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/internal/testsupport/claudefake"
+	"github.com/system3-dev/system3/internal/claudefake"
 	"github.com/system3-dev/system3/internal/testsupport/clitest"
 )
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/system3-dev/system3/internal/testsupport/fakehttp"
+	"github.com/system3-dev/system3/internal/fakehttp"
 )
 
 // The fake APIs' HTTP plumbing lives in fakehttp, which imports no test
