@@ -367,28 +367,10 @@ func TestHooksForCodex(t *testing.T) {
 		t.Fatalf("PermissionRequest: %+v", g)
 	}
 
-	codexHome := t.TempDir()
-	path := filepath.Join(codexHome, "hooks.json")
-	os.WriteFile(path, []byte(`{"description": "mine", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`), 0o600)
-	env := map[string]string{"CODEX_HOME": codexHome}
-	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "codex", "--command", "/opt/system3 hook")
-	if code != 0 || !strings.Contains(out, "hooks added for PermissionRequest") || !strings.Contains(out, "Trust all and continue") {
-		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), `"say done"`) || !strings.Contains(string(b), `"description": "mine"`) || strings.Count(string(b), "/opt/system3 hook") != 1 {
-		t.Fatalf("installed:\n%s", b)
-	}
-	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "codex", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
-		t.Fatalf("again: exit %d\n%s", code, out)
-	}
-	proj := t.TempDir()
-	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "codex", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
-		t.Fatalf("--project: exit %d, %s", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(proj, ".codex", "hooks.json")); err != nil {
-		t.Fatalf("--project: %v", err)
-	}
+	checkHooksInstall(t, hooksInstall{agent: "codex", homeEnv: "CODEX_HOME", file: "hooks.json",
+		existing: `{"description": "mine", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`,
+		keep:     []string{`"say done"`, `"description": "mine"`}, said: []string{"hooks added for PermissionRequest", "Trust all and continue"},
+		entries: 1, project: filepath.Join(".codex", "hooks.json")})
 	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini, copilot and qwen") {
 		t.Fatalf("--agent aider: exit %d, %s", code, errOut)
 	}
@@ -422,29 +404,10 @@ func TestHooksForGemini(t *testing.T) {
 		t.Fatalf("BeforeTool hook: %+v", h)
 	}
 
-	geminiHome := t.TempDir()
-	path := filepath.Join(geminiHome, ".gemini", "settings.json")
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	os.WriteFile(path, []byte(`{"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint-it"}]}]}}`), 0o600)
-	env := map[string]string{"GEMINI_CLI_HOME": geminiHome}
-	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "gemini", "--command", "/opt/system3 hook")
-	if code != 0 || !strings.Contains(out, "hooks added for BeforeTool") || !strings.Contains(out, "yolo") {
-		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), `"lint-it"`) || !strings.Contains(string(b), `"selectedType": "gemini-api-key"`) || strings.Count(string(b), "/opt/system3 hook") != 1 {
-		t.Fatalf("installed:\n%s", b)
-	}
-	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "gemini", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
-		t.Fatalf("again: exit %d\n%s", code, out)
-	}
-	proj := t.TempDir()
-	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "gemini", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
-		t.Fatalf("--project: exit %d, %s", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(proj, ".gemini", "settings.json")); err != nil {
-		t.Fatalf("--project: %v", err)
-	}
+	checkHooksInstall(t, hooksInstall{agent: "gemini", homeEnv: "GEMINI_CLI_HOME", file: filepath.Join(".gemini", "settings.json"),
+		existing: `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint-it"}]}]}}`,
+		keep:     []string{`"lint-it"`, `"selectedType": "gemini-api-key"`}, said: []string{"hooks added for BeforeTool", "yolo"},
+		entries: 1, project: filepath.Join(".gemini", "settings.json")})
 }
 
 const geminiPayload = `{"session_id":"g-1","transcript_path":"/tmp/g.jsonl","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-11-29T00:18:34.085Z","tool_name":"mcp_gh_get_issue","tool_input":{"number":7},"mcp_context":{"server_name":"gh","tool_name":"get_issue"}}`
@@ -509,28 +472,10 @@ func TestHooksForCopilot(t *testing.T) {
 		}
 	}
 
-	copilotHome := t.TempDir()
-	path := filepath.Join(copilotHome, "settings.json")
-	os.WriteFile(path, []byte(`{"banner": "never", "hooks": {"agentStop": [{"type": "command", "bash": "say done"}]}}`), 0o600)
-	env := map[string]string{"COPILOT_HOME": copilotHome}
-	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "copilot", "--command", "/opt/system3 hook")
-	if code != 0 || !strings.Contains(out, "hooks added for permissionRequest, agentStop") || !strings.Contains(out, "disableAllHooks") {
-		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), `"say done"`) || !strings.Contains(string(b), `"banner": "never"`) || strings.Count(string(b), "/opt/system3 hook") != 2 {
-		t.Fatalf("installed:\n%s", b)
-	}
-	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "copilot", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
-		t.Fatalf("again: exit %d\n%s", code, out)
-	}
-	proj := t.TempDir()
-	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "copilot", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
-		t.Fatalf("--project: exit %d, %s", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(proj, ".github", "copilot", "settings.local.json")); err != nil {
-		t.Fatalf("--project: %v", err)
-	}
+	checkHooksInstall(t, hooksInstall{agent: "copilot", homeEnv: "COPILOT_HOME", file: "settings.json",
+		existing: `{"banner": "never", "hooks": {"agentStop": [{"type": "command", "bash": "say done"}]}}`,
+		keep:     []string{`"say done"`, `"banner": "never"`}, said: []string{"hooks added for permissionRequest, agentStop", "disableAllHooks"},
+		entries: 2, project: filepath.Join(".github", "copilot", "settings.local.json")})
 }
 
 // system3 hook --event takes Copilot's events as the daemon knows them:

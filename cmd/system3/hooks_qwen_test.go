@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,26 +35,8 @@ func TestHooksForQwen(t *testing.T) {
 		t.Fatalf("PermissionRequest: %+v", g)
 	}
 
-	qwenHome := t.TempDir()
-	path := filepath.Join(qwenHome, "settings.json")
-	os.WriteFile(path, []byte(`{"model": {"name": "qwen3-coder"}, "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}]}}`), 0o600)
-	env := map[string]string{"QWEN_HOME": qwenHome}
-	code, out, errOut = invoke(t, env, "hooks", "install", "--agent", "qwen", "--command", "/opt/system3 hook")
-	if code != 0 || !strings.Contains(out, "hooks added for "+strings.Join(hooks.QwenEvents, ", ")) || !strings.Contains(out, "disableAllHooks") {
-		t.Fatalf("install: exit %d, %s\n%s", code, errOut, out)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), `"say done"`) || !strings.Contains(string(b), `"name": "qwen3-coder"`) || strings.Count(string(b), "/opt/system3 hook") != len(hooks.QwenEvents) {
-		t.Fatalf("installed:\n%s", b)
-	}
-	if code, out, _ = invoke(t, env, "hooks", "install", "--agent", "qwen", "--command", "/opt/system3 hook"); code != 0 || !strings.Contains(out, "nothing to change") {
-		t.Fatalf("again: exit %d\n%s", code, out)
-	}
-	proj := t.TempDir()
-	if code, _, errOut = invoke(t, nil, "hooks", "install", "--agent", "qwen", "--project", proj, "--command", "/opt/system3 hook"); code != 0 {
-		t.Fatalf("--project: exit %d, %s", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(proj, ".qwen", "settings.json")); err != nil {
-		t.Fatalf("--project: %v", err)
-	}
+	checkHooksInstall(t, hooksInstall{agent: "qwen", homeEnv: "QWEN_HOME", file: "settings.json",
+		existing: `{"model": {"name": "qwen3-coder"}, "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}]}}`,
+		keep:     []string{`"say done"`, `"name": "qwen3-coder"`}, said: []string{"hooks added for " + strings.Join(hooks.QwenEvents, ", "), "disableAllHooks"},
+		entries: len(hooks.QwenEvents), project: filepath.Join(".qwen", "settings.json")})
 }
