@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testsupport/claudetest"
 	"github.com/system3-dev/system3/internal/testsupport/testkit"
@@ -40,11 +39,7 @@ func startHookedClaudeConfig(t testing.TB, fakeAPI *claudetest.FakeAPI, hooked b
 	dir := testkit.ShortDir(t)
 	args := []string{"--permission-mode", "default"}
 	if hooked {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(dir), core.ShellQuote(exe))
+		cmdline := hookCommand(t, dir)
 		settings, err := hooks.Settings(cmdline)
 		if err != nil {
 			t.Fatal(err)

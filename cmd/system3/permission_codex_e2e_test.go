@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testsupport/codextest"
@@ -32,19 +29,11 @@ func TestPermissionPolicyRealCodex(t *testing.T) {
 		codextest.Rule{Contains: "prod-now", Steps: []codextest.Step{{Text: "Deploying.", Tool: codextest.Exec("./deploy.sh --prod eu", "Deploy to production?")}, {Text: "Prod done."}}},
 	)
 	state := testkit.ShortDir(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The hook as system3 hooks install --agent codex writes it, into the
 	// CODEX_HOME the CLI then starts with.
 	home := filepath.Join(t.TempDir(), "home")
 	codexHome := filepath.Join(home, ".codex")
-	cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
-	code, out, errOut := invoke(t, map[string]string{"CODEX_HOME": codexHome}, "hooks", "install", "--agent", "codex", "--command", cmdline)
-	if code != 0 || !strings.Contains(out, "hooks added for PermissionRequest") {
-		t.Fatalf("hooks install --agent codex: %d\n%s%s", code, out, errOut)
-	}
+	installHooks(t, "codex", state, "PermissionRequest", map[string]string{"CODEX_HOME": codexHome})
 	cs := codextest.Start(t, codextest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyText: "Hooks need review"})
 	if cs.Pane != "%0" {
 		t.Fatalf("the CLI runs in pane %s, not %%0", cs.Pane)

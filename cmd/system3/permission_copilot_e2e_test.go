@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testsupport/chattest"
@@ -37,18 +34,10 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 		chattest.Rule{Contains: "other-now", Steps: []chattest.Step{{Text: "Running.", Tool: chattest.Shell(chattest.Copilot, "./deploy.sh --other", "Something else")}, {Text: "Other done."}}},
 	)
 	state := testkit.ShortDir(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The hooks as system3 hooks install --agent copilot writes them, into
 	// the COPILOT_HOME the CLI then starts with ($HOME/.copilot).
 	home := filepath.Join(t.TempDir(), "home")
-	cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
-	code, out, errOut := invoke(t, map[string]string{"COPILOT_HOME": filepath.Join(home, ".copilot")}, "hooks", "install", "--agent", "copilot", "--command", cmdline)
-	if code != 0 || !strings.Contains(out, "hooks added for permissionRequest, agentStop") {
-		t.Fatalf("hooks install --agent copilot: %d\n%s%s", code, out, errOut)
-	}
+	installHooks(t, "copilot", state, "permissionRequest, agentStop", map[string]string{"COPILOT_HOME": filepath.Join(home, ".copilot")})
 	cs := chattest.Start(t, chattest.Copilot, chattest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
 	if cs.Pane != "%0" {
 		t.Fatalf("the CLI runs in pane %s, not %%0", cs.Pane)
@@ -58,14 +47,7 @@ func TestPermissionPolicyRealCopilot(t *testing.T) {
 	session := r.session
 	idle := func() { t.Helper(); r.idle("copilot") }
 	permissions := func() []api.AuditEntry { return permissions(state) }
-	told := func(text string) bool {
-		for _, p := range fakeAPI.MainPrompts() {
-			if strings.Contains(p, text) {
-				return true
-			}
-		}
-		return false
-	}
+	told := fakeAPI.Told
 	const dialog = "Do you want to run this command?"
 	noDialog := func() {
 		t.Helper()

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testsupport/geminitest"
@@ -35,10 +33,6 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 		geminitest.Rule{Contains: "other-now", Steps: []geminitest.Step{{Text: "Running.", Call: geminitest.Shell("./deploy.sh --other", "Something else")}, {Text: "Other done."}}},
 	)
 	state := testkit.ShortDir(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The hook as system3 hooks install --agent gemini --project writes
 	// it, into the project the CLI then starts in.
 	home := filepath.Join(t.TempDir(), "home")
@@ -46,11 +40,7 @@ func TestPermissionPolicyRealGemini(t *testing.T) {
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
-	code, out, errOut := invoke(t, nil, "hooks", "install", "--agent", "gemini", "--project", project, "--command", cmdline)
-	if code != 0 || !strings.Contains(out, "hooks added for BeforeTool") {
-		t.Fatalf("hooks install --agent gemini: %d\n%s%s", code, out, errOut)
-	}
+	installHooks(t, "gemini", state, "BeforeTool", nil, "--project", project)
 	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI, Home: home, Args: []string{"--approval-mode", "yolo"},
 		Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
 	if real, _ := filepath.EvalSymlinks(project); gs.Pane != "%0" || gs.Dir != real {

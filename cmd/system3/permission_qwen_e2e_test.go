@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/testsupport/chattest"
@@ -38,10 +36,6 @@ func TestPermissionPolicyRealQwen(t *testing.T) {
 		chattest.Rule{Contains: "other-now", Steps: []chattest.Step{{Text: "Running.", Tool: chattest.Shell(chattest.Qwen, "./deploy.sh --other", "Something else")}, {Text: "Other done."}}},
 	)
 	state := testkit.ShortDir(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The hooks as system3 hooks install --agent qwen --project writes
 	// them, into the project the CLI then starts in.
 	home := filepath.Join(t.TempDir(), "home")
@@ -49,11 +43,7 @@ func TestPermissionPolicyRealQwen(t *testing.T) {
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmdline := fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
-	code, out, errOut := invoke(t, nil, "hooks", "install", "--agent", "qwen", "--project", project, "--command", cmdline)
-	if code != 0 || !strings.Contains(out, "hooks added for "+strings.Join(hooks.QwenEvents, ", ")) {
-		t.Fatalf("hooks install --agent qwen: %d\n%s%s", code, out, errOut)
-	}
+	installHooks(t, "qwen", state, strings.Join(hooks.QwenEvents, ", "), nil, "--project", project)
 	qs := chattest.Start(t, chattest.Qwen, chattest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
 	if real, _ := filepath.EvalSymlinks(project); qs.Pane != "%0" || qs.Dir != real {
 		t.Fatalf("the CLI runs in pane %s, in %s", qs.Pane, qs.Dir)
@@ -63,14 +53,7 @@ func TestPermissionPolicyRealQwen(t *testing.T) {
 	session := r.session
 	idle := func() { t.Helper(); r.idle("qwen") }
 	permissions := func() []api.AuditEntry { return permissions(state) }
-	told := func(text string) bool {
-		for _, p := range fakeAPI.MainPrompts() {
-			if strings.Contains(p, text) {
-				return true
-			}
-		}
-		return false
-	}
+	told := fakeAPI.Told
 	const dialog = "Allow execution of"
 	noDialog := func() {
 		t.Helper()

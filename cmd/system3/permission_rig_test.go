@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/system3-dev/system3/cmd/system3/internal/core"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
 	"github.com/system3-dev/system3/internal/audit"
@@ -75,4 +78,26 @@ func permissions(state string) []api.AuditEntry {
 		}
 	}
 	return out
+}
+
+// hookCommand is the command line of this test binary's `system3 hook`
+// for the state dir state, as `hooks install --command` takes it.
+func hookCommand(t testing.TB, state string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("env %s=1 SYSTEM3_STATE_DIR=%s %s hook", runMainEnv, core.ShellQuote(state), core.ShellQuote(exe))
+}
+
+// installHooks runs `system3 hooks install --agent agent` with this test
+// binary's hook for the state dir state, env and args added, and checks
+// that it added the events said ("hooks added for ...").
+func installHooks(t *testing.T, agent, state, said string, env map[string]string, args ...string) {
+	t.Helper()
+	argv := append([]string{"hooks", "install", "--agent", agent, "--command", hookCommand(t, state)}, args...)
+	if code, out, errOut := invoke(t, env, argv...); code != 0 || !strings.Contains(out, "hooks added for "+said) {
+		t.Fatalf("hooks install --agent %s: %d\n%s%s", agent, code, out, errOut)
+	}
 }

@@ -180,6 +180,10 @@ func (f *FakeAPI) MainPrompts() []string {
 	return out
 }
 
+// Told reports whether a main request's latest user turn contained s:
+// what the CLI told the model (a command's output, a refusal's message).
+func (f *FakeAPI) Told(s string) bool { return f.CountMain(s) > 0 }
+
 // CountMain returns how many main requests carried a prompt containing s.
 func (f *FakeAPI) CountMain(s string) int {
 	n := 0
