@@ -114,7 +114,9 @@ start their servers themselves, like Claude Desktop:
 
 When a system3 already monitors this state dir (the dashboard or system3
 serve), mcp uses its monitors; otherwise it runs its own for as long as the
-client keeps it. Standard output carries only MCP messages: logs go to
+client keeps it. If that system3 stops, mcp follows another that answers on
+the state dir's socket within dashboard.takeover_after (2s), or else runs
+the monitors itself. Standard output carries only MCP messages: logs go to
 system3.log in the state dir. The tools, resources and security settings are
 those of the HTTP server (see docs/mcp.md); --read-only offers only the read
 tools.`,
