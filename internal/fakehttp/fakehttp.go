@@ -47,22 +47,69 @@ func Serve[R any](h http.Handler, errorLog *log.Logger) (*HTTPFake[R], error) {
 	return &HTTPFake[R]{URL: srv.URL, srv: srv, closed: make(chan struct{})}, nil
 }
 
-// Record appends a request and returns its index, for Update. Recording a
+// record appends a request and returns its index, for update. Recording a
 // request when it arrives keeps arrival order: a slow stream is listed
 // before the requests that came while it was sent.
-func (f *HTTPFake[R]) Record(r R) int {
+func (f *HTTPFake[R]) record(r R) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, r)
 	return len(f.requests) - 1
 }
 
-// Update replaces the request Record numbered i, once it is answered.
-func (f *HTTPFake[R]) Update(i int, r R) {
+// update replaces the request record numbered i.
+func (f *HTTPFake[R]) update(i int, r R) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests[i] = r
 }
+
+// Answer records rec when a request arrives, has answer write the reply
+// (filling in rec as it learns what the request is) and records rec again
+// when it is done. It records rec as it stands also at the first byte or
+// header of the reply: a client that has read the answer can never find the
+// request on record without the kind, prompt or rule the answer came from.
+func (f *HTTPFake[R]) Answer(w http.ResponseWriter, rec *R, answer func(w http.ResponseWriter)) {
+	i := f.record(*rec)
+	tw := &trackedWriter{ResponseWriter: w, commit: func() { f.update(i, *rec) }}
+	answer(tw)
+	f.update(i, *rec)
+}
+
+// trackedWriter calls commit before the first header or byte it passes on.
+type trackedWriter struct {
+	http.ResponseWriter
+	commit func()
+	done   bool
+}
+
+func (w *trackedWriter) first() {
+	if !w.done {
+		w.done = true
+		w.commit()
+	}
+}
+
+func (w *trackedWriter) WriteHeader(code int) {
+	w.first()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *trackedWriter) Write(b []byte) (int, error) {
+	w.first()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on a flush, for streamed answers.
+func (w *trackedWriter) Flush() {
+	w.first()
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *trackedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Requests returns a copy of every request recorded so far, oldest first.
 func (f *HTTPFake[R]) Requests() []R {

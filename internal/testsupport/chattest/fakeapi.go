@@ -328,9 +328,7 @@ func latestUserTurn(msgs []message) (text, callID string) {
 func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Kind: KindOther}
-	i := f.http.Record(rec)
-	rec.Status = f.route(w, r, body, &rec)
-	f.http.Update(i, rec)
+	f.http.Answer(w, &rec, func(w http.ResponseWriter) { rec.Status = f.route(w, r, body, &rec) })
 }
 
 func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {

@@ -27,19 +27,24 @@ func TestSplitChunks(t *testing.T) {
 }
 
 // TestHTTPFakeCloseCutsStreams checks that requests are recorded in
-// arrival order and that Close ends a stream that is still waiting.
+// arrival order, as they stand when the answer's first byte is sent, and
+// that Close ends a stream that is still waiting.
 func TestHTTPFakeCloseCutsStreams(t *testing.T) {
 	var f *HTTPFake[string]
 	started := make(chan struct{})
 	ended := make(chan bool, 1)
 	f = NewHTTPFake[string](t, "fake", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := f.Record(r.URL.Path)
-		w.WriteHeader(http.StatusOK)
-		s := SSE{W: w, Closed: f.Closed()}
-		s.Event("start", map[string]int{"n": i})
-		close(started)
-		ended <- s.Sleep(time.Hour)
-		f.Update(i, r.URL.Path+" done")
+		rec := r.URL.Path
+		f.Answer(w, &rec, func(w http.ResponseWriter) {
+			rec += " (known)"
+			w.WriteHeader(http.StatusOK)
+			s := SSE{W: w, Closed: f.Closed()}
+			s.Event("start", map[string]int{"n": 0})
+			close(started)
+			rec += " never seen"
+			ended <- s.Sleep(time.Hour)
+			rec = r.URL.Path + " done"
+		})
 	}), func() string { return "" })
 	resp, err := http.Get(f.URL + "/slow")
 	if err != nil {
@@ -47,8 +52,8 @@ func TestHTTPFakeCloseCutsStreams(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	<-started
-	if got := f.Requests(); !reflect.DeepEqual(got, []string{"/slow"}) {
-		t.Fatalf("requests while streaming = %q", got)
+	if got := f.Requests(); !reflect.DeepEqual(got, []string{"/slow (known)"}) {
+		t.Fatalf("requests while streaming = %q, want the request as it stood at the answer's first byte", got)
 	}
 	f.Close()
 	f.Close() // a second Close does nothing

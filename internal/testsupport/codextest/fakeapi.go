@@ -335,9 +335,7 @@ func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		Body:   body,
 		Kind:   KindOther,
 	}
-	i := f.http.Record(rec)
-	rec.Status = f.route(w, r, body, &rec)
-	f.http.Update(i, rec)
+	f.http.Answer(w, &rec, func(w http.ResponseWriter) { rec.Status = f.route(w, r, body, &rec) })
 }
 
 // route answers one request and returns the HTTP status it sent.

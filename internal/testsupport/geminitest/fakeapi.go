@@ -341,8 +341,7 @@ func callKey(name string, args json.RawMessage) string {
 func (f *FakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
-	rec.Status = f.route(w, r, body, &rec)
-	f.http.Record(rec)
+	f.http.Answer(w, &rec, func(w http.ResponseWriter) { rec.Status = f.route(w, r, body, &rec) })
 }
 
 func (f *FakeAPI) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
