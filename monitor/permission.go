@@ -26,13 +26,16 @@ const askSlack = 3 * time.Second
 
 // Permissions decides the permission requests agents' hooks deliver
 // (Claude Code's, Codex's and Qwen Code's PermissionRequest, the Gemini
-// CLI's BeforeTool and GitHub Copilot CLI's permissionRequest, whose tools
-// are named as Claude Code's: approval.FromGemini, approval.FromCopilot,
+// CLI's BeforeTool, GitHub Copilot CLI's permissionRequest and the Cline
+// CLI's tool_call, whose tools are named as Claude Code's:
+// approval.FromGemini, approval.FromCopilot, approval.FromCline,
 // approval.FromAgent with the agent's PolicyTools) by
 // the approval policy: an allow or a deny is answered at once, an ask
 // holds the hook while an awaiting_input wake goes out and answers with
 // what a person or a supervisor answered on that wake; no rule, or no
-// answer in time, lets the agent show its own dialog. Every decision
+// answer in time, lets the agent show its own dialog. An agent whose
+// reply can only refuse (Cline: HookEvent.CanAllow) gets a deny alone:
+// an allow or an ask is left to its dialog at once. Every decision
 // passes the one gate (the action policy, as an answer) and is written to
 // the audit log.
 type Permissions struct {
@@ -132,11 +135,24 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFu
 		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
 	case api.CopilotPermissionRequest:
 		req = approval.FromCopilot(req)
+	case api.ClineToolCall:
+		req = approval.FromCline(req)
 	default:
 		req = approval.FromAgent(req, agents.Lookup(sess.Agent).PolicyTools)
 	}
 	req = approval.Resolve(req)
 	v := pol.Decide(req)
+	if !ev.CanAllow() && v.Decision != approval.Deny {
+		// Cline's reply can only refuse: an allow would still meet its
+		// dialog, and an ask answered yes too. Both leave the call to
+		// Cline, as no rule does, on record with the rule that matched.
+		if v.Decision != approval.None {
+			v.Why = fmt.Sprintf("rule %s says %s, but %s's hook can only refuse a call", v.Rule, v.Decision, firstNonEmpty(sess.Agent, "the agent"))
+			v.Decision = approval.None
+		}
+		p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, nil)
+		return p.undecided(ctx, ev, inner)
+	}
 	switch v.Decision {
 	case approval.Allow, approval.Deny:
 		if err := s.cfg.Policy.Check(api.PolicyOrigin, "answer", sess); err != nil {

@@ -17,7 +17,7 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot, Qwen Code) hooks that report to system3",
+		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot, Qwen Code, Cline) hooks that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
@@ -29,7 +29,9 @@ the Gemini CLI's BeforeTool hook (its settings.json), and with --agent copilot
 for GitHub Copilot CLI's permissionRequest and agentStop hooks (its
 settings.json), which let the approval policy decide those agents' tool
 calls (docs/policy.md), and with --agent qwen for Qwen Code's hooks, which
-are Claude Code's (its settings.json). See docs/hooks.md.`,
+are Claude Code's (its settings.json). The Cline CLI's hooks are files
+named after their events: with --agent cline they print and write
+system3's (TaskStart.sh, PreToolUse.sh, ...). See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
@@ -45,10 +47,13 @@ type hookTarget struct {
 	project string
 	// note is said after installing.
 	note string
+	// dir: the hooks are files of their own in the directory that user
+	// and project name (the Cline CLI's), written by hooks.InstallCline.
+	dir bool
 }
 
 // hookAgents are the agents whose hooks system3 prints and installs.
-var hookAgents = []string{"claude", "codex", "gemini", "copilot", "qwen"}
+var hookAgents = []string{"claude", "codex", "gemini", "copilot", "qwen", "cline"}
 
 var hookTargets = map[string]hookTarget{
 	"claude": {events: hooks.Events, user: (*app).userSettingsPath, project: filepath.Join(".claude", "settings.local.json")},
@@ -60,6 +65,8 @@ var hookTargets = map[string]hookTarget{
 		note: `Copilot runs the hooks from its next start (a project's in a folder it trusts), unless disableAllHooks is set.`},
 	"qwen": {events: hooks.QwenEvents, user: (*app).qwenSettingsPath, project: filepath.Join(".qwen", "settings.json"),
 		note: `Qwen Code runs the hooks from its next start (a project's only in a folder it trusts), unless disableAllHooks is set; /hooks lists them.`},
+	"cline": {events: hooks.ClineEvents, user: (*app).clineHooksDir, project: filepath.Join(".clinerules", "hooks"), dir: true,
+		note: `Cline reads its hooks when a session starts. Install them in one place only (the user's or a project's): Cline runs every copy. Its events count only from a Cline whose sessions run in its own process (CLINE_SESSION_BACKEND_MODE=local, as system3 spawn starts it): see docs/hooks.md.`},
 }
 
 // hookTargetFor is agent's row ("" is claude).
@@ -88,7 +95,9 @@ BeforeTool hook runs system3 hook for the tools Gemini asks about. With
 --agent copilot, GitHub Copilot CLI's settings.json: its permissionRequest
 and agentStop hooks run system3 hook --event NAME. With --agent qwen, Qwen
 Code's settings.json: Claude Code's hooks, but for the task events Qwen
-Code does not have.
+Code does not have. With --agent cline, the Cline CLI's hook files system3
+writes (TaskStart.sh, TaskResume.sh, PreToolUse.sh, PostToolUse.sh,
+TaskComplete.sh), each a shell script that runs the command.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
@@ -97,7 +106,8 @@ The command is this system3's absolute path followed by "hook" (and by
   system3 hooks print --agent codex
   system3 hooks print --agent gemini
   system3 hooks print --agent copilot
-  system3 hooks print --agent qwen`,
+  system3 hooks print --agent qwen
+  system3 hooks print --agent cline`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target, err := hookTargetFor(agent)
@@ -106,6 +116,14 @@ The command is this system3's absolute path followed by "hook" (and by
 			}
 			cmdline, err := a.HookCommand(command)
 			if err != nil {
+				return err
+			}
+			if target.dir {
+				b, err := hooks.ClinePrint(cmdline)
+				if err != nil {
+					return err
+				}
+				_, err = a.stdout.Write(b)
 				return err
 			}
 			b, err := hooks.SettingsFor(cmdline, target.events)
@@ -175,14 +193,26 @@ the user, or DIR/.qwen/settings.json with --project. Qwen Code runs a
 project's hooks only in a folder it trusts (when folder trust is on), and
 none with disableAllHooks. Like Gemini, it allows comments in settings.json,
 which system3 cannot keep: it refuses such a file (add the hooks by hand
-from system3 hooks print --agent qwen).`,
+from system3 hooks print --agent qwen).
+
+--agent cline writes the Cline CLI's hook files (TaskStart.sh,
+TaskResume.sh, PreToolUse.sh, PostToolUse.sh, TaskComplete.sh), each a
+shell script that runs system3 hook, into $CLINE_DIR/hooks (~/.cline/hooks)
+for the user, or DIR/.clinerules/hooks with --project. Cline runs every
+file named after an event, so a user's own hooks (PreToolUse, PreToolUse.py,
+...) keep running beside system3's; a file of system3's name that system3
+did not write is refused, and nothing is changed. Cline's events count
+only from a Cline whose sessions run in its own process
+(CLINE_SESSION_BACKEND_MODE=local, as system3 spawn starts it): one whose
+sessions run in Cline's hub is read from the screen alone.`,
 		Example: `  system3 hooks install --dry-run
   system3 hooks install --user
   system3 hooks install --project ~/src/app
   system3 hooks install --agent codex
   system3 hooks install --agent gemini
   system3 hooks install --agent copilot
-  system3 hooks install --agent qwen`,
+  system3 hooks install --agent qwen
+  system3 hooks install --agent cline`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if user && project != "" {
@@ -208,9 +238,14 @@ from system3 hooks print --agent qwen).`,
 				return err
 			}
 			var res hooks.Result
-			if dryRun {
+			switch {
+			case target.dir && dryRun:
+				res, _, err = hooks.PlanCline(path, cmdline)
+			case target.dir:
+				res, err = hooks.InstallCline(path, cmdline)
+			case dryRun:
 				res, _, err = hooks.PlanFor(path, cmdline, target.events)
-			} else {
+			default:
 				res, err = hooks.InstallFor(path, cmdline, target.events)
 			}
 			if err != nil {
@@ -238,11 +273,21 @@ from system3 hooks print --agent qwen).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json, for qwen ~/.qwen/settings.json)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json, for qwen DIR/.qwen/settings.json) instead")
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json, for qwen ~/.qwen/settings.json, for cline ~/.cline/hooks)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json, for qwen DIR/.qwen/settings.json, for cline DIR/.clinerules/hooks) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
+}
+
+// clineHooksDir is the Cline CLI's user hooks directory: hooks/ in
+// $CLINE_DIR (~/.cline), as Cline finds it.
+func (a *app) clineHooksDir() string {
+	dir := a.Getenv("CLINE_DIR")
+	if dir == "" {
+		dir = filepath.Join(a.Settings.Home, ".cline")
+	}
+	return filepath.Join(dir, "hooks")
 }
 
 // codexHooksPath is the Codex CLI's user hooks.json.

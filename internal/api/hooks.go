@@ -30,6 +30,14 @@ const (
 	// policy decides it as Claude Code's PermissionRequest, and answers
 	// in Copilot's (DecisionReply).
 	CopilotPermissionRequest = "permissionRequest"
+
+	// ClineToolCall is the Cline CLI's hook event before a tool runs and
+	// before its approval dialog (3.0.65: its PreToolUse hook, whose
+	// payload names it tool_call), named in its words: the approval
+	// policy decides it, but Cline's reply can only cancel, so only a
+	// deny is answered (DecisionReply) and an allow or an ask leaves the
+	// call to Cline's own dialog (CanAllow).
+	ClineToolCall = "tool_call"
 )
 
 // HookEvent is one hook event as system3 keeps it: the fields it uses from
@@ -96,19 +104,25 @@ type HookEvent struct {
 // AsksPermission reports whether the event is a tool call the approval
 // policy may decide before it runs: Claude Code's and Codex's
 // PermissionRequest, the Gemini CLI's BeforeTool, GitHub Copilot CLI's
-// permissionRequest. Its hook waits for the decision.
+// permissionRequest, the Cline CLI's tool_call. Its hook waits for the
+// decision.
 func (e HookEvent) AsksPermission() bool {
-	return e.Name == PermissionRequest || e.Name == BeforeTool || e.Name == CopilotPermissionRequest
+	return e.Name == PermissionRequest || e.Name == BeforeTool || e.Name == CopilotPermissionRequest || e.Name == ClineToolCall
 }
 
+// CanAllow reports whether the agent's reply to the event can let a tool
+// call run: every AsksPermission event's but the Cline CLI's tool_call,
+// whose reply can cancel the call and nothing else.
+func (e HookEvent) CanAllow() bool { return e.Name != ClineToolCall }
+
 // PolicyOnly reports whether the event is for the approval policy alone:
-// the Gemini CLI's BeforeTool and GitHub Copilot CLI's permissionRequest.
-// The monitors take nothing from it: the agent's dialog, when one shows,
+// the Gemini CLI's BeforeTool, GitHub Copilot CLI's permissionRequest and
+// the Cline CLI's tool_call. The monitors take nothing from it: the agent's dialog, when one shows,
 // is read from the screen, as a prompt with the identity an answer
 // checks, so it raises one wake; and it is never spooled, since nothing
 // would read it later.
 func (e HookEvent) PolicyOnly() bool {
-	return e.Name == BeforeTool || e.Name == CopilotPermissionRequest
+	return e.Name == BeforeTool || e.Name == CopilotPermissionRequest || e.Name == ClineToolCall
 }
 
 // HookSender says how an event reached system3. The receiver sets it; it never
@@ -175,7 +189,9 @@ const Block = "block"
 // answered the policy's ask) is answered with HookSpecificOutput: Claude
 // Code then allows or denies that one tool call without showing its
 // dialog. GitHub Copilot CLI's permissionRequest is answered with
-// Behavior and Message at the top level, its own form.
+// Behavior and Message at the top level, its own form. The Cline CLI's
+// tool_call is refused with Cancel and ErrorMessage, its own form: Cline
+// then stops the turn (it has no allow).
 type HookReply struct {
 	Decision string `json:"decision,omitempty"`
 	Reason   string `json:"reason,omitempty"`
@@ -185,6 +201,9 @@ type HookReply struct {
 	// of a deny): a Copilot permissionRequest's decision.
 	Behavior string `json:"behavior,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Cancel and ErrorMessage (why): a Cline tool_call refused.
+	Cancel       bool   `json:"cancel,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
 }
 
 // HookOutput is Claude Code's hookSpecificOutput of a PermissionRequest
@@ -215,6 +234,9 @@ func (r HookReply) Permission() *PermissionDecision {
 	if r.Behavior != "" {
 		return &PermissionDecision{Behavior: r.Behavior, Message: r.Message}
 	}
+	if r.Cancel {
+		return &PermissionDecision{Behavior: Deny, Message: r.ErrorMessage}
+	}
 	if r.HookSpecificOutput == nil {
 		switch r.Decision {
 		case Allow, Deny, Ask:
@@ -227,7 +249,8 @@ func (r HookReply) Permission() *PermissionDecision {
 
 // Empty reports whether the reply says nothing.
 func (r HookReply) Empty() bool {
-	return r.Decision == "" && r.Reason == "" && r.HookSpecificOutput == nil && r.Behavior == "" && r.Message == ""
+	return r.Decision == "" && r.Reason == "" && r.HookSpecificOutput == nil && r.Behavior == "" && r.Message == "" &&
+		!r.Cancel && r.ErrorMessage == ""
 }
 
 // Output is the reply as Claude Code reads a hook's standard output: one

@@ -1,8 +1,9 @@
 // Package hooks reads Claude Code hook payloads (and Qwen Code's, which
-// are the same, the Codex and Gemini CLIs' permission hooks', and GitHub
-// Copilot CLI's), produces the hook settings that send them to system3,
-// merges those settings into a settings file, and keeps the spool where
-// hook events wait while no system3 daemon runs.
+// are the same, the Codex and Gemini CLIs' permission hooks', GitHub
+// Copilot CLI's and the Cline CLI's), produces the hook settings that
+// send them to system3 (and the Cline CLI's hook files), merges those
+// settings into a settings file, and keeps the spool where hook events
+// wait while no system3 daemon runs.
 package hooks
 
 import (
@@ -98,7 +99,9 @@ func Parse(data []byte) (api.HookEvent, error) { return ParseAs(data, "") }
 // the name the hook's command gave (system3 hook --event NAME), taken
 // when the payload names none. GitHub Copilot CLI's payloads are read in
 // its words, and its events take the names system3 keeps them under
-// (copilotNames): the agentStop its command names becomes a Stop.
+// (copilotNames): the agentStop its command names becomes a Stop. The
+// Cline CLI's payloads name their event in hookName, in its words
+// (parseCline).
 func ParseAs(data []byte, event string) (api.HookEvent, error) {
 	if len(data) > MaxPayload {
 		return api.HookEvent{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
@@ -115,6 +118,9 @@ func ParseAs(data []byte, event string) (api.HookEvent, error) {
 		return api.HookEvent{}, fmt.Errorf("hook payload is not valid JSON: %v", err)
 	}
 	name := strings.TrimSpace(firstOf(p.Name, p.HookName, event))
+	if p.Name == "" && isCline(p.HookName) {
+		return parseCline(data)
+	}
 	if name == "" {
 		return api.HookEvent{}, errors.New(`hook payload has no "hook_event_name" and its command names no event (system3 hook --event NAME); is this an agent's hook?`)
 	}

@@ -39,10 +39,18 @@ func PermissionReply(behavior, message string) api.HookReply {
 // rule decides is asked about and never runs unseen in yolo mode.
 // GitHub Copilot CLI's permissionRequest reads {"behavior": "allow"} or
 // {"behavior": "deny", "message": message}; no decision is the empty
-// reply, and Copilot shows its dialog.
+// reply, and Copilot shows its dialog. The Cline CLI's tool_call (its
+// PreToolUse hook) can only be cancelled: a deny is {"cancel": true,
+// "errorMessage": message}, and an allow, like no decision, is the empty
+// reply, which leaves the call to Cline (its dialog, or its auto-approve).
 func DecisionReply(event, behavior, message string) api.HookReply {
 	switch event {
 	case api.BeforeTool:
+	case api.ClineToolCall:
+		if d := PermissionReply(behavior, message).Permission(); d != nil && d.Behavior == api.Deny {
+			return api.HookReply{Cancel: true, ErrorMessage: d.Message}
+		}
+		return api.HookReply{}
 	case api.CopilotPermissionRequest:
 		r := PermissionReply(behavior, message)
 		if d := r.Permission(); d != nil {

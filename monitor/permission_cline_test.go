@@ -1,0 +1,67 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/approval"
+)
+
+// clineEvent is a shell command as the Cline CLI's PreToolUse hook
+// delivers it (tool_call, run_commands).
+func clineEvent(h *harness, command string) api.HookEvent {
+	in, _ := json.Marshal(map[string][]string{"commands": {command}})
+	return api.HookEvent{Name: api.ClineToolCall, Pane: "%1", ToolName: "run_commands", ToolInput: string(in), ToolInputJSON: string(in), Received: h.clock.Now()}
+}
+
+// The Cline CLI's tool_call is decided by the rules for Bash, but its
+// reply can only cancel: a deny is a cancel with the rule's message, and
+// an allow or an ask (never held: a yes could not be given), like what no
+// rule decides, is the empty reply, which leaves the call to Cline's
+// dialog, audited as undecided with why. The
+// monitors never take the event: the screen shows Cline's dialog.
+func TestPermissionsClineToolCall(t *testing.T) {
+	h, svc, auditPath := permissionRig(t)
+	h.tm.show(t, "%1", ".cline", "cline/working_streaming.txt")
+	h.step()
+	if s := h.session("%1"); s.Agent != "cline" || s.State != api.Working {
+		t.Fatalf("the pane: %s, %s", s.Agent, s.State)
+	}
+	ctx := context.Background()
+	for _, tt := range []struct {
+		command, message, rule, why string
+		cancel                      bool
+	}{
+		{"go test ./...", "", "tests", "can only refuse", false},
+		{"go test ./... && rm -rf /", "Do not delete trees.", "no-rm-rf", "", true},
+		{"npm install left-pad", "", "installs", "says ask", false}, // not held: a yes could not be given
+		{"make deploy", "", "", "no rule decides", false},
+	} {
+		r, err := svc.Hook(ctx, clineEvent(h, tt.command))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Cancel != tt.cancel || r.ErrorMessage != tt.message || r.HookSpecificOutput != nil || r.Behavior != "" || r.Decision != "" {
+			t.Fatalf("%q: reply %s", tt.command, r.Output())
+		}
+		e := lastPermission(t, auditPath)
+		var req approval.Request
+		if err := json.Unmarshal([]byte(e.Args), &req); err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if tt.cancel {
+			want = api.Deny
+		}
+		if e.Decision != want || e.Rule != tt.rule || e.Tool != "Bash" || req.AgentTool != "run_commands" || req.Agent != "cline" ||
+			req.Command() != tt.command || !strings.Contains(e.Result, tt.why) {
+			t.Fatalf("%q audited as %+v", tt.command, e)
+		}
+	}
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Source == "hook" || len(h.unacked(api.ReasonAwaitingInput)) != 0 {
+		t.Fatalf("the monitors took a tool_call: %s by %s", s.State, s.Evidence.Rule)
+	}
+}
