@@ -391,6 +391,12 @@ func (s *Supervisor) checkHook(ev api.HookEvent) error {
 	// without /proc.
 	var ancestryErr error
 	if ev.Sender.Via != api.ViaSpool && ev.Sender.PID > 0 && panePID > 0 {
+		if hub, agent := HubAbove(ev.Sender.PID, panePID); hub > 0 {
+			// The hub runs any pane's sessions with the environment (the
+			// pane, the token), and below the process, of the CLI that
+			// started it.
+			return refuse("process %d runs under %s's hub (process %d), which runs the sessions of other panes too: its events cannot be tied to pane %s", ev.Sender.PID, agent, hub, ev.Pane)
+		}
 		in, err := descendsFrom(ev.Sender.PID, panePID)
 		if in {
 			return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/system3-dev/system3/cmd/system3/internal/config"
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/ipc"
+	"github.com/system3-dev/system3/monitor"
 	"github.com/system3-dev/system3/monitor/hooks"
 )
 
@@ -32,7 +33,7 @@ func newHookCmd(a *app) *cobra.Command {
 	var event string
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Deliver one agent hook event to system3 (Claude Code, Codex, Gemini, Copilot or Qwen Code runs this)",
+		Short: "Deliver one agent hook event to system3 (Claude Code, Codex, Gemini, Copilot, Qwen Code or Cline runs this)",
 		Long: `Read one Claude Code hook payload (JSON) on stdin, add the tmux pane it ran in
 ($TMUX_PANE), and deliver it to the running system3 over its socket in the
 state dir. Claude Code runs this command from the hooks that system3 hooks
@@ -60,7 +61,10 @@ way and answered in its words, {"behavior": "allow"} or {"behavior":
 always answered, in Gemini's words: {"decision": "allow"}, {"decision":
 "deny", "reason": "..."}, or {"decision": "ask"} when nothing decides it
 (no rule, no answer in time, no system3 running), which makes Gemini show
-its own dialog. And when the pane is the supervisor pane of the config
+its own dialog. The Cline CLI's PreToolUse (tool_call) can only be
+refused: a deny is answered with {"cancel": true, "errorMessage": "..."},
+which stops Cline's turn, and anything else with nothing, which leaves the
+call to Cline's dialog. And when the pane is the supervisor pane of the config
 (supervisor.session) and a wake waits for it, its Stop event is answered
 with {"decision": "block", "reason": "<the wake's brief>"}, so Claude Code
 goes on with the wake instead of going idle (see docs/supervising.md).
@@ -68,7 +72,10 @@ goes on with the wake instead of going idle (see docs/supervising.md).
 system3 takes the event only from a process that runs in the pane it names
 (its parent processes lead to the pane's process), or signed with the
 token system3 gave the agents it started ($SYSTEM3_HOOK_TOKEN); spooled
-events need the token. Others are refused, logged and audited.
+events need the token. Others are refused, logged and audited. A hook run
+below Cline's hub daemon, which runs the sessions of any pane with the
+environment of the Cline that started it, is dropped: it cannot be tied
+to a pane.
 
 --event names the event when the payload names none: GitHub Copilot CLI's
 hooks say which event they are only by the entry that runs them, so
@@ -156,6 +163,13 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, event string, he
 	if err != nil {
 		a.Log.Warn("hook: payload dropped", "err", err, "bytes", len(data))
 		return api.HookReply{}
+	}
+	if hub, agent := monitor.HubAbove(os.Getpid(), 0); hub > 0 {
+		// Run by an agent's hub (Cline's), for a session of any pane:
+		// the pane and the token it inherited are those of the CLI that
+		// started the hub. Nothing is delivered, signed or spooled.
+		a.Log.Info("hook: dropped: it runs under a hub, which runs the sessions of any pane", "event", ev.Name, "agent", agent, "hub", hub)
+		return hooks.DecisionReply(ev.Name, "", "")
 	}
 	ev.Pane, ev.Received = a.Getenv("TMUX_PANE"), start
 	if tok := a.Getenv(hooks.TokenEnv); tok != "" {

@@ -61,6 +61,12 @@ type Spec struct {
 	HookArgs func(settings []byte) []string
 	// Hooks: its hook events are weighed against its screen.
 	Hooks bool
+	// Hub is the argument that marks the agent's background process
+	// that runs the sessions of any pane (the Cline CLI's hub daemon,
+	// --cline-hub-daemon), "" when it has none. A hook run below it
+	// cannot be tied to a pane, whatever the environment it inherited
+	// and its parent processes say, and is refused.
+	Hub string
 	// PolicyTools are its tools, as its PermissionRequest hook names
 	// them, by the names the approval policy knows the like by (Claude
 	// Code's: Bash, Write, Edit...), so that a rule decides them; nil

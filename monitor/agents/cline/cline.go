@@ -26,11 +26,28 @@ var rules []byte
 // --auto-approve false, so system3 starts it that way. It has no resume
 // of the latest conversation: without an id learnt, a restored Cline
 // starts afresh.
+//
+// With system3's hook files installed (system3 hooks install --agent
+// cline), its events are weighed against its screen (TaskStart and
+// TaskResume are a turn's start, TaskComplete its end, PostToolUse a
+// tool call done), and the approval policy sees its PreToolUse, before
+// Cline's approval dialog: Cline's reply can only cancel, so a deny
+// refuses the call (and stops the turn) and anything else is left to the
+// dialog. Cline runs a hook in the process that runs the session: the
+// CLI in the pane, or its hub, a daemon the first CLI of a user starts
+// and every later one hands its sessions to, in auto mode, which runs
+// them with that first CLI's environment (its pane, its token) and below
+// its process. So system3 starts Cline with its sessions in the CLI's own
+// process (CLINE_SESSION_BACKEND_MODE=local), and refuses an event from
+// below the hub (Hub): those panes are read from the screen alone.
 var Spec = agent.Spec{
-	Name:   "cline",
-	Rules:  rules,
-	Keys:   keys{},
-	Launch: agent.Launch{Command: []string{"cline", "--auto-approve", "false"}},
+	Name:  "cline",
+	Rules: rules,
+	Keys:  keys{},
+	Launch: agent.Launch{Command: []string{"cline", "--auto-approve", "false"},
+		Env: map[string]string{"CLINE_SESSION_BACKEND_MODE": "local"}},
+	Hooks: true,
+	Hub:   "--cline-hub-daemon",
 	Resume: func(id string) []string {
 		if id == "" {
 			return nil
