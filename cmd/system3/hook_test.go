@@ -371,7 +371,7 @@ func TestHooksForCodex(t *testing.T) {
 		existing: `{"description": "mine", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`,
 		keep:     []string{`"say done"`, `"description": "mine"`}, said: []string{"hooks added for PermissionRequest", "Trust all and continue"},
 		entries: 1, project: filepath.Join(".codex", "hooks.json")})
-	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini, copilot, qwen") || !strings.Contains(errOut, "cline") {
+	if code, _, errOut = invoke(t, nil, "hooks", "print", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "claude, codex, gemini, copilot, qwen") || !strings.Contains(errOut, "opencode") || !strings.Contains(errOut, "cline") {
 		t.Fatalf("--agent aider: exit %d, %s", code, errOut)
 	}
 }

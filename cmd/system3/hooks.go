@@ -17,7 +17,7 @@ import (
 func newHooksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot, Qwen Code, Cline) hooks that report to system3",
+		Short: "Show or install the Claude Code (or Codex, Gemini, Copilot, Qwen Code, Cline) hooks, or opencode's plugin, that report to system3",
 		Long: `Claude Code hooks push an agent's state to system3 the moment it changes (a
 permission prompt, a finished turn, an API failure), instead of system3 reading
 it from the screen a moment later. Each hook runs system3 hook.
@@ -29,9 +29,12 @@ the Gemini CLI's BeforeTool hook (its settings.json), and with --agent copilot
 for GitHub Copilot CLI's permissionRequest and agentStop hooks (its
 settings.json), which let the approval policy decide those agents' tool
 calls (docs/policy.md), and with --agent qwen for Qwen Code's hooks, which
-are Claude Code's (its settings.json). The Cline CLI's hooks are files
-named after their events: with --agent cline they print and write
-system3's (TaskStart.sh, PreToolUse.sh, ...). See docs/hooks.md.`,
+are Claude Code's (its settings.json). opencode has plugins instead of
+hooks: with --agent opencode they print and write system3's plugin, a
+small JavaScript file that runs system3 hook for opencode's events. The
+Cline CLI's hooks are files named after their events: with --agent cline
+they print and write system3's (TaskStart.sh, PreToolUse.sh, ...). See
+docs/hooks.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newHooksPrintCmd(a), newHooksInstallCmd(a))
@@ -47,13 +50,16 @@ type hookTarget struct {
 	project string
 	// note is said after installing.
 	note string
+	// plugin, when set, is a file system3 writes whole (opencode's
+	// plugin), given the hook command, instead of settings to merge.
+	plugin func(cmd string) ([]byte, error)
 	// dir: the hooks are files of their own in the directory that user
 	// and project name (the Cline CLI's), written by hooks.InstallCline.
 	dir bool
 }
 
 // hookAgents are the agents whose hooks system3 prints and installs.
-var hookAgents = []string{"claude", "codex", "gemini", "copilot", "qwen", "cline"}
+var hookAgents = []string{"claude", "codex", "gemini", "copilot", "qwen", "opencode", "cline"}
 
 var hookTargets = map[string]hookTarget{
 	"claude": {events: hooks.Events, user: (*app).userSettingsPath, project: filepath.Join(".claude", "settings.local.json")},
@@ -65,6 +71,9 @@ var hookTargets = map[string]hookTarget{
 		note: `Copilot runs the hooks from its next start (a project's in a folder it trusts), unless disableAllHooks is set.`},
 	"qwen": {events: hooks.QwenEvents, user: (*app).qwenSettingsPath, project: filepath.Join(".qwen", "settings.json"),
 		note: `Qwen Code runs the hooks from its next start (a project's only in a folder it trusts), unless disableAllHooks is set; /hooks lists them.`},
+	"opencode": {events: hooks.OpencodeEvents, user: (*app).opencodePluginPath, project: filepath.Join(".opencode", "plugins", hooks.OpencodePluginFile),
+		plugin: hooks.OpencodePlugin,
+		note:   `opencode loads the plugin from its next start. Install it in one place only (the user's or a project's): each copy reports every event.`},
 	"cline": {events: hooks.ClineEvents, user: (*app).clineHooksDir, project: filepath.Join(".clinerules", "hooks"), dir: true,
 		note: `Cline reads its hooks when a session starts. Install them in one place only (the user's or a project's): Cline runs every copy. Its events count only from a Cline whose sessions run in its own process (CLINE_SESSION_BACKEND_MODE=local, as system3 spawn starts it): see docs/hooks.md.`},
 }
@@ -95,9 +104,12 @@ BeforeTool hook runs system3 hook for the tools Gemini asks about. With
 --agent copilot, GitHub Copilot CLI's settings.json: its permissionRequest
 and agentStop hooks run system3 hook --event NAME. With --agent qwen, Qwen
 Code's settings.json: Claude Code's hooks, but for the task events Qwen
-Code does not have. With --agent cline, the Cline CLI's hook files system3
-writes (TaskStart.sh, TaskResume.sh, PreToolUse.sh, PostToolUse.sh,
-TaskComplete.sh), each a shell script that runs the command.
+Code does not have. With --agent opencode, system3's opencode plugin
+(system3.js), which runs system3 hook when a turn starts, ends or fails
+and when opencode asks a permission. With --agent cline, the Cline CLI's
+hook files system3 writes (TaskStart.sh, TaskResume.sh, PreToolUse.sh,
+PostToolUse.sh, TaskComplete.sh), each a shell script that runs the
+command.
 
 The command is this system3's absolute path followed by "hook" (and by
 --state-dir when one was chosen), unless --command says otherwise.`,
@@ -107,6 +119,7 @@ The command is this system3's absolute path followed by "hook" (and by
   system3 hooks print --agent gemini
   system3 hooks print --agent copilot
   system3 hooks print --agent qwen
+  system3 hooks print --agent opencode
   system3 hooks print --agent cline`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,6 +133,14 @@ The command is this system3's absolute path followed by "hook" (and by
 			}
 			if target.dir {
 				b, err := hooks.ClinePrint(cmdline)
+				if err != nil {
+					return err
+				}
+				_, err = a.stdout.Write(b)
+				return err
+			}
+			if target.plugin != nil {
+				b, err := target.plugin(cmdline)
 				if err != nil {
 					return err
 				}
@@ -195,6 +216,12 @@ none with disableAllHooks. Like Gemini, it allows comments in settings.json,
 which system3 cannot keep: it refuses such a file (add the hooks by hand
 from system3 hooks print --agent qwen).
 
+--agent opencode writes system3's opencode plugin, whole, to
+$XDG_CONFIG_HOME/opencode/plugins/system3.js (~/.config/opencode/plugins)
+for the user, or DIR/.opencode/plugins/system3.js with --project. A
+system3.js there that system3 did not write is refused and left as it was;
+system3's own earlier one is replaced (copied to a backup first).
+
 --agent cline writes the Cline CLI's hook files (TaskStart.sh,
 TaskResume.sh, PreToolUse.sh, PostToolUse.sh, TaskComplete.sh), each a
 shell script that runs system3 hook, into $CLINE_DIR/hooks (~/.cline/hooks)
@@ -212,6 +239,7 @@ sessions run in Cline's hub is read from the screen alone.`,
   system3 hooks install --agent gemini
   system3 hooks install --agent copilot
   system3 hooks install --agent qwen
+  system3 hooks install --agent opencode
   system3 hooks install --agent cline`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -237,17 +265,7 @@ sessions run in Cline's hub is read from the screen alone.`,
 			if err != nil {
 				return err
 			}
-			var res hooks.Result
-			switch {
-			case target.dir && dryRun:
-				res, _, err = hooks.PlanCline(path, cmdline)
-			case target.dir:
-				res, err = hooks.InstallCline(path, cmdline)
-			case dryRun:
-				res, _, err = hooks.PlanFor(path, cmdline, target.events)
-			default:
-				res, err = hooks.InstallFor(path, cmdline, target.events)
-			}
+			res, err := applyHooks(target, path, cmdline, dryRun)
 			if err != nil {
 				return err
 			}
@@ -273,11 +291,49 @@ sessions run in Cline's hub is read from the screen alone.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "claude", "the agent whose hooks to install: "+strings.Join(hookAgents, " or "))
-	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json, for qwen ~/.qwen/settings.json, for cline ~/.cline/hooks)")
-	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json, for qwen DIR/.qwen/settings.json, for cline DIR/.clinerules/hooks) instead")
+	f.BoolVar(&user, "user", false, "install into the user's settings, ~/.claude/settings.json (the default; for codex ~/.codex/hooks.json, for gemini ~/.gemini/settings.json, for copilot ~/.copilot/settings.json, for qwen ~/.qwen/settings.json, for opencode ~/.config/opencode/plugins/system3.js, for cline ~/.cline/hooks)")
+	f.StringVar(&project, "project", "", "install into DIR/.claude/settings.local.json (for codex DIR/.codex/hooks.json, for gemini DIR/.gemini/settings.json, for copilot DIR/.github/copilot/settings.local.json, for qwen DIR/.qwen/settings.json, for opencode DIR/.opencode/plugins/system3.js, for cline DIR/.clinerules/hooks) instead")
 	f.BoolVar(&dryRun, "dry-run", false, "show the diff without changing the file")
 	f.StringVar(&command, "command", "", "the command the hooks run (default: this system3 with \"hook\")")
 	return cmd
+}
+
+// applyHooks installs target's hooks running cmdline into the file at
+// path, or with dryRun says what it would change.
+func applyHooks(target hookTarget, path, cmdline string, dryRun bool) (hooks.Result, error) {
+	if target.dir {
+		if dryRun {
+			res, _, err := hooks.PlanCline(path, cmdline)
+			return res, err
+		}
+		return hooks.InstallCline(path, cmdline)
+	}
+	if target.plugin != nil {
+		b, err := target.plugin(cmdline)
+		if err != nil {
+			return hooks.Result{Path: path}, err
+		}
+		if dryRun {
+			return hooks.PlanFile(path, b)
+		}
+		return hooks.InstallFile(path, b)
+	}
+	if dryRun {
+		res, _, err := hooks.PlanFor(path, cmdline, target.events)
+		return res, err
+	}
+	return hooks.InstallFor(path, cmdline, target.events)
+}
+
+// opencodePluginPath is where opencode loads the user's plugins from:
+// plugins/ in its config directory, $XDG_CONFIG_HOME/opencode
+// (~/.config/opencode).
+func (a *app) opencodePluginPath() string {
+	dir := a.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		dir = filepath.Join(a.Settings.Home, ".config")
+	}
+	return filepath.Join(dir, "opencode", "plugins", hooks.OpencodePluginFile)
 }
 
 // clineHooksDir is the Cline CLI's user hooks directory: hooks/ in

@@ -1,9 +1,10 @@
 // Package hooks reads Claude Code hook payloads (and Qwen Code's, which
 // are the same, the Codex and Gemini CLIs' permission hooks', GitHub
-// Copilot CLI's and the Cline CLI's), produces the hook settings that
-// send them to system3 (and the Cline CLI's hook files), merges those
-// settings into a settings file, and keeps the spool where hook events
-// wait while no system3 daemon runs.
+// Copilot CLI's, the Cline CLI's, and the events of system3's opencode
+// plugin), produces the hook settings that send them to system3 (the
+// Cline CLI's hook files, and the plugin), merges those settings into a
+// settings file, and keeps the spool where hook events wait while no
+// system3 daemon runs.
 package hooks
 
 import (
@@ -88,6 +89,11 @@ type payload struct {
 	CopilotTool       string          `json:"toolName"`
 	CopilotInput      json.RawMessage `json:"toolInput"`
 	CopilotArgs       json.RawMessage `json:"toolArgs"`
+
+	// opencode's, from system3's plugin: an event of its bus
+	// (parseOpencode).
+	OpencodeType       string          `json:"type"`
+	OpencodeProperties json.RawMessage `json:"properties"`
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
@@ -101,7 +107,9 @@ func Parse(data []byte) (api.HookEvent, error) { return ParseAs(data, "") }
 // its words, and its events take the names system3 keeps them under
 // (copilotNames): the agentStop its command names becomes a Stop. The
 // Cline CLI's payloads name their event in hookName, in its words
-// (parseCline).
+// (parseCline). An opencode event from system3's plugin ({"type",
+// "properties"}) takes the name of Claude Code's event that says the
+// same (parseOpencode).
 func ParseAs(data []byte, event string) (api.HookEvent, error) {
 	if len(data) > MaxPayload {
 		return api.HookEvent{}, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), MaxPayload)
@@ -120,6 +128,9 @@ func ParseAs(data []byte, event string) (api.HookEvent, error) {
 	name := strings.TrimSpace(firstOf(p.Name, p.HookName, event))
 	if p.Name == "" && isCline(p.HookName) {
 		return parseCline(data)
+	}
+	if name == "" && p.OpencodeType != "" && len(p.OpencodeProperties) > 0 {
+		return parseOpencode(data)
 	}
 	if name == "" {
 		return api.HookEvent{}, errors.New(`hook payload has no "hook_event_name" and its command names no event (system3 hook --event NAME); is this an agent's hook?`)

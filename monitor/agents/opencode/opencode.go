@@ -1,7 +1,7 @@
 // Package opencode is what system3 knows about opencode: its rules
 // (rules.yaml), its keys (its approvals are a row of buttons chosen with
-// the arrow keys, its question tool takes digits), and how a session
-// continues.
+// the arrow keys, its question tool takes digits), how a session
+// continues, and that system3's plugin reports its events.
 package opencode
 
 import (
@@ -26,6 +26,20 @@ var Spec = agent.Spec{
 		}
 		return []string{"--session", id}
 	},
+	// With system3's plugin in its config (system3 hooks install --agent
+	// opencode), its events are weighed against its screen: opencode 1.18
+	// has no shell hooks, but loads plugins/*.js from its config
+	// directories into its own process, which runs in the pane, and
+	// gives their event hook every event of its bus. The plugin reports a
+	// turn started (session.status busy), ended (session.idle, after an
+	// interrupt too) or failed (session.error), and a permission asked
+	// (permission.asked, as the dialog draws), each by running system3
+	// hook, which inherits opencode's environment ($TMUX_PANE) and runs
+	// below the pane's process. The approval policy does not decide its
+	// tool calls: 1.18 never calls a plugin's permission.ask, and its
+	// tool.execute.before runs before it asks, with no way to skip the
+	// asking.
+	Hooks: true,
 	// No Continue: at a usage limit opencode honours Retry-After, counts
 	// down to its next attempt and makes it by itself (rate_limited,
 	// auto_resume), so system3 types nothing.
