@@ -118,3 +118,49 @@ func TestPermissionPolicyRealCline(t *testing.T) {
 		t.Fatalf("the allow Cline cannot give is not said: %+v", p[1])
 	}
 }
+
+// TestClineHubHooksAreDropped: two real Clines of one user, in their
+// default session backend. The first runs its sessions itself and starts
+// Cline's hub; the second hands its sessions to the hub, whose hooks run
+// with the first one's environment ($TMUX_PANE) and below its process, so
+// they would pass for the first pane's. The second's turn end is dropped
+// by system3 hook (it runs under the hub), and the first pane, working on
+// a long turn meanwhile, stays working; its own turn end is then idle by
+// its own hook.
+func TestClineHubHooksAreDropped(t *testing.T) {
+	fakeAPI := chattest.NewFakeAPI(t,
+		chattest.Rule{Contains: "slow-now", Steps: []chattest.Step{{Text: "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty.", Chunks: 40, ChunkDelay: 500 * time.Millisecond}}},
+	)
+	state := testkit.ShortDir(t)
+	home := filepath.Join(t.TempDir(), "home")
+	project := filepath.Join(home, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installHooks(t, "cline", state, strings.Join(hooks.ClineEvents, ", "), nil, "--project", project)
+	first := chattest.Start(t, chattest.Cline, chattest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
+	// The hub the first started: a Cline started once it runs hands its
+	// sessions to it.
+	hubRecord := filepath.Join(home, ".cline", "data", "locks", "hub", "production.json")
+	hubWait := time.Now()
+	testkit.WaitFor(t, 60*time.Second, "Cline's hub", func() bool { _, err := os.Stat(hubRecord); return err == nil })
+	t.Logf("the hub's record after %s", time.Since(hubWait).Round(time.Millisecond))
+	second := chattest.Start(t, chattest.Cline, chattest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
+	r := startPermissionRig(t, state, first.Socket(), first.Pane, first.Dir, first.Capture, fakeAPI.Summary)
+	r.idle("cline")
+
+	first.Send("slow-now please")
+	testkit.WaitFor(t, 30*time.Second, "the first pane working", func() bool { return r.session().State == api.Working })
+	second.Send("hello from the second pane")
+	second.WaitForText("OK.", 60*time.Second)
+	log := func() string { b, _ := os.ReadFile(filepath.Join(state, "system3.log")); return string(b) }
+	testkit.WaitFor(t, 20*time.Second, "the hub's hook dropped", func() bool { return strings.Contains(log(), "runs under a hub") })
+	if s := r.session(); s.State != api.Working || s.Evidence.Rule == "hook.stop" {
+		t.Fatalf("the second pane's turn end changed the first pane: %s by %s %s\n%s", s.State, s.Evidence.Source, s.Evidence.Rule, log())
+	}
+	first.WaitForText("twenty.", 60*time.Second)
+	testkit.WaitFor(t, 30*time.Second, "the first pane idle by its own TaskComplete", func() bool {
+		s := r.session()
+		return s.State == api.Idle && s.Evidence.Source == "hook" && s.Evidence.Rule == "hook.stop"
+	})
+}
