@@ -128,30 +128,10 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFu
 	if err != nil {
 		return p.undecided(ctx, ev, inner)
 	}
-	req := approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
-		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)}
-	switch ev.Name {
-	case api.BeforeTool:
-		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
-	case api.CopilotPermissionRequest:
-		req = approval.FromCopilot(req)
-	case api.ClineToolCall:
-		req = approval.FromCline(req)
-	default:
-		req = approval.FromAgent(req, agents.Lookup(sess.Agent).PolicyTools)
-	}
-	req = approval.Resolve(req)
+	req := policyRequest(ev, sess)
 	v := pol.Decide(req)
-	if !ev.CanAllow() && v.Decision != approval.Deny {
-		// Cline's reply can only refuse: an allow would still meet its
-		// dialog, and an ask answered yes too. Both leave the call to
-		// Cline, as no rule does, on record with the rule that matched.
-		if v.Decision != approval.None {
-			v.Why = fmt.Sprintf("rule %s says %s, but %s's hook can only refuse a call", v.Rule, v.Decision, firstNonEmpty(sess.Agent, "the agent"))
-			v.Decision = approval.None
-		}
-		p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, nil)
-		return p.undecided(ctx, ev, inner)
+	if !ev.CanAllow() {
+		v = refusalsOnly(v, sess.Agent)
 	}
 	switch v.Decision {
 	case approval.Allow, approval.Deny:
@@ -167,6 +147,36 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFu
 	}
 	p.audit(req, v, approval.None, "", sess.Pane, "", start, 0, nil)
 	return p.undecided(ctx, ev, inner)
+}
+
+// policyRequest is the tool call ev asks about in the policy's words:
+// its tool named as Claude Code names the like, its paths resolved.
+func policyRequest(ev api.HookEvent, sess api.Session) approval.Request {
+	req := approval.Request{Agent: sess.Agent, Session: sess.Session, Cwd: firstNonEmpty(sess.Path, ev.Cwd),
+		Tool: ev.ToolName, Input: json.RawMessage(ev.ToolInputJSON)}
+	switch ev.Name {
+	case api.BeforeTool:
+		req = approval.FromGemini(req, ev.MCPServer, ev.MCPTool)
+	case api.CopilotPermissionRequest:
+		req = approval.FromCopilot(req)
+	case api.ClineToolCall:
+		req = approval.FromCline(req)
+	default:
+		req = approval.FromAgent(req, agents.Lookup(sess.Agent).PolicyTools)
+	}
+	return approval.Resolve(req)
+}
+
+// refusalsOnly is the verdict for an agent whose reply can only refuse
+// (Cline): a deny stands, and an allow or an ask, which would still meet
+// the agent's dialog (an ask answered yes too), decides nothing, on
+// record with the rule that matched and why.
+func refusalsOnly(v approval.Verdict, agent string) approval.Verdict {
+	if v.Decision == approval.Allow || v.Decision == approval.Ask {
+		v.Why = fmt.Sprintf("rule %s says %s, but %s's hook can only refuse a call", v.Rule, v.Decision, firstNonEmpty(agent, "the agent"))
+		v.Decision = approval.None
+	}
+	return v
 }
 
 // undecided hands the request to the monitors, as when no policy runs:
