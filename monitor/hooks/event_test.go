@@ -129,7 +129,9 @@ func TestToolCall(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{`{"hook_event_name":"Stop"}`, `{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}`,
-		`{"hook_event_name":"StopFailure","error":{"a":[1]}}`, `{"hookName":"permissionRequest","toolInput":{"command":"ls"},"toolArgs":[]}`, `[]`, ``, `{"hook_event_name":"\u00e9\ud800"}`} {
+		`{"hook_event_name":"StopFailure","error":{"a":[1]}}`, `{"hookName":"permissionRequest","toolInput":{"command":"ls"},"toolArgs":[]}`, `[]`, ``, `{"hook_event_name":"\u00e9\ud800"}`,
+		`{"hookName":"tool_call","tool_call":{"id":"c1","name":"run_commands","input":{"commands":["ls"]}},"sessionContext":{"rootSessionId":"1_abcde"}}`,
+		`{"hookName":"tool_result","tool_result":{"name":"editor","input":{"path":"/p"},"output":[1],"error":"e"}}`, `{"hookName":"agent_end","workspaceRoots":["/p"],"taskId":"conv_1"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
