@@ -41,7 +41,10 @@ func TestHookFromAHubIsRefused(t *testing.T) {
 	hook := testkit.WaitForValue(t, 5*time.Second, "the hub's child", func() (int, bool) {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task/" + strconv.Itoa(cmd.Process.Pid) + "/children")
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		return pid, err == nil && pid > 0
+		// Until it execs sleep, a forked child still has the shell's
+		// arguments.
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		return pid, err == nil && pid > 0 && strings.HasPrefix(string(cmdline), "sleep\x00")
 	})
 	if hub, agent := HubAbove(hook, os.Getpid()); hub != cmd.Process.Pid || agent != "cline" {
 		t.Fatalf("HubAbove = %d %q, want %d cline", hub, agent, cmd.Process.Pid)
