@@ -15,7 +15,7 @@ import (
 )
 
 var saveChatAfterLimit = flag.Bool("update-chat-after-limit-captures", false,
-	"save the screens of GitHub Copilot CLI and Qwen Code answering system3's continue after a usage limit to testdata/captures/<cli>/idle_after_limit.txt")
+	"save the screens of GitHub Copilot CLI, Qwen Code and the Gemini CLI answering system3's continue after a usage limit to testdata/captures/<cli>/idle_after_limit.txt")
 
 // chatResumeDelay is the monitors' ResumeDelay here: these screens name
 // the reset to the second (a wait read when first seen, or a time with

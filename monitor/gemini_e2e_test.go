@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/system3-dev/system3/internal/api"
+	"github.com/system3-dev/system3/internal/audit"
 	"github.com/system3-dev/system3/internal/testsupport/geminitest"
 	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
@@ -385,4 +387,107 @@ func TestRealGeminiUsageLimit(t *testing.T) {
 	if s := m.waitState(api.Error, "rate_limited"); s.Evidence.Rule != "gemini.rate_limited" || !s.ResetsAt.IsZero() {
 		t.Fatalf("after Stop on the daily quota: %+v", s)
 	}
+}
+
+// TestRealGeminiResumeAfterLimit: once the usage-limit dialog of the real
+// Gemini CLI is answered Stop, the turn ends on the quota's error naming
+// its retry and the CLI waits at its prompt. The CLI shows that dialog
+// only for a retry more than five minutes away (a shorter one it waits
+// out itself), so the monitors' clock is moved past the reset rather than
+// the test waiting for it. Nothing is typed before; once the clock has
+// passed the reset, with resume_after_limit on, the monitors type
+// "continue" at the prompt, once: the fake API sees it, the CLI answers
+// it, the audit log has the one continue under the resume origin, and the
+// limit's wake says system3 continued it.
+func TestRealGeminiResumeAfterLimit(t *testing.T) {
+	t.Parallel()
+	fakeAPI := geminitest.NewFakeAPI(t,
+		geminitest.Rule{Contains: "continue", Steps: []geminitest.Step{{Text: "Continued fine."}}},
+		geminitest.Rule{Contains: "hello there", Steps: []geminitest.Step{{Text: "Hello."}}})
+	gs := geminitest.Start(t, geminitest.Options{API: fakeAPI})
+	dir := t.TempDir()
+	var ahead atomic.Int64 // how far the monitors' clock is ahead
+	const delay = 3 * time.Second
+	m := watchLive(t, gs.Socket(), gs.Pane, gs.Capture, 60*time.Second, func(c *Config) {
+		c.Cmdlines = ProcessCmdlines
+		c.ResumeAfterLimit, c.ResumeDelay, c.Audit, c.Zone = true, delay, audit.Open(dir), PaneZone
+		c.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	m.waitState(api.Idle, "")
+	fakeAPI.FailNext(1000, geminitest.QuotaRetry(10*time.Minute))
+	gs.Send("hello there")
+	ps := m.wait("the usage-limit dialog", func(s api.Session) bool {
+		return s.State == api.AwaitingInput && s.Prompt != "" && s.Evidence.Rule == "gemini.usage_limit_dialog"
+	})
+	if res, err := m.sup.Answer(context.Background(), api.AnswerRequest{Target: api.Target{Pane: gs.Pane}, Prompt: ps.Prompt, Answer: "Stop", Origin: "test"}); err != nil || res.Option != "Stop" {
+		t.Fatalf("answer Stop: %+v %v", res, err)
+	}
+	s := m.waitState(api.RateLimited, "")
+	fakeAPI.FailNext(0, geminitest.APIError{})
+	limited := len(fakeAPI.Requests())
+	if in := time.Until(s.ResetsAt); s.Evidence.Rule != "gemini.usage_limit" || in < 9*time.Minute || in > 11*time.Minute {
+		t.Fatalf("after Stop: %+v", s)
+	}
+	if ev := m.waitWake(api.ReasonUsageLimit); !ev.ResetsAt.Equal(s.ResetsAt) || !strings.Contains(ev.SuggestedAction, `system3 types "continue" at its prompt`) {
+		t.Fatalf("usage_limit wake = %+v", ev)
+	}
+	continues := func() []geminitest.Request {
+		var out []geminitest.Request
+		for _, q := range fakeAPI.Requests()[limited:] {
+			if q.Kind == geminitest.KindMain && strings.Contains(q.Prompt, "continue") {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	// Before the reset, longer than the delay: nothing is typed.
+	time.Sleep(2 * delay)
+	if c := continues(); len(c) != 0 {
+		t.Fatalf("a continue was sent before the reset:\n%s", fakeAPI.Summary())
+	}
+
+	passed := time.Now()
+	ahead.Store(int64(time.Until(s.ResetsAt) + time.Second))
+	var cont geminitest.Request
+	gs.WaitFor("the continue's request", delay+time.Minute, func(string) bool {
+		c := continues()
+		if len(c) > 0 {
+			cont = c[0]
+		}
+		return len(c) > 0
+	})
+	if cont.Time.Before(passed) {
+		t.Fatalf("the continue was sent at %s, before the clock passed the reset at %s", cont.Time.Format(time.TimeOnly), passed.Format(time.TimeOnly))
+	}
+	gs.WaitForText("Continued fine.", 60*time.Second)
+	// Idle, the limit's error of the turn before still on screen.
+	m.waitState(api.Idle, "")
+	if *saveChatAfterLimit {
+		screen := gs.WaitStable(time.Second, 10*time.Second)
+		if err := os.WriteFile(filepath.Join("testdata", "captures", "gemini", "idle_after_limit.txt"), []byte(screen), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := audit.Read(filepath.Join(dir, audit.File))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	es = slices.DeleteFunc(es, func(e api.AuditEntry) bool { return e.Origin != api.ResumeOrigin })
+	if len(es) != 1 || es[0].Text != "continue" || !es[0].Sent || es[0].Pane != gs.Pane {
+		t.Fatalf("audited continues = %+v", es)
+	}
+	w, err := m.store.List(api.WakeFilter{Reasons: []api.Reason{api.ReasonUsageLimit}, IncludeAcked: true, IncludeResolved: true})
+	if err != nil || len(w) != 1 || w[0].Resolution != `continued by system3 after the reset (resume_after_limit): typed "continue"` {
+		t.Fatalf("usage_limit wakes = %+v, %v", w, err)
+	}
+	mains := 0
+	for _, q := range fakeAPI.Requests()[limited:] {
+		if q.Kind == geminitest.KindMain {
+			mains++
+		}
+	}
+	if mains != 1 {
+		t.Fatalf("%d requests after the limit, want the continue alone:\n%s", mains, fakeAPI.Summary())
+	}
+	t.Logf("clock past the reset at %s, continue typed %s (by the monitors' clock), its request %s", passed.Format(time.TimeOnly), es[0].Time.Format(time.TimeOnly), cont.Time.Format(time.TimeOnly))
 }

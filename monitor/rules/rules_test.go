@@ -152,6 +152,7 @@ var expectations = map[string]want{
 	"codex/working_spinner.txt":                 {agent: "codex", state: "working", rule: "codex.working"},
 	"codex/working_streaming.txt":               {agent: "codex", state: "working", rule: "codex.streaming"},
 	"codex/working_tool_running.txt":            {agent: "codex", state: "working", rule: "codex.working"},
+	"gemini/idle_after_limit.txt":               {agent: "gemini", state: "idle", rule: "gemini.idle"},
 	"gemini/api_error_loop.txt":                 {agent: "gemini", state: "error", kind: "auth", rule: "gemini.auth"},
 	"gemini/api_error_retrying.txt":             {agent: "gemini", state: "working", rule: "gemini.working"},
 	"gemini/api_error_retrying_long.txt":        {agent: "gemini", state: "working", rule: "gemini.working_silent"},
@@ -438,5 +439,43 @@ func TestTrimRightBlankIsTrimRight(t *testing.T) {
 	}
 	if n != len(parts)*len(parts)*len(parts)*len(parts) {
 		t.Fatalf("checked %d lines", n)
+	}
+}
+
+// TestTypedInputIsNotATurn: text typed in the Gemini CLI's input line
+// (" > continue", below the last rule) looks like a submitted prompt, but
+// the turn is what is above the rule: a usage limit or an error of the
+// last turn stays what it is while a person or system3 types, and a new
+// turn below the old error is not that error.
+func TestTypedInputIsNotATurn(t *testing.T) {
+	e := engine(t)
+	for _, tc := range []struct {
+		capture, typed, state, rule string
+	}{
+		{"gemini/rate_limited_usage.txt", " > continue", "rate_limited", "gemini.usage_limit"},
+		{"gemini/rate_limited_daily.txt", " > try again", "error", "gemini.rate_limited"},
+		{"gemini/auth_error.txt", " > hello", "error", "gemini.auth"},
+		{"gemini/api_error_unreachable.txt", " > again please", "error", "gemini.api_error"},
+		{"gemini/idle_after_limit.txt", " > more", "idle", "gemini.idle"},
+	} {
+		t.Run(tc.capture, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "testdata", "captures", tc.capture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			screen := strings.Replace(string(data), " >   Type your message or @path/to/file", tc.typed, 1)
+			if screen == string(data) {
+				t.Fatal("the capture has no empty input line")
+			}
+			c, err := ParseCapture(tc.capture, []byte(screen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := c.Input()
+			in.Processes = []string{"gemini"}
+			if got := e.Classify(in); string(got.State) != tc.state || got.Rule != tc.rule {
+				t.Fatalf("with %q typed: %s by %s (evidence %q), want %s by %s", tc.typed, got.State, got.Rule, got.Evidence, tc.state, tc.rule)
+			}
+		})
 	}
 }

@@ -16,6 +16,11 @@ type Screen struct {
 	// inputTop and inputBottom are the border lines around the input box, or
 	// -1 when the screen shows none.
 	inputTop, inputBottom int
+	// belowRule is the line after the last horizontal rule near the
+	// bottom when the screen shows no input box, or -1: what is below
+	// it is the agent's input line and footer (the Gemini CLI's), not
+	// its conversation.
+	belowRule int
 	// prompts, when set, are the agent's submitted prompt lines (region
 	// turn); nil: "❯ text" and "› text".
 	prompts *regexp.Regexp
@@ -41,7 +46,7 @@ func NewScreen(capture string) *Screen {
 		capture = strings.ToValidUTF8(capture, "\uFFFD")
 	}
 	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	s := &Screen{Lines: make([]string, 0, len(raw)), inputTop: -1, inputBottom: -1}
+	s := &Screen{Lines: make([]string, 0, len(raw)), inputTop: -1, inputBottom: -1, belowRule: -1}
 	for _, l := range raw {
 		s.Lines = append(s.Lines, trimRightBlank(l))
 	}
@@ -127,10 +132,12 @@ func (s *Screen) findInputBox() {
 		if isRule(s.Lines[i]) {
 			if i+1 < bottom && isPromptLine(s.Lines[i+1]) {
 				s.inputTop, s.inputBottom = i, bottom
+				return
 			}
-			return
+			break
 		}
 	}
+	s.belowRule = bottom + 1
 }
 
 // findComposer finds an input box drawn without borders, the shape of
@@ -218,8 +225,14 @@ func (s *Screen) bounds(r region) (int, int) {
 		return s.lastNonBlank(n, r.lines), n
 	case "turn":
 		end := n
-		if s.HasInputBox() {
+		switch {
+		case s.HasInputBox():
 			end = s.inputTop
+		case s.belowRule >= 0:
+			// A prompt typed in an input line below the last rule
+			// (" > text", the Gemini CLI's) is not submitted yet: the
+			// turn ends at the rule.
+			end = s.belowRule - 1
 		}
 		lo := s.lastNonBlank(end, r.lines)
 		for i := end - 1; i >= lo; i-- {
