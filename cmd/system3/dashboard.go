@@ -112,12 +112,18 @@ func (a *app) runDashboard(ctx context.Context) error {
 	g.Go(func() error {
 		// Notifications are extra: their failure must not close the dashboard.
 		backoff := api.Backoff{First: time.Second, Max: time.Second}
+		// from: when the last stream ended. The wakes raised since, while
+		// this dashboard had no stream (its daemon gone, the takeover on
+		// its way), were announced by no one: the next stream does.
+		var from time.Time
 		for {
 			// The service in use, not the client: when the daemon goes,
 			// the stream ends and the loop picks the notifier anew.
 			n := notifierNow()
-			if err := n.Run(gctx, fo.Current()); err != nil {
+			if err := n.Run(gctx, fo.Current(), from); err != nil {
 				a.Log.Warn("notifications stopped", "err", err)
+			} else {
+				from = time.Now()
 			}
 			if !attached || !own.Active() {
 				return nil

@@ -438,7 +438,7 @@ func (a *app) demoNoUI(ctx context.Context, env *demoEnv) error {
 	notified := make(chan struct{})
 	go func() {
 		defer close(notified)
-		if err := n.Run(nctx, svc); err != nil {
+		if err := n.Run(nctx, svc, time.Time{}); err != nil {
 			a.Log.Warn("notifications stopped", "err", err)
 		}
 	}()

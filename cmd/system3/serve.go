@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +86,7 @@ func (a *app) serve(ctx context.Context, set mcpSettings) error {
 	notified := make(chan struct{})
 	go func() {
 		defer close(notified)
-		if err := n.Run(ctx, svc); err != nil {
+		if err := n.Run(ctx, svc, time.Time{}); err != nil {
 			a.Log.Warn("notifications stopped", "err", err)
 		}
 	}()

@@ -96,8 +96,11 @@ func (n *Notifier) Active() bool {
 }
 
 // Run announces every wake raised from now on until ctx ends. Wakes that
-// were pending when it started are not announced again.
-func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
+// were pending when it started are not announced again, unless they were
+// raised at or after from (zero: none): a dashboard subscribing anew after
+// its daemon went announces the wakes raised while it had no stream,
+// which no one announced.
+func (n *Notifier) Run(ctx context.Context, svc api.Service, from time.Time) error {
 	if !n.Active() {
 		return nil
 	}
@@ -137,7 +140,7 @@ func (n *Notifier) Run(ctx context.Context, svc api.Service) error {
 			if !ok {
 				return nil
 			}
-			if m.Kind != api.WakeRaised || m.Replayed || !slices.Contains(n.reasons, m.Event.Reason) {
+			if m.Kind != api.WakeRaised || (m.Replayed && (from.IsZero() || m.Event.Time.Before(from))) || !slices.Contains(n.reasons, m.Event.Reason) {
 				continue
 			}
 			if n.display != nil {

@@ -33,7 +33,7 @@ func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, f) }()
+	go func() { done <- n.Run(ctx, f, time.Time{}) }()
 	eventually(t, "the subscription", func() bool { return f.InFlight() > 0 })
 
 	f.Raise(t, api.Wake{Reason: api.ReasonHeartbeat, Key: "heartbeat"})
@@ -59,6 +59,40 @@ func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
 		t.Errorf("tmux messages = %q", shown)
 	}
 	mu.Unlock()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNotifierAnnouncesWhatNoOneDid: a notifier that subscribes anew
+// after its stream ended (a dashboard whose daemon went, before it took
+// the monitors over) announces the wakes raised since that moment, which
+// it finds pending, and not those raised before, which were announced.
+func TestNotifierAnnouncesWhatNoOneDid(t *testing.T) {
+	f := monitortest.NewService(t, nil)
+	f.Raise(t, monitortest.WakeDocs) // raised while the old stream ran: announced then
+	time.Sleep(10 * time.Millisecond)
+	from := time.Now()
+	auth := f.Raise(t, monitortest.WakeAuth) // raised with no stream
+	dir := t.TempDir()
+	n, err := newNotifier(nil, `cat > "`+dir+`/$SYSTEM3_WAKE_REASON.json"`, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, f, from) }()
+	path := filepath.Join(dir, "awaiting_input.json")
+	eventually(t, "the wake raised with no stream to be announced", func() bool { _, err := os.Stat(path); return err == nil })
+	var got api.Wake
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &got); err != nil || got.ID != auth.ID {
+		t.Fatalf("command stdin = %s (%v)", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "error_loop_detected.json")); err == nil {
+		t.Error("the wake raised before the stream ended was announced again")
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
