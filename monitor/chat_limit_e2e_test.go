@@ -15,14 +15,14 @@ import (
 )
 
 var saveChatAfterLimit = flag.Bool("update-chat-after-limit-captures", false,
-	"save the screens of GitHub Copilot CLI, Qwen Code and the Gemini CLI answering system3's continue after a usage limit to testdata/captures/<cli>/idle_after_limit.txt")
+	"save the screens of GitHub Copilot CLI, Qwen Code, Cline and the Gemini CLI answering system3's continue after a usage limit to testdata/captures/<cli>/idle_after_limit.txt")
 
 // chatResumeDelay is the monitors' ResumeDelay here: these screens name
 // the reset to the second (a wait read when first seen, or a time with
 // seconds), so a few seconds past it are past the reset.
 const chatResumeDelay = 5 * time.Second
 
-// TestRealChatResumeAfterLimit: GitHub Copilot CLI and Qwen Code end
+// TestRealChatResumeAfterLimit: GitHub Copilot CLI, Qwen Code and Cline end
 // their turn at a usage limit whose reset the screen names, and wait at
 // their prompt, never going on by themselves. With resume_after_limit on,
 // once the reset has passed the monitors type "continue" at the prompt,
@@ -35,19 +35,23 @@ const chatResumeDelay = 5 * time.Second
 // message ("Please try again in 1m0s.") with a Retry-After beyond what
 // Copilot waits out by itself (it waits out two minutes behind its
 // Working footer, and gives up at once on five), so Copilot shows the
-// limit at once.
+// limit at once. Cline shows the same message once its five retries
+// (about a minute) are spent.
 func TestRealChatResumeAfterLimit(t *testing.T) {
 	for _, tc := range []struct {
 		cli   chattest.CLI
 		limit func(reset time.Time) chattest.APIError
 		rule  string
+		// wait bounds each wait for a state: Cline retries for a minute.
+		wait time.Duration
 	}{
 		{chattest.Copilot, func(time.Time) chattest.APIError {
 			e := chattest.UsageLimit(time.Minute)
 			e.Header.Set("Retry-After", "3600")
 			return e
-		}, "copilot.usage_limit"},
-		{chattest.Qwen, chattest.QuotaResets, "qwen.usage_limit"},
+		}, "copilot.usage_limit", 60 * time.Second},
+		{chattest.Qwen, chattest.QuotaResets, "qwen.usage_limit", 60 * time.Second},
+		{chattest.Cline, func(time.Time) chattest.APIError { return chattest.UsageLimit(time.Minute) }, "cline.usage_limit", 150 * time.Second},
 	} {
 		t.Run(string(tc.cli), func(t *testing.T) {
 			t.Parallel()
@@ -55,7 +59,7 @@ func TestRealChatResumeAfterLimit(t *testing.T) {
 				chattest.Rule{Contains: "hello there", Steps: []chattest.Step{{Text: "Hello."}}})
 			cs := chattest.Start(t, tc.cli, chattest.Options{API: fake})
 			dir := t.TempDir()
-			m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, 60*time.Second, func(c *Config) {
+			m := watchLive(t, cs.Socket(), cs.Pane, cs.Capture, tc.wait, func(c *Config) {
 				c.Cmdlines = ProcessCmdlines
 				c.ResumeAfterLimit, c.ResumeDelay, c.Audit, c.Zone = true, chatResumeDelay, audit.Open(dir), PaneZone
 			})

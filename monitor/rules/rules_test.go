@@ -232,6 +232,7 @@ var expectations = map[string]want{
 	// in another colour, so only the APIs' phrases make an error.
 	"cline/idle_answer_says_error.txt": {agent: "cline", state: "idle", rule: "cline.idle"},
 	"cline/idle_after_turn.txt":        {agent: "cline", state: "idle", rule: "cline.idle"},
+	"cline/idle_after_limit.txt":       {agent: "cline", state: "idle", rule: "cline.idle"},
 	"cline/interrupted.txt":            {agent: "cline", state: "idle", rule: "cline.idle"},
 	"cline/permission_edit.txt":        {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "editor · /tmp/system3-chat-captures/cline/project/notes.txt"},
 	"cline/permission_exec.txt":        {agent: "cline", state: "awaiting_input", kind: "permission", rule: "cline.permission", question: "Approve tool call?", options: []string{"Approve", "Deny"}, detail: "run_commands · $ ./deploy.sh --prod"},
