@@ -427,3 +427,68 @@ func TestTickEventsSkipsPanesAtRest(t *testing.T) {
 		t.Fatal("a write to a pane at rest was not stepped")
 	}
 }
+
+// TestStepDoesNotLookAgainAtADialogItSawGoQuiet: with terminal events, an
+// agent redraws its working screen in place, then draws a dialog and stops.
+// The tick after it stops reports it (the consumer looks at the dialog);
+// the layout listing that comes after shows the layout the dialog moved,
+// but nothing was written since that report: the listing only catches up
+// with a screen already looked at, and reports nothing. A layout change no
+// write came before (a terminal's echo) is still reported at once, and so
+// is one with a write after the report.
+func TestStepDoesNotLookAgainAtADialogItSawGoQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		wroteBefore bool // the dialog was drawn by writes the events saw
+		wroteAfter  bool // and written to again after its quiet report
+		want        bool // the listing reports the layout change
+	}{
+		{"drawn, reported, then listed", true, false, false},
+		{"no write explains the layout", false, false, true},
+		{"written again after the report", true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStepper()
+			tick := func(wrote bool, listed bool) bool {
+				s.now = s.now.Add(50 * time.Millisecond)
+				var sig *PaneSignal
+				if listed {
+					sig = &s.sig
+				}
+				return s.w.step(s.tr, sig, false, wrote, s.now)
+			}
+			// A steady working screen, written in place for 2 s, listed every
+			// fifth tick (the layout listing while panes are written to).
+			for i := range 40 {
+				s.redrawn()
+				tick(true, i%5 == 4)
+			}
+			if tc.wroteBefore {
+				// The dialog's writes, then quiet: reported for going quiet.
+				s.scroll()
+				tick(true, false)
+				reported := false
+				for range 5 {
+					if tick(false, false) {
+						reported = true
+						break
+					}
+				}
+				if !reported || s.tr.streaming {
+					t.Fatalf("the dialog's quiet tick was not reported, or as a beat (streaming=%v)", s.tr.streaming)
+				}
+			} else {
+				s.scroll()
+			}
+			if tc.wroteAfter {
+				s.redrawn()
+				if tick(true, false) {
+					t.Fatal("a write right after a report was reported at once")
+				}
+			}
+			if got := tick(false, true); got != tc.want {
+				t.Fatalf("the listing that shows the new layout reported %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

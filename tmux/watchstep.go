@@ -49,7 +49,12 @@ func restOf(p Pane) paneRest {
 // which only says something was written) changes after a second without
 // layout changes: a dialog drawn over an agent's steady working screen.
 // Such a pane is reported again once it has been quiet for a tick, in case
-// the first look caught the frame half drawn. What only full listings show
+// the first look caught the frame half drawn. A layout change the writes
+// since the last listing explain, when the pane was reported for going
+// quiet after them and nothing changed since, is not reported: the
+// consumer has looked at that screen already (with terminal events, a
+// dialog's writes are seen and reported going quiet before the next
+// layout listing shows what they moved). What only full listings show
 // (size, liveness, mode, title, command) counts as a change, not as
 // layout. A pane that keeps changing is reported at most every BusyGap, and
 // as soon as it has been quiet for settle ticks. settle starts at one
@@ -66,7 +71,7 @@ func restOf(p Pane) paneRest {
 func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, now time.Time) bool {
 	changed := restChanged || wrote
 	tr.wrote = tr.wrote || wrote
-	layout := false
+	layout, seen := false, false
 	if s != nil {
 		prev := tr.sig
 		tr.sig = *s
@@ -75,6 +80,11 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 		}
 		prev.Activity = s.Activity
 		layout = prev != *s
+		// The layout moved with writes that were reported once they went
+		// quiet, and nothing changed since: the listing only catches up
+		// with a screen already looked at (a dialog drawn, then seen by
+		// the report for going quiet before this listing came).
+		seen = layout && tr.wrote && !changed && !tr.held && !tr.quietAt.IsZero() && !tr.quietAt.Before(tr.changed)
 		tr.wrote = false
 	}
 	stable := now.Sub(tr.layoutAt) >= w.opts.BusyGap
@@ -101,7 +111,7 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 		}
 	}
 	switch {
-	case layout && stable:
+	case layout && stable && !seen:
 		tr.reported, tr.held, tr.streaming, tr.fresh = now, true, false, false // and again once quiet
 		return true
 	case tr.held && tr.quiet >= tr.settle:
