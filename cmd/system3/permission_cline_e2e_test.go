@@ -143,7 +143,7 @@ func TestClineHubHooksAreDropped(t *testing.T) {
 	// sessions to it.
 	hubRecord := filepath.Join(home, ".cline", "data", "locks", "hub", "production.json")
 	hubWait := time.Now()
-	testkit.WaitFor(t, 60*time.Second, "Cline's hub", func() bool { _, err := os.Stat(hubRecord); return err == nil })
+	testkit.WaitFor(t, 90*time.Second, "Cline's hub", func() bool { _, err := os.Stat(hubRecord); return err == nil })
 	t.Logf("the hub's record after %s", time.Since(hubWait).Round(time.Millisecond))
 	second := chattest.Start(t, chattest.Cline, chattest.Options{API: fakeAPI, Home: home, Env: []string{"TMUX_PANE=%0"}, ReadyTimeout: 90 * time.Second})
 	r := startPermissionRig(t, state, first.Socket(), first.Pane, first.Dir, first.Capture, fakeAPI.Summary)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -120,7 +122,10 @@ func Start(t testing.TB, cli CLI, opts Options) *Session {
 		writeJSON(t, filepath.Join(home, ".cline", "data", "settings", "cli-notices.json"),
 			map[string]any{"shown": map[string]bool{"cline-cli-cline-pass-intro": true, "cline-cli-desktop-launch": true}})
 		// No background update of the CLI (an update restarts its hub).
-		env = []string{"CLINE_NO_AUTO_UPDATE=1", "CLINE_DISABLE_CLINE_PASS_NOTICE=1"}
+		// The hub listens on one port for the whole machine (25463 by
+		// default): Clines of one HOME share theirs, as a user's do, and
+		// never find another test's.
+		env = []string{"CLINE_NO_AUTO_UPDATE=1", "CLINE_DISABLE_CLINE_PASS_NOTICE=1", "CLINE_HUB_PORT=" + strconv.Itoa(hubPort(t, home))}
 		args = []string{"--auto-approve", "false"}
 	case Copilot:
 		// Offline: no GitHub login, telemetry, web tools or updates; the
@@ -250,6 +255,26 @@ func qwenSettings() map[string]any {
 	}
 }
 
+// hubPorts are the Cline hub ports given out, by HOME.
+var hubPorts sync.Map
+
+// hubPort is the port the Cline hub of home listens on: a free one, the
+// same for every Cline of that HOME.
+func hubPort(t testing.TB, home string) int {
+	t.Helper()
+	if p, ok := hubPorts.Load(home); ok {
+		return p.(int)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("a port for Cline's hub: %v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p, _ := hubPorts.LoadOrStore(home, port)
+	return p.(int)
+}
+
 // clineAuth configures Cline's provider the way its users do:
 // cline auth -p openai-compatible -k KEY -m MODEL -b URL.
 func clineAuth(t testing.TB, bin, home, baseURL string, pathDirs []string) {
@@ -259,7 +284,7 @@ func clineAuth(t testing.TB, bin, home, baseURL string, pathDirs []string) {
 	cmd := exec.CommandContext(ctx, bin, "auth", "-p", "openai-compatible", "-k", FakeKey, "-m", Model, "-b", baseURL)
 	cmd.Dir = home
 	path := strings.Join(append(pathDirs, "/usr/local/bin", "/usr/bin", "/bin"), ":")
-	cmd.Env = []string{"HOME=" + home, "PATH=" + path, "LANG=C.UTF-8", "NO_COLOR=1"}
+	cmd.Env = []string{"HOME=" + home, "PATH=" + path, "LANG=C.UTF-8", "NO_COLOR=1", "CLINE_HUB_PORT=" + strconv.Itoa(hubPort(t, home))}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cline auth: %v: %s", err, out)
 	}

@@ -84,11 +84,14 @@ func TestNotifierAnnouncesWhatNoOneDid(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx, f, from) }()
 	path := filepath.Join(dir, "awaiting_input.json")
-	eventually(t, "the wake raised with no stream to be announced", func() bool { _, err := os.Stat(path); return err == nil })
 	var got api.Wake
-	data, _ := os.ReadFile(path)
-	if err := json.Unmarshal(data, &got); err != nil || got.ID != auth.ID {
-		t.Fatalf("command stdin = %s (%v)", data, err)
+	// The shell makes the file before cat has written to it.
+	eventually(t, "the wake raised with no stream to be announced", func() bool {
+		data, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(data, &got) == nil
+	})
+	if got.ID != auth.ID {
+		t.Fatalf("announced %+v, want %s", got, auth.ID)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "error_loop_detected.json")); err == nil {
 		t.Error("the wake raised before the stream ended was announced again")
