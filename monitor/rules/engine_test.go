@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,6 +220,32 @@ func TestRegions(t *testing.T) {
 	}
 	if s.InputText() != "typed text" {
 		t.Errorf("input text = %q", s.InputText())
+	}
+}
+
+// TestTurnEndsAtTheRuleAboveAnInputLine: with no input box, the turn ends
+// at the last rule near the bottom when only an input line and a footer
+// follow it (what is typed there is not submitted); a rule with more below
+// it is the conversation's, and the turn runs to the bottom.
+func TestTurnEndsAtTheRuleAboveAnInputLine(t *testing.T) {
+	rule := strings.Repeat("─", 20)
+	turn := func(screen string) []string {
+		s := NewScreen(screen)
+		s.prompts = regexp.MustCompile(`^ > \S`)
+		r, err := parseRegion("turn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := s.bounds(r)
+		return s.Lines[lo:hi]
+	}
+	got := turn(" > do it\n✕ failed\n" + rule + "\n hint\n > typed\n footer 1\n footer 2\n")
+	if want := []string{" > do it", "✕ failed"}; !slices.Equal(got, want) {
+		t.Errorf("turn above an input line = %q, want %q", got, want)
+	}
+	long := " > first\nold error\n" + rule + "\n" + strings.Repeat("output\n", 6) + " > second\nnew error\n footer\n"
+	if got := turn(long); len(got) == 0 || got[0] != " > second" || got[len(got)-1] != " footer" {
+		t.Errorf("turn below a rule of the conversation = %q, want from \" > second\" to the bottom", got)
 	}
 }
 

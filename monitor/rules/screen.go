@@ -137,8 +137,23 @@ func (s *Screen) findInputBox() {
 			break
 		}
 	}
-	s.belowRule = bottom + 1
+	// Only an input area and a footer fit below it (the Gemini CLI's:
+	// four lines, more while a long prompt is typed); a rule with more
+	// below is the conversation's.
+	below := 0
+	for _, i := range s.nonBlank {
+		if i > bottom {
+			below++
+		}
+	}
+	if below <= maxBelowRule {
+		s.belowRule = bottom + 1
+	}
 }
+
+// maxBelowRule is how many lines with text may follow the last rule near
+// the bottom for what follows it to be taken for an input area and footer.
+const maxBelowRule = 8
 
 // findComposer finds an input box drawn without borders, the shape of
 // Codex CLI's composer: one prompt line ("› text") between two blank lines,
