@@ -1,30 +1,16 @@
 package approval
 
-import (
-	"encoding/json"
-	"testing"
-)
+import "testing"
 
 // copilot is a tool call as GitHub Copilot CLI's permissionRequest hook
 // delivers it (1.0.102).
-func copilot(name string, input map[string]any) Request {
-	in, _ := json.Marshal(input)
-	return Request{Agent: "copilot", Session: "work", Cwd: "/w", Tool: name, Input: in}
-}
+func copilot(name string, input map[string]any) Request { return agentCall("copilot", name, input) }
 
 // Copilot's tools take the names the policy knows them by, their inputs
 // are kept as the agent sent them, and the rules written for Claude Code
 // decide them.
 func TestFromCopilot(t *testing.T) {
-	p := loadExample(t)
-	tests := []struct {
-		name           string
-		req            Request
-		wantTool, orig string
-		summary        string
-		want           Decision
-		rule           string
-	}{
+	checkFrom(t, "FromCopilot", FromCopilot, []fromCase{
 		{"shell command allowed", copilot("bash", map[string]any{"command": "go test ./..."}),
 			"Bash", "bash", "go test ./...", Allow, "tests"},
 		{"shell command denied by a part", copilot("bash", map[string]any{"command": "go vet ./... && rm -rf build"}),
@@ -35,16 +21,5 @@ func TestFromCopilot(t *testing.T) {
 			"Edit", "edit", "/etc/hosts", Deny, "edit-outside"},
 		{"a tool the policy has no name for", copilot("write_bash", map[string]any{"input": "y"}),
 			"write_bash", "", `{"input":"y"}`, None, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := FromCopilot(tt.req)
-			if req.Tool != tt.wantTool || req.AgentTool != tt.orig || req.Summary() != tt.summary {
-				t.Fatalf("FromCopilot = tool %q (agent's %q), summary %q", req.Tool, req.AgentTool, req.Summary())
-			}
-			if v := p.Decide(req); v.Decision != tt.want || v.Rule != tt.rule {
-				t.Fatalf("Decide = %+v, want %s by %q", v, tt.want, tt.rule)
-			}
-		})
-	}
+	})
 }
