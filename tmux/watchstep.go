@@ -13,7 +13,7 @@ type paneTrack struct {
 	rest     paneRest
 	reported time.Time // last EventOutput for it
 	changed  time.Time // last tick that saw it change
-	quietAt  time.Time // when it was last reported for going quiet
+	quietAt  time.Time // when it was reported for going quiet; zero once it changed since
 	layoutAt time.Time // last tick that saw its layout change
 	held     bool      // changed since reported, not reported yet
 	// streaming: its last report was only its beat while it kept
@@ -84,7 +84,7 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 		// quiet, and nothing changed since: the listing only catches up
 		// with a screen already looked at (a dialog drawn, then seen by
 		// the report for going quiet before this listing came).
-		seen = layout && tr.wrote && !changed && !tr.held && !tr.quietAt.IsZero() && !tr.quietAt.Before(tr.changed)
+		seen = layout && tr.wrote && !changed && !tr.held && !tr.quietAt.IsZero()
 		tr.wrote = false
 	}
 	stable := now.Sub(tr.layoutAt) >= w.opts.BusyGap
