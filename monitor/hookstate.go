@@ -62,6 +62,9 @@ type paneHooks struct {
 	lastRes  rules.Result
 	lastPr   probeResult
 	captured bool
+	// screenAt is when the captures began to show lastRes's state; zero
+	// while they have shown it from the first (since when is not known).
+	screenAt time.Time
 	seen     time.Time
 }
 
@@ -221,9 +224,15 @@ func (s *Supervisor) hookLocked(now time.Time, ev api.HookEvent, fresh bool) []w
 	}
 	sk, rule, lines, ok := hookEffect(ev)
 	st, known := s.panes[ev.Pane]
-	if ph.mark != nil && ev.Received.Before(ph.mark.at) {
+	switch {
+	case ph.mark != nil && ev.Received.Before(ph.mark.at):
 		// Out of order (a spooled event replayed after a delivered one):
 		// the later event stands.
+		ok = false
+	case ok && ph.captured && sk.state != ph.lastRes.State && ph.screenAt.After(ev.Received):
+		// The screen has shown another state since before the event
+		// happened (an event the agent delivered late: opencode's plugin
+		// sends them one at a time): what it shows came after.
 		ok = false
 	}
 	if !ok || !fresh {
@@ -276,6 +285,9 @@ func (s *Supervisor) hookOverlayLocked(st *paneState, now time.Time, res *rules.
 		}
 		ph = &paneHooks{seen: now}
 		s.hooks[st.sess.Pane] = ph
+	}
+	if ph.captured && ph.lastRes.State != res.State {
+		ph.screenAt = now
 	}
 	ph.lastRes, ph.lastPr, ph.captured = *res, pr, true
 	screen := stateKind{res.State, res.Kind}

@@ -361,3 +361,40 @@ func TestHookOlderEventDoesNotReplaceNewer(t *testing.T) {
 		t.Fatalf("session = %+v", s)
 	}
 }
+
+// TestHookDeliveredLateDoesNotUndoTheScreen: opencode's plugin sends its
+// events one at a time, so a turn's start may reach system3 after the
+// permission dialog that followed it was captured. The event says when
+// it happened: before the screen showed the dialog, so the dialog stands
+// with its one wake; the permission's own event then confirms it. An
+// event that happened after the dialog was captured (the dialog answered)
+// still sets the state.
+func TestHookDeliveredLateDoesNotUndoTheScreen(t *testing.T) {
+	h := newHarness(t, nil)
+	h.tm.show(t, "%1", "opencode", "opencode/idle.txt")
+	h.step()
+	started := h.clock.Now()
+	h.clock.Add(300 * time.Millisecond)
+	h.tm.show(t, "%1", "opencode", "opencode/permission_exec.txt")
+	h.step()
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Source != "screen" {
+		t.Fatalf("the dialog: %+v", s)
+	}
+	h.clock.Add(100 * time.Millisecond)
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1", Received: started})
+	if s := h.session("%1"); s.State != api.AwaitingInput {
+		t.Fatalf("a turn start that happened before the dialog undid it: %+v", s)
+	}
+	h.hook(api.HookEvent{Name: api.Notification, NotificationType: "permission_prompt", Pane: "%1", Message: "opencode asks to run bash: ls"})
+	if s := h.session("%1"); s.State != api.AwaitingInput || s.Evidence.Source != "hook" {
+		t.Fatalf("the permission's event: %+v", s)
+	}
+	if w := h.allWakes(api.ReasonAwaitingInput); len(w) != 1 || w[0].Resolved {
+		t.Fatalf("wakes = %+v, want one, unresolved", w)
+	}
+	h.clock.Add(time.Second)
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
+		t.Fatalf("a turn start after the dialog was captured: %+v", s)
+	}
+}

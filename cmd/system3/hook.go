@@ -171,7 +171,8 @@ func (a *app) deliverHook(ctx context.Context, start time.Time, event string, he
 		a.Log.Info("hook: dropped: it runs under a hub, which runs the sessions of any pane", "event", ev.Name, "agent", agent, "hub", hub)
 		return hooks.DecisionReply(ev.Name, "", "")
 	}
-	ev.Pane, ev.Received = a.Getenv("TMUX_PANE"), start
+	ev = hooks.Stamp(ev, start)
+	ev.Pane = a.Getenv("TMUX_PANE")
 	if tok := a.Getenv(hooks.TokenEnv); tok != "" {
 		// An agent system3 started: sign the event, so it is taken from
 		// the spool too. The token itself is never written down.

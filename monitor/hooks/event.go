@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"unicode/utf8"
 
@@ -97,9 +98,25 @@ type payload struct {
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
-// Pane and Received. A payload that is not a JSON object naming its event,
+// Pane, and Received with Stamp. A payload that is not a JSON object naming its event,
 // or is larger than MaxPayload, is an error that says so.
 func Parse(data []byte) (api.HookEvent, error) { return ParseAs(data, "") }
+
+// maxLate is how long before it was read a payload may say its event
+// happened: system3's opencode plugin runs at most 32 hook commands in
+// turn, each killed after 5 s.
+const maxLate = 3 * time.Minute
+
+// Stamp sets ev.Received to when its event happened: the time its payload
+// gave (system3's opencode plugin sends one, since an event may wait there
+// behind others) when that is before read and at most maxLate before,
+// else read, when system3 hook read the payload.
+func Stamp(ev api.HookEvent, read time.Time) api.HookEvent {
+	if at := ev.Received; at.IsZero() || !at.Before(read) || read.Sub(at) > maxLate {
+		ev.Received = read
+	}
+	return ev
+}
 
 // ParseAs is Parse for a payload that may not name its event: event is
 // the name the hook's command gave (system3 hook --event NAME), taken

@@ -19,7 +19,7 @@ import (
 // in a plugins directory of its config, and calls their event hook with
 // every event of its bus. system3's plugin (opencode_plugin.js) runs the
 // hook command for the events below, with the event on stdin:
-// {"type": ..., "properties": {...}, "directory": ...}.
+// {"type": ..., "properties": {...}, "directory": ..., "at": ms}.
 
 //go:embed opencode_plugin.js
 var opencodePlugin string
@@ -52,8 +52,12 @@ func OpencodePlugin(cmd string) ([]byte, error) {
 // opencodePayload is what system3's plugin sends: one opencode bus event,
 // as far as system3 reads it, and the directory opencode runs in.
 type opencodePayload struct {
-	Type       string `json:"type"`
-	Directory  string `json:"directory"`
+	Type      string `json:"type"`
+	Directory string `json:"directory"`
+	// At is when the plugin saw the event, in Unix milliseconds: it runs
+	// the hook command for one event at a time, so one may wait behind
+	// another.
+	At         int64 `json:"at"`
 	Properties struct {
 		SessionID string `json:"sessionID"`
 		Status    struct {
@@ -89,6 +93,9 @@ func parseOpencode(data []byte) (api.HookEvent, error) {
 	}
 	pr := p.Properties
 	ev := api.HookEvent{SessionID: clip(pr.SessionID, 256), Cwd: clip(p.Directory, maxField)}
+	if p.At > 0 {
+		ev.Received = time.UnixMilli(p.At).UTC()
+	}
 	switch p.Type {
 	case "session.status":
 		if pr.Status.Type != "busy" {

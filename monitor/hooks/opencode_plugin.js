@@ -4,7 +4,8 @@
 //
 // For each event that changes the pane's state (a turn started, a turn
 // ended, a turn failed, a permission asked) it runs system3's hook command
-// with the event on stdin, one at a time and in order. It never breaks
+// with the event on stdin, one at a time and in order, with the time it
+// happened (a queued event is delivered late). It never breaks
 // opencode: every error is swallowed, a command that hangs is killed after
 // a few seconds, and nothing is printed.
 import { spawn } from "node:child_process";
@@ -49,7 +50,7 @@ export const System3 = async ({ directory }) => {
     if (pending >= MAX_PENDING) return;
     let body;
     try {
-      body = JSON.stringify({ type, properties, directory });
+      body = JSON.stringify({ type, properties, directory, at: Date.now() });
     } catch {
       return;
     }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/system3-dev/system3/internal/api"
 )
@@ -21,6 +22,8 @@ func TestParseOpencode(t *testing.T) {
 	}{
 		{name: "turn started", in: `{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}},"directory":"/p"}`,
 			want: api.HookEvent{Name: api.UserPromptSubmit, SessionID: "ses_1", Cwd: "/p"}},
+		{name: "turn started, sent late", in: `{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}},"at":1796000000123}`,
+			want: api.HookEvent{Name: api.UserPromptSubmit, SessionID: "ses_1", Received: time.UnixMilli(1796000000123).UTC()}},
 		{name: "turn ended", in: `{"type":"session.idle","properties":{"sessionID":"ses_1"},"directory":"/p"}`,
 			want: api.HookEvent{Name: api.Stop, SessionID: "ses_1", Cwd: "/p"}},
 		{name: "turn failed", in: `{"type":"session.error","properties":{"sessionID":"ses_1","error":{"name":"APIError",
@@ -62,6 +65,26 @@ func TestParseOpencode(t *testing.T) {
 				t.Fatalf("Parse =\n%+v\nwant\n%+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStamp: an event is stamped with the time its payload gives when
+// that is before it was read, and not long before; else when it was read.
+func TestStamp(t *testing.T) {
+	read := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		gave time.Time
+		want time.Time
+	}{
+		{"none", time.Time{}, read},
+		{"queued a second", read.Add(-time.Second), read.Add(-time.Second)},
+		{"from the future", read.Add(time.Second), read},
+		{"too old to be queued", read.Add(-maxLate - time.Second), read},
+	} {
+		if got := Stamp(api.HookEvent{Received: tt.gave}, read).Received; !got.Equal(tt.want) {
+			t.Errorf("%s: Received = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
