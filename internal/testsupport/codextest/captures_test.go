@@ -224,7 +224,7 @@ func captureQuestion(t *testing.T) {
 	// request_user_input is offered in Plan mode only.
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Send("/plan")
-	s.WaitForText("Plan mode (shift+tab to cycle)", 0)
+	s.WaitForText("for Plan mode.", 0)
 	captures.Save(t, "idle_plan_mode.txt", s.WaitStable(500*time.Millisecond, 0))
 	s.Send("pick-db for me")
 	s.WaitForText("Which database should we use?", 0)

@@ -172,7 +172,7 @@ func TestRealCodexQuestion(t *testing.T) {
 	s := Start(t, Options{API: fakeAPI})
 	s.WaitStable(500*time.Millisecond, 0)
 	s.Send("/plan")
-	s.WaitForText("Plan mode (shift+tab to cycle)", 0)
+	s.WaitForText("for Plan mode.", 0)
 	waitClass(t, s, classify, api.Idle, "", "codex.idle")
 	s.Send("pick-db for me")
 	r := waitClass(t, s, classify, api.AwaitingInput, "question", "codex.question")
