@@ -193,49 +193,11 @@ func (s *Supervisor) monitorHook(ctx context.Context, ev api.HookEvent) (api.Hoo
 }
 
 func (s *Supervisor) hookLocked(now time.Time, ev api.HookEvent, fresh bool) []wakeOp {
-	if s.hooks == nil {
-		s.hooks = map[string]*paneHooks{}
-	}
-	for id, ph := range s.hooks {
-		if _, ok := s.panes[id]; !ok && now.Sub(ph.seen) > hookForget {
-			delete(s.hooks, id)
-		}
-	}
-	ph := s.hooks[ev.Pane]
-	if ph == nil {
-		ph = &paneHooks{}
-		s.hooks[ev.Pane] = ph
-	}
-	ph.seen = now
-	if ev.SessionID != "" && (fresh || ph.sessionID == "") {
-		ph.sessionID = ev.SessionID
-	}
-	if ev.TranscriptPath != "" && fresh {
-		ph.transcript = ev.TranscriptPath
-	}
-	switch {
-	case ev.Name == api.PostToolUseFailure && !ev.IsInterrupt:
-		ph.fails = append(ph.fails, ev)
-		if n := max(s.cfg.LoopThreshold, 1); len(ph.fails) > n {
-			ph.fails = slices.Delete(ph.fails, 0, len(ph.fails)-n)
-		}
-	case ev.Name == api.PostToolUse:
-		ph.fails = nil
-	}
+	ph := s.paneHooksLocked(now, ev.Pane)
+	ph.record(ev, fresh, max(s.cfg.LoopThreshold, 1))
 	sk, rule, lines, ok := hookEffect(ev)
 	st, known := s.panes[ev.Pane]
-	switch {
-	case ph.mark != nil && ev.Received.Before(ph.mark.at):
-		// Out of order (a spooled event replayed after a delivered one):
-		// the later event stands.
-		ok = false
-	case ok && ph.captured && sk.state != ph.lastRes.State && ph.screenAt.After(ev.Received):
-		// The screen has shown another state since before the event
-		// happened (an event the agent delivered late: opencode's plugin
-		// sends them one at a time): what it shows came after.
-		ok = false
-	}
-	if !ok || !fresh {
+	if !ok || !fresh || !ph.takes(ev, sk) {
 		if known && ph.captured && ev.Name == api.PostToolUseFailure {
 			return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)
 		}
@@ -257,6 +219,60 @@ func (s *Supervisor) hookLocked(now time.Time, ev api.HookEvent, fresh bool) []w
 	}
 	ph.mark.base, ph.mark.hasBase = stateKind{ph.lastRes.State, ph.lastRes.Kind}, true
 	return s.applyLocked(now, ev.Pane, ph.lastRes, ph.lastPr)
+}
+
+// paneHooksLocked returns what hook events have told about pane, made if
+// none have, and forgets the panes gone for hookForget.
+func (s *Supervisor) paneHooksLocked(now time.Time, pane string) *paneHooks {
+	if s.hooks == nil {
+		s.hooks = map[string]*paneHooks{}
+	}
+	for id, ph := range s.hooks {
+		if _, ok := s.panes[id]; !ok && now.Sub(ph.seen) > hookForget {
+			delete(s.hooks, id)
+		}
+	}
+	ph := s.hooks[pane]
+	if ph == nil {
+		ph = &paneHooks{}
+		s.hooks[pane] = ph
+	}
+	ph.seen = now
+	return ph
+}
+
+// record adds what an event tells besides a state: the agent's session
+// and transcript (a stale event's only where none is known), and the
+// failing tool calls since the last that succeeded, the last keep of them.
+func (ph *paneHooks) record(ev api.HookEvent, fresh bool, keep int) {
+	if ev.SessionID != "" && (fresh || ph.sessionID == "") {
+		ph.sessionID = ev.SessionID
+	}
+	if ev.TranscriptPath != "" && fresh {
+		ph.transcript = ev.TranscriptPath
+	}
+	switch {
+	case ev.Name == api.PostToolUseFailure && !ev.IsInterrupt:
+		ph.fails = append(ph.fails, ev)
+		if len(ph.fails) > keep {
+			ph.fails = slices.Delete(ph.fails, 0, len(ph.fails)-keep)
+		}
+	case ev.Name == api.PostToolUse:
+		ph.fails = nil
+	}
+}
+
+// takes reports whether a fresh event's state sk stands against what is
+// known: not when an event that happened later already set one (a
+// spooled event replayed after a delivered one), nor when the screen has
+// shown another state since before the event happened (an event its agent
+// delivered late: opencode's plugin sends them one at a time), since what
+// the screen shows came after.
+func (ph *paneHooks) takes(ev api.HookEvent, sk stateKind) bool {
+	if ph.mark != nil && ev.Received.Before(ph.mark.at) {
+		return false
+	}
+	return !ph.captured || sk.state == ph.lastRes.State || !ph.screenAt.After(ev.Received)
 }
 
 func (s *Supervisor) kickLocked() {

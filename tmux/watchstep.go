@@ -69,47 +69,15 @@ func restOf(p Pane) paneRest {
 // write explains it (something the terminal events cannot see: see
 // ttyFeed). Other panes change when their listed signature does.
 func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, now time.Time) bool {
-	changed := restChanged || wrote
 	tr.wrote = tr.wrote || wrote
-	layout, seen := false, false
-	if s != nil {
-		prev := tr.sig
-		tr.sig = *s
-		if prev != *s && !tr.wrote {
-			changed = true
-		}
-		prev.Activity = s.Activity
-		layout = prev != *s
-		// The layout moved with writes that were reported once they went
-		// quiet, and nothing changed since: the listing only catches up
-		// with a screen already looked at (a dialog drawn, then seen by
-		// the report for going quiet before this listing came).
-		seen = layout && tr.wrote && !changed && !tr.held && !tr.quietAt.IsZero()
-		tr.wrote = false
-	}
+	changed := restChanged || wrote
+	moved, layout, seen := tr.listed(s, changed)
+	changed = changed || moved
 	stable := now.Sub(tr.layoutAt) >= w.opts.BusyGap
 	if layout {
 		tr.layoutAt = now
 	}
-	// A change after a quiet spell of BusyGap starts something new (a
-	// dialog drawn over a finished screen): never a beat.
-	if changed && now.Sub(tr.changed) >= w.opts.BusyGap {
-		tr.fresh = true
-	}
-	if changed {
-		if !tr.quietAt.IsZero() && now.Sub(tr.changed) <= w.opts.Settle {
-			// Reported for going quiet, then it changed again within
-			// Settle of its last change: that was a pause, not a stop.
-			tr.settle = min(tr.settle*2, w.maxSettle)
-		}
-		tr.quietAt = time.Time{}
-		tr.changed, tr.quiet = now, 0
-	} else {
-		tr.quiet++
-		if now.Sub(tr.changed) >= w.opts.BusyGap {
-			tr.settle = 1
-		}
-	}
+	w.noteChange(tr, changed, now)
 	switch {
 	case layout && stable && !seen:
 		tr.reported, tr.held, tr.streaming, tr.fresh = now, true, false, false // and again once quiet
@@ -129,6 +97,53 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 		tr.held = true
 	}
 	return false
+}
+
+// listed takes a tick's listing of the pane, s (nil: the tick listed
+// nothing; changed: the tick saw it change otherwise), and reports
+// whether it shows a change no write explains,
+// whether its layout moved (cursor or history size; not
+// window_activity, which only says something was written), and whether
+// that move only catches up with a screen already looked at: the layout
+// moved with writes that were reported once they went quiet, and
+// nothing changed since (a dialog drawn, then seen by the report for
+// going quiet before this listing came).
+func (tr *paneTrack) listed(s *PaneSignal, changed bool) (moved, layout, seen bool) {
+	if s == nil {
+		return false, false, false
+	}
+	prev := tr.sig
+	tr.sig = *s
+	moved = prev != *s && !tr.wrote
+	prev.Activity = s.Activity
+	layout = prev != *s
+	seen = layout && tr.wrote && !changed && !moved && !tr.held && !tr.quietAt.IsZero()
+	tr.wrote = false
+	return moved, layout, seen
+}
+
+// noteChange counts a tick of the pane, changed or not: a change after a
+// quiet spell of BusyGap starts something new (a dialog drawn over a
+// finished screen), never a beat; a change within Settle of the last,
+// after the pane was reported for going quiet, was a pause, not a stop,
+// and doubles its settle; a quiet spell of BusyGap starts it again from
+// one tick.
+func (w *Watcher) noteChange(tr *paneTrack, changed bool, now time.Time) {
+	if !changed {
+		tr.quiet++
+		if now.Sub(tr.changed) >= w.opts.BusyGap {
+			tr.settle = 1
+		}
+		return
+	}
+	if now.Sub(tr.changed) >= w.opts.BusyGap {
+		tr.fresh = true
+	}
+	if !tr.quietAt.IsZero() && now.Sub(tr.changed) <= w.opts.Settle {
+		tr.settle = min(tr.settle*2, w.maxSettle)
+	}
+	tr.quietAt = time.Time{}
+	tr.changed, tr.quiet = now, 0
 }
 
 // tickEvents is a tick that listed nothing: panes in wrote were written
