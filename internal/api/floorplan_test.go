@@ -96,3 +96,109 @@ func TestFloorPlan(t *testing.T) {
 		}
 	}
 }
+
+// The rooms stay small enough to read: no product file above maxLines
+// lines, no product function above maxComplexity branches (cyclomatic
+// complexity as gocyclo counts it).
+const (
+	maxLines      = 600
+	maxComplexity = 25
+)
+
+func TestRoomsStaySmall(t *testing.T) {
+	eachProductFile(t, parser.ParseComments, func(fset *token.FileSet, rel string, f *ast.File) {
+		if n := fset.File(f.Pos()).LineCount(); n > maxLines {
+			t.Errorf("%s has %d lines, more than %d: split it by concern", rel, n, maxLines)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if c := complexity(fn); c > maxComplexity {
+				t.Errorf("%s: %s has cyclomatic complexity %d, more than %d: split it into steps", rel, funcName(fn), c, maxComplexity)
+			}
+		}
+	})
+}
+
+// complexity is fn's cyclomatic complexity as gocyclo counts it: one, and
+// one for each if, for, range, case or select case that is not a default,
+// and && or || (function literals in its body included).
+func complexity(fn *ast.FuncDecl) int {
+	c := 1
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			c++
+		case *ast.CaseClause:
+			if n.List != nil {
+				c++
+			}
+		case *ast.CommClause:
+			if n.Comm != nil {
+				c++
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.LAND || n.Op == token.LOR {
+				c++
+			}
+		}
+		return true
+	})
+	return c
+}
+
+// funcName is fn's name, with its receiver's type for a method.
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	typ := fn.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	if ix, ok := typ.(*ast.IndexExpr); ok {
+		typ = ix.X
+	}
+	if ix, ok := typ.(*ast.IndexListExpr); ok {
+		typ = ix.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return "(" + id.Name + ")." + fn.Name.Name
+	}
+	return fn.Name.Name
+}
+
+// TestComplexityCountsAsGocyclo: the count on a function whose branches
+// are known.
+func TestComplexityCountsAsGocyclo(t *testing.T) {
+	const src = `package p
+func f(a, b bool, xs []int, ch chan int) int {
+	if a && b || !a { // 1 if, 1 &&, 1 ||
+	}
+	for i := 0; i < 3; i++ { // 1
+	}
+	for range xs { // 1
+	}
+	switch { // two cases, a default
+	case a:
+	case b:
+	default:
+	}
+	select { // one case, a default
+	case <-ch:
+	default:
+	}
+	g := func() bool { return a && b } // 1 &&
+	_ = g
+	return 0
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := complexity(f.Decls[0].(*ast.FuncDecl)); got != 10 {
+		t.Fatalf("complexity = %d, want 10", got)
+	}
+}
