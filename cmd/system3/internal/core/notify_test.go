@@ -13,6 +13,7 @@ import (
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/testsupport/monitortest"
+	"github.com/system3-dev/system3/internal/testsupport/testkit"
 )
 
 func TestNotifierRunsCommandAndTmuxMessage(t *testing.T) {
@@ -126,9 +127,5 @@ func TestNotifierCommandTimeoutKillsGroup(t *testing.T) {
 // eventually waits up to 10 s for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testkit.WaitFor(t, 10*time.Second, what, cond)
 }

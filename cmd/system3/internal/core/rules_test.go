@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,19 +36,15 @@ func (r *recordedRules) SetRulesProblem(p string) {
 
 func (r *recordedRules) wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitFor(t, 5*time.Second, what, func() bool {
 		r.mu.Lock()
-		ok := cond()
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never saw %s: engines %d, problems %q", what, len(r.engines), r.problems)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer r.mu.Unlock()
+		return cond()
+	}, func() string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return fmt.Sprintf("engines %d, problems %q", len(r.engines), r.problems)
+	})
 }
 
 func TestRulesReloadOnChange(t *testing.T) {
