@@ -60,7 +60,7 @@ docs/performance.md.`,
   system3 bench --panes 50 --window 20s --json bench.json
   system3 bench --panes 4 --window 5s --clients 1,4 --guidance 2 --no-baseline`,
 		Args:        cobra.NoArgs,
-		Annotations: map[string]string{skipSetup: "true"},
+		Annotations: map[string]string{skipSetup: "true", allCores: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if exe == "" {
 				var err error

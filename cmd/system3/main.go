@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -20,12 +21,35 @@ import (
 )
 
 func main() {
+	setCores(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	endProfile := startCPUProfile(os.Getenv("SYSTEM3_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	endProfile()
 	os.Exit(code)
+}
+
+// allCores marks a command that runs on every core (bench: its MCP load
+// clients must not be what limits the throughput it measures).
+const allCores = "system3/all-cores"
+
+// setCores runs this process's goroutines on one core (GOMAXPROCS=1)
+// unless the GOMAXPROCS environment variable says otherwise or the command
+// is marked allCores. system3's work is light and mostly waiting (a tick,
+// a capture, a socket): on one core the runtime hands work between fewer
+// threads, which cut serve's CPU at 40 panes by about a sixth and its idle
+// CPU by a third (docs/performance.md). Only main calls it: tests that run
+// commands in their own process keep theirs.
+func setCores(args []string) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	root := newRootCmd(&app{App: core.App{Stderr: io.Discard, Getenv: os.Getenv}, stdin: strings.NewReader(""), stdout: io.Discard})
+	if c, _, err := root.Find(args); err == nil && c.Annotations[allCores] != "" {
+		return
+	}
+	runtime.GOMAXPROCS(1)
 }
 
 // startCPUProfile writes a CPU profile of this process to path (`%p` in it

@@ -32,7 +32,9 @@ It selects the tmux server with --tmux-socket (tmux -L) or --tmux-socket-path
 Settings come from flags, then environment variables (SYSTEM3_TMUX_SOCKET,
 SYSTEM3_TMUX_SOCKET_PATH, SYSTEM3_STATE_DIR, SYSTEM3_TASKS_DIR, SYSTEM3_CONFIG),
 then the config file ($XDG_CONFIG_HOME/system3/config.yaml), then defaults.
-Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3).`,
+Logs go to system3.log in the state dir ($XDG_STATE_HOME/system3). A system3
+process runs its work on one core unless GOMAXPROCS says otherwise (bench
+uses all of them).`,
 		Args:          cobra.NoArgs,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return a.runDashboard(cmd.Context()) },
 		SilenceUsage:  true,
