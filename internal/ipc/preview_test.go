@@ -100,14 +100,10 @@ func TestWatchPreviewFollowsARealPane(t *testing.T) {
 	// (the pane settled), then checks that an idle pane sends nothing.
 	quiet := func(what string) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			if _, ok := next(700 * time.Millisecond); !ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: screens kept coming", what)
-			}
-		}
+		testkit.WaitFor(t, 10*time.Second, what+": the screens to stop coming", func() bool {
+			_, ok := next(700 * time.Millisecond)
+			return !ok
+		})
 		if u, ok := next(1500 * time.Millisecond); ok {
 			t.Fatalf("%s: the idle pane sent a screen: %q", what, u.Lines)
 		}
