@@ -38,8 +38,8 @@ const allCores = "system3/all-cores"
 // unless the GOMAXPROCS environment variable says otherwise or the command
 // is marked allCores. system3's work is light and mostly waiting (a tick,
 // a capture, a socket): on one core the runtime hands work between fewer
-// threads, which cut serve's CPU at 40 panes by about a sixth and its idle
-// CPU by a third (docs/performance.md). Only main calls it: tests that run
+// threads, which cut serve's CPU at 40 panes by about an eighth and its idle
+// CPU by a fifth (docs/performance.md). Only main calls it: tests that run
 // commands in their own process keep theirs.
 func setCores(args []string) {
 	if os.Getenv("GOMAXPROCS") != "" {

@@ -98,8 +98,9 @@ type payload struct {
 }
 
 // Parse reads one Claude Code hook payload. It is pure: the caller sets
-// Pane, and Received with Stamp. A payload that is not a JSON object naming its event,
-// or is larger than MaxPayload, is an error that says so.
+// Pane, and Received with Stamp. A payload that is not a JSON object
+// naming its event, or is larger than MaxPayload, is an error that says
+// so.
 func Parse(data []byte) (api.HookEvent, error) { return ParseAs(data, "") }
 
 // maxLate is how long before it was read a payload may say its event
