@@ -272,7 +272,7 @@ func (ph *paneHooks) takes(ev api.HookEvent, sk stateKind) bool {
 	if ph.mark != nil && ev.Received.Before(ph.mark.at) {
 		return false
 	}
-	return !ph.captured || sk.state == ph.lastRes.State || !ph.screenAt.After(ev.Received)
+	return sk.state == ph.lastRes.State || !ph.screenAt.After(ev.Received) // screenAt is zero until a second capture
 }
 
 func (s *Supervisor) kickLocked() {

@@ -100,14 +100,13 @@ func (w *Watcher) step(tr *paneTrack, s *PaneSignal, restChanged, wrote bool, no
 }
 
 // listed takes a tick's listing of the pane, s (nil: the tick listed
-// nothing; changed: the tick saw it change otherwise), and reports
-// whether it shows a change no write explains,
-// whether its layout moved (cursor or history size; not
-// window_activity, which only says something was written), and whether
-// that move only catches up with a screen already looked at: the layout
-// moved with writes that were reported once they went quiet, and
-// nothing changed since (a dialog drawn, then seen by the report for
-// going quiet before this listing came).
+// nothing; changed: the tick saw it change otherwise), and reports whether
+// it shows a change no write explains, whether its layout moved (cursor or
+// history size; not window_activity, which only says something was
+// written), and whether that move only catches up with a screen already
+// looked at: the layout moved with writes that were reported once they
+// went quiet, and nothing changed since (a dialog drawn, then seen by the
+// report for going quiet before this listing came).
 func (tr *paneTrack) listed(s *PaneSignal, changed bool) (moved, layout, seen bool) {
 	if s == nil {
 		return false, false, false
@@ -117,7 +116,7 @@ func (tr *paneTrack) listed(s *PaneSignal, changed bool) (moved, layout, seen bo
 	moved = prev != *s && !tr.wrote
 	prev.Activity = s.Activity
 	layout = prev != *s
-	seen = layout && tr.wrote && !changed && !moved && !tr.held && !tr.quietAt.IsZero()
+	seen = layout && tr.wrote && !changed && !tr.held && !tr.quietAt.IsZero() // tr.wrote: not moved
 	tr.wrote = false
 	return moved, layout, seen
 }
