@@ -275,6 +275,26 @@ func (ph *paneHooks) takes(ev api.HookEvent, sk stateKind) bool {
 	return sk.state == ph.lastRes.State || !ph.screenAt.After(ev.Received) // screenAt is zero until a second capture
 }
 
+// turnStopped ends the hooked working state of pane whose turn system3's
+// own reply stopped (a deny the Cline CLI takes as a cancel, which fires
+// no hook): the screen decides again from the next capture. Without it, a
+// turn stopped before any capture showed it working (the screen idle
+// before and after, only its text changed) would stay working by the
+// hook for hookUnconfirmed.
+func (s *Supervisor) turnStopped(pane string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ph := s.hooks[pane]
+	if ph == nil || ph.mark == nil || ph.mark.state != api.Working {
+		return
+	}
+	ph.mark = nil
+	if st, ok := s.panes[pane]; ok {
+		st.dirty = true
+		s.kickLocked()
+	}
+}
+
 func (s *Supervisor) kickLocked() {
 	select {
 	case s.kick <- struct{}{}:

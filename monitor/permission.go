@@ -141,6 +141,9 @@ func (p *Permissions) decide(ctx context.Context, ev api.HookEvent, inner hookFu
 		}
 		p.audit(req, v, v.Decision, api.PolicyOrigin, sess.Pane, "", start, s.cfg.Clock().Sub(start), nil)
 		s.cfg.Logger.Info("permission decided by the policy", "pane", sess.Pane, "tool", req.Tool, "rule", v.Rule, "decision", v.Decision)
+		if v.Decision == approval.Deny && ev.DenyStopsTurn() {
+			s.turnStopped(sess.Pane)
+		}
 		return hooks.DecisionReply(ev.Name, string(v.Decision), v.Message), nil
 	case approval.Ask:
 		return p.ask(ctx, ev, req, v, sess, inner, start, pol.AskTimeout())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/system3-dev/system3/internal/api"
 	"github.com/system3-dev/system3/internal/approval"
@@ -63,5 +64,39 @@ func TestPermissionsClineToolCall(t *testing.T) {
 	}
 	if s := h.session("%1"); s.State != api.Working || s.Evidence.Source == "hook" || len(h.unacked(api.ReasonAwaitingInput)) != 0 {
 		t.Fatalf("the monitors took a tool_call: %s by %s", s.State, s.Evidence.Rule)
+	}
+}
+
+// A deny cancels Cline's whole turn, and Cline fires no hook at the
+// cancel: the turn start's working (TaskStart, taken as UserPromptSubmit)
+// ends with the deny, and the screen decides again. Without that, a turn
+// cancelled before any capture showed it working (the screen idle before
+// and after, only its text changed) stayed working by the hook for
+// hookUnconfirmed.
+func TestPermissionsClineDenyEndsTheHookedTurn(t *testing.T) {
+	h, svc, _ := permissionRig(t)
+	h.tm.show(t, "%1", ".cline", "cline/idle.txt")
+	h.step()
+	if s := h.session("%1"); s.Agent != "cline" || s.State != api.Idle {
+		t.Fatalf("the pane: %s, %s", s.Agent, s.State)
+	}
+	ctx := context.Background()
+	if _, err := svc.Hook(ctx, api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1", Received: h.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Add(time.Second)
+	h.tm.show(t, "%1", ".cline", "cline/idle_after_turn.txt")
+	h.step()
+	if s := h.session("%1"); s.State != api.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
+		t.Fatalf("the turn's start: %s by %s", s.State, s.Evidence.Rule)
+	}
+	r, err := svc.Hook(ctx, clineEvent(h, "rm -rf ./build"))
+	if err != nil || !r.Cancel {
+		t.Fatalf("the deny: %s, %v", r.Output(), err)
+	}
+	h.clock.Add(100 * time.Millisecond)
+	h.step()
+	if s := h.session("%1"); s.State != api.Idle || s.Evidence.Source == "hook" {
+		t.Fatalf("after the cancel: %s by %s %s", s.State, s.Evidence.Source, s.Evidence.Rule)
 	}
 }

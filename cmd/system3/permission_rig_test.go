@@ -64,7 +64,10 @@ func (r *permissionRig) session() api.Session {
 // idle waits for the pane to be agent's, idle.
 func (r *permissionRig) idle(agent string) {
 	r.t.Helper()
-	testkit.WaitFor(r.t, 30*time.Second, agent+" idle", func() bool { s := r.session(); return s.Agent == agent && s.State == api.Idle })
+	testkit.WaitForValue(r.t, 30*time.Second, agent+" idle", func() (string, bool) {
+		s := r.session()
+		return fmt.Sprintf("%s %s by %s %s", s.Agent, s.State, s.Evidence.Source, s.Evidence.Rule), s.Agent == agent && s.State == api.Idle
+	})
 }
 
 // permissions are the approval policy's entries in the audit log of the

@@ -115,6 +115,11 @@ func (e HookEvent) AsksPermission() bool {
 // whose reply can cancel the call and nothing else.
 func (e HookEvent) CanAllow() bool { return e.Name != ClineToolCall }
 
+// DenyStopsTurn reports whether a deny of the event stops the agent's
+// whole turn, with no hook of its own to say so: the Cline CLI's
+// tool_call, whose cancel ends the turn.
+func (e HookEvent) DenyStopsTurn() bool { return e.Name == ClineToolCall }
+
 // PolicyOnly reports whether the event is for the approval policy alone:
 // the Gemini CLI's BeforeTool, GitHub Copilot CLI's permissionRequest and
 // the Cline CLI's tool_call. The monitors take nothing from it: the agent's dialog, when one shows,
