@@ -35,8 +35,9 @@ MCP port, and measure:
     system3 wait and returned by an MCP wait_for_wake caller (p50/p95/p99);
   - CPU (user+system of serve and the tmux clients it forks) with the
     workload running and with every pane idle, and peak RSS (VmHWM);
-  - what it adds to the tmux server's own CPU, against the same workload
-    run with no supervisor at all;
+  - what it adds to the tmux server's own CPU: after the window, the
+    server's CPU in slices with serve running and stopped (SIGSTOP) in
+    turns, on the same workload;
   - MCP status latency and throughput with 1, 10 and 100 concurrent clients
     calling back to back, and latency with each calling once a second
     (--status-every), and a verified 4 KB guidance message (at --load-panes

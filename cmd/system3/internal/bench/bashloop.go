@@ -232,6 +232,10 @@ func measureBashLoop(ctx context.Context, cfg Config, s *Size, logf logFunc) err
 	if b.CPU <= 0 {
 		return errors.New("the naive bash loop used no CPU over the window: the measurement is wrong")
 	}
+	logf("naive bash loop, %d panes: what it adds to the tmux server, running and stopped in turns", n)
+	if b.TmuxPaired, err = pairTmux(ctx, cfg, w, -l.pid()); err != nil {
+		return err
+	}
 	s.BashLoop = b
 	return nil
 }

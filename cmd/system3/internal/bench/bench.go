@@ -181,11 +181,12 @@ type Size struct {
 	// (the workload's agents) over the streaming window.
 	TmuxCPU Pair[float64] `json:"tmux_server_cpu_pct"`
 	// TmuxOwn is the tmux server process's own CPU over the streaming
-	// window (its agents not included), and TmuxAlone the same with no
-	// supervisor at all: the difference is the load a supervisor adds to
-	// the tmux server (listings, captures, clients coming and going).
-	TmuxOwn   Pair[float64] `json:"tmux_server_own_cpu_pct"`
-	TmuxAlone float64       `json:"tmux_server_alone_cpu_pct"`
+	// window (its agents not included), and TmuxPaired what each
+	// supervisor adds to it (listings, captures, clients coming and
+	// going), measured after the window with the supervisor running and
+	// stopped in turns on the same workload (see Paired).
+	TmuxOwn    Pair[float64] `json:"tmux_server_own_cpu_pct"`
+	TmuxPaired Pair[Paired]  `json:"tmux_server_paired"`
 	// RSS is the supervisor's peak resident memory (VmHWM) in MiB after
 	// the window; RSSAfterLoad after the MCP status load too (LoadPanes only).
 	RSS          Pair[float64] `json:"peak_rss_mib"`
@@ -215,8 +216,11 @@ type BashLoop struct {
 	CPU float64 `json:"cpu_pct"`
 	// TmuxOwn is the tmux server process's own CPU under it.
 	TmuxOwn float64 `json:"tmux_server_own_cpu_pct"`
-	// AllItCosts is CPU plus what it adds to the tmux server above the
-	// server alone (Size.TmuxAlone).
+	// TmuxPaired is what it adds to the tmux server's own CPU, measured
+	// with the loop running and stopped in turns (see Paired).
+	TmuxPaired Paired `json:"tmux_server_paired"`
+	// AllItCosts is CPU plus what it adds to the tmux server
+	// (TmuxPaired.Added).
 	AllItCosts float64 `json:"all_it_costs_pct"`
 	// PassesPerSec is how often it went over every pane: 2 at most, less
 	// once a pass takes longer than its forks allow.
@@ -232,9 +236,14 @@ type StatusResult struct {
 	PerSec  Pair[float64]   `json:"per_second"`
 	Paced   Pair[Latencies] `json:"paced_latency"`
 	// ServeCPUPerCall is system3 serve's CPU per status call, in ms,
-	// during the back-to-back load (the monitors' own work included).
-	ServeCPUPerCall float64   `json:"serve_cpu_ms_per_call"`
-	Errors          Pair[int] `json:"errors"`
+	// during the back-to-back load (the monitors' own work included), and
+	// ServeCPUPerCallNet the same above what serve spent on the workload
+	// without calls (ServeCPUWithoutCalls, in % of one core, measured for
+	// as long just before the loads): what a call itself costs.
+	ServeCPUPerCall      float64   `json:"serve_cpu_ms_per_call"`
+	ServeCPUPerCallNet   float64   `json:"serve_cpu_ms_per_call_net"`
+	ServeCPUWithoutCalls float64   `json:"serve_cpu_pct_without_calls"`
+	Errors               Pair[int] `json:"errors"`
 }
 
 // Guidance is the delivery of a 4 KB multi-line message, verified.
@@ -291,11 +300,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 		if err == nil {
-			if err = measureAlone(ctx, cfg, &s, logf); err != nil {
-				err = fmt.Errorf("tmux alone with %d panes: %w", n, err)
-			}
-		}
-		if err == nil {
 			s.fillAllItCosts()
 		}
 		if err != nil {
@@ -320,23 +324,23 @@ var permissionScreen string
 // CPU and what it adds to the tmux server's.
 func (s Size) Extra() Pair[float64] {
 	return Pair[float64]{
-		System3:  allItCosts(s.CPU.System3, s.TmuxOwn.System3, s.TmuxAlone),
-		Baseline: allItCosts(s.CPU.Baseline, s.TmuxOwn.Baseline, s.TmuxAlone),
+		System3:  allItCosts(s.CPU.System3, s.TmuxPaired.System3),
+		Baseline: allItCosts(s.CPU.Baseline, s.TmuxPaired.Baseline),
 	}
 }
 
-// allItCosts is a supervisor's own CPU plus what the tmux server spent
-// above what it spends alone on the same workload.
-func allItCosts(cpu, tmuxOwn, alone float64) float64 {
-	return cpu + max(0, tmuxOwn-alone)
+// allItCosts is a supervisor's own CPU plus what it adds to the tmux
+// server (nothing when the paired slices measured less with it running).
+func allItCosts(cpu float64, p Paired) float64 {
+	return cpu + max(0, p.Added)
 }
 
 // fillAllItCosts fills in what each supervisor costs in all, once every
-// phase of the size (the tmux server alone last) is measured.
+// phase of the size is measured.
 func (s *Size) fillAllItCosts() {
 	s.AllItCosts = s.Extra()
 	if s.BashLoop.CPU > 0 {
-		s.BashLoop.AllItCosts = allItCosts(s.BashLoop.CPU, s.BashLoop.TmuxOwn, s.TmuxAlone)
+		s.BashLoop.AllItCosts = allItCosts(s.BashLoop.CPU, s.BashLoop.TmuxPaired)
 		s.VsBashLoop = s.AllItCosts.System3 / s.BashLoop.AllItCosts
 	}
 }

@@ -180,6 +180,11 @@ func measureBusy(ctx context.Context, cfg Config, s *Size, r *Report, load bool,
 	lat, raised, _, missed := detectionsOf(w, from, to, mcpA)
 	s.DetectMCP, s.DetectRaised, s.MissedMCP = summarize(lat), summarize(raised), missed
 
+	logf("system3, %d panes: what it adds to the tmux server, serve running and stopped in turns", n)
+	if s.TmuxPaired.System3, err = pairTmux(ctx, cfg, w, srv.pid()); err != nil {
+		return err
+	}
+
 	logf("system3, %d panes: a new session", n)
 	if s.NewSessionMS, err = newSessionSeen(ctx, w, svc); err != nil {
 		return err
@@ -233,6 +238,18 @@ func measureIdle(ctx context.Context, cfg Config, s *Size) error {
 // system3Load measures MCP status under concurrent clients and guidance
 // delivery on a running serve.
 func system3Load(ctx context.Context, cfg Config, srv *serveProc, w *Workload, svc *ipc.Client, s *Size, r *Report, logf logFunc) error {
+	logf("system3, %d panes: serve without calls, for %v", s.Panes, cfg.StatusFor)
+	bg, err := startCPU(srv.pid())
+	if err != nil {
+		return err
+	}
+	if err := sleepCtx(ctx, cfg.StatusFor); err != nil {
+		return err
+	}
+	without, err := bg.percent()
+	if err != nil {
+		return err
+	}
 	for _, n := range cfg.Clients {
 		logf("system3, %d panes: MCP status, %d clients", s.Panes, n)
 		clients := make([]*mcpClient, 0, n)
@@ -264,8 +281,10 @@ func system3Load(ctx context.Context, cfg Config, srv *serveProc, w *Workload, s
 			c.Close()
 		}
 		sr := statusEntry(r, n)
+		sr.ServeCPUWithoutCalls = without
 		if rate > 0 {
 			sr.ServeCPUPerCall = 10 * pct / rate // (pct/100 s of CPU per s) / (calls per s), in ms
+			sr.ServeCPUPerCallNet = 10 * max(0, pct-without) / rate
 		}
 		sr.Latency.System3, sr.PerSec.System3, sr.Errors.System3 = lat, rate, bad+bad2
 		sr.Paced.System3 = paced
@@ -396,6 +415,10 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 	}
 	lat, _, prompts, missed := detectionsOf(w, from, to, arr)
 	s.DetectBaseline, s.MissedBaseline, s.Prompts.Baseline = summarize(lat), missed, prompts
+	logf("baseline, %d panes: what it adds to the tmux server, running and stopped in turns", n)
+	if s.TmuxPaired.Baseline, err = pairTmux(ctx, cfg, w, p.pid()); err != nil {
+		return err
+	}
 	p.stop()
 
 	if load {
@@ -430,34 +453,6 @@ func measureBaseline(ctx context.Context, cfg Config, s *Size, r *Report, load b
 		return err
 	}
 	s.CPUIdle.Baseline, err = cpu.percent()
-	return err
-}
-
-// measureAlone runs the streaming workload with no supervisor and measures
-// the tmux server's own CPU: what the server spends on its panes without
-// anyone watching them.
-func measureAlone(ctx context.Context, cfg Config, s *Size, logf logFunc) error {
-	logf("no supervisor, %d panes: measuring the tmux server for %v", s.Panes, cfg.Window)
-	w, err := startWorkload(ctx, cfg.Exe, s.Panes, cfg.busyAt(s.Panes), cfg.PromptEvery)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	if err := sleepCtx(ctx, 2*time.Second); err != nil {
-		return err
-	}
-	pid, err := w.serverPID(ctx)
-	if err != nil {
-		return err
-	}
-	tcpu, err := startCPU(pid)
-	if err != nil {
-		return err
-	}
-	if err := sleepCtx(ctx, cfg.Window); err != nil {
-		return err
-	}
-	_, s.TmuxAlone, err = tcpu.split()
 	return err
 }
 

@@ -75,14 +75,16 @@ func WriteMarkdown(w io.Writer, r *Report) {
 			num(s.RSS.System3), num(s.RSS.Baseline), ratio(s.RSS.System3, s.RSS.Baseline))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "All it costs, streaming: the supervisor's CPU above, plus what it adds to the tmux server's own CPU (the server process alone, its agents not included) over the same workload with no supervisor. CPU in % of one core:")
+	fmt.Fprintln(w, "All it costs, streaming: the supervisor's CPU above, plus what it adds to the tmux server's own CPU (the server process alone, its agents not included), measured after the window on the same workload in slices with the supervisor running and stopped (SIGSTOP) in turns, so that what the workload makes the server spend cancels out. CPU in % of one core:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| panes | tmux server alone | tmux server: system3 / baseline | all it costs: system3 / baseline (ratio) |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| panes | tmux server over the window: system3 / baseline | tmux server in the slices, supervisor running / stopped: system3; baseline | added: system3 / baseline | all it costs: system3 / baseline (ratio) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	for _, s := range r.Sizes {
-		e := s.Extra()
-		fmt.Fprintf(w, "| %d | %s | %s / %s | %s / %s (%s) |\n", s.Panes, num(s.TmuxAlone),
-			num(s.TmuxOwn.System3), num(s.TmuxOwn.Baseline), num(e.System3), num(e.Baseline), ratio(e.System3, e.Baseline))
+		e, p := s.Extra(), s.TmuxPaired
+		fmt.Fprintf(w, "| %d | %s / %s | %s / %s; %s / %s | %s / %s | %s / %s (%s) |\n", s.Panes,
+			num(s.TmuxOwn.System3), num(s.TmuxOwn.Baseline),
+			num(p.System3.Running), num(p.System3.Stopped), num(p.Baseline.Running), num(p.Baseline.Stopped),
+			num(p.System3.Added), num(p.Baseline.Added), num(e.System3), num(e.Baseline), ratio(e.System3, e.Baseline))
 	}
 	fmt.Fprintln(w)
 	for _, s := range r.Sizes {
@@ -101,16 +103,19 @@ func WriteMarkdown(w io.Writer, r *Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "MCP `status` at %d panes (Streamable HTTP, one MCP session per client, the clients in the harness process); baseline: capture and classify every pane on request. Back to back: every client calls again as soon as it has its answer (throughput); paced: every client calls once every %s:\n\n", r.LoadPanes, r.StatusEvery)
-	fmt.Fprintln(w, "| clients | back to back: system3 p50 / p99 ms, calls/s (serve CPU per call) | baseline p50 / p99 ms, calls/s | p99 ratio | throughput ratio | paced: system3 p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | errors |")
+	fmt.Fprintln(w, "| clients | back to back: system3 p50 / p99 ms, calls/s (serve CPU per call; above its work without calls) | baseline p50 / p99 ms, calls/s | p99 ratio | throughput ratio | paced: system3 p50 / p99 ms | baseline p50 / p99 ms | p99 ratio | errors |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, st := range r.Status {
-		fmt.Fprintf(w, "| %d | %s / %s, %s (%s ms) | %s / %s, %s | %s | %s | %s / %s | %s / %s | %s | %d / %d |\n", st.Clients,
-			num(st.Latency.System3.P50), num(st.Latency.System3.P99), num(st.PerSec.System3), num(st.ServeCPUPerCall),
+		fmt.Fprintf(w, "| %d | %s / %s, %s (%s; %s ms) | %s / %s, %s | %s | %s | %s / %s | %s / %s | %s | %d / %d |\n", st.Clients,
+			num(st.Latency.System3.P50), num(st.Latency.System3.P99), num(st.PerSec.System3), num(st.ServeCPUPerCall), num(st.ServeCPUPerCallNet),
 			num(st.Latency.Baseline.P50), num(st.Latency.Baseline.P99), num(st.PerSec.Baseline),
 			ratio(st.Latency.System3.P99, st.Latency.Baseline.P99), ratio(st.PerSec.System3, st.PerSec.Baseline),
 			num(st.Paced.System3.P50), num(st.Paced.System3.P99), num(st.Paced.Baseline.P50), num(st.Paced.Baseline.P99),
 			ratio(st.Paced.System3.P99, st.Paced.Baseline.P99),
 			st.Errors.System3, st.Errors.Baseline)
+	}
+	if len(r.Status) > 0 {
+		fmt.Fprintf(w, "\nserve without calls, on the same workload for as long just before the loads: %s %% of one core.\n", num(r.Status[0].ServeCPUWithoutCalls))
 	}
 	for _, s := range r.Sizes {
 		if s.Error != "" {
@@ -142,9 +147,9 @@ func writeAcceptance(w io.Writer, r *Report) {
 	if !measured {
 		return
 	}
-	fmt.Fprintln(w, "All it costs, system3 / naive bash loop (the acceptance figure). The naive bash loop is `bash` running `tmux capture-pane -p -J` for every pane every 500 ms on the same streaming workload; \"all it costs\" is a supervisor's own CPU (its process tree: every `tmux` and `sleep` it forks included) plus what it adds to the tmux server's own CPU above the server alone. CPU in % of one core:")
+	fmt.Fprintln(w, "All it costs, system3 / naive bash loop (the acceptance figure). The naive bash loop is `bash` running `tmux capture-pane -p -J` for every pane every 500 ms on the same streaming workload; \"all it costs\" is a supervisor's own CPU (its process tree: every `tmux` and `sleep` it forks included) plus what it adds to the tmux server's own CPU, measured with it running and stopped in turns. CPU in % of one core:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| panes | all it costs: system3 | naive bash loop: its CPU + tmux server above alone = all it costs (passes over the panes a second) | all it costs, system3 / naive bash loop | system3 CPU all idle |")
+	fmt.Fprintln(w, "| panes | all it costs: system3 | naive bash loop: its CPU + what it adds to the tmux server = all it costs (passes over the panes a second) | all it costs, system3 / naive bash loop | system3 CPU all idle |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	for _, s := range r.Sizes {
 		if s.BashLoop.CPU <= 0 {
@@ -153,7 +158,7 @@ func writeAcceptance(w io.Writer, r *Report) {
 		}
 		b := s.BashLoop
 		fmt.Fprintf(w, "| %d | %s | %s + %s = %s (%s) | %s | %s |\n", s.Panes, num(s.AllItCosts.System3),
-			num(b.CPU), num(max(0, b.TmuxOwn-s.TmuxAlone)), num(b.AllItCosts), num(b.PassesPerSec),
+			num(b.CPU), num(max(0, b.TmuxPaired.Added)), num(b.AllItCosts), num(b.PassesPerSec),
 			ratio(s.AllItCosts.System3, b.AllItCosts), num(s.CPUIdle.System3))
 	}
 	fmt.Fprintln(w)
