@@ -950,6 +950,41 @@ func TestAgentQuitToShellSeenBeforeTheListing(t *testing.T) {
 	}
 }
 
+// An agent started from a shell: the listing (full listings come up to 5 s
+// apart while panes write) still names the shell, but the capture its
+// first screen brings reads the shell's foreground job and the processes
+// below it, and the pane is that agent at once.
+func TestAgentStartedFromAShellSeenBeforeTheListing(t *testing.T) {
+	var job string
+	h := newHarness(t, func(c *Config) {
+		c.Foreground = func(int) (string, string, bool) { return "bash", job, true }
+		c.Processes = func(int) []string {
+			if job == "" {
+				return nil
+			}
+			return []string{job}
+		}
+	})
+	h.tm.show(t, "%1", "bash", "shell/idle_bash.txt")
+	h.step()
+	if s := h.session("%1"); s.Agent == "claude" {
+		t.Fatalf("before: %s %s", s.Agent, s.State)
+	}
+	job = "claude" // typed at the shell's prompt; it drew its screen
+	data, err := os.ReadFile(filepath.Join("testdata", "captures", "claude", "idle.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tm.mu.Lock()
+	h.tm.screens["%1"] = string(data)
+	h.tm.mu.Unlock()
+	h.sup.handle(tmux.Event{Kind: tmux.EventOutput, PaneID: "%1"})
+	h.sup.flush(context.Background()) // no listing: the command listed is still bash
+	if s := h.session("%1"); s.Agent != "claude" || s.State != api.Idle {
+		t.Fatalf("after the agent started: %s %s by %s %v", s.Agent, s.State, s.Evidence.Rule, s.Evidence.Lines)
+	}
+}
+
 // Every producer's wakes go through Supervisor.Raise: it fills in what the
 // registry knows of the pane and the reason's suggested action, keeps what
 // the producer said, raises one wake per condition, and counts the wake as

@@ -299,34 +299,22 @@ func TestSlowListingsSpaceListingsNotTicks(t *testing.T) {
 	}
 }
 
-// With terminal events, full listings are spaced by their cost, so they
-// take at most a hundredth of the server's time, between FullEvery and
-// 5s; without, they stay FullEvery apart (they are how a changed command
-// is seen).
-func TestSlowFullListingsAreSpacedWithEvents(t *testing.T) {
+// With terminal events, full listings are maxFull apart, whether panes
+// write or not and whatever they cost (a pane made, freed or exited lists
+// in full at once, and an agent started or quit in a shell is read from
+// /proc at its capture); without, they stay FullEvery apart (they are how
+// a changed command is seen). A FullEvery above maxFull is kept.
+func TestFullListingsAreSpacedWithEvents(t *testing.T) {
 	w := NewWatcher(Server{}, WatcherOptions{FullEvery: time.Second})
-	for _, c := range []struct {
-		evented bool
-		cost    time.Duration
-		want    time.Duration
-	}{
-		{evented: true, cost: 4 * time.Millisecond, want: time.Second}, // 40 panes
-		{evented: true, cost: 25 * time.Millisecond, want: 2500 * time.Millisecond},
-		{evented: true, cost: 200 * time.Millisecond, want: maxFull},
-		{evented: false, cost: 25 * time.Millisecond, want: time.Second},
-		{evented: true, cost: 0, want: time.Second}, // not measured yet
-	} {
-		if got := w.fullGap(c.evented, false, c.cost); got != c.want {
-			t.Errorf("fullGap(events %v, cost %v) = %v, want %v", c.evented, c.cost, got, c.want)
-		}
+	if got := w.fullGap(true); got != maxFull {
+		t.Errorf("fullGap with terminal events = %v, want %v", got, maxFull)
 	}
-	// No pane wrote since the last full listing: maxFull, with terminal
-	// events only.
-	if got := w.fullGap(true, true, 4*time.Millisecond); got != maxFull {
-		t.Errorf("fullGap of a quiet fleet with terminal events = %v, want %v", got, maxFull)
+	if got := w.fullGap(false); got != time.Second {
+		t.Errorf("fullGap without terminal events = %v, want 1s", got)
 	}
-	if got := w.fullGap(false, true, 4*time.Millisecond); got != time.Second {
-		t.Errorf("fullGap of a quiet fleet without terminal events = %v, want 1s", got)
+	w = NewWatcher(Server{}, WatcherOptions{FullEvery: 10 * time.Second})
+	if got := w.fullGap(true); got != 10*time.Second {
+		t.Errorf("fullGap with terminal events and FullEvery 10s = %v, want 10s", got)
 	}
 }
 

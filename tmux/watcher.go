@@ -47,11 +47,8 @@ type WatcherOptions struct {
 	// appears or disappears, that tick lists in full at once. When
 	// terminal events tell every pane's writes, and so when a pane comes,
 	// goes or its process exits, a full listing only adds renames, moves
-	// and changes no write shows (a mode entered, a title set by tmux):
-	// full listings are then spaced further apart when one takes more than
-	// a hundredth of the period (many panes), up to 5s, so they never take
-	// more than about that share of the tmux server's time, and 5s apart
-	// while no pane writes.
+	// and changes no write shows (a mode entered, a title set by tmux, a
+	// resize): full listings are then 5s apart (or FullEvery, if longer).
 	FullEvery time.Duration
 	// BusyGap is how often, at most, a pane that keeps changing is
 	// reported (default 1s). A pane is reported at once when it changes

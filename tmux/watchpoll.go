@@ -68,7 +68,6 @@ type poller struct {
 	lastFull  time.Time
 	lastLight time.Time
 	cost      time.Duration // a light listing's wall time, smoothed
-	fullCost  time.Duration // a full listing's wall time, smoothed
 	// The server's read count at the last tick, and whether it can be
 	// read (see ioReader).
 	reads uint64
@@ -107,7 +106,7 @@ func (p *poller) tick(ctx context.Context) (next time.Duration, end bool, err er
 	quiet := start.Sub(p.lastWrite) >= quietAfter
 	// A terminal made or freed (a pane came or went, or its process
 	// exited) lists in full now, not a second later.
-	full := !p.up || topology || start.Sub(p.lastFull) >= w.fullGap(evented, !p.lastWrite.After(p.lastFull), p.fullCost)
+	full := !p.up || topology || start.Sub(p.lastFull) >= w.fullGap(evented)
 	if !full && !w.opts.NoReadGate && !p.needsListing(start, evented, lost) {
 		w.skipped.Add(1)
 		w.tickEvents(p.tracks, p.wrote, time.Now())
@@ -204,9 +203,7 @@ func (p *poller) list(ctx context.Context, start time.Time, full bool) (panes []
 		if p.gate {
 			p.reads, _ = p.io.read(p.serverPID)
 		}
-		began := time.Now()
 		if panes, err = p.lister.ListPanes(ctx); err == nil {
-			p.fullCost = smooth(p.fullCost, time.Since(began))
 			sigs, p.lastFull, p.lastLight, p.unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
 			for i, pn := range panes {
 				sigs[i] = pn.Signal()

@@ -254,27 +254,25 @@ const (
 )
 
 // fullGap is the shortest time between two full listings: FullEvery,
-// or, when terminal events tell every pane's writes (and terminals made
-// and freed), longer when a full listing takes more than 1/fullShare of
-// it, up to maxFull, and maxFull when no pane has written since the last
-// one (quiet): an idle fleet's names, commands and sizes change only by a
-// client's command (a rename, a resize), seen up to maxFull late. Without
+// or maxFull when terminal events tell every pane's writes and every
+// terminal made and freed. A pane that comes or goes, or whose process
+// exits, then lists in full at once (its terminal is made or freed); an
+// agent started or quit in a shell pane is read from /proc at its next
+// capture (Supervisor.Foreground), not from a listing; what only a full
+// listing shows (a rename, a move, a resize, a mode entered, a title
+// tmux set, a shell's new directory) shows up to maxFull late. Without
 // terminal events a full listing is how an exited process and a new pane
 // are seen, so it stays FullEvery apart.
-func (w *Watcher) fullGap(evented, quiet bool, cost time.Duration) time.Duration {
-	if !evented {
-		return w.opts.FullEvery
-	}
-	if quiet {
+func (w *Watcher) fullGap(evented bool) time.Duration {
+	if evented {
 		return max(w.opts.FullEvery, maxFull)
 	}
-	return min(max(w.opts.FullEvery, cost*fullShare), max(w.opts.FullEvery, maxFull))
+	return w.opts.FullEvery
 }
 
 const (
 	pollShare = 20
 	maxPoll   = 250 * time.Millisecond
-	fullShare = 100
 	maxFull   = 5 * time.Second
 )
 
