@@ -26,11 +26,7 @@ func clineEvent(h *harness, command string) api.HookEvent {
 // monitors never take the event: the screen shows Cline's dialog.
 func TestPermissionsClineToolCall(t *testing.T) {
 	h, svc, auditPath := permissionRig(t)
-	h.tm.show(t, "%1", ".cline", "cline/working_streaming.txt")
-	h.step()
-	if s := h.session("%1"); s.Agent != "cline" || s.State != api.Working {
-		t.Fatalf("the pane: %s, %s", s.Agent, s.State)
-	}
+	h.shows("%1", ".cline", "cline/working_streaming.txt", "cline", api.Working)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		command, message, rule, why string
@@ -75,22 +71,15 @@ func TestPermissionsClineToolCall(t *testing.T) {
 // hookUnconfirmed.
 func TestPermissionsClineDenyEndsTheHookedTurn(t *testing.T) {
 	h, svc, _ := permissionRig(t)
-	h.tm.show(t, "%1", ".cline", "cline/idle.txt")
-	h.step()
-	if s := h.session("%1"); s.Agent != "cline" || s.State != api.Idle {
-		t.Fatalf("the pane: %s, %s", s.Agent, s.State)
-	}
-	ctx := context.Background()
-	if _, err := svc.Hook(ctx, api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1", Received: h.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	h.shows("%1", ".cline", "cline/idle.txt", "cline", api.Idle)
+	h.hook(api.HookEvent{Name: api.UserPromptSubmit, Pane: "%1"})
 	h.clock.Add(time.Second)
 	h.tm.show(t, "%1", ".cline", "cline/idle_after_turn.txt")
 	h.step()
 	if s := h.session("%1"); s.State != api.Working || s.Evidence.Rule != "hook.user_prompt_submit" {
 		t.Fatalf("the turn's start: %s by %s", s.State, s.Evidence.Rule)
 	}
-	r, err := svc.Hook(ctx, clineEvent(h, "rm -rf ./build"))
+	r, err := svc.Hook(context.Background(), clineEvent(h, "rm -rf ./build"))
 	if err != nil || !r.Cancel {
 		t.Fatalf("the deny: %s, %v", r.Output(), err)
 	}

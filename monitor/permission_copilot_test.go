@@ -26,11 +26,7 @@ func copilotEvent(h *harness, command string) api.HookEvent {
 // its one wake.
 func TestPermissionsCopilotRequest(t *testing.T) {
 	h, svc, auditPath := permissionRig(t)
-	h.tm.show(t, "%1", "MainThread", "copilot/working_streaming.txt")
-	h.step()
-	if s := h.session("%1"); s.Agent != "copilot" || s.State != api.Working {
-		t.Fatalf("the pane: %s, %s", s.Agent, s.State)
-	}
+	h.shows("%1", "MainThread", "copilot/working_streaming.txt", "copilot", api.Working)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		command, behavior, message, rule string

@@ -44,6 +44,17 @@ func permissionRig(t *testing.T) (*harness, api.Service, string) {
 	return h, h.sup, filepath.Join(dir, "audit.jsonl")
 }
 
+// shows draws fixture in pane as a pane running cmd, takes a step, and
+// fails unless the pane reads as agent in state.
+func (h *harness) shows(pane, cmd, fixture, agent string, state api.State) {
+	h.t.Helper()
+	h.tm.show(h.t, pane, cmd, fixture)
+	h.step()
+	if s := h.session(pane); s.Agent != agent || s.State != state {
+		h.t.Fatalf("the pane: %s, %s; want %s, %s", s.Agent, s.State, agent, state)
+	}
+}
+
 func permissionEvent(h *harness, command string) api.HookEvent {
 	in, _ := json.Marshal(map[string]string{"command": command})
 	return api.HookEvent{Name: api.PermissionRequest, Pane: "%1", ToolName: "Bash", ToolInput: command, ToolInputJSON: string(in), Received: h.clock.Now()}

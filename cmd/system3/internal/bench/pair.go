@@ -30,8 +30,8 @@ type Paired struct {
 // steady drift of the workload weighs on both halves alike), the server's
 // own CPU read from /proc over each. A stopped supervisor is continued
 // whatever happens. What it does when continued (its first listing looks
-// at everything that changed meanwhile) counts as running: the figure errs
-// high, never low.
+// at everything that changed meanwhile) counts as running, so that catch-up
+// makes the figure err high rather than low.
 func tmuxAdded(ctx context.Context, serverPID, target, rounds int, slice time.Duration) (Paired, error) {
 	var p Paired
 	if rounds < 1 || slice <= 0 {
