@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/procfs"
 )
 
 // PaneForeground tells who holds the terminal of a pane whose process is
@@ -39,7 +41,7 @@ func PaneForeground(pid int) (comm, job string, ok bool) {
 // group and its terminal's foreground process group from /proc/PID/stat:
 // one read, where the name is between the first '(' and the last ')'.
 func procStat(pid int) (comm string, pgrp, tpgid int, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return "", 0, 0, false
 	}
@@ -90,7 +92,7 @@ func AgentVersion(pid int, agent string, isAgent func(comm string) bool) string 
 		}
 		return found == ""
 	}
-	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && !look(pid, strings.TrimSpace(string(comm))) {
+	if comm, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && !look(pid, strings.TrimSpace(string(comm))) {
 		return found
 	}
 	walkProcesses(pid, look)
@@ -100,7 +102,7 @@ func AgentVersion(pid int, agent string, isAgent func(comm string) bool) string 
 // scriptVersion reads the version of the package holding the script a
 // node (bun, deno) process runs.
 func scriptVersion(pid int, agent string) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
 		return ""
 	}

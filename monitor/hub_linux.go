@@ -4,10 +4,10 @@ package monitor
 
 import (
 	"bytes"
-	"os"
 	"slices"
 	"strconv"
 
+	"github.com/system3-dev/system3/internal/procfs"
 	"github.com/system3-dev/system3/monitor/agents"
 )
 
@@ -31,7 +31,7 @@ func HubAbove(pid, stop int) (hub int, agent string) {
 		if pid <= 1 || pid == stop {
 			return 0, ""
 		}
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
+		if b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
 			args := bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0})
 			for i, m := range marks {
 				if slices.ContainsFunc(args, func(a []byte) bool { return bytes.Equal(a, m) }) {

@@ -6,10 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/system3-dev/system3/internal/procfs"
 )
 
 // maxDescendants bounds the walk; an agent's tree is a handful of
@@ -24,7 +25,7 @@ func walkProcesses(pid int, fn func(pid int, comm string) bool) {
 	for seen := 0; len(queue) > 0 && seen < maxDescendants; {
 		p := queue[0]
 		queue = queue[1:]
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + strconv.Itoa(p) + "/children")
+		data, err := procfs.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + strconv.Itoa(p) + "/children")
 		if err != nil {
 			continue
 		}
@@ -33,7 +34,7 @@ func walkProcesses(pid int, fn func(pid int, comm string) bool) {
 			if err != nil {
 				continue
 			}
-			comm, err := os.ReadFile("/proc/" + f + "/comm")
+			comm, err := procfs.ReadFile("/proc/" + f + "/comm")
 			if err != nil {
 				continue
 			}
@@ -65,7 +66,7 @@ func ProcessTree(pid int) []string {
 func ProcessCmdlines(pid int) []string {
 	var out []string
 	add := func(p int) {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		data, err := procfs.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
 		if err != nil || len(data) == 0 {
 			return
 		}
@@ -82,7 +83,7 @@ func ProcessCmdlines(pid int) []string {
 // findProcess returns pid, or the first process below it, whose command
 // name is name; 0 when there is none.
 func findProcess(pid int, name string) int {
-	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+	if comm, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
 		return pid
 	}
 	found := 0
@@ -97,7 +98,7 @@ func findProcess(pid int, name string) int {
 
 // processArgs reads a process's command line, nil when unreadable.
 func processArgs(pid int) []string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil || len(data) == 0 {
 		return nil
 	}
@@ -106,7 +107,7 @@ func processArgs(pid int) []string {
 
 // processEnv reads a process's environment.
 func processEnv(pid int) map[string]string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return nil
 	}
@@ -165,7 +166,7 @@ func descendsFrom(pid, ancestor int) (bool, error) {
 // name (field 2) is in parentheses and may hold spaces and parentheses
 // itself, so the fields are read after its last ')'.
 func parentPID(pid int) (int, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}
@@ -188,7 +189,7 @@ const clockTicks = 100
 // processStart is when a process started, from /proc/<pid>/stat (field 22,
 // in clock ticks after boot) and the boot time in /proc/stat.
 func processStart(pid int) (time.Time, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -202,7 +203,7 @@ func processStart(pid int) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("unreadable /proc/%d/stat: %w", pid, err)
 	}
-	stat, err := os.ReadFile("/proc/stat")
+	stat, err := procfs.ReadFile("/proc/stat")
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -2,9 +2,11 @@ package tmux
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/system3-dev/system3/internal/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // ioReader reads how many read system calls the tmux server process has
@@ -18,27 +20,29 @@ import (
 // so the count stays still while system3 lists panes; only formats that
 // make tmux read /proc (pane_current_command) move it.
 //
-// It keeps /proc/PID/io open between reads: each tick costs one pread(2).
+// It keeps /proc/PID/io open between reads, and each tick costs one
+// pread(2): the kernel gives the whole file in one read, so there is no
+// second read to find its end (os.File.ReadAt's), and the file is never
+// offered to the runtime's poller.
 type ioReader struct {
-	pid int
-	f   *os.File
-	buf [1024]byte
+	pid    int
+	fd     int
+	opened bool
+	buf    [1024]byte
 }
 
 func (r *ioReader) read(pid int) (uint64, bool) {
 	if pid <= 0 {
 		return 0, false
 	}
-	if r.f == nil || r.pid != pid {
-		r.close()
-		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/io")
-		if err != nil {
-			return 0, false
-		}
-		r.f, r.pid = f, pid
+	if !r.open(pid) {
+		return 0, false
 	}
-	n, err := r.f.ReadAt(r.buf[:], 0)
-	if n == 0 && err != nil {
+	n, err := unix.Pread(r.fd, r.buf[:], 0)
+	if err == unix.EINTR {
+		n, err = unix.Pread(r.fd, r.buf[:], 0)
+	}
+	if n <= 0 || err != nil {
 		// The process is gone (ESRCH), or the file cannot be read.
 		r.close()
 		return 0, false
@@ -52,10 +56,24 @@ func (r *ioReader) read(pid int) (uint64, bool) {
 	return 0, false
 }
 
+// open opens pid's io file unless it is open already.
+func (r *ioReader) open(pid int) bool {
+	if r.opened && r.pid == pid {
+		return true
+	}
+	r.close()
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/io", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	r.fd, r.pid, r.opened = fd, pid, true
+	return true
+}
+
 func (r *ioReader) close() {
-	if r.f != nil {
-		r.f.Close()
-		r.f = nil
+	if r.opened {
+		unix.Close(r.fd)
+		r.opened = false
 	}
 }
 
@@ -63,6 +81,6 @@ func (r *ioReader) close() {
 // its server process "tmux: server". A pid from another pid namespace (a
 // server outside this container) may name another process here.
 func isTmuxServer(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return err == nil && strings.TrimSpace(string(b)) == "tmux: server"
 }

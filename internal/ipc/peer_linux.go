@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/system3-dev/system3/internal/procfs"
 	"github.com/system3-dev/system3/monitor/agents"
 )
 
@@ -54,41 +55,43 @@ const maxAncestors = 12
 // agentAncestor is the nearest ancestor of pid whose process is an agent
 // CLI system3 knows by its program ("claude", "codex"...), and its pid:
 // the agent that ran the command (through its shell). "" when none is.
+// Each ancestor costs one read: its /proc/PID/stat has both its name and
+// its parent.
 func agentAncestor(pid int) (string, int) {
+	_, ppid, ok := procStat(pid)
 	for range maxAncestors {
-		ppid := parentPID(pid)
-		if ppid <= 1 {
+		if !ok || ppid <= 1 {
 			return "", 0
 		}
 		pid = ppid
-		comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if err != nil {
-			return "", 0
-		}
-		if spec, ok := agents.ByProgram(strings.TrimSpace(string(comm))); ok && spec.IsAgent() {
-			return spec.Name, pid
+		var comm string
+		if comm, ppid, ok = procStat(pid); ok {
+			if spec, found := agents.ByProgram(comm); found && spec.IsAgent() {
+				return spec.Name, pid
+			}
 		}
 	}
 	return "", 0
 }
 
-// parentPID reads a process's parent from /proc/PID/stat; 0 when it
-// cannot. The command name in parentheses may hold spaces and
-// parentheses, so the fields are read after its last ')'.
-func parentPID(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// procStat reads a process's name (as /proc/PID/comm has it) and its
+// parent from /proc/PID/stat; ok is false when it cannot. The name, in
+// parentheses, may hold spaces and parentheses, so it ends at the last
+// ')'.
+func procStat(pid int) (comm string, ppid int, ok bool) {
+	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return "", 0, false
 	}
 	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", 0, false
 	}
-	f := strings.Fields(s[i+1:])
+	f := strings.Fields(s[end+1:])
 	if len(f) < 2 {
-		return 0
+		return "", 0, false
 	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	ppid, err = strconv.Atoi(f[1])
+	return s[open+1 : end], ppid, err == nil
 }

@@ -1,0 +1,91 @@
+package tmux
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestIOReaderCountsReads: the count is this process's read calls (it
+// grows when the process reads), the file stays open between reads, a
+// process that exits reads as not ok and closes it, and another pid
+// opens its own.
+func TestIOReaderCountsReads(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/PID/io is Linux's")
+	}
+	var r ioReader
+	defer r.close()
+	before, ok := r.read(os.Getpid())
+	if !ok {
+		t.Fatal("cannot read this process's read count")
+	}
+	fd := r.fd
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := os.ReadFile(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, ok := r.read(os.Getpid())
+	if !ok || after < before+5 {
+		t.Fatalf("read count %d after five files read, %d before (ok %v)", after, before, ok)
+	}
+	if r.fd != fd {
+		t.Errorf("the file was opened again (descriptor %d, then %d)", fd, r.fd)
+	}
+
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.read(cmd.Process.Pid); !ok || r.pid != cmd.Process.Pid {
+		t.Fatalf("cannot read a child's read count (ok %v, pid %d)", ok, r.pid)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if n, ok := r.read(cmd.Process.Pid); ok {
+		t.Fatalf("a process that exited and was reaped has read count %d", n)
+	}
+	if r.opened {
+		t.Error("the file of a process that is gone stays open")
+	}
+	if _, ok := r.read(0); ok {
+		t.Error("pid 0 has a read count")
+	}
+}
+
+// TestTicksWithWritesDoNotReadTheCount: with terminal events, a tick
+// whose writes explain the server's reads does not read its count, and
+// the next tick without writes takes the count as moved (a listing is
+// due) rather than compare it with one taken before those writes.
+func TestTicksWithWritesDoNotReadTheCount(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/PID/io is Linux's")
+	}
+	w := &Watcher{opts: WatcherOptions{PollInterval: 50 * time.Millisecond, LayoutEvery: time.Hour}}
+	p := &poller{w: w, gate: true, serverPID: os.Getpid(), wrote: map[string]bool{"%1": true}}
+	defer p.io.close()
+	start := time.Now()
+	p.lastLight = start // no layout listing due
+	if p.needsListing(start, true, false) {
+		t.Error("a tick whose writes explain the reads lists with no layout listing due")
+	}
+	if p.io.opened || !p.readsStale {
+		t.Fatalf("the count was read at a tick with writes (opened %v, stale %v)", p.io.opened, p.readsStale)
+	}
+	clear(p.wrote)
+	later := start.Add(time.Second)
+	if !p.needsListing(later, true, false) || !p.unexplained {
+		t.Errorf("the first tick without writes after them does not list (unexplained %v)", p.unexplained)
+	}
+	if !p.io.opened || p.readsStale || p.reads == 0 {
+		t.Errorf("the tick without writes did not read the count (opened %v, stale %v, reads %d)", p.io.opened, p.readsStale, p.reads)
+	}
+}
