@@ -272,9 +272,21 @@ func (s Server) nativeRoundTrip(ctx context.Context, args []string) (nativeReply
 		return r, errFallback
 	}
 
-	rd := &replyReader{ctx: ctx, conn: conn, in: bufio.NewReaderSize(conn, 64<<10), streams: map[int32]int32{}}
+	in := replyReaders.Get().(*bufio.Reader)
+	in.Reset(conn)
+	defer func() {
+		in.Reset(nil)
+		replyReaders.Put(in)
+	}()
+	rd := &replyReader{ctx: ctx, conn: conn, in: in, streams: map[int32]int32{}}
 	return rd.read()
 }
+
+// replyReaders keeps the buffered readers of finished commands: each
+// command would otherwise allocate 64 KB for its answer, a dozen times a
+// second while panes print, for the garbage collector to clear. Nothing
+// read keeps a reference into the buffer (every message is copied out).
+var replyReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // replyReader collects the server's answer to one command: what a forked
 // client would print and return.
