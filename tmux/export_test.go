@@ -43,6 +43,10 @@ func NewTTYFeed() (*TTYFeed, error) {
 	return &TTYFeed{f}, nil
 }
 
+// SetBuffer sets the size of the feed's read buffer, so that a test can
+// queue more events than one read takes.
+func (t *TTYFeed) SetBuffer(n int) { t.f.buf = make([]byte, n) }
+
 func (t *TTYFeed) Sync(panes []Pane) (added, unwatched int) { return t.f.sync(panes) }
 func (t *TTYFeed) Watching(pane string) bool                { return t.f.watching(pane) }
 func (t *TTYFeed) Close()                                   { t.f.close() }

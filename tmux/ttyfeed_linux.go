@@ -114,7 +114,7 @@ func (f *ttyFeed) watching(id string) bool {
 	return ok
 }
 
-// drain reads every event queued since the last call. wrote gets the
+// drain reads the events queued since the last call. wrote gets the
 // panes written to; topology is true when a terminal was made or freed;
 // lost is true when events were dropped (the kernel's queue overflowed)
 // or a watched terminal went away, so what was written is not known.
@@ -152,8 +152,18 @@ func (f *ttyFeed) drain(wrote map[string]bool) (topology, lost bool, err error) 
 				}
 			}
 		}
+		if n < len(f.buf)-maxInotifyEvent {
+			// The read emptied the queue: it had room for one more
+			// event. What comes after is the next drain's, so there
+			// is no read to find it empty.
+			return topology, lost, nil
+		}
 	}
 }
+
+// maxInotifyEvent is the largest event the kernel queues: its header and
+// a name of NAME_MAX bytes with its NUL.
+const maxInotifyEvent = unix.SizeofInotifyEvent + unix.NAME_MAX + 1
 
 func (f *ttyFeed) close() {
 	if f != nil && f.fd >= 0 {

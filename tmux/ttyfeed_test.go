@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/system3-dev/system3/internal/testsupport/testkit"
 	"github.com/system3-dev/system3/internal/testsupport/tmuxtest"
 	"github.com/system3-dev/system3/tmux"
+	"golang.org/x/sys/unix"
 )
 
 // writeWhen is a pane command that prints nothing until file exists, then
@@ -217,4 +219,71 @@ func TestQuietFleetIsListedInFullLessOften(t *testing.T) {
 	evs.drain()
 	tmuxRun(t, srv, "rename-session", "-t", panes[0].SessionName, "renamed")
 	evs.await(t, 7*time.Second, "the rename", kind(tmux.EventSessionsChanged))
+}
+
+// TestTTYFeedReadsAgainWhenTheBufferFills: a drain that takes a full
+// buffer of events reads again, so the events behind them are this
+// drain's too; one that leaves room has emptied the queue.
+func TestTTYFeedReadsAgainWhenTheBufferFills(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("terminal write events need Linux's inotify")
+	}
+	t.Parallel()
+	srv := tmuxtest.NewServer(t, "exec sleep 600")
+	c := tmux.NewClient(srv)
+	ctx := ctxFor(t, 30*time.Second)
+	newWindow(t, c, "sleep", "600")
+	newWindow(t, c, "sleep", "600")
+	panes, err := c.ListPanes(ctx)
+	if err != nil || len(panes) != 3 {
+		t.Fatalf("ListPanes = %v, %v", panes, err)
+	}
+	feed, err := tmux.NewTTYFeed()
+	if err != nil {
+		t.Fatalf("no terminal write events on this Linux machine: %v", err)
+	}
+	defer feed.Close()
+	// Room for the largest event and three without a name (16 bytes):
+	// a read of three or more events may have left more behind.
+	feed.SetBuffer(unix.SizeofInotifyEvent + unix.NAME_MAX + 1 + 3*unix.SizeofInotifyEvent)
+	if added, unwatched := feed.Sync(panes); added != 3 || unwatched != 0 {
+		t.Fatalf("Sync watched %d panes, %d unwatched; want 3, 0", added, unwatched)
+	}
+	ttys := make([]*os.File, 3)
+	for i, p := range panes {
+		f, err := os.OpenFile(p.TTY, os.O_WRONLY|syscall.O_NOCTTY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ttys[i] = f
+	}
+	if _, _, _, err := feed.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	// Two panes in turns make events the kernel does not merge (it merges
+	// only an event equal to the last one queued): more than one read
+	// takes. The third pane writes last.
+	for range 40 {
+		for _, f := range ttys[:2] {
+			if _, err := f.Write([]byte(".")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := ttys[2].Write([]byte(".")); err != nil {
+		t.Fatal(err)
+	}
+	wrote, _, lost, err := feed.Drain()
+	if err != nil || lost {
+		t.Fatalf("Drain: %v (lost %v)", err, lost)
+	}
+	for _, p := range panes {
+		if !wrote[p.ID] {
+			t.Errorf("one drain missed the write to %s behind a full buffer: %v", p.ID, wrote)
+		}
+	}
+	if wrote, _, _, _ := feed.Drain(); len(wrote) != 0 {
+		t.Errorf("a second drain found writes %v: the first left events behind", wrote)
+	}
 }
