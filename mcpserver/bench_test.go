@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -162,6 +164,44 @@ func benchHandler(b *testing.B, kind fleetKind, tool string, args map[string]any
 		res, err := h(ctx, req)
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkStatusResponseEncoding is what mcp-go does with a status
+// answer that is already encoded (the same bytes as the last call's):
+// the JSON-RPC response around it, encoded as its Streamable HTTP
+// transport writes a plain JSON response (json.NewEncoder(w).Encode).
+// CallToolResult.MarshalJSON builds a map and marshals it, and
+// encoding/json checks and compacts what every MarshalJSON returns, so
+// each byte of the answer is scanned again at each level. No call can
+// cost less than this.
+func BenchmarkStatusResponseEncoding(b *testing.B) {
+	s := benchServerOf(b, fleetStill)
+	var h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	for _, d := range s.AllTools() {
+		if d.Tool.Name == "status" {
+			h = d.Handler
+		}
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "status"
+	res, err := h(WithOrigin(context.Background(), "bench"), req)
+	if err != nil || res.IsError {
+		b.Fatal(err, res)
+	}
+	resp := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(7)), res)
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(resp); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes")
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		buf.Reset()
+		if err := json.NewEncoder(&buf).Encode(resp); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
