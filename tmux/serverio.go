@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/system3-dev/system3/internal/procfs"
 	"golang.org/x/sys/unix"
+
+	"github.com/system3-dev/system3/internal/procfs"
 )
 
 // ioReader reads how many read system calls the tmux server process has

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 )
 
 // TestIOReaderCountsReads: the count is this process's read calls (it
@@ -58,34 +57,5 @@ func TestIOReaderCountsReads(t *testing.T) {
 	}
 	if _, ok := r.read(0); ok {
 		t.Error("pid 0 has a read count")
-	}
-}
-
-// TestTicksWithWritesDoNotReadTheCount: with terminal events, a tick
-// whose writes explain the server's reads does not read its count, and
-// the next tick without writes takes the count as moved (a listing is
-// due) rather than compare it with one taken before those writes.
-func TestTicksWithWritesDoNotReadTheCount(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("/proc/PID/io is Linux's")
-	}
-	w := &Watcher{opts: WatcherOptions{PollInterval: 50 * time.Millisecond, LayoutEvery: time.Hour}}
-	p := &poller{w: w, gate: true, serverPID: os.Getpid(), wrote: map[string]bool{"%1": true}}
-	defer p.io.close()
-	start := time.Now()
-	p.lastLight = start // no layout listing due
-	if p.needsListing(start, true, false) {
-		t.Error("a tick whose writes explain the reads lists with no layout listing due")
-	}
-	if p.io.opened || !p.readsStale {
-		t.Fatalf("the count was read at a tick with writes (opened %v, stale %v)", p.io.opened, p.readsStale)
-	}
-	clear(p.wrote)
-	later := start.Add(time.Second)
-	if !p.needsListing(later, true, false) || !p.unexplained {
-		t.Errorf("the first tick without writes after them does not list (unexplained %v)", p.unexplained)
-	}
-	if !p.io.opened || p.readsStale || p.reads == 0 {
-		t.Errorf("the tick without writes did not read the count (opened %v, stale %v, reads %d)", p.io.opened, p.readsStale, p.reads)
 	}
 }

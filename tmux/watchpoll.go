@@ -68,13 +68,11 @@ type poller struct {
 	lastFull  time.Time
 	lastLight time.Time
 	cost      time.Duration // a light listing's wall time, smoothed
-	// The server's read count at the last tick that read it, whether
-	// ticks since then did not read it because terminal events explained
-	// their reads (readsStale), and whether it can be read (see ioReader).
-	reads      uint64
-	readsStale bool
-	gate       bool
-	io         ioReader
+	// The server's read count at the last tick, and whether it can be
+	// read (see ioReader).
+	reads uint64
+	gate  bool
+	io    ioReader
 	// feed reports writes to panes' terminals while feedOn; unwatched
 	// counts live panes whose terminal it could not watch, and
 	// relist asks the next tick to list (panes just watched may have
@@ -165,18 +163,9 @@ func (p *poller) drain() (topology, lost bool) {
 // server read something since the last tick.
 func (p *poller) needsListing(start time.Time, evented, lost bool) bool {
 	moved := true // the server read something since the last tick
-	switch {
-	case !p.gate:
-	case evented && len(p.wrote) > 0:
-		// Terminal events explain this tick's reads, so the count is
-		// not read; the next tick without writes takes the count as
-		// moved (a listing then, when due) rather than miss a read
-		// no event explains in between.
-		p.readsStale = true
-	default:
+	if p.gate {
 		if n, ok := p.io.read(p.serverPID); ok {
-			moved, p.reads = n != p.reads || p.readsStale, n
-			p.readsStale = false
+			moved, p.reads = n != p.reads, n
 		}
 	}
 	list := lost || p.relist
@@ -213,7 +202,6 @@ func (p *poller) list(ctx context.Context, start time.Time, full bool) (panes []
 		// so the next tick lists unless terminal events explain it).
 		if p.gate {
 			p.reads, _ = p.io.read(p.serverPID)
-			p.readsStale = false
 		}
 		if panes, err = p.lister.ListPanes(ctx); err == nil {
 			sigs, p.lastFull, p.lastLight, p.unexplained = make([]PaneSignal, len(panes)), time.Now(), start, false
