@@ -216,7 +216,11 @@ func runStates(t *testing.T, sc script) {
 	name := string(cli)
 	fakeAPI := NewFakeAPI(t,
 		Rule{Contains: "slow-essay", Steps: []Step{{Text: essay, Chunks: 60, ChunkDelay: 500 * time.Millisecond}}},
-		Rule{Contains: "deploy-now", Steps: []Step{{Text: "I'll run the deploy script.", Tool: Shell(cli, "./deploy.sh --prod", "Deploy to production")}, {Text: "Deployed."}}},
+		// The answer after the approved command streams for about two
+		// seconds: the turn the approval resumes stays working long enough
+		// to be seen on a loaded machine, where the command and an
+		// instant answer are over within one look.
+		Rule{Contains: "deploy-now", Steps: []Step{{Text: "I'll run the deploy script.", Tool: Shell(cli, "./deploy.sh --prod", "Deploy to production")}, {Text: "Deployed.", Chunks: 5, ChunkDelay: 400 * time.Millisecond}}},
 		Rule{Contains: "pick-db", Steps: []Step{
 			{Tool: Question(cli, "Which database should we use?", "Database", Option{"Postgres", "Relational, robust"}, Option{"SQLite", "Embedded file"})},
 			{Text: "Using your choice."},
