@@ -91,8 +91,14 @@ func TestBenchSmoke(t *testing.T) {
 	if s.TmuxOwn.System3 <= 0 || s.TmuxOwn.Baseline <= 0 || s.TmuxOwn.System3 > s.TmuxCPU.System3 {
 		t.Errorf("tmux server own cpu = %+v (of %+v with its agents)", s.TmuxOwn, s.TmuxCPU)
 	}
+	// Each half of the paired slices is six slices of a third of a
+	// second here. The server's CPU is counted in clock ticks (10 ms), and
+	// two streaming panes with a supervisor that looks twice a second can
+	// cost it less than a tick over a half, so either half may read 0 (the
+	// Go baseline's running half did on tmux 3.5a); both reading 0 would be
+	// a meter that reads nothing.
 	for name, p := range map[string]bench.Paired{"system3": s.TmuxPaired.System3, "baseline": s.TmuxPaired.Baseline, "bash loop": s.BashLoop.TmuxPaired} {
-		if p.Running <= 0 || p.Stopped < 0 || math.Abs(p.Added-(p.Running-p.Stopped)) > 1e-9 {
+		if p.Running < 0 || p.Stopped < 0 || p.Running+p.Stopped <= 0 || math.Abs(p.Added-(p.Running-p.Stopped)) > 1e-9 {
 			t.Errorf("the tmux server with the %s running and stopped in turns: %+v", name, p)
 		}
 	}
