@@ -3,7 +3,6 @@
 package monitor
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -22,44 +21,19 @@ func PaneForeground(pid int) (comm, job string, ok bool) {
 	if pid <= 0 {
 		return "", "", false
 	}
-	comm, pgrp, tpgid, ok := procStat(pid)
-	if !ok || tpgid <= 0 {
+	st, err := procfs.ReadStat(pid)
+	if err != nil || st.TPGID <= 0 {
 		return "", "", false
 	}
-	if tpgid == pgrp {
-		return comm, "", true
+	if st.TPGID == st.PGRP {
+		return st.Comm, "", true
 	}
 	// The group's leader names the job; it may have exited while the rest
 	// of a pipeline runs.
-	if lead, _, _, ok := procStat(tpgid); ok {
-		return comm, lead, true
+	if lead, err := procfs.ReadStat(st.TPGID); err == nil {
+		return st.Comm, lead.Comm, true
 	}
-	return comm, "process group " + strconv.Itoa(tpgid), true
-}
-
-// procStat reads a process's name (as /proc/PID/comm has it), process
-// group and its terminal's foreground process group from /proc/PID/stat:
-// one read, where the name is between the first '(' and the last ')'.
-func procStat(pid int) (comm string, pgrp, tpgid int, ok bool) {
-	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, 0, false
-	}
-	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
-	if open < 0 || end < open {
-		return "", 0, 0, false
-	}
-	// After the name: state ppid pgrp session tty_nr tpgid ...
-	f := strings.Fields(string(data[end+1:]))
-	if len(f) < 6 {
-		return "", 0, 0, false
-	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	tpgid, err2 := strconv.Atoi(f[5])
-	if err1 != nil || err2 != nil {
-		return "", 0, 0, false
-	}
-	return string(data[open+1 : end]), pgrp, tpgid, true
+	return st.Comm, "process group " + strconv.Itoa(st.TPGID), true
 }
 
 // scriptHosts run an agent written as a script: the script's path, not

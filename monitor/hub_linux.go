@@ -39,11 +39,11 @@ func HubAbove(pid, stop int) (hub int, agent string) {
 				}
 			}
 		}
-		ppid, err := parentPID(pid)
+		st, err := procfs.ReadStat(pid)
 		if err != nil {
 			return 0, ""
 		}
-		pid = ppid
+		pid = st.PPID
 	}
 	return 0, ""
 }

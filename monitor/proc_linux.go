@@ -5,7 +5,6 @@ package monitor
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -153,33 +152,13 @@ func descendsFrom(pid, ancestor int) (bool, error) {
 		if pid <= 1 {
 			return false, nil
 		}
-		ppid, err := parentPID(pid)
+		st, err := procfs.ReadStat(pid)
 		if err != nil {
 			return false, err
 		}
-		pid = ppid
+		pid = st.PPID
 	}
 	return false, nil
-}
-
-// parentPID reads a process's parent from /proc/<pid>/stat. The command
-// name (field 2) is in parentheses and may hold spaces and parentheses
-// itself, so the fields are read after its last ')'.
-func parentPID(pid int) (int, error) {
-	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
-	}
-	// After the name: " state ppid ...".
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 2 {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
-	}
-	return strconv.Atoi(f[1])
 }
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's start
@@ -189,19 +168,9 @@ const clockTicks = 100
 // processStart is when a process started, from /proc/<pid>/stat (field 22,
 // in clock ticks after boot) and the boot time in /proc/stat.
 func processStart(pid int) (time.Time, error) {
-	data, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return time.Time{}, err
-	}
-	i := bytes.LastIndexByte(data, ')')
-	f := strings.Fields(string(data[i+1:]))
-	// After the name, field 3 (state) is f[0]: starttime, field 22, is f[19].
-	if i < 0 || len(f) < 20 {
-		return time.Time{}, fmt.Errorf("unreadable /proc/%d/stat", pid)
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("unreadable /proc/%d/stat: %w", pid, err)
 	}
 	stat, err := procfs.ReadFile("/proc/stat")
 	if err != nil {
@@ -213,7 +182,7 @@ func processStart(pid int) (time.Time, error) {
 			if err != nil {
 				break
 			}
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
+			return time.Unix(boot, 0).Add(time.Duration(st.StartTicks) * time.Second / clockTicks), nil
 		}
 	}
 	return time.Time{}, errors.New("no btime in /proc/stat")

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -58,40 +57,17 @@ const maxAncestors = 12
 // Each ancestor costs one read: its /proc/PID/stat has both its name and
 // its parent.
 func agentAncestor(pid int) (string, int) {
-	_, ppid, ok := procStat(pid)
+	st, err := procfs.ReadStat(pid)
 	for range maxAncestors {
-		if !ok || ppid <= 1 {
+		if err != nil || st.PPID <= 1 {
 			return "", 0
 		}
-		pid = ppid
-		var comm string
-		if comm, ppid, ok = procStat(pid); ok {
-			if spec, found := agents.ByProgram(comm); found && spec.IsAgent() {
+		pid = st.PPID
+		if st, err = procfs.ReadStat(pid); err == nil {
+			if spec, found := agents.ByProgram(st.Comm); found && spec.IsAgent() {
 				return spec.Name, pid
 			}
 		}
 	}
 	return "", 0
-}
-
-// procStat reads a process's name (as /proc/PID/comm has it) and its
-// parent from /proc/PID/stat; ok is false when it cannot. The name, in
-// parentheses, may hold spaces and parentheses, so it ends at the last
-// ')'.
-func procStat(pid int) (comm string, ppid int, ok bool) {
-	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, false
-	}
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return "", 0, false
-	}
-	f := strings.Fields(s[end+1:])
-	if len(f) < 2 {
-		return "", 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	return s[open+1 : end], ppid, err == nil
 }

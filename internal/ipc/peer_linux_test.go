@@ -51,28 +51,3 @@ func TestAgentAncestor(t *testing.T) {
 		t.Fatalf("origin %q", o)
 	}
 }
-
-// procStat reads a name holding spaces and parentheses whole, and the
-// parent after it.
-func TestProcStatOddName(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	odd := filepath.Join(t.TempDir(), "a) b (c")
-	if err := os.Symlink(sleep, odd); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(odd, "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	comm, ppid, ok := procStat(cmd.Process.Pid)
-	if !ok || comm != "a) b (c" || ppid != os.Getpid() {
-		t.Fatalf("procStat = %q, %d, %v; want %q, %d, true", comm, ppid, ok, "a) b (c", os.Getpid())
-	}
-	if _, _, ok := procStat(1 << 30); ok {
-		t.Error("procStat of a pid that cannot exist succeeded")
-	}
-}
