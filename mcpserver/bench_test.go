@@ -149,12 +149,7 @@ func reportCPU(b *testing.B) func() {
 // benchHandler calls tool's handler alone with args.
 func benchHandler(b *testing.B, kind fleetKind, tool string, args map[string]any) {
 	s := benchServerOf(b, kind)
-	var h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
-	for _, d := range s.AllTools() {
-		if d.Tool.Name == tool {
-			h = d.Handler
-		}
-	}
+	h := toolHandler(b, s, tool)
 	ctx := WithOrigin(context.Background(), "bench")
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args
@@ -177,13 +172,7 @@ func benchHandler(b *testing.B, kind fleetKind, tool string, args map[string]any
 // each byte of the answer is scanned again at each level. No call can
 // cost less than this.
 func BenchmarkStatusResponseEncoding(b *testing.B) {
-	s := benchServerOf(b, fleetStill)
-	var h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
-	for _, d := range s.AllTools() {
-		if d.Tool.Name == "status" {
-			h = d.Handler
-		}
-	}
+	h := toolHandler(b, benchServerOf(b, fleetStill), "status")
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "status"
 	res, err := h(WithOrigin(context.Background(), "bench"), req)
@@ -204,6 +193,17 @@ func BenchmarkStatusResponseEncoding(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// toolHandler is the handler of s's tool named name.
+func toolHandler(b *testing.B, s *Server, name string) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	for _, d := range s.AllTools() {
+		if d.Tool.Name == name {
+			return d.Handler
+		}
+	}
+	b.Fatalf("no tool %q", name)
+	return nil
 }
 
 // BenchmarkStatusHandler is the status tool's handler alone.
